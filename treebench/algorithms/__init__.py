@@ -1,0 +1,1 @@
+"""Tree learners. Each module registers its estimator in `treebench.registry.ALGORITHMS`."""

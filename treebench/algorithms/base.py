@@ -1,0 +1,105 @@
+"""Shared behaviour of treebench's tree estimators (GUIDE §3, "Estimators").
+
+Every algorithm is a scikit-learn classifier: ``ClassifierMixin`` first, then ``BaseEstimator``;
+``__init__`` stores parameters only; checks live in ``_parameter_constraints``; ``fit`` sets
+``tree_`` (a `TreeArrays`), ``classes_``, ``n_features_in_`` and ``solve_info_`` and returns self.
+
+``solve_info_`` is a flat dict. Keys with a common meaning across algorithms (all optional):
+``optimal`` (bool), ``objective`` (float), ``bound`` (float), ``gap`` (float), ``operations``
+(int: the algorithm's own count of its unit of work), ``timed_out`` (bool), ``compile_seconds``
+(float: JIT compilation that happened inside this fit, excluded from fit time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from treebench.tree.arrays import TreeArrays
+
+SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
+
+
+class TreeClassifierBase(ClassifierMixin, BaseEstimator):
+    """Base for estimators whose fitted model is a single `TreeArrays` in ``tree_``.
+
+    Subclasses implement ``_fit_tree(X, y_index, sample_weight) -> (TreeArrays, dict)`` where
+    ``y_index`` holds class indices into ``classes_``; this base does validation, label encoding
+    and prediction.
+    """
+
+    #: set True in subclasses that accept only 0/1 feature matrices
+    binary_features_only: bool = False
+
+    def fit(self, X, y, sample_weight=None):
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)
+        check_classification_targets(y)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.binary_features_only:
+            check_binary_matrix(X)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        tree, info = self._fit_tree(X, y_index.astype(np.int64), sample_weight)
+        self.tree_ = tree
+        self.solve_info_ = dict(info)
+        return self
+
+    def _fit_tree(self, X, y_index, sample_weight):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.binary_features_only:
+            check_binary_matrix(X)
+        return X
+
+    def apply(self, X):
+        """Id of the leaf each row reaches."""
+        return self.tree_.apply(self._check_X(X))
+
+    def predict(self, X):
+        """Predicted class label of every row."""
+        return self.classes_[self.tree_.predict_index(self._check_X(X))]
+
+    def predict_proba(self, X):
+        """Training class frequencies in the leaf each row reaches."""
+        return self.tree_.predict_proba(self._check_X(X))
+
+    def get_depth(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.depth
+
+    def get_n_leaves(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.binary_features_only:
+            tags.input_tags.allow_nan = False
+        return tags
+
+
+def check_binary_matrix(X: np.ndarray) -> None:
+    """Raise a clear ValueError when ``X`` has a value other than 0 or 1."""
+    bad = (X != 0) & (X != 1)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"this algorithm needs 0/1 features, but column {c} has the value {X[r, c]!r} "
+            f"(row {r}); add a binarization step (e.g. `binarization: {{method: quantile}}`)."
+        )
+
+
+def majority_label(counts: np.ndarray, prior: np.ndarray) -> int:
+    """Class with the largest count; ties go to the class with the larger ``prior`` (overall
+    training frequency), then to the lower class index."""
+    best = counts.max()
+    cand = np.flatnonzero(counts == best)
+    if cand.size == 1:
+        return int(cand[0])
+    p = prior[cand]
+    return int(cand[np.flatnonzero(p == p.max())[0]])

@@ -1,0 +1,71 @@
+"""Binarizer interface (GUIDE §3, "Binarizers").
+
+A binarizer is a scikit-learn transformer fitted on the training fold only:
+``fit(X: DataFrame, y, sample_weight=None)`` then ``transform(X) -> np.ndarray`` of 0/1
+(``uint8``). After ``fit`` it exposes ``columns_``: one `BinaryColumn` per output column that says
+which original feature it tests and how, so trees print as readable rules and per-feature costs
+can be charged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float | np.floating):
+        return f"{float(v):.6g}"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class BinaryColumn:
+    """Output column = 1 when ``feature <op> value`` holds.
+
+    ``op`` is one of ``>=``, ``<=``, ``>``, ``<``, ``==`` (categorical value), ``in`` (value is a
+    tuple of categories or an interval), or ``is`` (the column is the 0/1 feature itself).
+    """
+
+    feature: str
+    op: str
+    value: Any = None
+
+    _NEG = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "in": "not in"}
+
+    def true_text(self) -> str:
+        if self.op == "is":
+            return f"{self.feature} = 1"
+        return f"{self.feature} {self.op} {_fmt(self.value)}"
+
+    def false_text(self) -> str:
+        if self.op == "is":
+            return f"{self.feature} = 0"
+        return f"{self.feature} {self._NEG[self.op]} {_fmt(self.value)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.value
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, tuple):
+            v = list(v)
+        return {"feature": self.feature, "op": self.op, "value": v}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BinaryColumn:
+        v = d.get("value")
+        return cls(d["feature"], d["op"], tuple(v) if isinstance(v, list) else v)
+
+
+class Binarizer(TransformerMixin, BaseEstimator):
+    """Base class; subclasses implement ``fit`` (setting ``columns_``) and ``transform``."""
+
+    def conditions(self) -> list[tuple[str, str]]:
+        """(text when the column is 0, text when it is 1) for every output column."""
+        return [(c.false_text(), c.true_text()) for c in self.columns_]
+
+    def get_feature_names_out(self, input_features=None):
+        return np.asarray([c.true_text() for c in self.columns_], dtype=object)

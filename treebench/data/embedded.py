@@ -1,0 +1,53 @@
+"""Datasets that need no data directory: scikit-learn's bundled datasets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from treebench.data.base import Dataset
+from treebench.registry import DATASETS
+
+
+def _sklearn_bunch(name: str, loader_name: str) -> Dataset:
+    import sklearn.datasets as skd
+
+    bunch = getattr(skd, loader_name)()
+    cols = [str(c) for c in getattr(bunch, "feature_names", [])] or [
+        f"x{j}" for j in range(bunch.data.shape[1])
+    ]
+    X = pd.DataFrame(np.asarray(bunch.data, dtype=np.float64), columns=cols)
+    y = np.asarray(bunch.target)
+    names = getattr(bunch, "target_names", None)
+    if names is not None and len(names) == len(np.unique(y)):
+        y = np.asarray(names)[y]
+    return Dataset(
+        name=name,
+        X=X,
+        y=y,
+        meta={"origin": f"sklearn.datasets.{loader_name}", "task": "classification"},
+    )
+
+
+@DATASETS.register("breast_cancer", tags=("embedded",))
+def breast_cancer() -> Dataset:
+    """Wisconsin diagnostic breast cancer (569 × 30, 2 classes), bundled with scikit-learn."""
+    return _sklearn_bunch("breast_cancer", "load_breast_cancer")
+
+
+@DATASETS.register("wine", tags=("embedded",))
+def wine() -> Dataset:
+    """UCI wine recognition (178 × 13, 3 classes), bundled with scikit-learn."""
+    return _sklearn_bunch("wine", "load_wine")
+
+
+@DATASETS.register("iris", tags=("embedded",))
+def iris() -> Dataset:
+    """Fisher's iris (150 × 4, 3 classes), bundled with scikit-learn."""
+    return _sklearn_bunch("iris", "load_iris")
+
+
+@DATASETS.register("digits", tags=("embedded",))
+def digits() -> Dataset:
+    """8×8 handwritten digits (1797 × 64, 10 classes), bundled with scikit-learn."""
+    return _sklearn_bunch("digits", "load_digits")

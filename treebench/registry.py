@@ -1,0 +1,165 @@
+"""Registries of algorithms, binarizers and dataset loaders.
+
+Modules register their classes with a decorator (``@ALGORITHMS.register("cart")``). The registry
+imports the built-in modules lazily, the first time it is asked for a name, and then the
+``treebench.algorithms`` / ``treebench.binarizers`` / ``treebench.datasets`` entry points of
+third-party packages. An entry whose optional dependency is missing stays listed with the reason,
+instead of raising at import time. No if/elif on names anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from treebench.errors import ConfigError, did_you_mean
+
+
+@dataclass
+class Entry:
+    """One registered object: an estimator class, a binarizer class or a dataset loader."""
+
+    name: str
+    obj: Any
+    kind: str
+    requires: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def missing(self) -> list[str]:
+        """Optional modules that this entry needs and that are not installed."""
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    @property
+    def available(self) -> bool:
+        return not self.missing
+
+    def parameters(self) -> dict[str, Any]:
+        """Parameter names and defaults (from ``__init__`` or the loader's signature)."""
+        target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
+        out: dict[str, Any] = {}
+        for p in inspect.signature(target).parameters.values():
+            if p.name in ("self",) or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if self.kind == "dataset" and p.name in ("data_dirs", "offline", "cache_dir"):
+                continue
+            out[p.name] = None if p.default is inspect.Parameter.empty else p.default
+        return out
+
+    def create(self, **params: Any) -> Any:
+        if self.missing:
+            raise ConfigError(
+                f"{self.kind} `{self.name}` needs the optional package(s) "
+                f"{', '.join(self.missing)}; install them (e.g. `pip install treebench[peers]`)."
+            )
+        known = self.parameters()
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            bad = unknown[0]
+            raise ConfigError(
+                f"{self.kind} `{self.name}` has no parameter `{bad}`{did_you_mean(bad, known)}; "
+                f"its parameters are: {', '.join(known) or 'none'}."
+            )
+        return self.obj(**params)
+
+
+class Registry:
+    """A name → Entry mapping filled by decorators in lazily imported modules."""
+
+    def __init__(self, kind: str, builtin_modules: tuple[str, ...], entry_point_group: str):
+        self.kind = kind
+        self._builtin = builtin_modules
+        self._group = entry_point_group
+        self._entries: dict[str, Entry] = {}
+        self._loaded = False
+        self.import_errors: dict[str, str] = {}
+
+    def register(
+        self,
+        name: str,
+        *,
+        requires: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        description: str | None = None,
+        **extra: Any,
+    ) -> Callable[[Any], Any]:
+        def deco(obj: Any) -> Any:
+            doc = description if description is not None else (inspect.getdoc(obj) or "")
+            self._entries[name] = Entry(
+                name=name,
+                obj=obj,
+                kind=self.kind,
+                requires=tuple(requires),
+                tags=tuple(tags),
+                description=doc.strip().splitlines()[0] if doc else "",
+                extra=dict(extra),
+            )
+            return obj
+
+        return deco
+
+    def add(self, entry: Entry) -> None:
+        self._entries[entry.name] = entry
+
+    def unregister(self, name: str) -> None:
+        self._entries.pop(name, None)
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for mod in self._builtin:
+            importlib.import_module(mod)
+        try:
+            from importlib.metadata import entry_points
+
+            for ep in entry_points(group=self._group):
+                try:
+                    ep.load()
+                except Exception as exc:  # a broken plug-in is shown, not raised
+                    self.import_errors[ep.name] = f"{type(exc).__name__}: {exc}"
+        except Exception:  # pragma: no cover - metadata backend failure
+            pass
+
+    def get(self, name: str) -> Entry:
+        self._load()
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise ConfigError(
+                f"unknown {self.kind} `{name}`{did_you_mean(name, self._entries)}; "
+                f"run `treebench {self.kind}s` to list them."
+            ) from None
+
+    def __contains__(self, name: str) -> bool:
+        self._load()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[Entry]:
+        self._load()
+        return iter(sorted(self._entries.values(), key=lambda e: e.name))
+
+    def names(self) -> list[str]:
+        self._load()
+        return sorted(self._entries)
+
+
+ALGORITHMS = Registry(
+    "algorithm",
+    (
+        "treebench.algorithms.cart",
+        "treebench.algorithms.ensembles",
+        "treebench.algorithms.testing",
+    ),
+    "treebench.algorithms",
+)
+
+BINARIZERS = Registry("binarizer", ("treebench.binarize",), "treebench.binarizers")
+
+DATASETS = Registry("dataset", ("treebench.data.embedded",), "treebench.datasets")

@@ -1,0 +1,1 @@
+"""Result rows: schema, per-cell files, consolidation into tables, provenance."""

@@ -1,0 +1,154 @@
+"""The results table: one row per cell (GUIDE §1, issue 2 "Executor and results").
+
+Fixed columns are listed in `COLUMNS` with their pandas dtype. Algorithm parameters appear as
+``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype,
+JSON-scalar values), so the set of those depends on the experiment. `validate` checks a table on
+write and on read and raises `SchemaError` naming the column.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+STATUSES = ("ok", "timeout", "oom", "error", "crashed")
+
+# name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
+COLUMNS: dict[str, str] = {
+    # identity
+    "experiment": "string",
+    "cell_id": "string",
+    "dataset": "string",
+    "split": "string",
+    "fold": "Int64",
+    "seed": "Int64",
+    "binarizer": "string",
+    "binarizer_params": "string",  # canonical JSON
+    "algorithm": "string",
+    "algorithm_params": "string",  # canonical JSON
+    # data sizes
+    "n_train": "Int64",
+    "n_test": "Int64",
+    "n_features": "Int64",  # raw features
+    "n_binary_features": "Int64",  # after binarization (== n_features when none)
+    "n_classes": "Int64",
+    # metrics
+    "train_accuracy": "Float64",
+    "test_accuracy": "Float64",
+    "train_balanced_accuracy": "Float64",
+    "test_balanced_accuracy": "Float64",
+    "train_roc_auc": "Float64",
+    "test_roc_auc": "Float64",
+    "n_leaves": "Int64",
+    "n_nodes": "Int64",
+    "depth": "Int64",
+    "expected_tests_train": "Float64",
+    "expected_tests_test": "Float64",
+    # cost
+    "fit_seconds": "Float64",
+    "compile_seconds": "Float64",
+    "binarize_seconds": "Float64",
+    "wall_seconds": "Float64",
+    "peak_rss_mb": "Float64",
+    # solver info
+    "optimal": "boolean",
+    "objective": "Float64",
+    "bound": "Float64",
+    "gap": "Float64",
+    "operations": "Int64",
+    "timed_out": "boolean",
+    # outcome
+    "status": "string",
+    "error": "string",
+    "finished_at": "string",  # ISO-8601 UTC
+    # provenance
+    "treebench_version": "string",
+    "git_sha": "string",
+    "python_version": "string",
+    "numpy_version": "string",
+    "sklearn_version": "string",
+    "host": "string",
+    "cpu_count": "Int64",
+}
+
+PARAM_PREFIX = "param_"
+BPARAM_PREFIX = "bparam_"
+METRIC_COLUMNS = (
+    "train_accuracy",
+    "test_accuracy",
+    "train_balanced_accuracy",
+    "test_balanced_accuracy",
+    "train_roc_auc",
+    "test_roc_auc",
+    "n_leaves",
+    "n_nodes",
+    "depth",
+    "expected_tests_train",
+    "expected_tests_test",
+    "fit_seconds",
+    "binarize_seconds",
+    "peak_rss_mb",
+)
+
+
+class SchemaError(ValueError):
+    """A results table does not follow the schema."""
+
+
+def param_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c.startswith(PARAM_PREFIX)]
+
+
+def bparam_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in df.columns if c.startswith(BPARAM_PREFIX)]
+
+
+def conform(df: pd.DataFrame) -> pd.DataFrame:
+    """Return ``df`` with every schema column present (missing ones null), schema dtypes, and
+    the column order: schema columns, then ``param_*``, then ``bparam_*``."""
+    out = df.copy()
+    for col, dtype in COLUMNS.items():
+        if col not in out.columns:
+            out[col] = pd.Series([pd.NA] * len(out), dtype=dtype, index=out.index)
+        else:
+            out[col] = _as(out[col], dtype, col)
+    extra = sorted(param_columns(out)) + sorted(bparam_columns(out))
+    for c in extra:
+        out[c] = out[c].astype(object).where(out[c].notna(), None)
+    return out[list(COLUMNS) + extra]
+
+
+def _as(s: pd.Series, dtype: str, col: str) -> pd.Series:
+    try:
+        if dtype == "boolean":
+            return s.astype("object").where(s.notna(), None).astype("boolean")
+        return s.astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"results column `{col}` cannot be read as {dtype}: {exc}") from None
+
+
+def validate(df: pd.DataFrame) -> None:
+    """Raise `SchemaError` if ``df`` breaks the schema."""
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise SchemaError(f"results table lacks the column(s) {', '.join(missing)}")
+    unknown = [
+        c for c in df.columns
+        if c not in COLUMNS and not c.startswith((PARAM_PREFIX, BPARAM_PREFIX))
+    ]
+    if unknown:
+        raise SchemaError(f"results table has unknown column(s) {', '.join(unknown)}")
+    for col, dtype in COLUMNS.items():
+        if str(df[col].dtype) != dtype:
+            raise SchemaError(f"results column `{col}` has dtype {df[col].dtype}, expected {dtype}")
+    bad = set(df["status"].dropna()) - set(STATUSES)
+    if bad:
+        raise SchemaError(f"results column `status` has unknown value(s) {sorted(bad)}")
+    if df["status"].isna().any():
+        raise SchemaError("results column `status` has missing values")
+    if df["cell_id"].duplicated().any():
+        raise SchemaError("results table has duplicate cell ids")
+    ok = df["status"] == "ok"
+    for col in ("train_accuracy", "test_accuracy"):
+        v = df.loc[ok, col].dropna()
+        if ((v < 0) | (v > 1)).any():
+            raise SchemaError(f"results column `{col}` has values outside [0, 1]")

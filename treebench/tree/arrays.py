@@ -1,0 +1,245 @@
+"""`TreeArrays`: a binary decision tree as a struct of arrays (GUIDE §3).
+
+Conventions, shared by every algorithm in treebench:
+
+* node 0 is the root, and every child has a larger id than its parent;
+* ``feature[i] == -1`` and ``left[i] == right[i] == -1`` at leaves;
+* a sample goes **left when ``x[feature] <= threshold``**; on a 0/1 column the threshold is 0.5,
+  so left means "the feature is 0";
+* ``value[i]`` holds the (weighted) class counts of the training rows reaching node ``i``, at
+  every node, so ``value[i] == value[left[i]] + value[right[i]]``;
+* ``label[i]`` is the class index predicted at node ``i`` (usually the argmax of ``value[i]``,
+  but an algorithm may break ties its own way);
+* depth counts tests: a lone leaf has depth 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class TreeArrays:
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    label: np.ndarray
+
+    # ------------------------------------------------------------------ construction
+    def __post_init__(self) -> None:
+        self.feature = np.ascontiguousarray(self.feature, dtype=np.int64)
+        self.threshold = np.ascontiguousarray(self.threshold, dtype=np.float64)
+        self.left = np.ascontiguousarray(self.left, dtype=np.int64)
+        self.right = np.ascontiguousarray(self.right, dtype=np.int64)
+        self.value = np.ascontiguousarray(np.atleast_2d(self.value), dtype=np.float64)
+        self.label = np.ascontiguousarray(self.label, dtype=np.int64)
+
+    @classmethod
+    def leaf(cls, value: np.ndarray, label: int | None = None) -> TreeArrays:
+        value = np.asarray(value, dtype=np.float64).reshape(1, -1)
+        lab = int(np.argmax(value[0])) if label is None else int(label)
+        return cls(
+            np.array([-1]), np.array([-2.0]), np.array([-1]), np.array([-1]), value, np.array([lab])
+        )
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.value.shape[1])
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.feature < 0
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.is_leaf))
+
+    def node_depths(self) -> np.ndarray:
+        """Depth of every node (root 0). Uses that children have larger ids than parents."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for i in range(self.n_nodes):
+            if self.feature[i] >= 0:
+                depth[self.left[i]] = depth[i] + 1
+                depth[self.right[i]] = depth[i] + 1
+        return depth
+
+    @property
+    def depth(self) -> int:
+        return int(self.node_depths().max()) if self.n_nodes else 0
+
+    # ------------------------------------------------------------------ prediction
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Leaf id reached by every row of ``X`` (vectorised, one pass per tree level)."""
+        X = np.asarray(X)
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.int64)
+        active = np.arange(n)
+        while active.size:
+            cur = node[active]
+            f = self.feature[cur]
+            internal = f >= 0
+            active, cur, f = active[internal], cur[internal], f[internal]
+            if not active.size:
+                break
+            go_left = X[active, f] <= self.threshold[cur]
+            node[active] = np.where(go_left, self.left[cur], self.right[cur])
+        return node
+
+    def predict_index(self, X: np.ndarray) -> np.ndarray:
+        """Predicted class *index* for every row."""
+        return self.label[self.apply(X)]
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Class frequencies of the training rows in the leaf each row reaches."""
+        v = self.value[self.apply(X)]
+        tot = v.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(tot > 0, v / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
+        return p
+
+    def expected_tests(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+        """Mean number of tests evaluated per row of ``X`` (the depth of the leaf it reaches)."""
+        if X.shape[0] == 0:
+            return float("nan")
+        d = self.node_depths()[self.apply(X)]
+        return float(np.average(d, weights=sample_weight))
+
+    def training_error(self, X: np.ndarray, y_index: np.ndarray, sample_weight=None) -> float:
+        """Weighted count of misclassified rows (``y_index`` are class indices)."""
+        wrong = self.predict_index(X) != y_index
+        if sample_weight is None:
+            return float(np.count_nonzero(wrong))
+        return float(np.sum(np.asarray(sample_weight)[wrong]))
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature.tolist(),
+            "threshold": self.threshold.tolist(),
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": self.value.tolist(),
+            "label": self.label.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TreeArrays:
+        value = np.asarray(d["value"], dtype=np.float64)
+        if value.ndim == 1:
+            value = value.reshape(len(d["feature"]), -1)
+        return cls(d["feature"], d["threshold"], d["left"], d["right"], value, d["label"])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TreeArrays):
+            return NotImplemented
+        return all(
+            np.array_equal(getattr(self, k), getattr(other, k))
+            for k in ("feature", "threshold", "left", "right", "value", "label")
+        )
+
+
+class TreeBuilder:
+    """Append nodes in pre-order; ids grow from parent to child by construction.
+
+    >>> b = TreeBuilder(n_classes=2)
+    >>> root = b.add_split(feature=0, threshold=0.5, value=[3, 2])
+    >>> b.set_children(root, b.add_leaf([3, 0]), b.add_leaf([0, 2]))
+    >>> b.build().n_leaves
+    2
+    """
+
+    def __init__(self, n_classes: int):
+        self.n_classes = n_classes
+        self._f: list[int] = []
+        self._t: list[float] = []
+        self._l: list[int] = []
+        self._r: list[int] = []
+        self._v: list[np.ndarray] = []
+        self._lab: list[int] = []
+
+    def _add(self, feature: int, threshold: float, value, label: int | None) -> int:
+        v = np.asarray(value, dtype=np.float64).reshape(self.n_classes)
+        self._f.append(int(feature))
+        self._t.append(float(threshold))
+        self._l.append(-1)
+        self._r.append(-1)
+        self._v.append(v)
+        self._lab.append(int(np.argmax(v)) if label is None else int(label))
+        return len(self._f) - 1
+
+    def add_leaf(self, value, label: int | None = None) -> int:
+        return self._add(-1, -2.0, value, label)
+
+    def add_split(self, feature: int, threshold: float, value, label: int | None = None) -> int:
+        return self._add(feature, threshold, value, label)
+
+    def set_children(self, node: int, left: int, right: int) -> None:
+        self._l[node] = left
+        self._r[node] = right
+
+    def build(self) -> TreeArrays:
+        value = np.vstack(self._v) if self._v else np.zeros((0, self.n_classes))
+        return TreeArrays(
+            np.array(self._f), np.array(self._t), np.array(self._l), np.array(self._r), value,
+            np.array(self._lab),
+        )
+
+
+def check_tree(
+    tree: TreeArrays,
+    *,
+    n_features: int | None = None,
+    max_depth: int | None = None,
+    X: np.ndarray | None = None,
+    y_index: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    atol: float = 1e-6,
+) -> None:
+    """Raise AssertionError when ``tree`` breaks an invariant of the module docstring.
+
+    With ``X`` and ``y_index`` (training data), also checks that ``value`` holds exactly the
+    weighted class counts of the rows reaching each node.
+    """
+    n = tree.n_nodes
+    assert n >= 1, "a tree has at least one node"
+    for name in ("threshold", "left", "right", "label"):
+        assert getattr(tree, name).shape == (n,), f"{name} has the wrong shape"
+    assert tree.value.shape[0] == n, "value has the wrong number of rows"
+    assert np.all(tree.value >= -atol), "negative class counts"
+    assert np.all((tree.label >= 0) & (tree.label < tree.n_classes)), "label out of range"
+    seen = np.zeros(n, dtype=np.int64)
+    seen[0] += 1
+    for i in range(n):
+        f, lft, rgt = tree.feature[i], tree.left[i], tree.right[i]
+        if f < 0:
+            assert lft == -1 and rgt == -1, f"leaf {i} has children"
+            continue
+        if n_features is not None:
+            assert f < n_features, f"node {i} tests feature {f} >= n_features={n_features}"
+        assert i < lft < n and i < rgt < n and lft != rgt, f"bad children at node {i}"
+        seen[lft] += 1
+        seen[rgt] += 1
+        assert np.allclose(tree.value[i], tree.value[lft] + tree.value[rgt], atol=atol), (
+            f"value at node {i} is not the sum of its children"
+        )
+    assert np.all(seen == 1), "every node is reached exactly once from the root"
+    if max_depth is not None:
+        assert tree.depth <= max_depth, f"depth {tree.depth} exceeds max_depth={max_depth}"
+    if X is not None and y_index is not None:
+        w = np.ones(len(y_index)) if sample_weight is None else np.asarray(sample_weight, float)
+        # counts at leaves must match the data; inner nodes then follow from the sum check
+        leaves = tree.apply(X)
+        counts = np.zeros_like(tree.value)
+        np.add.at(counts, (leaves, np.asarray(y_index)), w)
+        lf = tree.is_leaf
+        assert np.allclose(counts[lf], tree.value[lf], atol=atol), "leaf counts differ from data"
