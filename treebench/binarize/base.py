@@ -28,6 +28,8 @@ class BinaryColumn:
 
     ``op`` is one of ``>=``, ``<=``, ``>``, ``<``, ``==`` (categorical value), ``in`` (value is a
     tuple of categories or an interval), or ``is`` (the column is the 0/1 feature itself).
+    ``raw`` marks a numeric feature passed through unchanged (the ``raw`` binarizer): it has no
+    fixed condition, so use `split_text` with the tree's threshold instead of true/false_text.
     """
 
     feature: str
@@ -36,12 +38,22 @@ class BinaryColumn:
 
     _NEG = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "in": "not in"}
 
+    def split_text(self, threshold: float = 0.5) -> tuple[str, str]:
+        """(text of the left branch ``x <= threshold``, text of the right branch)."""
+        if self.op == "raw":
+            return f"{self.feature} <= {_fmt(threshold)}", f"{self.feature} > {_fmt(threshold)}"
+        return self.false_text(), self.true_text()
+
     def true_text(self) -> str:
+        if self.op == "raw":
+            return self.feature
         if self.op == "is":
             return f"{self.feature} = 1"
         return f"{self.feature} {self.op} {_fmt(self.value)}"
 
     def false_text(self) -> str:
+        if self.op == "raw":
+            raise ValueError(f"raw column `{self.feature}` has no fixed condition; use split_text")
         if self.op == "is":
             return f"{self.feature} = 0"
         return f"{self.feature} {self._NEG[self.op]} {_fmt(self.value)}"
@@ -65,7 +77,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     def conditions(self) -> list[tuple[str, str]]:
         """(text when the column is 0, text when it is 1) for every output column."""
-        return [(c.false_text(), c.true_text()) for c in self.columns_]
+        return [c.split_text() for c in self.columns_]
 
     def get_feature_names_out(self, input_features=None):
         return np.asarray([c.true_text() for c in self.columns_], dtype=object)

@@ -1,0 +1,219 @@
+"""Machinery shared by every binarizer: input checks, parameter checks and the transform engine.
+
+Each concrete binarizer only decides, at ``fit`` time, the list of `BinaryColumn` of every input
+feature (``_fit_columns``). This module turns such a table into a 0/1 matrix for any rows, so the
+transform is the same code for all of them and the column table is the single source of truth.
+Missing numeric values (NaN) satisfy no comparison: they give 0 in every threshold column.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.errors import DataError, ParameterError
+
+THRESHOLD_OPS = (">=", ">", "<=", "<")
+
+
+# ---------------------------------------------------------------- parameter checks
+
+
+def check_int(owner: str, name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ParameterError(
+            f"binarizer `{owner}`: parameter `{name}` must be an integer >= {minimum}"
+            f"{' or null' if allow_none else ''}, got {value!r}."
+        )
+
+
+def check_float(owner: str, name: str, value: Any, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number) or not (
+        low <= float(value) <= high
+    ):
+        raise ParameterError(
+            f"binarizer `{owner}`: parameter `{name}` must be a number in [{low}, {high}], "
+            f"got {value!r}."
+        )
+
+
+def check_choice(owner: str, name: str, value: Any, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise ParameterError(
+            f"binarizer `{owner}`: parameter `{name}` must be one of "
+            f"{', '.join(map(repr, choices))}, got {value!r}."
+        )
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def as_frame(X: Any) -> pd.DataFrame:
+    """A DataFrame with string column names (arrays get ``x0, x1, ...``)."""
+    if isinstance(X, pd.DataFrame):
+        if all(isinstance(c, str) for c in X.columns):
+            return X
+        return X.rename(columns=str)
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise DataError(f"binarizers need a 2-D table of features, got an array of shape {arr.shape}.")
+    return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def is_numeric_column(s: pd.Series) -> bool:
+    """True for numeric and boolean dtypes (text, object and category columns are categorical)."""
+    return bool(pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype))
+
+
+def numeric_values(s: pd.Series, feature: str) -> np.ndarray:
+    """Float64 values of a numeric column (NaN for missing); a clear error for text."""
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        return s.to_numpy(dtype=np.float64, na_value=np.nan)
+    conv = pd.to_numeric(s, errors="coerce")
+    bad = conv.isna() & s.notna()
+    if bad.any():
+        raise DataError(
+            f"feature `{feature}` holds the non-numeric value {s[bad].iloc[0]!r}; declare it "
+            f"categorical (catalog `categorical:` or the config's `categorical` list) or fix the file."
+        )
+    return conv.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def weights(sample_weight: Any, n: int) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n, dtype=np.float64)
+    w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    if w.shape[0] != n:
+        raise ParameterError(f"sample_weight has {w.shape[0]} entries for {n} rows.")
+    if np.any(w < 0) or not np.all(np.isfinite(w)):
+        raise ParameterError("sample_weight must be finite and non-negative.")
+    return w
+
+
+def sorted_categories(values: Sequence[Any]) -> list[Any]:
+    """Distinct non-missing values in natural order: numeric order for numbers, else text order."""
+    vals = [v for v in values if not (v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA)]
+    vals = [v.item() if isinstance(v, np.generic) else v for v in vals]
+    uniq = list(dict.fromkeys(vals))
+    try:
+        return sorted(uniq)
+    except TypeError:
+        return sorted(uniq, key=lambda v: (not isinstance(v, int | float), str(v)))
+
+
+# ---------------------------------------------------------------- transform engine
+
+
+def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: np.ndarray) -> None:
+    """Fill ``out[:, k]`` with column ``cols[k]`` evaluated on the values ``s`` of one feature."""
+    if all(c.op == "==" for c in cols):
+        cats = [c.value for c in cols]
+        codes = pd.Index(cats, dtype=object).get_indexer(s.astype(object))
+        for k in range(len(cols)):
+            out[:, k] = codes == k
+        return
+    x = None
+    for k, c in enumerate(cols):
+        if c.op == "==":
+            out[:, k] = (s.to_numpy(dtype=object) == c.value)
+            continue
+        if x is None:
+            x = numeric_values(s, feature)
+        if c.op == ">=":
+            out[:, k] = x >= c.value
+        elif c.op == ">":
+            out[:, k] = x > c.value
+        elif c.op == "<=":
+            out[:, k] = x <= c.value
+        elif c.op == "<":
+            out[:, k] = x < c.value
+        elif c.op == "in":
+            lo, hi = c.value
+            out[:, k] = (x >= lo) & (x < hi)
+        elif c.op == "is":
+            check_binary_values(x, feature)
+            out[:, k] = x
+        elif c.op == "raw":
+            out[:, k] = x
+        else:  # pragma: no cover - programming error in a binarizer
+            raise ValueError(f"unknown column op {c.op!r}")
+
+
+def check_binary_values(x: np.ndarray, feature: str) -> None:
+    bad = ~((x == 0) | (x == 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"feature `{feature}` has the value {float(x[i]):g} in row {i}, but binarizer `none` needs 0/1 "
+            f"features; choose a binarizer such as `quantile`, `midpoints` or `onehot`."
+        )
+
+
+class TableBinarizer(Binarizer):
+    """A binarizer whose ``fit`` builds the column table; ``transform`` evaluates it.
+
+    Subclasses set ``name`` and implement ``_fit_columns(X, y, w) -> list[list[BinaryColumn]]``
+    (one list per input column, in input order). After ``fit``: ``columns_``,
+    ``feature_names_in_``, ``n_features_in_``, ``n_columns_`` and ``fit_time_`` (seconds).
+    """
+
+    name = "?"
+    output_dtype: Any = np.uint8
+
+    def _check_params(self) -> None:
+        """Raise `ParameterError` for invalid parameters (override)."""
+
+    def _fit_columns(self, X: pd.DataFrame, y: np.ndarray | None, w: np.ndarray) -> list[list[BinaryColumn]]:
+        raise NotImplementedError  # pragma: no cover
+
+    def fit(self, X, y=None, sample_weight=None):
+        t0 = time.perf_counter()
+        self._check_params()
+        X = as_frame(X)
+        w = weights(sample_weight, X.shape[0])
+        yv = None if y is None else np.asarray(y)
+        if yv is not None and yv.shape[0] != X.shape[0]:
+            raise ParameterError(f"y has {yv.shape[0]} labels for {X.shape[0]} rows.")
+        per_feature = self._fit_columns(X, yv, w) if X.shape[1] else []
+        self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        self.n_features_in_ = int(X.shape[1])
+        self.columns_ = [c for cols in per_feature for c in cols]
+        self.n_columns_ = len(self.columns_)
+        self._blocks = [(str(f), list(cols)) for f, cols in zip(X.columns, per_feature, strict=True)]
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "columns_")
+        X = as_frame(X)
+        missing = [f for f, _ in self._blocks if f not in X.columns]
+        if missing:
+            raise DataError(
+                f"binarizer `{self.name}` was fitted with feature `{missing[0]}`, which the rows to "
+                f"transform do not have."
+            )
+        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype)
+        j = 0
+        for f, cols in self._blocks:
+            if cols:
+                block = np.zeros((X.shape[0], len(cols)), dtype=self.output_dtype)
+                evaluate_feature(X[f], cols, f, block)
+                out[:, j : j + len(cols)] = block
+            j += len(cols)
+        return out
+
+    def fit_transform(self, X, y=None, sample_weight=None, **_):
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
