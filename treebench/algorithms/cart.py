@@ -1,0 +1,58 @@
+"""`cart`: scikit-learn's CART (`DecisionTreeClassifier`) converted to `TreeArrays`.
+
+scikit-learn already sends ``x <= threshold`` left and numbers nodes in pre-order, so the
+conversion only maps its leaf markers (-2 features, -1 children) and turns its per-node class
+fractions (scikit-learn ≥ 1.4 stores fractions in ``tree_.value``) back into weighted counts.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.registry import ALGORITHMS
+from treebench.tree.adapters import from_sklearn_tree
+
+
+@ALGORITHMS.register("cart", tags=("greedy", "baseline"))
+class CARTClassifier(TreeClassifierBase):
+    """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
+
+    _parameter_constraints = {
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self, criterion="gini", max_depth=None, min_samples_leaf=1, ccp_alpha=0.0, random_state=None
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.ccp_alpha = ccp_alpha
+        self.random_state = random_state
+
+    def _fit_tree(self, X, y_index, sample_weight):
+        n_classes = len(self.classes_)
+        if self.max_depth == 0:  # scikit-learn refuses max_depth=0; a lone leaf is our depth 0
+            counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
+            from treebench.tree.arrays import TreeArrays
+
+            return TreeArrays.leaf(counts), {"operations": 0}
+        est = DecisionTreeClassifier(
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            ccp_alpha=self.ccp_alpha,
+            random_state=self.random_state,
+        )
+        est.fit(X, y_index, sample_weight=sample_weight)
+        tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_)
+        return tree, {"operations": int(est.tree_.node_count)}

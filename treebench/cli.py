@@ -1,0 +1,363 @@
+"""The `treebench` command line: parse, call `treebench.api`, print.
+
+Imports are lazy so that `--help` answers at once. Exit codes: 0 all cells ok, 2 usage or
+config error, 3 some cells failed (error/crashed/oom), 4 some cells timed out (with
+``--fail-on timeout``), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="treebench",
+    help="Run decision-tree learning experiments (Top-k, DPDT, GOSDT-guesses, NGI, greedy and "
+    "optimal baselines) from YAML configs, and report the results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+datasets_app = typer.Typer(
+    help="List, inspect and fetch datasets of the catalog.",
+    invoke_without_command=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(datasets_app, name="datasets")
+
+_STATE = {"debug": False}
+
+
+@contextlib.contextmanager
+def _user_errors():
+    """Turn bad input into one sentence on stderr and exit code 2 (traceback with --debug)."""
+    from treebench.errors import UserError
+
+    try:
+        yield
+    except UserError as exc:
+        if _STATE["debug"]:
+            raise
+        typer.echo(f"treebench: error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except FileNotFoundError as exc:
+        if _STATE["debug"]:
+            raise
+        typer.echo(f"treebench: error: {exc.filename or exc}: no such file or directory.", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
+) -> None:
+    _STATE["debug"] = debug
+
+
+# ----------------------------------------------------------------------------- run / sweep
+RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
+NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
+Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: loky, threading, sequential (dask or ray when installed).")]
+TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Wall-clock seconds per cell (overrides limits.time).")]
+MemLimit = Annotated[float | None, typer.Option("--memory-limit", help="Megabytes per cell on top of the shared worker (overrides limits.memory).")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the cells and how many are done / to run / skipped; run nothing.")]
+Force = Annotated[bool, typer.Option("--force", help="Rerun every cell, even those already finished.")]
+Retry = Annotated[str, typer.Option("--retry", help="Rerun finished cells with these statuses, comma-separated: error,crashed,timeout,oom.")]
+FailOn = Annotated[str, typer.Option("--fail-on", help="Exit non-zero on: error (error/crashed/oom, exit 3), timeout (also timeouts, exit 4), never.")]
+Seed = Annotated[int | None, typer.Option("--seed", help="Experiment seed (overrides the config's seed).")]
+DataDir = Annotated[list[str] | None, typer.Option("--data-dir", help="Directory with dataset files (repeatable; searched before TREEBENCH_DATA_DIR).")]
+Offline = Annotated[bool, typer.Option("--offline", help="Never touch the network (same as TREEBENCH_OFFLINE=1).")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+NoReport = Annotated[bool, typer.Option("--no-report", help="Do not write the report after the run.")]
+
+
+def _run(
+    config: Path,
+    *,
+    out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
+    data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> None:
+    with _user_errors():
+        from treebench import api
+
+        if offline:
+            os.environ["TREEBENCH_OFFLINE"] = "1"
+        retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
+        if dry_run:
+            exp = api.resolve_experiment(
+                config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
+                sweep=sweep, overrides=overrides,
+            )
+            out_dir = out or api.default_out(exp)
+            pl = api.plan(exp, out_dir, force=force, retry=retry_t)
+            _print_plan(exp, pl, out_dir)
+            raise typer.Exit(0)
+        summary = api.run_experiment(
+            config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+            memory_limit=memory_limit, force=force, retry=retry_t, fail_on=fail_on, seed=seed,
+            sweep=sweep, overrides=overrides, data_dirs=data_dir, offline=True if offline else None,
+            progress=not quiet, report=not no_report,
+        )
+    _print_summary(summary)
+    raise typer.Exit(summary.exit_code)
+
+
+def _print_plan(exp, pl, out_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    t = Table(title=f"{exp.name}: {len(pl.cells)} cells", show_lines=False)
+    for col in ("cell", "dataset", "fold", "seed", "binarizer", "algorithm", "params", "state"):
+        t.add_column(col)
+    state = {c.id: "done" for c in pl.done} | {c.id: "skip" for c in pl.skipped} | {c.id: "run" for c in pl.to_run}
+    for c in pl.cells[:200]:
+        t.add_row(
+            c.id, c.dataset, str(c.fold), str(c.seed),
+            c.binarizer + (f" {c.binarizer_params}" if c.binarizer_params else ""),
+            c.algorithm_label, ", ".join(f"{k}={v}" for k, v in sorted(c.algorithm_params.items())),
+            state[c.id],
+        )
+    con.print(t)
+    if len(pl.cells) > 200:
+        con.print(f"... and {len(pl.cells) - 200} more cells")
+    con.print(
+        f"already done: {len(pl.done)}  to run: {len(pl.to_run)}  skipped: {len(pl.skipped)}"
+        f"  (results in {out_dir})"
+    )
+
+
+def _print_summary(s) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
+    typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts}); ran {s.n_ran} now.")
+    if s.tables:
+        typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
+    if s.report_dir:
+        typer.echo(f"report:  {s.report_dir / 'index.html'}")
+    if s.interrupted:
+        typer.echo("interrupted: finished cells are saved; run the same command again to resume.", err=True)
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None,
+    time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
+    force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
+    data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
+) -> None:
+    """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
+    _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+         memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
+         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report)
+
+
+@app.command()
+def sweep(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML) whose sweep axes to override.")],
+    k: Annotated[str | None, typer.Option("--k", help="Values of k, e.g. 1,2,4,8,all.")] = None,
+    depth: Annotated[str | None, typer.Option("--depth", help="Values of max_depth, e.g. 2..6 or 2,3,5.")] = None,
+    lambda_: Annotated[str | None, typer.Option("--lambda", help="Regularisation values, e.g. 0.001,0.01.")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="Any algorithm parameter: NAME=VALUES (repeatable).")] = None,
+    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None,
+    time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
+    force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
+    data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
+) -> None:
+    """Override sweep axes of a config from the command line (explicit flags beat the config), then run."""
+    with _user_errors():
+        from treebench.api import parse_axis
+        from treebench.errors import UserError
+
+        axes: dict[str, list[Any]] = {}
+        for flag, text in (("k", k), ("depth", depth), ("lambda", lambda_)):
+            if text is not None:
+                axes[flag] = parse_axis(text)
+        for item in param or []:
+            if "=" not in item:
+                raise UserError(f"--param `{item}`: write it as NAME=VALUES, e.g. --param min_samples_leaf=1,5.")
+            name, _, text = item.partition("=")
+            axes[name.strip()] = parse_axis(text)
+        if not axes:
+            raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
+    _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+         memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
+         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes)
+
+
+# ----------------------------------------------------------------------------- report / show
+@app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
+    format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex.")] = "html,md,csv,latex",
+) -> None:
+    """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html."""
+    with _user_errors():
+        from treebench import api
+        from treebench.errors import UserError
+
+        if not (results_dir / "results.parquet").is_file():
+            raise UserError(f"{results_dir}: no results.parquet here; give a directory written by `treebench run`.")
+        fmts = [f.strip() for f in format.split(",") if f.strip()]
+        target = api.write_report(results_dir, out, formats=fmts)
+    typer.echo(f"report: {target}")
+
+
+@app.command()
+def show(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+    cell_id: Annotated[str, typer.Argument(help="Cell id (a unique prefix is enough).")],
+    format: Annotated[str, typer.Option("--format", help="text, json or dot.")] = "text",
+) -> None:
+    """Print the fitted tree of one cell as readable rules (or JSON / Graphviz dot)."""
+    with _user_errors():
+        import json
+
+        from treebench.errors import UserError
+        from treebench.results.store import cells_dir
+        from treebench.tree.arrays import TreeArrays
+        from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
+
+        d = cells_dir(results_dir)
+        matches = sorted(p for p in d.glob(f"{cell_id}*.json") if not p.name.startswith(".")) if d.is_dir() else []
+        if not matches:
+            raise UserError(f"{results_dir}: no cell with id `{cell_id}`; ids are in the cell_id column of results.csv.")
+        if len(matches) > 1:
+            raise UserError(f"{results_dir}: cell id prefix `{cell_id}` matches {len(matches)} cells; give more characters.")
+        rec = json.loads(matches[0].read_text(encoding="utf-8"))
+        row = rec.get("row", {})
+        if format not in ("text", "json", "dot"):
+            raise UserError(f"--format must be text, json or dot (got {format!r}).")
+        if rec.get("tree") is None:
+            raise UserError(
+                f"cell {matches[0].stem} has no tree (status {row.get('status')}"
+                f"{': ' + str(row.get('error')) if row.get('error') else ''}; algorithm {row.get('algorithm')})."
+            )
+        tree = TreeArrays.from_dict(rec["tree"])
+        names, conds = conditions_from_columns(rec.get("columns"))
+        classes = rec.get("classes")
+    header = (
+        f"# cell {matches[0].stem}: {row.get('algorithm')} {row.get('algorithm_params')} on "
+        f"{row.get('dataset')} (fold {row.get('fold')}, seed {row.get('seed')}); "
+        f"train acc {row.get('train_accuracy')}, test acc {row.get('test_accuracy')}, "
+        f"{tree.n_leaves} leaves, depth {tree.depth}"
+    )
+    if format == "json":
+        typer.echo(json.dumps(export_dict(tree, names, classes, conds), indent=2, default=str))
+    elif format == "dot":
+        typer.echo(export_dot(tree, names, classes, conds))
+    else:
+        typer.echo(header)
+        typer.echo(export_text(tree, names, classes, conds))
+
+
+# ----------------------------------------------------------------------------- listings
+@app.command()
+def algorithms(
+    all_: Annotated[bool, typer.Option("--all", help="Also list test-only algorithms.")] = False,
+) -> None:
+    """List registered algorithms with their parameters and availability."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench.registry import ALGORITHMS
+
+        t = Table(title="algorithms")
+        for col in ("name", "available", "parameters (defaults)", "description"):
+            t.add_column(col, overflow="fold")
+        for e in ALGORITHMS:
+            if "test" in e.tags and not all_:
+                continue
+            avail = "yes" if e.available else f"no: needs {', '.join(e.missing)}"
+            params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
+            t.add_row(e.name, avail, params, e.description)
+        Console(width=160).print(t)
+
+
+@datasets_app.callback()
+def _datasets(ctx: typer.Context) -> None:
+    """List, inspect and fetch datasets (without a subcommand: list them)."""
+    if ctx.invoked_subcommand is None:
+        datasets_list()
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """List datasets with their availability and size."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench.registry import DATASETS
+
+        rows = _dataset_rows()
+        t = Table(title=f"datasets ({len(rows)})")
+        cols = ["name", "available", "size", "description"]
+        for col in cols:
+            t.add_column(col, overflow="fold")
+        for r in rows:
+            t.add_row(*(str(r.get(c, "")) for c in cols))
+        Console(width=160).print(t)
+        del DATASETS
+
+
+def _dataset_rows() -> list[dict[str, Any]]:
+    try:
+        from treebench.data import catalog_api  # provided by the data layer
+
+        return list(catalog_api.list_datasets())
+    except ImportError:
+        from treebench.registry import DATASETS
+
+        return [
+            {"name": e.name, "available": "yes" if "embedded" in e.tags else "?", "size": "", "description": e.description}
+            for e in DATASETS
+        ]
+
+
+@datasets_app.command("info")
+def datasets_info(name: Annotated[str, typer.Argument(help="Dataset name (see `treebench datasets list`).")]) -> None:
+    """Show shape, class balance, feature types and provenance of a dataset."""
+    with _user_errors():
+        import json
+
+        from treebench.data import catalog_api
+
+        info = catalog_api.dataset_info(name)
+    typer.echo(json.dumps(info, indent=2, default=str))
+
+
+@datasets_app.command("fetch")
+def datasets_fetch(
+    names: Annotated[list[str], typer.Argument(help="Dataset names to download into the cache.")],
+) -> None:
+    """Download datasets into the user cache (needs network; no-op for files already present)."""
+    with _user_errors():
+        from treebench.data import catalog_api
+
+        for line in catalog_api.fetch(names):
+            typer.echo(line)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("treebench: interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

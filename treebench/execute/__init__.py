@@ -1,0 +1,1 @@
+"""Executing cells: warm joblib workers, a forked child per cell, limits, resume."""

@@ -1,0 +1,141 @@
+"""Run cells in parallel through joblib and report progress.
+
+joblib picks the backend (``loky`` by default, ``threading``, ``sequential``; ``dask`` or
+``ray`` when their packages register a joblib backend). Cell code is the same for all of them:
+`treebench.execute.supervise.run_cell`, which forks a supervised child from whatever process
+runs it. Results stream back unordered as cells finish.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from treebench.config import Cell
+from treebench.errors import ConfigError
+
+
+def _backend_available(backend: str) -> None:
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "backend `dask` needs dask.distributed; install it with `pip install treebench[dask]`."
+            ) from None
+    if backend == "ray":
+        try:
+            import ray  # noqa: F401
+            from ray.util.joblib import register_ray
+
+            register_ray()
+        except ImportError:
+            raise ConfigError(
+                "backend `ray` needs ray; install it with `pip install treebench[ray]`."
+            ) from None
+
+
+def run_cells(
+    cells: list[Cell],
+    out: Path,
+    *,
+    n_jobs: int,
+    backend: str,
+    data_dirs: list[str] | None,
+    context: dict[str, Any],
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    show_progress: bool = True,
+    already: Counter | None = None,
+) -> Counter:
+    """Run ``cells``; returns status counts. Raises KeyboardInterrupt after cleaning up."""
+    from joblib import Parallel, delayed, parallel_config
+
+    from treebench.execute.supervise import run_cell
+
+    _backend_available(backend)
+    counts: Counter = Counter()
+    if not cells:
+        return counts
+    if backend == "dask":
+        from distributed import Client, get_client
+
+        try:
+            get_client()
+        except ValueError:
+            Client(processes=True, n_workers=max(1, n_jobs if n_jobs > 0 else 1))
+    n_jobs_eff = 1 if backend == "sequential" else n_jobs
+    tasks = (delayed(run_cell)(c, str(out), data_dirs, context) for c in cells)
+    progress = _Progress(len(cells), show_progress)
+    try:
+        with parallel_config(backend=backend, n_jobs=n_jobs_eff):
+            results = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
+            for row in results:
+                if row is None:
+                    continue
+                counts[row["status"]] += 1
+                progress.update(row)
+                if on_result is not None:
+                    on_result(row)
+    finally:
+        progress.close(counts)
+    return counts
+
+
+class _Progress:
+    """A rich progress bar on stderr with counts by status and ETA; one line when not a TTY."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.enabled = enabled
+        self.start = time.perf_counter()
+        self.done = 0
+        self.counts: Counter = Counter()
+        self._bar = None
+        if enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]cells"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._task = self._bar.add_task("cells", total=total, status="")
+            self._bar.start()
+
+    def _status_text(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+
+    def update(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        self.counts[row["status"]] += 1
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, status=self._status_text())
+
+    def close(self, counts: Counter) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+        elif self.enabled:
+            secs = time.perf_counter() - self.start
+            print(
+                f"treebench: ran {self.done}/{self.total} cells in {secs:.1f} s "
+                f"({self._status_text() or 'none finished'})",
+                file=sys.stderr,
+            )

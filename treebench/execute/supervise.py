@@ -1,0 +1,240 @@
+"""Run one cell in a forked child process with a hard wall-clock limit and a memory cap.
+
+The warm worker (a joblib worker that has already imported everything, compiled its kernels
+and cached the binarized fold) forks a child per cell, so a cell costs a fork and a few file
+writes, not a fresh interpreter. The child fits and scores, writes its payload to a private
+temporary file and exits; the worker waits on a pidfd, enforces the limits, and writes the
+cell's result file atomically. Every outcome becomes a row: ``ok``, ``timeout``, ``oom``,
+``error`` (the fit raised) or ``crashed`` (the child died).
+
+Memory cap: ``limits.memory`` megabytes on top of the warm worker's footprint at fork time
+(imports and the loaded dataset are shared and not charged to the cell). It is enforced twice:
+``RLIMIT_AS`` in the child (allocations beyond it raise ``MemoryError``) and a resident-set check
+by the worker every 20 ms (the child is killed when it goes over).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from treebench.config import Cell, canonical_json, cell_spec
+
+POLL_SECONDS = 0.02
+_PR_SET_PDEATHSIG = 1
+
+
+def _vm_kb(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(key.encode()):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - non-Linux
+        pass
+
+
+def atomic_write_json(path: Path, payload: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, default=str, allow_nan=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def identity_row(cell: Cell, context: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "experiment": context.get("experiment"),
+        "cell_id": cell.id,
+        "dataset": cell.dataset,
+        "split": cell.split.get("kind"),
+        "fold": cell.fold,
+        "seed": cell.seed,
+        "binarizer": cell.binarizer,
+        "binarizer_params": canonical_json(cell.binarizer_params),
+        "algorithm": cell.algorithm_label,
+        "algorithm_params": canonical_json(cell.algorithm_params),
+    }
+    for k, v in cell.algorithm_params.items():
+        row[f"param_{k}"] = v
+    for k, v in cell.binarizer_params.items():
+        row[f"bparam_{k}"] = v
+    row.update(context.get("provenance", {}))
+    return row
+
+
+def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
+    """Body of the forked child. Never returns."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with_parent()
+        if mem_mb:
+            base = _vm_kb(os.getpid(), "VmSize:") * 1024
+            cap = int(base + mem_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        from treebench.execute.worker import fit_and_score
+
+        try:
+            payload = fit_and_score(cell, prep)
+            payload["status"] = "timeout" if payload["row"].get("timed_out") else "ok"
+        except MemoryError as exc:
+            payload = {"status": "oom", "error": f"MemoryError: {exc}".rstrip(": ")}
+        except Exception as exc:
+            payload = {
+                "status": "error",
+                "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:500],
+                "traceback": traceback.format_exc(limit=20),
+            }
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, default=str)
+    except MemoryError:
+        code = 3
+    except BaseException:  # pragma: no cover - last resort, reported as crashed
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_cell(
+    cell: Cell, out_dir: str, data_dirs: list[str] | None, context: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Run ``cell`` supervised and write ``out_dir/cells/<id>.json``. Returns its row, or None
+    when the run was interrupted (Ctrl-C) before the cell finished."""
+    from treebench.execute.worker import prepare, warm
+
+    cells_dir = Path(out_dir) / "cells"
+    cells_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    row = identity_row(cell, context)
+    record: dict[str, Any] = {"version": 1, "cell": cell_spec(cell), "algorithm_name": cell.algorithm}
+    try:
+        warm(cell.algorithm)
+        prep = prepare(cell, data_dirs)
+    except KeyboardInterrupt:
+        return None
+    except MemoryError as exc:
+        return _finish(record, row, "oom", f"MemoryError while preparing data: {exc}", started, cells_dir, cell)
+    except Exception as exc:
+        record["traceback"] = traceback.format_exc(limit=20)
+        msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+        return _finish(record, row, "error", msg, started, cells_dir, cell)
+
+    limits = cell.limits or {}
+    time_limit = limits.get("time")
+    mem_mb = limits.get("memory")
+    hard = None if not time_limit else float(time_limit) + max(2.0, 0.1 * float(time_limit))
+    tmp = cells_dir / f".{cell.id}.{os.getpid()}.child"
+    base_rss = _vm_kb(os.getpid(), "VmRSS:")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow forks)
+        _child(cell, prep, tmp, mem_mb)
+    status, error = None, None
+    try:
+        status, error, rusage, exit_status = _wait(pid, started, hard, mem_mb, base_rss)
+    except KeyboardInterrupt:
+        _kill(pid)
+        tmp.unlink(missing_ok=True)
+        return None
+    if rusage is not None:
+        row["peak_rss_mb"] = rusage.ru_maxrss / 1024.0
+    if status is None:  # the child exited by itself
+        if exit_status == 0 and tmp.exists():
+            try:
+                payload = json.loads(tmp.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                payload = {"status": "crashed", "error": f"unreadable child result: {exc}"}
+            status = payload.pop("status")
+            error = payload.pop("error", None)
+            row.update(payload.pop("row", {}) or {})
+            record.update(payload)
+        elif os.WIFSIGNALED(exit_status) and os.WTERMSIG(exit_status) == signal.SIGINT:
+            tmp.unlink(missing_ok=True)
+            return None
+        elif os.WIFEXITED(exit_status) and os.WEXITSTATUS(exit_status) == 3:
+            status, error = "oom", "MemoryError in the cell process"
+        else:
+            status, error = "crashed", _describe_exit(exit_status)
+    tmp.unlink(missing_ok=True)
+    return _finish(record, row, status, error, started, cells_dir, cell)
+
+
+def _wait(pid: int, started: float, hard: float | None, mem_mb: float | None, base_rss_kb: int):
+    """Wait for the child; enforce limits. Returns (status|None, error, rusage, exit_status)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            timeout = POLL_SECONDS if mem_mb else None
+            if hard is not None:
+                left = hard - (time.perf_counter() - started)
+                if left <= 0:
+                    _kill(pid)
+                    _, st, ru = os.wait4(pid, 0)
+                    return "timeout", f"killed after the {hard:.3g} s wall-clock limit", ru, st
+                timeout = left if timeout is None else min(timeout, left)
+            ready, _, _ = select.select([pidfd], [], [], timeout)
+            if ready:
+                _, st, ru = os.wait4(pid, 0)
+                return None, None, ru, st
+            if mem_mb:
+                rss = _vm_kb(pid, "VmRSS:")
+                if rss and rss - base_rss_kb > mem_mb * 1024:
+                    _kill(pid)
+                    _, st, ru = os.wait4(pid, 0)
+                    return "oom", f"killed above the {mem_mb:g} MB memory limit", ru, st
+    finally:
+        os.close(pidfd)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _describe_exit(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        hint = " (possibly the system's out-of-memory killer)" if sig == signal.SIGKILL else ""
+        return f"the cell process died from signal {name}{hint}"
+    return f"the cell process exited with code {os.WEXITSTATUS(status)} and no result"
+
+
+def _finish(record, row, status, error, started, cells_dir: Path, cell: Cell) -> dict[str, Any]:
+    row["status"] = status
+    row["error"] = error
+    row["wall_seconds"] = time.perf_counter() - started
+    row["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    record["row"] = row
+    atomic_write_json(cells_dir / f"{cell.id}.json", record)
+    return row
