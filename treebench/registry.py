@@ -155,6 +155,7 @@ ALGORITHMS = Registry(
     (
         "treebench.algorithms.cart",
         "treebench.algorithms.ensembles",
+        "treebench.algorithms.greedy",
         "treebench.algorithms.testing",
     ),
     "treebench.algorithms",

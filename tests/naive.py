@@ -1,0 +1,364 @@
+"""Slow, obvious reference implementations ("naive twins") used as test oracles.
+
+Each algorithm owns one section, marked by a ``# --- name ---`` comment; the code is written for
+clarity (plain Python loops over rows and features), never for speed, and imports nothing from
+the implementation it checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+# --- greedy ---
+# Reference for treebench.algorithms.greedy: the ID3 recursion of the textbook (§18.2, §18.2.1)
+# and the generic bottom-up pruning (§18.2.2) with the MDL bound (18.1), on nested dicts.
+
+GREEDY_TIE_RTOL = 1e-12
+
+
+def naive_impurity(counts, criterion):
+    """C(p) of one class-count vector: entropy (log2), Gini 1 − Σp², or error 1 − max p."""
+    tot = sum(counts)
+    if tot <= 0:
+        return 0.0
+    ps = [c / tot for c in counts]
+    if criterion == "entropy":
+        return -sum(p * math.log2(p) for p in ps if p > 0)
+    if criterion == "gini":
+        return 1.0 - sum(p * p for p in ps)
+    if criterion == "error":
+        return 1.0 - max(ps)
+    raise ValueError(criterion)
+
+
+def naive_majority(counts, prior):
+    """Largest count; ties → larger prior; then lower class index."""
+    best = max(counts)
+    cands = [k for k, c in enumerate(counts) if c == best]
+    best_prior = max(prior[k] for k in cands)
+    return min(k for k in cands if prior[k] == best_prior)
+
+
+def _naive_counts(rows, y, w, n_classes):
+    counts = [0.0] * n_classes
+    for r in rows:
+        counts[y[r]] += w[r]
+    return counts
+
+
+def naive_greedy(
+    X,
+    y,
+    n_classes,
+    *,
+    sample_weight=None,
+    criterion="entropy",
+    max_depth=None,
+    min_samples_leaf=1,
+    min_improvement=0.0,
+):
+    """Grow the greedy tree; returns ``(root, n_scores)`` with nested-dict nodes.
+
+    Node: ``{"feature": j or -1, "counts": [...], "label": k, "left": node, "right": node}``.
+    Rows of zero weight are ignored. Split rule: smallest weighted child impurity, ties (within
+    1e-12·max(1, |best|)) to the lowest feature index.
+    """
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+    rows0 = [r for r in range(len(y)) if w[r] > 0]
+    d = len(X[0]) if X else 0
+    prior = _naive_counts(rows0, y, w, n_classes)
+    n_scores = 0
+
+    def build(rows, depth):
+        nonlocal n_scores
+        counts = _naive_counts(rows, y, w, n_classes)
+        node = {"feature": -1, "counts": counts, "label": naive_majority(counts, prior)}
+        if max_depth is not None and depth >= max_depth:
+            return node
+        if sum(1 for c in counts if c > 0) <= 1:
+            return node
+        total = sum(counts)
+        scores = {}
+        for j in range(d):
+            r0 = [r for r in rows if X[r][j] == 0]
+            r1 = [r for r in rows if X[r][j] == 1]
+            if len(r0) < min_samples_leaf or len(r1) < min_samples_leaf:
+                continue
+            c0 = _naive_counts(r0, y, w, n_classes)
+            c1 = _naive_counts(r1, y, w, n_classes)
+            scores[j] = (
+                sum(c0) / total * naive_impurity(c0, criterion)
+                + sum(c1) / total * naive_impurity(c1, criterion)
+            )
+        n_scores += len(scores)
+        if not scores:
+            return node
+        best = min(scores.values())
+        j = min(k for k, s in scores.items() if s <= best + GREEDY_TIE_RTOL * max(1.0, abs(best)))
+        if min_improvement > 0 and naive_impurity(counts, criterion) - scores[j] < min_improvement:
+            return node
+        node["feature"] = j
+        node["left"] = build([r for r in rows if X[r][j] == 0], depth + 1)
+        node["right"] = build([r for r in rows if X[r][j] == 1], depth + 1)
+        return node
+
+    return build(rows0, 0), n_scores
+
+
+def naive_predict_one(node, x):
+    while node["feature"] >= 0:
+        node = node["right"] if int(x[node["feature"]]) == 1 else node["left"]
+    return node["label"]
+
+
+def naive_n_nodes(node):
+    if node["feature"] < 0:
+        return 1
+    return 1 + naive_n_nodes(node["left"]) + naive_n_nodes(node["right"])
+
+
+def naive_mdl_prune(root, X, y, n_classes, *, sample_weight=None, delta=0.05):
+    """Generic bottom-up pruning (§18.2.2) with f = bound (18.1), evaluated on the whole tree.
+
+    Post-order walk; at each inner node the candidates, in order of preference on ties, are:
+    majority leaf, left subtree, right subtree, current tree; ``f`` is recomputed from scratch
+    by predicting every training row. Modifies ``root`` in place and returns it; counts and inner
+    labels are recomputed afterwards (leaf labels are kept).
+    """
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+    rows0 = [r for r in range(len(y)) if w[r] > 0]
+    d = len(X[0])
+    m = len(rows0)
+    total_w = sum(w[r] for r in rows0)
+    prior = _naive_counts(rows0, y, w, n_classes)
+
+    def f_whole():
+        err = sum(w[r] for r in rows0 if naive_predict_one(root, X[r]) != y[r]) / total_w
+        n = naive_n_nodes(root)
+        bits = (n + 1) * math.log2(d + n_classes + 1)
+        return err + math.sqrt((bits + math.log(2 / delta)) / (2 * m))
+
+    def visit(node, rows):
+        if node["feature"] < 0:
+            return
+        j = node["feature"]
+        visit(node["left"], [r for r in rows if X[r][j] == 0])
+        visit(node["right"], [r for r in rows if X[r][j] == 1])
+        counts = _naive_counts(rows, y, w, n_classes)
+        current = dict(node)
+        cands = [
+            {"feature": -1, "counts": counts, "label": naive_majority(counts, prior)},
+            dict(node["left"]),
+            dict(node["right"]),
+            current,
+        ]
+        values = []
+        for c in cands:
+            node.clear()
+            node.update(c)
+            values.append(f_whole())
+        best = min(values)
+        k = next(i for i, v in enumerate(values) if v <= best + GREEDY_TIE_RTOL * max(1, best))
+        node.clear()
+        node.update(cands[k])
+
+    visit(root, rows0)
+
+    def recount(node, rows):
+        node["counts"] = _naive_counts(rows, y, w, n_classes)
+        if node["feature"] >= 0:
+            j = node["feature"]
+            recount(node["left"], [r for r in rows if X[r][j] == 0])
+            recount(node["right"], [r for r in rows if X[r][j] == 1])
+            node["label"] = naive_majority(node["counts"], prior)
+
+    recount(root, rows0)
+    return root
+
+
+def naive_tree_to_lists(root):
+    """Pre-order ``(feature, left, right, value, label)`` lists, like `TreeArrays`."""
+    feature, left, right, value, label = [], [], [], [], []
+
+    def add(node):
+        i = len(feature)
+        feature.append(node["feature"])
+        left.append(-1)
+        right.append(-1)
+        value.append(list(node["counts"]))
+        label.append(node["label"])
+        if node["feature"] >= 0:
+            left[i] = add(node["left"])
+            right[i] = add(node["right"])
+        return i
+
+    add(root)
+    return feature, left, right, value, label
+
+
+def naive_all_depth2_errors(X, y):
+    """Training errors of every tree of depth ≤ 2 on 0/1 features (best leaf labels).
+
+    Yields ``(error, description)``; a leaf takes the majority label of its rows (0 errors of
+    the minority are unavoidable for that leaf, so this enumerates every distinct partition).
+    """
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    d = len(X[0])
+
+    def leaf_err(rows):
+        if not rows:
+            return 0
+        ones = sum(y[r] for r in rows)
+        return min(ones, len(rows) - ones)
+
+    def depth1(rows):
+        out = [(leaf_err(rows), "leaf")]
+        for j in range(d):
+            r0 = [r for r in rows if X[r][j] == 0]
+            r1 = [r for r in rows if X[r][j] == 1]
+            out.append((leaf_err(r0) + leaf_err(r1), f"x{j}"))
+        return out
+
+    rows = list(range(len(y)))
+    yield from depth1(rows)
+    for j in range(d):
+        r0 = [r for r in rows if X[r][j] == 0]
+        r1 = [r for r in rows if X[r][j] == 1]
+        for e0, t0 in depth1(r0):
+            for e1, t1 in depth1(r1):
+                yield e0 + e1, f"x{j}? (0: {t0}, 1: {t1})"
+
+
+# --- topk ---
+# Reference for treebench.algorithms.topk: the plain recursion of Figure 1 of Blanc et al.
+# (NeurIPS 2023), which by Lemma 3.2 returns the best tree of the Top-k search space
+# (Definition 3), and an exhaustive search over all trees of bounded depth. Plain Python lists.
+
+TOPK_TIE_RTOL = 1e-12
+
+
+def naive_topk_impurity(counts, criterion):
+    """Impurity of a class-count vector: entropy (log2), gini, kearns-mansour, error."""
+    tot = sum(counts)
+    if tot <= 0:
+        return 0.0
+    ps = [c / tot for c in counts]
+    if criterion == "entropy":
+        return -sum(p * math.log2(p) for p in ps if p > 0)
+    if criterion == "gini":
+        return 1.0 - sum(p * p for p in ps)
+    if criterion == "kearns-mansour":
+        p = ps[1] if len(ps) > 1 else 0.0
+        return 2.0 * math.sqrt(max(p * (1.0 - p), 0.0))
+    if criterion == "error":
+        return 1.0 - max(ps)
+    raise ValueError(criterion)
+
+
+def naive_topk_order(X, y, w, rows, n_classes, criterion="entropy", min_samples_leaf=1):
+    """Splitting features of ``rows`` best first: increasing weighted child impurity, ties
+    (within 1e-12 max(1,|s|) of the best remaining) to the lower index, by repeated selection."""
+    total = sum(w[r] for r in rows)
+    scores = {}
+    for j in range(len(X[0])):
+        r0 = [r for r in rows if X[r][j] == 0]
+        r1 = [r for r in rows if X[r][j] == 1]
+        if len(r0) < min_samples_leaf or len(r1) < min_samples_leaf:
+            continue
+        s = 0.0
+        for part in (r0, r1):
+            c = [0.0] * n_classes
+            for r in part:
+                c[y[r]] += w[r]
+            s += sum(c) / total * naive_topk_impurity(c, criterion)
+        scores[j] = s
+    order = []
+    left = dict(scores)
+    while left:
+        best = min(left.values())
+        j = min(f for f, s in left.items() if s <= best + TOPK_TIE_RTOL * max(1.0, abs(best)))
+        order.append(j)
+        del left[j]
+    return order
+
+
+def naive_topk(X, y, n_classes, k, depth, *, criterion="entropy", sample_weight=None,
+               min_samples_leaf=1):
+    """Figure 1 verbatim (k=None: every feature). Returns ``(error, n_nodes, tree)`` where tree
+    is a nested tuple ``(feature, left, right)`` or ``None`` for a leaf. Among candidate trees:
+    lower error, then fewer nodes, then the first explored."""
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+
+    def rec(rows, h):
+        c = [0.0] * n_classes
+        for r in rows:
+            c[y[r]] += w[r]
+        leaf = (sum(c) - max(c), 1, None)
+        if h == 0 or sum(1 for v in c if v > 0) <= 1:
+            return leaf
+        order = naive_topk_order(X, y, w, rows, n_classes, criterion, min_samples_leaf)
+        if not order:
+            return leaf
+        best = None
+        for j in order if k is None else order[:k]:
+            e0, n0, t0 = rec([r for r in rows if X[r][j] == 0], h - 1)
+            e1, n1, t1 = rec([r for r in rows if X[r][j] == 1], h - 1)
+            cand = (e0 + e1, n0 + n1 + 1, (j, t0, t1))
+            if best is None or (cand[0], cand[1]) < (best[0], best[1]):
+                best = cand
+        return best
+
+    return rec(list(range(len(y))), depth)
+
+
+def naive_optimal_error(X, y, n_classes, depth, sample_weight=None):
+    """Smallest training error of any tree of depth <= ``depth`` (exhaustive)."""
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+
+    def rec(rows, h):
+        c = [0.0] * n_classes
+        for r in rows:
+            c[y[r]] += w[r]
+        best = sum(c) - max(c)
+        if h == 0 or best == 0:
+            return best
+        for j in range(len(X[0])):
+            r0 = [r for r in rows if X[r][j] == 0]
+            r1 = [r for r in rows if X[r][j] == 1]
+            if r0 and r1:
+                best = min(best, rec(r0, h - 1) + rec(r1, h - 1))
+        return best
+
+    return rec(list(range(len(y))), depth)
+
+
+def naive_topk_tree_tuple(tree):
+    """TreeArrays -> the nested ``(feature, left, right)`` tuple of `naive_topk`."""
+
+    def rec(i):
+        if tree.feature[i] < 0:
+            return None
+        return (int(tree.feature[i]), rec(tree.left[i]), rec(tree.right[i]))
+
+    return rec(0)
+
+
+def naive_pack_columns(X):
+    """(n, d) 0/1 -> list over words of lists over features of ints (bit i%64 = row i)."""
+    n, d = len(X), len(X[0])
+    W = max(1, (n + 63) // 64)
+    out = [[0] * d for _ in range(W)]
+    for i in range(n):
+        for j in range(d):
+            if X[i][j]:
+                out[i // 64][j] |= 1 << (i % 64)
+    return out

@@ -1,0 +1,435 @@
+"""`greedy`: the top-down ID3-style learner of the textbook chapter on decision trees.
+
+Shalev-Shwartz & Ben-David, *Understanding Machine Learning*, ch. 18
+(``/work/shared/papers/textbook-ch18-decision-trees.txt``):
+
+* **Growing** (§18.2, ID3 pseudocode). At a node with remaining depth budget ``h`` the learner
+  returns a leaf when ``h == 0``, when the node is pure, or when no feature is non-constant on
+  the node's rows (ID3's ``A = ∅``: a feature used above is constant below, so "not yet used"
+  and "non-constant" coincide). Otherwise it splits on the best-scoring non-constant feature,
+  **even when the best gain is zero** (as ID3 and the Top-k paper's Figure 1 do with ``k = 1``).
+  ``min_improvement > 0`` turns a split whose gain is below it into a leaf (off by default).
+  Leaves are labelled by `majority_label` with the class totals of the whole training set as
+  the tie-break prior.
+* **Gain measures** (§18.2.1). ``Gain(S, i) = C(S) − Σ_{b∈{0,1}} P[x_i = b] · C(S | x_i = b)``
+  with the three impurities of the text, extended to any number of classes: ``"error"``
+  ``1 − max_k p_k`` (train error), ``"entropy"`` ``−Σ_k p_k log2 p_k`` (information gain),
+  ``"gini"`` ``1 − Σ_k p_k²`` (= ``2a(1 − a)`` with two classes). Probabilities are weighted
+  frequencies (sample weights enter every count).
+* **Pruning** (§18.2.2, "Generic Tree Pruning Procedure") with ``f`` the right-hand side of the
+  MDL bound (18.1); see `prune_mdl`.
+
+Split selection rule (shared with `topk`, so that Top-1 equals greedy)
+---------------------------------------------------------------------
+Each candidate feature ``j`` (non-constant on the node's rows, both children with at least
+``min_samples_leaf`` rows) gets the score ``s_j = Σ_{b∈{0,1}} (W_b / W) · C(p_b)`` — the weighted
+child impurity, computed directly (never as ``parent − gain``), where ``W`` is the node's total
+weight, ``W_b`` the weight of the rows with ``x_j = b`` and ``p_b`` their class distribution.
+Lower is better (highest gain). With ``s* = min_j s_j``, the chosen feature is the **lowest
+index** ``j`` with ``s_j <= s* + 1e-12 · max(1, |s*|)``: scores within that tolerance are ties,
+so float noise in different but equivalent computations cannot change the tree.
+
+Rows with zero sample weight are dropped before learning (they do not make a feature
+non-constant and do not count towards ``min_samples_leaf``); negative weights are an error.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.registry import ALGORITHMS
+from treebench.tree.arrays import TreeArrays
+
+#: relative tolerance under which two scores (or two bound values) count as equal
+TIE_RTOL = 1e-12
+
+
+def tie_tolerance(best: float) -> float:
+    """Absolute tolerance around the best score ``best`` (see the module docstring)."""
+    return TIE_RTOL * max(1.0, abs(best))
+
+
+# ---------------------------------------------------------------------------- impurities
+def impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
+    """Impurity ``C(p)`` of the class distribution of each row of ``counts`` (…×K counts).
+
+    Rows with zero total get impurity 0.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    tot = counts.sum(axis=-1)
+    safe = np.where(tot > 0, tot, 1.0)
+    p = counts / safe[..., None]
+    if criterion == "entropy":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+        out = -terms.sum(axis=-1)
+    elif criterion == "gini":
+        out = 1.0 - (p * p).sum(axis=-1)
+    elif criterion == "error":
+        out = 1.0 - p.max(axis=-1)
+    else:  # pragma: no cover - guarded by _parameter_constraints
+        raise ValueError(f"unknown criterion {criterion!r}")
+    return np.where(tot > 0, np.maximum(out, 0.0), 0.0)
+
+
+def split_scores(ones: np.ndarray, node_counts: np.ndarray, criterion: str) -> np.ndarray:
+    """Weighted child impurity ``s_j`` of every feature (lower is better).
+
+    ``ones[j, k]`` is the weight of class ``k`` among the node's rows with ``x_j = 1``;
+    ``node_counts[k]`` the node's class weights.
+    """
+    zeros = np.maximum(node_counts[None, :] - ones, 0.0)
+    w1 = ones.sum(axis=1)
+    w0 = zeros.sum(axis=1)
+    total = node_counts.sum()
+    return (w0 * impurity(zeros, criterion) + w1 * impurity(ones, criterion)) / total
+
+
+def select_feature(scores: np.ndarray, valid: np.ndarray) -> int:
+    """Lowest-index valid feature whose score is within the tie tolerance of the best."""
+    cand = np.flatnonzero(valid)
+    if cand.size == 0:
+        return -1
+    s = scores[cand]
+    best = s.min()
+    return int(cand[np.flatnonzero(s <= best + tie_tolerance(best))[0]])
+
+
+# ---------------------------------------------------------------------------- growing
+def grow_tree(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    *,
+    criterion: str,
+    max_depth: int | None,
+    min_samples_leaf: int = 1,
+    min_improvement: float = 0.0,
+    prior: np.ndarray | None = None,
+) -> tuple[TreeArrays, int]:
+    """Grow the greedy tree on 0/1 matrix ``X`` (rows with positive weight only).
+
+    Returns the tree (pre-order node ids) and the number of feature scores computed.
+    """
+    n, d = X.shape
+    yw = np.zeros((n, n_classes + 1), dtype=np.float64)
+    yw[np.arange(n), y] = w
+    yw[:, n_classes] = 1.0  # last column: unweighted row counts
+    if prior is None:
+        prior = yw[:, :n_classes].sum(axis=0)
+    budget = np.inf if max_depth is None else max_depth
+
+    feature: list[int] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[np.ndarray] = []
+    label: list[int] = []
+    operations = 0
+    # (rows, depth, parent, is_left); right pushed first so left subtrees come first (pre-order)
+    stack: list[tuple[np.ndarray, int, int, bool]] = [(np.arange(n), 0, -1, True)]
+    while stack:
+        rows, depth, parent, is_left = stack.pop()
+        nid = len(feature)
+        if parent >= 0:
+            (left if is_left else right)[parent] = nid
+        counts = yw[rows, :n_classes].sum(axis=0)
+        feature.append(-1)
+        left.append(-1)
+        right.append(-1)
+        value.append(counts)
+        label.append(majority_label(counts, prior))
+        if depth >= budget or np.count_nonzero(counts > 0) <= 1:
+            continue
+        m = X[rows].T @ yw[rows]  # d × (K+1): class weights and row counts where x_j = 1
+        n_ones = m[:, n_classes]
+        n_rows = rows.shape[0]
+        valid = (n_ones >= min_samples_leaf) & (n_rows - n_ones >= min_samples_leaf)
+        n_valid = int(np.count_nonzero(valid))
+        if n_valid == 0:
+            continue
+        operations += n_valid
+        scores = split_scores(m[:, :n_classes], counts, criterion)
+        j = select_feature(scores, valid)
+        if min_improvement > 0:
+            gain = float(impurity(counts, criterion)) - float(scores[j])
+            if gain < min_improvement:
+                continue
+        feature[nid] = j
+        go_right = X[rows, j] > 0.5
+        stack.append((rows[go_right], depth + 1, nid, False))
+        stack.append((rows[~go_right], depth + 1, nid, True))
+    tree = TreeArrays(
+        np.array(feature),
+        np.where(np.array(feature) >= 0, 0.5, -2.0),
+        np.array(left),
+        np.array(right),
+        np.vstack(value),
+        np.array(label),
+    )
+    return tree, operations
+
+
+# ---------------------------------------------------------------------------- MDL pruning
+def mdl_bound(
+    error: float, n_nodes: int, *, n_features: int, n_classes: int, m: int, delta: float
+) -> float:
+    """Right-hand side of bound (18.1): ``L_S(h) + sqrt(((n+1)·log2(d+3) + ln(2/δ)) / (2m))``.
+
+    ``error`` is the training error ``L_S(h)`` as a fraction, ``n_nodes`` the tree's node count
+    ``n`` and ``n_features`` the number ``d`` of binary features. The textbook's code has
+    ``d + 3`` symbols per block (d tests, leaf 0, leaf 1, end); with ``K`` classes it has
+    ``d + K + 1``, which is what we use (equal to ``d + 3`` for two classes). ``log`` in the
+    confidence term is the natural logarithm (Theorem 7.7 of the book).
+    """
+    bits = (n_nodes + 1) * math.log2(n_features + n_classes + 1)
+    return error + math.sqrt((bits + math.log(2.0 / delta)) / (2.0 * m))
+
+
+def _route(feature, left, right, X, start: int, rows: np.ndarray) -> np.ndarray:
+    """Leaf reached by each of ``rows`` when entering the (current) tree at node ``start``."""
+    node = np.full(rows.shape[0], start, dtype=np.int64)
+    active = np.arange(rows.shape[0])
+    while active.size:
+        cur = node[active]
+        f = feature[cur]
+        inner = f >= 0
+        active, cur, f = active[inner], cur[inner], f[inner]
+        if not active.size:
+            break
+        go_right = X[rows[active], f] > 0.5
+        node[active] = np.where(go_right, right[cur], left[cur])
+    return node
+
+
+def prune_mdl(
+    tree: TreeArrays,
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    *,
+    delta: float,
+    prior: np.ndarray,
+) -> tuple[TreeArrays, dict]:
+    """Generic bottom-up pruning (§18.2.2) with ``f`` = the MDL bound (18.1) (`mdl_bound`).
+
+    Nodes are visited in post-order (left subtree, right subtree, node), i.e. from the leaves to
+    the root. At each internal node ``j`` the candidates are: the current tree with ``j``
+    replaced by a leaf (the text's "leaf 1 / leaf 0"; only the majority leaf can minimise ``f``,
+    so it stands for all of them), by its left subtree, by its right subtree, and the current
+    tree. A child subtree keeps its tests and leaf labels but now receives all rows of ``j``.
+    The candidate with the smallest ``f`` of the **whole** tree wins; values within
+    ``1e-12·max(1,|f|)`` of the minimum tie, and ties go to the first in the order above, i.e.
+    a replacement is made whenever it does not increase the bound. ``L_S`` is the weighted error
+    over the total weight; ``m`` is the number of rows with positive weight.
+
+    Returns the pruned tree (compact, pre-order; counts recomputed from the data; inner labels
+    are the majority labels) and ``{"n_pruned": nodes removed, "n_replacements": …,
+    "mdl_bound": f of the result}``.
+    """
+    n_classes = tree.n_classes
+    d = X.shape[1]
+    m = X.shape[0]
+    total_w = float(w.sum())
+    feature = tree.feature.copy()
+    left = tree.left.copy()
+    right = tree.right.copy()
+    label = tree.label.copy()
+    node_w = tree.value.sum(axis=1)
+
+    def f(err: float, size: int) -> float:
+        return mdl_bound(err / total_w, size, n_features=d, n_classes=n_classes, m=m, delta=delta)
+
+    # rows reaching every node of the grown tree (the rows of j do not change before j is visited)
+    rows_at: dict[int, np.ndarray] = {0: np.arange(m)}
+    for i in range(tree.n_nodes):
+        if feature[i] >= 0:
+            r = rows_at[i]
+            go_right = X[r, feature[i]] > 0.5
+            rows_at[left[i]] = r[~go_right]
+            rows_at[right[i]] = r[go_right]
+
+    err_sub = np.zeros(tree.n_nodes)
+    size_sub = np.ones(tree.n_nodes, dtype=np.int64)
+    leaves = tree.is_leaf
+    err_sub[leaves] = node_w[leaves] - tree.value[leaves, label[leaves]]
+    total_err = float(err_sub[leaves].sum())
+    total_n = tree.n_nodes
+    n_replacements = 0
+    n_by_child = 0
+
+    def subtree_error(start: int, rows: np.ndarray) -> float:
+        if rows.size == 0:
+            return 0.0
+        leaf = _route(feature, left, right, X, start, rows)
+        return float(w[rows][label[leaf] != y[rows]].sum())
+
+    # iterative post-order over the grown tree
+    order: list[int] = []
+    stack = [(0, False)]
+    while stack:
+        j, expanded = stack.pop()
+        if tree.feature[j] < 0:
+            continue
+        if expanded:
+            order.append(j)
+            continue
+        stack.append((j, True))
+        stack.append((int(tree.right[j]), False))
+        stack.append((int(tree.left[j]), False))
+
+    for j in order:
+        lj, rj = int(left[j]), int(right[j])
+        err_cur = err_sub[lj] + err_sub[rj]
+        size_cur = 1 + int(size_sub[lj]) + int(size_sub[rj])
+        maj = majority_label(tree.value[j], prior)
+        cands = [
+            ("leaf", node_w[j] - tree.value[j, maj], 1),
+            ("left", err_sub[lj] + subtree_error(lj, rows_at[rj]), int(size_sub[lj])),
+            ("right", err_sub[rj] + subtree_error(rj, rows_at[lj]), int(size_sub[rj])),
+            ("keep", err_cur, size_cur),
+        ]
+        fs = [f(total_err - err_cur + e, total_n - size_cur + s) for _, e, s in cands]
+        best = min(fs)
+        k = next(i for i, v in enumerate(fs) if v <= best + tie_tolerance(best))
+        kind, err_new, size_new = cands[k]
+        if kind == "keep":
+            err_sub[j], size_sub[j] = err_cur, size_cur
+            continue
+        n_replacements += 1
+        if kind == "leaf":
+            feature[j], left[j], right[j], label[j] = -1, -1, -1, maj
+        else:
+            n_by_child += 1
+            c = lj if kind == "left" else rj
+            feature[j], left[j], right[j], label[j] = feature[c], left[c], right[c], label[c]
+        err_sub[j], size_sub[j] = err_new, size_new
+        total_err += err_new - err_cur
+        total_n += size_new - size_cur
+
+    pruned = _compact(feature, left, right, label, X, y, w, n_classes, prior)
+    info = {
+        "n_pruned": tree.n_nodes - pruned.n_nodes,
+        "n_replacements": n_replacements,
+        "n_replaced_by_child": n_by_child,
+        "mdl_bound": float(f(total_err, pruned.n_nodes)),
+    }
+    return pruned, info
+
+
+def _compact(feature, left, right, label, X, y, w, n_classes, prior) -> TreeArrays:
+    """Renumber the nodes reachable from the root in pre-order and recount the data."""
+    old_ids: list[int] = []
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        old_ids.append(i)
+        if feature[i] >= 0:
+            stack.append(int(right[i]))
+            stack.append(int(left[i]))
+    new_id = {o: k for k, o in enumerate(old_ids)}
+    idx = np.array(old_ids)
+    feat = feature[idx]
+    lft = np.array([new_id[int(left[o])] if feature[o] >= 0 else -1 for o in old_ids])
+    rgt = np.array([new_id[int(right[o])] if feature[o] >= 0 else -1 for o in old_ids])
+    lab = label[idx].copy()
+    tree = TreeArrays(feat, np.where(feat >= 0, 0.5, -2.0), lft, rgt,
+                      np.zeros((len(old_ids), n_classes)), lab)
+    counts = np.zeros((tree.n_nodes, n_classes))
+    np.add.at(counts, (tree.apply(X), y), w)
+    for i in range(tree.n_nodes - 1, -1, -1):
+        if feat[i] >= 0:
+            counts[i] = counts[lft[i]] + counts[rgt[i]]
+            lab[i] = majority_label(counts[i], prior)
+    tree.value = counts
+    tree.label = lab
+    return tree
+
+
+# ---------------------------------------------------------------------------- estimator
+@ALGORITHMS.register("greedy", tags=("greedy", "baseline"))
+class GreedyTreeClassifier(TreeClassifierBase):
+    """Greedy top-down tree on 0/1 features: ID3 with the textbook's gain measures and MDL pruning.
+
+    Parameters
+    ----------
+    criterion : {"entropy", "gini", "error"}
+        Impurity ``C`` of the gain (§18.2.1): information gain, Gini index or train error.
+    max_depth : int or None
+        Depth budget (tests on a path); ``None`` grows until leaves are pure or no feature splits.
+    min_samples_leaf : int
+        A split is a candidate only if both children keep at least this many rows (unweighted).
+    prune : {"none", "mdl"}
+        ``"mdl"`` runs the generic bottom-up pruning of §18.2.2 with the bound (18.1).
+    mdl_delta : float in (0, 1)
+        The confidence ``δ`` of bound (18.1).
+    min_improvement : float >= 0
+        Splits whose gain is below this become leaves (0 = split every impure node).
+
+    After ``fit``, ``solve_info_`` holds ``operations`` (feature scores computed), ``objective``
+    (weighted training error of the returned tree), ``n_pruned`` (nodes removed by pruning),
+    ``n_nodes_grown`` and, with ``prune="mdl"``, ``mdl_bound`` and ``n_replacements``.
+    See the module docstring for the exact split rule and tie-breaking.
+    """
+
+    binary_features_only = True
+
+    _parameter_constraints = {
+        "criterion": [StrOptions({"entropy", "gini", "error"})],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "prune": [StrOptions({"none", "mdl"})],
+        "mdl_delta": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "min_improvement": [Interval(Real, 0.0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        criterion="entropy",
+        max_depth=None,
+        min_samples_leaf=1,
+        prune="none",
+        mdl_delta=0.05,
+        min_improvement=0.0,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.prune = prune
+        self.mdl_delta = mdl_delta
+        self.min_improvement = min_improvement
+
+    def _fit_tree(self, X, y_index, sample_weight):
+        if np.any(sample_weight < 0):
+            raise ValueError("sample_weight must be non-negative.")
+        keep = sample_weight > 0
+        if not keep.any():
+            raise ValueError("sample_weight is zero for every sample; nothing to learn.")
+        if not keep.all():
+            X, y_index, sample_weight = X[keep], y_index[keep], sample_weight[keep]
+        n_classes = len(self.classes_)
+        prior = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
+        tree, operations = grow_tree(
+            X,
+            y_index,
+            sample_weight,
+            n_classes,
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            min_improvement=float(self.min_improvement),
+            prior=prior,
+        )
+        info: dict = {"operations": operations, "n_nodes_grown": tree.n_nodes, "n_pruned": 0}
+        if self.prune == "mdl":
+            tree, prune_info = prune_mdl(
+                tree, X, y_index, sample_weight, delta=float(self.mdl_delta), prior=prior
+            )
+            info.update(prune_info)
+        info["objective"] = tree.training_error(X, y_index, sample_weight)
+        return tree, info
