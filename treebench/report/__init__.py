@@ -1,0 +1,94 @@
+"""Reports from a results directory: tables, figures and a self-contained ``index.html``.
+
+GUIDE §1: "results dir ──► report". The report reads ``results.parquet`` (and the optional
+``manifest.json``), groups rows into settings (dataset × binarizer × algorithm × parameter
+values), and shows mean ± std over folds of the metrics the workers computed; it computes no
+metric itself. Timed-out and failed cells are counted, marked in figures and listed.
+
+Importing this package is cheap; pandas and matplotlib load when `write_report` runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from treebench.errors import UserError, did_you_mean
+
+FORMATS = ("html", "md", "csv", "latex")
+_ALIASES = {"tex": "latex", "markdown": "md", "htm": "html"}
+
+__all__ = ["FORMATS", "parse_formats", "write_report"]
+
+
+def parse_formats(formats: str | Sequence[str]) -> list[str]:
+    """Normalise ``"html,md"`` or ``["html", "md"]`` to known format names, in `FORMATS` order.
+    Raise `UserError` for an unknown name."""
+    items = [formats] if isinstance(formats, str) else list(formats)
+    names: set[str] = set()
+    for item in items:
+        for part in str(item).split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            name = _ALIASES.get(name, name)
+            if name not in FORMATS:
+                raise UserError(
+                    f"Unknown report format `{part.strip()}`{did_you_mean(name, FORMATS)}; "
+                    f"choose from {', '.join(FORMATS)}."
+                )
+            names.add(name)
+    if not names:
+        raise UserError(f"No report format given; choose from {', '.join(FORMATS)}.")
+    return [f for f in FORMATS if f in names]
+
+
+def write_report(
+    results_dir: Path,
+    out: Path | None = None,
+    formats: Sequence[str] = FORMATS,
+    figures: bool = True,
+) -> dict[str, list[Path]]:
+    """Write the report of ``results_dir`` into ``out`` (default ``results_dir / "report"``).
+
+    ``formats`` picks among ``html`` (``index.html``), ``md`` (``summary.md`` and
+    ``tables/*.md``), ``csv`` (``tables/*.csv``, including ``failures.csv``) and ``latex``
+    (``tables/*.tex``); ``figures`` adds ``figures/*.png`` and ``figures/*.svg``.
+    Return the written paths by kind: ``html``, ``md``, ``csv``, ``latex``, ``png``, ``svg``
+    (kinds with no file are left out). Raise `UserError` when ``results.parquet`` is missing or
+    unreadable or a format is unknown.
+    """
+    fmts = parse_formats(formats)
+    from treebench.report.aggregate import load_results
+
+    results = load_results(Path(results_dir))
+    out_dir = Path(out) if out is not None else results.directory / "report"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"Cannot create the report directory {out_dir} ({exc.strerror}).") \
+            from None
+
+    from treebench.report.tables import write_tables
+
+    written: dict[str, list[Path]] = {}
+    written.update(write_tables(results, out_dir, set(fmts)))
+    infos = []
+    if figures:
+        from treebench.report.figures import write_figures
+
+        infos = write_figures(results, out_dir)
+        for kind in ("png", "svg"):
+            paths = [i.paths[kind] for i in infos if kind in i.paths]
+            if paths:
+                written[kind] = paths
+    if "md" in fmts:
+        from treebench.report.markdown import write_markdown
+
+        tables = [p for k in ("csv", "md", "latex") for p in written.get(k, [])]
+        written["md"] = [write_markdown(results, out_dir, infos, tables)] + written.get("md", [])
+    if "html" in fmts:
+        from treebench.report.html import write_html
+
+        written["html"] = [write_html(results, out_dir, infos)]
+    return {k: written[k] for k in ("html", "md", "csv", "latex", "png", "svg") if k in written}

@@ -1,0 +1,323 @@
+"""Read a results directory and group its rows into settings (GUIDE §1, issue 2 "Report").
+
+A *setting* is one point of the experiment grid: (dataset, split, binarizer, binarizer params,
+algorithm, ``param_*`` and ``bparam_*`` values). Its rows are the folds and seeds of that point.
+This module only counts and averages metrics that the worker already computed (mean, sample
+standard deviation, counts by status); it never computes a metric itself. Metrics are averaged
+over the rows with status ``ok``; the other rows are counted by status, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.errors import UserError
+from treebench.results import schema
+
+# Parameters that only pick replicates (like folds) and never define a grid point.
+REPLICATE_PARAMS = frozenset({"random_state", "seed"})
+# Columns that distinguish lines in a figure without ever being an x axis.
+LINE_ONLY = ("split", "binarizer")
+FAILED_STATUSES = tuple(s for s in schema.STATUSES if s != "ok")
+
+
+class _NotApplicable:
+    """Marks a parameter that an algorithm (or binarizer) does not have; shown as ''."""
+
+    _instance: _NotApplicable | None = None
+
+    def __new__(cls) -> _NotApplicable:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NA"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NA = _NotApplicable()
+
+
+def normalize_value(v: Any) -> Any:
+    """A parameter value as a plain JSON scalar: numpy scalars become Python numbers, integral
+    floats become ints (parquet turns an int column with nulls into floats), NaN becomes None and
+    strings that hold JSON scalars (``"3"``, ``'"all"'``, ``"null"``) are decoded."""
+    if v is None or v is NA or v is pd.NA:
+        return None if v is not NA else NA
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            return None
+        if v.is_integer() and abs(v) < 2**53:
+            return int(v)
+        return v
+    if isinstance(v, str):
+        s = v.strip()
+        if s and (s[0] in '-0123456789"' or s in ("null", "true", "false")):
+            try:
+                decoded = json.loads(s)
+            except ValueError:
+                return v
+            if decoded is None or isinstance(decoded, (int, float, str, bool)):
+                return normalize_value(decoded) if not isinstance(decoded, str) else decoded
+        return v
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def sort_key(v: Any) -> tuple:
+    """Numbers first (ascending), then strings such as ``"all"``, then None, then not applicable."""
+    if v is NA:
+        return (4, 0.0, "")
+    if v is None:
+        return (3, 0.0, "")
+    if isinstance(v, bool):
+        return (0, float(v), "")
+    if isinstance(v, (int, float)):
+        return (0, float(v), "")
+    return (1, 0.0, str(v))
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def fmt_value(v: Any) -> str:
+    """How a parameter value is printed in tables, legends and file names."""
+    if v is NA:
+        return ""
+    if v is None:
+        return "None"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def column_label(col: str) -> str:
+    """``param_max_depth`` -> ``max_depth``; ``bparam_n_bins`` -> ``bin.n_bins``."""
+    if col.startswith(schema.BPARAM_PREFIX):
+        return "bin." + col[len(schema.BPARAM_PREFIX):]
+    if col.startswith(schema.PARAM_PREFIX):
+        return col[len(schema.PARAM_PREFIX):]
+    return col
+
+
+@dataclass
+class Results:
+    """A results directory: the conformed table, its manifest and the settings."""
+
+    directory: Path
+    table: pd.DataFrame
+    manifest: dict[str, Any]
+    experiment: str
+    settings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    key_columns: list[str] = field(default_factory=list)  # param_*/bparam_* grid columns
+    metrics: list[str] = field(default_factory=list)  # metrics with at least one value
+    notes: list[str] = field(default_factory=list)
+
+
+def load_results(results_dir: Path) -> Results:
+    """Read ``results.parquet`` and ``manifest.json`` from ``results_dir`` and aggregate them."""
+    results_dir = Path(results_dir)
+    path = results_dir
+    if results_dir.suffix == ".parquet" and results_dir.is_file():
+        results_dir = results_dir.parent
+    else:
+        path = results_dir / "results.parquet"
+    if not path.is_file():
+        raise UserError(
+            f"No results table at {path}; run the experiment first or point the report at a "
+            "results directory that contains results.parquet."
+        )
+    try:
+        raw = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for damaged files
+        raise UserError(f"Cannot read the results table {path} ({exc}); re-run or re-collect "
+                        "the experiment to rewrite it.") from None
+    try:
+        table = schema.conform(raw)
+        schema.validate(table)
+    except schema.SchemaError as exc:
+        raise UserError(f"The results table {path} does not follow the schema: {exc}.") from None
+    manifest, notes = _read_manifest(results_dir / "manifest.json")
+    res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
+                  notes=notes)
+    res.key_columns = _key_columns(table)
+    res.settings = aggregate(table, res.key_columns)
+    res.metrics = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
+                   and res.settings[f"{m}_n"].sum() > 0]
+    return res
+
+
+def _read_manifest(path: Path) -> tuple[dict[str, Any], list[str]]:
+    if not path.is_file():
+        return {}, ["manifest.json is missing; provenance is taken from the results table."]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return {}, [f"manifest.json could not be read ({exc})."]
+    if not isinstance(data, dict):
+        return {}, ["manifest.json does not hold a JSON object; it is ignored."]
+    return data, []
+
+
+def _experiment_name(manifest: dict[str, Any], table: pd.DataFrame, directory: Path) -> str:
+    exp = manifest.get("experiment")
+    if isinstance(exp, dict):
+        exp = exp.get("name")
+    if isinstance(exp, str) and exp:
+        return exp
+    names = sorted(set(table["experiment"].dropna()))
+    if names:
+        return ", ".join(names)
+    return directory.resolve().name
+
+
+def _key_columns(table: pd.DataFrame) -> list[str]:
+    cols = schema.param_columns(table) + schema.bparam_columns(table)
+    return [c for c in cols if column_label(c).removeprefix("bin.") not in REPLICATE_PARAMS]
+
+
+def _applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
+    """Values with `NA` where the row's algorithm (binarizer) params JSON lacks the name and the
+    value is null: the parameter does not exist for that row rather than being None."""
+    if col.startswith(schema.BPARAM_PREFIX):
+        name, source = col[len(schema.BPARAM_PREFIX):], table["binarizer_params"]
+    else:
+        name, source = col[len(schema.PARAM_PREFIX):], table["algorithm_params"]
+    cache: dict[Any, bool] = {}
+
+    def has(js: Any) -> bool:
+        if js not in cache:
+            try:
+                d = json.loads(js) if isinstance(js, str) else None
+            except ValueError:
+                d = None
+            cache[js] = isinstance(d, dict) and name in d
+        return cache[js]
+
+    present = source.map(lambda js: has(js) if js is not pd.NA else False)
+    return pd.Series([v if (v is not None or p) else NA for v, p in zip(values, present)],
+                     index=values.index, dtype=object)
+
+
+def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
+    """The identity columns of every row, with normalised parameter values."""
+    out = pd.DataFrame(index=table.index)
+    for c in ("dataset", "split", "binarizer", "binarizer_params", "algorithm"):
+        out[c] = table[c].astype(object).where(table[c].notna(), "")
+    for c in key_columns:
+        vals = table[c].astype(object).map(normalize_value)
+        out[c] = _applicable(table, c, vals)
+    return out
+
+
+def _token(v: Any) -> str:
+    return "\x00NA" if v is NA else json.dumps(v, sort_keys=True, default=str)
+
+
+def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
+    """One row per setting: identity, counts by status, and ``<metric>_mean/_std/_n`` over the
+    ``ok`` rows. Rows are sorted by dataset, algorithm, binarizer, then parameter values."""
+    keys = normalized_keys(table, key_columns)
+    ident = list(keys.columns)
+    token = keys.apply(lambda r: "\x1f".join(_token(r[c]) for c in ident), axis=1) \
+        if len(keys) else pd.Series([], dtype=object)
+    metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
+    rows: list[dict[str, Any]] = []
+    status = table["status"].astype(str)
+    for _, idx in token.groupby(token, sort=False).groups.items():
+        first = keys.loc[idx[0]]
+        row: dict[str, Any] = {c: first[c] for c in ident}
+        st = status.loc[idx]
+        row["n_total"] = len(idx)
+        for s in schema.STATUSES:
+            row[f"n_{s}"] = int((st == s).sum())
+        row["n_failed"] = row["n_total"] - row["n_ok"]
+        ok_idx = st.index[st == "ok"]
+        for m in metrics:
+            v = pd.to_numeric(table.loc[ok_idx, m], errors="coerce").astype("float64")
+            v = v[np.isfinite(v.to_numpy(dtype=float, na_value=np.nan))]
+            n = len(v)
+            row[f"{m}_mean"] = float(v.mean()) if n else math.nan
+            row[f"{m}_std"] = float(v.std(ddof=1)) if n >= 2 else math.nan
+            row[f"{m}_n"] = n
+        row["cell_ids"] = list(table.loc[idx, "cell_id"].astype(str))
+        rows.append(row)
+    columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + ["n_failed"] + [
+        f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")] + ["cell_ids"]
+    out = pd.DataFrame(rows, columns=columns)
+    if out.empty:
+        return out
+    order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out.iloc[i], key_columns))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _setting_sort_key(row: pd.Series, key_columns: list[str]) -> tuple:
+    return (str(row["dataset"]), str(row["split"]), str(row["algorithm"]), str(row["binarizer"]),
+            str(row["binarizer_params"]), tuple(sort_key(row[c]) for c in key_columns))
+
+
+def distinct(values: Any) -> list[Any]:
+    """Distinct values in `sort_key` order."""
+    seen: dict[str, Any] = {}
+    for v in values:
+        seen.setdefault(_token(v), v)
+    return sorted(seen.values(), key=sort_key)
+
+
+def varying_columns(settings: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The columns of ``columns`` that take more than one value in ``settings``."""
+    return [c for c in columns if c in settings and len(distinct(settings[c])) > 1]
+
+
+def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list[str]]:
+    """For each algorithm, its ``param_*``/``bparam_*`` columns with more than one applicable
+    value among its settings (over all datasets)."""
+    axes: dict[str, list[str]] = {}
+    for alg, sub in settings.groupby("algorithm", sort=True):
+        axes[str(alg)] = [c for c in key_columns
+                          if len([v for v in distinct(sub[c]) if v is not NA]) > 1]
+    return axes
+
+
+def failures(results: Results) -> pd.DataFrame:
+    """The rows whose status is not ``ok``, with their identity and error."""
+    t = results.table
+    bad = t[t["status"] != "ok"]
+    keys = normalized_keys(bad, results.key_columns)
+    out = pd.DataFrame({
+        "cell_id": bad["cell_id"].astype(str),
+        "dataset": keys["dataset"],
+        "algorithm": keys["algorithm"],
+        "params": [params_text(keys.loc[i], results.key_columns) for i in bad.index],
+        "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
+        "status": bad["status"].astype(str),
+        "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
+    })
+    return out.sort_values(["dataset", "algorithm", "cell_id"], kind="stable").reset_index(drop=True)
+
+
+def params_text(row: pd.Series, columns: list[str]) -> str:
+    """``k=2, max_depth=3`` for the applicable parameters of a row."""
+    return ", ".join(f"{column_label(c)}={fmt_value(row[c])}" for c in columns
+                     if c in row and row[c] is not NA)
+
+
+def status_counts(table: pd.DataFrame) -> dict[str, int]:
+    st = table["status"].astype(str)
+    return {s: int((st == s).sum()) for s in schema.STATUSES}

@@ -1,0 +1,307 @@
+"""Figures from the aggregated settings (matplotlib, Agg, PNG and SVG with fixed metadata).
+
+Per dataset and sweep axis: each metric against the axis with one line per combination of the
+algorithm's other swept values (Top-k paper, Figure 2: test accuracy against depth, one line
+per k), train and test accuracy together (Figure 4: both against k at each depth), fit time on a
+log scale; and per dataset, test accuracy against the number of leaves (one colour per
+algorithm). Error bars are the standard deviation over folds. A hollow marker means some cells of
+that setting failed; a cross on the bottom edge means all of them did. Nothing here computes a
+metric: every number comes from `aggregate.aggregate`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.report.aggregate import (
+    LINE_ONLY,
+    NA,
+    Results,
+    _token,
+    column_label,
+    distinct,
+    fmt_value,
+    is_number,
+    sort_key,
+    sweep_axes,
+)
+from treebench.report.tables import metric_label
+
+AXIS_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "fit_seconds")
+LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
+FIGSIZE = (7.6, 4.4)
+DPI = 110
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+LINESTYLES = ("-", "--", "-.", ":")
+RC = {
+    "svg.hashsalt": "treebench-report",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+}
+FAIL_NOTE = "hollow marker: some cells failed; × on the bottom edge: every cell failed"
+
+
+@dataclass
+class FigureInfo:
+    """One written figure: where it is and what it shows."""
+
+    dataset: str
+    stem: str
+    title: str
+    paths: dict[str, Path] = field(default_factory=dict)  # "png"/"svg" -> path
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
+
+
+@dataclass
+class _Line:
+    label: str
+    algorithm: str
+    rows: pd.DataFrame  # settings of this line, sorted along the x axis
+
+
+def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]],
+           all_settings: pd.DataFrame) -> list[_Line]:
+    """Lines of a figure against ``axis`` for the settings ``s`` of one dataset."""
+    out = []
+    for alg in sorted(set(s["algorithm"])):
+        sub = s[(s["algorithm"] == alg) & s[axis].map(lambda v: v is not NA)]
+        if sub.empty:
+            continue
+        alg_all = all_settings[all_settings["algorithm"] == alg]
+        others = [c for c in LINE_ONLY if len(distinct(alg_all[c])) > 1]
+        others += [c for c in axes.get(alg, []) if c != axis]
+        groups: dict[str, list[int]] = {}
+        for i, r in sub.iterrows():
+            groups.setdefault("\x1f".join(_token(r[c]) for c in others), []).append(i)
+        ordered = sorted(groups.values(),
+                         key=lambda ix: tuple(sort_key(sub.loc[ix[0], c]) for c in others))
+        for ix in ordered:
+            rows = sub.loc[ix]
+            rows = rows.iloc[sorted(range(len(rows)), key=lambda j: sort_key(rows.iloc[j][axis]))]
+            first = rows.iloc[0]
+            parts = [f"{column_label(c)}={fmt_value(first[c])}" for c in others
+                     if first[c] is not NA]
+            out.append(_Line(alg + (f" ({', '.join(parts)})" if parts else ""), alg, rows))
+    return out
+
+
+def _x_positions(values: list[Any]) -> tuple[dict[str, float], list[float], list[str], bool]:
+    """Map axis values to x positions: numeric axes keep their values, mixed ones (numbers and
+    "all" or None) become categorical with the strings after the numbers."""
+    vals = distinct(values)
+    numeric = all(is_number(v) for v in vals)
+    if numeric:
+        pos = {_token(v): float(v) for v in vals}
+        return pos, [float(v) for v in vals], [fmt_value(v) for v in vals], True
+    pos = {_token(v): float(i) for i, v in enumerate(vals)}
+    return pos, list(pos.values()), [fmt_value(v) for v in vals], False
+
+
+def _colors(n: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    if n <= 10:
+        cmap = colormaps["tab10"]
+        return [cmap(i) for i in range(n)]
+    cmap = colormaps["viridis"]
+    return [cmap(x) for x in np.linspace(0.0, 0.92, n)]
+
+
+def _new_figure() -> Any:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    return fig, fig.add_subplot(1, 1, 1)
+
+
+def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color: Any,
+                 marker: str, ls: str, label: str | None, alpha: float = 1.0) -> bool:
+    """One line with error bars; failed settings marked. Return True when anything failed."""
+    from matplotlib.transforms import blended_transform_factory
+
+    mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
+    std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(dtype=float), nan=0.0)
+    failed = rows["n_failed"].to_numpy() > 0
+    ok = ~np.isnan(mean)
+    ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=color, marker=marker, linestyle=ls,
+                capsize=2.5, markersize=5, linewidth=1.3, label=label, alpha=alpha)
+    part = failed & ok
+    if part.any():
+        ax.plot(x[part], mean[part], linestyle="none", marker=marker, markersize=7,
+                markerfacecolor="white", markeredgecolor=color, markeredgewidth=1.5, zorder=5)
+    if (~ok).any():
+        trans = blended_transform_factory(ax.transData, ax.transAxes)
+        ax.plot(x[~ok], np.full((~ok).sum(), 0.02), linestyle="none", marker="x",
+                markersize=8, color=color, transform=trans, clip_on=False, zorder=6)
+    return bool(failed.any())
+
+
+def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, any_failed: bool,
+            n_legend: int) -> None:
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel(xlabel)
+    if n_legend:
+        if n_legend <= 3:
+            ax.legend(fontsize="small", loc="best")
+        else:  # outside, right of the axes, so it never hides data
+            fig.legend(fontsize="small" if n_legend <= 12 else "x-small",
+                       loc="outside right upper")
+    if any_failed:  # under the axes; the constrained layout makes room for it
+        ax.set_xlabel(f"{xlabel}\n", fontsize=9)
+        ax.annotate(FAIL_NOTE, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
+                    textcoords="offset points", fontsize=7, color="0.3", ha="left",
+                    va="bottom", annotation_clip=False)
+
+
+def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, ...],
+                axes: dict[str, list[str]]) -> Any | None:
+    """``metrics`` against ``axis`` on one dataset; two metrics share lines (first solid,
+    second dashed). None when there is nothing to draw."""
+    s = results.settings[results.settings["dataset"] == dataset]
+    lines = _lines(s, axis, axes, results.settings)
+    if not lines or all(ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() == 0
+                        for ln in lines):
+        return None
+    xs = [v for ln in lines for v in ln.rows[axis]]
+    pos, ticks, labels, numeric = _x_positions(xs)
+    fig, ax = _new_figure()
+    colors = _colors(len(lines))
+    algs = sorted({ln.algorithm for ln in lines})
+    any_failed = False
+    for i, ln in enumerate(lines):
+        x = np.array([pos[_token(v)] for v in ln.rows[axis]], dtype=float)
+        a = algs.index(ln.algorithm)
+        marker = MARKERS[a % len(MARKERS)]
+        for j, m in enumerate(metrics):
+            ls = LINESTYLES[(a + j) % len(LINESTYLES)] if len(metrics) == 1 else ("-", "--")[j]
+            any_failed |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
+                                       ln.label if j == 0 else None, 1.0 if j == 0 else 0.75)
+    if len(metrics) == 2:
+        ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
+        ax.plot([], [], color="0.3", linestyle="--", label=f"{metric_label(metrics[1])} (dashed)")
+    if any(m in LOG_METRICS for m in metrics):
+        ax.set_yscale("log")
+    if numeric:
+        if min(ticks) > 0 and max(ticks) / min(ticks) >= 100:
+            ax.set_xscale("log")
+        elif len(ticks) <= 12:
+            ax.set_xticks(ticks, labels)
+    else:
+        ax.set_xticks(ticks, labels)
+        ax.set_xlim(min(ticks) - 0.5, max(ticks) + 0.5)
+    ylabel = " / ".join(metric_label(m) for m in metrics) if len(metrics) == 2 \
+        else metric_label(metrics[0])
+    title = f"{dataset}: {ylabel} vs {column_label(axis)}"
+    _finish(fig, ax, title, ylabel, column_label(axis), any_failed,
+            len(lines) + (2 if len(metrics) == 2 else 0))
+    return fig
+
+
+def leaves_figure(results: Results, dataset: str) -> Any | None:
+    """Test accuracy against the number of leaves, one colour per algorithm."""
+    s = results.settings[results.settings["dataset"] == dataset]
+    if "test_accuracy_mean" not in s or "n_leaves_mean" not in s:
+        return None
+    have = s["test_accuracy_n"].to_numpy() > 0
+    if not have.any():
+        return None
+    fig, ax = _new_figure()
+    algs = sorted(set(s["algorithm"]))
+    colors = _colors(len(algs))
+    any_failed = False
+    for a, alg in enumerate(algs):
+        rows = s[s["algorithm"] == alg]
+        x = rows["n_leaves_mean"].to_numpy(dtype=float)
+        y = rows["test_accuracy_mean"].to_numpy(dtype=float)
+        xe = np.nan_to_num(rows["n_leaves_std"].to_numpy(dtype=float), nan=0.0)
+        ye = np.nan_to_num(rows["test_accuracy_std"].to_numpy(dtype=float), nan=0.0)
+        ok = ~(np.isnan(x) | np.isnan(y))
+        failed = rows["n_failed"].to_numpy() > 0
+        marker = MARKERS[a % len(MARKERS)]
+        ax.errorbar(x[ok], y[ok], xerr=xe[ok], yerr=ye[ok], color=colors[a], marker=marker,
+                    linestyle="none", capsize=2, markersize=5, alpha=0.9, label=alg)
+        part = failed & ok
+        if part.any():
+            any_failed = True
+            ax.plot(x[part], y[part], linestyle="none", marker=marker, markersize=7,
+                    markerfacecolor="white", markeredgecolor=colors[a], markeredgewidth=1.5)
+        any_failed |= bool((failed & ~ok).any())
+    xv = s["n_leaves_mean"].to_numpy(dtype=float)
+    xv = xv[~np.isnan(xv)]
+    if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
+        ax.set_xscale("log")
+    n_all_failed = int((s["n_ok"] == 0).sum())
+    note = f" ({n_all_failed} setting(s) with no successful cell not shown)" if n_all_failed \
+        else ""
+    _finish(fig, ax, f"{dataset}: test accuracy vs leaves{note}", "test accuracy",
+            "leaves (mean over folds)", any_failed, len(algs))
+    return fig
+
+
+def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png", "svg")
+         ) -> dict[str, Path]:
+    """Save ``fig`` as ``base.png``/``base.svg`` with metadata that does not change between
+    runs (no date, no software version)."""
+    import matplotlib
+
+    paths = {}
+    with matplotlib.rc_context(RC):
+        for fmt in formats:
+            p = base.with_suffix(f".{fmt}")
+            if fmt == "svg":
+                meta = {"Date": None, "Creator": "treebench report", "Title": title}
+            else:
+                meta = {"Software": None, "Title": title}
+            fig.savefig(p, format=fmt, dpi=DPI, metadata=meta)
+            paths[fmt] = p
+    return paths
+
+
+def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png", "svg")
+                  ) -> list[FigureInfo]:
+    """Draw and save every figure under ``out / "figures"``."""
+    import matplotlib
+
+    fdir = out / "figures"
+    fdir.mkdir(parents=True, exist_ok=True)
+    infos: list[FigureInfo] = []
+    if results.settings.empty:
+        return infos
+    axes = sweep_axes(results.settings, results.key_columns)
+    all_axes = [c for c in results.key_columns if any(c in v for v in axes.values())]
+    metrics = [m for m in AXIS_METRICS if m in results.metrics]
+    plans: list[tuple[str, tuple[str, ...]]] = [(m, (m,)) for m in metrics]
+    if "test_accuracy" in metrics and "train_accuracy" in metrics:
+        plans.insert(0, ("train_test_accuracy", ("test_accuracy", "train_accuracy")))
+    with matplotlib.rc_context(RC):
+        for dataset in distinct(results.settings["dataset"]):
+            for axis in all_axes:
+                for name, mets in plans:
+                    fig = axis_figure(results, dataset, axis, mets, axes)
+                    if fig is None:
+                        continue
+                    stem = f"{slug(dataset)}__{name}_vs_{slug(column_label(axis))}"
+                    title = fig.axes[0].get_title()
+                    infos.append(FigureInfo(dataset, stem, title,
+                                            save(fig, fdir / stem, title, formats)))
+            fig = leaves_figure(results, dataset)
+            if fig is not None:
+                stem = f"{slug(dataset)}__test_accuracy_vs_n_leaves"
+                title = fig.axes[0].get_title()
+                infos.append(FigureInfo(dataset, stem, title,
+                                        save(fig, fdir / stem, title, formats)))
+    return infos

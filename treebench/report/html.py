@@ -1,0 +1,111 @@
+"""``index.html``: one self-contained page (inline CSS, figures as base64 PNG, no external
+resources) with provenance, the summary table, failures, figures and per-metric tables."""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+from pathlib import Path
+
+from treebench.report.aggregate import Results
+from treebench.report.figures import FigureInfo
+from treebench.report.provenance import (
+    FAILURE_HEADER,
+    config_text,
+    failure_rows,
+    provenance_items,
+)
+from treebench.report.tables import Display, metric_display, metric_label, summary_display, to_html
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
+margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222;line-height:1.4}
+h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0}
+th,td{padding:.2rem .55rem;border-bottom:1px solid #e4e4e4;vertical-align:top}
+th{background:#f4f4f4;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.group td{border-top:2px solid #bbb}tr.failed td{background:#fff4f0}
+table.prov td:first-child{color:#555;white-space:nowrap}
+.note{color:#8a4b00}.figs{display:flex;flex-wrap:wrap;gap:1rem}
+figure{margin:0;max-width:100%}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.8rem;color:#555}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
+font-size:.8rem}details{margin:.4rem 0}summary{cursor:pointer}
+.wide{overflow-x:auto}
+"""
+
+
+def _esc(text: object) -> str:
+    return _html.escape(str(text))
+
+
+def _simple_table(header: list[str], rows: list[list[str]], css_class: str = "") -> str:
+    d = Display("", header, rows, ["l"] * len(header), [])
+    return to_html(d, css_class or "table")
+
+
+def render_html(results: Results, figures: list[FigureInfo]) -> str:
+    title = f"treebench report: {results.experiment}"
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+             f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{_esc(title)}</h1>"]
+    for note in results.notes:
+        parts.append(f'<p class="note">{_esc(note)}</p>')
+
+    parts.append("<h2 id=\"provenance\">Provenance</h2>")
+    prov = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
+                   for k, v in provenance_items(results))
+    parts.append(f'<table class="prov"><tbody>{prov}</tbody></table>')
+    cfg = config_text(results)
+    if cfg:
+        parts.append(f"<details><summary>Resolved configuration</summary><pre>{_esc(cfg)}"
+                     "</pre></details>")
+
+    parts.append("<h2 id=\"summary\">Summary</h2>")
+    if results.settings.empty:
+        parts.append("<p>The results table has no rows.</p>")
+    else:
+        parts.append("<p>Mean ± standard deviation over the folds and seeds whose status is "
+                     "<code>ok</code>; failed cells are counted in the last columns.</p>")
+        parts.append(f'<div class="wide">{to_html(summary_display(results))}</div>')
+
+    rows = failure_rows(results)
+    parts.append(f"<h2 id=\"failures\">Failures ({len(rows)})</h2>")
+    if rows:
+        parts.append(f'<div class="wide">{_simple_table(FAILURE_HEADER, rows)}</div>')
+    else:
+        parts.append("<p>No failed cells.</p>")
+
+    if figures:
+        parts.append("<h2 id=\"figures\">Figures</h2>")
+        current = None
+        for info in figures:
+            if info.dataset != current:
+                if current is not None:
+                    parts.append("</div>")
+                parts.append(f"<h3>{_esc(info.dataset)}</h3><div class=\"figs\">")
+                current = info.dataset
+            png = info.paths.get("png")
+            if png is None:
+                continue
+            data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+            parts.append(f'<figure><img alt="{_esc(info.title)}" '
+                         f'src="data:image/png;base64,{data}">'
+                         f"<figcaption>{_esc(info.title)} ({_esc(info.stem)})</figcaption>"
+                         "</figure>")
+        parts.append("</div>")
+
+    if results.metrics:
+        parts.append("<h2 id=\"tables\">Per-metric tables</h2>")
+        for m in results.metrics:
+            parts.append(f"<details><summary>{_esc(metric_label(m))}</summary>"
+                         f'<div class="wide">{to_html(metric_display(results, m))}</div>'
+                         "</details>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_html(results: Results, out: Path, figures: list[FigureInfo]) -> Path:
+    p = out / "index.html"
+    p.write_text(render_html(results, figures), encoding="utf-8")
+    return p

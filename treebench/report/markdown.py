@@ -1,0 +1,54 @@
+"""``summary.md``: provenance, the summary table, failures, and links to tables and figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from treebench.report.aggregate import Results
+from treebench.report.figures import FigureInfo
+from treebench.report.provenance import FAILURE_HEADER, failure_rows, provenance_items
+from treebench.report.tables import Display, summary_display, to_markdown
+
+
+def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
+                    table_files: list[Path]) -> str:
+    lines = [f"# treebench report: {results.experiment}", ""]
+    lines += [f"> {note}" for note in results.notes]
+    lines += ["", "## Provenance", ""]
+    lines += [f"- **{k}**: {v}" for k, v in provenance_items(results)]
+    lines += ["", "## Summary", ""]
+    if results.settings.empty:
+        lines.append("The results table has no rows.")
+    else:
+        lines.append("Mean ± standard deviation over the folds and seeds whose status is `ok`; "
+                     "failed cells are counted in the last columns.")
+        lines += ["", to_markdown(summary_display(results))]
+    rows = failure_rows(results)
+    lines += [f"## Failures ({len(rows)})", ""]
+    if rows:
+        lines.append(to_markdown(Display("failures", FAILURE_HEADER, rows,
+                                         ["l"] * len(FAILURE_HEADER), [])))
+    else:
+        lines += ["No failed cells.", ""]
+    if table_files:
+        lines += ["## Tables", ""]
+        lines += [f"- [{p.name}]({p.relative_to(out).as_posix()})" for p in table_files]
+        lines.append("")
+    if figures:
+        lines += ["## Figures", ""]
+        current = None
+        for info in figures:
+            if info.dataset != current:
+                lines += [f"### {info.dataset}", ""]
+                current = info.dataset
+            img = info.paths.get("png") or info.paths.get("svg")
+            if img is not None:
+                lines += [f"![{info.title}]({Path(img).relative_to(out).as_posix()})", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_markdown(results: Results, out: Path, figures: list[FigureInfo],
+                   table_files: list[Path]) -> Path:
+    p = out / "summary.md"
+    p.write_text(render_markdown(results, figures, out, table_files), encoding="utf-8")
+    return p

@@ -1,0 +1,69 @@
+"""Provenance and failure summaries shared by the HTML and Markdown pages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from treebench.report.aggregate import Results, failures, status_counts
+
+TABLE_PROVENANCE = ("treebench_version", "git_sha", "python_version", "numpy_version",
+                    "sklearn_version", "host", "cpu_count")
+MAX_ERROR_CHARS = 300
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True, default=str)
+    return str(v)
+
+
+def provenance_items(results: Results) -> list[tuple[str, str]]:
+    """(key, value) pairs: experiment, creation time, environment from the manifest, and the
+    distinct version and host values recorded in the results table."""
+    m = results.manifest
+    items: list[tuple[str, str]] = [("experiment", results.experiment),
+                                    ("results directory", str(results.directory))]
+    for key in ("created_at", "finished_at", "treebench_version", "git_sha"):
+        if key in m and m[key] is not None:
+            items.append((key, _scalar(m[key])))
+    env = m.get("environment")
+    if isinstance(env, dict):
+        for k in sorted(env):
+            items.append((f"environment.{k}", _scalar(env[k])))
+    elif env is not None:
+        items.append(("environment", _scalar(env)))
+    t = results.table
+    seen = {k for k, _ in items}
+    for col in TABLE_PROVENANCE:
+        vals = sorted({str(v) for v in t[col].dropna()})
+        if vals and col not in seen and f"environment.{col}" not in seen:
+            items.append((f"{col} (from results)", ", ".join(vals)))
+    items.append(("cells", str(len(t))))
+    counts = status_counts(t)
+    items.append(("status", ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "none"))
+    return items
+
+
+def config_text(results: Results) -> str | None:
+    cfg = results.manifest.get("config")
+    if cfg is None:
+        return None
+    if isinstance(cfg, str):
+        return cfg
+    return json.dumps(cfg, indent=2, sort_keys=True, default=str)
+
+
+def short_error(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def failure_rows(results: Results) -> list[list[str]]:
+    """Failed cells as rows: cell id, dataset, algorithm, parameters, fold, status, error."""
+    f = failures(results)
+    return [[str(r.cell_id), str(r.dataset), str(r.algorithm), str(r.params), str(r.fold),
+             str(r.status), short_error(r.error)] for r in f.itertuples()]
+
+
+FAILURE_HEADER = ["cell_id", "dataset", "algorithm", "parameters", "fold", "status", "error"]

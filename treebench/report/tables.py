@@ -1,0 +1,262 @@
+"""Per-metric and summary tables (mean ± std over folds) as CSV, Markdown, LaTeX and HTML.
+
+Numbers come from `aggregate.aggregate`; this module only formats them. CSV files keep full
+precision and every parameter column; Markdown, LaTeX and HTML show the columns that vary and
+round the numbers.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from treebench.report.aggregate import (
+    FAILED_STATUSES,
+    NA,
+    Results,
+    column_label,
+    distinct,
+    failures,
+    fmt_value,
+    varying_columns,
+)
+from treebench.results import schema
+
+METRIC_LABELS = {
+    "train_accuracy": "train accuracy",
+    "test_accuracy": "test accuracy",
+    "train_balanced_accuracy": "train balanced accuracy",
+    "test_balanced_accuracy": "test balanced accuracy",
+    "train_roc_auc": "train ROC AUC",
+    "test_roc_auc": "test ROC AUC",
+    "n_leaves": "leaves",
+    "n_nodes": "nodes",
+    "depth": "depth",
+    "expected_tests_train": "expected tests (train)",
+    "expected_tests_test": "expected tests (test)",
+    "fit_seconds": "fit time (s)",
+    "binarize_seconds": "binarize time (s)",
+    "peak_rss_mb": "peak RSS (MB)",
+}
+SUMMARY_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "depth", "fit_seconds")
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def fmt_number(metric: str, x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if metric.endswith(("accuracy", "roc_auc")):
+        return f"{x:.3f}"
+    if metric in ("n_leaves", "n_nodes", "depth"):
+        return f"{x:.1f}"
+    if metric.endswith("seconds"):
+        return f"{x:.3g}"
+    if metric == "peak_rss_mb":
+        return f"{x:.0f}"
+    return f"{x:.2f}"
+
+
+def mean_std(metric: str, mean: float, std: float) -> str:
+    """``0.812 ± 0.014``; the mean alone when there is a single value; ``–`` when none."""
+    if math.isnan(mean):
+        return "–"
+    if math.isnan(std):
+        return fmt_number(metric, mean)
+    return f"{fmt_number(metric, mean)} ± {fmt_number(metric, std)}"
+
+
+def failures_text(row: pd.Series) -> str:
+    """``2 timeout, 1 error`` (empty when every cell is ok)."""
+    return ", ".join(f"{int(row[f'n_{s}'])} {s}" for s in FAILED_STATUSES if row[f"n_{s}"])
+
+
+@dataclass
+class Display:
+    """A formatted table: header, rows of strings, alignment, and dataset group starts."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    align: list[str]  # "l" or "r" per column
+    group_starts: list[int]  # row indices where a new dataset starts (for rules in LaTeX)
+
+
+def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
+    """(identity columns shown, parameter columns shown) in displays: the ones that vary."""
+    s = results.settings
+    ident = ["dataset"]
+    if len(distinct(s["split"])) > 1:
+        ident.append("split")
+    if len(distinct(s["binarizer"])) > 1 or len(distinct(s["binarizer_params"])) > 1:
+        ident.append("binarizer")
+    ident.append("algorithm")
+    return ident, varying_columns(s, results.key_columns)
+
+
+def _identity_cells(row: pd.Series, ident: list[str], params: list[str]) -> list[str]:
+    cells = []
+    for c in ident:
+        if c == "binarizer" and row["binarizer_params"] not in ("", "{}", "null"):
+            cells.append(f"{row['binarizer']} {row['binarizer_params']}")
+        else:
+            cells.append(str(row[c]))
+    return cells + [fmt_value(row[c]) for c in params]
+
+
+def _group_starts(settings: pd.DataFrame) -> list[int]:
+    d = list(settings["dataset"])
+    return [i for i in range(1, len(d)) if d[i] != d[i - 1]]
+
+
+def metric_display(results: Results, metric: str) -> Display:
+    ident, params = _identity_columns(results)
+    rows = []
+    for _, r in results.settings.iterrows():
+        rows.append(_identity_cells(r, ident, params) + [
+            mean_std(metric, r[f"{metric}_mean"], r[f"{metric}_std"]),
+            f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+    header = ident + [column_label(c) for c in params] + [
+        f"{metric_label(metric)} (mean ± std)", "ok/total", "failed"]
+    align = ["l"] * len(ident) + ["r"] * len(params) + ["r", "r", "l"]
+    return Display(metric_label(metric), header, rows, align, _group_starts(results.settings))
+
+
+def summary_display(results: Results) -> Display:
+    ident, params = _identity_columns(results)
+    mets = [m for m in SUMMARY_METRICS if m in results.metrics]
+    rows = []
+    for _, r in results.settings.iterrows():
+        rows.append(_identity_cells(r, ident, params)
+                    + [mean_std(m, r[f"{m}_mean"], r[f"{m}_std"]) for m in mets]
+                    + [f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+    header = ident + [column_label(c) for c in params] + [metric_label(m) for m in mets] + [
+        "ok/total", "failed"]
+    align = ["l"] * len(ident) + ["r"] * (len(params) + len(mets) + 1) + ["l"]
+    return Display("summary", header, rows, align, _group_starts(results.settings))
+
+
+def _csv_identity(results: Results) -> pd.DataFrame:
+    s = results.settings
+    out = s[["dataset", "split", "binarizer", "binarizer_params", "algorithm"]].copy()
+    for c in results.key_columns:
+        out[column_label(c)] = [fmt_value(v) if v is not NA else "" for v in s[c]]
+    return out
+
+
+def _counts(results: Results) -> pd.DataFrame:
+    cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed"]
+    return results.settings[cols].astype(int)
+
+
+def metric_frame(results: Results, metric: str) -> pd.DataFrame:
+    """The CSV form of a per-metric table: identity, every parameter, mean, std, n, counts."""
+    s = results.settings
+    out = _csv_identity(results)
+    out["mean"] = s[f"{metric}_mean"].astype(float)
+    out["std"] = s[f"{metric}_std"].astype(float)
+    out["n"] = s[f"{metric}_n"].astype(int)
+    return pd.concat([out, _counts(results)], axis=1)
+
+
+def summary_frame(results: Results) -> pd.DataFrame:
+    s = results.settings
+    out = pd.concat([_csv_identity(results), _counts(results)], axis=1)
+    for m in SUMMARY_METRICS:
+        if m in results.metrics:
+            out[f"{m}_mean"] = s[f"{m}_mean"].astype(float)
+            out[f"{m}_std"] = s[f"{m}_std"].astype(float)
+    return out
+
+
+# ---- renderers -------------------------------------------------------------------------------
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(d: Display) -> str:
+    """A GitHub pipe table."""
+    lines = ["| " + " | ".join(_md_cell(h) for h in d.header) + " |",
+             "|" + "|".join(":---" if a == "l" else "---:" for a in d.align) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in d.rows]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "±": r"$\pm$", "–": "--",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def to_latex(d: Display, caption: str | None = None) -> str:
+    """A booktabs ``tabular`` (needs ``\\usepackage{booktabs}``), to be ``\\input`` in a table."""
+    out = [f"% {latex_escape(caption or d.title)}; generated by treebench report",
+           "% requires \\usepackage{booktabs}",
+           "\\begin{tabular}{" + "".join(d.align) + "}", "\\toprule",
+           " & ".join(latex_escape(h) for h in d.header) + " \\\\", "\\midrule"]
+    for i, row in enumerate(d.rows):
+        if i in d.group_starts:
+            out.append("\\midrule")
+        out.append(" & ".join(latex_escape(c) for c in row) + " \\\\")
+    out += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(out) + "\n"
+
+
+def to_html(d: Display, css_class: str = "table") -> str:
+    esc = html.escape
+    head = "".join(f"<th>{esc(h)}</th>" for h in d.header)
+    body = []
+    for i, row in enumerate(d.rows):
+        cls = ' class="group"' if i in d.group_starts else ""
+        failed = row[-1] if d.header[-1] == "failed" else ""
+        if failed:
+            cls = ' class="failed group"' if cls else ' class="failed"'
+        tds = "".join(f'<td class="{"num" if a == "r" else "txt"}">{esc(c)}</td>'
+                      for c, a in zip(row, d.align))
+        body.append(f"<tr{cls}>{tds}</tr>")
+    return (f'<table class="{css_class}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, list[Path]]:
+    """Write ``tables/<metric>.{csv,md,tex}``, ``tables/summary.*`` and ``tables/failures.csv``
+    for the requested formats; return the paths by format."""
+    tdir = out / "tables"
+    tdir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, list[Path]] = {"csv": [], "md": [], "latex": []}
+    items: list[tuple[str, pd.DataFrame | None, Display]] = [
+        ("summary", summary_frame(results) if "csv" in formats else None,
+         summary_display(results))]
+    for m in results.metrics:
+        items.append((m, metric_frame(results, m) if "csv" in formats else None,
+                      metric_display(results, m)))
+    for name, frame, disp in items:
+        if "csv" in formats and frame is not None:
+            p = tdir / f"{name}.csv"
+            frame.to_csv(p, index=False, lineterminator="\n")
+            written["csv"].append(p)
+        if "md" in formats:
+            p = tdir / f"{name}.md"
+            p.write_text(f"## {disp.title}\n\n" + to_markdown(disp), encoding="utf-8")
+            written["md"].append(p)
+        if "latex" in formats:
+            p = tdir / f"{name}.tex"
+            p.write_text(to_latex(disp), encoding="utf-8")
+            written["latex"].append(p)
+    if "csv" in formats:
+        p = tdir / "failures.csv"
+        failures(results).to_csv(p, index=False, lineterminator="\n")
+        written["csv"].append(p)
+    return {k: v for k, v in written.items() if v}
