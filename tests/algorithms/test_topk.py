@@ -1,0 +1,430 @@
+"""Tests of the Top-k learner (Blanc et al., NeurIPS 2023) against brute force, theory, peers and
+the authors' published numbers."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+import naive
+from treebench.algorithms import _topk_kernels as K
+from treebench.algorithms.topk import EXPECTED_FAILED_CHECKS, TopKClassifier, warmup
+from treebench.tree.arrays import check_tree
+
+
+def _random_data(seed, n=40, d=5, n_classes=2, noise=0.25):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, d)).astype(np.float64)
+    # a label that depends on a few features plus noise, so trees have structure
+    y = (X[:, 0].astype(int) ^ X[:, 1 % d].astype(int)) + (X[:, 2 % d] > 0) * (n_classes > 2)
+    flip = rng.random(n) < noise
+    y = np.where(flip, rng.integers(0, n_classes, size=n), y) % n_classes
+    return X, y.astype(np.int64)
+
+
+# ------------------------------------------------------------------ kernels vs naive twins
+def test_pack_columns_matches_naive():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(130, 7))
+    F = K.pack_columns(X)
+    ref = naive.naive_pack_columns(X.tolist())
+    assert F.shape == (3, 7)
+    assert [[int(v) for v in row] for row in F] == ref
+
+
+@pytest.mark.parametrize("crit", ["entropy", "gini", "kearns-mansour", "error"])
+def test_impurity_matches_naive(crit):
+    from treebench.algorithms.topk import CRITERIA
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        nc = 2 if crit == "kearns-mansour" else int(rng.integers(1, 5))
+        c = rng.integers(0, 6, size=nc).astype(float)
+        got = K.impurity(c, c.sum(), CRITERIA[crit])
+        assert got == pytest.approx(naive.naive_topk_impurity(list(c), crit), abs=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_feature_counts_match_naive(weighted):
+    rng = np.random.default_rng(1)
+    n, d, nc = 150, 6, 3
+    X = rng.integers(0, 2, size=(n, d))
+    y = rng.integers(0, nc, size=n).astype(np.int64)
+    sw = rng.random(n) + 0.5 if weighted else np.ones(n)
+    mask = rng.random(n) < 0.6
+    F = K.pack_columns(X)
+    C = np.stack([K.pack_rows(y == c) for c in range(nc)])
+    rows = K.pack_rows(mask)
+    tot = np.zeros(nc)
+    nzw = np.zeros(F.shape[0], dtype=np.int64)
+    nnz, nrows = K.node_totals(rows, C, y, sw, weighted, tot, nzw)
+    cnt1 = np.zeros((d, nc))
+    rc1 = np.zeros(d)
+    K.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1)
+    assert nrows == mask.sum()
+    np.testing.assert_allclose(tot, np.bincount(y[mask], weights=sw[mask], minlength=nc))
+    for j in range(d):
+        sel = mask & (X[:, j] == 1)
+        np.testing.assert_allclose(cnt1[j], np.bincount(y[sel], weights=sw[sel], minlength=nc))
+        assert rc1[j] == sel.sum()
+
+
+def test_rank_features_tie_rule():
+    score = np.array([0.5, 0.2, 0.2 + 1e-15, 0.2 - 1e-15, 0.9, 0.1])
+    valid = np.array([True, True, True, True, True, False])
+    order = np.zeros(6, dtype=np.int64)
+    nv = K.rank_features(score, valid, order)
+    assert nv == 5
+    # near-equal scores (features 1, 2, 3) come in index order; invalid feature 5 last
+    assert order.tolist() == [1, 2, 3, 0, 4, 5]
+    rng = np.random.default_rng(2)
+    X, y = _random_data(5, n=30, d=6)
+    w = [1.0] * len(y)
+    rows = list(range(len(y)))
+    ref = naive.naive_topk_order(X.tolist(), y.tolist(), w, rows, 2, "entropy")
+    F = K.pack_columns(X)
+    C = np.stack([K.pack_rows(y == c) for c in range(2)])
+    rows_b = K.pack_rows(np.ones(len(y), bool))
+    tot = np.zeros(2)
+    nzw = np.zeros(1, dtype=np.int64)
+    nnz, _ = K.node_totals(rows_b, C, y, np.ones(len(y)), False, tot, nzw)
+    cnt1 = np.zeros((6, 2))
+    rc1 = np.zeros(6)
+    K.feature_counts(rows_b, nzw, nnz, F, C, X.astype(np.uint8), y, np.ones(len(y)), False,
+                     cnt1, rc1)
+    sc = np.array([K.child_impurity(tot, cnt1[j], np.zeros(2), tot.sum(), 0) for j in range(6)])
+    valid = (rc1 >= 1) & (rc1 <= len(y) - 1)
+    K.rank_features(sc, valid, order)
+    assert order[: len(ref)].tolist() == ref
+    del rng
+
+
+# ------------------------------------------------------------------ brute force (Lemma 3.2)
+@pytest.mark.parametrize("seed", range(6))
+def test_matches_naive_topk_every_k_and_depth(seed):
+    n_classes = 2 if seed < 3 else 3
+    X, y = _random_data(seed, n=36, d=5, n_classes=n_classes)
+    d = X.shape[1]
+    for depth in (1, 2, 3):
+        opt = naive.naive_optimal_error(X.tolist(), y.tolist(), n_classes, depth)
+        for k in list(range(1, d + 1)) + ["all"]:
+            kn = None if k == "all" else k
+            err, nodes, ref_tree = naive.naive_topk(X.tolist(), y.tolist(), n_classes, kn, depth)
+            m = TopKClassifier(k=k, max_depth=depth).fit(X, y)
+            check_tree(m.tree_, n_features=d, max_depth=depth, X=X, y_index=y)
+            assert m.solve_info_["training_error"] == err, (k, depth)
+            assert m.tree_.n_nodes == nodes, (k, depth)
+            assert naive.naive_topk_tree_tuple(m.tree_) == ref_tree, (k, depth)
+            assert np.sum(m.predict(X) != y) == err
+            if k == d or k == "all":
+                assert err == opt
+                assert m.solve_info_["optimal"]  # k >= d explores every feature
+
+
+@pytest.mark.parametrize("crit", ["gini", "kearns-mansour", "error"])
+def test_matches_naive_other_criteria(crit):
+    X, y = _random_data(11, n=40, d=6)
+    for depth in (2, 3):
+        for k in (1, 2, 3):
+            err, nodes, ref_tree = naive.naive_topk(
+                X.tolist(), y.tolist(), 2, k, depth, criterion=crit
+            )
+            m = TopKClassifier(k=k, max_depth=depth, criterion=crit).fit(X, y)
+            assert (m.solve_info_["training_error"], m.tree_.n_nodes) == (err, nodes)
+            assert naive.naive_topk_tree_tuple(m.tree_) == ref_tree
+
+
+def test_matches_naive_weighted_and_min_samples_leaf():
+    X, y = _random_data(21, n=40, d=5, n_classes=3)
+    w = np.random.default_rng(0).random(40) * 2 + 0.1
+    for depth in (2, 3):
+        for k in (1, 2, None):
+            err, nodes, ref_tree = naive.naive_topk(
+                X.tolist(), y.tolist(), 3, k, depth, sample_weight=w.tolist()
+            )
+            m = TopKClassifier(k=k, max_depth=depth).fit(X, y, sample_weight=w)
+            assert m.solve_info_["training_error"] == pytest.approx(err, rel=1e-9)
+            # (with real-valued weights, equally accurate trees differ in the last bits of
+            # their summed errors, so only the error is compared, not the tie-break)
+            check_tree(m.tree_, X=X, y_index=y, sample_weight=w)
+            err, nodes, ref_tree = naive.naive_topk(
+                X.tolist(), y.tolist(), 3, k, depth, min_samples_leaf=4
+            )
+            m = TopKClassifier(k=k, max_depth=depth, min_samples_leaf=4).fit(X, y)
+            assert (m.solve_info_["training_error"], m.tree_.n_nodes) == (err, nodes)
+
+
+def test_integer_weights_equal_repetition():
+    X, y = _random_data(8, n=30, d=5)
+    w = np.random.default_rng(1).integers(1, 4, size=30)
+    a = TopKClassifier(k=2, max_depth=3).fit(X, y, sample_weight=w.astype(float))
+    b = TopKClassifier(k=2, max_depth=3).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    assert a.tree_ == b.tree_
+
+
+def test_constant_weights_scale_counts():
+    X, y = _random_data(9, n=30, d=5)
+    a = TopKClassifier(k=3, max_depth=3).fit(X, y)
+    b = TopKClassifier(k=3, max_depth=3).fit(X, y, sample_weight=np.full(30, 2.5))
+    np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
+    np.testing.assert_allclose(b.tree_.value, 2.5 * a.tree_.value)
+
+
+def test_accuracy_non_decreasing_in_k():
+    for seed in range(4):
+        X, y = _random_data(100 + seed, n=120, d=10, n_classes=3, noise=0.4)
+        prev = -1.0
+        for k in list(range(1, 11)) + ["all"]:
+            acc = TopKClassifier(k=k, max_depth=3).fit(X, y).solve_info_["training_accuracy"]
+            assert acc >= prev - 1e-12
+            prev = acc
+
+
+@pytest.mark.parametrize("crit", ["entropy", "gini", "error"])
+def test_k1_equals_greedy(crit):
+    greedy = pytest.importorskip("treebench.algorithms.greedy")
+    for seed in range(4):
+        X, y = _random_data(200 + seed, n=80, d=8, n_classes=2 + seed % 2, noise=0.3)
+        for depth in (1, 2, 4):
+            a = TopKClassifier(k=1, max_depth=depth, criterion=crit).fit(X, y)
+            b = greedy.GreedyTreeClassifier(max_depth=depth, criterion=crit).fit(X, y)
+            assert a.tree_ == b.tree_, (seed, depth)
+
+
+def test_min_improvement_prunes_useless_splits():
+    X, y = _random_data(31, n=60, d=6, noise=0.45)
+    full = TopKClassifier(k=2, max_depth=3).fit(X, y)
+    pruned = TopKClassifier(k=2, max_depth=3, min_improvement=0.0).fit(X, y)
+    assert pruned.solve_info_["training_error"] == full.solve_info_["training_error"]
+    assert pruned.tree_.n_nodes <= full.tree_.n_nodes
+    # every kept split strictly reduces the training error of its node
+    t = pruned.tree_
+    for i in np.flatnonzero(t.feature >= 0):
+        leaf_err = t.value[i].sum() - t.value[i].max()
+        sub = [i]
+        err = 0.0
+        while sub:
+            j = sub.pop()
+            if t.feature[j] < 0:
+                err += t.value[j].sum() - t.value[j].max()
+            else:
+                sub += [t.left[j], t.right[j]]
+        assert err < leaf_err
+
+
+def test_leaf_cases_and_tie_label():
+    X = np.array([[0, 1], [0, 1], [0, 1], [0, 1]], dtype=float)
+    y = np.array([0, 1, 1, 0])
+    m = TopKClassifier(k="all", max_depth=3).fit(X, y)  # no feature splits: a leaf
+    assert m.tree_.n_nodes == 1
+    assert m.solve_info_["training_error"] == 2
+    m = TopKClassifier(k=1, max_depth=0).fit(np.eye(3), [0, 1, 2])
+    assert m.tree_.n_nodes == 1
+
+
+# ------------------------------------------------------------------ limits
+def test_cache_cap_does_not_change_the_result():
+    X, y = _random_data(41, n=300, d=14, n_classes=2, noise=0.35)
+    a = TopKClassifier(k="all", max_depth=3).fit(X, y)
+    b = TopKClassifier(k="all", max_depth=3, cache_limit_mb=0.001).fit(X, y)
+    assert b.solve_info_["cache_full"]
+    assert b.solve_info_["cache_peak_bytes"] <= a.solve_info_["cache_peak_bytes"]
+    assert a.tree_ == b.tree_
+
+
+def test_time_limit_returns_a_complete_tree():
+    X, y = _random_data(42, n=2000, d=60, n_classes=2, noise=0.45)
+    t = time.perf_counter()
+    m = TopKClassifier(k="all", max_depth=4, time_limit=0.3).fit(X, y)
+    assert time.perf_counter() - t < 10
+    info = m.solve_info_
+    assert info["timed_out"] and not info["optimal"]
+    check_tree(m.tree_, max_depth=4, X=X, y_index=y)
+    # at least as good as the greedy tree: the anytime search starts from the first candidates
+    g = TopKClassifier(k=1, max_depth=4).fit(X, y)
+    assert info["training_error"] == np.sum(m.predict(X) != y)
+    assert info["training_error"] <= g.solve_info_["training_error"]
+
+
+def test_solve_info_keys():
+    X, y = _random_data(43, n=50, d=6)
+    info = TopKClassifier(k=2, max_depth=2).fit(X, y).solve_info_
+    for key in ("training_error", "nodes_expanded", "features_scored", "operations",
+                "cache_entries", "cache_peak_bytes", "timed_out", "optimal", "search_seconds",
+                "compile_seconds"):
+        assert key in info
+    assert info["features_scored"] >= 6
+    assert warmup() == 0.0  # compiled once per process
+
+
+def test_rejects_non_binary_and_km_multiclass():
+    with pytest.raises(ValueError, match="0/1"):
+        TopKClassifier().fit(np.array([[0.0, 2.0], [1.0, 0.0]]), [0, 1])
+    with pytest.raises(ValueError, match="binary labels"):
+        TopKClassifier(criterion="kearns-mansour").fit(np.eye(3), [0, 1, 2])
+
+
+# ------------------------------------------------------------------ Theorem 1/2 (§4)
+def _parity_noise(rng, n, h, K_, eps):
+    d = h + K_ - 1
+    X = rng.integers(0, 2, size=(n, d))
+    y = X[:, :h].sum(axis=1) % 2
+    noisy = rng.random(n) < eps
+    pick = rng.integers(h, d, size=n)
+    y = np.where(noisy, X[np.arange(n), pick], y)
+    return X.astype(float), y
+
+
+def test_greediness_hierarchy_parity_noise():
+    """Lemmas 4.3/4.4: on D_{h,K}, Top-K reaches 1 - eps, Top-(K-1) at most 1/2 + eps."""
+    h, K_, eps = 3, 4, 0.1
+    rng = np.random.default_rng(7)
+    Xtr, ytr = _parity_noise(rng, 20000, h, K_, eps)
+    Xte, yte = _parity_noise(rng, 20000, h, K_, eps)
+    top4 = TopKClassifier(k=4, max_depth=h).fit(Xtr, ytr).score(Xte, yte)
+    top3 = TopKClassifier(k=3, max_depth=h).fit(Xtr, ytr).score(Xte, yte)
+    assert top4 >= 1 - eps - 0.05
+    assert top3 <= 0.5 + eps + 0.05
+
+
+# ------------------------------------------------------------------ real data
+def _data_dir():
+    d = os.environ.get("TREEBENCH_DATA_DIR")
+    if not d:
+        pytest.skip("TREEBENCH_DATA_DIR is not set")
+    return pathlib.Path(d)
+
+
+def load_dl85(name):
+    base = _data_dir() / "binary-dl85"
+    for p in (base / f"{name}.txt", base / f"{name}.txt.gz"):
+        if p.exists():
+            opener = gzip.open if p.suffix == ".gz" else open
+            with opener(p, "rt") as f:
+                a = np.loadtxt(f, dtype=np.int64)
+            return a[:, 1:].astype(np.float64), a[:, 0]
+    pytest.skip(f"{name} is missing from {base}")
+
+
+def load_categorical(name):
+    pd = pytest.importorskip("pandas")
+    p = _data_dir() / "papers" / "topk" / "categorical" / f"dataset_{name}.csv"
+    if not p.exists():
+        pytest.skip(f"{p} is missing")
+    df = pd.read_csv(p, dtype=str, skip_blank_lines=True, keep_default_na=False)
+    df = df[(df != "").any(axis=1)]
+    cols = []
+    for c in df.columns[:-1]:
+        for v in sorted(df[c].unique()):
+            cols.append((df[c] == v).to_numpy())
+    X = np.column_stack(cols).astype(np.float64)
+    labels = sorted(df[df.columns[-1]].unique())
+    y = np.searchsorted(np.array(labels), df[df.columns[-1]].to_numpy())
+    return X, y
+
+
+GOLDEN = {  # authors' code, whole dataset, entropy; k = 1, 2, 3, 4, 8, all
+    3: {
+        "car": [0.805556, 0.805556, 0.811343, 0.811343, 0.811343, 0.811343],
+        "hayes-roth": [0.600000, 0.668750, 0.687500, 0.743750, 0.775000, 0.775000],
+        "tic-tac-toe": [0.753653, 0.753653, 0.755741, 0.755741, 0.770355, 0.774530],
+    },
+    4: {
+        "car": [0.805556, 0.842014, 0.843171, 0.848958, 0.848958, 0.848958],
+        "hayes-roth": [0.718750, 0.718750, 0.831250, 0.856250, 0.856250, 0.856250],
+        "tic-tac-toe": [0.843424, 0.843424, 0.843424, 0.843424, 0.846555, 0.856994],
+    },
+}
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("depth", [3, 4])
+@pytest.mark.parametrize("name", ["car", "hayes-roth", "tic-tac-toe"])
+def test_golden_training_accuracy(name, depth):
+    X, y = load_categorical(name)
+    got = [
+        TopKClassifier(k=k, max_depth=depth).fit(X, y).score(X, y)
+        for k in (1, 2, 3, 4, 8, "all")
+    ]
+    np.testing.assert_allclose(got, GOLDEN[depth][name], atol=1e-6)
+
+
+FIG4 = {  # mean training accuracy at depth 3 over seeds 42..51 (k = 1, k = all)
+    "car": (0.8049, 0.8173),
+    "hayes-roth": (0.6125, 0.7984),
+    "tic-tac-toe": (0.7601, 0.7883),
+}
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", sorted(FIG4))
+def test_figure4_protocol_training_accuracy(name):
+    X, y = load_categorical(name)
+    n = len(y)
+    accs = {1: [], "all": []}
+    for seed in range(42, 52):
+        order = np.arange(n)
+        np.random.seed(seed)  # the authors' protocol, reproduced literally
+        np.random.shuffle(order)
+        tr = order[: int(0.8 * n)]
+        for k in accs:
+            m = TopKClassifier(k=k, max_depth=3).fit(X[tr], y[tr])
+            accs[k].append(m.score(X[tr], y[tr]))
+    assert np.mean(accs[1]) == pytest.approx(FIG4[name][0], abs=5e-5)
+    assert np.mean(accs["all"]) == pytest.approx(FIG4[name][1], abs=5e-5)
+
+
+DL85_SETS = ["tic-tac-toe", "kr-vs-kp", "mushroom", "anneal", "german-credit", "vote",
+             "hepatitis", "lymph"]
+
+
+@pytest.mark.data
+@pytest.mark.peers
+@pytest.mark.parametrize("name", DL85_SETS)
+def test_k_all_equals_pydl85(name):
+    dl85 = pytest.importorskip("pydl85")
+    X, y = load_dl85(name)
+    for depth in (2, 3, 4):
+        if depth == 4 and X.shape[1] > 80:
+            continue  # keep the suite fast
+        m = TopKClassifier(k="all", max_depth=depth).fit(X, y)
+        ref = dl85.DL85Classifier(max_depth=depth, min_sup=1)
+        ref.fit(X.astype(np.int32), y)
+        ref_err = np.sum(ref.predict(X.astype(np.int32)) != y)
+        assert m.solve_info_["training_error"] == ref_err, depth
+
+
+@pytest.mark.data
+@pytest.mark.peers
+@pytest.mark.parametrize("name", DL85_SETS)
+def test_k_all_equals_pystreed(name):
+    streed = pytest.importorskip("pystreed")
+    X, y = load_dl85(name)
+    for depth in (2, 3, 4):
+        if depth == 4 and X.shape[1] > 80:
+            continue
+        m = TopKClassifier(k="all", max_depth=depth).fit(X, y)
+        ref = streed.STreeDClassifier(max_depth=depth, max_num_nodes=None, time_limit=600)
+        ref.fit(X.astype(np.int32), y)
+        ref_err = np.sum(ref.predict(X.astype(np.int32)) != y)
+        assert m.solve_info_["training_error"] == ref_err, depth
+
+
+# ------------------------------------------------------------------ scikit-learn conventions
+def _checks():
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    return parametrize_with_checks(
+        [TopKClassifier(k=2, max_depth=3)],
+        expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+    )
+
+
+@_checks()
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
