@@ -58,15 +58,18 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def apply(self, X):
         """Id of the leaf each row reaches."""
-        return self.tree_.apply(self._check_X(X))
+        X = self._check_X(X)
+        return self.tree_.apply(X)
 
     def predict(self, X):
         """Predicted class label of every row."""
-        return self.classes_[self.tree_.predict_index(self._check_X(X))]
+        X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError
+        return self.classes_[self.tree_.predict_index(X)]
 
     def predict_proba(self, X):
         """Training class frequencies in the leaf each row reaches."""
-        return self.tree_.predict_proba(self._check_X(X))
+        X = self._check_X(X)
+        return self.tree_.predict_proba(X)
 
     def get_depth(self) -> int:
         check_is_fitted(self)
