@@ -163,4 +163,8 @@ ALGORITHMS = Registry(
 
 BINARIZERS = Registry("binarizer", ("treebench.binarize",), "treebench.binarizers")
 
-DATASETS = Registry("dataset", ("treebench.data.embedded",), "treebench.datasets")
+DATASETS = Registry(
+    "dataset",
+    ("treebench.data.embedded", "treebench.data.catalog", "treebench.data.files", "treebench.data.generators"),
+    "treebench.datasets",
+)

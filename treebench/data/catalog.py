@@ -1,0 +1,410 @@
+"""The dataset catalog: one YAML entry per dataset in ``datasets/`` (see ``datasets/README.md``).
+
+Each entry names its files (path relative to a data directory, sha256, role full/train/test,
+public origin), the format and parsing options, the label column, categorical columns, missing
+value tokens, per-file fixes, a predefined split if any, a label mapping where a paper binarizes
+the target, and provenance (origin, citation, licence). Importing this module registers one
+loader per entry (and per alias) in `treebench.registry.DATASETS`.
+
+Parsed datasets are cached as parquet under ``<cache>/parsed/``, keyed by the checksums of the
+source files and the parsing options, so a second load skips parsing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.data.base import Dataset
+from treebench.data.locate import FileSpec, cache_root, locate, sha256_file
+from treebench.data.parsers import guess_format, read_arff, read_delimited, read_dl85, read_parquet
+from treebench.errors import DataError
+
+PARSER_VERSION = "1"  # bump to invalidate parsed caches after a parsing change
+PARSE_KEYS = (
+    "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
+)
+TASKS = ("classification",)
+
+
+def catalog_dirs() -> list[Path]:
+    """Where catalog YAML files live: ``TREEBENCH_CATALOG`` (path list), the repo's ``datasets/``,
+    and the copy installed inside the package (``treebench/_catalog``)."""
+    out = [Path(p) for p in os.environ.get("TREEBENCH_CATALOG", "").split(os.pathsep) if p]
+    here = Path(__file__).resolve().parent
+    out += [here.parents[1] / "datasets", here.parent / "_catalog"]
+    return [d for d in out if d.is_dir()]
+
+
+@dataclass
+class CatalogEntry:
+    """A validated catalog entry (the YAML mapping plus parsed `FileSpec` objects)."""
+
+    name: str
+    spec: dict[str, Any]
+    files: list[FileSpec]
+    source: Path | None = None
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def task(self) -> str:
+        return self.spec.get("task", "classification")
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return tuple(self.spec.get("tags", ()))
+
+    def parse_options(self) -> dict[str, Any]:
+        return {k: self.spec.get(k) for k in PARSE_KEYS}
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "origin": self.spec.get("origin", {}),
+            "citation": self.spec.get("citation", ""),
+            "licence": self.spec.get("licence", ""),
+            "files": [
+                {"path": f.path, "role": f.role, "sha256": f.sha256, "bytes": f.bytes, "url": f.url} for f in self.files
+            ],
+        }
+
+
+def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEntry:
+    where = f"catalog file `{source}`" if source else "catalog entry"
+    if not isinstance(d, dict) or "name" not in d:
+        raise DataError(f"{where} must be a mapping with a `name`.")
+    files = []
+    for f in d.get("files", []) or []:
+        if "path" not in f:
+            raise DataError(f"{where}: every file needs a `path`.")
+        role = f.get("role", "full")
+        if role not in ("full", "train", "test"):
+            raise DataError(f"{where}: file `{f['path']}` has role {role!r}; expected full, train or test.")
+        files.append(
+            FileSpec(
+                path=f["path"], role=role, sha256=f.get("sha256"), bytes=f.get("bytes"),
+                alt_paths=tuple(f.get("alt_paths", ())), url=f.get("url"), url_sha256=f.get("url_sha256"),
+            )
+        )
+    task = d.get("task", "classification")
+    if task not in TASKS:
+        raise DataError(f"{where}: task {task!r} is not supported; expected one of {', '.join(TASKS)}.")
+    return CatalogEntry(name=d["name"], spec=d, files=files, source=source, aliases=list(d.get("aliases", [])))
+
+
+@lru_cache(maxsize=1)
+def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
+    import yaml
+
+    out: dict[str, CatalogEntry] = {}
+    for d in dirs:
+        for p in sorted(Path(d).rglob("*.yaml")):
+            try:
+                docs = list(yaml.safe_load_all(p.read_text()))
+            except yaml.YAMLError as exc:
+                raise DataError(f"catalog file `{p}` is not valid YAML: {exc}.") from None
+            for doc in docs:
+                if doc is None:
+                    continue
+                for item in doc if isinstance(doc, list) else [doc]:
+                    e = entry_from_dict(item, p)
+                    out.setdefault(e.name, e)
+    return out
+
+
+def load_catalog() -> dict[str, CatalogEntry]:
+    """All catalog entries by name (first definition wins across catalog directories)."""
+    return _load_catalog_cached(tuple(str(d) for d in catalog_dirs()))
+
+
+def get_entry(name: str) -> CatalogEntry:
+    cat = load_catalog()
+    if name in cat:
+        return cat[name]
+    for e in cat.values():
+        if name in e.aliases:
+            return e
+    from treebench.errors import did_you_mean
+
+    raise DataError(f"no catalog entry `{name}`{did_you_mean(name, cat)}; run `treebench datasets list`.")
+
+
+# ------------------------------------------------------------------------------------- building
+
+
+def _resolve_column(df: pd.DataFrame, key: Any, what: str, where: str) -> str:
+    if isinstance(key, bool):
+        raise DataError(f"{where}: {what} must be a column name or position, got {key!r}.")
+    if isinstance(key, int):
+        if not -df.shape[1] <= key < df.shape[1]:
+            raise DataError(f"{where}: {what} position {key} is outside the {df.shape[1]} columns.")
+        return str(df.columns[key])
+    if str(key) not in df.columns:
+        from treebench.errors import did_you_mean
+
+        raise DataError(f"{where}: {what} `{key}` is not a column{did_you_mean(str(key), map(str, df.columns))}.")
+    return str(key)
+
+
+def parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Parse one file with catalog options; returns the table and ARFF kinds (empty otherwise)."""
+    fmt = opts.get("format") or guess_format(path)
+    fixes = opts.get("fixes") or {}
+    missing = opts.get("missing")
+    missing = ("?",) if missing is None else tuple(str(m) for m in missing)
+    if fmt == "arff":
+        return read_arff(path, missing=missing)
+    if fmt == "dl85":
+        return read_dl85(path), {}
+    if fmt == "parquet":
+        return read_parquet(path), {}
+    if fmt not in ("csv", "tsv"):
+        raise DataError(f"unknown format {fmt!r} for `{path}`; expected csv, tsv, arff, dl85 or parquet.")
+    delim = opts.get("delimiter") or ("\t" if fmt == "tsv" else ",")
+    names = fixes.get("column_names")
+    header = opts.get("header")
+    header = True if header is None else bool(header)
+    df = read_delimited(
+        path,
+        delimiter=delim,
+        header=header,
+        missing=missing,
+        names=names if isinstance(names, list) else None,
+        quotechar=opts.get("quotechar") or '"',
+        skip_lines=fixes.get("skip_lines", ()),
+        drop_trailing_lines=fixes.get("drop_trailing_lines", 0),
+        unquote_lines=bool(fixes.get("unquote_lines", False)),
+    )
+    if names == "auto":
+        df.columns = [f"x{j}" for j in range(df.shape[1])]
+    return df, {}
+
+
+def _map_labels(y: pd.Series, fixes: dict[str, Any]) -> pd.Series:
+    suffix = fixes.get("label_strip_suffix")
+    if suffix:
+        y = y.map(lambda v: v[: -len(suffix)] if isinstance(v, str) and v.endswith(suffix) else v)
+    mapping = fixes.get("label_map")
+    if mapping:
+        default = mapping.get("*")
+        keys = {str(k): v for k, v in mapping.items() if k != "*"}
+        y = y.map(lambda v: keys.get(str(v), default if default is not None else v))
+    return y
+
+
+def frame_to_dataset(
+    name: str, parts: list[tuple[str, pd.DataFrame, dict[str, str]]], opts: dict[str, Any], where: str
+) -> tuple[pd.DataFrame, np.ndarray, list[str], int | None]:
+    """Apply label/categorical/fixes to parsed parts (role, table, kinds); rows of train then test.
+
+    Returns X, y, categorical names and the number of training rows (None without a split).
+    """
+    fixes = opts.get("fixes") or {}
+    split = opts.get("split")
+    roles = [r for r, _, _ in parts]
+    n_train = None
+    if split == "prefix":  # Quant-BnB: the train file is a prefix of the full file
+        full = next(df for r, df, _ in parts if r == "full")
+        train = next(df for r, df, _ in parts if r == "train")
+        if len(train) > len(full) or not np.allclose(
+            train.to_numpy(dtype=float), full.iloc[: len(train)].to_numpy(dtype=float), equal_nan=True
+        ):
+            raise DataError(f"{where}: the training file is not the first rows of the full file, as the catalog expects.")
+        df, kinds, n_train = full, parts[0][2], len(train)
+    elif "train" in roles:
+        order = [p for p in parts if p[0] == "train"] + [p for p in parts if p[0] == "test"]
+        n_train = sum(len(p[1]) for p in order if p[0] == "train")
+        cols = order[0][1].columns
+        for _, d, _ in order[1:]:
+            if list(d.columns) != list(cols):
+                if d.shape[1] == len(cols):
+                    d.columns = cols
+                else:
+                    raise DataError(f"{where}: train and test files have different columns.")
+        df = pd.concat([d for _, d, _ in order], ignore_index=True)
+        kinds = order[0][2]
+    else:
+        df = pd.concat([d for _, d, _ in parts], ignore_index=True) if len(parts) > 1 else parts[0][1]
+        kinds = parts[0][2]
+    # label from one-hot columns (steel plates faults)
+    onehot = fixes.get("label_from_onehot")
+    if onehot:
+        cols = [_resolve_column(df, c, "label_from_onehot column", where) for c in onehot]
+        block = df[cols].to_numpy()
+        if not np.all(block.sum(axis=1) == 1):
+            raise DataError(f"{where}: the one-hot label columns {cols} do not have exactly one 1 per row.")
+        y = pd.Series(np.asarray(cols, dtype=object)[block.argmax(axis=1)])
+        df = df.drop(columns=cols)
+        label = None
+    else:
+        label = _resolve_column(df, opts.get("label", -1) if opts.get("label") is not None else -1, "label column", where)
+        y = df[label]
+    drops = [_resolve_column(df, c, "column to drop", where) for c in fixes.get("drop_columns", [])]
+    X = df.drop(columns=[c for c in [label, *drops] if c is not None])
+    if y.isna().any():
+        i = int(np.flatnonzero(y.isna().to_numpy())[0])
+        raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
+    y = _map_labels(y, fixes)
+    cat_opt = opts.get("categorical", "auto")
+    auto = [c for c in X.columns if kinds.get(c) in ("nominal", "string") or not pd.api.types.is_numeric_dtype(X[c].dtype)]
+    if cat_opt in (None, "auto"):
+        categorical = auto
+    elif cat_opt == "all":
+        categorical = list(X.columns)
+    elif cat_opt == "none":
+        categorical = []
+        if auto:
+            raise DataError(f"{where}: column `{auto[0]}` is not numeric but the catalog says no categorical columns.")
+    else:
+        named = [_resolve_column(X, c, "categorical column", where) for c in cat_opt]
+        categorical = list(dict.fromkeys(named + auto))
+    categorical = [str(c) for c in X.columns if c in set(categorical)]
+    for c in X.columns:
+        if c not in categorical:
+            X[c] = X[c].astype(np.float64)
+    yv = y.to_numpy()
+    if yv.dtype == object:
+        try:
+            yv = yv.astype(str) if all(isinstance(v, str) for v in yv) else yv
+        except (TypeError, ValueError):  # pragma: no cover
+            pass
+    return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
+
+
+def _cache_key(entry: CatalogEntry, paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    h.update(PARSER_VERSION.encode())
+    h.update(json.dumps(entry.parse_options(), sort_keys=True, default=str).encode())
+    for p in paths:
+        h.update(sha256_file(p).encode())
+    return h.hexdigest()[:20]
+
+
+def _slug(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
+
+
+def _read_cache(path: Path) -> tuple[pd.DataFrame, np.ndarray, list[str], int | None] | None:
+    try:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        meta = json.loads(table.schema.metadata[b"treebench"].decode())
+        df = table.to_pandas()
+    except Exception:  # a corrupt or foreign cache file is ignored and rebuilt
+        return None
+    y = df.pop("__label__").to_numpy()
+    return df, y, list(meta["categorical"]), meta["n_train"]
+
+
+def _write_cache(path: Path, X: pd.DataFrame, y: np.ndarray, categorical: list[str], n_train: int | None) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        df = X.copy()
+        df["__label__"] = y
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        meta[b"treebench"] = json.dumps({"categorical": categorical, "n_train": n_train}).encode()
+        table = table.replace_schema_metadata(meta)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except Exception as exc:  # caching is an optimisation; never fail a load because of it
+        warnings.warn(f"could not cache parsed dataset at {path}: {exc}", RuntimeWarning, stacklevel=2)
+
+
+def build_dataset(
+    entry: CatalogEntry,
+    *,
+    data_dirs: list[Path],
+    offline: bool,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+) -> Dataset:
+    """Locate, verify, parse (or read the parquet cache) and assemble a catalog dataset."""
+    paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name) for f in entry.files]
+    if not paths:
+        return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
+    opts = entry.parse_options()
+    key = _cache_key(entry, paths)
+    cpath = cache_root(cache_dir) / "parsed" / f"{_slug(entry.name)}-{key}.parquet"
+    got = _read_cache(cpath) if use_cache and cpath.is_file() else None
+    if got is None:
+        parts = []
+        for f, p in zip(entry.files, paths, strict=True):
+            df, kinds = parse_file(p, opts)
+            parts.append((f.role, df, kinds))
+        got = frame_to_dataset(entry.name, parts, opts, f"dataset `{entry.name}` ({paths[0]})")
+        if use_cache:
+            _write_cache(cpath, *got)
+    X, y, categorical, n_train = got
+    expect = entry.spec.get("shape")
+    if expect and [X.shape[0], X.shape[1]] != list(expect):
+        raise DataError(
+            f"dataset `{entry.name}` loaded from `{paths[0]}` has shape {X.shape[0]}×{X.shape[1]}, but the "
+            f"catalog expects {expect[0]}×{expect[1]}; the file or the catalog entry is wrong."
+        )
+    train_index = test_index = None
+    if n_train is not None:
+        train_index = np.arange(n_train)
+        test_index = np.arange(n_train, X.shape[0])
+    meta = {"task": entry.task, "catalog": str(entry.source) if entry.source else None, **entry.provenance()}
+    meta["files"] = [dict(m, found_at=str(p)) for m, p in zip(meta["files"], paths, strict=True)]
+    for k in ("title", "notes", "paper"):
+        if k in entry.spec:
+            meta[k] = entry.spec[k]
+    return Dataset(name=entry.name, X=X, y=y, categorical=categorical, train_index=train_index, test_index=test_index, meta=meta)
+
+
+def _openml_dataset(entry: CatalogEntry, *, offline: bool, cache_dir: Path | None) -> Dataset:
+    from treebench.data.openml_source import load_openml
+
+    return load_openml(entry, offline=offline, cache_dir=cache_dir)
+
+
+# ----------------------------------------------------------------------------------- registry
+
+
+class CatalogLoader:
+    """The registered loader of one catalog entry: ``loader(data_dirs=..., offline=...)``."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.__doc__ = f"Catalog dataset `{name}`."
+
+    def __call__(self, data_dirs: list[Path] | None = None, offline: bool = False, cache_dir: Path | None = None) -> Dataset:
+        from treebench.data.base import data_dirs_from_env
+
+        dirs = list(data_dirs) if data_dirs is not None else data_dirs_from_env()
+        return build_dataset(get_entry(self.name), data_dirs=dirs, offline=offline, cache_dir=cache_dir)
+
+
+def register_catalog() -> None:
+    from treebench.registry import DATASETS, Entry
+
+    for entry in load_catalog().values():
+        for n in [entry.name, *entry.aliases]:
+            if n in DATASETS._entries:  # noqa: SLF001 - first registration wins
+                continue
+            title = entry.spec.get("title") or entry.name
+            DATASETS.add(
+                Entry(
+                    name=n, obj=CatalogLoader(entry.name), kind="dataset", tags=("catalog", *entry.tags),
+                    description=f"{title}" + (f" (alias of `{entry.name}`)" if n != entry.name else ""),
+                    extra={"catalog": entry.name},
+                )
+            )
+
+
+register_catalog()

@@ -1,0 +1,278 @@
+"""Parsers for the data formats treebench reads: delimited text, ARFF and the DL8.5 format.
+
+Every parser takes a path (plain or gzip-compressed, detected from the file's first bytes, not its
+name), returns a DataFrame of raw values (numbers as int/float columns, everything else as text)
+and raises `treebench.errors.DataError` naming the file and what went wrong. File quirks (a
+pseudo-header line, a stray trailing line, quoted lines) are handled by the line fixes passed in
+from the catalog, never by special cases here. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.errors import DataError
+
+FORMATS = ("csv", "tsv", "arff", "dl85", "parquet")
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text (gzip transparently, UTF-8 with a Latin-1 fallback)."""
+    raw = gzip.open(path, "rb").read() if is_gzip(path) else Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def guess_format(path: str | Path) -> str:
+    """Format from the file name: .csv/.data/.txt → csv, .tsv → tsv, .arff, .parquet (gz stripped)."""
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    suffix = Path(name).suffix
+    return {".arff": "arff", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}.get(suffix, "csv")
+
+
+def apply_line_fixes(
+    text: str,
+    skip_lines: Sequence[int] = (),
+    drop_trailing_lines: int = 0,
+    unquote_lines: bool = False,
+) -> str:
+    """Line-level catalog fixes on the raw text.
+
+    ``skip_lines``: 1-based physical line numbers to drop (e.g. a pseudo-header);
+    ``drop_trailing_lines``: drop that many last non-blank lines (e.g. a stray line after a blank);
+    ``unquote_lines``: strip one pair of double quotes wrapping a whole line.
+    """
+    lines = text.splitlines()
+    if skip_lines:
+        drop = {int(i) - 1 for i in skip_lines}
+        lines = [ln for i, ln in enumerate(lines) if i not in drop]
+    if drop_trailing_lines:
+        k = int(drop_trailing_lines)
+        while k and lines:
+            if lines[-1].strip():
+                k -= 1
+            lines.pop()
+    if unquote_lines:
+        lines = [ln[1:-1] if len(ln) >= 2 and ln[0] == '"' and ln[-1] == '"' else ln for ln in lines]
+    return "\n".join(lines) + "\n"
+
+
+def _where(path: Path) -> str:
+    return f"`{path}`"
+
+
+def read_delimited(
+    path: str | Path,
+    *,
+    delimiter: str | None = ",",
+    header: bool = True,
+    missing: Sequence[str] = ("?",),
+    names: Sequence[str] | None = None,
+    quotechar: str = '"',
+    skip_lines: Sequence[int] = (),
+    drop_trailing_lines: int = 0,
+    unquote_lines: bool = False,
+) -> pd.DataFrame:
+    """CSV/TSV/space-separated text (any delimiter; ``None`` or ``"space"`` = runs of whitespace).
+
+    With ``header`` the first (remaining) line gives column names (surrounding spaces stripped);
+    without it columns are named ``x0, x1, ...`` unless ``names`` is given. Values in ``missing``
+    become NaN, and so do empty fields. Numeric-looking columns become numbers, the others text.
+    """
+    path = Path(path)
+    sep = r"\s+" if delimiter in (None, "space", " ", "whitespace") else ("\t" if delimiter == "tab" else delimiter)
+    src: Any
+    if skip_lines or drop_trailing_lines or unquote_lines:
+        src = io.StringIO(apply_line_fixes(read_text(path), skip_lines, drop_trailing_lines, unquote_lines))
+        compression = None
+    else:
+        src = path
+        compression = "gzip" if is_gzip(path) else None
+    kw: dict[str, Any] = dict(
+        sep=sep,
+        header=0 if header else None,
+        na_values=list(dict.fromkeys([*missing, ""])),
+        keep_default_na=False,
+        quotechar=quotechar,
+        skipinitialspace=sep != r"\s+",
+        skip_blank_lines=True,
+        compression=compression,
+        low_memory=False,
+    )
+    try:
+        df = pd.read_csv(src, **kw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {delimiter!r}): {msg}.") from None
+    if df.shape[0] == 0:
+        raise DataError(f"{_where(path)} holds no data rows; expected {('a header and ' if header else '')}delimited rows.")
+    if names is not None:
+        if len(names) != df.shape[1]:
+            raise DataError(f"{_where(path)} has {df.shape[1]} columns but {len(names)} names were given.")
+        df.columns = list(names)
+    elif header:
+        df.columns = [str(c).strip() for c in df.columns]
+    else:
+        df.columns = [f"x{j}" for j in range(df.shape[1])]
+    return df
+
+
+# ------------------------------------------------------------------------------------------ ARFF
+
+_ATTR = re.compile(r"^@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)\s+(.*)$", re.IGNORECASE)
+
+
+def _unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        return s[1:-1].replace("\\'", "'").replace('\\"', '"')
+    return s
+
+
+def _parse_nominal(spec: str) -> list[str]:
+    inner = spec.strip()[1:-1]
+    reader = csv.reader([inner], quotechar="'", skipinitialspace=True)
+    values = next(reader, [])
+    return [_unquote(v) for v in values]
+
+
+def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str, list[str] | None]], int]:
+    """Attributes (name, kind, nominal values) and the index of the first line after ``@data``."""
+    attrs: list[tuple[str, str, list[str] | None]] = []
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or line.startswith("%"):
+            continue
+        low = line.lower()
+        if low.startswith("@relation"):
+            continue
+        if low.startswith("@attribute"):
+            m = _ATTR.match(line)
+            if not m:
+                raise DataError(f"cannot parse ARFF attribute line {i + 1} of {_where(path)}: {line[:80]!r}.")
+            name, spec = _unquote(m.group(1)), m.group(2).strip()
+            if spec.startswith("{"):
+                attrs.append((name, "nominal", _parse_nominal(spec)))
+            else:
+                kind = spec.split()[0].lower()
+                if kind in ("numeric", "real", "integer"):
+                    attrs.append((name, "numeric", None))
+                elif kind in ("string", "date"):
+                    attrs.append((name, kind, None))
+                else:
+                    raise DataError(f"{_where(path)} line {i + 1}: unknown ARFF attribute type {spec!r}.")
+            continue
+        if low.startswith("@data"):
+            if not attrs:
+                raise DataError(f"{_where(path)} has an @data section but no @attribute lines.")
+            return attrs, i + 1
+        raise DataError(f"{_where(path)} line {i + 1} is neither a comment, @attribute nor @data: {line[:80]!r}.")
+    raise DataError(f"{_where(path)} has no @data line; expected an ARFF file.")
+
+
+def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.DataFrame, dict[str, str]]:
+    """ARFF (numeric, nominal with quotes, string; ``?`` missing; ``%`` comments; CRLF; gzip).
+
+    Returns the DataFrame and ``{column: "numeric" | "nominal" | "string" | "date"}``. Nominal
+    values keep their text (quotes removed); numeric columns are floats. Sparse ARFF is an error.
+    """
+    path = Path(path)
+    lines = read_text(path).splitlines()
+    attrs, start = parse_arff_header(lines, path)
+    body = [ln for ln in lines[start:] if ln.strip() and not ln.lstrip().startswith("%")]
+    if body and body[0].lstrip().startswith("{"):
+        raise DataError(f"{_where(path)} is a sparse ARFF file, which treebench does not read; convert it to dense.")
+    names = [a[0] for a in attrs]
+    quote = "'" if any("'" in ln for ln in body[:50]) or not any('"' in ln for ln in body[:50]) else '"'
+    try:
+        df = pd.read_csv(
+            io.StringIO("\n".join(body)),
+            header=None,
+            names=names,
+            sep=",",
+            quotechar=quote,
+            escapechar="\\",
+            skipinitialspace=True,
+            na_values=list(missing),
+            keep_default_na=False,
+            dtype={n: str for n, kind, _ in attrs if kind != "numeric"},
+            low_memory=False,
+        )
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise DataError(f"cannot parse the @data section of {_where(path)}: {str(exc).strip()}.") from None
+    if df.shape[0] != len(body):
+        raise DataError(f"{_where(path)}: read {df.shape[0]} rows from {len(body)} data lines; check its quoting.")
+    kinds = {}
+    for name, kind, values in attrs:
+        kinds[name] = kind
+        if kind == "numeric":
+            col = pd.to_numeric(df[name], errors="coerce")
+            bad = col.isna() & df[name].notna()
+            if bad.any():
+                raise DataError(
+                    f"{_where(path)}: numeric attribute `{name}` holds {df[name][bad].iloc[0]!r}; expected a number or ?."
+                )
+            df[name] = col.astype(np.float64)
+        else:
+            s = df[name].astype(object)
+            s = s.where(s.notna(), None).map(lambda v: v.strip() if isinstance(v, str) else v)
+            if kind == "nominal" and values is not None:
+                unknown = set(s.dropna().unique()) - set(values)
+                if unknown:
+                    raise DataError(
+                        f"{_where(path)}: nominal attribute `{name}` holds {sorted(unknown)[0]!r}, which is not "
+                        f"among its declared values {{{', '.join(values)}}}."
+                    )
+            df[name] = s
+    return df, kinds
+
+
+# ------------------------------------------------------------------------------------------ DL8.5
+
+
+def read_dl85(path: str | Path) -> pd.DataFrame:
+    """DL8.5/MurTree format: space-separated 0/1 features with the class label first, no header.
+
+    Returns columns ``label, f0, f1, ...``; a value other than 0/1 in a feature column is an error.
+    """
+    path = Path(path)
+    try:
+        arr = pd.read_csv(
+            path, sep=r"\s+", header=None, compression="gzip" if is_gzip(path) else None, dtype=np.int64
+        ).to_numpy()
+    except (pd.errors.ParserError, ValueError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"cannot parse {_where(path)} as DL8.5 format (space-separated integers, label first): {exc}.") from None
+    feats = arr[:, 1:]
+    bad = (feats != 0) & (feats != 1)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise DataError(f"{_where(path)} row {i + 1} column {j + 2} is {feats[i, j]}; the DL8.5 format needs 0/1 features.")
+    df = pd.DataFrame(feats.astype(np.uint8), columns=[f"f{j}" for j in range(feats.shape[1])])
+    df.insert(0, "label", arr[:, 0])
+    return df
+
+
+def read_parquet(path: str | Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types
+        raise DataError(f"cannot read {_where(Path(path))} as parquet: {exc}.") from None
