@@ -156,6 +156,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.cart",
         "treebench.algorithms.ensembles",
         "treebench.algorithms.greedy",
+        "treebench.algorithms.topk",
         "treebench.algorithms.testing",
     ),
     "treebench.algorithms",

@@ -13,7 +13,7 @@ import pytest
 
 import naive
 from treebench.algorithms import _topk_kernels as K
-from treebench.algorithms.topk import EXPECTED_FAILED_CHECKS, TopKClassifier, warmup
+from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
 
 
@@ -413,18 +413,3 @@ def test_k_all_equals_pystreed(name):
         ref.fit(X.astype(np.int32), y)
         ref_err = np.sum(ref.predict(X.astype(np.int32)) != y)
         assert m.solve_info_["training_error"] == ref_err, depth
-
-
-# ------------------------------------------------------------------ scikit-learn conventions
-def _checks():
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    return parametrize_with_checks(
-        [TopKClassifier(k=2, max_depth=3)],
-        expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-    )
-
-
-@_checks()
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -44,61 +44,6 @@ CRITERIA = {
 
 _WARM = False
 
-#: scikit-learn estimator checks that cannot pass, with the reason (used by the test suite)
-EXPECTED_FAILED_CHECKS = {
-    # Top-k needs 0/1 features (a binarizer runs upstream); these checks fit on real-valued data
-    name: "Top-k accepts only 0/1 features; the check fits on real-valued data"
-    for name in (
-        "check_estimators_dtypes",
-        "check_fit_score_takes_y",
-        "check_estimators_fit_returns_self",
-        "check_pipeline_consistency",
-        "check_estimators_overwrite_params",
-        "check_estimators_pickle",
-        "check_f_contiguous_array_estimator",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_fit2d_1sample",
-        "check_fit2d_1feature",
-        "check_dict_unchanged",
-        "check_dont_overwrite_parameters",
-        "check_fit_idempotent",
-        "check_fit_check_is_fitted",
-        "check_n_features_in",
-        "check_positive_only_tag_during_fit",
-        "check_fit2d_predict1d",
-        "check_classifiers_one_label_sample_weights",
-        "check_classifiers_train",
-        "check_classifiers_regression_target",
-        "check_supervised_y_no_nan",
-        "check_supervised_y_2d",
-        "check_classifiers_classes",
-        "check_classifiers_multilabel_output_format_predict",
-        "check_classifiers_multilabel_output_format_predict_proba",
-        "check_estimators_unfitted",
-        "check_non_transformer_estimators_n_iter",
-        "check_decision_proba_consistency",
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_list",
-        "check_sample_weights_shape",
-        "check_sample_weights_not_overwritten",
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weights_invariance",
-        "check_estimators_partial_fit_n_features",
-        "check_classifier_data_not_an_array",
-        "check_classifiers_one_label",
-        "check_class_weight_classifiers",
-        "check_requires_y_none",
-        "check_n_features_in_after_fitting",
-        "check_estimators_nan_inf",
-        "check_readonly_memmap_input",
-        "check_classifiers_train(readonly_memmap=True)",
-        "check_classifiers_train(readonly_memmap=True,X_dtype=float32)",
-        "check_estimators_empty_data_messages",
-    )
-}
-
 
 def _parse_k(k, d: int) -> int:
     """0 means "all features"."""
