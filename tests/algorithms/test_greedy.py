@@ -382,3 +382,19 @@ def test_grow_tree_scales():
     check_tree(tree, max_depth=6, X=X, y_index=y)
     assert tree.depth == 6 and ops > 0
     assert elapsed < 20.0
+
+
+def test_blocked_counting_gives_the_same_tree(monkeypatch):
+    """Counts are accumulated over blocks of rows to bound memory; tiny blocks change nothing."""
+    import treebench.algorithms.greedy as greedy_module
+
+    rng = np.random.default_rng(5)
+    X = (rng.random((500, 9)) < 0.4).astype(float)
+    y = (X[:, 1] + X[:, 4] + (rng.random(500) < 0.3) >= 2).astype(int)
+    w = rng.random(500)
+    ref = GreedyTreeClassifier(criterion="gini").fit(X, y, w)
+    monkeypatch.setattr(greedy_module, "_BLOCK_ELEMENTS", 9 * 7)  # 7 rows per block
+    small = GreedyTreeClassifier(criterion="gini").fit(X, y, w)
+    assert as_lists(small.tree_) == as_lists(ref.tree_)
+    np.testing.assert_allclose(small.tree_.value, ref.tree_.value)
+    assert ref.tree_.n_nodes > 15

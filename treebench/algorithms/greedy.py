@@ -101,6 +101,22 @@ def select_feature(scores: np.ndarray, valid: np.ndarray) -> int:
 
 
 # ---------------------------------------------------------------------------- growing
+#: rows × features gathered at once when counting (bounds the temporary copy to ~16 MB)
+_BLOCK_ELEMENTS = 2**21
+
+
+def _ones_counts(X: np.ndarray, yw: np.ndarray, rows: np.ndarray, block: int) -> np.ndarray:
+    """``X[rows].T @ yw[rows]`` (class weights and row counts where ``x_j = 1``, for every
+    feature ``j``), one matrix product per block of rows so the gathered copy stays small."""
+    if rows.shape[0] == X.shape[0]:  # the root: every row, in order; no copy needed
+        return X.T @ yw
+    out = np.zeros((X.shape[1], yw.shape[1]))
+    for start in range(0, rows.shape[0], block):
+        r = rows[start : start + block]
+        out += X[r].T @ yw[r]
+    return out
+
+
 def grow_tree(
     X: np.ndarray,
     y: np.ndarray,
@@ -124,6 +140,7 @@ def grow_tree(
     if prior is None:
         prior = yw[:, :n_classes].sum(axis=0)
     budget = np.inf if max_depth is None else max_depth
+    block = max(1, _BLOCK_ELEMENTS // max(1, d))
 
     feature: list[int] = []
     left: list[int] = []
@@ -146,7 +163,7 @@ def grow_tree(
         label.append(majority_label(counts, prior))
         if depth >= budget or np.count_nonzero(counts > 0) <= 1:
             continue
-        m = X[rows].T @ yw[rows]  # d × (K+1): class weights and row counts where x_j = 1
+        m = _ones_counts(X, yw, rows, block)  # d × (K+1): class weights, row counts at x_j = 1
         n_ones = m[:, n_classes]
         n_rows = rows.shape[0]
         valid = (n_ones >= min_samples_leaf) & (n_rows - n_ones >= min_samples_leaf)
