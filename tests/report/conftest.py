@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from treebench.results import schema
+from treebench.results import schema, store
 
 DATASETS = ("car", "tic-tac-toe")
 KS = (1, 2, 4, "all")
@@ -72,16 +72,9 @@ def synthetic_table(experiment: str = "topk_fig2") -> pd.DataFrame:
 
 
 def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = None) -> Path:
-    """Write the table as the executor would: parameter columns holding mixed types (numbers
-    and strings) are stored as JSON text, since parquet columns have a single type."""
+    """Write the table as the runner does (`treebench.results.store.write_tables`)."""
     directory.mkdir(parents=True, exist_ok=True)
-    stored = table.copy()
-    for c in schema.param_columns(stored) + schema.bparam_columns(stored):
-        kinds = {type(v) for v in stored[c] if v is not None}
-        if len(kinds) > 1:
-            stored[c] = [json.dumps(v) for v in stored[c]]
-    stored.to_parquet(directory / "results.parquet", index=False)
-    stored.to_csv(directory / "results.csv", index=False)
+    store.write_tables(directory, table)
     if manifest is None:
         manifest = {"experiment": str(table["experiment"].iloc[0]),
                     "created_at": "2026-01-01T00:00:00Z",

@@ -50,8 +50,8 @@ NA = _NotApplicable()
 
 def normalize_value(v: Any) -> Any:
     """A parameter value as a plain JSON scalar: numpy scalars become Python numbers, integral
-    floats become ints (parquet turns an int column with nulls into floats), NaN becomes None and
-    strings that hold JSON scalars (``"3"``, ``'"all"'``, ``"null"``) are decoded."""
+    floats become ints (an int column with nulls may come back as floats), NaN becomes None, and
+    lists or dicts become canonical JSON text. Strings are kept as they are (``"all"``)."""
     if v is None or v is NA or v is pd.NA:
         return None if v is not NA else NA
     if isinstance(v, np.generic):
@@ -63,16 +63,6 @@ def normalize_value(v: Any) -> Any:
             return None
         if v.is_integer() and abs(v) < 2**53:
             return int(v)
-        return v
-    if isinstance(v, str):
-        s = v.strip()
-        if s and (s[0] in '-0123456789"' or s in ("null", "true", "false")):
-            try:
-                decoded = json.loads(s)
-            except ValueError:
-                return v
-            if decoded is None or isinstance(decoded, (int, float, str, bool)):
-                return normalize_value(decoded) if not isinstance(decoded, str) else decoded
         return v
     if isinstance(v, (list, tuple, dict)):
         return json.dumps(v, sort_keys=True)
@@ -143,16 +133,15 @@ def load_results(results_dir: Path) -> Results:
             f"No results table at {path}; run the experiment first or point the report at a "
             "results directory that contains results.parquet."
         )
+    from treebench.results.store import read_table
+
     try:
-        raw = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises many types for damaged files
-        raise UserError(f"Cannot read the results table {path} ({exc}); re-run or re-collect "
-                        "the experiment to rewrite it.") from None
-    try:
-        table = schema.conform(raw)
-        schema.validate(table)
+        table = read_table(path)
     except schema.SchemaError as exc:
         raise UserError(f"The results table {path} does not follow the schema: {exc}.") from None
+    except Exception as exc:  # pyarrow raises many types for damaged files
+        raise UserError(f"Cannot read the results table {path} ({type(exc).__name__}: {exc}); "
+                        "re-run or re-consolidate the experiment to rewrite it.") from None
     manifest, notes = _read_manifest(results_dir / "manifest.json")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=notes)

@@ -18,6 +18,18 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
+def _flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
+    """Nested dicts as dotted keys (``environment.packages.numpy``); None values are shown."""
+    if isinstance(value, dict):
+        out: list[tuple[str, str]] = []
+        for k in sorted(value, key=str):
+            out += _flatten(f"{prefix}.{k}", value[k])
+        return out
+    if value is None and prefix == "environment":
+        return []
+    return [(prefix, _scalar(value))]
+
+
 def provenance_items(results: Results) -> list[tuple[str, str]]:
     """(key, value) pairs: experiment, creation time, environment from the manifest, and the
     distinct version and host values recorded in the results table."""
@@ -27,12 +39,10 @@ def provenance_items(results: Results) -> list[tuple[str, str]]:
     for key in ("created_at", "finished_at", "treebench_version", "git_sha"):
         if key in m and m[key] is not None:
             items.append((key, _scalar(m[key])))
-    env = m.get("environment")
-    if isinstance(env, dict):
-        for k in sorted(env):
-            items.append((f"environment.{k}", _scalar(env[k])))
-    elif env is not None:
-        items.append(("environment", _scalar(env)))
+    for key in ("updated_at", "n_cells"):
+        if key in m and m[key] is not None:
+            items.append((key, _scalar(m[key])))
+    items += _flatten("environment", m.get("environment"))
     t = results.table
     seen = {k for k, _ in items}
     for col in TABLE_PROVENANCE:

@@ -1,0 +1,221 @@
+"""End-to-end report tests on a synthetic Top-k-like sweep with a CART baseline and failures."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from treebench.errors import UserError
+from treebench.report import parse_formats, write_report
+
+from .conftest import DATASETS, DEPTHS, FAILED, FOLDS, KS, accuracy, synthetic_table, write_results
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, dict[str, list[Path]]]:
+    res = write_results(tmp_path_factory.mktemp("report") / "results", synthetic_table())
+    return res / "report", write_report(res)
+
+
+def _expected(dataset: str, algorithm: str, k, depth: int, train: bool) -> list[float]:
+    fails = FAILED.get((dataset, k, depth), {}) if algorithm == "topk" else {}
+    return [accuracy(dataset, algorithm, k, depth, f, train) for f in FOLDS if f not in fails]
+
+
+def test_report_writes_every_kind_of_file(report):
+    out, paths = report
+    assert set(paths) == {"html", "md", "csv", "latex", "png", "svg"}
+    assert paths["html"] == [out / "index.html"]
+    assert out / "summary.md" in paths["md"]
+    for name in ("summary", "test_accuracy", "train_accuracy", "n_leaves", "fit_seconds"):
+        for ext in ("csv", "md", "tex"):
+            assert (out / "tables" / f"{name}.{ext}").is_file(), (name, ext)
+    assert (out / "tables" / "failures.csv").is_file()
+    for kind in paths:
+        for p in paths[kind]:
+            assert p.is_file() and p.stat().st_size > 0, p
+    stems = {p.stem for p in paths["png"]}
+    assert stems == {p.stem for p in paths["svg"]}
+    for d in DATASETS:
+        for stem in ("test_accuracy_vs_max_depth",  # Top-k Figure 2
+                     "train_test_accuracy_vs_k",  # Top-k Figure 4
+                     "train_accuracy_vs_k", "n_leaves_vs_max_depth", "fit_seconds_vs_k",
+                     "test_accuracy_vs_n_leaves"):
+            assert f"{d}__{stem}" in stems
+
+
+def test_figures_are_valid_nonempty_images(report):
+    import matplotlib.image as mpimg
+
+    _, paths = report
+    for p in paths["png"]:
+        data = p.read_bytes()
+        assert data[:8] == PNG_MAGIC, p
+        assert len(data) > 10_000, p
+        img = mpimg.imread(p)
+        assert img.ndim == 3 and img.shape[0] >= 300 and img.shape[1] >= 500, (p, img.shape)
+        assert img[..., :3].std() > 0.05, p  # not a blank canvas
+    for p in paths["svg"]:
+        text = p.read_text(encoding="utf-8")
+        root = ET.fromstring(text)
+        assert root.tag.endswith("svg")
+        assert len(text) > 10_000
+        assert "<dc:date>" not in text  # no timestamp: reproducible files
+
+
+def test_metric_table_holds_mean_and_std_over_ok_folds(report):
+    out, _ = report
+    t = pd.read_csv(out / "tables" / "test_accuracy.csv", keep_default_na=False)
+    assert len(t) == len(DATASETS) * (len(KS) + 1) * len(DEPTHS)
+    for d in DATASETS:
+        for depth in DEPTHS:
+            for alg, k in [("cart", None)] + [("topk", k) for k in KS]:
+                sel = (t["dataset"] == d) & (t["algorithm"] == alg) & (
+                    t["max_depth"].astype(str) == str(depth))
+                sel &= t["k"].astype(str) == ("" if k is None else str(k))
+                row = t[sel]
+                assert len(row) == 1, (d, alg, k, depth)
+                row = row.iloc[0]
+                vals = _expected(d, alg, k, depth, train=False)
+                assert int(row["n"]) == len(vals) == int(row["n_ok"])
+                assert int(row["n_total"]) == len(FOLDS)
+                if vals:
+                    assert float(row["mean"]) == pytest.approx(statistics.mean(vals))
+                if len(vals) >= 2:
+                    assert float(row["std"]) == pytest.approx(statistics.stdev(vals))
+                else:
+                    assert row["std"] == ""
+
+
+def test_markdown_and_latex_show_mean_pm_std(report):
+    out, _ = report
+    vals = _expected("car", "topk", 2, 3, train=True)
+    cell = f"{statistics.mean(vals):.3f} ± {statistics.stdev(vals):.3f}"
+    md = (out / "tables" / "train_accuracy.md").read_text(encoding="utf-8")
+    line = [ln for ln in md.splitlines() if ln.startswith("| car | topk | 2 | 3 |")]
+    assert len(line) == 1 and cell in line[0]
+    tex = (out / "tables" / "train_accuracy.tex").read_text(encoding="utf-8")
+    assert cell.replace("±", "$\\pm$") in tex
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "max\\_depth" in tex
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert cell.split(" ± ")[0] in summary
+
+
+def test_failed_and_timed_out_cells_are_counted_and_listed(report):
+    out, _ = report
+    t = pd.read_csv(out / "tables" / "summary.csv", keep_default_na=False)
+    car = t[(t["dataset"] == "car") & (t["k"] == "all") & (t["max_depth"] == 4)].iloc[0]
+    assert (car["n_ok"], car["n_timeout"], car["n_error"], car["n_failed"]) == (1, 1, 1, 2)
+    ttt = t[(t["dataset"] == "tic-tac-toe") & (t["k"] == "all") & (t["max_depth"] == 4)].iloc[0]
+    assert (ttt["n_ok"], ttt["n_timeout"], ttt["test_accuracy_mean"]) == (0, 3, "")
+    md = (out / "tables" / "test_accuracy.md").read_text(encoding="utf-8")
+    assert "| car | topk | all | 4 | 0.840 | 1/3 | 1 timeout, 1 error |" in md
+    assert "| tic-tac-toe | topk | all | 4 | – | 0/3 | 3 timeout |" in md
+    failed_ids = {f"{d}-topk-k{k}-d{depth}-f{f}" for (d, k, depth), fs in FAILED.items()
+                  for f in fs}
+    html = (out / "index.html").read_text(encoding="utf-8")
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert f"Failures ({len(failed_ids)})" in html and f"Failures ({len(failed_ids)})" in summary
+    for cid in failed_ids:
+        assert cid in html and cid in summary
+    assert "MemoryError: search &amp; prune failed" in html
+    fcsv = pd.read_csv(out / "tables" / "failures.csv")
+    assert set(fcsv["cell_id"]) == failed_ids
+    assert sorted(fcsv["status"]) == ["error"] + ["timeout"] * 4
+
+
+def test_html_is_self_contained(report):
+    out, paths = report
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "<title>treebench report: topk_fig2</title>" in html
+    assert html.count('src="data:image/png;base64,') == len(paths["png"])
+    assert "<link" not in html and "<script" not in html and "url(" not in html
+    for attr in ("src=", "href="):
+        for chunk in html.split(attr)[1:]:
+            assert chunk.startswith('"data:') or chunk.startswith('"#'), chunk[:40]
+    assert "environment.numpy" in html and "2026-01-01T00:00:00Z" in html
+    assert "Resolved configuration" in html
+
+
+def test_markdown_summary_links_existing_files(report):
+    out, _ = report
+    md = (out / "summary.md").read_text(encoding="utf-8")
+    links = [seg.split(")")[0] for seg in md.split("](")[1:]]
+    assert any(link.startswith("figures/") for link in links)
+    assert any(link.startswith("tables/") for link in links)
+    for link in links:
+        assert (out / link).is_file(), link
+
+
+def test_reports_are_byte_identical_across_runs(tmp_path):
+    table = synthetic_table()
+    table = table[(table["dataset"] == "car") & (table["param_max_depth"] == 4)
+                  & table["param_k"].isin([None, 4, "all"])]  # incl. the failed setting
+    res = write_results(tmp_path / "res", table.reset_index(drop=True))
+    a = write_report(res, tmp_path / "a", formats=["html", "csv"])
+    b = write_report(res, tmp_path / "b", formats=["html", "csv"])
+    assert a["svg"] and a["png"]
+    for pa, pb in zip(sum(a.values(), []), sum(b.values(), []), strict=True):
+        assert pa.name == pb.name
+        assert pa.read_bytes() == pb.read_bytes(), pa.name
+
+
+def test_missing_or_damaged_results_raise_user_error(tmp_path):
+    with pytest.raises(UserError, match="results.parquet"):
+        write_report(tmp_path)
+    (tmp_path / "results.parquet").write_bytes(b"not a parquet file")
+    with pytest.raises(UserError, match="Cannot read"):
+        write_report(tmp_path)
+
+
+def test_unknown_format_raises_user_error(results_dir):
+    with pytest.raises(UserError, match="Unknown report format `pdf`"):
+        write_report(results_dir, formats=["html", "pdf"])
+    with pytest.raises(UserError, match="did you mean `html`"):
+        parse_formats("htlm")
+    assert parse_formats("csv, tex,html") == ["html", "csv", "latex"]
+
+
+def test_only_requested_formats_are_written(results_dir, tmp_path):
+    out = tmp_path / "only_csv"
+    paths = write_report(results_dir, out, formats=["csv"], figures=False)
+    assert set(paths) == {"csv"}
+    assert not (out / "index.html").exists() and not (out / "figures").exists()
+    assert not list((out / "tables").glob("*.md")) and not list((out / "tables").glob("*.tex"))
+
+
+def test_default_output_is_results_dir_report(results_dir):
+    paths = write_report(results_dir, formats=["md"], figures=False)
+    assert paths["md"][0] == results_dir / "report" / "summary.md"
+
+
+def test_empty_results_table_gives_a_report(tmp_path):
+    res = write_results(tmp_path / "res", synthetic_table().iloc[0:0], manifest={})
+    paths = write_report(res)
+    assert "has no rows" in paths["html"][0].read_text(encoding="utf-8")
+    assert "png" not in paths
+
+
+def test_manifest_is_optional(tmp_path):
+    res = write_results(tmp_path / "res", synthetic_table().head(6))
+    (res / "manifest.json").unlink()
+    paths = write_report(res, formats=["md"], figures=False)
+    text = paths["md"][0].read_text(encoding="utf-8")
+    assert "# treebench report: topk_fig2" in text and "manifest.json is missing" in text
+
+
+def test_csv_values_are_numbers_not_sentinels(report):
+    out, _ = report
+    t = pd.read_csv(out / "tables" / "fit_seconds.csv")
+    assert not (t["mean"] < 0).any()
+    assert t["mean"].isna().sum() == 1  # the tic-tac-toe setting where every cell timed out
+    assert math.isfinite(t["mean"].max())
+    assert json.loads(t["binarizer_params"].iloc[0]) == {"n_thresholds": 8}

@@ -1,0 +1,105 @@
+"""Unit tests of the report's parts: value ordering, sweep axes, figure contents, escaping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treebench.results import schema
+from treebench.report.aggregate import NA, load_results, normalize_value, sort_key, sweep_axes
+from treebench.report.figures import axis_figure, leaves_figure
+from treebench.report.tables import Display, latex_escape, to_latex, to_markdown
+
+from .conftest import synthetic_table, write_results
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return load_results(write_results(tmp_path_factory.mktemp("parts") / "r", synthetic_table()))
+
+
+def test_values_sort_numbers_then_strings_then_none():
+    vals = ["all", None, 16, 2.5, 1, "best", NA]
+    assert sorted(vals, key=sort_key) == [1, 2.5, 16, "all", "best", None, NA]
+    assert normalize_value(np.int64(3)) == 3 and isinstance(normalize_value(np.int64(3)), int)
+    assert normalize_value(4.0) == 4 and isinstance(normalize_value(4.0), int)
+    assert normalize_value(float("nan")) is None
+    assert normalize_value("all") == "all"
+    assert normalize_value(0.25) == 0.25
+
+
+def test_sweep_axes_are_params_with_several_values(results):
+    axes = sweep_axes(results.settings, results.key_columns)
+    assert axes == {"cart": ["param_max_depth"], "topk": ["param_k", "param_max_depth"]}
+    # CART has no `k`: it is not applicable, which differs from a None value
+    cart = results.settings[results.settings["algorithm"] == "cart"]
+    assert all(v is NA for v in cart["param_k"])
+    assert len(results.settings) == 2 * (4 + 1) * 3
+
+
+def test_accuracy_vs_depth_has_one_line_per_k_plus_cart(results):
+    fig = axis_figure(results, "car", "param_max_depth", ("test_accuracy",),
+                      sweep_axes(results.settings, results.key_columns))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["cart", "topk (k=1)", "topk (k=2)", "topk (k=4)", "topk (k=all)"]
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["2", "3", "4"]
+    # the car k=all depth-4 setting lost 2 of 3 folds: drawn with a hollow marker at x=4
+    hollow = [ln for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+    assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [4.0]
+
+
+def test_k_axis_is_categorical_with_all_last_and_excludes_cart(results):
+    axes = sweep_axes(results.settings, results.key_columns)
+    fig = axis_figure(results, "tic-tac-toe", "param_k", ("test_accuracy", "train_accuracy"),
+                      axes)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "all"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any(lb.startswith("cart") for lb in labels)
+    assert "topk (max_depth=3)" in labels and "train accuracy (dashed)" in labels
+    # every tic-tac-toe k=all depth-4 cell timed out: a cross on the bottom edge at x = 3
+    crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
+    assert crosses and all(list(ln.get_xdata()) == [3.0] for ln in crosses)
+    assert any("every cell failed" in t.get_text() for t in ax.texts)
+
+
+def test_fit_time_is_on_a_log_scale(results):
+    fig = axis_figure(results, "car", "param_k", ("fit_seconds",),
+                      sweep_axes(results.settings, results.key_columns))
+    assert fig.axes[0].get_yscale() == "log"
+
+
+def test_leaves_scatter_has_one_colour_per_algorithm(results):
+    fig = leaves_figure(results, "car")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["cart", "topk"]
+    assert ax.get_xlabel().startswith("leaves")
+
+
+def test_latex_escapes_special_characters():
+    assert latex_escape("a_b & 50% #1 $x$ {y} ~ ^") == (
+        r"a\_b \& 50\% \#1 \$x\$ \{y\} \textasciitilde{} \textasciicircum{}")
+    d = Display("t", ["data_set", "acc"], [["iris_50%", "0.9 ± 0.1"], ["x&y#", "–"]],
+                ["l", "r"], [1])
+    tex = to_latex(d)
+    assert "data\\_set & acc \\\\" in tex
+    assert "iris\\_50\\% & 0.9 $\\pm$ 0.1 \\\\" in tex
+    assert "x\\&y\\# & -- \\\\" in tex
+    lines = tex.splitlines()
+    assert lines.index("\\midrule", lines.index("\\midrule") + 1) < lines.index(
+        "x\\&y\\# & -- \\\\")  # a rule between datasets
+    md = to_markdown(Display("t", ["a|b"], [["c|d"]], ["l"], []))
+    assert "a\\|b" in md and "c\\|d" in md
+
+
+def test_special_characters_in_names_reach_latex_escaped(tmp_path):
+    t = synthetic_table().head(9).copy()
+    t["dataset"] = "my_data#1&2%"
+    res = write_results(tmp_path / "r", schema.conform(t.reset_index(drop=True)))
+    from treebench.report import write_report
+
+    paths = write_report(res, formats=["latex"], figures=False)
+    tex = next(p for p in paths["latex"] if p.name == "test_accuracy.tex").read_text()
+    assert "my\\_data\\#1\\&2\\%" in tex and "my_data#" not in tex
