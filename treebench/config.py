@@ -435,9 +435,8 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
     for point in points:
         try:
             obj = entry.obj(**point)
-            check = getattr(obj, "_validate_params", None)
-            if check is not None:
-                check()
+            if hasattr(obj, "_parameter_constraints"):
+                obj._validate_params()
         except Exception as exc:  # InvalidParameterError, ParameterError, TypeError...
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None

@@ -164,30 +164,20 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
 
 
 def _scores(est, X: np.ndarray, y: np.ndarray, prefix: str) -> dict[str, Any]:
-    from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
+    from treebench import metrics
 
-    out: dict[str, Any] = {}
     if len(y) == 0:
-        return out
+        return {}
     pred = est.predict(X)
-    out[f"{prefix}_accuracy"] = float(accuracy_score(y, pred))
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out[f"{prefix}_balanced_accuracy"] = float(balanced_accuracy_score(y, pred))
-        try:
-            proba = est.predict_proba(X)
-            present = np.unique(y)
-            if len(present) < 2 or len(present) != len(est.classes_):
-                auc = float("nan")  # undefined when the fold lacks a class
-            elif len(est.classes_) == 2:
-                auc = roc_auc_score(y, proba[:, 1])
-            else:
-                auc = roc_auc_score(y, proba, multi_class="ovr", labels=est.classes_)
-            out[f"{prefix}_roc_auc"] = float(auc)
-        except (ValueError, AttributeError):
-            out[f"{prefix}_roc_auc"] = float("nan")
+    out: dict[str, Any] = {
+        f"{prefix}_accuracy": metrics.accuracy(y, pred),
+        f"{prefix}_balanced_accuracy": metrics.balanced_accuracy(y, pred),
+    }
+    try:
+        proba = est.predict_proba(X)
+        out[f"{prefix}_roc_auc"] = metrics.roc_auc(y, proba, est.classes_)
+    except (AttributeError, NotImplementedError):
+        out[f"{prefix}_roc_auc"] = float("nan")
     return out
 
 
