@@ -103,3 +103,33 @@ def test_special_characters_in_names_reach_latex_escaped(tmp_path):
     paths = write_report(res, formats=["latex"], figures=False)
     tex = next(p for p in paths["latex"] if p.name == "test_accuracy.tex").read_text()
     assert "my\\_data\\#1\\&2\\%" in tex and "my_data#" not in tex
+
+
+def test_none_is_a_value_and_absent_params_are_not_applicable(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from treebench.report import write_report
+
+    from .conftest import _row
+
+    rows = []
+    for alg, params in [("cart", {"max_depth": 2}), ("cart", {"max_depth": None}),
+                        ("random-forest", {"max_depth": 4, "n_estimators": 50})]:
+        for f in (0, 1):
+            r = _row("x", "wine", "cart", None, 2, f, "ok", None)
+            r.pop("param_k")
+            r.update(algorithm=alg, algorithm_params=json.dumps(params),
+                     cell_id=f"{alg}-{params['max_depth']}-{f}",
+                     param_max_depth=params["max_depth"],
+                     param_n_estimators=params.get("n_estimators"))
+            rows.append(r)
+    res = write_results(tmp_path / "r", schema.conform(pd.DataFrame(rows)))
+    s = load_results(res).settings
+    assert [repr(v) for v in s["param_max_depth"]] == ["2", "None", "4"]
+    assert [repr(v) for v in s["param_n_estimators"]] == ["NA", "NA", "50"]
+    paths = write_report(res, formats=["md"], figures=False)
+    md = next(p for p in paths["md"] if p.name == "test_accuracy.md").read_text()
+    assert "| wine | cart | None |  |" in md and "| wine | random-forest | 4 | 50 |" in md
+    assert "nan" not in md.lower()

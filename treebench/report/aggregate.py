@@ -210,7 +210,8 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     for c in ("dataset", "split", "binarizer", "binarizer_params", "algorithm"):
         out[c] = table[c].astype(object).where(table[c].notna(), "")
     for c in key_columns:
-        vals = table[c].astype(object).map(normalize_value)
+        # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
+        vals = pd.Series([normalize_value(v) for v in table[c]], index=table.index, dtype=object)
         out[c] = _applicable(table, c, vals)
     return out
 
@@ -250,6 +251,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + ["n_failed"] + [
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")] + ["cell_ids"]
     out = pd.DataFrame(rows, columns=columns)
+    for c in ident:  # keep None, NA and ints as they are (no inference to float NaN)
+        out[c] = pd.Series([r[c] for r in rows], index=out.index, dtype=object)
     if out.empty:
         return out
     order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out.iloc[i], key_columns))

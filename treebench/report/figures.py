@@ -150,7 +150,7 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
 
 
 def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, any_failed: bool,
-            n_legend: int) -> None:
+            n_legend: int, note: str = FAIL_NOTE) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)
@@ -162,7 +162,7 @@ def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, any_failed:
                        loc="outside right upper")
     if any_failed:  # under the axes; the constrained layout makes room for it
         ax.set_xlabel(f"{xlabel}\n", fontsize=9)
-        ax.annotate(FAIL_NOTE, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
+        ax.annotate(note, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
                     textcoords="offset points", fontsize=7, color="0.3", ha="left",
                     va="bottom", annotation_clip=False)
 
@@ -172,7 +172,11 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     """``metrics`` against ``axis`` on one dataset; two metrics share lines (first solid,
     second dashed). None when there is nothing to draw."""
     s = results.settings[results.settings["dataset"] == dataset]
-    lines = _lines(s, axis, axes, results.settings)
+    # a line with no value of these metrics and no failure has nothing to show (e.g. leaves of
+    # an ensemble)
+    lines = [ln for ln in _lines(s, axis, axes, results.settings)
+             if ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() > 0
+             or (ln.rows["n_failed"] > 0).any()]
     if not lines or all(ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() == 0
                         for ln in lines):
         return None
@@ -216,11 +220,11 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     s = results.settings[results.settings["dataset"] == dataset]
     if "test_accuracy_mean" not in s or "n_leaves_mean" not in s:
         return None
-    have = s["test_accuracy_n"].to_numpy() > 0
-    if not have.any():
+    shown = (s["test_accuracy_n"] > 0) & (s["n_leaves_n"] > 0)
+    algs = sorted(set(s.loc[shown, "algorithm"]))
+    if not algs:
         return None
     fig, ax = _new_figure()
-    algs = sorted(set(s["algorithm"]))
     colors = _colors(len(algs))
     any_failed = False
     for a, alg in enumerate(algs):
@@ -245,10 +249,11 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
         ax.set_xscale("log")
     n_all_failed = int((s["n_ok"] == 0).sum())
-    note = f" ({n_all_failed} setting(s) with no successful cell not shown)" if n_all_failed \
+    note = f"{n_all_failed} setting(s) where every cell failed are not shown" if n_all_failed \
         else ""
-    _finish(fig, ax, f"{dataset}: test accuracy vs leaves{note}", "test accuracy",
-            "leaves (mean over folds)", any_failed, len(algs))
+    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy",
+            "leaves (mean over folds)", any_failed or n_all_failed > 0, len(algs),
+            note="hollow marker: some cells failed" + (f"; {note}" if note else ""))
     return fig
 
 
