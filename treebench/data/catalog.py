@@ -333,7 +333,16 @@ def build_dataset(
     use_cache: bool = True,
 ) -> Dataset:
     """Locate, verify, parse (or read the parquet cache) and assemble a catalog dataset."""
-    paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name) for f in entry.files]
+    oid = (entry.spec.get("origin") or {}).get("openml")
+    try:
+        paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name) for f in entry.files]
+    except DataError:
+        # origin fallback: the dataset's OpenML copy (cached, or downloaded when online)
+        from treebench.data.openml_source import find_cached
+
+        if oid is not None and (not offline or find_cached(oid, cache_dir) is not None):
+            return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
+        raise
     if not paths:
         return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
     opts = entry.parse_options()

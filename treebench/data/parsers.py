@@ -149,10 +149,32 @@ def _unquote(s: str) -> str:
 
 
 def _parse_nominal(spec: str) -> list[str]:
+    """Values of ``{a, 'b c', "d"}``: quoted values keep their spaces (backslash escapes), unquoted
+    values are stripped."""
     inner = spec.strip()[1:-1]
-    reader = csv.reader([inner], quotechar="'", skipinitialspace=True)
-    values = next(reader, [])
-    return [_unquote(v) for v in values]
+    out: list[str] = []
+    i, n = 0, len(inner)
+    while i < n:
+        while i < n and inner[i] in " \t":
+            i += 1
+        if i < n and inner[i] in "'\"":
+            q, i, buf = inner[i], i + 1, []
+            while i < n and inner[i] != q:
+                if inner[i] == "\\" and i + 1 < n:
+                    i += 1
+                buf.append(inner[i])
+                i += 1
+            out.append("".join(buf))
+            i += 1
+            while i < n and inner[i] != ",":
+                i += 1
+        else:
+            j = inner.find(",", i)
+            j = n if j < 0 else j
+            out.append(inner[i:j].strip())
+            i = j
+        i += 1  # skip the comma
+    return out
 
 
 def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str, list[str] | None]], int]:
@@ -234,9 +256,11 @@ def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.
             df[name] = col.astype(np.float64)
         else:
             s = df[name].astype(object)
-            s = s.where(s.notna(), None).map(lambda v: v.strip() if isinstance(v, str) else v)
+            s = s.where(s.notna(), None)
             if kind == "nominal" and values is not None:
-                unknown = set(s.dropna().unique()) - set(values)
+                declared = set(values)
+                s = s.map(lambda v: v.strip() if isinstance(v, str) and v not in declared and v.strip() in declared else v)
+                unknown = set(s.dropna().unique()) - declared
                 if unknown:
                     raise DataError(
                         f"{_where(path)}: nominal attribute `{name}` holds {sorted(unknown)[0]!r}, which is not "

@@ -1,0 +1,149 @@
+"""Library functions behind ``treebench datasets list|info|fetch``.
+
+`fetch` is also what the runner calls in the parent process before cells start (downloads never
+happen inside workers): ``fetch(names, data_dirs=..., offline=...)`` then workers load with
+``offline=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from treebench.data.base import Dataset, data_dirs_from_env, load_dataset, offline_from_env
+from treebench.data.locate import FileSpec, cache_root, find_local
+from treebench.errors import DataError, UserError
+
+
+def _file_status(spec: FileSpec, dirs: list[Path], cache_dir: Path | None, name: str) -> tuple[str, str | None]:
+    try:
+        p = find_local(spec, dirs, cache_dir, name)
+    except DataError as exc:
+        return "checksum mismatch", str(exc)
+    if p is None:
+        return "missing", None
+    where = "cache" if str(p).startswith(str(cache_root(cache_dir))) else "data dir"
+    return where, str(p)
+
+
+def list_datasets(
+    data_dirs: Iterable[str | Path] | None = None, cache_dir: Path | None = None, tags: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """One row per registered dataset: name, tags, kind, availability, size (bytes), where found.
+
+    ``availability`` is ``embedded`` (bundled or generated), ``local`` (every file in a data
+    directory or the cache), ``downloadable`` (some file missing, but every missing one has a public
+    URL or the dataset an OpenML id), ``missing`` or ``checksum mismatch``. Never touches the network.
+    """
+    from treebench.data.catalog import load_catalog
+    from treebench.data.openml_source import find_cached
+    from treebench.registry import DATASETS
+
+    dirs = data_dirs_from_env(list(data_dirs or []))
+    catalog = load_catalog()
+    want = set(tags)
+    rows = []
+    for e in DATASETS:
+        if want and not want <= set(e.tags):
+            continue
+        row: dict[str, Any] = {"name": e.name, "tags": list(e.tags), "description": e.description}
+        cname = e.extra.get("catalog")
+        if cname is None:
+            row.update(kind="generator" if "generator" in e.tags else ("user" if "user" in e.tags else "embedded"),
+                       availability="embedded" if "user" not in e.tags else "n/a", bytes=None, where=None)
+            rows.append(row)
+            continue
+        entry = catalog[cname]
+        statuses = [_file_status(f, dirs, cache_dir, cname) for f in entry.files]
+        oid = (entry.spec.get("origin") or {}).get("openml")
+        if any(s == "checksum mismatch" for s, _ in statuses):
+            avail = "checksum mismatch"
+        elif all(s in ("data dir", "cache") for s, _ in statuses):
+            avail = "local"
+        elif oid is not None and find_cached(oid, cache_dir) is not None:
+            avail = "local (openml cache)"
+        elif all(s != "missing" or f.url for (s, _), f in zip(statuses, entry.files, strict=True)) or oid is not None:
+            avail = "downloadable"
+        else:
+            avail = "missing"
+        row.update(
+            kind="catalog", alias_of=cname if cname != e.name else None, availability=avail,
+            bytes=sum(f.bytes or 0 for f in entry.files), where=[w for _, w in statuses],
+            shape=entry.spec.get("shape"), n_classes=entry.spec.get("n_classes"),
+        )
+        rows.append(row)
+    return rows
+
+
+def describe(ds: Dataset) -> dict[str, Any]:
+    """Shape, class balance, feature types, missing values, split and provenance of a loaded dataset."""
+    classes, counts = np.unique(ds.y, return_counts=True)
+    features = []
+    for c in ds.X.columns:
+        s = ds.X[c]
+        kind = "categorical" if c in set(ds.categorical) else ("binary" if set(s.dropna().unique()) <= {0, 1} else "numeric")
+        features.append({"name": str(c), "type": kind, "distinct": int(s.nunique()), "missing": int(s.isna().sum())})
+    kinds = {k: sum(f["type"] == k for f in features) for k in ("numeric", "binary", "categorical")}
+    info = {
+        "name": ds.name,
+        "n_samples": ds.n_samples,
+        "n_features": ds.n_features,
+        "shape": [ds.n_samples, ds.n_features],
+        "n_classes": int(classes.size),
+        "class_balance": {str(k): int(v) for k, v in zip(classes, counts, strict=True)},
+        "feature_types": kinds,
+        "features": features,
+        "missing_values": int(ds.X.isna().sum().sum()),
+        "split": None if ds.train_index is None else {"train": int(len(ds.train_index)), "test": int(len(ds.test_index))},
+        "provenance": {k: ds.meta.get(k) for k in ("origin", "citation", "licence", "files", "task", "title", "notes", "params") if k in ds.meta},
+    }
+    return info
+
+
+def dataset_info(
+    name: str, params: dict[str, Any] | None = None, *, data_dirs: Iterable[str | Path] | None = None, offline: bool | None = None
+) -> dict[str, Any]:
+    """Load ``name`` (with loader ``params``) and `describe` it."""
+    ds = load_dataset(name, params, data_dirs=list(data_dirs or []), offline=offline)
+    return describe(ds)
+
+
+def fetch(
+    names: Iterable[str],
+    *,
+    data_dirs: Iterable[str | Path] | None = None,
+    offline: bool | None = None,
+    cache_dir: Path | None = None,
+    raise_errors: bool = True,
+) -> list[dict[str, Any]]:
+    """Make every named catalog dataset available locally and parsed (fills the user cache).
+
+    Files already in a data directory or the cache are only verified; missing ones are downloaded
+    from their origin unless offline. Embedded datasets and generators need nothing. Returns one
+    row per name (``status`` ok/error, ``message``, ``shape``); with ``raise_errors`` a failure
+    raises `DataError` naming every dataset that failed, after all were tried.
+    """
+    from treebench.data.catalog import build_dataset, get_entry
+    from treebench.registry import DATASETS
+
+    dirs = data_dirs_from_env(list(data_dirs or []))
+    off = offline_from_env() if offline is None else offline
+    rows = []
+    for name in names:
+        try:
+            entry = DATASETS.get(name)
+            cname = entry.extra.get("catalog")
+            if cname is None:
+                rows.append({"name": name, "status": "ok", "message": "embedded or generated; nothing to fetch", "shape": None})
+                continue
+            ds = build_dataset(get_entry(cname), data_dirs=dirs, offline=off, cache_dir=cache_dir)
+            rows.append({"name": name, "status": "ok", "message": "available", "shape": [ds.n_samples, ds.n_features]})
+        except UserError as exc:
+            rows.append({"name": name, "status": "error", "message": str(exc), "shape": None})
+    failed = [r for r in rows if r["status"] == "error"]
+    if failed and raise_errors:
+        raise DataError(" ".join(r["message"] for r in failed))
+    return rows
