@@ -289,65 +289,62 @@ def algorithms(
 def _datasets(ctx: typer.Context) -> None:
     """List, inspect and fetch datasets (without a subcommand: list them)."""
     if ctx.invoked_subcommand is None:
-        datasets_list()
+        datasets_list(data_dir=None, tag=None)
 
 
 @datasets_app.command("list")
-def datasets_list() -> None:
-    """List datasets with their availability and size."""
+def datasets_list(
+    data_dir: DataDir = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only datasets with this tag (repeatable), e.g. dl85, topk, generator.")] = None,
+) -> None:
+    """List datasets with their availability (embedded, local, downloadable, missing) and size."""
     with _user_errors():
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.registry import DATASETS
+        from treebench.data.manage import list_datasets
 
-        rows = _dataset_rows()
+        rows = list_datasets(data_dir, tags=tag or ())
         t = Table(title=f"datasets ({len(rows)})")
-        cols = ["name", "available", "size", "description"]
-        for col in cols:
+        for col in ("name", "availability", "shape", "size", "description"):
             t.add_column(col, overflow="fold")
         for r in rows:
-            t.add_row(*(str(r.get(c, "")) for c in cols))
-        Console(width=160).print(t)
-        del DATASETS
-
-
-def _dataset_rows() -> list[dict[str, Any]]:
-    try:
-        from treebench.data import catalog_api  # provided by the data layer
-
-        return list(catalog_api.list_datasets())
-    except ImportError:
-        from treebench.registry import DATASETS
-
-        return [
-            {"name": e.name, "available": "yes" if "embedded" in e.tags else "?", "size": "", "description": e.description}
-            for e in DATASETS
-        ]
+            size = "" if not r.get("bytes") else f"{r['bytes'] / 1e6:.2f} MB"
+            shape = "" if not r.get("shape") else " x ".join(str(v) for v in r["shape"])
+            t.add_row(r["name"], str(r.get("availability", "")), shape, size, r.get("description") or "")
+        Console(width=180).print(t)
 
 
 @datasets_app.command("info")
-def datasets_info(name: Annotated[str, typer.Argument(help="Dataset name (see `treebench datasets list`).")]) -> None:
-    """Show shape, class balance, feature types and provenance of a dataset."""
+def datasets_info(
+    name: Annotated[str, typer.Argument(help="Dataset name (see `treebench datasets list`).")],
+    data_dir: DataDir = None,
+    offline: Offline = False,
+) -> None:
+    """Show shape, class balance, feature types and provenance of a dataset (loads it)."""
     with _user_errors():
         import json
 
-        from treebench.data import catalog_api
+        from treebench.data.manage import dataset_info
 
-        info = catalog_api.dataset_info(name)
+        info = dataset_info(name, data_dirs=data_dir, offline=True if offline else None)
+        info.pop("features", None) if len(info.get("features", [])) > 60 else None
     typer.echo(json.dumps(info, indent=2, default=str))
 
 
 @datasets_app.command("fetch")
 def datasets_fetch(
-    names: Annotated[list[str], typer.Argument(help="Dataset names to download into the cache.")],
+    names: Annotated[list[str], typer.Argument(help="Dataset names to download into the cache and parse.")],
+    data_dir: DataDir = None,
+    offline: Offline = False,
 ) -> None:
-    """Download datasets into the user cache (needs network; no-op for files already present)."""
+    """Download datasets into the user cache and parse them (files already present are only verified)."""
     with _user_errors():
-        from treebench.data import catalog_api
+        from treebench.data.manage import fetch
 
-        for line in catalog_api.fetch(names):
-            typer.echo(line)
+        rows = fetch(names, data_dirs=data_dir, offline=True if offline else None)
+    for r in rows:
+        typer.echo(f"{r['name']}: {r['status']}: {r.get('message') or ''}".rstrip(": "))
 
 
 def main() -> None:
