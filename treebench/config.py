@@ -53,6 +53,15 @@ class DatasetSpec(_Strict):
     delimiter: str | None = None
     header: bool | None = None
     alias: str | None = None
+    split: SplitSpec | None = None
+    binarization: list[BinarizationSpec] | None = None
+
+    @field_validator("binarization", mode="before")
+    @classmethod
+    def _bin_list(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [{"method": v}]
+        return [v] if isinstance(v, dict) else v
 
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
@@ -86,6 +95,8 @@ class DatasetSpec(_Strict):
 
 
 class SplitSpec(_Strict):
+    """How rows are split into train/test (see `treebench.data.splits`)."""
+
     kind: Literal["kfold", "holdout", "permutation", "train-val-test", "predefined", "full"] = "kfold"
     n_splits: int = Field(5, ge=2)
     test_size: float = Field(0.2, gt=0, lt=1)
@@ -174,6 +185,9 @@ class Experiment(_Strict):
     @property
     def seeds(self) -> list[int]:
         return list(self.split.seeds) if self.split.seeds else [self.seed]
+
+
+DatasetSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- value sweeps
@@ -279,16 +293,18 @@ def expand(exp: Experiment) -> list[Cell]:
     """All cells of an experiment, ordered so that consecutive cells share data and folds."""
     from treebench.data.splits import split_instances
 
-    split = exp.split.model_dump()
-    split.pop("seeds", None)
     cells: list[Cell] = []
     seen: set[str] = set()
     limits = exp.limits.model_dump()
     for ds in exp.datasets:
         loader, lparams = ds.loader()
-        for fold, seed in split_instances(exp.split.kind, exp.split.n_splits, exp.seeds):
+        sspec = ds.split or exp.split  # a dataset may carry its own split and binarization
+        split = sspec.model_dump()
+        split.pop("seeds", None)
+        seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
+        for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
             rs = derive_seed(exp.seed, ds.display_name, fold, seed)
-            for b in exp.binarization:
+            for b in ds.binarization or exp.binarization:
                 for bp in grid(b.params):
                     for a in exp.algorithms:
                         for ap in grid(a.params):
@@ -399,10 +415,13 @@ def _check_names(exp: Experiment, source: str) -> None:
     for i, ds in enumerate(exp.datasets):
         if ds.name is not None and ds.name not in DATASETS:
             _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
-    for i, b in enumerate(exp.binarization):
+    bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
+    for j, ds in enumerate(exp.datasets):
+        bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
+    for key, b in bins:
         if b.method not in BINARIZERS:
-            _unknown(source, f"binarization[{i}].method", BINARIZERS, b.method)
-        _check_params(source, f"binarization[{i}]", BINARIZERS.get(b.method), b.params)
+            _unknown(source, f"{key}.method", BINARIZERS, b.method)
+        _check_params(source, key, BINARIZERS.get(b.method), b.params)
     for i, a in enumerate(exp.algorithms):
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)

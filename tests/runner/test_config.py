@@ -127,3 +127,17 @@ def test_random_state_derived_from_seed_dataset_fold(write_config):
     assert len(set(by_fold.values())) == 3
     again = expand(load_config(write_config(tiny_config(), "again.yaml")))
     assert [c.random_state for c in cells] == [c.random_state for c in again]
+
+
+def test_dataset_level_split_and_binarization_override(write_config):
+    cfg = tiny_config(datasets=["iris", {"name": "wine", "split": {"kind": "holdout", "seeds": [1, 2]},
+                                         "binarization": {"method": "quantile", "params": {"max_splits": [10, 20]}}}])
+    cells = expand(load_config(write_config(cfg)))
+    iris = [c for c in cells if c.dataset == "iris"]
+    wine = [c for c in cells if c.dataset == "wine"]
+    assert len(iris) == 3 * 2 and {c.binarizer for c in iris} == {"raw"}
+    assert len(wine) == 2 * 2 * 2 and {c.split["kind"] for c in wine} == {"holdout"}
+    assert {c.binarizer_params["max_splits"] for c in wine} == {10, 20}
+    bad = tiny_config(datasets=[{"name": "wine", "binarization": {"method": "quantle"}}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\].binarization\[0\].method"):
+        load_config(write_config(bad, "bad.yaml"))
