@@ -410,22 +410,44 @@ def _pyd_message(err: dict[str, Any]) -> str:
 
 def _check_names(exp: Experiment, source: str) -> None:
     """Unknown registry names and parameter values the estimators refuse."""
+    from treebench.errors import did_you_mean
     from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
 
     for i, ds in enumerate(exp.datasets):
         if ds.name is not None and ds.name not in DATASETS:
             _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
+        if ds.name is not None:
+            entry = DATASETS.get(ds.name)
+            known = entry.parameters()
+            for p in ds.params:
+                if p not in known:
+                    raise ConfigError(
+                        f"{source}: key `datasets[{i}].params.{p}`: dataset `{ds.name}` has no parameter "
+                        f"`{p}`{did_you_mean(p, known)}; its parameters are: {', '.join(known) or 'none'}."
+                    )
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
         bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
     for key, b in bins:
         if b.method not in BINARIZERS:
             _unknown(source, f"{key}.method", BINARIZERS, b.method)
-        _check_params(source, key, BINARIZERS.get(b.method), b.params)
+        _check_binarizer(source, key, b)
     for i, a in enumerate(exp.algorithms):
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+
+
+def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
+    """Build the binarizer for every grid point; its factory checks names and values."""
+    from treebench.binarize import make_binarizer
+
+    try:
+        for point in grid(b.params):
+            make_binarizer(b.method, point, [])
+    except Exception as exc:  # ParameterError, ValueError, TypeError from a constructor
+        text = str(exc).replace("\n", " ")
+        raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
 
 def _unknown(source: str, key: str, reg: Any, name: str) -> None:

@@ -141,3 +141,9 @@ def test_dataset_level_split_and_binarization_override(write_config):
     bad = tiny_config(datasets=[{"name": "wine", "binarization": {"method": "quantle"}}])
     with pytest.raises(ConfigError, match=r"datasets\[0\].binarization\[0\].method"):
         load_config(write_config(bad, "bad.yaml"))
+
+
+def test_unknown_dataset_parameter(write_config):
+    cfg = tiny_config(datasets=[{"name": "parity-noise", "params": {"n_sample": 10}}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\].params.n_sample.*did you mean `n_samples`"):
+        load_config(write_config(cfg))
