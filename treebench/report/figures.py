@@ -4,9 +4,10 @@ Per dataset and sweep axis: each metric against the axis with one line per combi
 algorithm's other swept values (Top-k paper, Figure 2: test accuracy against depth, one line
 per k), train and test accuracy together (Figure 4: both against k at each depth), fit time on a
 log scale; and per dataset, test accuracy against the number of leaves (one colour per
-algorithm). Error bars are the standard deviation over folds. A hollow marker means some cells of
-that setting failed; a cross on the bottom edge means all of them did. Nothing here computes a
-metric: every number comes from `aggregate.aggregate`.
+algorithm). Error bars are the standard deviation over folds; lines are shifted sideways by
+at most an eighth of the smallest gap between x values so that they do not hide one another.
+A hollow marker means some cells of that setting failed; a cross on the bottom edge means all
+of them did. Nothing here computes a metric: every number comes from `aggregate.aggregate`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,13 @@ RC = {
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
 }
-FAIL_NOTE = "hollow marker: some cells failed; × on the bottom edge: every cell failed"
+PARTIAL_NOTE = "hollow marker: some cells of the setting failed"
+ALL_NOTE = "× on the bottom edge: every cell of the setting failed"
+
+
+def _fail_note(flags: int) -> str:
+    """The legend of the failure marks present (bit 1: hollow markers, bit 2: crosses)."""
+    return "; ".join(n for bit, n in ((1, PARTIAL_NOTE), (2, ALL_NOTE)) if flags & bit)
 
 
 @dataclass
@@ -110,6 +117,16 @@ def _x_positions(values: list[Any]) -> tuple[dict[str, float], list[float], list
     return pos, list(pos.values()), [fmt_value(v) for v in vals], False
 
 
+def _dodge(ticks: list[float], n_lines: int, log_x: bool) -> np.ndarray:
+    """Sideways offsets of the lines (additive, or in decades on a log axis) spreading them
+    over a quarter of the smallest gap between x values, so that error bars stay visible."""
+    if n_lines < 2:
+        return np.zeros(max(n_lines, 1))
+    t = np.unique(np.log10(ticks) if log_x else np.asarray(ticks, dtype=float))
+    gap = float(np.diff(t).min()) if len(t) > 1 else 1.0
+    return 0.25 * gap * (np.arange(n_lines) / (n_lines - 1) - 0.5)
+
+
 def _colors(n: int) -> list[Any]:
     from matplotlib import colormaps
 
@@ -128,8 +145,9 @@ def _new_figure() -> Any:
 
 
 def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color: Any,
-                 marker: str, ls: str, label: str | None, alpha: float = 1.0) -> bool:
-    """One line with error bars; failed settings marked. Return True when anything failed."""
+                 marker: str, ls: str, label: str | None, alpha: float = 1.0) -> int:
+    """One line with error bars; failed settings marked. Return the marks drawn: 1 for hollow
+    markers (some cells failed), 2 for crosses (every cell failed)."""
     from matplotlib.transforms import blended_transform_factory
 
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
@@ -146,11 +164,11 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
         trans = blended_transform_factory(ax.transData, ax.transAxes)
         ax.plot(x[~ok], np.full((~ok).sum(), 0.02), linestyle="none", marker="x",
                 markersize=8, color=color, transform=trans, clip_on=False, zorder=6)
-    return bool(failed.any())
+    return (1 if part.any() else 0) | (2 if (~ok).any() else 0)
 
 
-def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, any_failed: bool,
-            n_legend: int, note: str = FAIL_NOTE) -> None:
+def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
+            n_legend: int) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)
@@ -160,7 +178,7 @@ def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, any_failed:
         else:  # outside, right of the axes, so it never hides data
             fig.legend(fontsize="small" if n_legend <= 12 else "x-small",
                        loc="outside right upper")
-    if any_failed:  # under the axes; the constrained layout makes room for it
+    if note:  # under the axes; the constrained layout makes room for it
         ax.set_xlabel(f"{xlabel}\n", fontsize=9)
         ax.annotate(note, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
                     textcoords="offset points", fontsize=7, color="0.3", ha="left",
@@ -182,17 +200,20 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
         return None
     xs = [v for ln in lines for v in ln.rows[axis]]
     pos, ticks, labels, numeric = _x_positions(xs)
+    log_x = numeric and min(ticks) > 0 and max(ticks) / min(ticks) >= 100
+    shift = _dodge(ticks, len(lines), log_x)
     fig, ax = _new_figure()
     colors = _colors(len(lines))
     algs = sorted({ln.algorithm for ln in lines})
-    any_failed = False
+    flags = 0
     for i, ln in enumerate(lines):
         x = np.array([pos[_token(v)] for v in ln.rows[axis]], dtype=float)
+        x = x * 10 ** shift[i] if log_x else x + shift[i]
         a = algs.index(ln.algorithm)
         marker = MARKERS[a % len(MARKERS)]
         for j, m in enumerate(metrics):
             ls = LINESTYLES[(a + j) % len(LINESTYLES)] if len(metrics) == 1 else ("-", "--")[j]
-            any_failed |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
+            flags |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
                                        ln.label if j == 0 else None, 1.0 if j == 0 else 0.75)
     if len(metrics) == 2:
         ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
@@ -200,7 +221,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     if any(m in LOG_METRICS for m in metrics):
         ax.set_yscale("log")
     if numeric:
-        if min(ticks) > 0 and max(ticks) / min(ticks) >= 100:
+        if log_x:
             ax.set_xscale("log")
         elif len(ticks) <= 12:
             ax.set_xticks(ticks, labels)
@@ -210,7 +231,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     ylabel = " / ".join(metric_label(m) for m in metrics) if len(metrics) == 2 \
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
-    _finish(fig, ax, title, ylabel, column_label(axis), any_failed,
+    _finish(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
             len(lines) + (2 if len(metrics) == 2 else 0))
     return fig
 
@@ -226,7 +247,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
         return None
     fig, ax = _new_figure()
     colors = _colors(len(algs))
-    any_failed = False
+    partial = False
     for a, alg in enumerate(algs):
         rows = s[s["algorithm"] == alg]
         x = rows["n_leaves_mean"].to_numpy(dtype=float)
@@ -234,26 +255,24 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
         xe = np.nan_to_num(rows["n_leaves_std"].to_numpy(dtype=float), nan=0.0)
         ye = np.nan_to_num(rows["test_accuracy_std"].to_numpy(dtype=float), nan=0.0)
         ok = ~(np.isnan(x) | np.isnan(y))
-        failed = rows["n_failed"].to_numpy() > 0
+        part = (rows["n_failed"].to_numpy() > 0) & ok
         marker = MARKERS[a % len(MARKERS)]
         ax.errorbar(x[ok], y[ok], xerr=xe[ok], yerr=ye[ok], color=colors[a], marker=marker,
                     linestyle="none", capsize=2, markersize=5, alpha=0.9, label=alg)
-        part = failed & ok
         if part.any():
-            any_failed = True
+            partial = True
             ax.plot(x[part], y[part], linestyle="none", marker=marker, markersize=7,
                     markerfacecolor="white", markeredgecolor=colors[a], markeredgewidth=1.5)
-        any_failed |= bool((failed & ~ok).any())
     xv = s["n_leaves_mean"].to_numpy(dtype=float)
     xv = xv[~np.isnan(xv)]
     if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
         ax.set_xscale("log")
     n_all_failed = int((s["n_ok"] == 0).sum())
-    note = f"{n_all_failed} setting(s) where every cell failed are not shown" if n_all_failed \
-        else ""
+    notes = [PARTIAL_NOTE] if partial else []
+    if n_all_failed:
+        notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
     _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy",
-            "leaves (mean over folds)", any_failed or n_all_failed > 0, len(algs),
-            note="hollow marker: some cells failed" + (f"; {note}" if note else ""))
+            "leaves (mean over folds)", "; ".join(notes), len(algs))
     return fig
 
 
