@@ -114,11 +114,15 @@ def test_failed_and_timed_out_cells_are_counted_and_listed(report):
     t = pd.read_csv(out / "tables" / "summary.csv", keep_default_na=False)
     car = t[(t["dataset"] == "car") & (t["k"] == "all") & (t["max_depth"] == 4)].iloc[0]
     assert (car["n_ok"], car["n_timeout"], car["n_error"], car["n_failed"]) == (1, 1, 1, 2)
+    anytime = t[(t["dataset"] == "car") & (t["k"] == "4") & (t["max_depth"] == 4)].iloc[0]
+    assert (anytime["n_ok"], anytime["n_solver_timed_out"], anytime["n_failed"]) == (3, 1, 0)
+    assert t["n_solver_timed_out"].sum() == 1
     ttt = t[(t["dataset"] == "tic-tac-toe") & (t["k"] == "all") & (t["max_depth"] == 4)].iloc[0]
     assert (ttt["n_ok"], ttt["n_timeout"], ttt["test_accuracy_mean"]) == (0, 3, "")
     md = (out / "tables" / "test_accuracy.md").read_text(encoding="utf-8")
     assert "| car | topk | all | 4 | 0.840 | 1/3 | 1 timeout, 1 error |" in md
     assert "| tic-tac-toe | topk | all | 4 | – | 0/3 | 3 timeout |" in md
+    assert "| car | topk | 4 | 4 | " in md and "| 3/3 | 1 ok at solver time limit |" in md
     failed_ids = {f"{d}-topk-k{k}-d{depth}-f{f}" for (d, k, depth), fs in FAILED.items()
                   for f in fs}
     html = (out / "index.html").read_text(encoding="utf-8")
@@ -143,6 +147,29 @@ def test_html_is_self_contained(report):
             assert chunk.startswith('"data:') or chunk.startswith('"#'), chunk[:40]
     assert "environment.numpy" in html and "2026-01-01T00:00:00Z" in html
     assert "Resolved configuration" in html
+    _assert_balanced_tags(html)
+
+
+def _assert_balanced_tags(text: str) -> None:
+    from html.parser import HTMLParser
+
+    void = {"meta", "img", "br", "hr", "link", "input"}
+    stack: list[str] = []
+    errors: list[str] = []
+
+    class Checker(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in void:
+                stack.append(tag)
+
+        def handle_endtag(self, tag):
+            if stack and stack[-1] == tag:
+                stack.pop()
+            else:
+                errors.append(tag)
+
+    Checker().feed(text)
+    assert not errors and stack == []
 
 
 def test_markdown_summary_links_existing_files(report):

@@ -147,3 +147,32 @@ def test_failure_note_names_only_the_marks_drawn(results):
     leaves = leaves_figure(results, "tic-tac-toe")
     notes = [t.get_text() for t in leaves.axes[0].texts]
     assert any("1 setting(s) where every cell failed are not shown" in n for n in notes)
+
+
+def test_binarizers_make_separate_lines_and_table_columns(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from treebench.report.tables import summary_display
+
+    from .conftest import _row
+
+    rows = []
+    for b in ("raw", "midpoints"):
+        for depth in (2, 3):
+            for f in (0, 1):
+                r = _row("x", "wine", "cart", None, depth, f, "ok", None)
+                r.pop("param_k")
+                r.pop("bparam_n_thresholds")
+                r.update(binarizer=b, binarizer_params=json.dumps({}),
+                         cell_id=f"{b}-{depth}-{f}")
+                rows.append(r)
+    res = load_results(write_results(tmp_path / "r", schema.conform(pd.DataFrame(rows))))
+    fig = axis_figure(res, "wine", "param_max_depth", ("test_accuracy",),
+                      sweep_axes(res.settings, res.key_columns))
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["cart (binarizer=midpoints)", "cart (binarizer=raw)"]
+    d = summary_display(res)
+    assert d.header[:4] == ["dataset", "binarizer", "algorithm", "max_depth"]
+    assert [r[1] for r in d.rows] == ["midpoints", "midpoints", "raw", "raw"]

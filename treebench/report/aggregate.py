@@ -221,8 +221,9 @@ def _token(v: Any) -> str:
 
 
 def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
-    """One row per setting: identity, counts by status, and ``<metric>_mean/_std/_n`` over the
-    ``ok`` rows. Rows are sorted by dataset, algorithm, binarizer, then parameter values."""
+    """One row per setting: identity, counts by status (and ``n_solver_timed_out``: ok rows
+    whose solver stopped at its own time limit), and ``<metric>_mean/_std/_n`` over the ``ok``
+    rows. Rows are sorted by dataset, algorithm, binarizer, then parameter values."""
     keys = normalized_keys(table, key_columns)
     ident = list(keys.columns)
     token = keys.apply(lambda r: "\x1f".join(_token(r[c]) for c in ident), axis=1) \
@@ -239,6 +240,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
             row[f"n_{s}"] = int((st == s).sum())
         row["n_failed"] = row["n_total"] - row["n_ok"]
         ok_idx = st.index[st == "ok"]
+        # finished cells whose solver stopped at its own time limit (an anytime answer)
+        row["n_solver_timed_out"] = int(table.loc[ok_idx, "timed_out"].fillna(False).sum())
         for m in metrics:
             v = pd.to_numeric(table.loc[ok_idx, m], errors="coerce").astype("float64")
             v = v[np.isfinite(v.to_numpy(dtype=float, na_value=np.nan))]
@@ -248,7 +251,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
             row[f"{m}_n"] = n
         row["cell_ids"] = list(table.loc[idx, "cell_id"].astype(str))
         rows.append(row)
-    columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + ["n_failed"] + [
+    columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
+        "n_failed", "n_solver_timed_out"] + [
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")] + ["cell_ids"]
     out = pd.DataFrame(rows, columns=columns)
     for c in ident:  # keep None, NA and ints as they are (no inference to float NaN)

@@ -79,16 +79,15 @@ class _Line:
     rows: pd.DataFrame  # settings of this line, sorted along the x axis
 
 
-def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]],
-           all_settings: pd.DataFrame) -> list[_Line]:
+def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]]) -> list[_Line]:
     """Lines of a figure against ``axis`` for the settings ``s`` of one dataset."""
     out = []
     for alg in sorted(set(s["algorithm"])):
         sub = s[(s["algorithm"] == alg) & s[axis].map(lambda v: v is not NA)]
         if sub.empty:
             continue
-        alg_all = all_settings[all_settings["algorithm"] == alg]
-        others = [c for c in LINE_ONLY if len(distinct(alg_all[c])) > 1]
+        # split/binarizer make separate lines only where they vary on this dataset
+        others = [c for c in LINE_ONLY if len(distinct(sub[c])) > 1]
         others += [c for c in axes.get(alg, []) if c != axis]
         groups: dict[str, list[int]] = {}
         for i, r in sub.iterrows():
@@ -192,7 +191,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     s = results.settings[results.settings["dataset"] == dataset]
     # a line with no value of these metrics and no failure has nothing to show (e.g. leaves of
     # an ensemble)
-    lines = [ln for ln in _lines(s, axis, axes, results.settings)
+    lines = [ln for ln in _lines(s, axis, axes)
              if ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() > 0
              or (ln.rows["n_failed"] > 0).any()]
     if not lines or all(ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() == 0

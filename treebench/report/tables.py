@@ -73,8 +73,12 @@ def mean_std(metric: str, mean: float, std: float) -> str:
 
 
 def failures_text(row: pd.Series) -> str:
-    """``2 timeout, 1 error`` (empty when every cell is ok)."""
-    return ", ".join(f"{int(row[f'n_{s}'])} {s}" for s in FAILED_STATUSES if row[f"n_{s}"])
+    """``2 timeout, 1 error`` (empty when every cell is ok); ok cells whose solver stopped at
+    its own time limit are added as ``1 ok at solver time limit``."""
+    parts = [f"{int(row[f'n_{s}'])} {s}" for s in FAILED_STATUSES if row[f"n_{s}"]]
+    if row.get("n_solver_timed_out", 0):
+        parts.append(f"{int(row['n_solver_timed_out'])} ok at solver time limit")
+    return ", ".join(parts)
 
 
 @dataclass
@@ -151,7 +155,8 @@ def _csv_identity(results: Results) -> pd.DataFrame:
 
 
 def _counts(results: Results) -> pd.DataFrame:
-    cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed"]
+    cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed",
+                                                                  "n_solver_timed_out"]
     return results.settings[cols].astype(int)
 
 
