@@ -291,6 +291,7 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png", "s
                 meta = {"Software": None, "Title": title}
             fig.savefig(p, format=fmt, dpi=DPI, metadata=meta)
             paths[fmt] = p
+            fig.set_layout_engine("none")  # keep the layout just computed for the next format
     return paths
 
 
