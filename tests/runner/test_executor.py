@@ -164,3 +164,18 @@ def test_cli_exit_code_2_on_bad_config_and_nothing_written(write_config, tmp_pat
     assert r.exit_code == 2
     assert "unknown algorithm `topkk`" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "o").exists()
+
+
+def test_kernels_compile_in_the_warm_worker_not_in_cells(write_config, tmp_path):
+    """Top-k's numba kernels are compiled (or loaded from cache) once per worker by its
+    `warmup()`; forked cells inherit them, so no cell pays compilation inside its fit."""
+    cfg = tiny_config(
+        datasets=[{"name": "parity-noise", "params": {"n_samples": 200, "h": 2, "K": 2, "eps": 0.1}}],
+        binarization={"method": "none"},
+        split={"kind": "holdout", "seeds": [0, 1]},
+        algorithms=[{"name": "topk", "params": {"k": [1, 2], "max_depth": 2}}],
+    )
+    s = api.run_experiment(write_config(cfg), out=tmp_path / "o", progress=False, report=False)
+    df = read_table(s.out / "results.parquet")
+    assert (df["status"] == "ok").all()
+    assert (df["compile_seconds"] == 0).all()

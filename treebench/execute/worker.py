@@ -7,6 +7,7 @@ Nothing here knows about YAML or the command line.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -104,7 +105,10 @@ def warm(algorithm: str) -> None:
     from treebench.registry import ALGORITHMS
 
     entry = ALGORITHMS.get(algorithm)
+    # the protocol: a `warmup()` attribute of the estimator class or of its module
     fn = getattr(entry.obj, "warmup", None)
+    if fn is None:
+        fn = getattr(sys.modules.get(entry.obj.__module__), "warmup", None)
     if callable(fn) and entry.available:
         fn()
     _WARM.add(algorithm)
