@@ -409,7 +409,8 @@ def test_k_all_equals_pystreed(name):
         if depth == 4 and X.shape[1] > 80:
             continue
         m = TopKClassifier(k="all", max_depth=depth).fit(X, y)
-        ref = streed.STreeDClassifier(max_depth=depth, max_num_nodes=None, time_limit=600)
+        ref = streed.STreeDClassifier(max_depth=depth, max_num_nodes=None, cost_complexity=0.0,
+                                     time_limit=600)
         ref.fit(X.astype(np.int32), y)
         ref_err = np.sum(ref.predict(X.astype(np.int32)) != y)
         assert m.solve_info_["training_error"] == ref_err, depth

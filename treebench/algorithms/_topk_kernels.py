@@ -345,11 +345,18 @@ def cache_put(rows, h, hv, obj, feat, state, tab_h, meta_h, obj_h, pool_h, stats
 
 # ----------------------------------------------------------------------------- search
 @njit(cache=True)
+def now_seconds():
+    """time.perf_counter() from compiled code (object mode; call sparingly)."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now
+
+
+@njit(cache=True)
 def _check_time(stats, fstats):
     stats[S_TICK] += 1
     if fstats[0] > 0.0 and (stats[S_TICK] & 255) == 0:
-        with objmode(now="float64"):
-            now = time.perf_counter()
+        now = now_seconds()
         if now > fstats[0]:
             stats[S_TIMED_OUT] = 1
 
@@ -357,9 +364,9 @@ def _check_time(stats, fstats):
 @njit(cache=True)
 def solve(
     rows, h, ub,
-    F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+    F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
 ):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -379,7 +386,7 @@ def solve(
         if tot[c] > 0.0:
             npos += 1
     leaf_err = total - mx
-    leaf_obj = leaf_err * M + 1.0
+    leaf_obj = leaf_err * M + nu
     feat_out[h] = -1
     if h == 0 or npos <= 1:
         return leaf_obj
@@ -399,6 +406,27 @@ def solve(
             lbk = ov
     _check_time(stats, fstats)
     timed_out = stats[S_TIMED_OUT] != 0
+    # similarity lower bound (k = all, unweighted, Figure-1 leaves only): an optimal tree for
+    # rows S misclassifies at least err(S') - |S' minus S| rows of a set S' solved before at
+    # the same depth (the rows only in S' cost at most one error each)
+    sim = k <= 0 and not weighted and min_imp < 0.0 and not timed_out
+    if sim:
+        W = rows.shape[0]
+        for r in range(2):
+            e_ref = ref_err[h, r]
+            if e_ref <= 0.0:
+                continue
+            ref = ref_buf[h, r]
+            diff = 0
+            for w in range(W):
+                diff += popcount(ref[w] & ~rows[w])
+            lb_e = e_ref - diff
+            if lb_e > 0.0 and lb_e * M + 3.0 * nu > lbk:
+                lbk = lb_e * M + 3.0 * nu
+        if lbk >= ub:
+            cache_put(rows, h, hv, lbk, -1, LOWER, tab_h, meta_h, obj_h, pool_h, stats,
+                      max_entries)
+            return lbk
     stats[S_EXPANDED] += 1
     d = F.shape[1]
     stats[S_SCORED] += d
@@ -433,7 +461,7 @@ def solve(
     best = split_ub
     best_f = -1
     # absolute lower bound of any split tree here: error 0, 3 nodes (or cached bound)
-    floor = 3.0
+    floor = 3.0 * nu
     if lbk > floor:
         floor = lbk
     if h == 1:
@@ -452,7 +480,7 @@ def solve(
                 if v0 > m0:
                     m0 = v0
             err = (s1 - m1) + (total - s1 - m0)
-            o = err * M + 3.0
+            o = err * M + 3.0 * nu
             if o < best:
                 best = o
                 best_f = j
@@ -483,14 +511,14 @@ def solve(
                     p1 += 1
                 if v0 > 0.0:
                     p0 += 1
-            lb0 = (total - s1 - m0) * M + 1.0 if p0 <= 1 else 3.0
-            lb1 = (s1 - m1) * M + 1.0 if p1 <= 1 else 3.0
+            lb0 = (total - s1 - m0) * M + nu if p0 <= 1 else 3.0 * nu
+            lb1 = (s1 - m1) * M + nu if p1 <= 1 else 3.0 * nu
             if min_imp >= 0.0:  # children may be leaves
                 if p0 > 1:
-                    lb0 = 1.0
+                    lb0 = nu
                 if p1 > 1:
-                    lb1 = 1.0
-            if lb0 + lb1 + 1.0 >= best:
+                    lb1 = nu
+            if lb0 + lb1 + nu >= best:
                 continue
             Fj = F[:, j]
             for w in range(W):
@@ -498,20 +526,20 @@ def solve(
                 r1b[w] = rows[w] & fw
                 r0[w] = rows[w] & ~fw
             o0 = solve(
-                r0, h - 1, best - 1.0 - lb1,
-                F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+                r0, h - 1, best - nu - lb1,
+                F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                 child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
-                nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+                nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
             )
-            if o0 < best - 1.0 - lb1:
+            if o0 < best - nu - lb1:
                 o1 = solve(
-                    r1b, h - 1, best - 1.0 - o0,
-                    F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+                    r1b, h - 1, best - nu - o0,
+                    F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
-                    nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+                    nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
                 )
-                if o1 < best - 1.0 - o0:
-                    best = o0 + o1 + 1.0
+                if o1 < best - nu - o0:
+                    best = o0 + o1 + nu
                     best_f = j
             if stats[S_TIMED_OUT] != 0:
                 if best_f >= 0 or timed_out:
@@ -520,6 +548,15 @@ def solve(
             if best <= floor:
                 break
     timed_out = stats[S_TIMED_OUT] != 0
+    if sim and not timed_out:
+        # remember this set and a lower bound on its optimal error for the similarity bound
+        slot = np.int64(ref_err[h, 2])
+        ref_err[h, 2] = 1 - slot
+        vb = best if best_f >= 0 else (ub if ub > lbk else lbk)
+        ref_err[h, slot] = np.floor(vb / M)
+        rb = ref_buf[h, slot]
+        for w in range(rows.shape[0]):
+            rb[w] = rows[w]
     if best_f >= 0:
         st = ANYTIME if timed_out else EXACT
         cache_put(rows, h, hv, best, best_f, st, tab_h, meta_h, obj_h, pool_h, stats, max_entries)
@@ -540,17 +577,17 @@ def solve(
 
 @njit(cache=True)
 def _build(
-    rows, h, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+    rows, h, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
     rec_buf, out_feat, out_left, out_right, out_value, pos,
 ):
     node = pos[0]
     pos[0] += 1
     solve(
-        rows, h, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+        rows, h, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
     )
     f = feat_out[h]
     for c in range(out_value.shape[1]):
@@ -568,16 +605,16 @@ def _build(
         r0[w] = rows[w] & ~F[w, f]
     out_left[node] = pos[0]
     _build(
-        r0, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+        r0, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     out_right[node] = pos[0]
     _build(
-        r1, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+        r1, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
 
@@ -585,6 +622,7 @@ def _build(
 @njit(cache=True)
 def fit_topk(
     F, C, Xd, y, sw, weighted, n_rows, depth, k, crit, msl, min_imp, max_entries, deadline,
+    smaller_trees,
 ):
     """Run the search from the root and read the tree back.
 
@@ -597,6 +635,7 @@ def fit_topk(
     M = 1.0
     while M <= 2.0 ** (H + 1):
         M *= 2.0
+    nu = 1.0 if smaller_trees else 0.0
     root = np.zeros(W, dtype=np.uint64)
     for i in range(n_rows):
         root[i // 64] |= np.uint64(1) << np.uint64(i % 64)
@@ -612,6 +651,8 @@ def fit_topk(
     order_buf = np.zeros((L, d), dtype=np.int64)
     nzw_buf = np.zeros((L, W), dtype=np.int64)
     feat_out = np.full(L, -1, dtype=np.int64)
+    ref_buf = np.zeros((L, 2, W), dtype=np.uint64)
+    ref_err = np.zeros((L, 3))
     cap0 = 1024
     if cap0 > max_entries:
         cap0 = max(1, max_entries)
@@ -623,9 +664,9 @@ def fit_topk(
     fstats = np.zeros(2)
     fstats[0] = deadline
     obj = solve(
-        root, H, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+        root, H, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
     )
     nmax = 2 ** (H + 1)
     out_feat = np.full(nmax, -1, dtype=np.int64)
@@ -634,9 +675,9 @@ def fit_topk(
     out_value = np.zeros((nmax, nc))
     pos = np.zeros(1, dtype=np.int64)
     _build(
-        root, H, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M,
+        root, H, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     n = pos[0]
