@@ -176,3 +176,14 @@ def test_binarizers_make_separate_lines_and_table_columns(tmp_path):
     d = summary_display(res)
     assert d.header[:4] == ["dataset", "binarizer", "algorithm", "max_depth"]
     assert [r[1] for r in d.rows] == ["midpoints", "midpoints", "raw", "raw"]
+
+
+def test_x_positions_numeric_mixed_and_zero_with_decades():
+    from treebench.report.figures import _x_positions
+
+    pos, ticks, labels, numeric = _x_positions([3, 1, 2, 1])
+    assert numeric and ticks == [1.0, 2.0, 3.0] and labels == ["1", "2", "3"]
+    pos, ticks, labels, numeric = _x_positions([None, 2, "all", 8])
+    assert not numeric and labels == ["2", "8", "all", "None"] and ticks == [0, 1, 2, 3]
+    pos, ticks, labels, numeric = _x_positions([0.0, 0.001, 0.1, 0.01])
+    assert not numeric and labels == ["0", "0.001", "0.01", "0.1"]

@@ -222,50 +222,62 @@ def _token(v: Any) -> str:
 
 def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     """One row per setting: identity, counts by status (and ``n_solver_timed_out``: ok rows
-    whose solver stopped at its own time limit), and ``<metric>_mean/_std/_n`` over the ``ok``
-    rows. Rows are sorted by dataset, algorithm, binarizer, then parameter values."""
+    whose solver stopped at its own time limit), and ``<metric>_mean/_std/_n`` (sample standard
+    deviation) over the ``ok`` rows. Rows are sorted by dataset, split, algorithm, binarizer,
+    then parameter values."""
     keys = normalized_keys(table, key_columns)
     ident = list(keys.columns)
-    token = keys.apply(lambda r: "\x1f".join(_token(r[c]) for c in ident), axis=1) \
-        if len(keys) else pd.Series([], dtype=object)
     metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
-    rows: list[dict[str, Any]] = []
-    status = table["status"].astype(str)
-    for _, idx in token.groupby(token, sort=False).groups.items():
-        first = keys.loc[idx[0]]
-        row: dict[str, Any] = {c: first[c] for c in ident}
-        st = status.loc[idx]
-        row["n_total"] = len(idx)
-        for s in schema.STATUSES:
-            row[f"n_{s}"] = int((st == s).sum())
-        row["n_failed"] = row["n_total"] - row["n_ok"]
-        ok_idx = st.index[st == "ok"]
-        # finished cells whose solver stopped at its own time limit (an anytime answer)
-        row["n_solver_timed_out"] = int(table.loc[ok_idx, "timed_out"].fillna(False).sum())
-        for m in metrics:
-            v = pd.to_numeric(table.loc[ok_idx, m], errors="coerce").astype("float64")
-            v = v[np.isfinite(v.to_numpy(dtype=float, na_value=np.nan))]
-            n = len(v)
-            row[f"{m}_mean"] = float(v.mean()) if n else math.nan
-            row[f"{m}_std"] = float(v.std(ddof=1)) if n >= 2 else math.nan
-            row[f"{m}_n"] = n
-        row["cell_ids"] = list(table.loc[idx, "cell_id"].astype(str))
-        rows.append(row)
     columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
         "n_failed", "n_solver_timed_out"] + [
-        f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")] + ["cell_ids"]
-    out = pd.DataFrame(rows, columns=columns)
-    for c in ident:  # keep None, NA and ints as they are (no inference to float NaN)
-        out[c] = pd.Series([r[c] for r in rows], index=out.index, dtype=object)
-    if out.empty:
-        return out
-    order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out.iloc[i], key_columns))
+        f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")]
+    if keys.empty:
+        return pd.DataFrame(columns=columns)
+    cols = [[_token(v) for v in keys[c]] for c in ident]
+    tokens = ["\x1f".join(parts) for parts in zip(*cols)]
+    codes, uniques = pd.factorize(pd.Series(tokens, dtype=object), sort=False)
+    n_groups = len(uniques)
+    first = np.full(n_groups, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+
+    def count(mask: np.ndarray) -> np.ndarray:
+        return np.bincount(codes[mask], minlength=n_groups)
+
+    out = pd.DataFrame(index=range(n_groups))
+    for c in ident:  # object columns: keep None, NA and ints as they are (no float NaN)
+        vals = keys[c].to_numpy(dtype=object)
+        out[c] = pd.Series([vals[i] for i in first], dtype=object)
+    status = table["status"].astype(str).to_numpy()
+    out["n_total"] = np.bincount(codes, minlength=n_groups)
+    for st in schema.STATUSES:
+        out[f"n_{st}"] = count(status == st)
+    out["n_failed"] = out["n_total"] - out["n_ok"]
+    ok = status == "ok"
+    timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
+    out["n_solver_timed_out"] = count(ok & timed_out)
+    for m in metrics:
+        v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        valid = ok & np.isfinite(v)
+        g, x = codes[valid], v[valid]
+        n = np.bincount(g, minlength=n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.bincount(g, weights=x, minlength=n_groups) / n
+            ss = np.bincount(g, weights=(x - mean[g]) ** 2, minlength=n_groups)
+            std = np.where(n >= 2, np.sqrt(ss / (n - 1)), np.nan)
+        out[f"{m}_mean"] = np.where(n > 0, mean, np.nan)
+        out[f"{m}_std"] = std
+        out[f"{m}_n"] = n
+    out = out[columns]
+    order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out, i, key_columns))
     return out.iloc[order].reset_index(drop=True)
 
 
-def _setting_sort_key(row: pd.Series, key_columns: list[str]) -> tuple:
-    return (str(row["dataset"]), str(row["split"]), str(row["algorithm"]), str(row["binarizer"]),
-            str(row["binarizer_params"]), tuple(sort_key(row[c]) for c in key_columns))
+def _setting_sort_key(out: pd.DataFrame, i: int, key_columns: list[str]) -> tuple:
+    def at(c: str) -> Any:
+        return out[c].iat[i]
+
+    return (str(at("dataset")), str(at("split")), str(at("algorithm")), str(at("binarizer")),
+            str(at("binarizer_params")), tuple(sort_key(at(c)) for c in key_columns))
 
 
 def distinct(values: Any) -> list[Any]:
@@ -305,7 +317,8 @@ def failures(results: Results) -> pd.DataFrame:
         "status": bad["status"].astype(str),
         "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
     })
-    return out.sort_values(["dataset", "algorithm", "cell_id"], kind="stable").reset_index(drop=True)
+    out = out.sort_values(["dataset", "algorithm", "cell_id"], kind="stable")
+    return out.reset_index(drop=True)
 
 
 def params_text(row: pd.Series, columns: list[str]) -> str:

@@ -105,10 +105,15 @@ def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]]) -> list[_Line
 
 
 def _x_positions(values: list[Any]) -> tuple[dict[str, float], list[float], list[str], bool]:
-    """Map axis values to x positions: numeric axes keep their values, mixed ones (numbers and
-    "all" or None) become categorical with the strings after the numbers."""
+    """Map axis values to x positions: numeric axes keep their values; mixed ones (numbers and
+    "all" or None) become categorical with the strings after the numbers, and so do numbers
+    that include 0 and span two decades or more (``0, 0.001, 0.01, 0.1``), which neither a
+    linear nor a log axis shows well."""
     vals = distinct(values)
     numeric = all(is_number(v) for v in vals)
+    positive = [float(v) for v in vals if is_number(v) and v > 0]
+    if numeric and any(v == 0 for v in vals) and positive and max(positive) / min(positive) >= 100:
+        numeric = False
     if numeric:
         pos = {_token(v): float(v) for v in vals}
         return pos, [float(v) for v in vals], [fmt_value(v) for v in vals], True
