@@ -180,8 +180,9 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--mem-gb", type=float, default=6.0)
     ap.add_argument("--cache-mb", type=float, default=2048.0)
-    ap.add_argument("--tie-break", default="smaller", choices=["smaller", "first"],
-                    help="TopKClassifier(tie_break=...) for every Top-k run")
+    ap.add_argument("--tie-break", default="auto", choices=["auto", "smaller", "first"],
+                    help="TopKClassifier(tie_break=...); auto: 'first' at k=all (an error-only "
+                    "optimal search like DL8.5's), the default 'smaller' at k < all")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     a = ap.parse_args(argv)
     from treebench.algorithms.topk import warmup
@@ -194,8 +195,11 @@ def main(argv=None):
         for depth in [int(d) for d in a.depths.split(",")]:
             cell = {}
             for k in ks:
+                tb = a.tie_break
+                if tb == "auto":
+                    tb = "first" if k == "all" else "smaller"
                 cell[("topk", k)] = run_one("topk", name, depth, k, a.time_limit, a.mem_gb,
-                                            a.cache_mb, a.tie_break)
+                                            a.cache_mb, tb)
                 _print_row(name, depth, f"topk k={k}", cell[("topk", k)], None)
             for peer in peers:
                 cell[(peer, "all")] = run_one(peer, name, depth, "all", a.time_limit, a.mem_gb,
