@@ -39,6 +39,8 @@ def test_report_writes_every_kind_of_file(report):
         for ext in ("csv", "md", "tex"):
             assert (out / "tables" / f"{name}.{ext}").is_file(), (name, ext)
     assert (out / "tables" / "failures.csv").is_file()
+    # `depth` is recorded but the config's `metrics` list does not ask for it
+    assert not (out / "tables" / "depth.csv").exists()
     for kind in paths:
         for p in paths[kind]:
             assert p.is_file() and p.stat().st_size > 0, p
@@ -147,6 +149,7 @@ def test_html_is_self_contained(report):
             assert chunk.startswith('"data:') or chunk.startswith('"#'), chunk[:40]
     assert "environment.numpy" in html and "2026-01-01T00:00:00Z" in html
     assert "Resolved configuration" in html
+    assert "<p>Top-k vs CART, depth sweep</p>" in html
     _assert_balanced_tags(html)
 
 

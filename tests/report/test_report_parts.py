@@ -187,3 +187,15 @@ def test_x_positions_numeric_mixed_and_zero_with_decades():
     assert not numeric and labels == ["2", "8", "all", "None"] and ticks == [0, 1, 2, 3]
     pos, ticks, labels, numeric = _x_positions([0.0, 0.001, 0.1, 0.01])
     assert not numeric and labels == ["0", "0.001", "0.01", "0.1"]
+
+
+def test_config_metrics_choose_the_tables():
+    from treebench.report.aggregate import select_metrics
+
+    recorded = ["train_accuracy", "test_accuracy", "test_roc_auc", "n_leaves", "depth",
+                "expected_tests_test", "fit_seconds", "peak_rss_mb"]
+    assert select_metrics(recorded, {}) == recorded
+    cfg = {"config": {"metrics": ["accuracy", "expected_tests", "roc_auc"]}}
+    assert select_metrics(recorded, cfg) == [
+        "train_accuracy", "test_accuracy", "test_roc_auc", "expected_tests_test", "fit_seconds",
+        "peak_rss_mb"]

@@ -147,9 +147,28 @@ def load_results(results_dir: Path) -> Results:
                   notes=notes)
     res.key_columns = _key_columns(table)
     res.settings = aggregate(table, res.key_columns)
-    res.metrics = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
-                   and res.settings[f"{m}_n"].sum() > 0]
+    recorded = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
+                and res.settings[f"{m}_n"].sum() > 0]
+    res.metrics = select_metrics(recorded, manifest)
     return res
+
+
+# Always reported when recorded, whatever the config's `metrics` list says.
+ALWAYS_METRICS = ("train_accuracy", "test_accuracy", "fit_seconds", "binarize_seconds",
+                  "peak_rss_mb")
+
+
+def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
+    """The recorded metric columns that the config's ``metrics`` list names (``accuracy``
+    names ``train_accuracy`` and ``test_accuracy``; ``expected_tests`` names
+    ``expected_tests_train`` and ``expected_tests_test``), plus `ALWAYS_METRICS`; every
+    recorded one when the manifest has no such list."""
+    cfg = manifest.get("config")
+    wanted = cfg.get("metrics") if isinstance(cfg, dict) else None
+    if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
+        return recorded
+    names = {n for w in wanted for n in (w, f"train_{w}", f"test_{w}", f"{w}_train", f"{w}_test")}
+    return [m for m in recorded if m in names or m in ALWAYS_METRICS]
 
 
 def _read_manifest(path: Path) -> tuple[dict[str, Any], list[str]]:

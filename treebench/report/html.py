@@ -12,6 +12,7 @@ from treebench.report.figures import FigureInfo
 from treebench.report.provenance import (
     FAILURE_HEADER,
     config_text,
+    description,
     failure_rows,
     provenance_items,
 )
@@ -49,6 +50,8 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
              f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
              f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{_esc(title)}</h1>"]
+    if description(results):
+        parts.append(f"<p>{_esc(description(results))}</p>")
     for note in results.notes:
         parts.append(f'<p class="note">{_esc(note)}</p>')
 

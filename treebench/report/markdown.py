@@ -6,13 +6,20 @@ from pathlib import Path
 
 from treebench.report.aggregate import Results
 from treebench.report.figures import FigureInfo
-from treebench.report.provenance import FAILURE_HEADER, failure_rows, provenance_items
+from treebench.report.provenance import (
+    FAILURE_HEADER,
+    description,
+    failure_rows,
+    provenance_items,
+)
 from treebench.report.tables import Display, summary_display, to_markdown
 
 
 def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
                     table_files: list[Path]) -> str:
     lines = [f"# treebench report: {results.experiment}", ""]
+    if description(results):
+        lines += [description(results), ""]
     lines += [f"> {note}" for note in results.notes]
     lines += ["", "## Provenance", ""]
     lines += [f"- **{k}**: {v}" for k, v in provenance_items(results)]

@@ -55,6 +55,13 @@ def provenance_items(results: Results) -> list[tuple[str, str]]:
     return items
 
 
+def description(results: Results) -> str:
+    """The experiment's one-line description from the manifest's config ('' when absent)."""
+    cfg = results.manifest.get("config")
+    d = cfg.get("description") if isinstance(cfg, dict) else None
+    return d.strip() if isinstance(d, str) else ""
+
+
 def config_text(results: Results) -> str | None:
     cfg = results.manifest.get("config")
     if cfg is None:
