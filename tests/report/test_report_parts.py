@@ -199,3 +199,29 @@ def test_config_metrics_choose_the_tables():
     assert select_metrics(recorded, cfg) == [
         "train_accuracy", "test_accuracy", "test_roc_auc", "expected_tests_test", "fit_seconds",
         "peak_rss_mb"]
+
+
+def test_binarizer_params_show_as_bin_columns(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from treebench.report.tables import summary_display
+
+    from .conftest import _row
+
+    rows = []
+    for n in (4, 8):
+        for f in (0, 1):
+            r = _row("x", "wine", "cart", None, 2, f, "ok", None)
+            r.pop("param_k")
+            r.update(binarizer="quantile", binarizer_params=json.dumps({"n_thresholds": n}),
+                     bparam_n_thresholds=n, cell_id=f"q{n}-{f}")
+            rows.append(r)
+    res = load_results(write_results(tmp_path / "r", schema.conform(pd.DataFrame(rows))))
+    d = summary_display(res)
+    assert d.header[:3] == ["dataset", "algorithm", "bin.n_thresholds"]
+    assert [r[2] for r in d.rows] == ["4", "8"]
+    fig = axis_figure(res, "wine", "bparam_n_thresholds", ("test_accuracy",),
+                      sweep_axes(res.settings, res.key_columns))
+    assert fig.axes[0].get_xlabel().startswith("bin.n_thresholds")

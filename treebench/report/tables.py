@@ -93,25 +93,37 @@ class Display:
 
 
 def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
-    """(identity columns shown, parameter columns shown) in displays: the ones that vary."""
+    """(identity columns shown, parameter columns shown) in displays: the ones that vary.
+    Binarizer parameters show as ``bin.*`` columns; the binarizer column shows its raw JSON
+    parameters only when no ``bparam_*`` column holds them."""
     s = results.settings
+    params = varying_columns(s, results.key_columns)
     ident = ["dataset"]
     if len(distinct(s["split"])) > 1:
         ident.append("split")
-    if len(distinct(s["binarizer"])) > 1 or len(distinct(s["binarizer_params"])) > 1:
-        ident.append("binarizer")
+    bparams_shown = any(c.startswith(schema.BPARAM_PREFIX) for c in params)
+    names_vary = len(distinct(s["binarizer"])) > 1
+    json_vary = len(distinct(s["binarizer_params"])) > 1
+    if names_vary or (json_vary and not bparams_shown):
+        ident.append("binarizer+params" if json_vary and not bparams_shown else "binarizer")
     ident.append("algorithm")
-    return ident, varying_columns(s, results.key_columns)
+    return ident, params
 
 
 def _identity_cells(row: pd.Series, ident: list[str], params: list[str]) -> list[str]:
     cells = []
     for c in ident:
-        if c == "binarizer" and row["binarizer_params"] not in ("", "{}", "null"):
+        if c == "binarizer+params" and row["binarizer_params"] not in ("", "{}", "null"):
             cells.append(f"{row['binarizer']} {row['binarizer_params']}")
+        elif c == "binarizer+params":
+            cells.append(str(row["binarizer"]))
         else:
             cells.append(str(row[c]))
     return cells + [fmt_value(row[c]) for c in params]
+
+
+def _header(ident: list[str]) -> list[str]:
+    return ["binarizer" if c == "binarizer+params" else c for c in ident]
 
 
 def _group_starts(settings: pd.DataFrame) -> list[int]:
@@ -126,7 +138,7 @@ def metric_display(results: Results, metric: str) -> Display:
         rows.append(_identity_cells(r, ident, params) + [
             mean_std(metric, r[f"{metric}_mean"], r[f"{metric}_std"]),
             f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
-    header = ident + [column_label(c) for c in params] + [
+    header = _header(ident) + [column_label(c) for c in params] + [
         f"{metric_label(metric)} (mean ± std)", "ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * len(params) + ["r", "r", "l"]
     return Display(metric_label(metric), header, rows, align, _group_starts(results.settings))
@@ -140,8 +152,8 @@ def summary_display(results: Results) -> Display:
         rows.append(_identity_cells(r, ident, params)
                     + [mean_std(m, r[f"{m}_mean"], r[f"{m}_std"]) for m in mets]
                     + [f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
-    header = ident + [column_label(c) for c in params] + [metric_label(m) for m in mets] + [
-        "ok/total", "failed"]
+    header = _header(ident) + [column_label(c) for c in params] + [
+        metric_label(m) for m in mets] + ["ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * (len(params) + len(mets) + 1) + ["l"]
     return Display("summary", header, rows, align, _group_starts(results.settings))
 
