@@ -217,3 +217,11 @@ def test_quantile_thresholds_strictly_inside_and_increasing(vals, max_splits):
         assert t.size <= max_splits
     else:
         assert t.size == 1
+
+
+def test_output_size_cap_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("TREEBENCH_MAX_MATRIX_GB", "0.000001")  # about 1 KiB
+    X = pd.DataFrame({"a": np.arange(2000, dtype=float)})
+    b = make_binarizer("quantile", {"max_splits": 10}, []).fit(X)
+    with pytest.raises(ParameterError, match="GiB cap"):
+        b.transform(X)

@@ -191,24 +191,31 @@ class TableBinarizer(Binarizer):
         self.fit_time_ = time.perf_counter() - t0
         return self
 
-    def transform(self, X):
-        check_is_fitted(self, "columns_")
-        X = as_frame(X)
+    def _fill(self, X: pd.DataFrame, out: np.ndarray, starts: dict[str, int]) -> None:
+        """Write every fitted column into ``out`` (column-major for speed), feature block ``f`` at
+        ``out[:, starts[f] : starts[f] + len(block)]``."""
         missing = [f for f, _ in self._blocks if f not in X.columns]
         if missing:
             raise DataError(
                 f"binarizer `{self.name}` was fitted with feature `{missing[0]}`, which the rows to "
                 f"transform do not have."
             )
-        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype)
-        j = 0
         for f, cols in self._blocks:
             if cols:
-                block = np.zeros((X.shape[0], len(cols)), dtype=self.output_dtype)
-                evaluate_feature(X[f], cols, f, block)
-                out[:, j : j + len(cols)] = block
+                j = starts[f]
+                evaluate_feature(X[f], cols, f, out[:, j : j + len(cols)])
+
+    def transform(self, X):
+        """0/1 matrix (``uint8``; ``float64`` for ``raw``), C-contiguous, one column per ``columns_``."""
+        check_is_fitted(self, "columns_")
+        X = as_frame(X)
+        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype, order="F")
+        starts, j = {}, 0
+        for f, cols in self._blocks:
+            starts[f] = j
             j += len(cols)
-        return out
+        self._fill(X, out, starts)
+        return np.ascontiguousarray(out)
 
     def fit_transform(self, X, y=None, sample_weight=None, **_):
         return self.fit(X, y, sample_weight=sample_weight).transform(X)

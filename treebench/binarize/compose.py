@@ -23,6 +23,13 @@ from treebench.errors import ConfigError, ParameterError, did_you_mean
 FIT_ON = ("train", "all")
 
 
+def max_output_bytes() -> float:
+    """Cap on the size of one binarized matrix: ``TREEBENCH_MAX_MATRIX_GB`` (default 4)."""
+    import os
+
+    return float(os.environ.get("TREEBENCH_MAX_MATRIX_GB", "4")) * 2**30
+
+
 class ColumnBinarizer(Binarizer):
     """Numeric columns through ``numeric``, categorical ones through ``categorical_binarizer``.
 
@@ -64,17 +71,17 @@ class ColumnBinarizer(Binarizer):
             if proto is None:
                 raise ParameterError("ColumnBinarizer needs a binarizer for both numeric and categorical columns.")
             self.parts_.append((clone(proto).fit(X[cols], y, sample_weight=w), [str(c) for c in cols]))
-        # order output columns by input feature, keeping each part's order within a feature
-        by_feature: dict[str, list[tuple[int, int]]] = {str(c): [] for c in X.columns}
-        offset = 0
+        # output columns ordered by input feature; each feature's columns come from one part
+        starts, j = {}, 0
+        by_feature = {str(c): [] for c in X.columns}
         for part, _ in self.parts_:
-            for k, col in enumerate(part.columns_):
-                by_feature[col.feature].append((offset + k, k))
-            offset += len(part.columns_)
-        flat = [i for f in map(str, X.columns) for i, _ in by_feature[f]]
-        all_cols = [c for part, _ in self.parts_ for c in part.columns_]
-        self.order_ = np.asarray(flat, dtype=np.int64)
-        self.columns_ = [all_cols[i] for i in flat]
+            for col in part.columns_:
+                by_feature[col.feature].append(col)
+        for f in map(str, X.columns):
+            starts[f] = j
+            j += len(by_feature[f])
+        self.feature_start_ = starts
+        self.columns_ = [c for f in map(str, X.columns) for c in by_feature[f]]
         self.n_columns_ = len(self.columns_)
         self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         self.n_features_in_ = int(X.shape[1])
@@ -85,14 +92,19 @@ class ColumnBinarizer(Binarizer):
         return self
 
     def transform(self, X):
+        """0/1 ``uint8`` matrix (``float64`` when numeric columns are ``raw``), C-contiguous."""
         check_is_fitted(self, "columns_")
         X = as_frame(X)
-        blocks = [p.transform(X[cols]).astype(self.output_dtype_, copy=False) for p, cols in self.parts_]
-        if not blocks:
-            return np.zeros((X.shape[0], 0), dtype=self.output_dtype_)
-        out = np.concatenate(blocks, axis=1) if len(blocks) > 1 else blocks[0]
-        if not np.array_equal(self.order_, np.arange(self.order_.size)):
-            out = out[:, self.order_]
+        need = X.shape[0] * self.n_columns_ * np.dtype(self.output_dtype_).itemsize
+        if need > max_output_bytes():
+            raise ParameterError(
+                f"binarizing {X.shape[0]} rows into {self.n_columns_} columns needs {need / 2**30:.1f} GiB, more than "
+                f"the {max_output_bytes() / 2**30:.1f} GiB cap (TREEBENCH_MAX_MATRIX_GB); use fewer thresholds "
+                f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
+            )
+        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype_, order="F")
+        for part, cols in self.parts_:
+            part._fill(X[cols], out, self.feature_start_)
         return np.ascontiguousarray(out)
 
     def fit_transform(self, X, y=None, sample_weight=None, **_):

@@ -191,12 +191,15 @@ def parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str
 def _map_labels(y: pd.Series, fixes: dict[str, Any]) -> pd.Series:
     suffix = fixes.get("label_strip_suffix")
     if suffix:
-        y = y.map(lambda v: v[: -len(suffix)] if isinstance(v, str) and v.endswith(suffix) else v)
+        s = y.astype(str)
+        y = s.where(~s.str.endswith(suffix), s.str.slice(0, -len(suffix)))
     mapping = fixes.get("label_map")
     if mapping:
         default = mapping.get("*")
         keys = {str(k): v for k, v in mapping.items() if k != "*"}
-        y = y.map(lambda v: keys.get(str(v), default if default is not None else v))
+        s = y.astype(str)
+        mapped = s.map(keys)  # hash lookups, vectorised
+        y = mapped.where(mapped.notna(), default if default is not None else y)
     return y
 
 
@@ -271,11 +274,8 @@ def frame_to_dataset(
         if c not in categorical:
             X[c] = X[c].astype(np.float64)
     yv = y.to_numpy()
-    if yv.dtype == object:
-        try:
-            yv = yv.astype(str) if all(isinstance(v, str) for v in yv) else yv
-        except (TypeError, ValueError):  # pragma: no cover
-            pass
+    if yv.dtype == object or pd.api.types.is_string_dtype(y.dtype):
+        yv = y.to_numpy(dtype=str) if pd.api.types.infer_dtype(y, skipna=False) == "string" else y.to_numpy(dtype=object)
     return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
 
 

@@ -1,0 +1,108 @@
+"""Load + binarize time and peak memory on KDD99 and the largest paper datasets.
+
+Each (dataset, binarizer) measurement runs in a fresh child process so its peak RSS is its own.
+Steps timed: parse from the raw files (cold, parquet cache empty), load from the parquet cache
+(warm), and fit + transform of each binarizer on the training rows (the predefined training split
+when the dataset has one, else all rows). Writes a table; asserts nothing about times.
+
+    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py [--repeat 3] [--out results/bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DATASETS = ["kdd99", "skin", "topk/credit-card", "topk/letter-recognition", "quantbnb/htru", "quantbnb/magic", "avila", "topk/fico-1000"]
+METHODS = [("quantile", {"max_splits": 200}), ("midpoints", {"max_columns": 10_000_000}), ("bucketize", {"max_columns": 10_000_000}), ("kmeans", {"n_bins": 5})]
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def child(name: str, method: str, params: dict, cache: str) -> dict:
+    from treebench.binarize import make_binarizer
+    from treebench.data.base import data_dirs_from_env
+    from treebench.data.catalog import build_dataset, get_entry
+
+    entry = get_entry(name)
+    t0 = time.perf_counter()
+    ds = build_dataset(entry, data_dirs=data_dirs_from_env(), offline=True, cache_dir=Path(cache))
+    load = time.perf_counter() - t0
+    rows = ds.train_index if ds.train_index is not None else slice(None)
+    X, y = ds.X.iloc[rows], ds.y[rows]
+    t0 = time.perf_counter()
+    b = make_binarizer(method, params, ds.categorical)
+    try:
+        Z = b.fit(X, y).transform(ds.X)
+        n_cols, status = Z.shape[1], "ok"
+    except Exception as exc:  # a cap exceeded is a result, not a crash
+        n_cols, status = None, f"{type(exc).__name__}: {exc}"[:80]
+    binarize = time.perf_counter() - t0
+    return {"dataset": name, "rows": int(ds.n_samples), "features": int(ds.n_features), "method": method,
+            "load_s": load, "binarize_s": binarize, "binary_features": n_cols, "peak_rss_mb": _peak_mb(), "status": status}
+
+
+def run_child(args: list[str]) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        return {"status": f"child failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
+    ap.add_argument("--datasets", nargs="*", default=DATASETS)
+    ap.add_argument("--methods", nargs="*", default=[m for m, _ in METHODS])
+    ap.add_argument("--out", default="results/bench", help="directory for load_binarize.csv/.md")
+    ap.add_argument("--child", nargs=4, metavar=("NAME", "METHOD", "PARAMS", "CACHE"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        name, method, params, cache = a.child
+        print(json.dumps(child(name, method, json.loads(params), cache)))
+        return
+    if not os.environ.get("TREEBENCH_DATA_DIR"):
+        sys.exit("set TREEBENCH_DATA_DIR to the shared datasets directory")
+    rows = []
+    params_of = dict(METHODS)
+    for name in a.datasets:
+        with tempfile.TemporaryDirectory() as cache:
+            # cold: parse from the raw files (cache empty); method 'none'-like cheap step: quantile
+            cold = run_child([name, "quantile", json.dumps(params_of["quantile"]), cache])
+            for method in a.methods:
+                runs = [run_child([name, method, json.dumps(params_of.get(method, {})), cache]) for _ in range(a.repeat)]
+                ok = [r for r in runs if "load_s" in r]
+                if not ok:
+                    rows.append({"dataset": name, "method": method, "status": runs[0]["status"]})
+                    continue
+                r = dict(ok[0])
+                r["load_s"] = statistics.median(x["load_s"] for x in ok)
+                r["binarize_s"] = statistics.median(x["binarize_s"] for x in ok)
+                r["peak_rss_mb"] = max(x["peak_rss_mb"] for x in ok)
+                r["cold_parse_s"] = cold.get("load_s")
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    cols = ["dataset", "rows", "features", "method", "cold_parse_s", "load_s", "binarize_s", "binary_features", "peak_rss_mb", "status"]
+    df = df[[c for c in cols if c in df.columns]]
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "load_binarize.csv", index=False)
+    (out / "load_binarize.md").write_text(df.to_markdown(index=False, floatfmt=".3g") if hasattr(df, "to_markdown") else df.to_string())
+    print(df.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
