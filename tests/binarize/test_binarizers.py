@@ -225,3 +225,13 @@ def test_output_size_cap_is_a_clear_error(monkeypatch):
     b = make_binarizer("quantile", {"max_splits": 10}, []).fit(X)
     with pytest.raises(ParameterError, match="GiB cap"):
         b.transform(X)
+
+
+@pytest.mark.parametrize("method", ["quantile", "midpoints", "onehot"])
+def test_zero_weight_rows_set_no_columns(method):
+    X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 99.0], "c": ["p", "q", "p", "zzz"]})
+    y = np.array([0, 1, 0, 1])
+    w = np.array([1.0, 2.0, 1.0, 0.0])
+    b = make_binarizer(method, {}, ["c"]).fit(X, y, sample_weight=w)
+    ref = make_binarizer(method, {}, ["c"]).fit(X.iloc[:3], y[:3])
+    assert b.columns_ == ref.columns_

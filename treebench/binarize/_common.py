@@ -182,6 +182,10 @@ class TableBinarizer(Binarizer):
         yv = None if y is None else np.asarray(y)
         if yv is not None and yv.shape[0] != X.shape[0]:
             raise ParameterError(f"y has {yv.shape[0]} labels for {X.shape[0]} rows.")
+        if (w == 0).any():  # a zero-weight row is absent from the training set: it sets no threshold
+            keep = w > 0
+            X, w = X.loc[keep], w[keep]
+            yv = None if yv is None else yv[keep]
         per_feature = self._fit_columns(X, yv, w) if X.shape[1] else []
         self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
         self.n_features_in_ = int(X.shape[1])

@@ -108,7 +108,7 @@ def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
     for d in dirs:
         for p in sorted(Path(d).rglob("*.yaml")):
             try:
-                docs = list(yaml.safe_load_all(p.read_text()))
+                docs = list(yaml.load_all(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
             except yaml.YAMLError as exc:
                 raise DataError(f"catalog file `{p}` is not valid YAML: {exc}.") from None
             for doc in docs:
