@@ -133,6 +133,9 @@ def test_failed_and_timed_out_cells_are_counted_and_listed(report):
     for cid in failed_ids:
         assert cid in html and cid in summary
     assert "MemoryError: search &amp; prune failed" in html
+    # summary rows with failed cells are highlighted; the anytime (ok) row is not
+    # (2 settings with failures) x (summary + 4 metric tables: train/test accuracy, leaves, time)
+    assert html.count('<tr class="failed') == 2 * 5
     fcsv = pd.read_csv(out / "tables" / "failures.csv")
     assert set(fcsv["cell_id"]) == failed_ids
     assert sorted(fcsv["status"]) == ["error"] + ["timeout"] * 4

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -90,6 +90,7 @@ class Display:
     rows: list[list[str]]
     align: list[str]  # "l" or "r" per column
     group_starts: list[int]  # row indices where a new dataset starts (for rules in LaTeX)
+    failed_rows: list[int] = field(default_factory=list)  # rows with failed cells (HTML)
 
 
 def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
@@ -126,6 +127,10 @@ def _header(ident: list[str]) -> list[str]:
     return ["binarizer" if c == "binarizer+params" else c for c in ident]
 
 
+def _failed_rows(settings: pd.DataFrame) -> list[int]:
+    return [i for i, n in enumerate(settings["n_failed"]) if n > 0]
+
+
 def _group_starts(settings: pd.DataFrame) -> list[int]:
     d = list(settings["dataset"])
     return [i for i in range(1, len(d)) if d[i] != d[i - 1]]
@@ -141,7 +146,8 @@ def metric_display(results: Results, metric: str) -> Display:
     header = _header(ident) + [column_label(c) for c in params] + [
         f"{metric_label(metric)} (mean ± std)", "ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * len(params) + ["r", "r", "l"]
-    return Display(metric_label(metric), header, rows, align, _group_starts(results.settings))
+    return Display(metric_label(metric), header, rows, align, _group_starts(results.settings),
+                   _failed_rows(results.settings))
 
 
 def summary_display(results: Results) -> Display:
@@ -155,7 +161,8 @@ def summary_display(results: Results) -> Display:
     header = _header(ident) + [column_label(c) for c in params] + [
         metric_label(m) for m in mets] + ["ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * (len(params) + len(mets) + 1) + ["l"]
-    return Display("summary", header, rows, align, _group_starts(results.settings))
+    return Display("summary", header, rows, align, _group_starts(results.settings),
+                   _failed_rows(results.settings))
 
 
 def _csv_identity(results: Results) -> pd.DataFrame:
@@ -223,8 +230,9 @@ def to_latex(d: Display, caption: str | None = None) -> str:
            "% requires \\usepackage{booktabs}",
            "\\begin{tabular}{" + "".join(d.align) + "}", "\\toprule",
            " & ".join(latex_escape(h) for h in d.header) + " \\\\", "\\midrule"]
+    groups = set(d.group_starts)
     for i, row in enumerate(d.rows):
-        if i in d.group_starts:
+        if i in groups:
             out.append("\\midrule")
         out.append(" & ".join(latex_escape(c) for c in row) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}"]
@@ -235,10 +243,10 @@ def to_html(d: Display, css_class: str = "table") -> str:
     esc = html.escape
     head = "".join(f"<th>{esc(h)}</th>" for h in d.header)
     body = []
+    groups, failed = set(d.group_starts), set(d.failed_rows)
     for i, row in enumerate(d.rows):
-        cls = ' class="group"' if i in d.group_starts else ""
-        failed = row[-1] if d.header[-1] == "failed" else ""
-        if failed:
+        cls = ' class="group"' if i in groups else ""
+        if i in failed:
             cls = ' class="failed group"' if cls else ' class="failed"'
         tds = "".join(f'<td class="{"num" if a == "r" else "txt"}">{esc(c)}</td>'
                       for c, a in zip(row, d.align))
