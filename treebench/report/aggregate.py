@@ -235,7 +235,8 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     return out
 
 
-def _token(v: Any) -> str:
+def value_token(v: Any) -> str:
+    """A hashable text key of a normalised value that keeps None, "None" and NA apart."""
     return "\x00NA" if v is NA else json.dumps(v, sort_keys=True, default=str)
 
 
@@ -252,7 +253,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")]
     if keys.empty:
         return pd.DataFrame(columns=columns)
-    cols = [[_token(v) for v in keys[c]] for c in ident]
+    cols = [[value_token(v) for v in keys[c]] for c in ident]
     tokens = ["\x1f".join(parts) for parts in zip(*cols)]
     codes, uniques = pd.factorize(pd.Series(tokens, dtype=object), sort=False)
     n_groups = len(uniques)
@@ -303,7 +304,7 @@ def distinct(values: Any) -> list[Any]:
     """Distinct values in `sort_key` order."""
     seen: dict[str, Any] = {}
     for v in values:
-        seen.setdefault(_token(v), v)
+        seen.setdefault(value_token(v), v)
     return sorted(seen.values(), key=sort_key)
 
 

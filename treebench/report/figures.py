@@ -24,7 +24,7 @@ from treebench.report.aggregate import (
     LINE_ONLY,
     NA,
     Results,
-    _token,
+    value_token,
     column_label,
     distinct,
     fmt_value,
@@ -91,7 +91,7 @@ def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]]) -> list[_Line
         others += [c for c in axes.get(alg, []) if c != axis]
         groups: dict[str, list[int]] = {}
         for i, r in sub.iterrows():
-            groups.setdefault("\x1f".join(_token(r[c]) for c in others), []).append(i)
+            groups.setdefault("\x1f".join(value_token(r[c]) for c in others), []).append(i)
         ordered = sorted(groups.values(),
                          key=lambda ix: tuple(sort_key(sub.loc[ix[0], c]) for c in others))
         for ix in ordered:
@@ -115,9 +115,9 @@ def _x_positions(values: list[Any]) -> tuple[dict[str, float], list[float], list
     if numeric and any(v == 0 for v in vals) and positive and max(positive) / min(positive) >= 100:
         numeric = False
     if numeric:
-        pos = {_token(v): float(v) for v in vals}
+        pos = {value_token(v): float(v) for v in vals}
         return pos, [float(v) for v in vals], [fmt_value(v) for v in vals], True
-    pos = {_token(v): float(i) for i, v in enumerate(vals)}
+    pos = {value_token(v): float(i) for i, v in enumerate(vals)}
     return pos, list(pos.values()), [fmt_value(v) for v in vals], False
 
 
@@ -211,7 +211,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     algs = sorted({ln.algorithm for ln in lines})
     flags = 0
     for i, ln in enumerate(lines):
-        x = np.array([pos[_token(v)] for v in ln.rows[axis]], dtype=float)
+        x = np.array([pos[value_token(v)] for v in ln.rows[axis]], dtype=float)
         x = x * 10 ** shift[i] if log_x else x + shift[i]
         a = algs.index(ln.algorithm)
         marker = MARKERS[a % len(MARKERS)]
