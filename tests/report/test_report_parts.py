@@ -225,3 +225,17 @@ def test_binarizer_params_show_as_bin_columns(tmp_path):
     fig = axis_figure(res, "wine", "bparam_n_thresholds", ("test_accuracy",),
                       sweep_axes(res.settings, res.key_columns))
     assert fig.axes[0].get_xlabel().startswith("bin.n_thresholds")
+
+
+def test_missing_metric_in_finished_cells_is_not_drawn_as_failure(tmp_path):
+    import pandas as pd
+
+    t = synthetic_table()
+    t = t[(t["dataset"] == "car") & (t["algorithm"] == "cart")].copy()
+    t["n_leaves"] = pd.array([None] * len(t), dtype="Int64")  # e.g. an ensemble: no leaves
+    res = load_results(write_results(tmp_path / "r", schema.conform(t.reset_index(drop=True))))
+    axes = sweep_axes(res.settings, res.key_columns)
+    assert axis_figure(res, "car", "param_max_depth", ("n_leaves",), axes) is None
+    fig = axis_figure(res, "car", "param_max_depth", ("test_accuracy",), axes)
+    assert not fig.axes[0].texts  # nothing failed: no failure note
+    assert leaves_figure(res, "car") is None

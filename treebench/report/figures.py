@@ -164,11 +164,13 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
     if part.any():
         ax.plot(x[part], mean[part], linestyle="none", marker=marker, markersize=7,
                 markerfacecolor="white", markeredgecolor=color, markeredgewidth=1.5, zorder=5)
-    if (~ok).any():
+    # no value because no cell finished (a value missing from finished cells is just skipped)
+    lost = ~ok & (rows["n_ok"].to_numpy() == 0)
+    if lost.any():
         trans = blended_transform_factory(ax.transData, ax.transAxes)
-        ax.plot(x[~ok], np.full((~ok).sum(), 0.02), linestyle="none", marker="x",
+        ax.plot(x[lost], np.full(lost.sum(), 0.02), linestyle="none", marker="x",
                 markersize=8, color=color, transform=trans, clip_on=False, zorder=6)
-    return (1 if part.any() else 0) | (2 if (~ok).any() else 0)
+    return (1 if part.any() else 0) | (2 if lost.any() else 0)
 
 
 def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
@@ -194,11 +196,11 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     """``metrics`` against ``axis`` on one dataset; two metrics share lines (first solid,
     second dashed). None when there is nothing to draw."""
     s = results.settings[results.settings["dataset"] == dataset]
-    # a line with no value of these metrics and no failure has nothing to show (e.g. leaves of
-    # an ensemble)
+    # a line with no value of these metrics and no setting that failed outright has nothing to
+    # show (e.g. the leaves of an ensemble)
     lines = [ln for ln in _lines(s, axis, axes)
              if ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() > 0
-             or (ln.rows["n_failed"] > 0).any()]
+             or (ln.rows["n_ok"] == 0).any()]
     if not lines or all(ln.rows[[f"{m}_n" for m in metrics]].to_numpy().sum() == 0
                         for ln in lines):
         return None
