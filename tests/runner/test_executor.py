@@ -36,26 +36,34 @@ def test_failures_are_rows_with_status_and_the_sweep_goes_on(write_config, tmp_p
             {"name": "test-raise", "params": {"message": "solver exploded"}},
             {"name": "test-abort"},
             {"name": "test-sleep", "params": {"seconds": 30}},
-            {"name": "test-alloc", "params": {"megabytes": 600}},
             {"name": "cart", "params": {"max_depth": 2}},
         ],
         limits={"time": 1, "memory": 150},
     )
     out = s.out
-    assert s.n_cells == 5 and s.n_ran == 5
+    assert s.n_cells == 4 and s.n_ran == 4
     assert _row(out, "test-raise")["status"] == "error"
     assert "RuntimeError: solver exploded" in _row(out, "test-raise")["error"]
     assert _row(out, "test-abort")["status"] == "crashed"
     assert "SIGABRT" in _row(out, "test-abort")["error"]
     sleep = _row(out, "test-sleep")
     assert sleep["status"] == "timeout" and sleep["wall_seconds"] < 10
-    assert _row(out, "test-alloc")["status"] == "oom"
     cart = _row(out, "cart")
     assert cart["status"] == "ok" and 0.5 < cart["test_accuracy"] <= 1
     assert s.exit_code == 3
     # failed rows keep identity and provenance, and have no metrics
     assert pd.isna(_row(out, "test-raise")["test_accuracy"])
     assert _row(out, "test-raise")["treebench_version"]
+
+
+def test_memory_cap_kills_a_cell_as_oom(write_config, tmp_path):
+    s = _run(write_config, tmp_path, [{"name": "test-alloc", "params": {"megabytes": 600}},
+                                      {"name": "test-alloc", "params": {"megabytes": 32}}],
+             limits={"time": 120, "memory": 150})
+    df = read_table(s.out / "results.parquet").sort_values("algorithm_params")
+    assert df["status"].tolist() == ["ok", "oom"]  # {"megabytes":32} sorts before {"megabytes":600}
+    assert "150 MB" in df["error"].iloc[1] or "MemoryError" in df["error"].iloc[1]
+    assert df["peak_rss_mb"].iloc[0] > 0
 
 
 def test_exit_codes_follow_fail_on(write_config, tmp_path):

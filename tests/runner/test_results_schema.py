@@ -30,6 +30,7 @@ def test_round_trip_parquet_and_csv(tmp_path):
         assert list(back.columns) == list(df.columns)
         assert back["param_k"].tolist() == [1, "all", None]
         assert back["bparam_max_splits"].tolist() == [None, None, 200]
+        assert all(type(v) is int for v in back["bparam_max_splits"].dropna())  # 200, never 200.0
         pd.testing.assert_series_equal(back["test_accuracy"], df["test_accuracy"])
         assert back["optimal"].tolist()[:1] == [True] and pd.isna(back["optimal"].iloc[1])
         assert back["status"].tolist() == ["ok", "ok", "timeout"]

@@ -74,6 +74,9 @@ def load_rows(out: Path, cell_ids: list[str] | None = None) -> list[dict[str, An
 
 def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.DataFrame:
     df = pd.DataFrame(rows)
+    # parameter columns keep their Python values (a missing key must not turn 50 into 50.0)
+    for c in schema.param_columns(df) + schema.bparam_columns(df):
+        df[c] = pd.Series([r.get(c) for r in rows], dtype=object, index=df.index)
     if experiment is not None and len(df):
         df["experiment"] = experiment
     df = schema.conform(df)
