@@ -65,7 +65,8 @@ def test_feature_counts_match_naive(weighted):
     nnz, nrows = K.node_totals(rows, C, y, sw, weighted, tot, nzw)
     cnt1 = np.zeros((d, nc))
     rc1 = np.zeros(d)
-    K.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1)
+    K.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1,
+                     np.zeros((nc, d), dtype=np.int64))
     assert nrows == mask.sum()
     np.testing.assert_allclose(tot, np.bincount(y[mask], weights=sw[mask], minlength=nc))
     for j in range(d):
@@ -96,7 +97,7 @@ def test_rank_features_tie_rule():
     cnt1 = np.zeros((6, 2))
     rc1 = np.zeros(6)
     K.feature_counts(rows_b, nzw, nnz, F, C, X.astype(np.uint8), y, np.ones(len(y)), False,
-                     cnt1, rc1)
+                     cnt1, rc1, np.zeros((2, 6), dtype=np.int64))
     sc = np.array([K.child_impurity(tot, cnt1[j], np.zeros(2), tot.sum(), 0) for j in range(6)])
     valid = (rc1 >= 1) & (rc1 <= len(y) - 1)
     K.rank_features(sc, valid, order)

@@ -212,14 +212,15 @@ def node_totals(rows, C, y, sw, weighted, tot, nzw):
 
 
 @njit(cache=True)
-def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1):
-    """cnt1[j, c] = (weighted) count of class c among rows with x_j = 1; rc1[j] = #rows x_j = 1."""
+def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
+    """cnt1[j, c] = (weighted) count of class c among rows with x_j = 1; rc1[j] = #rows x_j = 1.
+    ``acc`` is an int64 (n_classes, d) scratch buffer."""
     d = F.shape[1]
     nc = cnt1.shape[1]
     cnt1[:, :] = 0.0
     rc1[:] = 0.0
     if not weighted:
-        acc = np.zeros((nc, d), dtype=np.int64)
+        acc[:, :] = 0
         for t in range(nnz):
             w = nzw[t]
             r = rows[w]
@@ -366,7 +367,7 @@ def solve(
     rows, h, ub,
     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err, acc_buf,
 ):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -432,18 +433,67 @@ def solve(
     stats[S_SCORED] += d
     cnt1 = cnt_buf[h]
     rc1 = rc_buf[h]
-    feature_counts(rows, nzw_buf[h], nnz, F, C, Xd, y, sw, weighted, cnt1, rc1)
+    feature_counts(rows, nzw_buf[h], nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc_buf)
     gains = gain_buf[h]
     valid = valid_buf[h]
     tmp = tmp_buf[h]
+    nvalid = 0
     for j in range(d):
         r1 = rc1[j]
-        r0 = nrows - r1
-        if r1 >= msl and r0 >= msl:
-            valid[j] = True
+        valid[j] = r1 >= msl and nrows - r1 >= msl
+        if valid[j]:
+            nvalid += 1
+    if nvalid == 0:
+        return leaf_obj
+    if h == 1 and not timed_out and (k <= 0 or k >= nvalid):
+        # every splitting feature is a candidate and the children are leaves: take the
+        # smallest error; only equal-error features need their scores (for the tie rule)
+        nc = tot.shape[0]
+        min_err = INF
+        for j in range(d):
+            if not valid[j]:
+                continue
+            c1 = cnt1[j]
+            m1 = 0.0
+            m0 = 0.0
+            s1 = 0.0
+            for c in range(nc):
+                v1 = c1[c]
+                v0 = tot[c] - v1
+                s1 += v1
+                if v1 > m1:
+                    m1 = v1
+                if v0 > m0:
+                    m0 = v0
+            err = (s1 - m1) + (total - s1 - m0)
+            gains[j] = err
+            if err < min_err:
+                min_err = err
+        best_s = INF
+        for j in range(d):
+            if valid[j] and gains[j] == min_err:
+                sj = child_impurity(tot, cnt1[j], tmp, total, crit)
+                if sj < best_s:
+                    best_s = sj
+        best_f = -1
+        for j in range(d):
+            if valid[j] and gains[j] == min_err:
+                sj = child_impurity(tot, cnt1[j], tmp, total, crit)
+                if sj <= best_s + TIE_RTOL * max(1.0, abs(best_s)):
+                    best_f = j
+                    break
+        val = min_err * M + 3.0 * nu
+        vf = best_f
+        if min_imp >= 0.0 and val >= (leaf_err - min_imp) * M:
+            val = leaf_obj  # no split improves enough
+            vf = -1
+        cache_put(rows, h, hv, val, vf, EXACT, tab_h, meta_h, obj_h, pool_h, stats, max_entries)
+        feat_out[h] = vf
+        return val  # exact; the caller treats val >= ub as "no tree below ub"
+    for j in range(d):
+        if valid[j]:
             gains[j] = child_impurity(tot, cnt1[j], tmp, total, crit)
         else:
-            valid[j] = False
             gains[j] = INF
     order = order_buf[h]
     ncand = rank_features(gains, valid, order)
@@ -529,14 +579,16 @@ def solve(
                 r0, h - 1, best - nu - lb1,
                 F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                 child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
-                nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+                nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+                ref_buf, ref_err, acc_buf,
             )
             if o0 < best - nu - lb1:
                 o1 = solve(
                     r1b, h - 1, best - nu - o0,
                     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
-                    nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+                    nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+                    ref_buf, ref_err, acc_buf,
                 )
                 if o1 < best - nu - o0:
                     best = o0 + o1 + nu
@@ -579,7 +631,7 @@ def solve(
 def _build(
     rows, h, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err, acc_buf,
     rec_buf, out_feat, out_left, out_right, out_value, pos,
 ):
     node = pos[0]
@@ -587,7 +639,8 @@ def _build(
     solve(
         rows, h, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        ref_buf, ref_err, acc_buf,
     )
     f = feat_out[h]
     for c in range(out_value.shape[1]):
@@ -607,14 +660,16 @@ def _build(
     _build(
         r0, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        ref_buf, ref_err, acc_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     out_right[node] = pos[0]
     _build(
         r1, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        ref_buf, ref_err, acc_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
 
@@ -652,6 +707,7 @@ def fit_topk(
     nzw_buf = np.zeros((L, W), dtype=np.int64)
     feat_out = np.full(L, -1, dtype=np.int64)
     ref_buf = np.zeros((L, 2, W), dtype=np.uint64)
+    acc_buf = np.zeros((nc, d), dtype=np.int64)
     ref_err = np.zeros((L, 3))
     cap0 = 1024
     if cap0 > max_entries:
@@ -666,7 +722,8 @@ def fit_topk(
     obj = solve(
         root, H, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        ref_buf, ref_err, acc_buf,
     )
     nmax = 2 ** (H + 1)
     out_feat = np.full(nmax, -1, dtype=np.int64)
@@ -677,7 +734,8 @@ def fit_topk(
     _build(
         root, H, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+        tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
+        ref_buf, ref_err, acc_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     n = pos[0]
