@@ -62,10 +62,35 @@ def as_frame(X: Any) -> pd.DataFrame:
         if all(isinstance(c, str) for c in X.columns):
             return X
         return X.rename(columns=str)
+    if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+        raise TypeError("binarizers do not support sparse input; pass a dense array or DataFrame.")
     arr = np.asarray(X)
     if arr.ndim != 2:
-        raise DataError(f"binarizers need a 2-D table of features, got an array of shape {arr.shape}.")
+        raise ParameterError(
+            f"Expected a 2-D table of features, got an array of shape {arr.shape}; Reshape your data with "
+            f"array.reshape(-1, 1) for a single feature or array.reshape(1, -1) for a single row."
+        )
+    if np.iscomplexobj(arr):
+        raise ParameterError("Complex data not supported by binarizers; pass real numbers.")
     return pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+
+
+def check_nonempty(X: pd.DataFrame) -> None:
+    if X.shape[0] == 0:
+        raise ParameterError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required by binarizers.")
+    if X.shape[1] == 0:
+        raise ParameterError(f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required by binarizers.")
+
+
+def check_width(est: Any, X: Any) -> pd.DataFrame:
+    """``as_frame`` plus scikit-learn's feature-count check for arrays (DataFrames match by name)."""
+    named = isinstance(X, pd.DataFrame)
+    X = as_frame(X)
+    if not named and X.shape[1] != est.n_features_in_:
+        raise ParameterError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {est.n_features_in_} features as input."
+        )
+    return X
 
 
 def is_numeric_column(s: pd.Series) -> bool:
@@ -95,6 +120,8 @@ def weights(sample_weight: Any, n: int) -> np.ndarray:
         raise ParameterError(f"sample_weight has {w.shape[0]} entries for {n} rows.")
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise ParameterError("sample_weight must be finite and non-negative.")
+    if n and not np.any(w > 0):
+        raise ParameterError("sample_weight is zero for every row; at least one row needs a positive weight.")
     return w
 
 
@@ -178,6 +205,7 @@ class TableBinarizer(Binarizer):
         t0 = time.perf_counter()
         self._check_params()
         X = as_frame(X)
+        check_nonempty(X)
         w = weights(sample_weight, X.shape[0])
         yv = None if y is None else np.asarray(y)
         if yv is not None and yv.shape[0] != X.shape[0]:
@@ -212,7 +240,7 @@ class TableBinarizer(Binarizer):
     def transform(self, X):
         """0/1 matrix (``uint8``; ``float64`` for ``raw``), C-contiguous, one column per ``columns_``."""
         check_is_fitted(self, "columns_")
-        X = as_frame(X)
+        X = check_width(self, X)
         out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype, order="F")
         starts, j = {}, 0
         for f, cols in self._blocks:
@@ -227,4 +255,5 @@ class TableBinarizer(Binarizer):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.transformer_tags.preserves_dtype = []  # output is uint8 0/1 (float64 for `raw`)
         return tags

@@ -16,7 +16,7 @@ import numpy as np
 
 from sklearn.utils.validation import check_is_fitted
 
-from treebench.binarize._common import as_frame, check_choice, is_numeric_column, weights
+from treebench.binarize._common import as_frame, check_choice, check_nonempty, check_width, is_numeric_column, weights
 from treebench.binarize.base import Binarizer
 from treebench.errors import ConfigError, ParameterError, did_you_mean
 
@@ -50,6 +50,7 @@ class ColumnBinarizer(Binarizer):
         t0 = time.perf_counter()
         check_choice("composite", "fit_on", self.fit_on, FIT_ON)
         X = as_frame(X)
+        check_nonempty(X)
         w = weights(sample_weight, X.shape[0])
         declared = {str(c) for c in (self.categorical or ())}
         unknown = sorted(declared - set(map(str, X.columns)))
@@ -94,7 +95,7 @@ class ColumnBinarizer(Binarizer):
     def transform(self, X):
         """0/1 ``uint8`` matrix (``float64`` when numeric columns are ``raw``), C-contiguous."""
         check_is_fitted(self, "columns_")
-        X = as_frame(X)
+        X = check_width(self, X)
         need = X.shape[0] * self.n_columns_ * np.dtype(self.output_dtype_).itemsize
         if need > max_output_bytes():
             raise ParameterError(
@@ -109,6 +110,12 @@ class ColumnBinarizer(Binarizer):
 
     def fit_transform(self, X, y=None, sample_weight=None, **_):
         return self.fit(X, y, sample_weight=sample_weight).transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
 
 
 def _create(method: str, params: dict[str, Any]) -> Binarizer:
