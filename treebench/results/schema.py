@@ -113,8 +113,12 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = _as(out[col], dtype, col)
     extra = sorted(param_columns(out)) + sorted(bparam_columns(out))
     for c in extra:
-        out[c] = out[c].astype(object).where(out[c].notna(), None)
+        out[c] = pd.Series([None if _isna(v) else v for v in out[c]], dtype=object, index=out.index)
     return out[list(COLUMNS) + extra]
+
+
+def _isna(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 
 def _as(s: pd.Series, dtype: str, col: str) -> pd.Series:

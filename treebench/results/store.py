@@ -117,7 +117,7 @@ def read_table(path: Path) -> pd.DataFrame:
     else:
         df = pd.read_parquet(path)
     for c in schema.param_columns(df) + schema.bparam_columns(df):
-        df[c] = df[c].map(_decode).astype(object)
+        df[c] = pd.Series([_decode(v) for v in df[c]], dtype=object, index=df.index)
     if path.suffix == ".csv":
         for col, dt in schema.COLUMNS.items():
             if col in df and dt in ("Int64", "Float64"):
