@@ -145,3 +145,16 @@ def test_kdd99_targets(tmp_path):
     assert set(b.y) == {"normal", "attack"} and b.categorical == ["protocol_type", "service", "flag"]
     m = build_dataset(CATALOG["kdd99-multiclass"], data_dirs=[d], offline=True, cache_dir=tmp_path)
     assert len(np.unique(m.y[m.train_index])) == 23
+
+
+@pytest.mark.data
+def test_fico_1000_distinct_values_give_1407_features(tmp_path):
+    """Top-k §5 (scalability): the 1000-row FICO sample has 1407 binary features, one per distinct
+    value of each of its 23 features; `midpoints` gives Σ(k_j − 1) = 1407 − 23 of them."""
+    from treebench.binarize import make_binarizer
+
+    d = _data_dir()
+    ds = build_dataset(CATALOG["topk/fico-1000"], data_dirs=[d], offline=True, cache_dir=tmp_path)
+    assert ds.X.shape == (1000, 23)
+    assert make_binarizer("onehot", {}, list(ds.X.columns)).fit(ds.X).n_columns_ == 1407
+    assert make_binarizer("midpoints", {}, []).fit(ds.X).n_columns_ == 1407 - 23
