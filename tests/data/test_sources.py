@@ -149,10 +149,12 @@ def test_user_file_loader(tmp_path):
 
 def test_list_info_fetch(tmp_path, monkeypatch, no_network):
     monkeypatch.setenv("TREEBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TREEBENCH_DATA_DIR", raising=False)
     rows = list_datasets(data_dirs=[tmp_path / "empty"])
     by = {r["name"]: r for r in rows}
     assert by["iris"]["availability"] == "embedded" and by["parity-noise"]["kind"] == "generator"
-    assert by["car"]["availability"] in ("downloadable", "local") and by["car"]["bytes"] > 0
+    assert by["car"]["availability"] == "downloadable" and by["car"]["bytes"] > 0  # has an origin URL
+    assert by["topk/car"]["availability"] == "missing"  # no public URL for the paper's file
     info = dataset_info("iris")
     assert info["shape"] == [150, 4] and sum(info["class_balance"].values()) == 150
     assert info["feature_types"]["numeric"] == 4
