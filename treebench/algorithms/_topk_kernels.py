@@ -363,11 +363,106 @@ def _check_time(stats, fstats):
 
 
 @njit(cache=True)
+def pair_counts(rows, nzw, nnz, F, C, vs, nv, P):
+    """P[c, i, j] (i < j, both in ``vs[:nv]``, ascending) = #rows of class c with x_i = x_j = 1."""
+    nc = C.shape[0]
+    for c in range(nc):
+        for a in range(nv):
+            i = vs[a]
+            for b in range(a + 1, nv):
+                P[c, i, vs[b]] = 0
+    for t in range(nnz):
+        w = nzw[t]
+        r = rows[w]
+        Fw = F[w]
+        for c in range(nc):
+            rc = r & C[c, w]
+            if rc == 0:
+                continue
+            Pc = P[c]
+            for a in range(nv):
+                i = vs[a]
+                ti = rc & Fw[i]
+                if ti == 0:
+                    continue
+                Pi = Pc[i]
+                for b in range(a + 1, nv):
+                    j = vs[b]
+                    Pi[j] += popcount(ti & Fw[j])
+
+
+@njit(cache=True)
+def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
+    """Best depth-2 Top-d tree from pairwise counts (the specialised depth-2 solver of
+    DL8.5/MurTree, here for the Figure-1 tree space: impure children always split).
+
+    Returns (objective, root feature) of the first root feature in rank order with the
+    smallest objective, or (ub, -1) when none is below ``ub``. Same result as the recursion.
+    """
+    nc = tot.shape[0]
+    best = ub
+    best_f = -1
+    for a in range(ncand):
+        i = order[a]
+        o_i = nu
+        for side in range(2):
+            chtot = 0.0
+            chmax = 0.0
+            npos = 0
+            for c in range(nc):
+                v = cnt1[i, c] if side == 1 else tot[c] - cnt1[i, c]
+                ch[c] = v
+                chtot += v
+                if v > chmax:
+                    chmax = v
+                if v > 0.0:
+                    npos += 1
+            o = (chtot - chmax) * M + nu
+            if npos > 1:
+                min_err = INF
+                for b in range(ncand):
+                    j = vs[b]
+                    if j == i:
+                        continue
+                    lo = i if i < j else j
+                    hi = j if i < j else i
+                    qs = 0.0
+                    qm = 0.0
+                    rm = 0.0
+                    for c in range(nc):
+                        pij = P[c, lo, hi]
+                        v = pij if side == 1 else cnt1[j, c] - pij
+                        qs += v
+                        if v > qm:
+                            qm = v
+                        u = ch[c] - v
+                        if u > rm:
+                            rm = u
+                    if qs < msl or chtot - qs < msl:
+                        continue
+                    err = (qs - qm) + (chtot - qs - rm)
+                    if err < min_err:
+                        min_err = err
+                if min_err < INF:
+                    o = min_err * M + 3.0 * nu
+            o_i += o
+            if o_i >= best:
+                break
+        if o_i < best:
+            best = o_i
+            best_f = i
+            if best <= floor:
+                break
+    return best, best_f
+
+
+@njit(cache=True)
 def solve(
     rows, h, ub,
     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err, acc_buf,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+    acc_buf, pair_buf,
 ):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -514,7 +609,19 @@ def solve(
     floor = 3.0 * nu
     if lbk > floor:
         floor = lbk
-    if h == 1:
+    if h == 2 and k <= 0 and not weighted and not timed_out and min_imp < 0.0 \
+            and pair_buf.shape[1] == d:
+        nv = 0
+        for j in range(d):
+            if valid[j]:
+                order_buf[0, nv] = j
+                nv += 1
+        vsl = order_buf[0]  # level-0 scratch (h = 0 nodes are leaves, never scored)
+        pair_counts(rows, nzw_buf[h], nnz, F, C, vsl, nv, pair_buf)
+        stats[S_SCORED] += nv * (nv - 1) // 2
+        best, best_f = depth2_best(cnt1, tot, order, ncand, vsl, pair_buf, msl, M, nu, best,
+                                   floor, tmp_buf[0], tmp_buf[1])
+    elif h == 1:
         for t in range(kk):
             j = order[t]
             c1 = cnt1[j]
@@ -580,7 +687,7 @@ def solve(
                 F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                 child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
                 nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-                ref_buf, ref_err, acc_buf,
+                ref_buf, ref_err, acc_buf, pair_buf,
             )
             if o0 < best - nu - lb1:
                 o1 = solve(
@@ -588,7 +695,7 @@ def solve(
                     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
                     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf,
                     nzw_buf, tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-                    ref_buf, ref_err, acc_buf,
+                    ref_buf, ref_err, acc_buf, pair_buf,
                 )
                 if o1 < best - nu - o0:
                     best = o0 + o1 + nu
@@ -631,7 +738,8 @@ def solve(
 def _build(
     rows, h, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
     child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
-    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err, acc_buf,
+    tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out, ref_buf, ref_err,
+    acc_buf, pair_buf,
     rec_buf, out_feat, out_left, out_right, out_value, pos,
 ):
     node = pos[0]
@@ -640,7 +748,7 @@ def _build(
         rows, h, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
         tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-        ref_buf, ref_err, acc_buf,
+        ref_buf, ref_err, acc_buf, pair_buf,
     )
     f = feat_out[h]
     for c in range(out_value.shape[1]):
@@ -661,7 +769,7 @@ def _build(
         r0, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
         tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-        ref_buf, ref_err, acc_buf,
+        ref_buf, ref_err, acc_buf, pair_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     out_right[node] = pos[0]
@@ -669,7 +777,7 @@ def _build(
         r1, h - 1, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
         tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-        ref_buf, ref_err, acc_buf,
+        ref_buf, ref_err, acc_buf, pair_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
 
@@ -708,6 +816,10 @@ def fit_topk(
     feat_out = np.full(L, -1, dtype=np.int64)
     ref_buf = np.zeros((L, 2, W), dtype=np.uint64)
     acc_buf = np.zeros((nc, d), dtype=np.int64)
+    if k <= 0 and not weighted and H >= 2 and min_imp < 0.0:
+        pair_buf = np.zeros((nc, d, d), dtype=np.int64)
+    else:
+        pair_buf = np.zeros((1, 1, 1), dtype=np.int64)
     ref_err = np.zeros((L, 3))
     cap0 = 1024
     if cap0 > max_entries:
@@ -723,7 +835,7 @@ def fit_topk(
         root, H, INF, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
         tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-        ref_buf, ref_err, acc_buf,
+        ref_buf, ref_err, acc_buf, pair_buf,
     )
     nmax = 2 ** (H + 1)
     out_feat = np.full(nmax, -1, dtype=np.int64)
@@ -735,7 +847,7 @@ def fit_topk(
         root, H, F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
         child_buf, cnt_buf, rc_buf, tot_buf, tmp_buf, gain_buf, valid_buf, order_buf, nzw_buf,
         tab_h, meta_h, obj_h, pool_h, max_entries, stats, fstats, feat_out,
-        ref_buf, ref_err, acc_buf,
+        ref_buf, ref_err, acc_buf, pair_buf,
         rec_buf, out_feat, out_left, out_right, out_value, pos,
     )
     n = pos[0]
