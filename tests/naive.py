@@ -362,3 +362,19 @@ def naive_pack_columns(X):
             if X[i][j]:
                 out[i // 64][j] |= 1 << (i % 64)
     return out
+
+
+# --- binarize ---
+
+
+def naive_threshold_columns(x, thresholds, op):
+    """(n, k) 0/1 list of lists: column j is ``x[r] <op> thresholds[j]``; NaN gives 0."""
+    import math
+
+    ops = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+    return [[0 if (isinstance(v, float) and math.isnan(v)) else int(ops[op](v, t)) for t in thresholds] for v in x]
+
+
+def naive_onehot_columns(codes, k):
+    """(n, k) 0/1 list of lists with a 1 at column ``codes[r]`` (none for -1)."""
+    return [[int(c == j) for j in range(k)] for c in codes]

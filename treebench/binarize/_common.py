@@ -139,37 +139,65 @@ def sorted_categories(values: Sequence[Any]) -> list[Any]:
 # ---------------------------------------------------------------- transform engine
 
 
-def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: np.ndarray) -> None:
-    """Fill ``out[:, k]`` with column ``cols[k]`` evaluated on the values ``s`` of one feature."""
-    if all(c.op == "==" for c in cols):
-        cats = [c.value for c in cols]
-        codes = pd.Index(cats, dtype=object).get_indexer(s.astype(object))
-        for k in range(len(cols)):
-            out[:, k] = codes == k
+def _increasing(vals: list[Any]) -> bool:
+    try:
+        a = np.asarray(vals, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return bool(a.size and np.all(np.diff(a) > 0))
+
+
+def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: np.ndarray, col0: int) -> None:
+    """Fill ``out[:, col0 + k]`` with column ``cols[k]`` evaluated on the values ``s`` of one feature.
+
+    Common layouts go through the numba kernels of `treebench.binarize._kernels` (ascending
+    ``>=`` or ``<=`` thresholds, one-hot categories, contiguous intervals); anything else is
+    evaluated column by column.
+    """
+    from treebench.binarize import _kernels as K
+
+    ops = {c.op for c in cols}
+    k = len(cols)
+    if ops == {"=="}:
+        codes = pd.Index([c.value for c in cols], dtype=object).get_indexer(s.astype(object))
+        K.fill_codes(codes.astype(np.int64), out, col0)
+        return
+    if len(ops) == 1 and ops <= {">=", "<="} and _increasing([c.value for c in cols]):
+        x = np.ascontiguousarray(numeric_values(s, feature))
+        t = np.asarray([c.value for c in cols], dtype=np.float64)
+        (K.fill_ge if ops == {">="} else K.fill_le)(x, t, out, col0)
+        return
+    if ops == {"in"} and all(isinstance(c.value, tuple) for c in cols) and all(
+        cols[i].value[1] == cols[i + 1].value[0] for i in range(k - 1)
+    ):
+        x = numeric_values(s, feature)
+        codes = K.bin_codes(x, np.asarray([c.value[1] for c in cols], dtype=np.float64))
+        codes[x < cols[0].value[0]] = -1
+        K.fill_codes(codes, out, col0)
         return
     x = None
-    for k, c in enumerate(cols):
+    for j, c in enumerate(cols):
         if c.op == "==":
-            out[:, k] = (s.to_numpy(dtype=object) == c.value)
+            out[:, col0 + j] = s.to_numpy(dtype=object) == c.value
             continue
         if x is None:
             x = numeric_values(s, feature)
         if c.op == ">=":
-            out[:, k] = x >= c.value
+            out[:, col0 + j] = x >= c.value
         elif c.op == ">":
-            out[:, k] = x > c.value
+            out[:, col0 + j] = x > c.value
         elif c.op == "<=":
-            out[:, k] = x <= c.value
+            out[:, col0 + j] = x <= c.value
         elif c.op == "<":
-            out[:, k] = x < c.value
+            out[:, col0 + j] = x < c.value
         elif c.op == "in":
             lo, hi = c.value
-            out[:, k] = (x >= lo) & (x < hi)
+            out[:, col0 + j] = (x >= lo) & (x < hi)
         elif c.op == "is":
             check_binary_values(x, feature)
-            out[:, k] = x
+            out[:, col0 + j] = x
         elif c.op == "raw":
-            out[:, k] = x
+            out[:, col0 + j] = x
         else:  # pragma: no cover - programming error in a binarizer
             raise ValueError(f"unknown column op {c.op!r}")
 
@@ -224,7 +252,7 @@ class TableBinarizer(Binarizer):
         return self
 
     def _fill(self, X: pd.DataFrame, out: np.ndarray, starts: dict[str, int]) -> None:
-        """Write every fitted column into ``out`` (column-major for speed), feature block ``f`` at
+        """Write every fitted column into the C-ordered ``out``, feature block ``f`` at
         ``out[:, starts[f] : starts[f] + len(block)]``."""
         missing = [f for f, _ in self._blocks if f not in X.columns]
         if missing:
@@ -234,20 +262,19 @@ class TableBinarizer(Binarizer):
             )
         for f, cols in self._blocks:
             if cols:
-                j = starts[f]
-                evaluate_feature(X[f], cols, f, out[:, j : j + len(cols)])
+                evaluate_feature(X[f], cols, f, out, starts[f])
 
     def transform(self, X):
         """0/1 matrix (``uint8``; ``float64`` for ``raw``), C-contiguous, one column per ``columns_``."""
         check_is_fitted(self, "columns_")
         X = check_width(self, X)
-        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype, order="F")
+        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype)
         starts, j = {}, 0
         for f, cols in self._blocks:
             starts[f] = j
             j += len(cols)
         self._fill(X, out, starts)
-        return np.ascontiguousarray(out)
+        return out
 
     def fit_transform(self, X, y=None, sample_weight=None, **_):
         return self.fit(X, y, sample_weight=sample_weight).transform(X)

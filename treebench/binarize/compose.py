@@ -103,10 +103,10 @@ class ColumnBinarizer(Binarizer):
                 f"the {max_output_bytes() / 2**30:.1f} GiB cap (TREEBENCH_MAX_MATRIX_GB); use fewer thresholds "
                 f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
             )
-        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype_, order="F")
+        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype_)
         for part, cols in self.parts_:
             part._fill(X[cols], out, self.feature_start_)
-        return np.ascontiguousarray(out)
+        return out
 
     def fit_transform(self, X, y=None, sample_weight=None, **_):
         return self.fit(X, y, sample_weight=sample_weight).transform(X)
