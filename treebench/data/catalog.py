@@ -29,7 +29,7 @@ from treebench.data.locate import FileSpec, cache_root, locate, sha256_file
 from treebench.data.parsers import guess_format, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 
-PARSER_VERSION = "1"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "2"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
 )
@@ -274,6 +274,8 @@ def frame_to_dataset(
         if c not in categorical:
             X[c] = X[c].astype(np.float64)
     yv = y.to_numpy()
+    if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)):
+        yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
     if yv.dtype == object or pd.api.types.is_string_dtype(y.dtype):
         yv = y.to_numpy(dtype=str) if pd.api.types.infer_dtype(y, skipna=False) == "string" else y.to_numpy(dtype=object)
     return X.reset_index(drop=True), np.asarray(yv), categorical, n_train

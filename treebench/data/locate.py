@@ -100,15 +100,16 @@ def find_local(spec: FileSpec, data_dirs: list[Path], cache_dir: Path | None, da
 
 def missing_message(spec: FileSpec, data_dirs: list[Path], cache_dir: Path | None, dataset: str, offline: bool) -> str:
     where = ", ".join(str(d) for d in data_dirs) or "none set"
-    how = (
-        "run without --offline (or unset TREEBENCH_OFFLINE) to fetch it"
-        if offline and spec.url
-        else ("run `treebench datasets fetch " + dataset + "` while online" if spec.url else "it has no public download")
-    )
+    if spec.url and offline:
+        how = ", or run without --offline (unset TREEBENCH_OFFLINE) so treebench can download it from its origin"
+    elif spec.url:
+        how = f", or run `treebench datasets fetch {dataset}` while online"
+    else:
+        how = " (the catalog names no public download for this file)"
     return (
         f"data file `{spec.path}` of dataset `{dataset}` was not found (data dirs: {where}; cache: "
-        f"{cache_root(cache_dir) / 'files'}); put it at <data dir>/{spec.path} and set --data-dir or "
-        f"TREEBENCH_DATA_DIR, or {how}."
+        f"{cache_root(cache_dir) / 'files'}); put it at <data dir>/{spec.path} and pass --data-dir or set "
+        f"TREEBENCH_DATA_DIR{how}."
     )
 
 
