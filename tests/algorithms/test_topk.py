@@ -75,6 +75,27 @@ def test_feature_counts_match_naive(weighted):
         assert rc1[j] == sel.sum()
 
 
+def test_pair_counts_match_numpy():
+    rng = np.random.default_rng(4)
+    n, d, nc = 200, 7, 3
+    X = rng.integers(0, 2, size=(n, d))
+    y = rng.integers(0, nc, size=n).astype(np.int64)
+    mask = rng.random(n) < 0.7
+    F = K.pack_columns(X)
+    C = np.stack([K.pack_rows(y == c) for c in range(nc)])
+    rows = K.pack_rows(mask)
+    nzw = np.zeros(F.shape[0], dtype=np.int64)
+    nnz, _ = K.node_totals(rows, C, y, np.ones(n), False, np.zeros(nc), nzw)
+    vs = np.array([0, 2, 3, 5, 6, 0, 0], dtype=np.int64)
+    P = np.full((nc, d, d), -7, dtype=np.int64)
+    K.pair_counts(rows, nzw, nnz, F, C, vs, 5, P)
+    for a, i in enumerate(vs[:5]):
+        for j in vs[a + 1 : 5]:
+            for c in range(nc):
+                sel = mask & (y == c) & (X[:, i] == 1) & (X[:, j] == 1)
+                assert P[c, i, j] == sel.sum()
+
+
 def test_rank_features_tie_rule():
     score = np.array([0.5, 0.2, 0.2 + 1e-15, 0.2 - 1e-15, 0.9, 0.1])
     valid = np.array([True, True, True, True, True, False])

@@ -816,7 +816,8 @@ def fit_topk(
     feat_out = np.full(L, -1, dtype=np.int64)
     ref_buf = np.zeros((L, 2, W), dtype=np.uint64)
     acc_buf = np.zeros((nc, d), dtype=np.int64)
-    if k <= 0 and not weighted and H >= 2 and min_imp < 0.0:
+    # pairwise counts for the depth-2 solver (k = all, unweighted), at most 256 MB
+    if k <= 0 and not weighted and H >= 2 and min_imp < 0.0 and nc * d * d <= 2**25:
         pair_buf = np.zeros((nc, d, d), dtype=np.int64)
     else:
         pair_buf = np.zeros((1, 1, 1), dtype=np.int64)
