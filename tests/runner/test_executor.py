@@ -187,3 +187,19 @@ def test_kernels_compile_in_the_warm_worker_not_in_cells(write_config, tmp_path)
     df = read_table(s.out / "results.parquet")
     assert (df["status"] == "ok").all()
     assert (df["compile_seconds"] == 0).all()
+
+
+def test_dask_backend_runs_the_same_cells(write_config, tmp_path):
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (extra `dask`)")
+    algs = [{"name": "cart", "params": {"max_depth": [1, 2]}},
+            {"name": "random-forest", "params": {"n_estimators": 5, "max_depth": 2}}]
+    seq = api.run_experiment(write_config(tiny_config(algorithms=algs), "s.yaml"), out=tmp_path / "s",
+                             progress=False, report=False)
+    cfg = tiny_config(algorithms=algs, execution={"n_jobs": 2, "backend": "dask"}, limits={"time": 60})
+    # limits change cell ids, so compare by content rather than id
+    das = api.run_experiment(write_config(cfg, "d.yaml"), out=tmp_path / "d", progress=False, report=False)
+    assert das.counts == {"ok": 9}
+    cols = ["dataset", "fold", "algorithm", "algorithm_params", "test_accuracy", "n_leaves"]
+    a = read_table(seq.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
+    b = read_table(das.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)

@@ -60,13 +60,17 @@ def run_cells(
     counts: Counter = Counter()
     if not cells:
         return counts
-    if backend == "dask":
+    own_client = None
+    if backend == "dask":  # use the user's client if there is one, else a local cluster
         from distributed import Client, get_client
 
         try:
             get_client()
         except ValueError:
-            Client(processes=True, n_workers=max(1, n_jobs if n_jobs > 0 else 1))
+            import os
+
+            n = n_jobs if n_jobs > 0 else (os.cpu_count() or 1)
+            own_client = Client(processes=True, n_workers=n, threads_per_worker=1)
     n_jobs_eff = 1 if backend == "sequential" else n_jobs
     tasks = (delayed(run_cell)(c, str(out), data_dirs, context) for c in cells)
     progress = _Progress(len(cells), show_progress)
@@ -82,6 +86,8 @@ def run_cells(
                     on_result(row)
     finally:
         progress.close(counts)
+        if own_client is not None:
+            own_client.close()
     return counts
 
 

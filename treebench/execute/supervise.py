@@ -96,10 +96,15 @@ def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
             base = _vm_kb(os.getpid(), "VmSize:") * 1024
             cap = int(base + mem_mb * 2**20)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        from joblib import parallel_config
+
         from treebench.execute.worker import fit_and_score
 
         try:
-            payload = fit_and_score(cell, prep)
+            # An estimator's own n_jobs runs on threads here: the backend inherited from a dask
+            # or ray worker would send work over the parent's connections and hang the child.
+            with parallel_config(backend="threading"):
+                payload = fit_and_score(cell, prep)
             payload["status"] = "timeout" if payload["row"].get("timed_out") else "ok"
         except MemoryError as exc:
             payload = {"status": "oom", "error": f"MemoryError: {exc}".rstrip(": ")}
