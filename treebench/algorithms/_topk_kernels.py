@@ -20,6 +20,13 @@ The search (`solve`) is the recursion of Figure 1 with three exactness-preservin
 * on timeout (``fstats[0]`` deadline) the search turns greedy (k = 1, no new lower bounds) and
   every open frame returns the best complete tree it has (anytime behaviour).
 
+At k = all on unweighted data two techniques of the optimal-tree literature (DL8.5, MurTree)
+prune further without changing the answer: the similarity lower bound (an optimal tree for rows
+S errs at least err(S') - |S' minus S| times, for a set S' solved before at the same depth; it
+does not hold for k < all, whose search space depends on the rows), and a specialised depth-2
+solver (`depth2_best`) that evaluates every depth-2 tree from pairwise class counts instead of
+recursing. At depth 1 with every feature a candidate, only equal-error features are scored.
+
 The result of a search is read back by `build_tree`, which re-asks `solve` for each node with an
 infinite bound (a cache hit in the normal case) and records the chosen feature.
 """
