@@ -12,10 +12,7 @@ source files and the parsing options, so a second load skips parsing.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from treebench.data.base import Dataset
-from treebench.data.locate import FileSpec, cache_root, locate, sha256_file
+from treebench.data.locate import FileSpec, cache_root, locate
+from treebench.data.parsed_cache import cache_key, read_parsed, slug, write_parsed
 from treebench.data.parsers import guess_format, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 
@@ -281,51 +279,6 @@ def frame_to_dataset(
     return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
 
 
-def _cache_key(entry: CatalogEntry, paths: list[Path]) -> str:
-    h = hashlib.sha256()
-    h.update(PARSER_VERSION.encode())
-    h.update(json.dumps(entry.parse_options(), sort_keys=True, default=str).encode())
-    for p in paths:
-        h.update(sha256_file(p).encode())
-    return h.hexdigest()[:20]
-
-
-def _slug(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
-
-
-def _read_cache(path: Path) -> tuple[pd.DataFrame, np.ndarray, list[str], int | None] | None:
-    try:
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        meta = json.loads(table.schema.metadata[b"treebench"].decode())
-        df = table.to_pandas()
-    except Exception:  # a corrupt or foreign cache file is ignored and rebuilt
-        return None
-    y = df.pop("__label__").to_numpy()
-    return df, y, list(meta["categorical"]), meta["n_train"]
-
-
-def _write_cache(path: Path, X: pd.DataFrame, y: np.ndarray, categorical: list[str], n_train: int | None) -> None:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        df = X.copy()
-        df["__label__"] = y
-        table = pa.Table.from_pandas(df, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        meta[b"treebench"] = json.dumps({"categorical": categorical, "n_train": n_train}).encode()
-        table = table.replace_schema_metadata(meta)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except Exception as exc:  # caching is an optimisation; never fail a load because of it
-        warnings.warn(f"could not cache parsed dataset at {path}: {exc}", RuntimeWarning, stacklevel=2)
-
-
 def build_dataset(
     entry: CatalogEntry,
     *,
@@ -348,9 +301,9 @@ def build_dataset(
     if not paths:
         return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
     opts = entry.parse_options()
-    key = _cache_key(entry, paths)
-    cpath = cache_root(cache_dir) / "parsed" / f"{_slug(entry.name)}-{key}.parquet"
-    got = _read_cache(cpath) if use_cache and cpath.is_file() else None
+    key = cache_key(PARSER_VERSION, entry.parse_options(), paths)
+    cpath = cache_root(cache_dir) / "parsed" / f"{slug(entry.name)}-{key}.parquet"
+    got = read_parsed(cpath) if use_cache and cpath.is_file() else None
     if got is None:
         parts = []
         for f, p in zip(entry.files, paths, strict=True):
@@ -358,7 +311,7 @@ def build_dataset(
             parts.append((f.role, df, kinds))
         got = frame_to_dataset(entry.name, parts, opts, f"dataset `{entry.name}` ({paths[0]})")
         if use_cache:
-            _write_cache(cpath, *got)
+            write_parsed(cpath, *got)
     X, y, categorical, n_train = got
     expect = entry.spec.get("shape")
     if expect and [X.shape[0], X.shape[1]] != list(expect):
