@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.config import Cell, Experiment, expand, expand_values, load_config
+from treebench.cells import Cell, expand, expand_values
+from treebench.config import Experiment, load_config
 from treebench.errors import ConfigError, UserError
 
 FAIL_STATUSES = ("error", "crashed", "oom")

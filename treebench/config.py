@@ -11,17 +11,13 @@ integer range a, a+1, …, b. A literal list parameter is written ``{value: [...
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import json
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
 
 METRICS = (
@@ -35,6 +31,13 @@ METRICS = (
     "fit_seconds",
 )
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
+
+
+def _as_binarization_list(v: Any) -> Any:
+    """``binarization`` may be a method name, one mapping, or a list of mappings."""
+    if isinstance(v, str):
+        return [{"method": v}]
+    return [v] if isinstance(v, dict) else v
 
 
 class _Strict(BaseModel):
@@ -59,9 +62,7 @@ class DatasetSpec(_Strict):
     @field_validator("binarization", mode="before")
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            return [{"method": v}]
-        return [v] if isinstance(v, dict) else v
+        return _as_binarization_list(v)
 
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
@@ -161,9 +162,7 @@ class Experiment(_Strict):
     @field_validator("binarization", mode="before")
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            return [{"method": v}]
-        return [v] if isinstance(v, dict) else v
+        return _as_binarization_list(v)
 
     @field_validator("algorithms", mode="before")
     @classmethod
@@ -188,155 +187,6 @@ class Experiment(_Strict):
 
 
 DatasetSpec.model_rebuild()
-
-
-# ----------------------------------------------------------------------------- value sweeps
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
-
-
-def expand_values(v: Any) -> list[Any]:
-    """A sweep axis as a list: lists stay, ``"a..b"`` is an integer range, ``{value: x}`` is the
-    literal ``x``, a comma string ``"1,2,all"`` is split (numbers parsed), anything else is a
-    single value."""
-    if isinstance(v, dict) and set(v) == {"value"}:
-        return [v["value"]]
-    if isinstance(v, list):
-        out: list[Any] = []
-        for item in v:
-            out.extend(expand_values(item) if isinstance(item, str) and _RANGE.match(item) else [item])
-        return out
-    if isinstance(v, str):
-        m = _RANGE.match(v)
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if b < a:
-                raise ValueError(f"range `{v}` is empty; write it as low..high")
-            return list(range(a, b + 1))
-        if "," in v:
-            return [parse_scalar(p) for p in v.split(",") if p.strip()]
-    return [v]
-
-
-def parse_scalar(s: str) -> Any:
-    """Parse a command-line value: int, float, true/false, none/null, else the string."""
-    s = s.strip()
-    low = s.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(s)
-        except ValueError:
-            pass
-    return s
-
-
-def grid(params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Cartesian product of the sweep axes in ``params`` (sorted keys, stable order)."""
-    keys = sorted(params)
-    axes = [expand_values(params[k]) for k in keys]
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
-
-
-# ----------------------------------------------------------------------------- cells
-@dataclass(frozen=True)
-class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
-
-    id: str
-    dataset: str  # display name
-    dataset_loader: str
-    dataset_params: dict[str, Any]
-    split: dict[str, Any]
-    fold: int
-    seed: int
-    binarizer: str
-    binarizer_params: dict[str, Any]
-    algorithm: str
-    algorithm_label: str
-    algorithm_params: dict[str, Any]
-    limits: dict[str, Any]
-    random_state: int
-    experiment_seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def spec(self) -> dict[str, Any]:
-        return cell_spec(self)
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 31-bit seed derived deterministically from its parts (never global seeding)."""
-    h = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
-    return int.from_bytes(h[:4], "little") & 0x7FFFFFFF
-
-
-def cell_spec(c: Cell) -> dict[str, Any]:
-    return {
-        "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
-        "split": c.split,
-        "fold": c.fold,
-        "seed": c.seed,
-        "binarizer": {"method": c.binarizer, "params": c.binarizer_params},
-        "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
-        "limits": c.limits,
-        "random_state": c.random_state,
-    }
-
-
-def expand(exp: Experiment) -> list[Cell]:
-    """All cells of an experiment, ordered so that consecutive cells share data and folds."""
-    from treebench.data.splits import split_instances
-
-    cells: list[Cell] = []
-    seen: set[str] = set()
-    limits = exp.limits.model_dump()
-    for ds in exp.datasets:
-        loader, lparams = ds.loader()
-        sspec = ds.split or exp.split  # a dataset may carry its own split and binarization
-        split = sspec.model_dump()
-        split.pop("seeds", None)
-        seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
-        for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, ds.display_name, fold, seed)
-            for b in ds.binarization or exp.binarization:
-                for bp in grid(b.params):
-                    for a in exp.algorithms:
-                        for ap in grid(a.params):
-                            c = Cell(
-                                id="",
-                                dataset=ds.display_name,
-                                dataset_loader=loader,
-                                dataset_params=lparams,
-                                split=split,
-                                fold=fold,
-                                seed=seed,
-                                binarizer=b.method,
-                                binarizer_params=bp,
-                                algorithm=a.name,
-                                algorithm_label=a.label or a.name,
-                                algorithm_params=ap,
-                                limits=limits,
-                                random_state=rs,
-                                experiment_seed=exp.seed,
-                            )
-                            cid = hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
-                            if cid in seen:
-                                continue
-                            seen.add(cid)
-                            cells.append(_with_id(c, cid))
-    return cells
-
-
-def _with_id(c: Cell, cid: str) -> Cell:
-    from dataclasses import replace
-
-    return replace(c, id=cid)
 
 
 # ----------------------------------------------------------------------------- loading
@@ -410,21 +260,13 @@ def _pyd_message(err: dict[str, Any]) -> str:
 
 def _check_names(exp: Experiment, source: str) -> None:
     """Unknown registry names and parameter values the estimators refuse."""
-    from treebench.errors import did_you_mean
     from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
 
     for i, ds in enumerate(exp.datasets):
         if ds.name is not None and ds.name not in DATASETS:
             _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
         if ds.name is not None:
-            entry = DATASETS.get(ds.name)
-            known = entry.parameters()
-            for p in ds.params:
-                if p not in known:
-                    raise ConfigError(
-                        f"{source}: key `datasets[{i}].params.{p}`: dataset `{ds.name}` has no parameter "
-                        f"`{p}`{did_you_mean(p, known)}; its parameters are: {', '.join(known) or 'none'}."
-                    )
+            DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
         bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
@@ -458,15 +300,7 @@ def _unknown(source: str, key: str, reg: Any, name: str) -> None:
 
 
 def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> None:
-    from treebench.errors import did_you_mean
-
-    known = entry.parameters()
-    for p in params:
-        if p not in known:
-            raise ConfigError(
-                f"{source}: key `{key}.params.{p}`: {entry.kind} `{entry.name}` has no parameter "
-                f"`{p}`{did_you_mean(p, known)}; its parameters are: {', '.join(known) or 'none'}."
-            )
+    entry.check_param_names(params, f"{source}: key `{key}.params")
     if entry.missing:
         return  # reported when listing; running it records an error per cell
     try:

@@ -58,15 +58,21 @@ class Entry:
                 f"{self.kind} `{self.name}` needs the optional package(s) "
                 f"{', '.join(self.missing)}; install them (e.g. `pip install treebench[peers]`)."
             )
+        self.check_param_names(params)
+        return self.obj(**params)
+
+    def check_param_names(self, params: dict[str, Any], where: str = "") -> None:
+        """Raise `ConfigError` for a parameter this entry does not take. ``where`` prefixes the
+        message with the config key, e.g. ``"exp.yaml: key `algorithms[0].params"``."""
         known = self.parameters()
         unknown = sorted(set(params) - set(known))
         if unknown:
             bad = unknown[0]
+            prefix = f"{where}.{bad}`: " if where else ""
             raise ConfigError(
-                f"{self.kind} `{self.name}` has no parameter `{bad}`{did_you_mean(bad, known)}; "
+                f"{prefix}{self.kind} `{self.name}` has no parameter `{bad}`{did_you_mean(bad, known)}; "
                 f"its parameters are: {', '.join(known) or 'none'}."
             )
-        return self.obj(**params)
 
 
 class Registry:

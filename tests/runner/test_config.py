@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from treebench.config import expand, expand_values, grid, load_config, parse_scalar
+from treebench.cells import expand, expand_values, grid, parse_scalar
+from treebench.config import load_config
 from treebench.errors import ConfigError
 
 from .conftest import tiny_config

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from treebench.config import Cell
+from treebench.cells import Cell
 from treebench.errors import ConfigError
 
 

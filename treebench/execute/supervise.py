@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.config import Cell, canonical_json, cell_spec
+from treebench.cells import Cell, canonical_json, cell_spec
 
 POLL_SECONDS = 0.02
 _PR_SET_PDEATHSIG = 1

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from treebench.config import Cell
+from treebench.cells import Cell
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
 _PREPARED: OrderedDict[tuple, Prepared] = OrderedDict()
@@ -38,7 +38,7 @@ class Prepared:
 
 
 def _dataset(cell: Cell, data_dirs: list[str] | None):
-    from treebench.config import canonical_json
+    from treebench.cells import canonical_json
     from treebench.data.base import load_dataset
 
     key = canonical_json([cell.dataset_loader, cell.dataset_params])
@@ -54,7 +54,7 @@ def _dataset(cell: Cell, data_dirs: list[str] | None):
 
 def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
-    from treebench.config import canonical_json
+    from treebench.cells import canonical_json
 
     key = (
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
