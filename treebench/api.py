@@ -242,12 +242,15 @@ def run_experiment(
 
     context = {"experiment": exp.name, "provenance": provenance()}
     summary = RunSummary(experiment=exp.name, out=out_dir, n_cells=len(pl.cells))
+
+    def _count(_row: dict[str, Any]) -> None:
+        summary.n_ran += 1
+
     try:
-        ran = run_cells(
+        run_cells(
             pl.to_run, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
-            context=context, show_progress=progress,
+            context=context, show_progress=progress, on_result=_count,
         )
-        summary.n_ran = sum(ran.values())
     except KeyboardInterrupt:
         summary.interrupted = True
     df, tables = consolidate(exp, out_dir, pl.cells)

@@ -203,3 +203,26 @@ def test_dask_backend_runs_the_same_cells(write_config, tmp_path):
     a = read_table(seq.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
     b = read_table(das.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_ctrl_c_exits_130_and_keeps_finished_cells(write_config, tmp_path):
+    cfg = tiny_config(split={"kind": "holdout", "seeds": list(range(40))},
+                      algorithms=[{"name": "test-sleep", "params": {"seconds": 0.3}}],
+                      execution={"n_jobs": 2, "backend": "loky"})
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "treebench.cli", "run", str(write_config(cfg)), "--out", str(out),
+           "--quiet", "--no-report"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((out / "cells").glob("[!.]*.json"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "run the same command again to resume" in stderr
+    df = read_table(out / "results.parquet")
+    assert 3 <= len(df) < 40 and (df["status"] == "ok").all()
+    import re
+
+    ran = int(re.search(r"ran (\d+) now", stdout).group(1))
+    assert ran <= len(df)  # cells finishing during shutdown are saved but may not be counted
