@@ -29,8 +29,6 @@ install-test: $(TSTAMP)
 
 run: $(STAMP)
 	$(BIN)/treebench run configs/quickstart.yaml --out results/quickstart
-	@echo "results: results/quickstart/results.parquet (and results.csv)"
-	@echo "report:  results/quickstart/report/index.html"
 
 test: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
