@@ -400,6 +400,31 @@ def pair_counts(rows, nzw, nnz, F, C, vs, nv, P):
 
 
 @njit(cache=True)
+def depth2_may_improve(cnt1, tot, order, ncand, M, nu, ub):
+    """False when no root feature can give a depth-2 tree below ``ub``, by the bound
+    nu + lb(child 0) + lb(child 1), lb = the leaf objective of a pure child, else 3 nu."""
+    nc = tot.shape[0]
+    for a in range(ncand):
+        i = order[a]
+        o = nu
+        for side in range(2):
+            s = 0.0
+            m = 0.0
+            npos = 0
+            for c in range(nc):
+                v = cnt1[i, c] if side == 1 else tot[c] - cnt1[i, c]
+                s += v
+                if v > m:
+                    m = v
+                if v > 0.0:
+                    npos += 1
+            o += (s - m) * M + nu if npos <= 1 else 3.0 * nu
+        if o < ub:
+            return True
+    return False
+
+
+@njit(cache=True)
 def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
     """Best depth-2 Top-d tree from pairwise counts (the specialised depth-2 solver of
     DL8.5/MurTree, here for the Figure-1 tree space: impure children always split).
@@ -625,10 +650,13 @@ def solve(
                 order_buf[0, nv] = j
                 nv += 1
         vsl = order_buf[0]  # level-0 scratch (h = 0 nodes are leaves, never scored)
-        pair_counts(rows, nzw_buf[h], nnz, F, C, vsl, nv, pair_buf)
-        stats[S_SCORED] += nv * (nv - 1) // 2
-        best, best_f = depth2_best(cnt1, tot, order, ncand, vsl, pair_buf, msl, M, nu, best,
-                                   floor, tmp_buf[0], tmp_buf[1])
+        # pair counts only if some root feature can beat the bound (children: exact leaves
+        # when pure, else at least 3 nodes)
+        if depth2_may_improve(cnt1, tot, order, ncand, M, nu, best):
+            pair_counts(rows, nzw_buf[h], nnz, F, C, vsl, nv, pair_buf)
+            stats[S_SCORED] += nv * (nv - 1) // 2
+            best, best_f = depth2_best(cnt1, tot, order, ncand, vsl, pair_buf, msl, M, nu,
+                                       best, floor, tmp_buf[0], tmp_buf[1])
     elif h == 1:
         for t in range(kk):
             j = order[t]
