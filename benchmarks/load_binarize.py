@@ -114,8 +114,21 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "load_binarize.csv", index=False)
-    (out / "load_binarize.md").write_text(df.to_markdown(index=False, floatfmt=".3g") if hasattr(df, "to_markdown") else df.to_string())
+    (out / "load_binarize.md").write_text(markdown(df))
     print(df.to_string(index=False))
+
+
+def markdown(df) -> str:
+    """A GitHub markdown table (numbers to 3 significant digits)."""
+
+    def cell(v):
+        if isinstance(v, float):
+            return "" if v != v else f"{v:.3g}"
+        return str(v)
+
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

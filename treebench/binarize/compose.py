@@ -16,7 +16,15 @@ import numpy as np
 
 from sklearn.utils.validation import check_is_fitted
 
-from treebench.binarize._common import as_frame, check_choice, check_nonempty, check_width, is_numeric_column, weights
+from treebench.binarize._common import (
+    as_frame,
+    check_choice,
+    check_nonempty,
+    check_width,
+    is_numeric_column,
+    weights,
+    zeroed,
+)
 from treebench.binarize.base import Binarizer
 from treebench.errors import ConfigError, ParameterError, did_you_mean
 
@@ -103,7 +111,7 @@ class ColumnBinarizer(Binarizer):
                 f"the {max_output_bytes() / 2**30:.1f} GiB cap (TREEBENCH_MAX_MATRIX_GB); use fewer thresholds "
                 f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
             )
-        out = np.zeros((X.shape[0], self.n_columns_), dtype=self.output_dtype_)
+        out = zeroed((X.shape[0], self.n_columns_), self.output_dtype_)
         for part, cols in self.parts_:
             part._fill(X[cols], out, self.feature_start_)
         return out
