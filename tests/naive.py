@@ -288,10 +288,11 @@ def naive_topk_order(X, y, w, rows, n_classes, criterion="entropy", min_samples_
 
 
 def naive_topk(X, y, n_classes, k, depth, *, criterion="entropy", sample_weight=None,
-               min_samples_leaf=1):
+               min_samples_leaf=1, min_improvement=None):
     """Figure 1 verbatim (k=None: every feature). Returns ``(error, n_nodes, tree)`` where tree
     is a nested tuple ``(feature, left, right)`` or ``None`` for a leaf. Among candidate trees:
-    lower error, then fewer nodes, then the first explored."""
+    lower error, then fewer nodes, then the first explored. With ``min_improvement`` m, the
+    best split is kept only if its error is below the leaf's error minus m."""
     X = [[int(v) for v in row] for row in X]
     y = [int(v) for v in y]
     w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
@@ -313,6 +314,8 @@ def naive_topk(X, y, n_classes, k, depth, *, criterion="entropy", sample_weight=
             cand = (e0 + e1, n0 + n1 + 1, (j, t0, t1))
             if best is None or (cand[0], cand[1]) < (best[0], best[1]):
                 best = cand
+        if min_improvement is not None and not best[0] < leaf[0] - min_improvement:
+            return leaf
         return best
 
     return rec(list(range(len(y))), depth)

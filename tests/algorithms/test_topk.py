@@ -218,6 +218,19 @@ def test_k1_equals_greedy(crit):
             assert a.tree_ == b.tree_, (seed, depth)
 
 
+@pytest.mark.parametrize("m", [0.0, 1.0, 2.5])
+def test_min_improvement_matches_naive(m):
+    X, y = _random_data(33, n=50, d=5, n_classes=3, noise=0.4)
+    for depth in (1, 2, 3):
+        for k in (1, 2, None):
+            err, nodes, ref_tree = naive.naive_topk(
+                X.tolist(), y.tolist(), 3, k, depth, min_improvement=m
+            )
+            t = TopKClassifier(k=k, max_depth=depth, min_improvement=m).fit(X, y)
+            assert (t.solve_info_["training_error"], t.tree_.n_nodes) == (err, nodes)
+            assert naive.naive_topk_tree_tuple(t.tree_) == ref_tree
+
+
 def test_min_improvement_prunes_useless_splits():
     X, y = _random_data(31, n=60, d=6, noise=0.45)
     full = TopKClassifier(k=2, max_depth=3).fit(X, y)
