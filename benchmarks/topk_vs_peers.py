@@ -3,7 +3,7 @@
 Every fit runs in its own fresh process (``spawn``), the way the paper's C++ timings were taken:
 the child loads the data, warms up (JIT compilation is loaded from numba's cache and is never
 timed), then times ``fit`` alone and reports the fit seconds, the training accuracy and its peak
-resident memory (``ru_maxrss``, the whole process). The parent enforces the time limit (+30 s
+resident memory (``VmHWM``, the whole process: interpreter, imports, data and solver). The parent enforces the time limit (+30 s
 grace) and a memory cap (default 6 GB, polled with psutil); a killed run is a row with status
 ``timeout``/``memout``, never a missing row.
 
@@ -21,8 +21,10 @@ Usage (limit the grid on a shared machine; the full grid can take hours)::
     TREEBENCH_DATA_DIR=/work/shared/datasets python benchmarks/topk_vs_peers.py \
         --datasets tic-tac-toe,kr-vs-kp --depths 3,4 --ks 1,4,16,all --csv /tmp/topk.csv
 
-The table prints fit seconds, training accuracy and ``ratio`` = treebench time / dl85-paper time
-at k = all (and / dl85-default), measured in the same run. Times are never asserted.
+At the end a markdown table gives, per dataset and depth, the fit seconds and training accuracy
+of every solver and the ratios treebench / peer at k = all, measured in the same run, with the
+geometric means; ``--table-from results.csv`` reprints it from an earlier run. Times are never
+asserted.
 """
 
 from __future__ import annotations
@@ -55,8 +57,6 @@ def load_dl85(name: str):
 def _fit_one(solver: str, name: str, depth: int, k, limit: float, cache_mb: float, tie_break,
              conn) -> None:
     """Child process: load and warm up, say "ready", fit once, send a result dict."""
-    import resource
-
     import numpy as np
 
     X, y = load_dl85(name)
@@ -115,9 +115,19 @@ def _fit_one(solver: str, name: str, depth: int, k, limit: float, cache_mb: floa
         out["accuracy"] = float(est.score(X, y))
     else:  # pragma: no cover
         raise ValueError(solver)
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["peak_rss_mb"] = _vm_hwm_mb()
     conn.send(out)
     conn.close()
+
+
+def _vm_hwm_mb() -> float:
+    """Peak resident memory of this process (VmHWM; unlike ru_maxrss it is not inherited from
+    the parent across fork/exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def run_one(solver, name, depth, k, limit, mem_gb, cache_mb, tie_break="smaller"):
@@ -184,7 +194,19 @@ def main(argv=None):
                     help="TopKClassifier(tie_break=...); auto: 'first' at k=all (an error-only "
                     "optimal search like DL8.5's), the default 'smaller' at k < all")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
+    ap.add_argument("--table-from", default=None, metavar="CSV",
+                    help="print the summary table of an earlier run's CSV and exit")
     a = ap.parse_args(argv)
+    if a.table_from:
+        with open(a.table_from, newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            for key in ("seconds", "accuracy", "peak_rss_mb", "ratio_dl85_paper",
+                        "ratio_dl85_default"):
+                r[key] = float(r[key]) if r.get(key) not in (None, "") else None
+            r["depth"] = int(r["depth"])
+        _summary(rows)
+        return
     from treebench.algorithms.topk import warmup
 
     warmup()  # fill numba's on-disk cache once, so that children only load it
@@ -241,17 +263,50 @@ def _print_row(name, depth, label, r, _):
           flush=True)
 
 
+def _fmt(r):
+    if r is None:
+        return "-"
+    if r["status"] != "ok":
+        acc = r.get("accuracy")
+        tail = f" ({acc:.4f})" if acc is not None and acc == acc else ""
+        return f"{r['status']}{tail}"
+    return f"{r['seconds']:.3f}s ({r['accuracy']:.4f})"
+
+
 def _summary(rows):
-    rat = [r["ratio_dl85_paper"] for r in rows if r.get("ratio_dl85_paper")]
-    ratb = [r["ratio_dl85_default"] for r in rows if r.get("ratio_dl85_default")]
-    if rat:
-        gm = math.exp(sum(math.log(x) for x in rat) / len(rat))
-        print(f"\nk=all vs dl85-paper: geometric-mean ratio {gm:.3f} over {len(rat)} cells, "
-              f"worst {max(rat):.3f}; identical accuracy in "
-              f"{sum(bool(r.get('same_acc_dl85_paper')) for r in rows)} cells")
-    if ratb:
-        gm = math.exp(sum(math.log(x) for x in ratb) / len(ratb))
-        print(f"k=all vs dl85-default: geometric-mean ratio {gm:.3f}, worst {max(ratb):.3f}")
+    """Markdown table: one line per (dataset, depth); seconds (training accuracy)."""
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["dataset"], int(r["depth"])), {})[(r["solver"], str(r["k"]))] = r
+    ks = sorted({str(r["k"]) for r in rows if r["solver"] == "topk"},
+                key=lambda k: (k == "all", int(k) if k != "all" else 0))
+    peers = [p for p in ("dl85-paper", "dl85-default", "streed", "cart")
+             if any(r["solver"] == p for r in rows)]
+    head = ([f"topk k={k}" for k in ks] + peers
+            + ["all/dl85-paper", "all/dl85-default", "all/streed", "rss topk/dl85-paper MB"])
+    print("\n| dataset | h | " + " | ".join(head) + " |")
+    print("|" + "---|" * (len(head) + 2))
+    rat, ratb, worst = [], [], []
+    for (name, depth), c in cells.items():
+        line = [_fmt(c.get(("topk", k))) for k in ks] + [_fmt(c.get((p, "all"))) for p in peers]
+        ours = c.get(("topk", "all"))
+        for p, acc in (("dl85-paper", rat), ("dl85-default", ratb), ("streed", worst)):
+            ref = c.get((p, "all"))
+            if ours and ref and ours["status"] == "ok" and ref["status"] == "ok":
+                x = ours["seconds"] / ref["seconds"]
+                acc.append(x)
+                same = "" if abs(ours["accuracy"] - ref["accuracy"]) < 1e-9 else " (acc differs!)"
+                line.append(f"{x:.3f}{same}")
+            else:
+                line.append("-")
+        ref = c.get(("dl85-paper", "all"))
+        line.append(f"{ours['peak_rss_mb']:.0f}/{ref['peak_rss_mb']:.0f}" if ours and ref else "-")
+        print(f"| {name} | {depth} | " + " | ".join(line) + " |")
+    for label, xs in (("dl85-paper (a)", rat), ("dl85-default (b)", ratb), ("streed", worst)):
+        if xs:
+            gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
+            print(f"k=all time ratio to {label}: geometric mean {gm:.3f}, worst {max(xs):.3f} "
+                  f"over {len(xs)} cells where both finished")
 
 
 if __name__ == "__main__":
