@@ -161,6 +161,7 @@ ALGORITHMS = Registry(
     (
         "treebench.algorithms.cart",
         "treebench.algorithms.ensembles",
+        "treebench.algorithms.peers",
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
         "treebench.algorithms.testing",

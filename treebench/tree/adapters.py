@@ -36,3 +36,87 @@ def from_sklearn_tree(sk_tree: Any, n_classes: int, classes: np.ndarray | None =
     return TreeArrays(
         feature, threshold, sk_tree.children_left, sk_tree.children_right, value, label
     )
+
+
+# ----------------------------------------------------------------------------- nested solvers
+# Each describer maps one node of a solver's own tree to
+#   ("leaf", class_index)  or  ("split", feature, child_when_0, child_when_1),
+# so that `from_nested` can lay the tree out in our pre-order arrays with threshold 0.5.
+
+
+def describe_dl85(node: dict[str, Any]):
+    """pydl8.5 (``DL85Classifier.tree_``): ``{"feat", "left", "right"}`` / ``{"value", "error"}``.
+    pydl8.5 sends rows with the feature **equal to 1 to "left"** (its predictor tests
+    ``instance[feat] == 1``), the opposite of our convention."""
+    if "feat" in node:
+        return ("split", int(node["feat"]), node["right"], node["left"])
+    return ("leaf", int(node["value"]))
+
+
+def describe_streed(node: Any):
+    """pystreed (``get_tree()``): ``left_child`` holds the rows with the feature equal to 0, as
+    ours; ``label`` is the class as passed to ``fit`` (we pass class indices)."""
+    if node.is_leaf_node():
+        return ("leaf", int(node.label))
+    return ("split", int(node.feature), node.left_child, node.right_child)
+
+
+def describe_gosdt(node: Any):
+    """gosdt 1.0.4 (``trees_[0].tree``): "Left is TRUE, Right is FALSE" (its ``_tree.py``), so
+    ``left_child`` holds the rows with the feature equal to 1; leaves carry ``prediction``, an
+    index into the classifier's ``classes_`` (we pass class indices, so the same index)."""
+    if hasattr(node, "prediction"):
+        return ("leaf", int(node.prediction))
+    return ("split", int(node.feature), node.right_child, node.left_child)
+
+
+def from_nested(
+    root: Any,
+    describe,
+    n_classes: int,
+    X: np.ndarray,
+    y_index: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+) -> TreeArrays:
+    """Lay out a solver's nested tree (see the describers above) as `TreeArrays` on 0/1
+    features, keeping the solver's leaf labels, with ``value`` counted from the training data."""
+    feature: list[int] = []
+    left: list[int] = []
+    right: list[int] = []
+    label: list[int] = []
+    stack: list[tuple[Any, int, bool]] = [(root, -1, False)]
+    while stack:  # pre-order: a node gets its id before its children
+        node, parent, is_right = stack.pop()
+        i = len(feature)
+        if parent >= 0:
+            (right if is_right else left)[parent] = i
+        d = describe(node)
+        left.append(-1)
+        right.append(-1)
+        if d[0] == "leaf":
+            feature.append(-1)
+            label.append(d[1])
+        else:
+            feature.append(d[1])
+            label.append(0)
+            stack.append((d[3], i, True))
+            stack.append((d[2], i, False))
+    f = np.asarray(feature)
+    tree = TreeArrays(
+        f, np.where(f >= 0, 0.5, -2.0), left, right, np.zeros((len(f), n_classes)), label
+    )
+    fill_values(tree, X, y_index, sample_weight)
+    return tree
+
+
+def fill_values(tree: TreeArrays, X: np.ndarray, y_index: np.ndarray, sample_weight=None) -> None:
+    """Set ``value`` to the weighted class counts of the rows reaching every node, and the
+    labels of internal nodes to their majority class (leaf labels are the solver's)."""
+    w = np.ones(len(y_index)) if sample_weight is None else np.asarray(sample_weight, float)
+    value = np.zeros_like(tree.value)
+    np.add.at(value, (tree.apply(X), y_index), w)
+    for i in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than parents
+        if tree.feature[i] >= 0:
+            value[i] = value[tree.left[i]] + value[tree.right[i]]
+            tree.label[i] = int(np.argmax(value[i]))
+    tree.value = value
