@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@touch $@
 
 $(TSTAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,peers]"
 	@touch $(STAMP) $@
 
 install: $(STAMP)
