@@ -103,7 +103,7 @@ class Registry:
                 kind=self.kind,
                 requires=tuple(requires),
                 tags=tuple(tags),
-                description=doc.strip().splitlines()[0] if doc else "",
+                description=" ".join(doc.strip().split("\n\n")[0].split()) if doc else "",
                 extra=dict(extra),
             )
             return obj
