@@ -490,6 +490,37 @@ def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
 
 
 @njit(cache=True)
+def child_lb(rows, h, lb, M, nu, sim, tab_h, meta_h, obj_h, pool_h, ref_buf, ref_err):
+    """Best known lower bound on the objective of ``rows`` at depth ``h``: ``lb``, a cached
+    exact value or lower bound, and (``sim``) the similarity bound against the sets solved
+    last at this depth."""
+    hv = row_hash(rows, h)
+    e = cache_find(rows, h, hv, tab_h, meta_h, pool_h)
+    if e >= 0:
+        st = meta_h[0][e, 4]
+        if st == EXACT or st == LOWER:
+            ov = obj_h[0][e]
+            if ov > lb:
+                lb = ov
+            if st == EXACT:
+                return lb
+    if sim:
+        W = rows.shape[0]
+        for r in range(2):
+            e_ref = ref_err[h, r]
+            if e_ref <= 0.0:
+                continue
+            ref = ref_buf[h, r]
+            diff = 0
+            for w in range(W):
+                diff += popcount(ref[w] & ~rows[w])
+            lb_e = e_ref - diff
+            if lb_e > 0.0 and lb_e * M + 3.0 * nu > lb:
+                lb = lb_e * M + 3.0 * nu
+    return lb
+
+
+@njit(cache=True)
 def solve(
     rows, h, ub,
     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
@@ -718,6 +749,17 @@ def solve(
                 fw = Fj[w]
                 r1b[w] = rows[w] & fw
                 r0[w] = rows[w] & ~fw
+            if h >= 2 and not timed_out:
+                # tighter child bounds from the cache (exact values or lower bounds) and, at
+                # k = all, from the similarity bound
+                if p0 > 1:
+                    lb0 = child_lb(r0, h - 1, lb0, M, nu, sim, tab_h, meta_h, obj_h, pool_h,
+                                   ref_buf, ref_err)
+                if p1 > 1:
+                    lb1 = child_lb(r1b, h - 1, lb1, M, nu, sim, tab_h, meta_h, obj_h, pool_h,
+                                   ref_buf, ref_err)
+                if lb0 + lb1 + nu >= best:
+                    continue
             o0 = solve(
                 r0, h - 1, best - nu - lb1,
                 F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
