@@ -283,12 +283,3 @@ class TableBinarizer(Binarizer):
             j += len(cols)
         self._fill(X, out, starts)
         return out
-
-    def fit_transform(self, X, y=None, sample_weight=None, **_):
-        return self.fit(X, y, sample_weight=sample_weight).transform(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = []  # output is uint8 0/1 (float64 for `raw`)
-        return tags

@@ -81,3 +81,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     def get_feature_names_out(self, input_features=None):
         return np.asarray([c.true_text() for c in self.columns_], dtype=object)
+
+    def fit_transform(self, X, y=None, sample_weight=None, **_):
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values are a category / fall in no bucket
+        tags.transformer_tags.preserves_dtype = []  # output is uint8 0/1 (float64 for `raw`)
+        return tags

@@ -116,14 +116,6 @@ class ColumnBinarizer(Binarizer):
             part._fill(X[cols], out, self.feature_start_)
         return out
 
-    def fit_transform(self, X, y=None, sample_weight=None, **_):
-        return self.fit(X, y, sample_weight=sample_weight).transform(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.transformer_tags.preserves_dtype = []
-        return tags
 
 
 def _create(method: str, params: dict[str, Any]) -> Binarizer:
@@ -163,5 +155,3 @@ def make_binarizer(method: str, params: dict[str, Any] | None = None, categorica
     numeric = _create(method, params)
     cat = _create(cat_method, cat_params)
     return ColumnBinarizer(numeric=numeric, categorical_binarizer=cat, categorical=list(categorical or ()), fit_on=fit_on)
-
-
