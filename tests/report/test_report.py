@@ -252,3 +252,20 @@ def test_csv_values_are_numbers_not_sentinels(report):
     assert t["mean"].isna().sum() == 1  # the tic-tac-toe setting where every cell timed out
     assert math.isfinite(t["mean"].max())
     assert json.loads(t["binarizer_params"].iloc[0]) == {"n_thresholds": 8}
+
+
+def test_axes_are_per_dataset_and_stale_figures_go(tmp_path):
+    """A binarizer budget that differs between datasets (avila's 100 beside 200) is no sweep
+    axis of either dataset; a second report leaves no figure of the first behind."""
+    table = synthetic_table()
+    table["bparam_max_splits"] = [100 if d == DATASETS[0] else 200 for d in table["dataset"]]
+    table["binarizer_params"] = pd.Series([json.dumps({"max_splits": v}) for v in table["bparam_max_splits"]],
+                                          dtype="string", index=table.index)
+    res = write_results(tmp_path / "results", table)
+    figs = res / "report" / "figures"
+    figs.mkdir(parents=True)
+    (figs / "stale__old.png").write_bytes(b"x")
+    write_report(res, formats=("md",))
+    names = [p.name for p in figs.iterdir()]
+    assert names and not any("max_splits" in n for n in names)
+    assert "stale__old.png" not in names

@@ -315,7 +315,7 @@ def varying_columns(settings: pd.DataFrame, columns: list[str]) -> list[str]:
 
 def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list[str]]:
     """For each algorithm, its ``param_*``/``bparam_*`` columns with more than one applicable
-    value among its settings (over all datasets)."""
+    value among the given settings (the caller picks them, e.g. one dataset's)."""
     axes: dict[str, list[str]] = {}
     for alg, sub in settings.groupby("algorithm", sort=True):
         axes[str(alg)] = [c for c in key_columns

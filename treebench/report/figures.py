@@ -309,17 +309,22 @@ def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png"
 
     fdir = out / "figures"
     fdir.mkdir(parents=True, exist_ok=True)
+    for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
+        old.unlink()
     infos: list[FigureInfo] = []
     if results.settings.empty:
         return infos
-    axes = sweep_axes(results.settings, results.key_columns)
-    all_axes = [c for c in results.key_columns if any(c in v for v in axes.values())]
     metrics = [m for m in AXIS_METRICS if m in results.metrics]
     plans: list[tuple[str, tuple[str, ...]]] = [(m, (m,)) for m in metrics]
     if "test_accuracy" in metrics and "train_accuracy" in metrics:
         plans.insert(0, ("train_test_accuracy", ("test_accuracy", "train_accuracy")))
     with matplotlib.rc_context(RC):
         for dataset in distinct(results.settings["dataset"]):
+            # axes swept on this dataset (a dataset-level binarization, e.g. avila's budget of
+            # 100 beside everyone else's 200, is no axis of any single dataset)
+            axes = sweep_axes(results.settings[results.settings["dataset"] == dataset],
+                              results.key_columns)
+            all_axes = [c for c in results.key_columns if any(c in v for v in axes.values())]
             for axis in all_axes:
                 for name, mets in plans:
                     fig = axis_figure(results, dataset, axis, mets, axes)
