@@ -243,21 +243,15 @@ TOPK_TIE_RTOL = 1e-12
 
 
 def naive_topk_impurity(counts, criterion):
-    """Impurity of a class-count vector: entropy (log2), gini, kearns-mansour, error."""
+    """Impurity of a class-count vector: the greedy section's entropy (log2), gini and error,
+    plus Kearns–Mansour 2·sqrt(p(1 − p)) of the second class's share (binary labels)."""
+    if criterion != "kearns-mansour":
+        return naive_impurity(counts, criterion)
     tot = sum(counts)
     if tot <= 0:
         return 0.0
-    ps = [c / tot for c in counts]
-    if criterion == "entropy":
-        return -sum(p * math.log2(p) for p in ps if p > 0)
-    if criterion == "gini":
-        return 1.0 - sum(p * p for p in ps)
-    if criterion == "kearns-mansour":
-        p = ps[1] if len(ps) > 1 else 0.0
-        return 2.0 * math.sqrt(max(p * (1.0 - p), 0.0))
-    if criterion == "error":
-        return 1.0 - max(ps)
-    raise ValueError(criterion)
+    p = counts[1] / tot if len(counts) > 1 else 0.0
+    return 2.0 * math.sqrt(max(p * (1.0 - p), 0.0))
 
 
 def naive_topk_order(X, y, w, rows, n_classes, criterion="entropy", min_samples_leaf=1):
