@@ -304,14 +304,18 @@ def datasets_list(
 
         from treebench.data.manage import list_datasets
 
+        from treebench.registry import DATASETS
+
         rows = list_datasets(data_dir, tags=tag or ())
         t = Table(title=f"datasets ({len(rows)})")
-        for col in ("name", "availability", "shape", "size", "description"):
+        for col in ("name", "availability", "shape", "size", "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
         for r in rows:
             size = "" if not r.get("bytes") else f"{r['bytes'] / 1e6:.2f} MB"
             shape = "" if not r.get("shape") else " x ".join(str(v) for v in r["shape"])
-            t.add_row(r["name"], str(r.get("availability", "")), shape, size, r.get("description") or "")
+            params = ", ".join(f"{k}={v!r}" for k, v in DATASETS.get(r["name"]).parameters().items())
+            t.add_row(r["name"], str(r.get("availability", "")), shape, size, params,
+                      r.get("description") or "")
         Console(width=180).print(t)
 
 
