@@ -182,6 +182,15 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int) -> Path:
     return p
 
 
+def _remove_partial_files(out: Path) -> None:
+    """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
+    from treebench.results.store import cells_dir
+
+    for pattern in (".*.child", ".*.tmp"):
+        for p in cells_dir(out).glob(pattern):
+            p.unlink(missing_ok=True)
+
+
 def consolidate(exp: Experiment, out: Path, cells: list[Cell]):
     from treebench.results.store import load_rows, to_frame, write_tables
 
@@ -236,6 +245,7 @@ def run_experiment(
         raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
     preflight_datasets(exp, pl.to_run, data_dirs, offline)
     write_manifest(exp, out_dir, len(pl.cells))
+    _remove_partial_files(out_dir)
 
     from treebench.execute.executor import run_cells
     from treebench.results.provenance import provenance

@@ -152,8 +152,10 @@ def test_sigkill_loses_no_finished_cell_and_rerun_completes_exactly_once(write_c
     for blob in finished.values():
         assert json.loads(blob)["row"]["status"] == "ok"  # every file is whole
     time.sleep(0.5)  # orphaned children die with their parents (PR_SET_PDEATHSIG)
+    (cells / ".deadbeef.123.child").write_text("{")  # what a killed cell may leave behind
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+    assert not list(cells.glob(".*")), "partial files of the killed run are removed"
     after = {p.name: p.read_bytes() for p in cells.glob("*.json") if not p.name.startswith(".")}
     assert len(after) == n_cells
     assert all(after[k] == v for k, v in finished.items()), "finished cells were not rerun"
