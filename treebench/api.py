@@ -182,6 +182,24 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int) -> Path:
     return p
 
 
+def _lock(out: Path):
+    """An exclusive lock on ``out``: two runs writing the same results directory would remove
+    each other's partial files and race on the tables."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    fh = open(out / ".lock", "w")  # noqa: SIM115 - kept open for the lock's lifetime
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise UserError(
+            f"{out}: another treebench run is writing to this results directory; wait for it "
+            f"or give another --out."
+        ) from None
+    return fh
+
+
 def _remove_partial_files(out: Path) -> None:
     """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
     from treebench.results.store import cells_dir
@@ -244,9 +262,15 @@ def run_experiment(
     if backend not in ("loky", "threading", "sequential", "dask", "ray"):
         raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
     preflight_datasets(exp, pl.to_run, data_dirs, offline)
-    write_manifest(exp, out_dir, len(pl.cells))
-    _remove_partial_files(out_dir)
+    with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
+        write_manifest(exp, out_dir, len(pl.cells))
+        _remove_partial_files(out_dir)
+        return _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
+                           progress=progress, fail_on=fail_on, report=report)
 
+
+def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,
+                data_dirs: list[str] | None, progress: bool, fail_on: str, report: bool) -> RunSummary:
     from treebench.execute.executor import run_cells
     from treebench.results.provenance import provenance
 

@@ -228,3 +228,18 @@ def test_ctrl_c_exits_130_and_keeps_finished_cells(write_config, tmp_path):
 
     ran = int(re.search(r"ran (\d+) now", stdout).group(1))
     assert ran <= len(df)  # cells finishing during shutdown are saved but may not be counted
+
+
+def test_second_run_on_the_same_directory_is_refused(write_config, tmp_path):
+    import fcntl
+
+    from treebench.errors import UserError
+
+    out = tmp_path / "o"
+    out.mkdir()
+    with open(out / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running treebench holds it
+        with pytest.raises(UserError, match="another treebench run is writing"):
+            api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
+    s = api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
+    assert s.exit_code == 0
