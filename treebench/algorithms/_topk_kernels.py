@@ -521,6 +521,32 @@ def child_lb(rows, h, lb, M, nu, sim, tab_h, meta_h, obj_h, pool_h, ref_buf, ref
 
 
 @njit(cache=True)
+def split_stats(c1, tot):
+    """Per-side statistics of splitting a node (class weights ``tot``) on a feature whose rows
+    with value 1 have class weights ``c1``: (weight on side 1, largest class weight on side 1,
+    largest class weight on side 0, classes present on side 1, classes present on side 0).
+    The two children's leaf errors are ``s1 - m1`` and ``total - s1 - m0``."""
+    m1 = 0.0
+    m0 = 0.0
+    s1 = 0.0
+    p1 = 0
+    p0 = 0
+    for c in range(tot.shape[0]):
+        v1 = c1[c]
+        v0 = tot[c] - v1
+        s1 += v1
+        if v1 > m1:
+            m1 = v1
+        if v0 > m0:
+            m0 = v0
+        if v1 > 0.0:
+            p1 += 1
+        if v0 > 0.0:
+            p0 += 1
+    return s1, m1, m0, p1, p0
+
+
+@njit(cache=True)
 def solve(
     rows, h, ub,
     F, C, Xd, y, sw, weighted, k, crit, msl, min_imp, M, nu,
@@ -607,23 +633,11 @@ def solve(
     if h == 1 and not timed_out and (k <= 0 or k >= nvalid):
         # every splitting feature is a candidate and the children are leaves: take the
         # smallest error; only equal-error features need their scores (for the tie rule)
-        nc = tot.shape[0]
         min_err = INF
         for j in range(d):
             if not valid[j]:
                 continue
-            c1 = cnt1[j]
-            m1 = 0.0
-            m0 = 0.0
-            s1 = 0.0
-            for c in range(nc):
-                v1 = c1[c]
-                v0 = tot[c] - v1
-                s1 += v1
-                if v1 > m1:
-                    m1 = v1
-                if v0 > m0:
-                    m0 = v0
+            s1, m1, m0, _, _ = split_stats(cnt1[j], tot)
             err = (s1 - m1) + (total - s1 - m0)
             gains[j] = err
             if err < min_err:
@@ -691,18 +705,7 @@ def solve(
     elif h == 1:
         for t in range(kk):
             j = order[t]
-            c1 = cnt1[j]
-            m1 = 0.0
-            m0 = 0.0
-            s1 = 0.0
-            for c in range(tot.shape[0]):
-                v1 = c1[c]
-                v0 = tot[c] - v1
-                s1 += v1
-                if v1 > m1:
-                    m1 = v1
-                if v0 > m0:
-                    m0 = v0
+            s1, m1, m0, _, _ = split_stats(cnt1[j], tot)
             err = (s1 - m1) + (total - s1 - m0)
             o = err * M + 3.0 * nu
             if o < best:
@@ -717,24 +720,7 @@ def solve(
         for t in range(kk):
             j = order[t]
             # exact leaf objective of each child when it cannot split further, else 3
-            c1 = cnt1[j]
-            m1 = 0.0
-            m0 = 0.0
-            s1 = 0.0
-            p1 = 0
-            p0 = 0
-            for c in range(tot.shape[0]):
-                v1 = c1[c]
-                v0 = tot[c] - v1
-                s1 += v1
-                if v1 > m1:
-                    m1 = v1
-                if v0 > m0:
-                    m0 = v0
-                if v1 > 0.0:
-                    p1 += 1
-                if v0 > 0.0:
-                    p0 += 1
+            s1, m1, m0, p1, p0 = split_stats(cnt1[j], tot)
             lb0 = (total - s1 - m0) * M + nu if p0 <= 1 else 3.0 * nu
             lb1 = (s1 - m1) * M + nu if p1 <= 1 else 3.0 * nu
             if min_imp >= 0.0:  # children may be leaves
