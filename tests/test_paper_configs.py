@@ -66,3 +66,27 @@ def test_topk_greediness_config_shows_the_hierarchy(tmp_path):
     assert acc["4"] >= 1 - eps - 0.05
     for k in ("1", "2", "3"):
         assert acc[k] <= 0.5 + eps + 0.05
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_config_validates_and_expands(path):
+    from treebench.cells import expand
+    from treebench.config import load_config
+
+    exp = load_config(path)
+    cells = expand(exp)
+    assert cells and len({c.id for c in cells}) == len(cells)
+
+
+def test_quickstart_runs_end_to_end_on_embedded_data(tmp_path, monkeypatch):
+    """What `make run` promises: embedded data only, every cell ok, tables and report written."""
+    monkeypatch.delenv("TREEBENCH_DATA_DIR", raising=False)
+    s = api.run_experiment(ROOT / "configs" / "quickstart.yaml", out=tmp_path / "qs", progress=False)
+    assert s.exit_code == 0 and s.counts == {"ok": s.n_cells} and s.n_cells == 60
+    for rel in ("results.parquet", "results.csv", "manifest.json", "report/index.html", "report/summary.md"):
+        assert (tmp_path / "qs" / rel).is_file(), rel
+    df = read_table(tmp_path / "qs" / "results.parquet")
+    cart = df[df.algorithm == "cart"]
+    # deeper CART fits the training folds at least as well
+    by_depth = cart.groupby(cart["param_max_depth"].astype(int))["train_accuracy"].mean()
+    assert by_depth.is_monotonic_increasing
