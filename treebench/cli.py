@@ -249,7 +249,7 @@ def show(
     header = (
         f"# cell {matches[0].stem}: {row.get('algorithm')} {row.get('algorithm_params')} on "
         f"{row.get('dataset')} (fold {row.get('fold')}, seed {row.get('seed')}); "
-        f"train acc {row.get('train_accuracy')}, test acc {row.get('test_accuracy')}, "
+        f"train acc {_pct(row.get('train_accuracy'))}, test acc {_pct(row.get('test_accuracy'))}, "
         f"{tree.n_leaves} leaves, depth {tree.depth}"
     )
     if format == "json":
@@ -259,6 +259,10 @@ def show(
     else:
         typer.echo(header)
         typer.echo(export_text(tree, names, classes, conds))
+
+
+def _pct(v: Any) -> str:
+    return "n/a" if v is None else f"{100 * float(v):.2f} %"
 
 
 # ----------------------------------------------------------------------------- listings
