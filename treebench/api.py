@@ -142,18 +142,13 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     """Load every dataset that cells will need, in this process, before anything runs: missing
     files and parse errors stop the run with exit code 2; downloads (when online) happen here,
     never in workers."""
-    from treebench.execute.worker import _dataset
+    from treebench.execute.worker import dataset_for
 
     seen: set[str] = set()
     for c in cells:
-        if c.dataset in seen:
-            continue
-        seen.add(c.dataset)
-        from treebench.data.base import load_dataset
-
-        if offline is False:  # allowed to fetch: do it here
-            load_dataset(c.dataset_loader, c.dataset_params, data_dirs=data_dirs, offline=False)
-        _dataset(c, data_dirs)
+        if c.dataset not in seen:
+            seen.add(c.dataset)
+            dataset_for(c, data_dirs, offline=offline)
 
 
 def write_manifest(exp: Experiment, out: Path, n_cells: int) -> Path:

@@ -152,9 +152,10 @@ class Experiment(_Strict):
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
 
-    @field_validator("datasets", mode="before")
+    @field_validator("datasets", "algorithms", mode="before")
     @classmethod
-    def _ds_short(cls, v: Any) -> Any:
+    def _names_short(cls, v: Any) -> Any:
+        """A bare name in `datasets` or `algorithms` stands for ``{name: ...}``."""
         if isinstance(v, list):
             return [{"name": d} if isinstance(d, str) else d for d in v]
         return v
@@ -163,13 +164,6 @@ class Experiment(_Strict):
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
-
-    @field_validator("algorithms", mode="before")
-    @classmethod
-    def _alg_short(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [{"name": a} if isinstance(a, str) else a for a in v]
-        return v
 
     @field_validator("metrics")
     @classmethod

@@ -293,7 +293,7 @@ def test_rejects_non_binary_features_and_bad_weights():
     with pytest.raises(ValueError, match="0/1 features"):
         GreedyTreeClassifier().fit(X, [0, 1])
     Xb = np.array([[0.0], [1.0]])
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="Negative values"):
         GreedyTreeClassifier().fit(Xb, [0, 1], sample_weight=[1.0, -1.0])
     with pytest.raises(ValueError, match="zero"):
         GreedyTreeClassifier().fit(Xb, [0, 1], sample_weight=[0.0, 0.0])

@@ -300,7 +300,7 @@ def test_solve_info_keys():
 def test_rejects_non_binary_and_km_multiclass():
     with pytest.raises(ValueError, match="0/1"):
         TopKClassifier().fit(np.array([[0.0, 2.0], [1.0, 0.0]]), [0, 1])
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match="Negative values"):
         TopKClassifier().fit(np.eye(3), [0, 1, 2], sample_weight=[1.0, -1.0, 1.0])
     with pytest.raises(ValueError, match="binary labels"):
         TopKClassifier(criterion="kearns-mansour").fit(np.eye(3), [0, 1, 2])

@@ -243,3 +243,27 @@ def test_second_run_on_the_same_directory_is_refused(write_config, tmp_path):
             api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
     s = api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
     assert s.exit_code == 0
+
+
+def test_preflight_loads_each_dataset_once_and_lets_the_environment_decide_offline(monkeypatch, write_config):
+    """Downloads may happen in the runner before cells start (never in workers): the preflight
+    passes offline=None (``--offline``/``TREEBENCH_OFFLINE`` decide) and loads each dataset once."""
+    import treebench.data.base as base
+    from treebench.cells import expand
+    from treebench.config import load_config
+    from treebench.execute import worker
+
+    calls = []
+    real = base.load_dataset
+
+    def spy(name, params=None, **kw):
+        calls.append((name, kw.get("offline")))
+        return real(name, params, **kw)
+
+    monkeypatch.setattr(base, "load_dataset", spy)
+    monkeypatch.setattr(worker, "_DATASETS", type(worker._DATASETS)())
+    exp = load_config(write_config(tiny_config(datasets=["iris", "wine"])))
+    api.preflight_datasets(exp, expand(exp), None, None)
+    assert calls == [("iris", None), ("wine", None)]
+    worker.dataset_for(expand(exp)[0], None)  # a worker reuses it and would never download
+    assert len(calls) == 2

@@ -490,6 +490,26 @@ def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
 
 
 @njit(cache=True)
+def similarity_bound(rows, h, lb, M, nu, ref_buf, ref_err):
+    """Raise ``lb`` by the similarity bound: an optimal tree for rows S misclassifies at least
+    err(S') - |S' minus S| rows of each set S' solved before at depth ``h`` (the two kept in
+    ``ref_buf``/``ref_err``); a tree that errs at all has at least 3 nodes (cost 3·nu)."""
+    W = rows.shape[0]
+    for r in range(2):
+        e_ref = ref_err[h, r]
+        if e_ref <= 0.0:
+            continue
+        ref = ref_buf[h, r]
+        diff = 0
+        for w in range(W):
+            diff += popcount(ref[w] & ~rows[w])
+        lb_e = e_ref - diff
+        if lb_e > 0.0 and lb_e * M + 3.0 * nu > lb:
+            lb = lb_e * M + 3.0 * nu
+    return lb
+
+
+@njit(cache=True)
 def child_lb(rows, h, lb, M, nu, sim, tab_h, meta_h, obj_h, pool_h, ref_buf, ref_err):
     """Best known lower bound on the objective of ``rows`` at depth ``h``: ``lb``, a cached
     exact value or lower bound, and (``sim``) the similarity bound against the sets solved
@@ -505,18 +525,7 @@ def child_lb(rows, h, lb, M, nu, sim, tab_h, meta_h, obj_h, pool_h, ref_buf, ref
             if st == EXACT:
                 return lb
     if sim:
-        W = rows.shape[0]
-        for r in range(2):
-            e_ref = ref_err[h, r]
-            if e_ref <= 0.0:
-                continue
-            ref = ref_buf[h, r]
-            diff = 0
-            for w in range(W):
-                diff += popcount(ref[w] & ~rows[w])
-            lb_e = e_ref - diff
-            if lb_e > 0.0 and lb_e * M + 3.0 * nu > lb:
-                lb = lb_e * M + 3.0 * nu
+        lb = similarity_bound(rows, h, lb, M, nu, ref_buf, ref_err)
     return lb
 
 
@@ -597,18 +606,7 @@ def solve(
     # the same depth (the rows only in S' cost at most one error each)
     sim = k <= 0 and not weighted and min_imp < 0.0 and not timed_out
     if sim:
-        W = rows.shape[0]
-        for r in range(2):
-            e_ref = ref_err[h, r]
-            if e_ref <= 0.0:
-                continue
-            ref = ref_buf[h, r]
-            diff = 0
-            for w in range(W):
-                diff += popcount(ref[w] & ~rows[w])
-            lb_e = e_ref - diff
-            if lb_e > 0.0 and lb_e * M + 3.0 * nu > lbk:
-                lbk = lb_e * M + 3.0 * nu
+        lbk = similarity_bound(rows, h, lbk, M, nu, ref_buf, ref_err)
         if lbk >= ub:
             cache_put(rows, h, hv, lbk, -1, LOWER, tab_h, meta_h, obj_h, pool_h, stats,
                       max_entries)

@@ -37,7 +37,8 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)
         check_classification_targets(y)
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        # negative or all-zero weights are refused here, once, for every algorithm
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self.binary_features_only:
             check_binary_matrix(X)
         self.classes_, y_index = np.unique(y, return_inverse=True)

@@ -422,8 +422,6 @@ class GreedyTreeClassifier(TreeClassifierBase):
         self.min_improvement = min_improvement
 
     def _fit_tree(self, X, y_index, sample_weight):
-        if np.any(sample_weight < 0):
-            raise ValueError("sample_weight must be non-negative.")
         keep = sample_weight > 0
         if not keep.any():
             raise ValueError("sample_weight is zero for every sample; nothing to learn.")

@@ -33,7 +33,7 @@ def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, so
     if np.all(sample_weight == 1.0):
         return X, y_index
     w = np.rint(sample_weight)
-    if not np.allclose(w, sample_weight) or np.any(w < 0):
+    if not np.allclose(w, sample_weight):
         raise ValueError(f"{solver} takes only whole-number sample weights (used as repeated rows).")
     reps = w.astype(np.int64)
     return np.repeat(X, reps, axis=0), np.repeat(y_index, reps)

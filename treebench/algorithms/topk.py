@@ -134,9 +134,7 @@ class TopKClassifier(TreeClassifierBase):
                 f"{n_classes} classes; use 'entropy' or 'gini'."
             )
         compile_s = warmup()
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if np.any(sw < 0):
-            raise ValueError("sample_weight must be non-negative.")
+        sw = np.asarray(sample_weight, dtype=np.float64)  # non-negative (checked by the base)
         prior = np.bincount(y_index, weights=sw, minlength=n_classes)
         keep = sw > 0  # zero-weight rows influence nothing: drop them
         Xk, yk, swk = X[keep], y_index[keep], sw[keep]

@@ -37,7 +37,9 @@ class Prepared:
     binarize_seconds: float
 
 
-def _dataset(cell: Cell, data_dirs: list[str] | None):
+def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
+    """The cell's dataset, cached per process. Workers never download (``offline=True``); the
+    runner's preflight passes ``None`` so that ``--offline``/``TREEBENCH_OFFLINE`` decide."""
     from treebench.cells import canonical_json
     from treebench.data.base import load_dataset
 
@@ -45,7 +47,7 @@ def _dataset(cell: Cell, data_dirs: list[str] | None):
     if key in _DATASETS:
         _DATASETS.move_to_end(key)
         return _DATASETS[key]
-    ds = load_dataset(cell.dataset_loader, cell.dataset_params, data_dirs=data_dirs, offline=True)
+    ds = load_dataset(cell.dataset_loader, cell.dataset_params, data_dirs=data_dirs, offline=offline)
     _DATASETS[key] = ds
     while len(_DATASETS) > DATASET_CACHE_SIZE:
         _DATASETS.popitem(last=False)
@@ -66,7 +68,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     from treebench.binarize import make_binarizer
     from treebench.data.splits import make_split
 
-    ds = _dataset(cell, data_dirs)
+    ds = dataset_for(cell, data_dirs)
     y = np.asarray(ds.y)
     sp = dict(cell.split)
     kind = sp.pop("kind")
