@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,7 +87,6 @@ class Cell:
     limits: dict[str, Any]
     random_state: int
     experiment_seed: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def spec(self) -> dict[str, Any]:
         return cell_spec(self)

@@ -49,7 +49,6 @@ def run_cells(
     context: dict[str, Any],
     on_result: Callable[[dict[str, Any]], None] | None = None,
     show_progress: bool = True,
-    already: Counter | None = None,
 ) -> Counter:
     """Run ``cells``; returns status counts. Raises KeyboardInterrupt after cleaning up."""
     from joblib import Parallel, delayed, parallel_config
@@ -57,9 +56,8 @@ def run_cells(
     from treebench.execute.supervise import run_cell
 
     _backend_available(backend)
-    counts: Counter = Counter()
     if not cells:
-        return counts
+        return Counter()
     own_client = None
     if backend == "dask":  # use the user's client if there is one, else a local cluster
         from distributed import Client, get_client
@@ -80,15 +78,14 @@ def run_cells(
             for row in results:
                 if row is None:
                     continue
-                counts[row["status"]] += 1
                 progress.update(row)
                 if on_result is not None:
                     on_result(row)
     finally:
-        progress.close(counts)
+        progress.close()
         if own_client is not None:
             own_client.close()
-    return counts
+    return progress.counts
 
 
 class _Progress:
@@ -135,7 +132,7 @@ class _Progress:
         if self._bar is not None:
             self._bar.update(self._task, advance=1, status=self._status_text())
 
-    def close(self, counts: Counter) -> None:
+    def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
         elif self.enabled:
