@@ -24,6 +24,7 @@ from treebench.report.aggregate import (
     fmt_value,
     varying_columns,
 )
+from treebench.report.files import atomic_write_text
 from treebench.results import schema
 
 METRIC_LABELS = {
@@ -270,18 +271,18 @@ def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, li
     for name, frame, disp in items:
         if "csv" in formats and frame is not None:
             p = tdir / f"{name}.csv"
-            frame.to_csv(p, index=False, lineterminator="\n")
+            atomic_write_text(p, frame.to_csv(index=False, lineterminator="\n"))
             written["csv"].append(p)
         if "md" in formats:
             p = tdir / f"{name}.md"
-            p.write_text(f"## {disp.title}\n\n" + to_markdown(disp), encoding="utf-8")
+            atomic_write_text(p, f"## {disp.title}\n\n" + to_markdown(disp))
             written["md"].append(p)
         if "latex" in formats:
             p = tdir / f"{name}.tex"
-            p.write_text(to_latex(disp), encoding="utf-8")
+            atomic_write_text(p, to_latex(disp))
             written["latex"].append(p)
     if "csv" in formats:
         p = tdir / "failures.csv"
-        failures(results).to_csv(p, index=False, lineterminator="\n")
+        atomic_write_text(p, failures(results).to_csv(index=False, lineterminator="\n"))
         written["csv"].append(p)
     return {k: v for k, v in written.items() if v}
