@@ -375,3 +375,33 @@ def naive_threshold_columns(x, thresholds, op):
 def naive_onehot_columns(codes, k):
     """(n, k) 0/1 list of lists with a 1 at column ``codes[r]`` (none for -1)."""
     return [[int(c == j) for j in range(k)] for c in codes]
+
+
+# ============================================================================ runner helper
+# Naive twins of the runner's tree-size and tie-rule helpers (issue 8, A16).
+
+def naive_effective_leaves(feature, left, right, label) -> int:
+    """Leaves after merging same-label sibling leaves, by rebuilding the tree recursively."""
+
+    def walk(i):  # returns ("leaf", label) or ("split", n_leaves)
+        if feature[i] < 0:
+            return ("leaf", int(label[i]))
+        a, b = walk(left[i]), walk(right[i])
+        if a[0] == "leaf" and b[0] == "leaf" and a[1] == b[1]:
+            return a
+        na = 1 if a[0] == "leaf" else a[1]
+        nb = 1 if b[0] == "leaf" else b[1]
+        return ("split", na + nb)
+
+    r = walk(0)
+    return 1 if r[0] == "leaf" else r[1]
+
+
+def naive_tie_label(counts, prior) -> int:
+    """Majority class; ties to the class more frequent in training (prior), then lower index."""
+    best = None
+    for c in range(len(counts)):
+        key = (counts[c], prior[c], -c)
+        if best is None or key > best[0]:
+            best = (key, c)
+    return best[1]

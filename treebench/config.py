@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from treebench.cells import expand_values, grid
+from treebench.sweeps import expand_values, grid
 from treebench.errors import ConfigError
 
 METRICS = (
@@ -121,6 +121,13 @@ class AlgorithmSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
+    #: the learner's own inputs (e.g. raw features for CART beside binary ones for Top-k)
+    binarization: list[BinarizationSpec] | None = None
+
+    @field_validator("binarization", mode="before")
+    @classmethod
+    def _bin_list(cls, v: Any) -> Any:
+        return _as_binarization_list(v)
 
 
 class LimitsSpec(_Strict):
@@ -181,6 +188,7 @@ class Experiment(_Strict):
 
 
 DatasetSpec.model_rebuild()
+AlgorithmSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- loading
@@ -221,9 +229,25 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
         err = exc.errors()[0]
         loc = _loc(err.get("loc", ()))
         msg = _pyd_message(err)
+        if err.get("type") == "extra_forbidden":
+            msg += _closest_key(err.get("loc", ()))
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     _check_names(exp, source)
     return exp
+
+
+def _closest_key(loc: tuple[Any, ...]) -> str:
+    """`` (did you mean `datasets`?)`` for a misspelt key, from the keys of the model at that
+    place of the config (top level, split, limits, execution, a dataset or algorithm entry)."""
+    from treebench.errors import did_you_mean
+
+    nested = {"split": SplitSpec, "limits": LimitsSpec, "execution": ExecutionSpec,
+              "datasets": DatasetSpec, "algorithms": AlgorithmSpec, "binarization": BinarizationSpec}
+    path = [p for p in loc if isinstance(p, str)]
+    model: Any = Experiment if len(path) == 1 else nested.get(path[0]) if len(path) == 2 else None
+    if model is None:
+        return ""
+    return did_you_mean(str(path[-1]), list(model.model_fields))
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -264,6 +288,8 @@ def _check_names(exp: Experiment, source: str) -> None:
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
         bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
+    for j, a in enumerate(exp.algorithms):
+        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
     for key, b in bins:
         if b.method not in BINARIZERS:
             _unknown(source, f"{key}.method", BINARIZERS, b.method)
@@ -272,6 +298,19 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+    _check_inputs(exp, source)
+
+
+def _check_inputs(exp: Experiment, source: str) -> None:
+    """A learner that needs 0/1 features and gets only ``raw`` ones is a config error."""
+    from treebench.cells import unpaired
+
+    for i, name, methods in unpaired(exp):
+        raise ConfigError(
+            f"{source}: key `algorithms[{i}]`: {name} needs 0/1 features, but its binarization "
+            f"({', '.join(methods)}) passes numeric features through; set `binarization:` in the "
+            f"algorithm entry or the config to a binarizer such as quantile or onehot."
+        )
 
 
 def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:

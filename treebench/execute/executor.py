@@ -3,7 +3,8 @@
 joblib picks the backend (``loky`` by default, ``threading``, ``sequential``; ``dask`` or
 ``ray`` when their packages register a joblib backend). Cell code is the same for all of them:
 `treebench.execute.supervise.run_cell`, which forks a supervised child from whatever process
-runs it. Results stream back unordered as cells finish.
+runs it. Records stream back unordered as cells finish, and this process (the driver) writes
+each cell file: workers need no shared file system.
 """
 
 from __future__ import annotations
@@ -50,10 +51,12 @@ def run_cells(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     show_progress: bool = True,
 ) -> Counter:
-    """Run ``cells``; returns status counts. Raises KeyboardInterrupt after cleaning up."""
+    """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
+    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up."""
     from joblib import Parallel, delayed, parallel_config
 
     from treebench.execute.supervise import run_cell
+    from treebench.results.store import write_cell
 
     _backend_available(backend)
     if not cells:
@@ -69,23 +72,48 @@ def run_cells(
 
             n = n_jobs if n_jobs > 0 else (os.cpu_count() or 1)
             own_client = Client(processes=True, n_workers=n, threads_per_worker=1)
-    n_jobs_eff = 1 if backend == "sequential" else n_jobs
-    tasks = (delayed(run_cell)(c, str(out), data_dirs, context) for c in cells)
+    n_jobs_eff = 1 if backend == "sequential" else min(effective_n_jobs(n_jobs), len(cells))
     progress = _Progress(len(cells), show_progress)
     try:
+        if n_jobs_eff == 1 and backend in ("loky", "sequential"):
+            # one worker: run in this process (already warm, no worker start-up); each cell
+            # still runs in its own forked child
+            for c in cells:
+                record = run_cell(c, data_dirs, context)
+                if record is None:  # Ctrl-C reached the cell's wait
+                    raise KeyboardInterrupt
+                _take(record, out, progress, on_result, write_cell)
+            return progress.counts
+        tasks = (delayed(run_cell)(c, data_dirs, context) for c in cells)
         with parallel_config(backend=backend, n_jobs=n_jobs_eff):
-            results = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
-            for row in results:
-                if row is None:
-                    continue
-                progress.update(row)
-                if on_result is not None:
-                    on_result(row)
+            results: Any = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
+            for record in results:
+                _take(record, out, progress, on_result, write_cell)
     finally:
         progress.close()
         if own_client is not None:
             own_client.close()
     return progress.counts
+
+
+def effective_n_jobs(n_jobs: int) -> int:
+    """The number of workers ``n_jobs`` means, as in joblib: positive counts as given, -1 all
+    cores, -2 all but one, and so on (at least 1). 0 is refused earlier, at validation."""
+    import os
+
+    if n_jobs > 0:
+        return n_jobs
+    return max((os.cpu_count() or 1) + 1 + n_jobs, 1)
+
+
+def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None:
+    if record is None:  # interrupted before it finished
+        return
+    write_cell(out, record)
+    row = record["row"]
+    progress.update(row)
+    if on_result is not None:
+        on_result(row)
 
 
 class _Progress:

@@ -100,20 +100,29 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     return prep
 
 
-def warm(algorithm: str) -> None:
-    """Import the algorithm's module and compile its kernels once per worker process."""
+def warm(algorithm: str) -> float:
+    """Run the learner's declared warm-up (imports of its solver library, JIT compilation) once
+    per worker process, outside any timed region (issue 8, A13). Returns the seconds it took
+    (0 when this worker had already warmed the learner)."""
     if algorithm in _WARM:
-        return
+        return 0.0
     from treebench.registry import ALGORITHMS
 
+    t0 = time.perf_counter()
     entry = ALGORITHMS.get(algorithm)
-    # the protocol: a `warmup()` attribute of the estimator class or of its module
-    fn = getattr(entry.obj, "warmup", None)
-    if fn is None:
-        fn = getattr(sys.modules.get(entry.obj.__module__), "warmup", None)
-    if callable(fn) and entry.available:
-        fn()
+    if entry.available:
+        warmup_for(entry.obj)()
     _WARM.add(algorithm)
+    return time.perf_counter() - t0
+
+
+def warmup_for(cls: Any):
+    """The warm-up a learner declares: its ``warmup`` class attribute (every estimator based on
+    `TreeClassifierBase` has one), else a module-level ``warmup()``, else nothing."""
+    fn = getattr(cls, "warmup", None)
+    if fn is None:
+        fn = getattr(sys.modules.get(cls.__module__), "warmup", None)
+    return fn if callable(fn) else (lambda: None)
 
 
 def make_estimator(cell: Cell):
@@ -154,7 +163,10 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     from treebench.tree.arrays import TreeArrays
 
     if isinstance(tree, TreeArrays):
+        from treebench.tree.simplify import effective_leaves
+
         row["n_leaves"] = tree.n_leaves
+        row["n_leaves_effective"] = effective_leaves(tree)
         row["n_nodes"] = tree.n_nodes
         row["depth"] = tree.depth
         row["expected_tests_train"] = tree.expected_tests(prep.X_train)

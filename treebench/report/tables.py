@@ -41,13 +41,27 @@ METRIC_LABELS = {
     "expected_tests_test": "expected tests (test)",
     "fit_seconds": "fit time (s)",
     "binarize_seconds": "binarize time (s)",
-    "peak_rss_mb": "peak RSS (MB)",
+    "n_leaves_effective": "leaves (same-label siblings merged)",
+    "prepare_seconds": "data preparation time (s)",
+    "peak_rss_mb": "peak RSS of the cell process incl. shared worker pages (MB)",
+    "cell_rss_mb": "memory added by the cell (MB)",
 }
 SUMMARY_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "depth", "fit_seconds")
 
 
 def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def fmt_seconds(x: float) -> str:
+    """Seconds in one format everywhere (issue 8, A12): three significant digits, positional
+    (``0.00123``, ``0.5``, ``12.3``; whole seconds from 1000 on), never scientific notation."""
+    import numpy as np
+
+    if abs(x) >= 1000:
+        return f"{x:.0f}"
+    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False,
+                                      trim="-")
 
 
 def fmt_number(metric: str, x: float) -> str:
@@ -58,8 +72,8 @@ def fmt_number(metric: str, x: float) -> str:
     if metric in ("n_leaves", "n_nodes", "depth"):
         return f"{x:.1f}"
     if metric.endswith("seconds"):
-        return f"{x:.3g}"
-    if metric == "peak_rss_mb":
+        return fmt_seconds(x)
+    if metric in ("peak_rss_mb", "cell_rss_mb"):
         return f"{x:.0f}"
     return f"{x:.2f}"
 

@@ -2,6 +2,11 @@
 
 Each adapter documents the other solver's conventions (which side is "true", whether the root
 counts as depth 1) and is covered by a test comparing predictions.
+
+Leaf labels follow treebench's one tie rule (issue 8, A16 a), whatever the other solver did:
+the majority class of the node's training counts, ties to the class more frequent in the whole
+training set, then to the lower class index (`relabel`); greedy and Top-k label their leaves by
+the same rule, so identical splits give identical predictions across learners.
 """
 
 from __future__ import annotations
@@ -32,10 +37,22 @@ def from_sklearn_tree(sk_tree: Any, n_classes: int, classes: np.ndarray | None =
     value = np.zeros((feature.shape[0], n_classes))
     cols = np.arange(counts_sub.shape[1]) if classes is None else np.asarray(classes, dtype=int)
     value[:, cols] = counts_sub
-    label = cols[np.argmax(counts_sub, axis=1)]
-    return TreeArrays(
-        feature, threshold, sk_tree.children_left, sk_tree.children_right, value, label
+    tree = TreeArrays(
+        feature, threshold, sk_tree.children_left, sk_tree.children_right, value,
+        np.zeros(feature.shape[0], dtype=np.int64),
     )
+    relabel(tree)
+    return tree
+
+
+def relabel(tree: TreeArrays, prior: np.ndarray | None = None) -> None:
+    """Set every node's label by the tie rule from its ``value`` counts; ``prior`` (default: the
+    root's counts, i.e. the training class totals) breaks ties between equal counts."""
+    from treebench.algorithms.base import majority_label
+
+    prior = tree.value[0] if prior is None else np.asarray(prior, dtype=float)
+    tree.label = np.array([majority_label(tree.value[i], prior) for i in range(tree.n_nodes)],
+                          dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- nested solvers
@@ -79,7 +96,8 @@ def from_nested(
     sample_weight: np.ndarray | None = None,
 ) -> TreeArrays:
     """Lay out a solver's nested tree (see the describers above) as `TreeArrays` on 0/1
-    features, keeping the solver's leaf labels, with ``value`` counted from the training data."""
+    features, with ``value`` counted from the training data and labels by the tie rule (the
+    solver's labels differ from it only where counts tie)."""
     feature: list[int] = []
     left: list[int] = []
     right: list[int] = []
@@ -110,13 +128,14 @@ def from_nested(
 
 
 def fill_values(tree: TreeArrays, X: np.ndarray, y_index: np.ndarray, sample_weight=None) -> None:
-    """Set ``value`` to the weighted class counts of the rows reaching every node, and the
-    labels of internal nodes to their majority class (leaf labels are the solver's)."""
+    """Set ``value`` to the weighted class counts of the rows reaching every node, counted from
+    the data (exact: no fractions times totals, issue 8 A16 c), and every label by the tie
+    rule."""
     w = np.ones(len(y_index)) if sample_weight is None else np.asarray(sample_weight, float)
     value = np.zeros_like(tree.value)
     np.add.at(value, (tree.apply(X), y_index), w)
     for i in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than parents
         if tree.feature[i] >= 0:
             value[i] = value[tree.left[i]] + value[tree.right[i]]
-            tree.label[i] = int(np.argmax(value[i]))
     tree.value = value
+    relabel(tree)
