@@ -226,7 +226,9 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
     try:
         exp = Experiment.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # a misspelt key also makes the right one "missing": report the misspelling first
+        err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
         loc = _loc(err.get("loc", ()))
         msg = _pyd_message(err)
         if err.get("type") == "extra_forbidden":

@@ -33,6 +33,12 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     #: set True in subclasses that accept only 0/1 feature matrices
     binary_features_only: bool = False
 
+    @staticmethod
+    def warmup() -> None:
+        """What the runner runs once per worker before timing any fit of this learner (imports
+        of a solver library, JIT compilation): nothing by default. A subclass overrides it, or
+        its module defines a ``warmup()`` function (issue 8, A13)."""
+
     def fit(self, X, y, sample_weight=None):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)

@@ -117,12 +117,21 @@ def warm(algorithm: str) -> float:
 
 
 def warmup_for(cls: Any):
-    """The warm-up a learner declares: its ``warmup`` class attribute (every estimator based on
-    `TreeClassifierBase` has one), else a module-level ``warmup()``, else nothing."""
-    fn = getattr(cls, "warmup", None)
+    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
+    module's ``warmup()`` function, else an inherited one (`TreeClassifierBase.warmup` does
+    nothing), else nothing."""
+    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
+    if isinstance(fn, staticmethod | classmethod):
+        fn = getattr(cls, "warmup")
     if fn is None:
-        fn = getattr(sys.modules.get(cls.__module__), "warmup", None)
-    return fn if callable(fn) else (lambda: None)
+        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
+    if fn is None:
+        fn = getattr(cls, "warmup", None)
+    return fn if callable(fn) else _no_warmup
+
+
+def _no_warmup() -> None:
+    return None
 
 
 def make_estimator(cell: Cell):

@@ -49,7 +49,7 @@ RC = {
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
 }
-PARTIAL_NOTE = "hollow marker: some cells of the setting failed"
+PARTIAL_NOTE = "hollow marker: some cells of the setting failed (its mean is over fewer folds)"
 ALL_NOTE = "× on the bottom edge: every cell of the setting failed"
 
 
@@ -186,7 +186,7 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
 
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
     std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(dtype=float), nan=0.0)
-    failed = rows["n_failed"].to_numpy() > 0
+    failed = (rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)
     ok = ~np.isnan(mean)
     ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=color, marker=marker, linestyle=ls,
                 capsize=2.5, markersize=5, linewidth=1.3, label=label, alpha=alpha)
@@ -201,6 +201,36 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
         ax.plot(x[lost], np.full(lost.sum(), 0.02), linestyle="none", marker="x",
                 markersize=8, color=color, transform=trans, clip_on=False, zorder=6)
     return (1 if part.any() else 0) | (2 if lost.any() else 0)
+
+
+def _folds_differ(rows: pd.DataFrame) -> np.ndarray:
+    if "folds_differ" not in rows:
+        return np.zeros(len(rows), dtype=bool)
+    return rows["folds_differ"].to_numpy(dtype=bool)
+
+
+MAX_REFERENCES = 6
+
+
+def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
+                     key_columns: list[str]) -> int:
+    """Horizontal reference lines for the settings of algorithms that do not have ``axis``
+    (CART or an optimal solver in a plot against k; an unlimited-depth learner against depth),
+    so that a reader sees the gap at a glance. At most `MAX_REFERENCES`; returns how many."""
+    refs = s[s[axis].map(lambda v: v is NA) & (s[f"{metric}_n"] > 0)]
+    if refs.empty:
+        return 0
+    refs = refs.iloc[:MAX_REFERENCES]
+    greys = ("0.15", "0.45", "0.3", "0.6", "0.2", "0.5")
+    styles = (":", (0, (5, 2, 1, 2)), (0, (1, 3)), "-.")
+    for i in range(len(refs)):
+        r = refs.iloc[i]
+        params = ", ".join(f"{column_label(c)}={fmt_value(r[c])}" for c in key_columns
+                           if r[c] is not NA and not column_label(c).startswith("bin."))
+        label = f"{r['algorithm']}" + (f" ({params})" if params else "") + " [reference]"
+        ax.axhline(float(r[f"{metric}_mean"]), color=greys[i % len(greys)],
+                   linestyle=styles[i % len(styles)], linewidth=1.1, label=label, zorder=1)
+    return len(refs)
 
 
 def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
@@ -251,6 +281,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
             ls = LINESTYLES[(a + j) % len(LINESTYLES)] if len(metrics) == 1 else ("-", "--")[j]
             flags |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
                                        ln.label if j == 0 else None, 1.0 if j == 0 else 0.75)
+    n_refs = _reference_lines(ax, s, axis, metrics[0], results.key_columns)
     if len(metrics) == 2:
         ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
         ax.plot([], [], color="0.3", linestyle="--", label=f"{metric_label(metrics[1])} (dashed)")
@@ -268,16 +299,26 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
     _finish(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
-            len(lines) + (2 if len(metrics) == 2 else 0))
+            len(lines) + n_refs + (2 if len(metrics) == 2 else 0))
     return fig
 
 
+def size_metric(settings: pd.DataFrame) -> str:
+    """``n_leaves_effective`` (same-label sibling leaves merged, comparable across learner
+    families: issue 8 A16 b) where recorded, else ``n_leaves``."""
+    if "n_leaves_effective_n" in settings and settings["n_leaves_effective_n"].sum() > 0:
+        return "n_leaves_effective"
+    return "n_leaves"
+
+
 def leaves_figure(results: Results, dataset: str) -> Any | None:
-    """Test accuracy against the number of leaves, one colour per algorithm."""
+    """Test accuracy against the number of leaves (after merging same-label siblings, where
+    recorded), one colour per algorithm."""
     s = results.settings[results.settings["dataset"] == dataset]
-    if "test_accuracy_mean" not in s or "n_leaves_mean" not in s:
+    size = size_metric(s)
+    if "test_accuracy_mean" not in s or f"{size}_mean" not in s:
         return None
-    shown = (s["test_accuracy_n"] > 0) & (s["n_leaves_n"] > 0)
+    shown = (s["test_accuracy_n"] > 0) & (s[f"{size}_n"] > 0)
     algs = sorted(set(s.loc[shown, "algorithm"]))
     if not algs:
         return None
@@ -286,12 +327,12 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     partial = False
     for a, alg in enumerate(algs):
         rows = s[s["algorithm"] == alg]
-        x = rows["n_leaves_mean"].to_numpy(dtype=float)
+        x = rows[f"{size}_mean"].to_numpy(dtype=float)
         y = rows["test_accuracy_mean"].to_numpy(dtype=float)
-        xe = np.nan_to_num(rows["n_leaves_std"].to_numpy(dtype=float), nan=0.0)
+        xe = np.nan_to_num(rows[f"{size}_std"].to_numpy(dtype=float), nan=0.0)
         ye = np.nan_to_num(rows["test_accuracy_std"].to_numpy(dtype=float), nan=0.0)
         ok = ~(np.isnan(x) | np.isnan(y))
-        part = (rows["n_failed"].to_numpy() > 0) & ok
+        part = ((rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)) & ok
         marker = MARKERS[a % len(MARKERS)]
         ax.errorbar(x[ok], y[ok], xerr=xe[ok], yerr=ye[ok], color=colors[a], marker=marker,
                     linestyle="none", capsize=2, markersize=5, alpha=0.9, label=alg)
@@ -299,7 +340,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
             partial = True
             ax.plot(x[part], y[part], linestyle="none", marker=marker, markersize=7,
                     markerfacecolor="white", markeredgecolor=colors[a], markeredgewidth=1.5)
-    xv = s["n_leaves_mean"].to_numpy(dtype=float)
+    xv = s[f"{size}_mean"].to_numpy(dtype=float)
     xv = xv[~np.isnan(xv)]
     if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
         ax.set_xscale("log")
@@ -307,8 +348,10 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     notes = [PARTIAL_NOTE] if partial else []
     if n_all_failed:
         notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
-    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy",
-            "leaves (mean over folds)", "; ".join(notes), len(algs))
+    xlabel = ("leaves, same-label siblings merged (mean over folds)"
+              if size == "n_leaves_effective" else "leaves (mean over folds)")
+    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
+            "; ".join(notes), len(algs))
     return fig
 
 
@@ -340,7 +383,7 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
 
 
 #: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
-STYLE_VERSION = "2"
+STYLE_VERSION = "3"
 CACHE_FILE = ".figures.json"
 
 
@@ -353,7 +396,9 @@ class _Job:
 
 
 def _jobs(results: Results) -> list[_Job]:
-    metrics = [m for m in AXIS_METRICS if m in results.metrics]
+    size = size_metric(results.settings)
+    metrics = [size if m == "n_leaves" else m for m in AXIS_METRICS
+               if m in results.metrics]
     plans: list[tuple[str, tuple[str, ...]]] = [(m, (m,)) for m in metrics]
     if "test_accuracy" in metrics and "train_accuracy" in metrics:
         plans.insert(0, ("train_test_accuracy", ("test_accuracy", "train_accuracy")))

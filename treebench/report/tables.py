@@ -96,6 +96,16 @@ def failures_text(row: pd.Series) -> str:
     return ", ".join(parts)
 
 
+FOLDS_MARK = "†"
+
+
+def ok_total(row: pd.Series) -> str:
+    """``3/5``, with `FOLDS_MARK` when the setting's mean is over fewer folds than other
+    settings of its dataset (issue 8, A14)."""
+    mark = FOLDS_MARK if bool(row.get("folds_differ", False)) else ""
+    return f"{int(row['n_ok'])}/{int(row['n_total'])}{mark}"
+
+
 @dataclass
 class Display:
     """A formatted table: header, rows of strings, alignment, and dataset group starts."""
@@ -157,7 +167,7 @@ def metric_display(results: Results, metric: str) -> Display:
     for _, r in results.settings.iterrows():
         rows.append(_identity_cells(r, ident, params) + [
             mean_std(metric, r[f"{metric}_mean"], r[f"{metric}_std"]),
-            f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+            ok_total(r), failures_text(r)])
     header = _header(ident) + [column_label(c) for c in params] + [
         f"{metric_label(metric)} (mean ± std)", "ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * len(params) + ["r", "r", "l"]
@@ -172,7 +182,7 @@ def summary_display(results: Results) -> Display:
     for _, r in results.settings.iterrows():
         rows.append(_identity_cells(r, ident, params)
                     + [mean_std(m, r[f"{m}_mean"], r[f"{m}_std"]) for m in mets]
-                    + [f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+                    + [ok_total(r), failures_text(r)])
     header = _header(ident) + [column_label(c) for c in params] + [
         metric_label(m) for m in mets] + ["ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * (len(params) + len(mets) + 1) + ["l"]
@@ -191,7 +201,9 @@ def _csv_identity(results: Results) -> pd.DataFrame:
 def _counts(results: Results) -> pd.DataFrame:
     cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed",
                                                                   "n_solver_timed_out"]
-    return results.settings[cols].astype(int)
+    out = results.settings[cols].astype(int)
+    out["folds_differ"] = results.settings["folds_differ"].astype(bool)
+    return out
 
 
 def metric_frame(results: Results, metric: str) -> pd.DataFrame:
