@@ -29,8 +29,10 @@ def _estimators() -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
-    if name.startswith("_"):
-        raise AttributeError(name)
+    # only class names: `from treebench import api` asks for `api` here first, and must not
+    # load the registry (and scikit-learn, numba) on its way to the submodule
+    if not name[:1].isupper():
+        raise AttributeError(f"module 'treebench' has no attribute {name!r}")
     found = _estimators().get(name)
     if found is None:
         raise AttributeError(f"module 'treebench' has no attribute {name!r}")

@@ -17,13 +17,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from treebench.cells import Cell, Skipped, expand_all
-from treebench.config import Experiment, load_config
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 
 FAIL_STATUSES = ("error", "crashed", "oom")
 RETRYABLE = ("error", "crashed", "timeout", "oom")
+
+
+if TYPE_CHECKING:
+    from treebench.config import Experiment
+
+#: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
+ID_SCHEME = 2
+PLAN_CACHE = ".plan-cache.json"
 
 
 class SweepError(UserError):
@@ -67,6 +76,8 @@ def resolve_experiment(
 ) -> Experiment:
     """The validated experiment of ``config`` with command-line overrides and sweep axes.
     ``applied`` (when given) receives, per sweep flag, the parameter it set per algorithm."""
+    from treebench.config import Experiment, load_config
+
     ov = dict(overrides or {})
     if seed is not None:
         ov["seed"] = seed
@@ -350,9 +361,11 @@ def run_experiment(
     Finished cells are kept: a rerun resumes, a sweep into the same directory adds its cells,
     ``retry`` reruns the cells with those statuses (under the limits given now; a cell's id does
     not depend on its limits). ``force`` reruns every cell and needs ``overwrite`` when the
-    directory holds finished cells."""
-    from treebench.execute.executor import effective_n_jobs
+    directory holds finished cells.
 
+    A rerun with nothing to do answers from the plan cache (the cell ids that this exact config
+    text, overrides and sweep expanded to last time) without validating again or importing any
+    learner, so it takes a fraction of a second."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -360,6 +373,12 @@ def run_experiment(
         raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
     if n_jobs is not None:
         check_n_jobs(n_jobs)
+    key = _plan_key(config, seed=seed, overrides=overrides, sweep=sweep)
+    if key is not None and not force:
+        fast = _nothing_to_do(key, config, out, retry=retry, fail_on=fail_on, report=report)
+        if fast is not None:
+            return fast
+    from treebench.execute.executor import effective_n_jobs
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(
         config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
@@ -393,7 +412,96 @@ def run_experiment(
     summary.n_jobs = used
     summary.sweep_applied = applied
     summary.pairs_skipped = pl.pairs_skipped
+    if key is not None and not summary.interrupted:
+        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name)
     return summary
+
+
+def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
+              sweep: dict[str, list[Any]] | None) -> str | None:
+    """A hash of everything the cell ids depend on: the config file's text, the overrides, the
+    sweep and the seed (limits are not identity), plus the id scheme and treebench's version."""
+    import hashlib
+
+    from treebench import __version__
+    from treebench.cells import canonical_json
+
+    if not isinstance(config, str | Path):
+        return None
+    try:
+        text = Path(config).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
+    blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _default_out_of(config: Any) -> Path | None:
+    """results/<name> from the config's ``name:`` line (or its file stem), without YAML."""
+    import re
+
+    try:
+        text = Path(config).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    m = re.search(r"^name:\s*['\"]?([A-Za-z0-9][A-Za-z0-9_.\-]*)['\"]?\s*(#.*)?$", text, re.M)
+    return Path("results") / (m.group(1) if m else Path(config).stem)
+
+
+def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,
+                   report: bool) -> RunSummary | None:
+    """The summary of a run with nothing to do, or None when something might need doing."""
+    from treebench.results.store import existing_status
+
+    out_dir = Path(out) if out is not None else _default_out_of(config)
+    if out_dir is None:
+        return None
+    try:
+        cache = json.loads((out_dir / PLAN_CACHE).read_text(encoding="utf-8"))
+        entry = cache[key]
+        ids, name = list(entry["cells"]), str(entry["experiment"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    status = existing_status(out_dir)
+    if any(status.get(i) is None or status[i] in retry for i in ids):
+        return None
+    if not _tables_current(out_dir):
+        return None
+    if report and not _report_current(out_dir):
+        return None
+    counts = Counter(status.values())
+    s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
+                   tables=(out_dir / "results.parquet", out_dir / "results.csv"))
+    s.exit_code = exit_code_for(counts, fail_on)
+    if report:
+        s.report_dir = out_dir / "report"
+    return s
+
+
+def _report_current(out: Path) -> bool:
+    try:
+        return (out / "report" / "index.html").stat().st_mtime_ns >= \
+            (out / "results.parquet").stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _remember_plan(out: Path, key: str, ids: list[str], name: str) -> None:
+    from treebench.execute.supervise import atomic_write_json
+
+    p = out / PLAN_CACHE
+    try:
+        cache = json.loads(p.read_text(encoding="utf-8"))
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    cache.pop(key, None)
+    cache[key] = {"experiment": name, "cells": ids}
+    while len(cache) > 16:  # the most recent plans only
+        cache.pop(next(iter(cache)))
+    atomic_write_json(p, cache)
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,

@@ -23,11 +23,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-from treebench.results import schema
+# pandas loads only in the functions that build or read tables: a rerun with nothing to do
+# reads cell statuses without it
 
 
 _NUMBER = re.compile(r"^-?\d+(\.\d*)?([eE][-+]?\d+)?$")
@@ -106,6 +108,10 @@ def load_rows(out: Path, cell_ids: list[str] | None = None) -> list[dict[str, An
 
 def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.DataFrame:
     """The results table of ``rows``; ``experiment`` names the rows that do not name one."""
+    import pandas as pd
+
+    from treebench.results import schema
+
     df = pd.DataFrame(rows)
     # parameter columns keep their Python values (a missing key must not turn 50 into 50.0)
     for c in schema.param_columns(df) + schema.bparam_columns(df):
@@ -124,6 +130,8 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
 
 def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
     """Validate and write results.parquet and results.csv atomically."""
+    from treebench.results import schema
+
     schema.validate(df)
     out = Path(out)
     pq, csv = out / "results.parquet", out / "results.csv"
@@ -150,7 +158,9 @@ def param_dtype(values: list[Any]) -> str:
 
 
 def _isnull(v: Any) -> bool:
-    return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+    if v is None or (isinstance(v, float) and v != v):
+        return True
+    return type(v).__name__ == "NAType"  # pandas.NA, without importing pandas
 
 
 def _as_text(v: Any) -> Any:
@@ -165,6 +175,10 @@ def _as_text(v: Any) -> Any:
 
 def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     """Each param_* column with its own type (issue 8, A12): no JSON-quoted strings."""
+    import pandas as pd
+
+    from treebench.results import schema
+
     out = df.copy()
     for c in schema.param_columns(out) + schema.bparam_columns(out):
         vals = list(out[c])
@@ -179,6 +193,10 @@ def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
 
 def read_table(path: Path) -> pd.DataFrame:
     """Read results.parquet (or .csv) back with schema dtypes, and check it."""
+    import pandas as pd
+
+    from treebench.results import schema
+
     path = Path(path)
     if path.suffix == ".csv":
         df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
