@@ -10,7 +10,7 @@ them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
 * ``report (unchanged)``: the same report again, when no input changed.
 
 Prints a table of medians; asserts nothing. Re-run:
-`.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3]`
+`.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3] [--backend loky]`
 (``--treebench DIR`` measures another checkout's package, e.g. before/after a change).
 """
 
@@ -37,7 +37,7 @@ def _config(n_cells: int) -> dict:
         "binarization": {"method": "raw"},
         "algorithms": [{"name": "cart", "params": {"max_depth": 1}}],
         "limits": {"time": 60, "memory": 1000},
-        "execution": {"n_jobs": 1, "backend": "loky"},
+        "execution": {"n_jobs": 1},  # the default backend
     }
 
 
@@ -48,7 +48,7 @@ def _cli(args: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - t0
 
 
-def measure(n_cells: int, env: dict[str, str]) -> dict[str, float]:
+def measure(n_cells: int, env: dict[str, str], backend: str | None) -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as d:
         cfg = Path(d) / "c.yaml"
@@ -57,6 +57,10 @@ def measure(n_cells: int, env: dict[str, str]) -> dict[str, float]:
             res = Path(d) / f"o{jobs}"
             out[f"run -j {jobs} (s)"] = _cli(["run", str(cfg), "-o", str(res), "-q", "--no-report",
                                              "-j", str(jobs)], env)
+        if backend:
+            out[f"run -j 2 --backend {backend} (s)"] = _cli(
+                ["run", str(cfg), "-o", str(Path(d) / "ob"), "-q", "--no-report", "-j", "2",
+                 "--backend", backend], env)
         out["start-up, nothing to run (s)"] = _cli(
             ["run", str(cfg), "-o", str(Path(d) / "o1"), "-q", "--no-report"], env)
         shutil.rmtree(Path(d) / "o1" / "report", ignore_errors=True)
@@ -70,13 +74,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cells", type=int, default=120)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--backend", default=None,
+                    help="also time `-j 2` with this backend (e.g. loky beside the default)")
     ap.add_argument("--treebench", type=Path, default=None,
                     help="checkout whose treebench package to measure (default: the installed one)")
     args = ap.parse_args()
     env = dict(os.environ)
     if args.treebench is not None:
         env["PYTHONPATH"] = str(args.treebench.resolve())
-    runs = [measure(args.cells, env) for _ in range(args.repeats)]
+    runs = [measure(args.cells, env, args.backend) for _ in range(args.repeats)]
     print(f"{'step':34s} {'median s':>9s} {'cells/s':>9s}")
     for key in runs[0]:
         med = statistics.median(r[key] for r in runs)

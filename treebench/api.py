@@ -397,8 +397,10 @@ def run_experiment(
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
-    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
-        raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
+    if backend not in ("fork", "loky", "threading", "sequential", "dask", "ray"):
+        raise UserError(
+            f"--backend must be fork, loky, threading, sequential, dask or ray (got {backend!r})."
+        )
     check_writable(out_dir)
     preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))

@@ -65,7 +65,7 @@ def _main(
 # ----------------------------------------------------------------------------- run / sweep
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
-Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: loky, threading, sequential (dask or ray when installed).")]
+Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed).")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Wall-clock seconds per cell (overrides limits.time).")]
 MemLimit = Annotated[float | None, typer.Option("--memory-limit", help="Megabytes per cell on top of the shared worker (overrides limits.memory).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the cells and how many are done / to run / skipped; run nothing.")]

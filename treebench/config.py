@@ -30,7 +30,7 @@ METRICS = (
     "expected_tests",
     "fit_seconds",
 )
-BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
+BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
 
 
 def _as_binarization_list(v: Any) -> Any:
@@ -137,7 +137,8 @@ class LimitsSpec(_Strict):
 
 class ExecutionSpec(_Strict):
     n_jobs: int = -1
-    backend: Literal["loky", "threading", "sequential", "dask", "ray"] = "loky"
+    #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
+    backend: Literal["fork", "loky", "threading", "sequential", "dask", "ray"] = "fork"
 
     @field_validator("n_jobs")
     @classmethod
