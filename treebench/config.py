@@ -131,8 +131,11 @@ class AlgorithmSpec(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time: float | None = Field(None, gt=0, description="wall-clock seconds per cell")
+    time: float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
     memory: float | None = Field(None, gt=0, description="megabytes per cell")
+    prepare: float | None = Field(
+        None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
+        "apart from `time` (which is the fit's)")
 
 
 class ExecutionSpec(_Strict):

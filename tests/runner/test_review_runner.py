@@ -485,3 +485,24 @@ def test_vs_depth_figures_carry_reference_lines(tmp_path):
     fig = axis_figure(res, "car", "param_k", ("test_accuracy",), sweep_axes(s, res.key_columns))
     labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
     assert any("[reference]" in t and t.startswith("cart") for t in labels), labels
+
+
+def test_data_preparation_has_its_own_budget(write_config, tmp_path, monkeypatch):
+    from treebench.execute import worker
+
+    real = worker.prepare
+
+    def slow(cell, data_dirs=None):
+        time.sleep(1.0)
+        return real(cell, data_dirs)
+
+    monkeypatch.setattr(worker, "prepare", slow)
+    cfg = tiny_config(split={"kind": "holdout", "seeds": [0]}, limits={"time": 0.5, "prepare": 0.2},
+                      algorithms=[{"name": "cart", "params": {"max_depth": 1}}])
+    s = _run(write_config(cfg), tmp_path / "o")
+    row = read_table(tmp_path / "o" / "results.parquet").iloc[0]
+    assert s.counts == {"timeout": 1} and "limits.prepare" in row["error"]
+    assert row["prepare_seconds"] >= 1.0
+    cfg["limits"] = {"time": 0.5}  # without a preparation budget the fit gets its 0.5 s
+    s = _run(write_config(cfg, "b.yaml"), tmp_path / "p")
+    assert s.counts == {"ok": 1}

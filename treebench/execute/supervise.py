@@ -10,7 +10,8 @@ raised) or ``crashed`` (the child died).
 
 Time limit (issue 8, A14): ``limits.time`` seconds count from the fork, so they cover the fit and
 its scoring, never the worker's warm-up, imports or data preparation; those are reported on the
-row as ``warmup_seconds`` and ``prepare_seconds``.
+row as ``warmup_seconds`` and ``prepare_seconds``, and preparation has its own budget,
+``limits.prepare`` (a cell over it is a ``timeout`` whose error says so; the fit does not run).
 
 Memory cap: ``limits.memory`` megabytes on top of the warm worker's footprint at fork time
 (imports and the loaded dataset are shared and not charged to the cell). It is enforced twice:
@@ -138,6 +139,10 @@ def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -
         return finish("error", msg, payload={"traceback": traceback.format_exc(limit=20)})
 
     limits = cell.limits or {}
+    budget = limits.get("prepare")
+    if budget and runner["prepare_seconds"] > float(budget):
+        return finish("timeout", f"data preparation took {runner['prepare_seconds']:.3g} s, over "
+                      f"its budget limits.prepare = {float(budget):g} s (the fit did not run)")
     time_limit = limits.get("time")
     mem_mb = limits.get("memory")
     hard = None if not time_limit else float(time_limit) + max(2.0, 0.1 * float(time_limit))
