@@ -45,7 +45,7 @@ def test_sweep_adds_to_the_experiment_results_and_resumes(write_config, tmp_path
     assert _run(path, out, sweep={"depth": [3]}).n_ran == 0  # a rerun resumes
     man = json.loads((out / "manifest.json").read_text())
     assert man["config"]["algorithms"][0]["params"]["max_depth"] == [1, 2]  # not replaced
-    assert [r["command"] for r in man["runs"]] == ["run", "sweep", "sweep"]
+    assert [r["command"] for r in man["runs"]] == ["run", "sweep"]  # the no-op rerun adds none
     assert man["runs"][1]["config"]["algorithms"][0]["params"]["max_depth"] == [3]
 
 
