@@ -139,6 +139,10 @@ def _print_plan(exp, pl, out_dir: Path) -> None:
 def _print_summary(s) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
     typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts}); ran {s.n_ran} now.")
+    for name, how in getattr(s, "splits", {}).items():
+        typer.echo(f"split:   {name}: {how}")
+    for note in getattr(s, "data_warnings", []):
+        typer.echo(f"warning: {note}")
     if s.tables:
         typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
     if s.report_dir:

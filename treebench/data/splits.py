@@ -119,9 +119,10 @@ def stratification_problem(kind: str, y: np.ndarray, *, n_splits: int = 5, strat
         return None
     listed = ", ".join(f"{_label(c)} ({k} row{'s' if k != 1 else ''})" for c, k in small[:5])
     more = f" and {len(small) - 5} more" if len(small) > 5 else ""
-    what = f"the {need} folds" if kind == "kfold" else "the 2 rows a stratified hold-out needs"
+    what = f"the {need} folds" if kind == "kfold" else "the 2 rows a stratified split needs"
     how = "plain shuffled k-fold" if kind == "kfold" else "an unstratified random split"
-    return f"not stratified: class {listed}{more} has fewer rows than {what}, so this is {how}"
+    who = f"class {listed} has" if len(small) == 1 else f"classes {listed}{more} have"
+    return f"not stratified ({how}): {who} fewer rows than {what}"
 
 
 def _label(c) -> str:
