@@ -194,21 +194,19 @@ def unique_dataset_names(datasets: list[DatasetSpec], source: str = "<config>") 
         clash = [idx for idx in groups.values() if len(idx) > 1 and any(i in files for i in idx)]
         if not clash:
             return names
-        changed = False
         for idx in clash:
-            for i in idx:
-                if i not in files:
-                    continue
-                parts = files[i].parts
-                k = len(Path(names[i]).parts)
-                if k < len(parts):
-                    names[i] = str(Path(*parts[-(k + 1):]))
-                    changed = True
-        if not changed:  # the same path (or a name no folder can separate): number the repeats
-            for idx in clash:
-                for rank, i in enumerate(idx[1:], start=2):
-                    if i in files:
-                        names[i] = f"{names[i]}#{rank}"
+            same_file = len({files[i].expanduser().resolve() for i in idx if i in files}) <= 1
+            grown = False
+            if not same_file:
+                for i in idx:
+                    parts = files[i].parts if i in files else ()
+                    k = len(Path(names[i]).parts)
+                    if i in files and k < len(parts):
+                        names[i] = str(Path(*parts[-(k + 1):]))
+                        grown = True
+            if not grown:  # one file listed twice, or names no folder can separate: number them
+                for rank, i in enumerate([i for i in idx if i in files][1:], start=2):
+                    names[i] = f"{names[i]}#{rank}"
     return names  # pragma: no cover - 64 folders deep
 
 
@@ -445,9 +443,9 @@ def _check_names(exp: Experiment, source: str) -> None:
     from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
 
     for i, ds in enumerate(exp.datasets):
-        if ds.name is not None and ds.name not in DATASETS:
-            _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
-        if ds.name is not None:
+        if ds.path is None and ds.name not in DATASETS:
+            _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
+        if ds.path is None:
             DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
