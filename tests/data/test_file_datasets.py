@@ -272,3 +272,15 @@ def test_warnings_module_is_quiet_for_clean_files(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_dataset("file", {"path": str(p), "delimiter": ";"})
+
+
+def test_readme_documents_every_file_option():
+    from pathlib import Path
+
+    from treebench.config import FILE_KEYS
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for key in (*FILE_KEYS, "name"):
+        assert f"| `{key}` |" in text, key
+    for words in ("treebench binarizers", "treebench datasets info", "max_columns", "unstratifiable", "test_files"):
+        assert words in text, words

@@ -56,6 +56,8 @@ def check_predefined(ds: Dataset, name: str) -> None:
             f"dataset `{name}` has no test file, so `split: {{kind: predefined}}` cannot apply; give it a "
             f"`test_path` or choose another split kind."
         )
+    if len(ds.test_index) == 0:
+        raise DataError(f"dataset `{name}` has no test rows, so `split: {{kind: predefined}}` cannot apply; choose another split kind.")
     y = np.asarray(ds.y)
     ytr, yte = y[ds.train_index], y[ds.test_index]
     train_classes = np.unique(ytr)
