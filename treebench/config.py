@@ -81,6 +81,16 @@ class DatasetSpec(_Strict):
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
 
+    @field_validator("categorical", "drop_columns", mode="before")
+    @classmethod
+    def _one_column(cls, v: Any, info: Any) -> Any:
+        """A single column may be written without a list: ``categorical: colour``."""
+        if isinstance(v, int) and not isinstance(v, bool):
+            return [v]
+        if isinstance(v, str) and (info.field_name == "drop_columns" or v not in ("auto", "all", "none")):
+            return [v]
+        return v
+
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
         if self.name is None and self.path is None:

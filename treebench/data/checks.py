@@ -11,7 +11,8 @@ needs saying is returned as warnings for the run summary (issue 8):
   (KDD Cup 99's test file adds attack types on purpose);
 * ``split: predefined`` on a dataset without a test file;
 * a stratified split that cannot stay stratified (A15): a warning, or a refusal with
-  ``split.unstratifiable: error``.
+  ``split.unstratifiable: error``;
+* values read as missing because they were no numbers (``bad_values: missing``): a warning.
 """
 
 from __future__ import annotations
@@ -87,18 +88,19 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
     """Refuse what would give wrong numbers for ``ds`` under ``split`` (a `SplitSpec` dump);
     return the warnings to report (e.g. a split that is not stratified)."""
     check_labels(ds, name)
+    notes = [f"dataset `{name}`: {n}." for n in ds.meta.get("parse_notes", []) or []]
     kind = split.get("kind", "kfold")
     if kind == "predefined":
         check_predefined(ds, name)
-        return []
+        return notes
     problem = stratification_problem(
         kind, np.asarray(ds.y), n_splits=int(split.get("n_splits", 5)), stratify=bool(split.get("stratify", True))
     )
     if problem is None:
-        return []
+        return notes
     if split.get("unstratifiable", "warn") == "error":
         raise DataError(
             f"dataset `{name}`: the {kind} split would be {problem}; merge or drop the small classes, use "
             f"fewer folds, or set `split.unstratifiable: warn` to run it unstratified."
         )
-    return [f"dataset `{name}`: {problem}."]
+    return [*notes, f"dataset `{name}`: {problem}."]

@@ -97,7 +97,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         n_features=ds.n_features,
         binarize_seconds=seconds,
         binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
-        data_warnings=split.warning,
+        data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
     )
     _PREPARED[key] = prep
     while len(_PREPARED) > PREPARED_CACHE_SIZE:
