@@ -25,7 +25,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 datasets_app = typer.Typer(
-    help="List, inspect and fetch datasets of the catalog.",
+    help="List, inspect and fetch datasets of the catalog; inspect local data files.",
     invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
