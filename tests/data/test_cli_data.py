@@ -70,3 +70,25 @@ def test_datasets_info_file_options_and_errors(tmp_path):
     assert r.exit_code == 2 and "local files only" in r.output
     r = runner.invoke(app, ["datasets", "info", str(p), "--param", "max_splits=2"])
     assert r.exit_code == 2 and "--binarization" in r.output
+
+
+def test_run_summary_says_which_split_each_dataset_got(tmp_path):
+    tr = tmp_path / "tr.csv"
+    te = tmp_path / "te.csv"
+    tr.write_text("a,y\n1,p\n2,q\n3,p\n4,q\n5,p\n6,q\n")
+    te.write_text("a,y\n1.5,p\n2.5,q\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""
+name: splits
+datasets:
+  - iris
+  - mine: {{path: {tr}, test_path: {te}}}
+split: {{kind: kfold, n_splits: 2}}
+binarization: raw
+algorithms: [{{name: cart, params: {{max_depth: 1}}}}]
+execution: {{n_jobs: 1, backend: sequential}}
+""")
+    r = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet", "--no-report"])
+    assert r.exit_code == 0, r.output
+    assert "split:   iris: kfold (2 folds x 1 seed)" in r.output
+    assert "split:   mine: predefined (its own test file)" in r.output
