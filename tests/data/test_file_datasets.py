@@ -284,3 +284,49 @@ def test_readme_documents_every_file_option():
         assert f"| `{key}` |" in text, key
     for words in ("treebench binarizers", "treebench datasets info", "max_columns", "unstratifiable", "test_files"):
         assert words in text, words
+
+
+# ------------------------------------------------------------------ properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3),
+                min_size=2, max_size=12))
+def test_header_auto_never_swallows_a_numeric_row(tmp_path_factory, rows):
+    p = tmp_path_factory.mktemp("h") / "n.csv"
+    p.write_text("\n".join(",".join(repr(v) for v in r) for r in rows) + "\n")
+    df = read_delimited(p, header="auto")
+    assert df.shape == (len(rows), 3)
+    np.testing.assert_allclose(df.to_numpy(dtype=float), np.asarray(rows))
+    named = tmp_path_factory.mktemp("h") / "h.csv"
+    named.write_text("a,b,c\n" + p.read_text())
+    assert read_delimited(named, header="auto").shape == (len(rows), 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["a", "b"]),
+                          st.sampled_from(["x.csv", "y.csv"])), min_size=1, max_size=6))
+def test_file_display_names_are_unique_and_short(tmp_path_factory, files):
+    from treebench.config import DatasetSpec, unique_dataset_names
+
+    specs = [DatasetSpec(path=f"{a}/{b}/{f}") for a, b, f in files]
+    names = unique_dataset_names(specs)
+    distinct_paths = {s.path for s in specs}
+    assert len(set(names)) == len(names)
+    for s, n in zip(specs, names, strict=True):
+        base = n.split("#")[0]
+        assert s.path.endswith(base)
+        if len([t for t in distinct_paths if t.endswith("/" + s.path.rsplit("/", 1)[1])]) == 1 and "#" not in n:
+            assert n == s.path.rsplit("/", 1)[1]  # a unique file name stays short
+
+
+def test_datasets_info_binarization_on_a_catalog_name():
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    r = CliRunner().invoke(app, ["datasets", "info", "iris", "--binarization", "quantile", "--param", "max_splits=2"])
+    assert r.exit_code == 0, r.output
+    assert "8 binary columns" in r.output
