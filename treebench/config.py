@@ -91,6 +91,12 @@ class DatasetSpec(_Strict):
             return [v]
         return v
 
+    @field_validator("label_map", mode="before")
+    @classmethod
+    def _label_keys(cls, v: Any) -> Any:
+        """Label values are compared as text: a YAML key ``1`` maps the label 1."""
+        return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
         if self.name is None and self.path is None:

@@ -330,3 +330,13 @@ def test_datasets_info_binarization_on_a_catalog_name():
     r = CliRunner().invoke(app, ["datasets", "info", "iris", "--binarization", "quantile", "--param", "max_splits=2"])
     assert r.exit_code == 0, r.output
     assert "8 binary columns" in r.output
+
+
+def test_label_map_with_numeric_yaml_keys(tmp_path):
+    from treebench.cells import expand
+
+    p = _write(tmp_path / "lm.csv", "a,y\n1,0\n2,1\n3,2\n4,0\n5,1\n6,2\n")
+    exp = _exp([{"path": str(p), "label_map": {0: "neg", 1: "pos", "*": "other"}}], split={"kind": "kfold", "n_splits": 2})
+    name, kw = exp.datasets[0].loader()
+    assert list(load_dataset(name, kw).y) == ["neg", "pos", "other"] * 2
+    assert len(expand(exp)) == 2  # cell ids hash the mapping (text keys)
