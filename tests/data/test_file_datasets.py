@@ -340,3 +340,14 @@ def test_label_map_with_numeric_yaml_keys(tmp_path):
     name, kw = exp.datasets[0].loader()
     assert list(load_dataset(name, kw).y) == ["neg", "pos", "other"] * 2
     assert len(expand(exp)) == 2  # cell ids hash the mapping (text keys)
+
+
+def test_auto_categorical_says_when_a_stray_string_made_a_column_text(tmp_path):
+    rows = "\n".join(f"{i},{'n/a' if i == 7 else i * 1.5},{'a' if i % 2 else 'b'}" for i in range(20))
+    p = _write(tmp_path / "s.csv", "id,age,y\n" + rows + "\n")
+    with pytest.warns(DataWarning, match=r"column `age` is read as categorical because 1 of its 20 values is not a number \(first: data row 8"):
+        ds = load_dataset("file", {"path": str(p)})
+    assert "age" in ds.categorical and ds.meta["parse_notes"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a real text column is no news
+        load_dataset("file", {"path": str(_write(tmp_path / "t.csv", "c,y\nred,a\nblue,b\nred,a\n"))})

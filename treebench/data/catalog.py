@@ -239,6 +239,26 @@ def _force_numeric(X: pd.DataFrame, columns: list[str], opts: dict[str, Any], wh
         X[c] = conv
 
 
+def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[int, int, str]], notes: list[str]) -> None:
+    """With ``categorical: auto``, say which text columns are text only because of a few values
+    (at least 90 % of the values are numbers): one stray string should not silently make a
+    numeric feature categorical."""
+    for c in columns:
+        s = X[c]
+        present = s.notna()
+        conv = pd.to_numeric(s, errors="coerce")
+        bad = np.flatnonzero((conv.isna() & present).to_numpy())
+        n = int(present.sum())
+        if bad.size and n and bad.size <= 0.1 * n:
+            i = int(bad[0])
+            notes.append(
+                f"column `{c}` is read as categorical because {bad.size} of its {n} values "
+                f"{'is' if bad.size == 1 else 'are'} not a number (first: {_row_origin(i, spans)}: {s.iloc[i]!r}); "
+                f"if it is numeric, list the categorical columns in `categorical:` (with `bad_values: missing`) "
+                f"or add the token to `missing:`"
+            )
+
+
 def frame_to_dataset(
     name: str, parts: list[tuple[str, pd.DataFrame, dict[str, str]]], opts: dict[str, Any], where: str,
     paths: list[Path] | None = None, notes: list[str] | None = None,
@@ -317,6 +337,7 @@ def frame_to_dataset(
     auto = [c for c in X.columns if kinds.get(c) in ("nominal", "string") or not pd.api.types.is_numeric_dtype(X[c].dtype)]
     if cat_opt in (None, "auto"):
         categorical = auto
+        _note_nearly_numeric(X, [c for c in auto if kinds.get(c) not in ("nominal", "string")], spans, notes)
     elif cat_opt == "all":
         categorical = list(X.columns)
     elif cat_opt == "none":
