@@ -122,7 +122,9 @@ def detect_header(df: pd.DataFrame) -> bool:
             numeric_rest.append(c)  # the whole column, first value included, is numeric
             continue
         vals = col.dropna()
-        if len(vals) and pd.to_numeric(vals, errors="coerce").notna().all():
+        if not len(vals) or pd.to_numeric(vals.iloc[:200], errors="coerce").isna().any():
+            continue  # a text value among the first ones: not a numeric column (fast on big files)
+        if pd.to_numeric(vals, errors="coerce").notna().all():
             numeric_rest.append(c)
     if numeric_rest:
         return all(pd.notna(first[c]) and not _is_number(first[c]) for c in numeric_rest)
