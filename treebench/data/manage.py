@@ -84,7 +84,8 @@ def describe(ds: Dataset) -> dict[str, Any]:
     features = []
     for c in ds.X.columns:
         s = ds.X[c]
-        kind = "categorical" if c in set(ds.categorical) else ("binary" if set(s.dropna().unique()) <= {0, 1} else "numeric")
+        vals = set(s.dropna().unique())
+        kind = "categorical" if c in set(ds.categorical) else ("binary" if vals and vals <= {0, 1} else "numeric")
         features.append({"name": str(c), "type": kind, "distinct": int(s.nunique()), "missing": int(s.isna().sum())})
     kinds = {k: sum(f["type"] == k for f in features) for k in ("numeric", "binary", "categorical")}
     info = {
