@@ -62,6 +62,8 @@ class RunSummary:
     n_jobs: int = 1
     sweep_applied: dict[str, dict[str, str]] = field(default_factory=dict)
     pairs_skipped: list[Skipped] = field(default_factory=list)
+    splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
+    data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
 
 
 def resolve_experiment(
@@ -176,17 +178,24 @@ def default_out(exp: Experiment) -> Path:
     return Path("results") / exp.name
 
 
-def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> None:
+def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
     """Load every dataset that cells will need, in this process, before anything runs: missing
-    files and parse errors stop the run with exit code 2; downloads (when online) happen here,
-    never in workers."""
+    files, parse errors and labels that would give wrong numbers (`treebench.data.checks`) stop
+    the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
+    data warnings for the run summary."""
+    from treebench.data.checks import check_dataset_split
     from treebench.execute.worker import dataset_for
 
+    index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
+    notes: list[str] = []
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            dataset_for(c, data_dirs, offline=offline)
+            ds = dataset_for(c, data_dirs, offline=offline)
+            sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
+            notes += check_dataset_split(ds, c.dataset, sp)
+    return notes
 
 
 def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> int:
@@ -402,7 +411,7 @@ def run_experiment(
             f"--backend must be fork, loky, threading, sequential, dask or ray (got {backend!r})."
         )
     check_writable(out_dir)
-    preflight_datasets(exp, pl.to_run, data_dirs, offline)
+    data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
@@ -414,6 +423,7 @@ def run_experiment(
     summary.n_jobs = used
     summary.sweep_applied = applied
     summary.pairs_skipped = pl.pairs_skipped
+    summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
         _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name)
     return summary

@@ -144,11 +144,13 @@ def expand_all(exp: Experiment) -> Expansion:
     skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
     limits = exp.limits.model_dump()
-    for ds in exp.datasets:
+    names = exp.dataset_names()  # unique display names (a file's identity is its path)
+    for i, ds in enumerate(exp.datasets):
         loader, lparams = ds.loader()
-        sspec = ds.split or exp.split  # a dataset may carry its own split and binarization
+        sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
         split = sspec.model_dump()
-        split.pop("seeds", None)
+        for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
+            split.pop(key, None)
         seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
         # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
         pairs: list[tuple[Any, Any]] = []
@@ -156,7 +158,7 @@ def expand_all(exp: Experiment) -> Expansion:
             kinds = accepts(a.name)
             for b in _binarizations(exp, ds, a):
                 if produces(b.method) not in kinds:
-                    key = (ds.display_name, a.label or a.name, b.method)
+                    key = (names[i], a.label or a.name, b.method)
                     skipped.setdefault(key, Skipped(*key, reason=(
                         f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
                         f"features through")))
@@ -167,7 +169,7 @@ def expand_all(exp: Experiment) -> Expansion:
             if all(b != o for o in order):
                 order.append(b)
         for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, ds.display_name, fold, seed)
+            rs = derive_seed(exp.seed, names[i], fold, seed)
             for b in order:
                 for bp in grid(b.params):
                     for bb, a in pairs:
@@ -176,7 +178,7 @@ def expand_all(exp: Experiment) -> Expansion:
                         for ap in grid(a.params):
                             c = Cell(
                                 id="",
-                                dataset=ds.display_name,
+                                dataset=names[i],
                                 dataset_loader=loader,
                                 dataset_params=lparams,
                                 split=split,
