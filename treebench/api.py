@@ -434,6 +434,7 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
     """A hash of everything the cell ids depend on: the config file's text, the overrides, the
     sweep and the seed (limits are not identity), plus the id scheme and treebench's version."""
     import hashlib
+    import os
 
     from treebench import __version__
     from treebench.cells import canonical_json
@@ -445,7 +446,9 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
     except (OSError, UnicodeDecodeError):
         return None
     ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
-    blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed])
+    # relative file paths in the config resolve against the working directory
+    where = [str(Path.cwd()), str(Path(config).resolve().parent), os.environ.get("TREEBENCH_DATA_DIR")]
+    blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed, where])
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -72,12 +72,15 @@ def cell_id(c: Cell) -> str:
 
 # ----------------------------------------------------------------------------- input pairing
 def accepts(algorithm: str) -> frozenset[str]:
-    """Input kinds a learner accepts (``binary``, ``numeric``), from its declaration.
-
-    One line to switch when the registry entries carry input tags."""
+    """Input kinds a learner accepts (``binary``, ``numeric``, ...), from its declaration: the
+    registry entry's input tags where the registry has them, else ``binary_features_only``."""
     from treebench.registry import ALGORITHMS
 
-    obj = ALGORITHMS.get(algorithm).obj
+    entry = ALGORITHMS.get(algorithm)
+    declared = getattr(entry, "inputs", None)
+    if declared:
+        return frozenset(declared)
+    obj = entry.obj
     return frozenset({"binary"} if getattr(obj, "binary_features_only", False) else {"binary", "numeric"})
 
 
@@ -86,9 +89,11 @@ def produces(method: str) -> str:
     numbers through (``raw``), else ``binary``."""
     import numpy as np
 
-    from treebench.registry import BINARIZERS
+    from treebench import registry
 
-    obj = BINARIZERS.get(method).obj
+    if hasattr(registry, "binarizer_output"):  # the registry's declaration, where it has one
+        return registry.binarizer_output(method)
+    obj = registry.BINARIZERS.get(method).obj
     return "numeric" if getattr(obj, "output_dtype", np.uint8) == np.float64 else "binary"
 
 
