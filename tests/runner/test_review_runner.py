@@ -506,3 +506,34 @@ def test_data_preparation_has_its_own_budget(write_config, tmp_path, monkeypatch
     cfg["limits"] = {"time": 0.5}  # without a preparation budget the fit gets its 0.5 s
     s = _run(write_config(cfg, "b.yaml"), tmp_path / "p")
     assert s.counts == {"ok": 1}
+
+
+# ----------------------------------------------------------------------------- issue 9, item 9
+def test_fork_backend_matches_sequential(write_config, tmp_path):
+    cfg = tiny_config()
+    a = _run(write_config(cfg, "a.yaml"), tmp_path / "a", backend="sequential")
+    b = _run(write_config(cfg, "b.yaml"), tmp_path / "b", backend="fork", n_jobs=2)
+    assert a.counts == b.counts == {"ok": 6} and b.n_jobs == 2
+    cols = ["cell_id", "test_accuracy", "train_accuracy", "n_leaves", "n_leaves_effective"]
+    ta = read_table(tmp_path / "a" / "results.parquet")[cols]
+    tb = read_table(tmp_path / "b" / "results.parquet")[cols]
+    pd.testing.assert_frame_equal(ta, tb)
+
+
+def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
+    path = write_config(tiny_config())
+    out = tmp_path / "o"
+    _run(path, out)
+    code = (
+        "import sys; from treebench.cli import main; sys.argv = ['treebench', 'run', "
+        f"{str(path)!r}, '-o', {str(out)!r}, '-q', '--no-report'];\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "heavy = [m for m in ('sklearn', 'numba', 'pandas', 'matplotlib') if m in sys.modules]\n"
+        "print(code, ','.join(heavy))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1].split() == ["0"], r.stdout  # exit 0, nothing heavy
+    assert "ran 0 now" in r.stdout
+    # a cell removed by hand is noticed: the slow path runs it again
+    next((out / "cells").glob("*.json")).unlink()
+    assert _run(path, out).n_ran == 1
