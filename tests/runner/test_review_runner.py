@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from treebench import api
 from treebench.cli import app
-from treebench.errors import ConfigError, UserError
+from treebench.errors import ConfigError
 from treebench.results.store import read_table
 
 from naive import naive_effective_leaves, naive_tie_label

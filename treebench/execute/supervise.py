@@ -114,6 +114,8 @@ def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
 def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -> dict[str, Any] | None:
     """Run ``cell`` supervised and return its record (the driver writes it), or None when the
     run was interrupted (Ctrl-C) before the cell finished."""
+    import treebench.metrics  # noqa: F401 - imported once here, not in every forked child
+    import treebench.tree.simplify  # noqa: F401
     from treebench.execute.worker import prepare, warm
     from treebench.results.rows import build_record
 
