@@ -20,16 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
 
-METRICS = (
-    "accuracy",
-    "balanced_accuracy",
-    "roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests",
-    "fit_seconds",
-)
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 
 
@@ -58,6 +48,7 @@ class DatasetSpec(_Strict):
     alias: str | None = None
     split: SplitSpec | None = None
     binarization: list[BinarizationSpec] | None = None
+    costs: CostsSpec | None = None
 
     @field_validator("binarization", mode="before")
     @classmethod
@@ -112,6 +103,56 @@ class SplitSpec(_Strict):
         return expand_values(v) if v is not None and not isinstance(v, list) else v
 
 
+class CostsSpec(_Strict):
+    """Per-test costs (NGI, Ma et al. 2023, §3: ``c(d)``), charged by the ``expected_cost``
+    metric and passed to learners as ``FitContext.feature_costs`` (one cost per binary column).
+
+    ``unit``: every test costs 1 (``expected_cost`` = ``expected_tests``). ``given``: a cost
+    per original feature, from ``values`` (feature name → cost; ``default`` for the others) or,
+    without ``values``, from the dataset's own ``feature_costs``; every binary column of a
+    feature costs what the feature costs. ``random``: an integer cost drawn uniformly from
+    ``low..high`` (the paper's {1, ..., 10}) for every binary column, from ``seed`` (default:
+    the experiment's seed), the same for every fold.
+    """
+
+    kind: Literal["unit", "given", "random"] = "unit"
+    values: dict[str, float] | None = None
+    default: float | None = Field(None, ge=0)
+    seed: int | None = None
+    low: int = Field(1, ge=0)
+    high: int = Field(10, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CostsSpec:
+        if self.kind != "given" and (self.values is not None or self.default is not None):
+            raise ValueError("`values` and `default` go with `kind: given`")
+        if self.kind != "random" and self.seed is not None:
+            raise ValueError("`seed` goes with `kind: random`")
+        if self.low > self.high:
+            raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
+        for name, c in (self.values or {}).items():
+            if not (c >= 0 and c < float("inf")):
+                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+        return self
+
+    def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
+        """What a cell records (empty for unit costs, so their cell ids do not change)."""
+        if self.kind == "unit":
+            return {}
+        out = self.model_dump(exclude_none=True)
+        if self.kind == "random":
+            out.setdefault("seed", experiment_seed)
+        else:
+            out.pop("low", None)
+            out.pop("high", None)
+        return out
+
+
 class BinarizationSpec(_Strict):
     method: str = "raw"
     params: dict[str, Any] = Field(default_factory=dict)
@@ -151,6 +192,7 @@ class Experiment(_Strict):
     metrics: list[str] = Field(default_factory=lambda: ["accuracy", "n_leaves", "fit_seconds"])
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
+    costs: CostsSpec = CostsSpec()
 
     @field_validator("datasets", "algorithms", mode="before")
     @classmethod
@@ -168,11 +210,10 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench.errors import did_you_mean
+        from treebench import metrics
 
         for m in v:
-            if m not in METRICS:
-                raise ValueError(f"unknown metric `{m}`{did_you_mean(m, METRICS)}; known: {', '.join(METRICS)}")
+            metrics.get(m)  # ValueError naming the known metrics
         return v
 
     @property

@@ -275,6 +275,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     ok = status == "ok"
     timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
     out["n_solver_timed_out"] = count(ok & timed_out)
+    stats: dict[str, np.ndarray] = {}  # joined at once: many single inserts fragment the frame
     for m in metrics:
         v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         valid = ok & np.isfinite(v)
@@ -284,10 +285,10 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
             mean = np.bincount(g, weights=x, minlength=n_groups) / n
             ss = np.bincount(g, weights=(x - mean[g]) ** 2, minlength=n_groups)
             std = np.where(n >= 2, np.sqrt(ss / (n - 1)), np.nan)
-        out[f"{m}_mean"] = np.where(n > 0, mean, np.nan)
-        out[f"{m}_std"] = std
-        out[f"{m}_n"] = n
-    out = out[columns]
+        stats[f"{m}_mean"] = np.where(n > 0, mean, np.nan)
+        stats[f"{m}_std"] = std
+        stats[f"{m}_n"] = n
+    out = pd.concat([out, pd.DataFrame(stats, index=out.index)], axis=1)[columns]
     order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out, i, key_columns))
     return out.iloc[order].reset_index(drop=True)
 

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from treebench import metrics as _metrics
+
+
+def _metric_columns(recorded: bool = False) -> dict[str, str]:
+    """Results columns of the registry's metrics (computed ones; with ``recorded`` also the
+    measured times and memory, which the schema lists under "cost")."""
+    return {c: m.dtype for m in _metrics.all_metrics() for c in m.columns()
+            if recorded or m.needs != "recorded"}
+
+
 STATUSES = ("ok", "timeout", "oom", "error", "crashed")
 
 # name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
@@ -27,22 +37,13 @@ COLUMNS: dict[str, str] = {
     "algorithm_params": "string",  # canonical JSON
     # data sizes
     "n_train": "Int64",
+    "n_val": "Int64",  # validation rows (train-val-test splits), else 0
     "n_test": "Int64",
     "n_features": "Int64",  # raw features
     "n_binary_features": "Int64",  # after binarization (== n_features when none)
     "n_classes": "Int64",
-    # metrics
-    "train_accuracy": "Float64",
-    "test_accuracy": "Float64",
-    "train_balanced_accuracy": "Float64",
-    "test_balanced_accuracy": "Float64",
-    "train_roc_auc": "Float64",
-    "test_roc_auc": "Float64",
-    "n_leaves": "Int64",
-    "n_nodes": "Int64",
-    "depth": "Int64",
-    "expected_tests_train": "Float64",
-    "expected_tests_test": "Float64",
+    # metrics: every column of the metric registry (`treebench.metrics`), by name
+    **_metric_columns(),
     # cost
     "fit_seconds": "Float64",
     "compile_seconds": "Float64",
@@ -72,22 +73,8 @@ COLUMNS: dict[str, str] = {
 
 PARAM_PREFIX = "param_"
 BPARAM_PREFIX = "bparam_"
-METRIC_COLUMNS = (
-    "train_accuracy",
-    "test_accuracy",
-    "train_balanced_accuracy",
-    "test_balanced_accuracy",
-    "train_roc_auc",
-    "test_roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests_train",
-    "expected_tests_test",
-    "fit_seconds",
-    "binarize_seconds",
-    "peak_rss_mb",
-)
+#: metric columns (computed and recorded) in registry order; the report picks from these
+METRIC_COLUMNS = tuple(_metric_columns(recorded=True))
 
 
 class SchemaError(ValueError):
