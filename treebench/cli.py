@@ -289,6 +289,25 @@ def algorithms(
         Console(width=160).print(t)
 
 
+@app.command()
+def metrics() -> None:
+    """List the metrics of the metric registry: their names (as used in a config's `metrics:`,
+    the report and `expect:`), results columns, task and meaning."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench import metrics as registry
+
+        t = Table(title="metrics")
+        for col in ("name", "columns", "task", "better", "description"):
+            t.add_column(col, overflow="fold")
+        for m in registry.all_metrics():
+            better = {True: "higher", False: "lower", None: ""}[m.greater_is_better]
+            t.add_row(m.name, ", ".join(m.columns()), m.task, better, m.description)
+        Console(width=160).print(t)
+
+
 @datasets_app.callback()
 def _datasets(ctx: typer.Context) -> None:
     """List, inspect and fetch datasets (without a subcommand: list them)."""

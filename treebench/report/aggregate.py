@@ -160,14 +160,17 @@ ALWAYS_METRICS = ("train_accuracy", "test_accuracy", "fit_seconds", "binarize_se
 
 def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
     """The recorded metric columns that the config's ``metrics`` list names (``accuracy``
-    names ``train_accuracy`` and ``test_accuracy``; ``expected_tests`` names
-    ``expected_tests_train`` and ``expected_tests_test``), plus `ALWAYS_METRICS`; every
+    names ``train_accuracy``, ``val_accuracy`` and ``test_accuracy``: the metric registry's
+    `treebench.metrics.columns`), plus `ALWAYS_METRICS`; every
     recorded one when the manifest has no such list."""
     cfg = manifest.get("config")
     wanted = cfg.get("metrics") if isinstance(cfg, dict) else None
     if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
         return recorded
-    names = {n for w in wanted for n in (w, f"train_{w}", f"test_{w}", f"{w}_train", f"{w}_test")}
+    from treebench import metrics as registry
+
+    names = {c for w in wanted if w in registry.names() for c in registry.columns(w)}
+    names |= set(wanted)  # a config may also name a column
     return [m for m in recorded if m in names or m in ALWAYS_METRICS]
 
 
