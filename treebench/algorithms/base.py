@@ -23,7 +23,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from treebench.algorithms.context import FitContext
-from treebench.tree.arrays import TreeArrays
+from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
+from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 
 SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
 
@@ -159,14 +160,3 @@ def check_binary_matrix(X: np.ndarray) -> None:
             f"this algorithm needs 0/1 features, but column {c} has the value {X[r, c]!r} "
             f"(row {r}); add a binarization step (e.g. `binarization: {{method: quantile}}`)."
         )
-
-
-def majority_label(counts: np.ndarray, prior: np.ndarray) -> int:
-    """Class with the largest count; ties go to the class with the larger ``prior`` (overall
-    training frequency), then to the lower class index."""
-    best = counts.max()
-    cand = np.flatnonzero(counts == best)
-    if cand.size == 1:
-        return int(cand[0])
-    p = prior[cand]
-    return int(cand[np.flatnonzero(p == p.max())[0]])

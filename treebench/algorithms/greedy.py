@@ -41,9 +41,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
-from treebench.tree.arrays import TreeArrays
+from treebench.tree.arrays import BINARY_THRESHOLD, TreeArrays, binary_thresholds
+from treebench.tree.labels import majority_label, recount
 
 #: relative tolerance under which two scores (or two bound values) count as equal
 TIE_RTOL = 1e-12
@@ -178,12 +179,12 @@ def grow_tree(
             if gain < min_improvement:
                 continue
         feature[nid] = j
-        go_right = X[rows, j] > 0.5
+        go_right = X[rows, j] > BINARY_THRESHOLD
         stack.append((rows[go_right], depth + 1, nid, False))
         stack.append((rows[~go_right], depth + 1, nid, True))
     tree = TreeArrays(
         np.array(feature),
-        np.where(np.array(feature) >= 0, 0.5, -2.0),
+        binary_thresholds(np.array(feature)),
         np.array(left),
         np.array(right),
         np.vstack(value),
@@ -219,7 +220,7 @@ def _route(feature, left, right, X, start: int, rows: np.ndarray) -> np.ndarray:
         active, cur, f = active[inner], cur[inner], f[inner]
         if not active.size:
             break
-        go_right = X[rows[active], f] > 0.5
+        go_right = X[rows[active], f] > BINARY_THRESHOLD
         node[active] = np.where(go_right, right[cur], left[cur])
     return node
 
@@ -267,7 +268,7 @@ def prune_mdl(
     for i in range(tree.n_nodes):
         if feature[i] >= 0:
             r = rows_at[i]
-            go_right = X[r, feature[i]] > 0.5
+            go_right = X[r, feature[i]] > BINARY_THRESHOLD
             rows_at[left[i]] = r[~go_right]
             rows_at[right[i]] = r[go_right]
 
@@ -354,17 +355,9 @@ def _compact(feature, left, right, label, X, y, w, n_classes, prior) -> TreeArra
     feat = feature[idx]
     lft = np.array([new_id[int(left[o])] if feature[o] >= 0 else -1 for o in old_ids])
     rgt = np.array([new_id[int(right[o])] if feature[o] >= 0 else -1 for o in old_ids])
-    lab = label[idx].copy()
-    tree = TreeArrays(feat, np.where(feat >= 0, 0.5, -2.0), lft, rgt,
-                      np.zeros((len(old_ids), n_classes)), lab)
-    counts = np.zeros((tree.n_nodes, n_classes))
-    np.add.at(counts, (tree.apply(X), y), w)
-    for i in range(tree.n_nodes - 1, -1, -1):
-        if feat[i] >= 0:
-            counts[i] = counts[lft[i]] + counts[rgt[i]]
-            lab[i] = majority_label(counts[i], prior)
-    tree.value = counts
-    tree.label = lab
+    tree = TreeArrays(feat, binary_thresholds(feat), lft, rgt,
+                      np.zeros((len(old_ids), n_classes)), label[idx].copy())
+    recount(tree, X, y, w, prior=prior, keep_leaf_labels=True)
     return tree
 
 
