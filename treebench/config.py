@@ -313,6 +313,26 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+    _check_input_kinds(exp, source)
+
+
+def _check_input_kinds(exp: Experiment, source: str) -> None:
+    """Every algorithm accepts what at least one of each dataset's binarizations produces
+    (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
+    from treebench.registry import ALGORITHMS, accepts, binarizer_output
+
+    for j, ds in enumerate(exp.datasets):
+        methods = [b.method for b in (ds.binarization or exp.binarization)]
+        kinds = {binarizer_output(m) for m in methods}
+        for i, a in enumerate(exp.algorithms):
+            entry = ALGORITHMS.get(a.name)
+            if not any(accepts(entry, k) for k in kinds):
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` takes 0/1 "
+                    f"features, but dataset `{ds.display_name}` gets only the binarization "
+                    f"{', '.join(f'`{m}`' for m in methods)}, which passes numeric features; add "
+                    "a binarization such as `quantile` (`binarization: {method: quantile}`)."
+                )
 
 
 def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:

@@ -37,8 +37,10 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     is the validated weight vector; this base does validation, label encoding and prediction.
     """
 
-    #: set True in subclasses that accept only 0/1 feature matrices
+    #: True for learners that accept only 0/1 feature matrices; set by the registry from the
+    #: entry's declared input kinds (`treebench.registry.declare_inputs`), like ``input_kinds``
     binary_features_only: bool = False
+    input_kinds: frozenset[str] | None = None
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
@@ -50,6 +52,12 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         if self.binary_features_only:
             check_binary_matrix(X)
         self.classes_, y_index = np.unique(y, return_inverse=True)
+        kinds = self.input_kinds
+        if kinds is not None and "multiclass" not in kinds and len(self.classes_) > 2:
+            raise ValueError(
+                f"{type(self).__name__} takes two classes, but y has {len(self.classes_)}; "
+                "choose a learner that accepts several classes."
+            )
         tree, info = self._fit_tree(X, y_index.astype(np.int64), ctx)
         self.tree_ = tree
         self.solve_info_ = dict(info)
@@ -89,10 +97,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         return self.tree_.n_leaves
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.binary_features_only:
-            tags.input_tags.allow_nan = False
-        return tags
+        return _tags_from_inputs(self, super().__sklearn_tags__())
 
 
 class TreeRegressorBase(RegressorMixin, BaseEstimator):
@@ -100,7 +105,8 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
     "regression"``) in ``tree_``. Subclasses implement ``_fit_tree(X, y, ctx) -> (TreeArrays,
     dict)`` with ``y`` a float64 vector."""
 
-    binary_features_only: bool = False
+    binary_features_only: bool = False  # set by the registry, as for classifiers
+    input_kinds: frozenset[str] | None = None
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
@@ -139,6 +145,23 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
     def get_n_leaves(self) -> int:
         check_is_fitted(self)
         return self.tree_.n_leaves
+
+    def __sklearn_tags__(self):
+        return _tags_from_inputs(self, super().__sklearn_tags__())
+
+
+def _tags_from_inputs(est, tags):
+    """scikit-learn's tags from the registry declaration (``input_kinds``): binary-only
+    learners refuse NaN, ``categorical`` input is declared, and a learner without
+    ``multiclass`` is a binary classifier."""
+    if est.binary_features_only:
+        tags.input_tags.allow_nan = False
+    kinds = est.input_kinds
+    if kinds is not None:
+        tags.input_tags.categorical = "categorical" in kinds
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = "multiclass" in kinds
+    return tags
 
 
 def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitContext:

@@ -362,7 +362,9 @@ def _compact(feature, left, right, label, X, y, w, n_classes, prior) -> TreeArra
 
 
 # ---------------------------------------------------------------------------- estimator
-@ALGORITHMS.register("greedy", tags=("greedy", "baseline"))
+@ALGORITHMS.register(
+    "greedy", tags=("greedy", "baseline"), inputs=("binary", "weights", "multiclass")
+)
 class GreedyTreeClassifier(TreeClassifierBase):
     """Greedy top-down tree on 0/1 features: ID3 with the textbook's gain measures and MDL pruning.
 
@@ -387,7 +389,6 @@ class GreedyTreeClassifier(TreeClassifierBase):
     See the module docstring for the exact split rule and tie-breaking.
     """
 
-    binary_features_only = True
 
     _parameter_constraints = {
         "criterion": [StrOptions({"entropy", "gini", "error"})],
