@@ -1,4 +1,4 @@
-"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `report`.
+"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`.
 
 No printing of science here beyond progress; return values carry the outcome.
 """
@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from treebench.cells import Cell, expand, expand_values
-from treebench.config import Experiment, load_config
+from treebench.config import BACKENDS, Experiment, load_config
 from treebench.errors import ConfigError, UserError
+from treebench.results import schema
 
-FAIL_STATUSES = ("error", "crashed", "oom")
-RETRYABLE = ("error", "crashed", "timeout", "oom")
+FAIL_STATUSES = schema.ERROR_STATUSES  # exit code 3; timeouts exit 4 with --fail-on timeout
+RETRYABLE = schema.FAILED_STATUSES
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -254,8 +255,8 @@ def run_experiment(
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
-    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
-        raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
+    if backend not in BACKENDS:
+        raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
     preflight_datasets(exp, pl.to_run, data_dirs, offline)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells))

@@ -70,7 +70,7 @@ def grid(params: dict[str, Any]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
+    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
 
     id: str
     dataset: str  # display name
@@ -88,9 +88,6 @@ class Cell:
     random_state: int
     experiment_seed: int = 0
     costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
-
-    def spec(self) -> dict[str, Any]:
-        return cell_spec(self)
 
 
 def canonical_json(obj: Any) -> str:

@@ -1,4 +1,4 @@
-"""The experiment schema, its validation and the expansion of a config into cells.
+"""The experiment schema and its validation (expansion into cells: `treebench.cells.expand`).
 
 A config is YAML. Everything is checked before anything runs: unknown keys, wrong types,
 unknown algorithm/dataset/binarizer names (with a "did you mean"), parameter values the
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
 
+#: joblib backends the executor can use (`treebench.execute.executor`)
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 
 
@@ -171,7 +172,7 @@ class LimitsSpec(_Strict):
 
 class ExecutionSpec(_Strict):
     n_jobs: int = -1
-    backend: Literal["loky", "threading", "sequential", "dask", "ray"] = "loky"
+    backend: Literal[BACKENDS] = "loky"
 
     @field_validator("n_jobs")
     @classmethod
@@ -215,10 +216,6 @@ class Experiment(_Strict):
         for m in v:
             metrics.get(m)  # ValueError naming the known metrics
         return v
-
-    @property
-    def seeds(self) -> list[int]:
-        return list(self.split.seeds) if self.split.seeds else [self.seed]
 
 
 DatasetSpec.model_rebuild()
@@ -342,7 +339,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
     try:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
-    except Exception as exc:  # ParameterError, ValueError, TypeError from a constructor
+    except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
         text = str(exc).replace("\n", " ")
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
@@ -367,6 +364,7 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             obj = entry.obj(**point)
             if hasattr(obj, "_parameter_constraints"):
                 obj._validate_params()
-        except Exception as exc:  # InvalidParameterError, ParameterError, TypeError...
+        except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
+            # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None

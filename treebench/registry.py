@@ -1,10 +1,15 @@
 """Registries of algorithms, binarizers and dataset loaders.
 
-Modules register their classes with a decorator (``@ALGORITHMS.register("cart")``). The registry
-imports the built-in modules lazily, the first time it is asked for a name, and then the
-``treebench.algorithms`` / ``treebench.binarizers`` / ``treebench.datasets`` entry points of
-third-party packages. An entry whose optional dependency is missing stays listed with the reason,
-instead of raising at import time. No if/elif on names anywhere.
+Modules register their objects with a decorator (``@ALGORITHMS.register("cart", inputs=...)``;
+scikit-learn's ensembles are registered by calling it). The registry imports the built-in modules
+the first time it is used, then the ``treebench.algorithms`` / ``treebench.binarizers`` /
+``treebench.datasets`` entry points of third-party packages (a plug-in that fails to import is
+recorded in ``import_errors``, not raised). An entry whose optional dependency is missing stays
+listed with the reason and raises `ConfigError` only when created. No if/elif on names anywhere.
+
+Algorithms declare the input kinds they accept (`INPUT_KINDS`: binary, numeric, categorical,
+weights, multiclass, regression); config validation, cell expansion (`accepts`), the
+estimators' own input checks and their scikit-learn tags all read that one declaration.
 """
 
 from __future__ import annotations

@@ -75,10 +75,6 @@ class BinaryColumn:
 class Binarizer(TransformerMixin, BaseEstimator):
     """Base class; subclasses implement ``fit`` (setting ``columns_``) and ``transform``."""
 
-    def conditions(self) -> list[tuple[str, str]]:
-        """(text when the column is 0, text when it is 1) for every output column."""
-        return [c.split_text() for c in self.columns_]
-
     def get_feature_names_out(self, input_features=None):
         return np.asarray([c.true_text() for c in self.columns_], dtype=object)
 

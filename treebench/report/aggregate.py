@@ -25,7 +25,7 @@ from treebench.results import schema
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
 # Columns that distinguish lines in a figure without ever being an x axis.
 LINE_ONLY = ("split", "binarizer")
-FAILED_STATUSES = tuple(s for s in schema.STATUSES if s != "ok")
+FAILED_STATUSES = schema.FAILED_STATUSES
 
 
 class _NotApplicable:

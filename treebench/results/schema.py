@@ -21,6 +21,13 @@ def _metric_columns(recorded: bool = False) -> dict[str, str]:
 
 
 STATUSES = ("ok", "timeout", "oom", "error", "crashed")
+#: every status but ok (a failed cell; a rerun retries them)
+FAILED_STATUSES = tuple(s for s in STATUSES if s != "ok")
+#: failed for another reason than the time limit (the CLI exits 3 on them, 4 on timeouts)
+ERROR_STATUSES = tuple(s for s in FAILED_STATUSES if s != "timeout")
+#: environment columns of every row (`treebench.results.provenance.provenance` fills them)
+PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_version",
+                      "sklearn_version", "host", "cpu_count")
 
 # name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
 COLUMNS: dict[str, str] = {
