@@ -1,7 +1,7 @@
 """`greedy`: the top-down ID3-style learner of the textbook chapter on decision trees.
 
 Shalev-Shwartz & Ben-David, *Understanding Machine Learning*, ch. 18
-(``/work/shared/papers/textbook-ch18-decision-trees.txt``):
+(Cambridge University Press, 2014):
 
 * **Growing** (§18.2, ID3 pseudocode). At a node with remaining depth budget ``h`` the learner
   returns a leaf when ``h == 0``, when the node is pure, or when no feature is non-constant on
