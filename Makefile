@@ -6,11 +6,12 @@ STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 DATA   ?= $(firstword $(wildcard ../shared/datasets))
 
-.PHONY: run test test-all install install-test bench clean help
+.PHONY: run test test-nojit test-all install install-test bench clean help
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
 	@echo "make test  - install the test extras and run the test suite"
+	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,12 @@ run: $(STAMP)
 
 test: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
+# code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
+test-nojit: $(TSTAMP)
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
+		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)
