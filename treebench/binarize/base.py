@@ -15,11 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float | np.floating):
-        return f"{float(v):.6g}"
-    return str(v)
+from treebench.text import fmt_value as _fmt
 
 
 @dataclass(frozen=True)

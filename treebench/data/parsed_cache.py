@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.data.locate import sha256_file
+from treebench.text import slug
 
 
 def cache_key(version: str, options: dict[str, Any], paths: list[Path]) -> str:
@@ -27,10 +28,6 @@ def cache_key(version: str, options: dict[str, Any], paths: list[Path]) -> str:
     for p in paths:
         h.update(sha256_file(p).encode())
     return h.hexdigest()[:20]
-
-
-def slug(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
 
 
 def read_parsed(path: Path) -> tuple[pd.DataFrame, np.ndarray, list[str], int | None] | None:

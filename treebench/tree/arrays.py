@@ -157,13 +157,6 @@ class TreeArrays:
             p = np.where(tot > 0, v / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
         return p
 
-    def expected_tests(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-        """Mean number of tests evaluated per row of ``X`` (the depth of the leaf it reaches)."""
-        if X.shape[0] == 0:
-            return float("nan")
-        d = self.node_depths()[self.apply(X)]
-        return float(np.average(d, weights=sample_weight))
-
     def squared_error(self, X: np.ndarray, y: np.ndarray, sample_weight=None) -> float:
         """Regression: weighted sum of squared errors of the predictions on ``(X, y)``."""
         r2 = (self.predict_value(X) - np.asarray(y, dtype=np.float64)) ** 2
