@@ -41,12 +41,15 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     #: entry's declared input kinds (`treebench.registry.declare_inputs`), like ``input_kinds``
     binary_features_only: bool = False
     input_kinds: frozenset[str] | None = None
+    #: True in learners that work on ``float32`` and ``uint8`` matrices as they are: 0/1 data
+    #: then stays one byte per entry instead of being copied to float64 (8×) at fit and predict
+    compact_input: bool = False
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1)
         check_classification_targets(y)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
@@ -68,7 +71,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
         if self.binary_features_only:
             check_binary_matrix(X)
         return X
@@ -107,11 +110,12 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
 
     binary_features_only: bool = False  # set by the registry, as for classifiers
     input_kinds: frozenset[str] | None = None
+    compact_input: bool = False  # see TreeClassifierBase
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, y_numeric=True)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
@@ -125,7 +129,7 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
         if self.binary_features_only:
             check_binary_matrix(X)
         return X
@@ -148,6 +152,11 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())
+
+
+def _dtypes(est) -> type | list[type]:
+    """The dtypes ``validate_data`` keeps (others are converted to the first)."""
+    return [np.float64, np.float32, np.uint8] if est.compact_input else np.float64
 
 
 def _tags_from_inputs(est, tags):
@@ -175,11 +184,21 @@ def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitCo
 
 
 def check_binary_matrix(X: np.ndarray) -> None:
-    """Raise a clear ValueError when ``X`` has a value other than 0 or 1."""
-    bad = (X != 0) & (X != 1)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise ValueError(
-            f"this algorithm needs 0/1 features, but column {c} has the value {X[r, c]!r} "
-            f"(row {r}); add a binarization step (e.g. `binarization: {{method: quantile}}`)."
-        )
+    """Raise a clear ValueError when ``X`` has a value other than 0 or 1 (in blocks of rows, so
+    the check allocates no full-size temporary)."""
+    if X.size == 0:
+        return
+    if X.dtype in (np.uint8, np.bool_):
+        if X.max() <= 1:
+            return
+    step = max(1, 2**22 // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        block = X[start : start + step]
+        bad = (block != 0) & (block != 1)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                f"this algorithm needs 0/1 features, but column {c} has the value "
+                f"{X[start + r, c].item()!r} (row {start + r}); add a binarization step "
+                "(e.g. `binarization: {method: quantile}`)."
+            )

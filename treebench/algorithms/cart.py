@@ -24,6 +24,8 @@ from treebench.tree.adapters import from_sklearn_tree
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
 
+    compact_input = True  # scikit-learn converts to float32 itself; no float64 copy first
+
     _parameter_constraints = {
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],

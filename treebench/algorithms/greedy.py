@@ -108,8 +108,9 @@ _BLOCK_ELEMENTS = 2**21
 
 def _ones_counts(X: np.ndarray, yw: np.ndarray, rows: np.ndarray, block: int) -> np.ndarray:
     """``X[rows].T @ yw[rows]`` (class weights and row counts where ``x_j = 1``, for every
-    feature ``j``), one matrix product per block of rows so the gathered copy stays small."""
-    if rows.shape[0] == X.shape[0]:  # the root: every row, in order; no copy needed
+    feature ``j``), one matrix product per block of rows so the gathered copy stays small (also
+    at the root when ``X`` is compact ``uint8``: a product would convert all of it to float)."""
+    if rows.shape[0] == X.shape[0] and X.dtype == yw.dtype:  # the root: no copy needed
         return X.T @ yw
     out = np.zeros((X.shape[1], yw.shape[1]))
     for start in range(0, rows.shape[0], block):
@@ -388,6 +389,8 @@ class GreedyTreeClassifier(TreeClassifierBase):
     ``n_nodes_grown`` and, with ``prune="mdl"``, ``mdl_bound`` and ``n_replacements``.
     See the module docstring for the exact split rule and tie-breaking.
     """
+
+    compact_input = True  # 0/1 uint8 matrices are used as they are (no float64 copy)
 
 
     _parameter_constraints = {

@@ -46,6 +46,7 @@ def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, so
 class DL85PeerClassifier(TreeClassifierBase):
     """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
 
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
@@ -89,6 +90,7 @@ class DL85PeerClassifier(TreeClassifierBase):
 class STreeDPeerClassifier(TreeClassifierBase):
     """STreeD/MurTree optimal depth-limited tree (pystreed), on 0/1 features."""
 
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
@@ -124,6 +126,7 @@ class STreeDPeerClassifier(TreeClassifierBase):
 class GOSDTPeerClassifier(TreeClassifierBase):
     """GOSDT regularised optimal tree (gosdt): minimises error/n + regularization · leaves."""
 
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "regularization": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],

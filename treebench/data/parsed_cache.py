@@ -34,9 +34,15 @@ def read_parsed(path: Path) -> tuple[pd.DataFrame, np.ndarray, list[str], int | 
     try:
         import pyarrow.parquet as pq
 
+        import pyarrow as pa
+
         table = pq.read_table(path)
         meta = json.loads(table.schema.metadata[b"treebench"].decode())
-        df = table.to_pandas()
+        # free each Arrow column as it is converted and hand the freed pages back: without
+        # this a loaded KDD Cup 99 keeps ~300 MB of Arrow memory beside its 270 MB DataFrame
+        df = table.to_pandas(self_destruct=True, split_blocks=True)
+        del table
+        pa.default_memory_pool().release_unused()
     except Exception:  # a corrupt or foreign cache file is ignored and rebuilt
         return None
     y = df.pop("__label__").to_numpy()

@@ -81,14 +81,17 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     )
     t0 = time.perf_counter()
     binz = make_binarizer(cell.binarizer, dict(cell.binarizer_params), list(ds.categorical))
-    Xtr_df = ds.X.iloc[split.train]
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
         binz.fit(ds.X, y)
     else:
-        binz.fit(Xtr_df, y[split.train])
-    X_train = np.asarray(binz.transform(Xtr_df))
-    X_test = np.asarray(binz.transform(ds.X.iloc[split.test]))
-    X_val = None if split.valid is None else np.asarray(binz.transform(ds.X.iloc[split.valid]))
+        binz.fit(ds.X.iloc[split.train], y[split.train])
+    # transform every row once and take the splits' rows from the compact (uint8) result: no
+    # DataFrame copy of the training rows is alive while transforming (issue 9, item 10)
+    X_all = np.asarray(binz.transform(ds.X))
+    X_train = X_all[split.train]
+    X_test = X_all[split.test]
+    X_val = None if split.valid is None else X_all[split.valid]
+    del X_all
     seconds = time.perf_counter() - t0
     prep = Prepared(
         X_train=X_train,
