@@ -148,15 +148,16 @@ def r2(y: np.ndarray, pred: np.ndarray, sample_weight=None) -> float:
 
 
 def expected_path_cost(
-    tree, X: np.ndarray, costs: np.ndarray | None = None, sample_weight=None
+    tree, X: np.ndarray, costs: np.ndarray | None = None, sample_weight=None, leaves=None
 ) -> float:
     """``Σ_x p(x) · c(T, x)``: the (weighted) mean over the rows of ``X`` of the summed column
     costs of the tests on each row's path (NGI §3); unit costs (``None``) give the mean path
-    length. NaN without rows."""
+    length. NaN without rows. ``leaves`` (``tree.apply(X)``) may be passed when known."""
     if X.shape[0] == 0:
         return float("nan")
     node_cost = path_costs(tree, costs)
-    return float(np.average(node_cost[tree.apply(X)], weights=sample_weight))
+    leaves = tree.apply(X) if leaves is None else leaves
+    return float(np.average(node_cost[leaves], weights=sample_weight))
 
 
 def path_costs(tree, costs: np.ndarray | None = None) -> np.ndarray:
@@ -195,14 +196,46 @@ class Inputs:
         return self.est.classes_
 
     @property
+    def leaves(self) -> np.ndarray:
+        """The leaf each row reaches (one tree walk shared by every metric of the split)."""
+        if "leaves" not in self._cache:
+            self._cache["leaves"] = self.tree.apply(self.X)
+        return self._cache["leaves"]
+
+    def _from_tree(self) -> bool:
+        """Whether predictions may be read off the tree: the estimator is a treebench tree
+        classifier that does not override ``predict``/``predict_proba`` (the registry-wide
+        test checks those equal the tree's), which saves re-validating the data per call."""
+        if "from_tree" not in self._cache:
+            from treebench.algorithms.base import TreeClassifierBase
+
+            cls = type(self.est)
+            self._cache["from_tree"] = (
+                isinstance(self.est, TreeClassifierBase) and self.tree is not None
+                and cls.predict is TreeClassifierBase.predict
+                and cls.predict_proba is TreeClassifierBase.predict_proba
+            )
+        return self._cache["from_tree"]
+
+    @property
     def pred(self) -> np.ndarray:
         if "pred" not in self._cache:
-            self._cache["pred"] = self.est.predict(self.X)
+            if self._from_tree():
+                self._cache["pred"] = self.classes[self.tree.label[self.leaves]]
+            else:
+                self._cache["pred"] = self.est.predict(self.X)
         return self._cache["pred"]
 
     @property
     def proba(self) -> np.ndarray | None:
         if "proba" not in self._cache:
+            if self._from_tree():
+                v = self.tree.value[self.leaves]
+                tot = v.sum(axis=1, keepdims=True)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    self._cache["proba"] = np.where(
+                        tot > 0, v / np.where(tot > 0, tot, 1.0), 1.0 / v.shape[1])
+                return self._cache["proba"]
             try:
                 self._cache["proba"] = self.est.predict_proba(self.X)
             except (AttributeError, NotImplementedError):
@@ -284,11 +317,11 @@ for _m in (
            fn=lambda d: mse(d.y, d.pred, d.sample_weight)),
     Metric("expected_tests", "expected path length: mean number of tests per row", "tree",
            suffix=True, greater_is_better=False,
-           fn=lambda d: expected_path_cost(d.tree, d.X, None, d.sample_weight)),
+           fn=lambda d: expected_path_cost(d.tree, d.X, None, d.sample_weight, d.leaves)),
     Metric("expected_cost", "expected test cost: mean summed column cost on a row's path "
            "(NGI §3; unit costs give expected_tests)", "tree", suffix=True,
            greater_is_better=False,
-           fn=lambda d: expected_path_cost(d.tree, d.X, d.costs, d.sample_weight)),
+           fn=lambda d: expected_path_cost(d.tree, d.X, d.costs, d.sample_weight, d.leaves)),
     Metric("n_leaves", "leaves of the tree", "tree", per_split=False, dtype="Int64",
            fn=lambda d: d.tree.n_leaves),
     Metric("n_nodes", "nodes of the tree (tests and leaves)", "tree", per_split=False,
@@ -390,7 +423,11 @@ def score_cell(
 
 
 def estimator_task(est) -> str:
-    """``"regression"`` for regressors (scikit-learn's estimator type), else classification."""
+    """``"regression"`` for regressors (a regression `TreeArrays`, else scikit-learn's estimator
+    type), else classification."""
+    task = getattr(getattr(est, "tree_", None), "task", None)
+    if task in ("classification", "regression"):
+        return task
     from sklearn.base import is_regressor
 
     return "regression" if is_regressor(est) else "classification"

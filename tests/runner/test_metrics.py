@@ -133,3 +133,16 @@ def test_score_cell_classifier_and_regressor():
     rrow = metrics.score_cell(reg, {"test": (X, y + 0.5, None)})
     assert rrow["test_r2"] == pytest.approx(r2_score(y + 0.5, reg.predict(X)))
     assert "test_accuracy" not in rrow and "n_leaves" not in rrow
+
+
+def test_predictions_read_off_the_tree_equal_the_estimators():
+    from treebench.algorithms.greedy import GreedyTreeClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (80, 5)).astype(float)
+    y = rng.integers(0, 3, 80)
+    est = GreedyTreeClassifier(max_depth=2).fit(X, y)
+    d = metrics.Inputs(est, X, y)
+    assert d._from_tree()
+    assert np.array_equal(d.pred, est.predict(X))
+    assert np.allclose(d.proba, est.predict_proba(X))
