@@ -7,6 +7,7 @@ Nothing here knows about YAML or the command line.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections import OrderedDict
@@ -39,6 +40,8 @@ class Prepared:
     y_val: np.ndarray | None = None
     feature_names: tuple[str, ...] = ()  # original features, in the dataset's column order
     dataset_costs: dict[str, float] | None = None  # the dataset's own per-feature test costs
+    binary_columns_per_feature: dict[str, int] | None = None  # original feature -> its binary columns
+    data_warnings: str | None = None  # e.g. a split that could not stay stratified
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -105,6 +108,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         y_val=None if split.valid is None else y[split.valid],
         feature_names=tuple(str(c) for c in ds.X.columns),
         dataset_costs=ds.meta.get("feature_costs"),
+        binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
+        data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
     )
     _PREPARED[key] = prep
     while len(_PREPARED) > PREPARED_CACHE_SIZE:
@@ -183,6 +188,8 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
         "fit_seconds": max(fit_seconds - compile_s, 0.0),
         "compile_seconds": compile_s,
         "binarize_seconds": prep.binarize_seconds,
+        "binary_columns_per_feature": json.dumps(prep.binary_columns_per_feature or {}),
+        "data_warnings": prep.data_warnings,
     }
     splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
     if prep.y_val is not None:

@@ -49,6 +49,8 @@ COLUMNS: dict[str, str] = {
     "n_features": "Int64",  # raw features
     "n_binary_features": "Int64",  # after binarization (== n_features when none)
     "n_classes": "Int64",
+    "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
+    "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
     # metrics: every column of the metric registry (`treebench.metrics`), by name
     **_metric_columns(),
     # cost
