@@ -120,7 +120,7 @@ class Expectation(_Strict):
     agg: Literal["mean", "median", "min", "max", "count"] = "mean"
     across: dict[str, Literal["mean", "median", "min", "max"]] = Field(default_factory=dict)
     per: list[str] = Field(default_factory=list)
-    missing: Literal["fail", "ignore"] = "fail"
+    missing: Literal["fail", "ignore", "anytime"] = "fail"
     value: float | None = None
     abs: float | None = Field(None, ge=0)
     rel: float | None = Field(None, ge=0)

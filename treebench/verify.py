@@ -7,7 +7,8 @@ metric (GUIDE §1: metrics are already columns).
 
 Missing cells never pass silently: a value aggregate over a selection that holds cells whose
 status is not ``ok`` (timeouts, errors, crashes) fails with that reason, unless the item says
-``missing: ignore``; an empty selection fails too. ``agg: count`` counts rows of any status, so
+``missing: ignore`` (drop them) or ``missing: anytime`` (use the best tree that a timed-out
+anytime solver returned, fail on cells with no value); an empty selection fails too. ``agg: count`` counts rows of any status, so
 ``{where: {status: timeout}, agg: count, le: 0}`` bounds the number of timeouts.
 
 `verify_results` reads a results directory: the expectations come from its ``manifest.json``
@@ -191,15 +192,18 @@ def measure(table: pd.DataFrame, where: dict[str, Any], metric: str, agg: str,
         raise _Fail(f"no results row matches {_where_text(where) or 'the (empty) selection'}")
     if agg == "count":
         return float(len(rows)), len(rows)
+    col = _column(rows, metric)
     status = rows["status"].astype(str)
-    bad = status[status != "ok"]
-    if len(bad) and missing == "fail":
+    usable = status == "ok"
+    if missing == "anytime":  # a timed-out anytime solver still returned its best tree
+        usable |= (status == "timeout") & rows[col].notna().to_numpy()
+    bad = status[~usable]
+    if len(bad) and missing != "ignore":
         counts = ", ".join(f"{s} {n}" for s, n in sorted(bad.value_counts().items()))
         raise _Fail(f"{len(bad)} of {len(rows)} selected cells did not finish ({counts})")
-    rows = rows[status == "ok"]
+    rows = rows[usable]
     if rows.empty:
         raise _Fail("no selected cell finished")
-    col = _column(rows, metric)
     vals = pd.to_numeric(rows[col].astype("object"), errors="coerce").astype(float)
     if vals.isna().any():
         raise _Fail(f"`{col}` is missing in {int(vals.isna().sum())} of {len(vals)} finished cells")
