@@ -113,7 +113,7 @@ def cd_figure(r: Ranking, metric_label: str = "test accuracy") -> Any:
     from matplotlib.figure import Figure
 
     n = len(r.ranks)
-    fig = Figure(figsize=(7.6, 1.6 + 0.22 * n), dpi=110, layout="constrained")
+    fig = Figure(figsize=(7.6, max(3.0, 1.6 + 0.22 * n)), dpi=110, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     sp.critical_difference_diagram(r.ranks, r.pvalues, alpha=ALPHA, ax=ax,
                                    label_props={"fontsize": 7})
