@@ -5,8 +5,8 @@ metric column, an aggregate over the selected rows (folds and seeds) and exactly
 
 - ``value`` with an ``abs`` or ``rel`` tolerance (a golden value from a paper's table),
 - a bound ``ge`` and/or ``le``,
-- ``compare``: a relation to another selection (``op`` ge/le and an ``offset``), e.g. "mean test
-  accuracy of Top-k with k = 4 is at least that of k = 1 minus 0.005",
+- ``compare``: a relation to another selection (``op`` ge/le and an ``offset``, or ``eq`` within
+  ``tol``), e.g. "mean test accuracy of Top-k with k = 4 is at least that of k = 1 minus 0.005",
 - ``monotone``: the aggregate never decreases (or never increases) along a sweep axis.
 
 ``across`` reduces in stages, in the order written: ``{dataset: mean}`` takes ``agg`` within
@@ -74,8 +74,9 @@ class Compare(_Strict):
     metric: str | None = None
     agg: Literal["mean", "median", "min", "max", "count"] | None = None
     across: dict[str, Literal["mean", "median", "min", "max"]] | None = None
-    op: Literal["ge", "le"] = "ge"
+    op: Literal["ge", "le", "eq"] = "ge"
     offset: float = 0.0
+    tol: float = Field(0.0, ge=0, description="for op eq: the largest |difference| that passes")
 
     @field_validator("where")
     @classmethod

@@ -278,10 +278,15 @@ def _check(table: pd.DataFrame, e: Expectation, where: dict[str, Any], name: str
         other, _ = measure(table, owhere, c.metric or e.metric, c.agg or e.agg,
                            e.across if c.across is None else c.across, e.missing)
         ref = other + c.offset
-        ok = m >= ref - _EPS if c.op == "ge" else m <= ref + _EPS
-        sym = "≥" if c.op == "ge" else "≤"
+        if c.op == "eq":
+            ok = abs(m - ref) <= c.tol + _EPS
+        else:
+            ok = m >= ref - _EPS if c.op == "ge" else m <= ref + _EPS
+        sym = {"ge": "≥", "le": "≤", "eq": "="}[c.op]
         off = f" {'+' if c.offset >= 0 else '−'} {abs(c.offset):g}" if c.offset else ""
-        text = f"{sym} {_fmt(ref)} ({_fmt(other)}{off} at {_where_text(c.where)})"
+        tol = f" ± {c.tol:g}" if c.op == "eq" and c.tol else ""
+        shown = {k: v for k, v in c.where.items() if v is not None}
+        text = f"{sym} {_fmt(ref)}{tol} ({_fmt(other)}{off} at {_where_text(shown)})"
         return Verdict(name, e.source, kind, m, _fmt(m), text, m - ref, ok,
                        "" if ok else "relation does not hold")
     except _Fail as exc:
@@ -336,7 +341,8 @@ def _expected_text(e: Expectation) -> str:
                f"along {m.along}" + (f" (tol {m.tol:g})" if m.tol else "")
     c = e.compare
     assert c is not None
-    return f"{'≥' if c.op == 'ge' else '≤'} {_where_text(c.where)}" + \
+    shown = {k: v for k, v in c.where.items() if v is not None}
+    return f"{ {'ge': '≥', 'le': '≤', 'eq': '='}[c.op]} {_where_text(shown)}" + \
         (f" {c.offset:+g}" if c.offset else "")
 
 
