@@ -239,7 +239,10 @@ def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> d
         raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
                           f"the config defines: {known}.")
     out = copy.deepcopy({k: v for k, v in raw.items()})
-    _merge(out, copy.deepcopy(profiles[name] or {}))
+    try:
+        _merge(out, copy.deepcopy(profiles[name] or {}))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
     out["profile"] = name
     return out
 
@@ -247,11 +250,34 @@ def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> d
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> None:
     for key, value in over.items():
         if "." in key:
-            _set_path(base, key, value)
+            _set_dotted(base, key, value)
         elif isinstance(value, dict) and isinstance(base.get(key), dict):
             _merge(base[key], value)
         else:
             base[key] = value
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.0.c``: a number indexes a list (``algorithms.0.params.k``)."""
+    node: Any = raw
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"key `{dotted}`: `{part}` is no index of a list of "
+                                  f"{len(node)} item(s).")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"key `{dotted}`: `{parts[i - 1]}` holds a value, not a mapping.")
 
 
 def _check_profiles(raw: dict[str, Any], source: str) -> None:
