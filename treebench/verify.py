@@ -136,21 +136,48 @@ def _match(v: Any, cond: Any) -> bool:
     return _eq(v, cond)
 
 
-def _column(table: pd.DataFrame, name: str) -> str:
+class Indexed:
+    """A results table with each column's values normalised and factorised once, so that the
+    many selections of a verification cost one pass over the distinct values of a column."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+
+    def codes(self, col: str) -> tuple[np.ndarray, list[Any]]:
+        if col not in self._codes:
+            vals = [_norm(v) for v in self.df[col]]
+            codes, _ = pd.factorize(pd.Series([_token(v) for v in vals], dtype=object),
+                                    sort=False)
+            uniques: dict[int, Any] = {}
+            for i, c in enumerate(codes):
+                uniques.setdefault(int(c), vals[i])
+            self._codes[col] = (codes, [uniques[i] for i in range(len(uniques))])
+        return self._codes[col]
+
+
+def _ix(table: pd.DataFrame | Indexed) -> Indexed:
+    return table if isinstance(table, Indexed) else Indexed(table)
+
+
+def _column(table: pd.DataFrame | Indexed, name: str) -> str:
     col = COLUMN_ALIASES.get(name, name)
-    if col not in table.columns:
+    df = table.df if isinstance(table, Indexed) else table
+    if col not in df.columns:
         raise _Fail(f"the results have no column `{col}`")
     return col
 
 
-def select(table: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+def select(table: pd.DataFrame | Indexed, where: dict[str, Any]) -> pd.DataFrame:
     """The rows of ``table`` matching every condition of ``where`` (a value, a list of values,
     or a mapping of operators eq/ne/in/ge/gt/le/lt)."""
-    mask = np.ones(len(table), dtype=bool)
+    ix = _ix(table)
+    mask = np.ones(len(ix.df), dtype=bool)
     for name, cond in where.items():
-        col = _column(table, name)
-        mask &= np.fromiter((_match(v, cond) for v in table[col]), dtype=bool, count=len(table))
-    return table[mask]
+        codes, uniques = ix.codes(_column(ix, name))
+        hit = np.fromiter((_match(u, cond) for u in uniques), dtype=bool, count=len(uniques))
+        mask &= hit[codes] if len(codes) else mask
+    return ix.df[mask]
 
 
 def _where_text(where: dict[str, Any]) -> str:
@@ -182,7 +209,7 @@ def _reduce(values: pd.Series | np.ndarray, how: str) -> float:
     return float({"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}[how](arr))
 
 
-def measure(table: pd.DataFrame, where: dict[str, Any], metric: str, agg: str,
+def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, agg: str,
             across: dict[str, str], missing: str) -> tuple[float, int]:
     """The aggregate of ``metric`` over the rows selected by ``where``, reduced ``across``
     columns in order; return (value, number of rows used). Raise `_Fail` with the reason when
@@ -362,9 +389,10 @@ def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
     return [{c: {"eq": v} for c, v in zip(cols, vals, strict=True)} for vals in ordered]
 
 
-def verify_table(table: pd.DataFrame, expectations: list[Expectation]) -> list[Verdict]:
+def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation]) -> list[Verdict]:
     """One verdict per expectation (per ``per`` group) on ``table``."""
     out: list[Verdict] = []
+    table = _ix(table)  # normalise each column once for all the selections below
     for i, e in enumerate(expectations):
         base = _item_name(e, i)
         try:
