@@ -336,8 +336,19 @@ def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
     axis = sorted(values.values(), key=sort_key)
     if len(axis) < 2:
         raise _Fail(f"`{col}` takes {len(axis)} value(s) in the selection; monotonicity needs two")
-    seq = [measure(table, {**where, col: {"eq": v}}, e.metric, e.agg, e.across, e.missing)[0]
-           for v in axis]
+    seq, kept = [], []
+    for v in axis:
+        try:
+            seq.append(measure(table, {**where, col: {"eq": v}}, e.metric, e.agg, e.across,
+                               e.missing)[0])
+            kept.append(v)
+        except _Fail:
+            if e.missing != "ignore":
+                raise
+            # missing: ignore drops an axis point none of whose cells finished
+    axis = kept
+    if len(axis) < 2:
+        raise _Fail(f"`{col}` has {len(axis)} point(s) with finished cells; monotonicity needs two")
     steps = np.diff(np.asarray(seq))
     if mono.direction == "decreasing":
         steps = -steps
