@@ -380,3 +380,14 @@ def test_default_results_folder_of_a_profile(tmp_path):
     cfg = _config(tmp_path, profiles={"ci": {"limits": {"time": 5}}})
     assert default_out(resolve_experiment(cfg)) == Path("results") / "t"
     assert default_out(resolve_experiment(cfg, profile="ci")) == Path("results") / "t-ci"
+
+
+def test_monotone_with_missing_ignore_drops_points_without_finished_cells():
+    t = table({("b", "all", s): "timeout" for s in range(3)})
+    kw = {"where": {"dataset": "b"}, "monotone": {"along": "param_k"}}
+    assert not one(t, **kw).passed  # missing: fail
+    v = one(t, missing="ignore", **kw)  # 0.51 -> 0.66 once the k = all point is gone
+    assert v.passed and v.measured_text == "0.5100 → 0.6600"
+    t = table({("b", k, s): "timeout" for s in range(3) for k in (2, "all")})
+    v = one(t, missing="ignore", **kw)
+    assert not v.passed and "1 point(s) with finished cells" in v.reason
