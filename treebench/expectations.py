@@ -12,7 +12,10 @@ metric column, an aggregate over the selected rows (folds and seeds) and exactly
 ``across`` reduces in stages, in the order written: ``{dataset: mean}`` takes ``agg`` within
 each dataset, then the mean over datasets; ``{dataset: mean, param_k: max}`` then takes the best
 k. ``per`` repeats the whole check for each value of the listed columns (one verdict each).
-Every item carries ``source:`` (paper, table or figure) so reports can cite it.
+``missing`` says what cells that did not finish do: ``fail`` (the default: the item fails with
+that reason), ``ignore`` (they are left out) or ``anytime`` (a timed-out cell counts with the
+best tree its solver returned). Every item carries ``source:`` (paper, table or figure) so
+reports can cite it.
 
 The evaluation lives in `treebench.verify`; this module only checks the shape, so that a bad
 item is a `ConfigError` naming its key before anything runs.
