@@ -50,8 +50,8 @@ def thresholded(cls: type) -> type:
     if cls in _THRESHOLDED:
         return _THRESHOLDED[cls]
 
-    def _fit_tree(self, X, y_index, sample_weight):
-        return cls._fit_tree(self, (X > 0).astype(float), y_index, sample_weight)
+    def _fit_tree(self, X, y_index, ctx):
+        return cls._fit_tree(self, (X > 0).astype(float), y_index, ctx)
 
     def _check_X(self, X):
         return (cls._check_X(self, X) > 0).astype(float)

@@ -4,6 +4,11 @@ Every algorithm is a scikit-learn classifier: ``ClassifierMixin`` first, then ``
 ``__init__`` stores parameters only; checks live in ``_parameter_constraints``; ``fit`` sets
 ``tree_`` (a `TreeArrays`), ``classes_``, ``n_features_in_`` and ``solve_info_`` and returns self.
 
+One way in for every learner: ``fit(X, y, sample_weight=None, context=None)``. The base validates
+the data, folds the checked ``sample_weight`` into a `FitContext` (validation rows, feature
+groups, test costs, deadline) and calls ``_fit_tree(X, y, ctx)``; a learner reads from ``ctx``
+what it needs.
+
 ``solve_info_`` is a flat dict. Keys with a common meaning across algorithms (all optional):
 ``optimal`` (bool), ``objective`` (float), ``bound`` (float), ``gap`` (float), ``operations``
 (int: the algorithm's own count of its unit of work), ``timed_out`` (bool), ``compile_seconds``
@@ -13,10 +18,11 @@ Every algorithm is a scikit-learn classifier: ``ClassifierMixin`` first, then ``
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays
 
 SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
@@ -25,29 +31,30 @@ SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_
 class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     """Base for estimators whose fitted model is a single `TreeArrays` in ``tree_``.
 
-    Subclasses implement ``_fit_tree(X, y_index, sample_weight) -> (TreeArrays, dict)`` where
-    ``y_index`` holds class indices into ``classes_``; this base does validation, label encoding
-    and prediction.
+    Subclasses implement ``_fit_tree(X, y_index, ctx) -> (TreeArrays, dict)`` where ``y_index``
+    holds class indices into ``classes_`` and ``ctx`` is a `FitContext` whose ``sample_weight``
+    is the validated weight vector; this base does validation, label encoding and prediction.
     """
 
     #: set True in subclasses that accept only 0/1 feature matrices
     binary_features_only: bool = False
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
+        """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
+        deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)
         check_classification_targets(y)
-        # negative or all-zero weights are refused here, once, for every algorithm
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
         self.classes_, y_index = np.unique(y, return_inverse=True)
-        tree, info = self._fit_tree(X, y_index.astype(np.int64), sample_weight)
+        tree, info = self._fit_tree(X, y_index.astype(np.int64), ctx)
         self.tree_ = tree
         self.solve_info_ = dict(info)
         return self
 
-    def _fit_tree(self, X, y_index, sample_weight):  # pragma: no cover - abstract
+    def _fit_tree(self, X, y_index, ctx: FitContext):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _check_X(self, X):
@@ -85,6 +92,62 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         if self.binary_features_only:
             tags.input_tags.allow_nan = False
         return tags
+
+
+class TreeRegressorBase(RegressorMixin, BaseEstimator):
+    """Base for regression estimators whose fitted model is one `TreeArrays` (``task ==
+    "regression"``) in ``tree_``. Subclasses implement ``_fit_tree(X, y, ctx) -> (TreeArrays,
+    dict)`` with ``y`` a float64 vector."""
+
+    binary_features_only: bool = False
+
+    def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
+        """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1, y_numeric=True)
+        ctx = _context_with_weights(X, sample_weight, context)
+        if self.binary_features_only:
+            check_binary_matrix(X)
+        tree, info = self._fit_tree(X, np.asarray(y, dtype=np.float64), ctx)
+        self.tree_ = tree
+        self.solve_info_ = dict(info)
+        return self
+
+    def _fit_tree(self, X, y, ctx: FitContext):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.binary_features_only:
+            check_binary_matrix(X)
+        return X
+
+    def apply(self, X):
+        """Id of the leaf each row reaches."""
+        return self.tree_.apply(self._check_X(X))
+
+    def predict(self, X):
+        """Mean training target of the leaf each row reaches."""
+        return self.tree_.predict_value(self._check_X(X))
+
+    def get_depth(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.depth
+
+    def get_n_leaves(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+
+def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitContext:
+    """The context with its checked per-column fields and the validated weight vector:
+    negative or all-zero weights are refused here, once, for every algorithm."""
+    ctx = (context or FitContext()).checked(X.shape[1])
+    if sample_weight is None:
+        sample_weight = ctx.sample_weight
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    return ctx.replace(sample_weight=sw)
 
 
 def check_binary_matrix(X: np.ndarray) -> None:

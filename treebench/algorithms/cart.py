@@ -39,7 +39,8 @@ class CARTClassifier(TreeClassifierBase):
         self.ccp_alpha = ccp_alpha
         self.random_state = random_state
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         n_classes = len(self.classes_)
         if self.max_depth == 0:  # scikit-learn refuses max_depth=0; a lone leaf is our depth 0
             counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)

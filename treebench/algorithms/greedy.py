@@ -421,7 +421,8 @@ class GreedyTreeClassifier(TreeClassifierBase):
         self.mdl_delta = mdl_delta
         self.min_improvement = min_improvement
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         keep = sample_weight > 0
         if not keep.any():
             raise ValueError("sample_weight is zero for every sample; nothing to learn.")

@@ -57,7 +57,8 @@ class DL85PeerClassifier(TreeClassifierBase):
         self.time_limit = time_limit
         self.paper_search = paper_search
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         from pydl85 import Cache_Type, DL85Classifier
 
         kw = {}
@@ -98,7 +99,8 @@ class STreeDPeerClassifier(TreeClassifierBase):
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         from pystreed import STreeDClassifier
 
         Xr, yr = _replicate(X, y_index, sample_weight, "streed")
@@ -128,7 +130,8 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         self.max_depth = max_depth
         self.time_limit = time_limit
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         import pandas as pd
         from gosdt import GOSDTClassifier
 

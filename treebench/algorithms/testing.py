@@ -33,7 +33,8 @@ class SleepClassifier(_LeafBase):
     def __init__(self, seconds=1.0):
         self.seconds = seconds
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         time.sleep(self.seconds)
         return self._leaf(y_index, sample_weight), {}
 
@@ -47,7 +48,8 @@ class AllocClassifier(_LeafBase):
     def __init__(self, megabytes=100):
         self.megabytes = megabytes
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         chunks = []
         for _ in range(self.megabytes // 16):
             chunks.append(np.ones(16 * 2**20, dtype=np.uint8))
@@ -61,7 +63,8 @@ class AbortClassifier(_LeafBase):
 
     _parameter_constraints = {}
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         os.kill(os.getpid(), signal.SIGABRT)
         time.sleep(5)  # pragma: no cover - the signal ends the process first
         return self._leaf(y_index, sample_weight), {}
@@ -76,5 +79,6 @@ class RaiseClassifier(_LeafBase):
     def __init__(self, message="boom"):
         self.message = message
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         raise RuntimeError(self.message)

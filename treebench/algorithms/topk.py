@@ -125,7 +125,8 @@ class TopKClassifier(TreeClassifierBase):
         self.tie_break = tie_break
         self.random_state = random_state
 
-    def _fit_tree(self, X, y_index, sample_weight):
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
         t_start = time.perf_counter()
         n_classes = len(self.classes_)
         if self.criterion == "kearns-mansour" and n_classes > 2:

@@ -11,6 +11,11 @@ Conventions, shared by every algorithm in treebench:
 * ``label[i]`` is the class index predicted at node ``i`` (usually the argmax of ``value[i]``,
   but an algorithm may break ties its own way);
 * depth counts tests: a lone leaf has depth 0.
+
+Regression trees (``task == "regression"``) keep the same arrays; ``value[i]`` then holds the
+additive statistics ``[Σw, Σw·y, Σw·y²]`` of the training rows at node ``i`` (so the sum rule
+above still holds), the prediction is the weighted mean ``Σw·y / Σw`` (`predict_value`), the
+variance follows from the three sums, and ``label`` is unused (zeros).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class TreeArrays:
     right: np.ndarray
     value: np.ndarray
     label: np.ndarray
+    task: str = "classification"
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
@@ -38,6 +44,8 @@ class TreeArrays:
         self.right = np.ascontiguousarray(self.right, dtype=np.int64)
         self.value = np.ascontiguousarray(np.atleast_2d(self.value), dtype=np.float64)
         self.label = np.ascontiguousarray(self.label, dtype=np.int64)
+        if self.task not in ("classification", "regression"):
+            raise ValueError(f"task must be 'classification' or 'regression', got {self.task!r}")
 
     @classmethod
     def leaf(cls, value: np.ndarray, label: int | None = None) -> TreeArrays:
@@ -46,6 +54,18 @@ class TreeArrays:
         return cls(
             np.array([-1]), np.array([-2.0]), np.array([-1]), np.array([-1]), value, np.array([lab])
         )
+
+    @classmethod
+    def regression_leaf(cls, y: np.ndarray, sample_weight: np.ndarray | None = None) -> TreeArrays:
+        """A lone regression leaf predicting the weighted mean of ``y``."""
+        return cls(
+            np.array([-1]), np.array([-2.0]), np.array([-1]), np.array([-1]),
+            regression_stats(y, sample_weight).reshape(1, 3), np.array([0]), task="regression",
+        )
+
+    @property
+    def is_regression(self) -> bool:
+        return self.task == "regression"
 
     # ------------------------------------------------------------------ shape
     @property
@@ -99,6 +119,21 @@ class TreeArrays:
         """Predicted class *index* for every row."""
         return self.label[self.apply(X)]
 
+    def node_mean(self) -> np.ndarray:
+        """Regression: the weighted mean target of every node."""
+        w = self.value[:, 0]
+        return np.divide(self.value[:, 1], w, out=np.zeros_like(w), where=w > 0)
+
+    def node_variance(self) -> np.ndarray:
+        """Regression: the weighted variance of the target at every node."""
+        w = self.value[:, 0]
+        m2 = np.divide(self.value[:, 2], w, out=np.zeros_like(w), where=w > 0)
+        return np.maximum(m2 - self.node_mean() ** 2, 0.0)
+
+    def predict_value(self, X: np.ndarray) -> np.ndarray:
+        """Regression: the mean training target of the leaf each row reaches."""
+        return self.node_mean()[self.apply(X)]
+
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Class frequencies of the training rows in the leaf each row reaches."""
         v = self.value[self.apply(X)]
@@ -113,6 +148,11 @@ class TreeArrays:
             return float("nan")
         d = self.node_depths()[self.apply(X)]
         return float(np.average(d, weights=sample_weight))
+
+    def squared_error(self, X: np.ndarray, y: np.ndarray, sample_weight=None) -> float:
+        """Regression: weighted sum of squared errors of the predictions on ``(X, y)``."""
+        r2 = (self.predict_value(X) - np.asarray(y, dtype=np.float64)) ** 2
+        return float(np.sum(r2 if sample_weight is None else np.asarray(sample_weight) * r2))
 
     def training_error(self, X: np.ndarray, y_index: np.ndarray, sample_weight=None) -> float:
         """Weighted count of misclassified rows (``y_index`` are class indices)."""
@@ -130,6 +170,7 @@ class TreeArrays:
             "right": self.right.tolist(),
             "value": self.value.tolist(),
             "label": self.label.tolist(),
+            "task": self.task,
         }
 
     @classmethod
@@ -137,7 +178,10 @@ class TreeArrays:
         value = np.asarray(d["value"], dtype=np.float64)
         if value.ndim == 1:
             value = value.reshape(len(d["feature"]), -1)
-        return cls(d["feature"], d["threshold"], d["left"], d["right"], value, d["label"])
+        return cls(
+            d["feature"], d["threshold"], d["left"], d["right"], value, d["label"],
+            task=d.get("task", "classification"),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TreeArrays):
@@ -145,7 +189,7 @@ class TreeArrays:
         return all(
             np.array_equal(getattr(self, k), getattr(other, k))
             for k in ("feature", "threshold", "left", "right", "value", "label")
-        )
+        ) and self.task == other.task
 
 
 class TreeBuilder:
@@ -158,8 +202,11 @@ class TreeBuilder:
     2
     """
 
-    def __init__(self, n_classes: int):
-        self.n_classes = n_classes
+    def __init__(self, n_classes: int, task: str = "classification"):
+        """``n_classes`` columns of ``value``; a regression tree (``task="regression"``) has
+        the three columns ``[Σw, Σw·y, Σw·y²]``."""
+        self.task = task
+        self.n_classes = 3 if task == "regression" else n_classes
         self._f: list[int] = []
         self._t: list[float] = []
         self._l: list[int] = []
@@ -174,6 +221,8 @@ class TreeBuilder:
         self._l.append(-1)
         self._r.append(-1)
         self._v.append(v)
+        if self.task == "regression":
+            label = 0
         self._lab.append(int(np.argmax(v)) if label is None else int(label))
         return len(self._f) - 1
 
@@ -191,7 +240,7 @@ class TreeBuilder:
         value = np.vstack(self._v) if self._v else np.zeros((0, self.n_classes))
         return TreeArrays(
             np.array(self._f), np.array(self._t), np.array(self._l), np.array(self._r), value,
-            np.array(self._lab),
+            np.array(self._lab), task=self.task,
         )
 
 
@@ -215,8 +264,11 @@ def check_tree(
     for name in ("threshold", "left", "right", "label"):
         assert getattr(tree, name).shape == (n,), f"{name} has the wrong shape"
     assert tree.value.shape[0] == n, "value has the wrong number of rows"
-    assert np.all(tree.value >= -atol), "negative class counts"
-    assert np.all((tree.label >= 0) & (tree.label < tree.n_classes)), "label out of range"
+    if tree.is_regression:
+        assert tree.value.shape[1] == 3, "regression value holds [Σw, Σw·y, Σw·y²]"
+    else:
+        assert np.all(tree.value >= -atol), "negative class counts"
+        assert np.all((tree.label >= 0) & (tree.label < tree.n_classes)), "label out of range"
     seen = np.zeros(n, dtype=np.int64)
     seen[0] += 1
     for i in range(n):
@@ -240,6 +292,20 @@ def check_tree(
         # counts at leaves must match the data; inner nodes then follow from the sum check
         leaves = tree.apply(X)
         counts = np.zeros_like(tree.value)
-        np.add.at(counts, (leaves, np.asarray(y_index)), w)
+        if tree.is_regression:
+            yv = np.asarray(y_index, dtype=np.float64)
+            for j, col in enumerate((w, w * yv, w * yv * yv)):
+                np.add.at(counts[:, j], leaves, col)
+        else:
+            np.add.at(counts, (leaves, np.asarray(y_index)), w)
         lf = tree.is_leaf
-        assert np.allclose(counts[lf], tree.value[lf], atol=atol), "leaf counts differ from data"
+        assert np.allclose(counts[lf], tree.value[lf], atol=atol, rtol=1e-9), (
+            "leaf counts differ from data"
+        )
+
+
+def regression_stats(y: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """``[Σw, Σw·y, Σw·y²]`` of a regression node (the ``value`` row of regression trees)."""
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    return np.array([w.sum(), (w * y).sum(), (w * y * y).sum()])
