@@ -59,6 +59,7 @@ def resolve_experiment(
     memory_limit: float | None = None,
     overrides: dict[str, Any] | None = None,
     sweep: dict[str, list[Any]] | None = None,
+    profile: str | None = None,
 ) -> Experiment:
     ov = dict(overrides or {})
     if seed is not None:
@@ -67,11 +68,13 @@ def resolve_experiment(
         ov["limits.time"] = time_limit
     if memory_limit is not None:
         ov["limits.memory"] = memory_limit
-    exp = config if isinstance(config, Experiment) else load_config(config, ov)
-    if isinstance(config, Experiment) and ov:
-        from treebench.config import _set_path, validate_config
+    exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
+    if isinstance(config, Experiment) and (ov or profile is not None):
+        from treebench.config import _set_path, apply_profile, validate_config
 
         raw = exp.model_dump()
+        if profile is not None:
+            raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
             _set_path(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
@@ -138,7 +141,8 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
 
 
 def default_out(exp: Experiment) -> Path:
-    return Path("results") / exp.name
+    """``results/<name>``, or ``results/<name>-<profile>`` for a profile's run."""
+    return Path("results") / (exp.name + (f"-{exp.profile}" if exp.profile else ""))
 
 
 def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
@@ -249,8 +253,10 @@ def run_experiment(
     offline: bool | None = None,
     progress: bool = True,
     report: bool = True,
+    profile: str | None = None,
 ) -> RunSummary:
-    """Validate, plan and run an experiment; consolidate tables; write the report."""
+    """Validate, plan and run an experiment; consolidate tables; write the report.
+    ``profile`` applies a named reduction of the config first (its ``profiles:``)."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -258,7 +264,7 @@ def run_experiment(
         raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
     exp = resolve_experiment(
         config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-        overrides=overrides, sweep=sweep,
+        overrides=overrides, sweep=sweep, profile=profile,
     )
     out_dir = Path(out) if out is not None else default_out(exp)
     pl = plan(exp, out_dir, force=force, retry=retry)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
+from treebench.expectations import Expectation
 
 #: joblib backends the executor can use (`treebench.execute.executor`)
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
@@ -352,6 +353,10 @@ class Experiment(_Strict):
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
+    # reproductions (issue 10): checked claims, named partial overrides, the profile applied
+    expect: list[Expectation] = Field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    profile: str | None = None
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -423,8 +428,14 @@ DatasetSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- loading
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
-    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key."""
+def load_config(
+    path: str | Path, overrides: dict[str, Any] | None = None, profile: str | None = None
+) -> Experiment:
+    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key.
+
+    ``profile`` applies the named entry of ``profiles:`` first (see `apply_profile`); then the
+    ``overrides`` (dotted keys, from the command line) win over both. Every profile of the file
+    is validated, so a broken profile fails even when another one is run."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
@@ -440,9 +451,92 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ex
     if not isinstance(raw, dict):
         raise ConfigError(f"{p}: the top level must be a mapping with keys like name, datasets, algorithms.")
     raw.setdefault("name", p.stem)
+    if "profile" in raw:
+        raise ConfigError(f"{p}: key `profile`: set by `--profile NAME`, not in the file; "
+                          "define profiles under `profiles:`.")
+    _check_profiles(raw, str(p))
+    if profile is not None:
+        raw = apply_profile(raw, profile, str(p))
     for key, value in (overrides or {}).items():
         _set_path(raw, key, value)
     return validate_config(raw, source=str(p))
+
+
+# ----------------------------------------------------------------------------- profiles
+def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> dict[str, Any]:
+    """``raw`` with the profile ``name`` merged over it: mappings merge key by key, any other
+    value (a list, a number) replaces the config's; a dotted key (``limits.time``) sets one
+    nested value. A profile's ``expect`` replaces the config's expectations. The result records
+    ``profile: name``. Raise `ConfigError` for an unknown profile."""
+    import copy
+
+    profiles = raw.get("profiles") or {}
+    if name not in profiles:
+        from treebench.errors import did_you_mean
+
+        known = ", ".join(sorted(profiles)) or "none"
+        raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
+                          f"the config defines: {known}.")
+    out = copy.deepcopy({k: v for k, v in raw.items()})
+    try:
+        _merge(out, copy.deepcopy(profiles[name] or {}))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
+    out["profile"] = name
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> None:
+    for key, value in over.items():
+        if "." in key:
+            _set_dotted(base, key, value)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.0.c``: a number indexes a list (``algorithms.0.params.k``)."""
+    node: Any = raw
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"key `{dotted}`: `{part}` is no index of a list of "
+                                  f"{len(node)} item(s).")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"key `{dotted}`: `{parts[i - 1]}` holds a value, not a mapping.")
+
+
+def _check_profiles(raw: dict[str, Any], source: str) -> None:
+    """Each profile must be a mapping of config keys (never `name`, `profiles`, `profile`) and
+    give a valid config once applied; errors name ``profiles.<name>``."""
+    profiles = raw.get("profiles")
+    if profiles is None:
+        return
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"{source}: key `profiles`: a mapping of profile names to partial "
+                          "configs, e.g. `profiles: {ci: {limits: {time: 30}}}`.")
+    for pname, body in profiles.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{source}: key `profiles.{pname}`: a mapping of config keys to "
+                              f"override (got {type(body).__name__}).")
+        for key in body:
+            if str(key).split(".")[0] in ("name", "profiles", "profile"):
+                raise ConfigError(f"{source}: key `profiles.{pname}.{key}`: a profile cannot "
+                                  "change the experiment's name or define profiles.")
+        validate_config(apply_profile(raw, pname, source), source=f"{source}: profile `{pname}`")
 
 
 def _set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
