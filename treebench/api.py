@@ -23,8 +23,10 @@ from treebench.cells import Cell, Skipped, expand_all
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 
-FAIL_STATUSES = ("error", "crashed", "oom")
-RETRYABLE = ("error", "crashed", "timeout", "oom")
+# the same as `schema.ERROR_STATUSES` and `schema.FAILED_STATUSES` (a test checks it), written
+# out so that importing this module (and a rerun with nothing to do) does not load pandas
+FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
+RETRYABLE = ("timeout", "oom", "error", "crashed")
 
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ def resolve_experiment(
     overrides: dict[str, Any] | None = None,
     sweep: dict[str, list[Any]] | None = None,
     applied: dict[str, dict[str, str]] | None = None,
+    profile: str | None = None,
 ) -> Experiment:
     """The validated experiment of ``config`` with command-line overrides and sweep axes.
     ``applied`` (when given) receives, per sweep flag, the parameter it set per algorithm."""
@@ -87,11 +90,13 @@ def resolve_experiment(
         ov["limits.time"] = time_limit
     if memory_limit is not None:
         ov["limits.memory"] = memory_limit
-    exp = config if isinstance(config, Experiment) else load_config(config, ov)
-    if isinstance(config, Experiment) and ov:
-        from treebench.config import _set_path, validate_config
+    exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
+    if isinstance(config, Experiment) and (ov or profile is not None):
+        from treebench.config import _set_path, apply_profile, validate_config
 
         raw = exp.model_dump()
+        if profile is not None:
+            raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
             _set_path(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
@@ -175,7 +180,8 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
 
 
 def default_out(exp: Experiment) -> Path:
-    return Path("results") / exp.name
+    """``results/<name>``, or ``results/<name>-<profile>`` for a profile's run."""
+    return Path("results") / (exp.name + (f"-{exp.profile}" if exp.profile else ""))
 
 
 def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
@@ -364,6 +370,7 @@ def run_experiment(
     offline: bool | None = None,
     progress: bool = True,
     report: bool = True,
+    profile: str | None = None,
 ) -> RunSummary:
     """Validate, plan and run an experiment; consolidate tables; write the report.
 
@@ -374,7 +381,9 @@ def run_experiment(
 
     A rerun with nothing to do answers from the plan cache (the cell ids that this exact config
     text, overrides and sweep expanded to last time) without validating again or importing any
-    learner, so it takes a fraction of a second."""
+    learner, so it takes a fraction of a second.
+
+    ``profile`` applies a named reduction of the config first (its ``profiles:``)."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -382,16 +391,17 @@ def run_experiment(
         raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
     if n_jobs is not None:
         check_n_jobs(n_jobs)
-    key = _plan_key(config, seed=seed, overrides=overrides, sweep=sweep)
+    key = _plan_key(config, seed=seed, overrides=overrides, sweep=sweep) if profile is None else None
     if key is not None and not force:
         fast = _nothing_to_do(key, config, out, retry=retry, fail_on=fail_on, report=report)
         if fast is not None:
             return fast
     from treebench.execute.executor import effective_n_jobs
+
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(
         config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-        overrides=overrides, sweep=sweep, applied=applied,
+        overrides=overrides, sweep=sweep, applied=applied, profile=profile,
     )
     out_dir = Path(out) if out is not None else default_out(exp)
     if force and not overwrite:
@@ -406,10 +416,10 @@ def run_experiment(
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
-    if backend not in ("fork", "loky", "threading", "sequential", "dask", "ray"):
-        raise UserError(
-            f"--backend must be fork, loky, threading, sequential, dask or ray (got {backend!r})."
-        )
+    from treebench.config import BACKENDS
+
+    if backend not in BACKENDS:
+        raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
     check_writable(out_dir)
     data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))

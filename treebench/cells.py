@@ -25,7 +25,7 @@ from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - r
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
+    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
 
     id: str
     dataset: str  # display name
@@ -42,6 +42,7 @@ class Cell:
     limits: dict[str, Any]  # execution settings: not part of the id
     random_state: int
     experiment_seed: int = 0
+    costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
 
 
 def canonical_json(obj: Any) -> str:
@@ -63,6 +64,7 @@ def cell_spec(c: Cell) -> dict[str, Any]:
         "binarizer": {"method": c.binarizer, "params": c.binarizer_params},
         "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
         "random_state": c.random_state,
+        **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
     }
 
 
@@ -197,6 +199,7 @@ def expand_all(exp: Experiment) -> Expansion:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
+                                costs=(ds.costs or exp.costs).cell_spec(exp.seed),
                             )
                             cid = cell_id(c)
                             if cid in seen:

@@ -111,7 +111,7 @@ def test_binary_learner_on_raw_features_is_a_config_error(write_config):
     from treebench.config import load_config
 
     bad = write_config(tiny_config(algorithms=[{"name": "topk", "params": {"k": 1, "max_depth": 2}}]))
-    with pytest.raises(ConfigError, match=r"algorithms\[0\].*needs 0/1 features"):
+    with pytest.raises(ConfigError, match=r"algorithms\[0\].*takes 0/1 features"):
         load_config(bad)
 
 

@@ -18,7 +18,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
-from treebench.tree.adapters import fill_values, from_sklearn_tree
+from treebench.tree.adapters import from_sklearn_tree
+from treebench.tree.labels import recount
 
 
 def warmup() -> None:
@@ -26,9 +27,13 @@ def warmup() -> None:
     to load or compile."""
 
 
-@ALGORITHMS.register("cart", tags=("greedy", "baseline"))
+@ALGORITHMS.register(
+    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass")
+)
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
+
+    compact_input = True  # scikit-learn converts to float32 itself; no float64 copy first
 
     _parameter_constraints = {
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
@@ -64,5 +69,5 @@ class CARTClassifier(TreeClassifierBase):
         )
         est.fit(X, y_index, sample_weight=sample_weight)
         tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_)
-        fill_values(tree, X, y_index, sample_weight)
+        recount(tree, X, y_index, sample_weight)  # exact counts, the one tie rule
         return tree, {"operations": int(est.tree_.node_count)}
