@@ -537,3 +537,10 @@ def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
     # a cell removed by hand is noticed: the slow path runs it again
     next((out / "cells").glob("*.json")).unlink()
     assert _run(path, out).n_ran == 1
+
+
+def test_api_status_lists_agree_with_the_schema():
+    from treebench.results import schema
+
+    assert set(api.FAIL_STATUSES) == set(schema.ERROR_STATUSES)
+    assert set(api.RETRYABLE) == set(schema.FAILED_STATUSES)
