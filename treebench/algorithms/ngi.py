@@ -372,7 +372,7 @@ def _fixed(name: str, cls_name: str, doc: str):
 
 
 _FIXED_DOCS = {
-    "ec4.5": ("EC4.5", "EC4.5 (Zhang & Gionis 2023): NGI greedy rule with entropy impurity reduction."),
+    "ec4.5": ("EC45", "EC4.5 (Zhang & Gionis 2023): NGI greedy rule with entropy impurity reduction."),
     "ecart": ("ECART", "ECART (Zhang & Gionis 2023): NGI greedy rule with Gini impurity reduction."),
     "asr": ("ASR", "ASR greedy rule of Navidi et al. (2020): NGI's B + E without impurity (λ = 0)."),
     "ip": ("IP", "IP baseline of Zhang & Gionis (2023): greedy reduction of weighted impure pairs."),
