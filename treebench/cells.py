@@ -87,6 +87,7 @@ class Cell:
     limits: dict[str, Any]
     random_state: int
     experiment_seed: int = 0
+    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
 
     def spec(self) -> dict[str, Any]:
         return cell_spec(self)
@@ -103,7 +104,7 @@ def derive_seed(*parts: Any) -> int:
 
 
 def cell_spec(c: Cell) -> dict[str, Any]:
-    return {
+    out = {
         "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
         "split": c.split,
         "fold": c.fold,
@@ -113,6 +114,9 @@ def cell_spec(c: Cell) -> dict[str, Any]:
         "limits": c.limits,
         "random_state": c.random_state,
     }
+    if c.tune:  # only tuned cells record a plan, so other cells keep their ids
+        out["tune"] = c.tune
+    return out
 
 
 def expand(exp: Experiment) -> list[Cell]:
@@ -150,6 +154,7 @@ def expand(exp: Experiment) -> list[Cell]:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
+                                tune=[t.model_dump() for t in a.tune] if a.tune else None,
                             )
                             cid = hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
                             if cid in seen:

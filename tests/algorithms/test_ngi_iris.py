@@ -60,3 +60,45 @@ def test_paper_d_term_differs_below_the_root_on_iris():
     assert paper.tree_.feature[0] == authors.tree_.feature[0]
     assert paper.expected_cost_ == pytest.approx(3.009524, abs=1e-6)
     assert authors.expected_cost_ == pytest.approx(3.228571, abs=1e-6)
+
+
+def test_ngi_iris_config_reproduces_the_fixture_through_the_runner(tmp_path):
+    """configs/ngi-iris.yaml: treebench's own split, k-means binarizer and tuning hook."""
+    import json
+    from pathlib import Path
+
+    from treebench import api
+    from treebench.results.store import read_table
+
+    root = Path(__file__).resolve().parents[2]
+    s = api.run_experiment(root / "configs" / "ngi-iris.yaml", out=tmp_path / "o",
+                           progress=False, report=False)
+    assert s.exit_code == 0 and s.counts == {"ok": 1}
+    row = read_table(tmp_path / "o" / "results.parquet").iloc[0]
+    assert row["test_roc_auc"] == pytest.approx(0.945, abs=1e-9)
+    assert row["expected_tests_train"] == pytest.approx(3.228571, abs=1e-6)
+    assert (row["param_lam"], row["param_ccp_alpha"]) == (1, 1e-5)
+    cell = json.loads(next((tmp_path / "o" / "cells").glob("*.json")).read_text())
+    lam_step, alpha_step = cell["solve_info"]["tune_trace"]
+    np.testing.assert_allclose(lam_step["scores"], [0.95, 1.0, 1.0, 0.85], atol=1e-9)
+    np.testing.assert_allclose(alpha_step["scores"], [1, 1, 1, 1, 0.5, 0.5], atol=1e-9)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"split": {"kind": "holdout"}}, "train-val-test"),
+    ({"tune": [{"param": "gamma", "grid": [1]}]}, "no parameter `gamma`"),
+    ({"tune": [{"param": "lam", "grid": [1]}], "params": {"lam": 2}}, "cannot also be set"),
+    ({"tune": [{"param": "theta", "grid": [0.1, 2.0]}]}, "theta"),
+    ({"tune": [{"param": "lam", "grid": [1], "rule": "best"}]}, "rule"),
+])
+def test_bad_tune_configs_are_refused_in_one_sentence(change, match):
+    from treebench.config import validate_config
+    from treebench.errors import ConfigError
+
+    algo = {"name": "ecart", "params": change.get("params", {}),
+            "tune": change.get("tune", [{"param": "lam", "grid": [1, 0.1]}])}
+    raw = {"name": "t", "datasets": ["iris"], "binarization": "kmeans", "algorithms": [algo],
+           "split": change.get("split", {"kind": "train-val-test"})}
+    with pytest.raises(ConfigError, match=match) as err:
+        validate_config(raw, source="t.yaml")
+    assert "\n" not in str(err.value)

@@ -35,6 +35,8 @@ class Prepared:
     columns: list[dict[str, Any]]
     n_features: int
     binarize_seconds: float
+    X_val: np.ndarray | None = None  # validation rows (train-val-test), training-fitted binarizer
+    y_val: np.ndarray | None = None
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -84,6 +86,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         binz.fit(Xtr_df, y[split.train])
     X_train = np.asarray(binz.transform(Xtr_df))
     X_test = np.asarray(binz.transform(ds.X.iloc[split.test]))
+    X_val = None if split.valid is None else np.asarray(binz.transform(ds.X.iloc[split.valid]))
     seconds = time.perf_counter() - t0
     prep = Prepared(
         X_train=X_train,
@@ -93,6 +96,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         columns=[c.to_dict() for c in getattr(binz, "columns_", [])],
         n_features=ds.n_features,
         binarize_seconds=seconds,
+        X_val=X_val,
+        y_val=None if split.valid is None else y[split.valid],
     )
     _PREPARED[key] = prep
     while len(_PREPARED) > PREPARED_CACHE_SIZE:
@@ -134,7 +139,11 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     """Fit the cell's estimator and compute every metric. Returns the result payload."""
     est = make_estimator(cell)
     t0 = time.perf_counter()
-    est.fit(prep.X_train, prep.y_train)
+    trace = None
+    if cell.tune:
+        est, trace = _tuned(est, cell, prep)
+    else:
+        est.fit(prep.X_train, prep.y_train)
     fit_seconds = time.perf_counter() - t0
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
@@ -162,14 +171,30 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     for k in ("optimal", "objective", "bound", "gap", "operations", "timed_out"):
         if k in info and info[k] is not None:
             row[k] = info[k]
+    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
+        from treebench.tune import chosen_params
+
+        for k, v in chosen_params(trace).items():
+            row[f"param_{k}"] = v
+        info["tune_trace"] = trace
     extra_info = {k: v for k, v in info.items() if k not in row}
     return {
         "row": row,
         "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
         "classes": [_jsonable(c) for c in est.classes_],
         "columns": prep.columns,
-        "solve_info": {k: _jsonable(v) for k, v in extra_info.items()},
+        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
     }
+
+
+def _tuned(est, cell: Cell, prep: Prepared):
+    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`); fit time
+    covers every candidate fit."""
+    from treebench.tune import tune
+
+    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
+        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
+    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune)
 
 
 def _scores(est, X: np.ndarray, y: np.ndarray, prefix: str) -> dict[str, Any]:
@@ -198,3 +223,13 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float | int | str | bool) or v is None:
         return v
     return str(v)
+
+
+def _jsonable_deep(v: Any) -> Any:
+    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable_deep(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable_deep(x) for x in v]
+    return _jsonable(v)
+
