@@ -330,3 +330,16 @@ def test_non_binary_features_are_refused():
     X, y = toy_rows()
     with pytest.raises(ValueError, match="0/1"):
         NGIClassifier().fit(X + 0.5, y)
+
+
+@pytest.mark.parametrize("m", [0, 1, 7, 8, 63, 64, 65, 130])
+def test_unique_rows_equals_numpy_unique(m):
+    from treebench.algorithms.ngi import unique_rows
+
+    rng = np.random.default_rng(m)
+    X = (rng.random((300, m)) < 0.3).astype(np.uint8)
+    X[100:200] = X[:100]  # duplicates
+    u, inv = unique_rows(X)
+    ref_u, ref_inv = np.unique(X, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(u, ref_u)
+    np.testing.assert_array_equal(inv, ref_inv.reshape(-1))

@@ -86,8 +86,7 @@ def coalesce(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, n_cl
     """
     keep = sample_weight > 0
     Xb = np.ascontiguousarray(X[keep], dtype=np.uint8)
-    uniq, inv = np.unique(Xb, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    uniq, inv = unique_rows(Xb)
     mass = np.zeros((uniq.shape[0], n_classes))
     np.add.at(mass, (inv, y_index[keep]), sample_weight[keep])
     yc = np.argmax(mass, axis=1).astype(np.int64)  # first maximum: smallest label
@@ -96,6 +95,27 @@ def coalesce(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, n_cl
     inverse = -np.ones(X.shape[0], dtype=np.int64)
     inverse[keep] = inv
     return np.ascontiguousarray(uniq, dtype=np.uint8), yc, wc, inverse
+
+
+def unique_rows(Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(Xb, axis=0, return_inverse=True)`` for a 0/1 uint8 matrix, fast: rows are
+    packed into big-endian 64-bit words (so word order is the rows' lexicographic order) and
+    sorted with one `np.lexsort` over the words."""
+    n = Xb.shape[0]
+    if n == 0:
+        return Xb[:0], np.zeros(0, dtype=np.int64)
+    packed = np.packbits(Xb, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad or packed.shape[1] == 0:
+        packed = np.hstack([packed, np.zeros((n, pad or 8), dtype=np.uint8)])
+    words = np.ascontiguousarray(packed).view(">u8").astype(np.uint64)
+    order = np.lexsort(words.T[::-1])  # the first word is the primary key
+    sw = words[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(sw[1:] != sw[:-1], axis=1)
+    inv = np.empty(n, dtype=np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return Xb[order[new]], inv
 
 
 def _impurity_rows(value: np.ndarray, objcount: np.ndarray, kind: str) -> np.ndarray:
