@@ -71,3 +71,23 @@ def test_bad_plans_are_refused_in_one_sentence(steps, match):
     with pytest.raises(ValueError, match=match) as err:
         check_steps(steps, known_params=["a", "b"])
     assert "\n" not in str(err.value)
+
+
+def test_validation_rows_and_costs_come_from_the_fit_context():
+    from treebench.algorithms.context import FitContext
+    from treebench.algorithms.ngi import NGIClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (120, 6)).astype(float)
+    y = (X[:, 0] != X[:, 1]).astype(int)
+    Xd = np.hstack([X, X])
+    costs = np.r_[np.full(6, 9.0), np.ones(6)]
+    ctx = FitContext(X_val=Xd[80:], y_val=y[80:], feature_costs=costs)
+    est, trace = tune(NGIClassifier(), Xd[:80], y[:80], steps=[{"param": "lam", "grid": [1, 0.1]}],
+                      context=ctx)
+    assert set(est.tree_.feature[est.tree_.feature >= 0]) <= set(range(6, 12))  # cheap copies
+    ref, _ = tune(NGIClassifier(), Xd[:80], y[:80], Xd[80:], y[80:],
+                  [{"param": "lam", "grid": [1, 0.1]}], fit_kwargs={"context": ctx})
+    assert ref.tree_ == est.tree_
+    with pytest.raises(ValueError, match="validation rows"):
+        tune(NGIClassifier(), Xd, y, steps=[{"param": "lam", "grid": [1]}])

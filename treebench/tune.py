@@ -105,9 +105,21 @@ def _better(a: float, b: float) -> bool:
     return np.isnan(b) or a > b
 
 
-def tune(estimator, X, y, X_val, y_val, steps, *, fit_kwargs: dict[str, Any] | None = None):
-    """Run the plan ``steps`` (dicts or `TuneStep`); returns ``(fitted estimator, trace)``."""
+def tune(estimator, X, y, X_val=None, y_val=None, steps=(), *, context=None,
+         fit_kwargs: dict[str, Any] | None = None):
+    """Run the plan ``steps`` (dicts or `TuneStep`); returns ``(fitted estimator, trace)``.
+
+    The validation rows are ``X_val``/``y_val`` or, when those are None, ``context.X_val`` /
+    ``context.y_val`` of a `FitContext`; the context (test costs, feature groups) is passed to
+    every candidate's ``fit`` when the estimator takes one.
+    """
     fit_kwargs = dict(fit_kwargs or {})
+    if X_val is None and context is not None:
+        X_val, y_val = context.X_val, context.y_val
+    if X_val is None or y_val is None or len(y_val) == 0:
+        raise ValueError("tuning needs validation rows; use `split: {kind: train-val-test}`.")
+    if context is not None and _takes_context(estimator):
+        fit_kwargs.setdefault("context", context)
     plan = [s if isinstance(s, TuneStep) else TuneStep.from_dict(s) for s in steps]
     base = clone(estimator)
     fitted = None
@@ -157,6 +169,15 @@ def tune(estimator, X, y, X_val, y_val, steps, *, fit_kwargs: dict[str, Any] | N
 def chosen_params(trace: list[dict[str, Any]]) -> dict[str, Any]:
     """``{param: chosen value}`` of a trace."""
     return {t["param"]: t["chosen"] for t in trace}
+
+
+def _takes_context(est) -> bool:
+    import inspect
+
+    try:
+        return "context" in inspect.signature(est.fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
 
 
 def _plain(v: Any) -> Any:

@@ -224,7 +224,8 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
     """Grow the tree of one method on the coalesced objects.
 
     Returns ``(n_nodes, feature, left, right, parent, value, objcount, n_scored)`` where ``value``
-    holds weighted class masses and ``objcount`` class object counts per node (pre-order ids);
+    holds weighted class masses and ``objcount`` class object counts per node (children get
+    larger ids than their parent; `ngi` renumbers in pre-order);
     ``n_nodes == -1`` means ``capacity`` was too small (call again with more).
     """
     n, m = X.shape

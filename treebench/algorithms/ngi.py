@@ -235,7 +235,8 @@ class NGIClassifier(TreeClassifierBase):
         Unused (the methods are deterministic); kept so the runner can pass seeds uniformly.
 
     After ``fit``: ``tree_``, ``classes_``, ``test_costs_`` (the costs used),
-    ``n_objects_`` (coalesced objects), ``expected_cost_`` (expected cost on the coalesced
+    ``n_objects_`` (coalesced objects), ``node_proba_`` (class distribution predicted at
+    every node), ``expected_cost_`` (expected cost on the coalesced
     training objects, §3) and ``solve_info_`` (``operations``: test scores computed,
     ``expected_cost``, ``n_objects``, ``n_nodes_grown``, ``n_pruned``, ``compile_seconds``).
     """
@@ -312,7 +313,7 @@ class NGIClassifier(TreeClassifierBase):
         tree, _ = _assemble(feature, left, right, value, objcount, keep)
         self.test_costs_ = cost
         self.n_objects_ = int(Xc.shape[0])
-        self._proba = proba_table(tree)
+        self.node_proba_ = proba_table(tree)
         leaves = tree.apply(Xc)
         self.expected_cost_ = float(np.dot(wc, path_costs(tree, cost)[leaves]))
         info = {
@@ -329,7 +330,7 @@ class NGIClassifier(TreeClassifierBase):
         """Weighted class distribution of the coalesced training objects in the leaf each row
         reaches (an empty leaf: its nearest non-empty ancestor's)."""
         X = self._check_X(X)
-        return self._proba[self.tree_.apply(X)]
+        return self.node_proba_[self.tree_.apply(X)]
 
     def expected_cost(self, X, sample_weight=None) -> float:
         """Mean (weighted) sum of test costs on the paths of the rows of ``X`` (§3)."""
