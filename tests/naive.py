@@ -518,7 +518,8 @@ def naive_ngi_tree(X, y, w, n_classes, method, *, lam=1.0, theta=0.005, min_obje
             if j in used:
                 continue
             t = naive_ngi_terms(S, root, X, y, w, j, theta, d_term)
-            if not t["splits"] and method != "bal":
+            all_tests = method == "bal" or (d_term == "authors" and method in ("ec4.5", "ecart"))
+            if not t["splits"] and not all_tests:
                 continue
             scored.append((j, naive_ngi_score(method, t, costs[j], lam)))
         if not scored:

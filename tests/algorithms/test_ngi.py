@@ -343,3 +343,26 @@ def test_unique_rows_equals_numpy_unique(m):
     ref_u, ref_inv = np.unique(X, axis=0, return_inverse=True)
     np.testing.assert_array_equal(u, ref_u)
     np.testing.assert_array_equal(inv, ref_inv.reshape(-1))
+
+
+def test_authors_d_term_rewards_a_cheap_test_that_does_not_split():
+    """Issue 14: with absolute masses in D, a cheap non-splitting test wins below the root."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 2, (200, 5)).astype(float)
+    y = ((X[:, 0] + X[:, 1] + X[:, 2]) % 2).astype(int)
+    X[:, 3] = X[:, 0]  # two cheap copies of column 0: the root splits on column 3, and
+    X[:, 4] = X[:, 0]  # below it column 4 is constant, cheap, and scores highest
+    costs = np.array([1.0, 1.0, 1.0, 0.01, 0.01])
+    kw = dict(method="ecart", lam=10.0, test_costs=costs)
+    authors = NGIClassifier(d_term="authors", **kw).fit(X, y)
+    paper = NGIClassifier(d_term="paper", **kw).fit(X, y)
+    t = authors.tree_
+    # some node tests a column that sends all of its rows one way (an empty child)
+    empty = [i for i in range(t.n_nodes) if t.feature[i] >= 0
+             and min(t.value[t.left[i]].sum(), t.value[t.right[i]].sum()) == 0]
+    assert empty
+    assert authors.expected_cost_ > paper.expected_cost_
+    pt = paper.tree_
+    assert all(min(pt.value[pt.left[i]].sum(), pt.value[pt.right[i]].sum()) > 0
+               for i in range(pt.n_nodes) if pt.feature[i] >= 0)
+    check_tree(t)

@@ -174,8 +174,11 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
 
 
 @njit(cache=True)
-def method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail):
-    """The score each method maximises, and which tests are candidates."""
+def method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail, d_paper):
+    """The score each method maximises, and which tests are candidates: the tests that split
+    the node, or every unused test for the authors' BAL and for EC4.5/ECART with the authors'
+    ``D`` (there a test that does not split scores ``λ·p(S)·h(S)·(1 − p(S))/c(d)``, which a
+    cheap test can make the best; with the paper's ``D`` it scores 0 and never wins)."""
     m = B.shape[0]
     s = np.zeros(m)
     cand = split.copy()
@@ -198,7 +201,7 @@ def method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail
             s[j] = Ge[j] / cost[j]
         else:  # M_CCART
             s[j] = Gg[j] / cost[j]
-        if method == M_BAL:  # the authors' BAL also takes tests that do not split
+        if method == M_BAL or (not d_paper and (method == M_EC45 or method == M_ECART)):
             cand[j] = avail[j]
     return s, cand
 
@@ -276,7 +279,8 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
         split, B, E, De, Dg, IP, BAL, Ge, Gg = node_scores(
             X, idx, a, b, y, w, theta, avail, n_classes, d_paper
         )
-        s, cand = method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail)
+        s, cand = method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail,
+                                d_paper)
         for j in range(m):
             if avail[j]:
                 n_scored += 1

@@ -27,7 +27,11 @@ facts of issue 14 checked against the authors' code.
   ``|p(S_1) − p(S_0)|``, like the authors' code also over tests that do not split the node, which
   then cost a test and change nothing), ``bal-fixed`` (only splitting tests), ``c4.5`` /
   ``cart`` (information / Gini gain, costs ignored) and ``cc4.5`` / ``ccart`` (gain / cost). All
-  share the objects, stopping rules and ties; except ``bal`` only splitting tests are candidates.
+  share the objects, stopping rules and ties. Candidates are the tests that split the node,
+  except for ``bal`` and for ``ec4.5``/``ecart`` with ``d_term="authors"``, which (like the
+  authors' code) score every unused test: there a non-splitting test gets
+  ``λ·p(S)·h(S)·(1 − p(S))/c(d) > 0`` below the root and, when cheap enough, is chosen; with
+  unit costs a splitting test always scores higher, so unit-cost trees do not change.
 * **Leaves** store the weighted class distribution of their objects (``tree_.value``, so
   ``predict_proba`` is that distribution); the empty branch of a non-splitting test predicts with
   the nearest non-empty ancestor's distribution.
