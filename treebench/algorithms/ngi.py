@@ -49,7 +49,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from treebench.algorithms import _ngi_kernels as K
 from treebench.algorithms.base import TreeClassifierBase
