@@ -88,26 +88,35 @@ def coalesce(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, n_cl
     row, its object (-1 for dropped rows).
     """
     keep = sample_weight > 0
-    Xb = np.ascontiguousarray(X[keep], dtype=np.uint8)
-    uniq, inv = unique_rows(Xb)
-    mass = np.zeros((uniq.shape[0], n_classes))
-    np.add.at(mass, (inv, y_index[keep]), sample_weight[keep])
+    rows = None if keep.all() else np.flatnonzero(keep)  # no copy of X in the common case
+    Xk = X if rows is None else X[rows]
+    rep, inv = unique_rows(Xk)
+    n_obj = rep.shape[0]
+    yk = y_index if rows is None else y_index[rows]
+    wk = sample_weight if rows is None else sample_weight[rows]
+    mass = np.bincount(inv * n_classes + yk, weights=wk, minlength=n_obj * n_classes)
+    mass = mass.reshape(n_obj, n_classes)
     yc = np.argmax(mass, axis=1).astype(np.int64)  # first maximum: smallest label
     wc = mass.sum(axis=1)
     wc = wc / wc.sum()
     inverse = -np.ones(X.shape[0], dtype=np.int64)
-    inverse[keep] = inv
-    return np.ascontiguousarray(uniq, dtype=np.uint8), yc, wc, inverse
+    if rows is None:
+        inverse[:] = inv
+    else:
+        inverse[rows] = inv
+    Xc = np.ascontiguousarray(Xk[rep] != 0, dtype=np.uint8)
+    return Xc, yc, wc, inverse
 
 
-def unique_rows(Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(Xb, axis=0, return_inverse=True)`` for a 0/1 uint8 matrix, fast: rows are
-    packed into big-endian 64-bit words (so word order is the rows' lexicographic order) and
-    sorted with one `np.lexsort` over the words."""
-    n = Xb.shape[0]
+def unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a 0/1 matrix in lexicographic order, as ``(representative row index of
+    each distinct row, distinct-row index of every row)``; equal to ``np.unique(X, axis=0,
+    return_inverse=True)`` up to representation, but fast: rows are packed into big-endian
+    64-bit words (word order = lexicographic order) and sorted by one `np.lexsort`."""
+    n = X.shape[0]
     if n == 0:
-        return Xb[:0], np.zeros(0, dtype=np.int64)
-    packed = np.packbits(Xb, axis=1)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    packed = np.packbits(X != 0, axis=1)
     pad = (-packed.shape[1]) % 8
     if pad or packed.shape[1] == 0:
         packed = np.hstack([packed, np.zeros((n, pad or 8), dtype=np.uint8)])
@@ -118,7 +127,7 @@ def unique_rows(Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new[1:] = np.any(sw[1:] != sw[:-1], axis=1)
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.cumsum(new) - 1
-    return Xb[order[new]], inv
+    return order[new], inv
 
 
 def _impurity_rows(value: np.ndarray, objcount: np.ndarray, kind: str) -> np.ndarray:
