@@ -347,7 +347,12 @@ def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: A
                 f"{source}: key `{key}.param`: `{step.param}` is tuned, so it cannot also be "
                 f"set in `algorithms[{i}].params`; remove one of the two."
             )
-        _check_params(source, f"{key}.grid", entry, {**a.params, step.param: list(step.grid)})
+        try:
+            _check_params(source, f"algorithms[{i}]", entry,
+                          {**a.params, step.param: list(step.grid)})
+        except ConfigError as exc:  # name the grid, not the params, as the culprit
+            raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
+                                               1)) from None
     for j, ds in enumerate(exp.datasets):
         kind = (ds.split or exp.split).kind
         if kind != "train-val-test":

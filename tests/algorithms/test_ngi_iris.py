@@ -88,7 +88,7 @@ def test_ngi_iris_config_reproduces_the_fixture_through_the_runner(tmp_path):
     ({"split": {"kind": "holdout"}}, "train-val-test"),
     ({"tune": [{"param": "gamma", "grid": [1]}]}, "no parameter `gamma`"),
     ({"tune": [{"param": "lam", "grid": [1]}], "params": {"lam": 2}}, "cannot also be set"),
-    ({"tune": [{"param": "theta", "grid": [0.1, 2.0]}]}, "theta"),
+    ({"tune": [{"param": "theta", "grid": [0.1, 2.0]}]}, r"tune\[0\]\.grid`: .*theta"),
     ({"tune": [{"param": "lam", "grid": [1], "rule": "best"}]}, "rule"),
 ])
 def test_bad_tune_configs_are_refused_in_one_sentence(change, match):
