@@ -581,3 +581,18 @@ def naive_ngi_path_cost(tree_arrays, x, costs):
         total += costs[f]
         i = tree_arrays.left[i] if x[f] <= tree_arrays.threshold[i] else tree_arrays.right[i]
     return total
+
+
+# --- shared layers (numba intrinsics) ---
+# Python twins of numba intrinsics (one machine instruction when compiled, no pure-Python path):
+# the NUMBA_DISABLE_JIT pass (`make test-nojit`) puts them in place of the intrinsics.
+def popcount(x) -> int:
+    """Number of set bits of a uint64 (a Python int: mixed with int64 indices, numpy's uint64
+    would turn them into floats)."""
+    return bin(int(x)).count("1")
+
+
+def ctz(x) -> int:
+    """Trailing zeros of a non-zero uint64."""
+    x = int(x)
+    return (x & -x).bit_length() - 1
