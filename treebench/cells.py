@@ -43,6 +43,7 @@ class Cell:
     random_state: int
     experiment_seed: int = 0
     costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
+    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
 
 
 def canonical_json(obj: Any) -> str:
@@ -56,7 +57,7 @@ def derive_seed(*parts: Any) -> int:
 
 
 def cell_spec(c: Cell) -> dict[str, Any]:
-    return {
+    out = {
         "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
         "split": c.split,
         "fold": c.fold,
@@ -66,6 +67,9 @@ def cell_spec(c: Cell) -> dict[str, Any]:
         "random_state": c.random_state,
         **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
     }
+    if c.tune:  # only tuned cells record a plan, so other cells keep their ids
+        out["tune"] = c.tune
+    return out
 
 
 def cell_id(c: Cell) -> str:
@@ -200,6 +204,7 @@ def expand_all(exp: Experiment) -> Expansion:
                                 random_state=rs,
                                 experiment_seed=exp.seed,
                                 costs=(ds.costs or exp.costs).cell_spec(exp.seed),
+                                tune=[t.model_dump() for t in a.tune] if a.tune else None,
                             )
                             cid = cell_id(c)
                             if cid in seen:

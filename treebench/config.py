@@ -318,6 +318,17 @@ class BinarizationSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class TuneStepSpec(_Strict):
+    """One step of in-cell tuning (`treebench.tune`): choose ``param`` from ``grid`` by
+    ``metric`` on the validation rows of a ``train-val-test`` split with ``rule``."""
+
+    param: str
+    grid: list[Any] = Field(min_length=1)
+    metric: Literal["val_auc", "val_accuracy"] = "val_auc"
+    rule: Literal["scan_down_tol", "argmax"] = "argmax"
+    tol: float = Field(0.0, ge=0)
+
+
 class AlgorithmSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -329,6 +340,14 @@ class AlgorithmSpec(_Strict):
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
+
+    #: in-cell tuning: one step or a list of steps run in order (`treebench.tune`)
+    tune: list[TuneStepSpec] | None = None
+
+    @field_validator("tune", mode="before")
+    @classmethod
+    def _tune_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, dict) else v
 
 
 class LimitsSpec(_Strict):
@@ -638,6 +657,8 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+        if a.tune:
+            _check_tune(exp, source, i, a, ALGORITHMS.get(a.name))
     _check_input_kinds(exp, source)
 
 
@@ -697,3 +718,36 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:
+    """A tuned parameter exists, is not also a params axis, takes every grid value, and every
+    dataset has validation rows (a ``train-val-test`` split)."""
+    known = list(entry.parameters())
+    for k, step in enumerate(a.tune or []):
+        key = f"algorithms[{i}].tune[{k}]"
+        if step.param not in known:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: {entry.kind} `{entry.name}` has no parameter "
+                f"`{step.param}`; its parameters are: {', '.join(known)}."
+            )
+        if step.param in a.params:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: `{step.param}` is tuned, so it cannot also be "
+                f"set in `algorithms[{i}].params`; remove one of the two."
+            )
+        try:
+            _check_params(source, f"algorithms[{i}]", entry,
+                          {**a.params, step.param: list(step.grid)})
+        except ConfigError as exc:  # name the grid, not the params, as the culprit
+            raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
+                                               1)) from None
+    for j, ds in enumerate(exp.datasets):
+        kind = (ds.split or exp.split).kind
+        if kind != "train-val-test":
+            raise ConfigError(
+                f"{source}: key `algorithms[{i}].tune`: tuning selects on validation rows, but "
+                f"dataset `{ds.display_name}` uses the split `{kind}`; use "
+                "`split: {kind: train-val-test}`."
+            )
+

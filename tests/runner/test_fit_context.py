@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.cells import expand
 from treebench.config import validate_config
 from treebench.errors import ConfigError
@@ -136,3 +136,35 @@ def test_worker_charges_given_costs_per_feature(monkeypatch):
     assert row["expected_cost_test"] == pytest.approx(expected_path_cost(tree, prep.X_test, costs))
     assert costs[tree.feature[0]] == 10.0  # CART's root tests a petal feature on iris
     assert row["expected_cost_train"] > row["expected_tests_train"]
+
+
+class _MeanRegressor(TreeRegressorBase):
+    """A lone regression leaf (the weighted mean)."""
+
+    _parameter_constraints: dict = {}
+
+    def _fit_tree(self, X, y, ctx):
+        return TreeArrays.regression_leaf(y, ctx.sample_weight), {}
+
+
+def test_worker_scores_regressors_with_r2_and_mse(monkeypatch):
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    monkeypatch.setattr(worker, "make_estimator", lambda cell: _MeanRegressor())
+    import dataclasses
+
+    cell = expand(validate_config(_cfg()))[0]
+    prep = worker.prepare(cell)
+    rng = np.random.default_rng(0)
+    # a real-valued target on the same rows (iris's labels are class names)
+    prep = dataclasses.replace(prep, **{k: rng.normal(size=len(getattr(prep, k)))
+                                         for k in ("y_train", "y_val", "y_test")})
+    out = worker.fit_and_score(cell, prep)
+    row = out["row"]
+    y_tr, y_te = prep.y_train, prep.y_test
+    pred = np.full(len(y_te), y_tr.mean())
+    assert row["test_mse"] == pytest.approx(mean_squared_error(y_te, pred))
+    assert row["test_r2"] == pytest.approx(r2_score(y_te, pred))
+    assert "val_r2" in row and "test_accuracy" not in row
+    assert row["n_classes"] is None and out["classes"] == []
+    assert row["n_leaves"] == 1 and row["expected_tests_test"] == 0.0

@@ -191,7 +191,11 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     t0 = time.perf_counter()
     if "context" in fit_kw:
         fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
-    est.fit(prep.X_train, prep.y_train, **fit_kw)
+    trace = None
+    if cell.tune:
+        est, trace = _tuned(est, cell, prep, fit_kw)
+    else:
+        est.fit(prep.X_train, prep.y_train, **fit_kw)
     fit_seconds = time.perf_counter() - t0
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
@@ -221,14 +225,31 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     for k in SOLVE_INFO_KEYS:
         if k in info and info[k] is not None:
             row[k] = info[k]
+    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
+        from treebench.tune import chosen_params
+
+        for k, v in chosen_params(trace).items():
+            row[f"param_{k}"] = v
+        info["tune_trace"] = trace
     extra_info = {k: v for k, v in info.items() if k not in row}
     return {
         "row": row,
         "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
         "classes": [] if classes is None else [_jsonable(c) for c in classes],
         "columns": prep.columns,
-        "solve_info": {k: _jsonable(v) for k, v in extra_info.items()},
+        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
     }
+
+
+def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
+    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
+    candidate with the cell's fit context; fit time covers every candidate fit."""
+    from treebench.tune import tune
+
+    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
+        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
+    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune,
+                fit_kwargs=fit_kw)
 
 
 def _takes_context(est) -> bool:
@@ -250,3 +271,13 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float | int | str | bool) or v is None:
         return v
     return str(v)
+
+
+def _jsonable_deep(v: Any) -> Any:
+    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable_deep(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable_deep(x) for x in v]
+    return _jsonable(v)
+
