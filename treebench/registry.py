@@ -164,6 +164,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers",
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
+        "treebench.algorithms.gosdt",
         "treebench.algorithms.testing",
     ),
     "treebench.algorithms",
