@@ -105,8 +105,10 @@ class STreeDPeerClassifier(TreeClassifierBase):
         from pystreed import STreeDClassifier
 
         Xr, yr = _replicate(X, y_index, sample_weight, "streed")
+        # pystreed ignores cost_complexity unless the task is "cost-complex-accuracy"
+        task = "cost-complex-accuracy" if self.cost_complexity > 0 else "accuracy"
         est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=self.cost_complexity,
-                               min_leaf_node_size=self.min_samples_leaf,
+                               optimization_task=task, min_leaf_node_size=self.min_samples_leaf,
                                time_limit=float(self.time_limit or 1e9))
         est.fit(Xr.astype(np.int32), yr)
         tree = adapters.from_nested(est.get_tree(), adapters.describe_streed, len(self.classes_), X, y_index, sample_weight)

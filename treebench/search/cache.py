@@ -27,8 +27,9 @@ Cache = namedtuple("Cache", ["tab_h", "meta_h", "obj_h", "pool_h", "stats", "max
 
 
 def entry_bytes(W: int) -> int:
-    """Bytes per entry: meta + value + key words + share of the bucket table."""
-    return 5 * 8 + 8 + 8 * W + 16
+    """Bytes per entry: meta + value + key words + worst-case share of the bucket table (at most
+    4 buckets of 8 bytes per entry: the table doubles when half full)."""
+    return 5 * 8 + 8 + 8 * W + 32
 
 
 def entries_for_mb(cache_limit_mb: float, W: int) -> int:
@@ -41,8 +42,11 @@ def new_cache(W, max_entries, stats):
     cap0 = 1024
     if cap0 > max_entries:
         cap0 = max(1, max_entries)
+    nb = 2
+    while nb < 2 * cap0:
+        nb *= 2
     return Cache(
-        [np.full(2048, -1, dtype=np.int64)],
+        [np.full(nb, -1, dtype=np.int64)],
         [np.zeros((cap0, 5), dtype=np.int64)],
         [np.zeros(cap0)],
         [np.zeros(cap0 * W, dtype=np.uint64)],
