@@ -170,8 +170,9 @@ def table(rows) -> str:
             q = o["seconds"] / f["seconds"]
             ratios.append(q)
             ratio = f"{q:.3f}"
-        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {cell(o, 'seconds', '{:.3f}')} | "
-                   f"{cell(f, 'seconds', '{:.3f}')} | {ratio} | {cell(o, 'peak_rss_mb', '{:.0f}')} | "
+        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | "
+                   f"{cell(o, 'seconds', '{:.3f}')} | {cell(f, 'seconds', '{:.3f}')} | {ratio} | "
+                   f"{cell(o, 'peak_rss_mb', '{:.0f}')} | "
                    f"{cell(f, 'peak_rss_mb', '{:.0f}')} | {cell(o, 'objective', '{:.6f}')} | "
                    f"{cell(f, 'objective', '{:.6f}')} |")
     if ratios:

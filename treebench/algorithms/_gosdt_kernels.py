@@ -43,8 +43,9 @@ from treebench.search.cache import (
     new_cache,
 )
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals
+from treebench.search.counts import feature_counts, node_totals, pair_counts
 from treebench.search.criteria import INF, rank_features
+from treebench.search.depth2 import depth2_regularized
 from treebench.search.state import (
     N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
 )
@@ -267,6 +268,28 @@ def _static_lb(s, lev, e, pure):
 
 
 @njit(cache=True)
+def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
+    """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
+    (`treebench.search.depth2.depth2_regularized`) instead of recursing."""
+    scr = s.scr
+    d = s.data.F.shape[1]
+    valid = scr.valid[lev]
+    nv = 0
+    for j in range(d):
+        if valid[j]:
+            scr.order[0, nv] = j
+            nv += 1
+    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    pair_counts(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair)
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
+                              scr.pair, s.lam, best, floor, scr.tmp[0])
+    if f >= 0:
+        return v, f, True
+    return best, best_f, found
+
+
+@njit(cache=True)
 def solve(s, rows, lev, ub, b):
     """Optimum (count units) of ``rows`` with depth budget ``lev`` (or, unlimited, ``lev`` =
     features still usable): a value < ub with the root feature in ``s.scr.feat[lev]`` (-1 =
@@ -305,6 +328,9 @@ def solve(s, rows, lev, ub, b):
         ncand = _score(s, rows, lev, nnz, nrows, total)
         order = s.scr.order[lev]
         kk = 1 if timed_out and ncand > 0 else ncand
+        if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
+            best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor)
+            kk = 0
         r0 = s.scr.child[lev, 0]
         r1 = s.scr.child[lev, 1]
         for t in range(kk):
@@ -412,7 +438,9 @@ def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entri
     clock = np.zeros(1)
     clock[0] = deadline
     return GosdtState(
-        Data(F, C, Xd, y, sw, weighted, n_rows), new_scratch(depth + 1, W, d, nc, False),
+        Data(F, C, Xd, y, sw, weighted, n_rows),
+        new_scratch(depth + 1, W, d, nc, limited and depth >= 2 and not weighted
+                    and nc * d * d <= 2**25),
         new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
         eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
         not weighted,

@@ -98,3 +98,59 @@ def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
             if best <= floor:
                 break
     return best, best_f
+
+
+@njit(cache=True)
+def depth2_regularized(cnt1, tot, order, ncand, vs, nv, P, lam, best, floor, ch):
+    """Best tree of depth <= 2 for the regularised objective ``errors + lam * leaves`` (GOSDT)
+    from the node's counts per feature (``cnt1``) and per feature pair (``P``): for each root
+    feature in rank order, each side costs min(leaf, best stump on that side); the first root
+    with the smallest total below ``best`` wins. Returns (objective, root feature) or
+    (best, -1) when no split is below ``best`` (the caller's leaf or bound stands)."""
+    nc = tot.shape[0]
+    best_f = -1
+    for a in range(ncand):
+        i = order[a]
+        o_i = 0.0
+        for side in range(2):
+            chtot = 0.0
+            chmax = 0.0
+            for c in range(nc):
+                v = cnt1[i, c] if side == 1 else tot[c] - cnt1[i, c]
+                ch[c] = v
+                chtot += v
+                if v > chmax:
+                    chmax = v
+            e_leaf = chtot - chmax
+            cost = e_leaf + lam
+            if e_leaf > lam:  # else the leaf is optimal on this side
+                for b in range(nv):
+                    j = vs[b]
+                    if j == i:
+                        continue
+                    lo = i if i < j else j
+                    hi = j if i < j else i
+                    qs = 0.0
+                    qm = 0.0
+                    rm = 0.0
+                    for c in range(nc):
+                        pij = P[c, lo, hi]
+                        v = pij if side == 1 else cnt1[j, c] - pij
+                        qs += v
+                        if v > qm:
+                            qm = v
+                        u = ch[c] - v
+                        if u > rm:
+                            rm = u
+                    o = (qs - qm) + (chtot - qs - rm) + 2.0 * lam
+                    if o < cost:
+                        cost = o
+            o_i += cost
+            if o_i >= best:
+                break
+        if o_i < best:
+            best = o_i
+            best_f = i
+            if best <= floor:
+                break
+    return best, best_f
