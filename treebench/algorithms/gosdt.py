@@ -16,6 +16,10 @@ The result is then optimal relative to the reference (Theorem 4.3: R(t_guess) <=
 errors| + errors of t on rows the reference gets right)/N + λ·leaves(t) for every tree t of the
 same depth budget), not necessarily globally; ``solve_info_["optimality"]`` says which.
 
+pydl8.5 cannot take a lower-bound guess: it accepts an initial upper bound (``max_error``,
+``stop_after_better``) and custom leaf-error functions, no per-subproblem lower bound, so `dl85`
+has no ``lb_guess``; the authors' package (`gosdt-ref`) takes one as ``y_ref``.
+
 The search (`_gosdt_kernels`, on `treebench.search`) is exact without ``lb_guess``: every fit
 that finishes returns the true optimum. With ``time_limit`` it is anytime: on timeout it returns
 the best tree found, with a lower bound and the gap.
