@@ -1,4 +1,4 @@
-"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `report`.
+"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`.
 
 No printing of science here beyond progress; return values carry the outcome.
 """
@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from treebench.cells import Cell, expand, expand_values
-from treebench.config import Experiment, load_config
+from treebench.config import BACKENDS, Experiment, load_config
 from treebench.errors import ConfigError, UserError
+from treebench.results import schema
 
-FAIL_STATUSES = ("error", "crashed", "oom")
-RETRYABLE = ("error", "crashed", "timeout", "oom")
+FAIL_STATUSES = schema.ERROR_STATUSES  # exit code 3; timeouts exit 4 with --fail-on timeout
+RETRYABLE = schema.FAILED_STATUSES
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -46,6 +47,8 @@ class RunSummary:
     interrupted: bool = False
     tables: tuple[Path, Path] | None = None
     report_dir: Path | None = None
+    splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
+    data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
 
 
 def resolve_experiment(
@@ -56,6 +59,7 @@ def resolve_experiment(
     memory_limit: float | None = None,
     overrides: dict[str, Any] | None = None,
     sweep: dict[str, list[Any]] | None = None,
+    profile: str | None = None,
 ) -> Experiment:
     ov = dict(overrides or {})
     if seed is not None:
@@ -64,11 +68,13 @@ def resolve_experiment(
         ov["limits.time"] = time_limit
     if memory_limit is not None:
         ov["limits.memory"] = memory_limit
-    exp = config if isinstance(config, Experiment) else load_config(config, ov)
-    if isinstance(config, Experiment) and ov:
-        from treebench.config import _set_path, validate_config
+    exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
+    if isinstance(config, Experiment) and (ov or profile is not None):
+        from treebench.config import _set_path, apply_profile, validate_config
 
         raw = exp.model_dump()
+        if profile is not None:
+            raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
             _set_path(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
@@ -135,20 +141,28 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
 
 
 def default_out(exp: Experiment) -> Path:
-    return Path("results") / exp.name
+    """``results/<name>``, or ``results/<name>-<profile>`` for a profile's run."""
+    return Path("results") / (exp.name + (f"-{exp.profile}" if exp.profile else ""))
 
 
-def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> None:
+def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
     """Load every dataset that cells will need, in this process, before anything runs: missing
-    files and parse errors stop the run with exit code 2; downloads (when online) happen here,
-    never in workers."""
+    files, parse errors and labels that would give wrong numbers (`treebench.data.checks`) stop
+    the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
+    data warnings for the run summary."""
+    from treebench.data.checks import check_dataset_split
     from treebench.execute.worker import dataset_for
 
+    index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
+    notes: list[str] = []
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            dataset_for(c, data_dirs, offline=offline)
+            ds = dataset_for(c, data_dirs, offline=offline)
+            sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
+            notes += check_dataset_split(ds, c.dataset, sp)
+    return notes
 
 
 def write_manifest(exp: Experiment, out: Path, n_cells: int) -> Path:
@@ -239,8 +253,10 @@ def run_experiment(
     offline: bool | None = None,
     progress: bool = True,
     report: bool = True,
+    profile: str | None = None,
 ) -> RunSummary:
-    """Validate, plan and run an experiment; consolidate tables; write the report."""
+    """Validate, plan and run an experiment; consolidate tables; write the report.
+    ``profile`` applies a named reduction of the config first (its ``profiles:``)."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -248,20 +264,22 @@ def run_experiment(
         raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
     exp = resolve_experiment(
         config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-        overrides=overrides, sweep=sweep,
+        overrides=overrides, sweep=sweep, profile=profile,
     )
     out_dir = Path(out) if out is not None else default_out(exp)
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
-    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
-        raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
-    preflight_datasets(exp, pl.to_run, data_dirs, offline)
+    if backend not in BACKENDS:
+        raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
+    data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells))
         _remove_partial_files(out_dir)
-        return _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
-                           progress=progress, fail_on=fail_on, report=report)
+        summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
+                              progress=progress, fail_on=fail_on, report=report)
+    summary.splits, summary.data_warnings = exp.split_summary(), data_notes
+    return summary
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,

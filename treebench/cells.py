@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def grid(params: dict[str, Any]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
+    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
 
     id: str
     dataset: str  # display name
@@ -87,9 +87,8 @@ class Cell:
     limits: dict[str, Any]
     random_state: int
     experiment_seed: int = 0
-
-    def spec(self) -> dict[str, Any]:
-        return cell_spec(self)
+    costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
+    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
 
 
 def canonical_json(obj: Any) -> str:
@@ -103,7 +102,7 @@ def derive_seed(*parts: Any) -> int:
 
 
 def cell_spec(c: Cell) -> dict[str, Any]:
-    return {
+    out = {
         "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
         "split": c.split,
         "fold": c.fold,
@@ -112,7 +111,11 @@ def cell_spec(c: Cell) -> dict[str, Any]:
         "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
         "limits": c.limits,
         "random_state": c.random_state,
+        **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
     }
+    if c.tune:  # only tuned cells record a plan, so other cells keep their ids
+        out["tune"] = c.tune
+    return out
 
 
 def expand(exp: Experiment) -> list[Cell]:
@@ -122,21 +125,23 @@ def expand(exp: Experiment) -> list[Cell]:
     cells: list[Cell] = []
     seen: set[str] = set()
     limits = exp.limits.model_dump()
-    for ds in exp.datasets:
+    names = exp.dataset_names()  # unique display names (a file's identity is its path)
+    for i, ds in enumerate(exp.datasets):
         loader, lparams = ds.loader()
-        sspec = ds.split or exp.split  # a dataset may carry its own split and binarization
+        sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
         split = sspec.model_dump()
-        split.pop("seeds", None)
+        for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
+            split.pop(key, None)
         seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
         for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, ds.display_name, fold, seed)
+            rs = derive_seed(exp.seed, names[i], fold, seed)
             for b in ds.binarization or exp.binarization:
                 for bp in grid(b.params):
                     for a in exp.algorithms:
                         for ap in grid(a.params):
                             c = Cell(
                                 id="",
-                                dataset=ds.display_name,
+                                dataset=names[i],
                                 dataset_loader=loader,
                                 dataset_params=lparams,
                                 split=split,
@@ -150,6 +155,8 @@ def expand(exp: Experiment) -> list[Cell]:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
+                                costs=(ds.costs or exp.costs).cell_spec(exp.seed),
+                                tune=[t.model_dump() for t in a.tune] if a.tune else None,
                             )
                             cid = hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
                             if cid in seen:

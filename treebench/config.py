@@ -1,4 +1,4 @@
-"""The experiment schema, its validation and the expansion of a config into cells.
+"""The experiment schema and its validation (expansion into cells: `treebench.cells.expand`).
 
 A config is YAML. Everything is checked before anything runs: unknown keys, wrong types,
 unknown algorithm/dataset/binarizer names (with a "did you mean"), parameter values the
@@ -19,17 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
+from treebench.expectations import Expectation
 
-METRICS = (
-    "accuracy",
-    "balanced_accuracy",
-    "roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests",
-    "fit_seconds",
-)
+#: joblib backends the executor can use (`treebench.execute.executor`)
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 
 
@@ -44,55 +36,204 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+FILE_KEYS = (
+    "path", "test_path", "format", "label", "header", "delimiter", "missing", "categorical",
+    "drop_columns", "label_map", "bad_values", "unseen_test_labels",
+)
+
+
 class DatasetSpec(_Strict):
-    """A catalog name (``name``, with loader ``params``) or a local file (``path``...)."""
+    """A catalog name (``name``, with loader ``params``) or a local file (``path``...).
+
+    For a file, ``name`` is the dataset's display name (default: the file name, made longer
+    with its folders when two files share it) and the other keys are the options of the
+    ``file`` loader (`treebench.data.files.file`); ``alias`` renames any dataset.
+    """
 
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     path: str | None = None
+    test_path: str | None = None
     format: str | None = None
     label: str | int | None = None
-    categorical: list[str] | None = None
+    header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
-    header: bool | None = None
+    missing: str | list[str] | None = None
+    categorical: Literal["auto", "all", "none"] | list[str | int] | None = None
+    drop_columns: list[str | int] | None = None
+    label_map: dict[str, Any] | None = None
+    bad_values: Literal["error", "missing"] | None = None
+    unseen_test_labels: Literal["error", "allow"] | None = None
     alias: str | None = None
     split: SplitSpec | None = None
     binarization: list[BinarizationSpec] | None = None
+    costs: CostsSpec | None = None
 
     @field_validator("binarization", mode="before")
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
 
+    @field_validator("categorical", "drop_columns", mode="before")
+    @classmethod
+    def _one_column(cls, v: Any, info: Any) -> Any:
+        """A single column may be written without a list: ``categorical: colour``."""
+        if isinstance(v, int) and not isinstance(v, bool):
+            return [v]
+        if isinstance(v, str) and (info.field_name == "drop_columns" or v not in ("auto", "all", "none")):
+            return [v]
+        return v
+
+    @field_validator("label_map", mode="before")
+    @classmethod
+    def _label_keys(cls, v: Any) -> Any:
+        """Label values are compared as text: a YAML key ``1`` maps the label 1."""
+        return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
-        if (self.name is None) == (self.path is None):
+        if self.name is None and self.path is None:
             raise ValueError("give either `name` (a catalog dataset) or `path` (a local file)")
         if self.path is not None and self.params:
-            raise ValueError("`params` goes with `name`; a local file takes path/format/label/...")
+            raise ValueError("`params` goes with a catalog `name`; a local file takes path/label/header/... directly")
+        if self.path is None:
+            extra = [k for k in FILE_KEYS if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(
+                    f"`{extra[0]}` is an option of a local file (`path`); a catalog dataset takes `params`"
+                )
         return self
 
     @property
+    def is_file(self) -> bool:
+        return self.path is not None or self.name == "file"
+
+    @property
     def display_name(self) -> str:
+        """The name this entry asks for (before making names unique across the experiment)."""
         if self.alias:
             return self.alias
+        if self.path is not None:
+            return self.name or Path(self.path).name
+        if self.name == "file" and self.params.get("path"):
+            return str(self.params.get("name") or Path(str(self.params["path"])).name)
         if self.name is not None:
             if self.params:
                 inner = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
                 return f"{self.name}({inner})"
             return self.name
-        return Path(self.path or "").name
+        return "?"  # pragma: no cover - excluded by _one_of
+
+    def file_path(self) -> str | None:
+        """The data file of a file dataset (``path``, or ``params.path`` of ``name: file``)."""
+        if self.path is not None:
+            return self.path
+        if self.name == "file" and self.params.get("path"):
+            return str(self.params["path"])
+        return None
 
     def loader(self) -> tuple[str, dict[str, Any]]:
         """Registry name and keyword parameters of the loader."""
-        if self.name is not None:
-            return self.name, dict(self.params)
-        kw = {
-            k: getattr(self, k)
-            for k in ("path", "format", "label", "categorical", "delimiter", "header")
-            if getattr(self, k) is not None
-        }
+        if self.path is None:
+            return str(self.name), dict(self.params)
+        kw = {k: getattr(self, k) for k in FILE_KEYS if getattr(self, k) is not None}
         return "file", kw
+
+
+def _dataset_short_form(d: Any) -> Any:
+    """Short forms of a `datasets` entry (see the README):
+
+    * ``iris`` or ``topk/car``: a registered (catalog) name;
+    * ``data/x.csv``: a local file (a string that is no registered name and looks like a path);
+    * ``{mine: data/x.csv}``: a local file named ``mine``;
+    * ``{mine: {path: data/x.csv, label: y}}``: the long form, named ``mine``;
+    * ``{data/x.csv: {label: y}}``: a local file with the long form's keys.
+    """
+    if isinstance(d, str):
+        return {"path": d} if _looks_like_file(d) else {"name": d}
+    if isinstance(d, dict) and len(d) == 1:
+        (key, value), = d.items()
+        if key not in DatasetSpec.model_fields:
+            if isinstance(value, str):
+                return {"path": value, "name": str(key)}
+            if isinstance(value, dict):
+                if "path" in value:
+                    return {"name": str(key), **value}
+                return {"path": str(key), **value}
+    return d
+
+
+def _looks_like_file(text: str) -> bool:
+    from treebench.registry import DATASETS
+
+    if text in DATASETS:
+        return False
+    from treebench.data.parsers import guess_format
+
+    low = text.lower().removesuffix(".gz")
+    known = (".csv", ".tsv", ".arff", ".data", ".txt", ".parquet", ".pq", ".dat", ".dl85")
+    return low.endswith(known) or Path(text).expanduser().is_file() or guess_format(text) != "csv"
+
+
+def unique_dataset_names(datasets: list[DatasetSpec], source: str = "<config>") -> list[str]:
+    """Display names, one per entry, unique across files (issue 8 A7).
+
+    A dataset's identity is its resolved file path; its display name is the short one it asks
+    for. Two different files with the same file name are shown with as many of their folders as
+    it takes to tell them apart (``a/x.csv``, ``b/x.csv``); the same file listed twice with
+    different options gets ``#2``, ``#3``. A name given explicitly (``name``/``alias``) that two
+    entries share is a config error.
+    """
+    names = [d.display_name for d in datasets]
+    explicit = [d.alias is not None or (d.path is not None and d.name is not None) for d in datasets]
+    seen_explicit: dict[str, int] = {}
+    for i, (n, e) in enumerate(zip(names, explicit, strict=True)):
+        if e:
+            if n in seen_explicit:
+                raise ConfigError(
+                    f"{source}: key `datasets[{i}]`: the name `{n}` is already used by datasets[{seen_explicit[n]}]; "
+                    f"give each dataset its own `name`."
+                )
+            seen_explicit[n] = i
+    files = {i: Path(d.file_path() or "") for i, d in enumerate(datasets) if d.is_file and not explicit[i]}
+    for _ in range(64):  # each round lengthens the clashing file names by one folder
+        groups: dict[str, list[int]] = {}
+        for i, n in enumerate(names):
+            groups.setdefault(n, []).append(i)
+        clash = [idx for idx in groups.values() if len(idx) > 1 and any(i in files for i in idx)]
+        if not clash:
+            return names
+        for idx in clash:
+            same_file = len({files[i].expanduser().resolve() for i in idx if i in files}) <= 1
+            grown = False
+            if not same_file:
+                for i in idx:
+                    parts = files[i].parts if i in files else ()
+                    k = len(Path(names[i]).parts)
+                    if i in files and k < len(parts):
+                        names[i] = str(Path(*parts[-(k + 1):]))
+                        grown = True
+            if not grown:  # one file listed twice, or names no folder can separate: number them
+                for rank, i in enumerate([i for i in idx if i in files][1:], start=2):
+                    names[i] = f"{names[i]}#{rank}"
+    return names  # pragma: no cover - 64 folders deep
+
+
+def predefined_split_available(ds: DatasetSpec) -> bool:
+    """True when the dataset ships its own test rows (a catalog ``split: files|prefix`` entry or
+    a local file with ``test_path``), known without loading it."""
+    if ds.path is not None:
+        return ds.test_path is not None
+    if ds.name == "file":
+        return bool(ds.params.get("test_path"))
+    from treebench.data.catalog import load_catalog
+    from treebench.registry import DATASETS
+
+    if ds.name not in DATASETS:
+        return False
+    cname = DATASETS.get(str(ds.name)).extra.get("catalog")
+    entry = load_catalog().get(cname) if cname else None
+    return bool(entry is not None and entry.spec.get("split") in ("files", "prefix"))
 
 
 class SplitSpec(_Strict):
@@ -105,6 +246,16 @@ class SplitSpec(_Strict):
     train_size: float = Field(0.8, gt=0, lt=1)
     seeds: list[int] | None = None
     stratify: bool = True
+    unstratifiable: Literal["warn", "error"] = Field(
+        "warn",
+        description="a class too small for a stratified split: `warn` (split unstratified, say so in the row "
+        "and the run summary) or `error` (refuse the dataset before anything runs)",
+    )
+    test_files: Literal["use", "merge"] = Field(
+        "use",
+        description="datasets that ship a test file: `use` it (predefined split) unless the dataset entry sets "
+        "its own `split`, or `merge` it with the training rows and split like the others",
+    )
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -112,15 +263,83 @@ class SplitSpec(_Strict):
         return expand_values(v) if v is not None and not isinstance(v, list) else v
 
 
+class CostsSpec(_Strict):
+    """Per-test costs (NGI, Ma et al. 2023, §3: ``c(d)``), charged by the ``expected_cost``
+    metric and passed to learners as ``FitContext.feature_costs`` (one cost per binary column).
+
+    ``unit``: every test costs 1 (``expected_cost`` = ``expected_tests``). ``given``: a cost
+    per original feature, from ``values`` (feature name → cost; ``default`` for the others) or,
+    without ``values``, from the dataset's own ``feature_costs``; every binary column of a
+    feature costs what the feature costs. ``random``: an integer cost drawn uniformly from
+    ``low..high`` (the paper's {1, ..., 10}) for every binary column, from ``seed`` (default:
+    the experiment's seed), the same for every fold.
+    """
+
+    kind: Literal["unit", "given", "random"] = "unit"
+    values: dict[str, float] | None = None
+    default: float | None = Field(None, ge=0)
+    seed: int | None = None
+    low: int = Field(1, ge=0)
+    high: int = Field(10, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CostsSpec:
+        if self.kind != "given" and (self.values is not None or self.default is not None):
+            raise ValueError("`values` and `default` go with `kind: given`")
+        if self.kind != "random" and self.seed is not None:
+            raise ValueError("`seed` goes with `kind: random`")
+        if self.low > self.high:
+            raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
+        for name, c in (self.values or {}).items():
+            if not (c >= 0 and c < float("inf")):
+                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+        return self
+
+    def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
+        """What a cell records (empty for unit costs, so their cell ids do not change)."""
+        if self.kind == "unit":
+            return {}
+        out = self.model_dump(exclude_none=True)
+        if self.kind == "random":
+            out.setdefault("seed", experiment_seed)
+        else:
+            out.pop("low", None)
+            out.pop("high", None)
+        return out
+
+
 class BinarizationSpec(_Strict):
     method: str = "raw"
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class TuneStepSpec(_Strict):
+    """One step of in-cell tuning (`treebench.tune`): choose ``param`` from ``grid`` by
+    ``metric`` on the validation rows of a ``train-val-test`` split with ``rule``."""
+
+    param: str
+    grid: list[Any] = Field(min_length=1)
+    metric: Literal["val_auc", "val_accuracy"] = "val_auc"
+    rule: Literal["scan_down_tol", "argmax"] = "argmax"
+    tol: float = Field(0.0, ge=0)
 
 
 class AlgorithmSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
+    #: in-cell tuning: one step or a list of steps run in order (`treebench.tune`)
+    tune: list[TuneStepSpec] | None = None
+
+    @field_validator("tune", mode="before")
+    @classmethod
+    def _tune_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, dict) else v
 
 
 class LimitsSpec(_Strict):
@@ -130,7 +349,7 @@ class LimitsSpec(_Strict):
 
 class ExecutionSpec(_Strict):
     n_jobs: int = -1
-    backend: Literal["loky", "threading", "sequential", "dask", "ray"] = "loky"
+    backend: Literal[BACKENDS] = "loky"
 
     @field_validator("n_jobs")
     @classmethod
@@ -151,11 +370,24 @@ class Experiment(_Strict):
     metrics: list[str] = Field(default_factory=lambda: ["accuracy", "n_leaves", "fit_seconds"])
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
+    costs: CostsSpec = CostsSpec()
+    # reproductions (issue 10): checked claims, named partial overrides, the profile applied
+    expect: list[Expectation] = Field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    profile: str | None = None
 
-    @field_validator("datasets", "algorithms", mode="before")
+    @field_validator("datasets", mode="before")
+    @classmethod
+    def _datasets_short(cls, v: Any) -> Any:
+        """Short forms of dataset entries (`_dataset_short_form`)."""
+        if isinstance(v, list):
+            return [_dataset_short_form(d) for d in v]
+        return v
+
+    @field_validator("algorithms", mode="before")
     @classmethod
     def _names_short(cls, v: Any) -> Any:
-        """A bare name in `datasets` or `algorithms` stands for ``{name: ...}``."""
+        """A bare name in `algorithms` stands for ``{name: ...}``."""
         if isinstance(v, list):
             return [{"name": d} if isinstance(d, str) else d for d in v]
         return v
@@ -168,24 +400,60 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench.errors import did_you_mean
+        from treebench import metrics
 
         for m in v:
-            if m not in METRICS:
-                raise ValueError(f"unknown metric `{m}`{did_you_mean(m, METRICS)}; known: {', '.join(METRICS)}")
+            metrics.get(m)  # ValueError naming the known metrics
         return v
 
-    @property
-    def seeds(self) -> list[int]:
-        return list(self.split.seeds) if self.split.seeds else [self.seed]
+    def dataset_names(self) -> list[str]:
+        """Unique display names of ``datasets``, in order (`unique_dataset_names`)."""
+        return unique_dataset_names(list(self.datasets))
+
+    def split_for(self, i: int) -> SplitSpec:
+        """The split dataset ``i`` gets: its own ``split``; else its test file when it ships one
+        (issue 8 A17; ``split.test_files: merge`` turns that off); else the experiment's."""
+        ds = self.datasets[i]
+        if ds.split is not None:
+            return ds.split
+        if self.split.test_files == "use" and self.split.kind != "predefined" and predefined_split_available(ds):
+            return SplitSpec(kind="predefined", seeds=self.split.seeds)
+        return self.split
+
+    def split_summary(self) -> dict[str, str]:
+        """Display name → the split that dataset gets, in words (for the run summary)."""
+        out = {}
+        for i, name in enumerate(self.dataset_names()):
+            sp = self.split_for(i)
+            nseeds = len(sp.seeds) if sp.seeds else 1
+            if sp.kind == "predefined":
+                text = "predefined (its own test file)"
+            elif sp.kind == "kfold":
+                text = f"kfold ({sp.n_splits} folds{'' if sp.stratify else ', unstratified'} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "holdout":
+                text = f"holdout (test {sp.test_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "permutation":
+                text = f"permutation (train {sp.train_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "train-val-test":
+                text = f"train-val-test (test {sp.test_size:g}, validation {sp.valid_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            else:
+                text = sp.kind
+            out[name] = text
+        return out
 
 
 DatasetSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- loading
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
-    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key."""
+def load_config(
+    path: str | Path, overrides: dict[str, Any] | None = None, profile: str | None = None
+) -> Experiment:
+    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key.
+
+    ``profile`` applies the named entry of ``profiles:`` first (see `apply_profile`); then the
+    ``overrides`` (dotted keys, from the command line) win over both. Every profile of the file
+    is validated, so a broken profile fails even when another one is run."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
@@ -201,9 +469,92 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ex
     if not isinstance(raw, dict):
         raise ConfigError(f"{p}: the top level must be a mapping with keys like name, datasets, algorithms.")
     raw.setdefault("name", p.stem)
+    if "profile" in raw:
+        raise ConfigError(f"{p}: key `profile`: set by `--profile NAME`, not in the file; "
+                          "define profiles under `profiles:`.")
+    _check_profiles(raw, str(p))
+    if profile is not None:
+        raw = apply_profile(raw, profile, str(p))
     for key, value in (overrides or {}).items():
         _set_path(raw, key, value)
     return validate_config(raw, source=str(p))
+
+
+# ----------------------------------------------------------------------------- profiles
+def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> dict[str, Any]:
+    """``raw`` with the profile ``name`` merged over it: mappings merge key by key, any other
+    value (a list, a number) replaces the config's; a dotted key (``limits.time``) sets one
+    nested value. A profile's ``expect`` replaces the config's expectations. The result records
+    ``profile: name``. Raise `ConfigError` for an unknown profile."""
+    import copy
+
+    profiles = raw.get("profiles") or {}
+    if name not in profiles:
+        from treebench.errors import did_you_mean
+
+        known = ", ".join(sorted(profiles)) or "none"
+        raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
+                          f"the config defines: {known}.")
+    out = copy.deepcopy({k: v for k, v in raw.items()})
+    try:
+        _merge(out, copy.deepcopy(profiles[name] or {}))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
+    out["profile"] = name
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> None:
+    for key, value in over.items():
+        if "." in key:
+            _set_dotted(base, key, value)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.0.c``: a number indexes a list (``algorithms.0.params.k``)."""
+    node: Any = raw
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"key `{dotted}`: `{part}` is no index of a list of "
+                                  f"{len(node)} item(s).")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"key `{dotted}`: `{parts[i - 1]}` holds a value, not a mapping.")
+
+
+def _check_profiles(raw: dict[str, Any], source: str) -> None:
+    """Each profile must be a mapping of config keys (never `name`, `profiles`, `profile`) and
+    give a valid config once applied; errors name ``profiles.<name>``."""
+    profiles = raw.get("profiles")
+    if profiles is None:
+        return
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"{source}: key `profiles`: a mapping of profile names to partial "
+                          "configs, e.g. `profiles: {ci: {limits: {time: 30}}}`.")
+    for pname, body in profiles.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{source}: key `profiles.{pname}`: a mapping of config keys to "
+                              f"override (got {type(body).__name__}).")
+        for key in body:
+            if str(key).split(".")[0] in ("name", "profiles", "profile"):
+                raise ConfigError(f"{source}: key `profiles.{pname}.{key}`: a profile cannot "
+                                  "change the experiment's name or define profiles.")
+        validate_config(apply_profile(raw, pname, source), source=f"{source}: profile `{pname}`")
 
 
 def _set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
@@ -222,6 +573,7 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
         loc = _loc(err.get("loc", ()))
         msg = _pyd_message(err)
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
+    unique_dataset_names(list(exp.datasets), source)
     _check_names(exp, source)
     return exp
 
@@ -257,9 +609,9 @@ def _check_names(exp: Experiment, source: str) -> None:
     from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
 
     for i, ds in enumerate(exp.datasets):
-        if ds.name is not None and ds.name not in DATASETS:
-            _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
-        if ds.name is not None:
+        if ds.path is None and ds.name not in DATASETS:
+            _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
+        if ds.path is None:
             DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
@@ -272,6 +624,28 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+        if a.tune:
+            _check_tune(exp, source, i, a, ALGORITHMS.get(a.name))
+    _check_input_kinds(exp, source)
+
+
+def _check_input_kinds(exp: Experiment, source: str) -> None:
+    """Every algorithm accepts what at least one of each dataset's binarizations produces
+    (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
+    from treebench.registry import ALGORITHMS, accepts, binarizer_output
+
+    for j, ds in enumerate(exp.datasets):
+        methods = [b.method for b in (ds.binarization or exp.binarization)]
+        kinds = {binarizer_output(m) for m in methods}
+        for i, a in enumerate(exp.algorithms):
+            entry = ALGORITHMS.get(a.name)
+            if not any(accepts(entry, k) for k in kinds):
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` takes 0/1 "
+                    f"features, but dataset `{ds.display_name}` gets only the binarization "
+                    f"{', '.join(f'`{m}`' for m in methods)}, which passes numeric features; add "
+                    "a binarization such as `quantile` (`binarization: {method: quantile}`)."
+                )
 
 
 def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
@@ -281,7 +655,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
     try:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
-    except Exception as exc:  # ParameterError, ValueError, TypeError from a constructor
+    except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
         text = str(exc).replace("\n", " ")
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
@@ -306,6 +680,40 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             obj = entry.obj(**point)
             if hasattr(obj, "_parameter_constraints"):
                 obj._validate_params()
-        except Exception as exc:  # InvalidParameterError, ParameterError, TypeError...
+        except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
+            # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:
+    """A tuned parameter exists, is not also a params axis, takes every grid value, and every
+    dataset has validation rows (a ``train-val-test`` split)."""
+    known = list(entry.parameters())
+    for k, step in enumerate(a.tune or []):
+        key = f"algorithms[{i}].tune[{k}]"
+        if step.param not in known:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: {entry.kind} `{entry.name}` has no parameter "
+                f"`{step.param}`; its parameters are: {', '.join(known)}."
+            )
+        if step.param in a.params:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: `{step.param}` is tuned, so it cannot also be "
+                f"set in `algorithms[{i}].params`; remove one of the two."
+            )
+        try:
+            _check_params(source, f"algorithms[{i}]", entry,
+                          {**a.params, step.param: list(step.grid)})
+        except ConfigError as exc:  # name the grid, not the params, as the culprit
+            raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
+                                               1)) from None
+    for j, ds in enumerate(exp.datasets):
+        kind = (ds.split or exp.split).kind
+        if kind != "train-val-test":
+            raise ConfigError(
+                f"{source}: key `algorithms[{i}].tune`: tuning selects on validation rows, but "
+                f"dataset `{ds.display_name}` uses the split `{kind}`; use "
+                "`split: {kind: train-val-test}`."
+            )
+

@@ -37,6 +37,7 @@ def _r_of(est, X, y, w=None):
 
 
 # ------------------------------------------------------------------ kernels vs naive twins
+@pytest.mark.kernels
 @pytest.mark.parametrize("weighted", [False, True])
 def test_equivalent_points_kernel_matches_naive(weighted):
     rng = np.random.default_rng(3)
@@ -391,6 +392,7 @@ def test_golden_breast_cancer():
     assert math.isfinite(est.solve_info_["seconds"])
 
 
+@pytest.mark.kernels
 @pytest.mark.parametrize("seed", range(4))
 def test_depth2_solver_matches_brute_force(seed):
     """The specialised depth-2 solver (`search.depth2.depth2_regularized`, used at budget 2 on

@@ -78,11 +78,16 @@ def test_every_catalog_dataset_loads_with_its_shape(name, tmp_path):
     assert len(ds.y) == ds.X.shape[0]
     assert len(np.unique(ds.y)) == e.spec["n_classes"]
     assert set(ds.categorical) <= set(ds.X.columns)
-    for c in ds.numeric:
+    for c in [c for c in ds.X.columns if c not in set(ds.categorical)]:
         assert ds.X[c].dtype == np.float64
     if "n_train" in e.spec:
         assert len(ds.train_index) == e.spec["n_train"]
         assert len(ds.train_index) + len(ds.test_index) == ds.n_samples
+    if ds.train_index is not None and len(ds.test_index):
+        # its test file is what a run uses by default: it must pass the preflight checks
+        from treebench.data.checks import check_dataset_split
+
+        assert check_dataset_split(ds, name, {"kind": "predefined"}) == []
     assert all(f["sha256"] for f in ds.meta["files"]) and ds.meta["task"] == "classification"
     assert ds.meta["licence"] and "origin" in ds.meta
     # the parquet cache gives back the same data
