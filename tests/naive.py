@@ -626,3 +626,100 @@ def naive_tie_label(counts, prior) -> int:
         if best is None or key > best[0]:
             best = (key, c)
     return best[1]
+
+
+# --- gosdt ---
+# Reference for treebench.algorithms.gosdt (GOSDT objective, McTavish et al. AAAI 2022 eq. (3)):
+# every binary tree on 0/1 features up to a depth is enumerated explicitly and scored as
+# (misclassified weight) / (total weight) + lam * leaves; the naive equivalent-points bound and
+# the Theorem 4.3 bound. Plain Python loops, tiny inputs only.
+
+import numpy as np  # noqa: E402
+
+
+def naive_all_trees(d, depth):
+    """Every tree of depth <= depth over features 0..d-1 as nested tuples: ``None`` is a leaf,
+    ``(j, left, right)`` tests feature j (left: x_j = 0)."""
+    if depth == 0:
+        return [None]
+    sub = naive_all_trees(d, depth - 1)
+    out = [None]
+    for j in range(d):
+        for a in sub:
+            for b in sub:
+                out.append((j, a, b))
+    return out
+
+
+def naive_tree_leaves_of(tree, x):
+    node, path = tree, ()
+    while node is not None:
+        j, a, b = node
+        path += ((j, int(x[j])),)
+        node = b if x[j] == 1 else a
+    return path
+
+
+def naive_regularized_objective(tree, X, y, lam, n_classes, sample_weight=None, labels=None):
+    """R(t) with majority labels per leaf (or the given per-leaf ``labels`` dict); leaves are
+    counted in the tree, empty ones included."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    groups = {}
+    for i in range(len(y)):
+        key = naive_tree_leaves_of(tree, X[i])
+        groups.setdefault(key, np.zeros(n_classes))[y[i]] += w[i]
+    err = 0.0
+    for key, cnt in groups.items():
+        if labels is None:
+            err += cnt.sum() - cnt.max()
+        else:
+            err += cnt.sum() - cnt[labels.get(key, int(np.argmax(cnt)))]
+    return err / w.sum() + lam * naive_n_leaves(tree)
+
+
+def naive_n_leaves(tree):
+    if tree is None:
+        return 1
+    return naive_n_leaves(tree[1]) + naive_n_leaves(tree[2])
+
+
+def naive_gosdt_costs(X, y, n_classes, depth, sample_weight=None):
+    """(error rate, leaves) of every tree of depth <= depth (explicit enumeration)."""
+    X = np.asarray(X).astype(int)
+    return [(naive_regularized_objective(t, X, y, 0.0, n_classes, sample_weight),
+             naive_n_leaves(t)) for t in naive_all_trees(X.shape[1], depth)]
+
+
+def naive_gosdt(X, y, n_classes, lam, depth, sample_weight=None, costs=None):
+    """The minimum of R(t) over every tree of depth <= depth (explicit enumeration)."""
+    if costs is None:
+        costs = naive_gosdt_costs(X, y, n_classes, depth, sample_weight)
+    return min(e + lam * h for e, h in costs)
+
+
+def naive_equivalent_points(X, y, rows, sample_weight=None):
+    """Errors any tree makes on ``rows``: per group of identical feature vectors, its weight
+    minus its largest class weight."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    groups = {}
+    for i in np.flatnonzero(rows):
+        groups.setdefault(tuple(np.asarray(X[i]).astype(int)), {}).setdefault(int(y[i]), 0.0)
+        groups[tuple(np.asarray(X[i]).astype(int))][int(y[i])] += w[i]
+    return sum(sum(g.values()) - max(g.values()) for g in groups.values())
+
+
+def naive_theorem43_bound(tree, X, y, y_ref, lam, n_classes):
+    """McTavish et al. Theorem 4.3: (|reference errors| + errors of ``tree`` (majority labels) on
+    the rows the reference gets right) / N + lam * leaves(tree)."""
+    X = np.asarray(X).astype(int)
+    groups = {}
+    for i in range(len(y)):
+        groups.setdefault(naive_tree_leaves_of(tree, X[i]), np.zeros(n_classes))[y[i]] += 1
+    labels = {k: int(np.argmax(v)) for k, v in groups.items()}
+    err = 0
+    for i in range(len(y)):
+        if y_ref[i] != y[i]:
+            err += 1
+        elif labels[naive_tree_leaves_of(tree, X[i])] != y[i]:
+            err += 1
+    return err / len(y) + lam * naive_n_leaves(tree)

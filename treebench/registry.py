@@ -218,6 +218,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers",
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
+        "treebench.algorithms.gosdt",
         "treebench.algorithms.ngi",
         "treebench.algorithms.testing",
     ),
