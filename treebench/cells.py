@@ -133,7 +133,9 @@ def unpaired(exp: Experiment) -> list[tuple[int, str, list[str]]]:
             kinds = accepts(a.name)
         except Exception:  # unknown names are reported by the name check
             continue
-        for ds in exp.datasets:
+        for ds, name in zip(exp.datasets, exp.dataset_names(), strict=True):
+            if not a.runs_on(name):  # an entry restricted to other datasets
+                continue
             methods = [b.method for b in _binarizations(exp, ds, a)]
             if not any(produces(m) in kinds for m in methods):
                 out.append((i, a.name, methods))
@@ -166,6 +168,8 @@ def expand_all(exp: Experiment) -> Expansion:
         # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
         pairs: list[tuple[Any, Any]] = []
         for a in exp.algorithms:
+            if not a.runs_on(names[i]):  # `datasets:` on the entry names other datasets
+                continue
             kinds = accepts(a.name)
             for b in _binarizations(exp, ds, a):
                 if produces(b.method) not in kinds:

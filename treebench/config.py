@@ -344,6 +344,20 @@ class AlgorithmSpec(_Strict):
     #: in-cell tuning: one step or a list of steps run in order (`treebench.tune`)
     tune: list[TuneStepSpec] | None = None
 
+    #: run this entry only on these datasets (display names as in the run summary, e.g.
+    #: ``gosdt/compas``); ``None`` = every dataset. Per-dataset settings (λ, a reference model)
+    #: become one entry per dataset in one config.
+    datasets: list[str] | None = Field(None, min_length=1)
+
+    @field_validator("datasets", mode="before")
+    @classmethod
+    def _datasets_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    def runs_on(self, dataset: str) -> bool:
+        """Whether this entry makes cells for the dataset with this display name."""
+        return self.datasets is None or dataset in self.datasets
+
     @field_validator("tune", mode="before")
     @classmethod
     def _tune_list(cls, v: Any) -> Any:
@@ -591,8 +605,24 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
             msg += _closest_key(err.get("loc", ()))
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     unique_dataset_names(list(exp.datasets), source)
+    _check_restrictions(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def _check_restrictions(exp: Experiment, source: str) -> None:
+    """Every name in an algorithm entry's ``datasets:`` is one of the config's datasets."""
+    from treebench.errors import did_you_mean
+
+    names = exp.dataset_names()
+    for i, a in enumerate(exp.algorithms):
+        for j, d in enumerate(a.datasets or []):
+            if d not in names:
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].datasets[{j}]`: `{d}` is not one of the "
+                    f"config's datasets{did_you_mean(d, names)}; use a name from "
+                    f"{', '.join(f'`{n}`' for n in names)}."
+                )
 
 
 def _closest_key(loc: tuple[Any, ...]) -> str:
@@ -667,8 +697,11 @@ def _check_input_kinds(exp: Experiment, source: str) -> None:
     (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
     from treebench.registry import ALGORITHMS, accepts, binarizer_output
 
+    names = exp.dataset_names()
     for j, ds in enumerate(exp.datasets):
         for i, a in enumerate(exp.algorithms):
+            if not a.runs_on(names[j]):
+                continue
             # an algorithm's own binarization wins over the dataset's and the experiment's
             methods = [b.method for b in (a.binarization or ds.binarization or exp.binarization)]
             kinds = {binarizer_output(m) for m in methods}
