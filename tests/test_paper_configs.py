@@ -138,3 +138,27 @@ def test_quickstart_runs_end_to_end_on_embedded_data(tmp_path, monkeypatch):
     # deeper CART fits the training folds at least as well
     by_depth = cart.groupby(cart["param_max_depth"].astype(int))["train_accuracy"].mean()
     assert by_depth.is_monotonic_increasing
+
+
+@pytest.mark.data
+def test_gosdt_paper_cart_min_samples_leaf_is_ceil_lambda_n():
+    """configs/gosdt-paper.yaml: CART's min_samples_leaf = ceil(λ n) with n the training-fold
+    size, as the authors did (McTavish et al. 2022, §5), on every fold of every dataset, with λ
+    the regularization of the GOSDT entry restricted to the same dataset."""
+    import math
+
+    from treebench.config import load_config
+    from treebench.data.base import load_dataset
+
+    _need_data("papers/gosdt/compas.csv")
+    exp = load_config(ROOT / "configs" / "gosdt-paper.yaml")
+    lam = {d: a.params["regularization"] for a in exp.algorithms if a.name == "gosdt"
+           for d in a.datasets}
+    leaf = {d: a.params["min_samples_leaf"] for a in exp.algorithms if a.name == "cart"
+            for d in a.datasets}
+    assert set(lam) == set(leaf) == set(exp.dataset_names())
+    for i, name in enumerate(exp.dataset_names()):
+        n = len(load_dataset(name).y)
+        sp = exp.split_for(i)
+        train_sizes = {n} if sp.kind == "full" else {n - n // sp.n_splits, n - n // sp.n_splits - 1}
+        assert {math.ceil(lam[name] * t - 1e-9) for t in train_sizes} == {leaf[name]}, name
