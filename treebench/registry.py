@@ -165,6 +165,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
         "treebench.algorithms.testing",
+        "treebench.algorithms.dpdt",
     ),
     "treebench.algorithms",
 )

@@ -1,0 +1,465 @@
+"""Compiled kernels of DPDT (Kohler, Akrour & Preux, KDD 2025).
+
+Representation (plain arrays, GUIDE §4):
+
+* ``Xt`` is the training matrix transposed (``p x n``, C order) so that one feature's values are
+  contiguous; ``X`` the same data row-major for per-row tests;
+* ``RS`` (``n x K``) holds each row's additive statistics: ``w`` times the one-hot class vector
+  for classification, ``[w, w*y, w*y*y]`` for regression; a node's statistics are their sum;
+* an MDP state's rows are kept as ``S`` (``p x m`` int32): for every feature, the state's rows
+  sorted by that feature (stable, ties by row id). A child's ``S`` is a stable partition of its
+  parent's (`partition`), so no state ever sorts, and no state copies ``X``;
+* a row set's identity is a pair of order-free 64-bit Zobrist sums (``Z1``, ``Z2``: one random
+  word per row, summed modulo 2^64) plus its size; states are memoised by (depth, size, h1, h2).
+
+Criteria (scikit-learn's definitions of the best split and of best-first priority, §5.2 "Calls to
+CART"): ``GINI`` (proxy Σ l_k²/w_l + Σ r_k²/w_r), ``ENTROPY`` (proxy −(w_l H_l + w_r H_r)),
+``MSE`` (proxy (Σw y)_l²/w_l + (Σw y)_r²/w_r). A threshold is the midpoint of two consecutive
+distinct values, ``a/2 + b/2`` (``a`` when that rounds up to ``b``), so left is ``x <= t``.
+Between equal proxies the lower feature index, then the smaller threshold wins (strict ``>``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+GINI = 0
+ENTROPY = 1
+MSE = 2
+
+
+@njit(cache=True)
+def _xlogx(v):
+    return v * np.log(v) if v > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _proxy(left, tot, wl, wr, crit):
+    """scikit-learn's proxy impurity improvement of a split (larger is better)."""
+    K = left.shape[0]
+    if crit == GINI:
+        sl = 0.0
+        sr = 0.0
+        for k in range(K):
+            a = left[k]
+            b = tot[k] - a
+            sl += a * a
+            sr += b * b
+        return sl / wl + sr / wr
+    if crit == ENTROPY:
+        s = 0.0
+        for k in range(K):
+            a = left[k]
+            b = tot[k] - a
+            s += _xlogx(a) + _xlogx(b)
+        return s - _xlogx(wl) - _xlogx(wr)
+    a = left[1]
+    b = tot[1] - a
+    return a * a / wl + b * b / wr
+
+
+@njit(cache=True)
+def _node_term(tot, crit):
+    """The node's own term such that improvement = proxy - node_term (w * impurity, up to a
+    constant shared by node and children)."""
+    K = tot.shape[0]
+    if crit == GINI:
+        w = 0.0
+        s = 0.0
+        for k in range(K):
+            w += tot[k]
+            s += tot[k] * tot[k]
+        return s / w if w > 0 else 0.0
+    if crit == ENTROPY:
+        w = 0.0
+        s = 0.0
+        for k in range(K):
+            w += tot[k]
+            s += _xlogx(tot[k])
+        return s - _xlogx(w)
+    return tot[1] * tot[1] / tot[0] if tot[0] > 0 else 0.0
+
+
+@njit(cache=True)
+def _weight(tot, crit):
+    if crit == MSE:
+        return tot[0]
+    s = 0.0
+    for k in range(tot.shape[0]):
+        s += tot[k]
+    return s
+
+
+@njit(cache=True)
+def _is_pure(tot, crit):
+    if crit == MSE:
+        w = tot[0]
+        if w <= 0:
+            return True
+        var = tot[2] / w - (tot[1] / w) ** 2
+        return var <= 1e-12 * max(1.0, tot[2] / w)
+    nz = 0
+    for k in range(tot.shape[0]):
+        if tot[k] > 0:
+            nz += 1
+    return nz <= 1
+
+
+@njit(cache=True)
+def midpoint(a, b):
+    t = a / 2.0 + b / 2.0
+    if t >= b or not np.isfinite(t):
+        t = a
+    return t
+
+
+@njit(cache=True)
+def _best_split(Xt, RS, work, s, e, tot, crit, min_leaf, feats, left, out):
+    """Best (proxy) split of the node whose rows are ``work[f, s:e]``. Writes
+    ``out = [proxy, feature, position, threshold]``; feature -1 when none is valid."""
+    K = RS.shape[1]
+    m = e - s
+    out[0] = -np.inf
+    out[1] = -1.0
+    out[2] = -1.0
+    out[3] = 0.0
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        for k in range(K):
+            left[k] = 0.0
+        for i in range(s, e - 1):
+            r = work[f, i]
+            for k in range(K):
+                left[k] += RS[r, k]
+            nl = i - s + 1
+            xa = Xt[f, r]
+            xb = Xt[f, work[f, i + 1]]
+            if not (xb > xa):
+                continue
+            if nl < min_leaf or m - nl < min_leaf:
+                continue
+            wl = _weight(left, crit)
+            wr = _weight(tot, crit) - wl
+            if wl <= 0.0 or wr <= 0.0:
+                continue
+            pr = _proxy(left, tot, wl, wr, crit)
+            if pr > out[0]:
+                out[0] = pr
+                out[1] = f
+                out[2] = nl
+                out[3] = midpoint(xa, xb)
+
+
+@njit(cache=True)
+def _segment_stats(RS, work, s, e, tot):
+    K = RS.shape[1]
+    for k in range(K):
+        tot[k] = 0.0
+    for i in range(s, e):
+        r = work[0, i]
+        for k in range(K):
+            tot[k] += RS[r, k]
+
+
+@njit(cache=True)
+def _features_for_node(p, max_features):
+    if max_features >= p:
+        return np.arange(p)
+    perm = np.random.permutation(p)
+    return np.sort(perm[:max_features])
+
+
+@njit(cache=True)
+def cart_candidates(Xt, RS, S, max_leaves, crit, min_leaf, max_features, seed, flag):
+    """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
+    no depth limit) on the state's rows ``S``. Returns the split of every internal node in
+    node-creation order (features, thresholds) and the CART tree's node count.
+
+    A node is a leaf when it is pure, has fewer than ``2 * min_leaf`` rows or no valid split;
+    the open node with the largest impurity improvement is split next (ties: created first).
+    ``flag`` is a zeroed uint8 scratch array of length n (left zeroed on return)."""
+    p, m = S.shape
+    K = RS.shape[1]
+    if max_features < p:
+        np.random.seed(seed)
+    work = S.copy()
+    cap = 2 * max_leaves + 1
+    n_start = np.zeros(cap, np.int64)
+    n_end = np.zeros(cap, np.int64)
+    n_imp = np.full(cap, -np.inf)
+    n_feat = np.full(cap, -1, np.int64)
+    n_pos = np.zeros(cap, np.int64)
+    n_thr = np.zeros(cap)
+    n_open = np.zeros(cap, np.bool_)
+    n_split = np.zeros(cap, np.bool_)
+    tot = np.zeros(K)
+    left = np.zeros(K)
+    out = np.zeros(4)
+    tmp = np.empty(m, np.int32)
+    n_nodes = 0
+
+    # create the root
+    n_start[0] = 0
+    n_end[0] = m
+    n_nodes = 1
+    _segment_stats(RS, work, 0, m, tot)
+    if m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
+        feats = _features_for_node(p, max_features)
+        _best_split(Xt, RS, work, 0, m, tot, crit, min_leaf, feats, left, out)
+        if out[1] >= 0:
+            n_imp[0] = out[0] - _node_term(tot, crit)
+            n_feat[0] = int(out[1])
+            n_pos[0] = int(out[2])
+            n_thr[0] = out[3]
+            n_open[0] = True
+    n_splits = 0
+    while n_splits < max_leaves - 1:
+        best = -1
+        for i in range(n_nodes):
+            if n_open[i] and (best < 0 or n_imp[i] > n_imp[best]):
+                best = i
+        if best < 0:
+            break
+        n_open[best] = False
+        n_split[best] = True
+        n_splits += 1
+        s = n_start[best]
+        e = n_end[best]
+        f = n_feat[best]
+        mid = s + n_pos[best]
+        for i in range(s, mid):
+            flag[work[f, i]] = 1
+        for g in range(p):
+            if g == f:
+                continue
+            a = s
+            b = 0
+            for i in range(s, e):
+                r = work[g, i]
+                if flag[r]:
+                    work[g, a] = r
+                    a += 1
+                else:
+                    tmp[b] = r
+                    b += 1
+            for i in range(b):
+                work[g, a + i] = tmp[i]
+        for i in range(s, mid):
+            flag[work[f, i]] = 0
+        for c in range(2):
+            cs = s if c == 0 else mid
+            ce = mid if c == 0 else e
+            j = n_nodes
+            n_nodes += 1
+            n_start[j] = cs
+            n_end[j] = ce
+            mm = ce - cs
+            _segment_stats(RS, work, cs, ce, tot)
+            if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
+                feats = _features_for_node(p, max_features)
+                _best_split(Xt, RS, work, cs, ce, tot, crit, min_leaf, feats, left, out)
+                if out[1] >= 0:
+                    n_imp[j] = out[0] - _node_term(tot, crit)
+                    n_feat[j] = int(out[1])
+                    n_pos[j] = int(out[2])
+                    n_thr[j] = out[3]
+                    n_open[j] = True
+    cf = np.empty(n_splits, np.int64)
+    ct = np.empty(n_splits)
+    j = 0
+    for i in range(n_nodes):
+        if n_split[i]:
+            cf[j] = n_feat[i]
+            ct[j] = n_thr[i]
+            j += 1
+    return cf, ct, n_nodes
+
+
+@njit(cache=True)
+def topb_candidates(Xt, RS, S, B, min_leaf):
+    """Top-B (Blanc et al. 2023, as in the DPDT paper §5.2): the best Gini threshold of every
+    feature, then the B features with the best such split (ties: lower feature index)."""
+    p, m = S.shape
+    K = RS.shape[1]
+    tot = np.zeros(K)
+    _segment_stats(RS, S, 0, m, tot)
+    left = np.zeros(K)
+    out = np.zeros(4)
+    score = np.full(p, -np.inf)
+    thr = np.zeros(p)
+    one = np.zeros(1, np.int64)
+    for f in range(p):
+        one[0] = f
+        _best_split(Xt, RS, S, 0, m, tot, GINI, min_leaf, one, left, out)
+        if out[1] >= 0:
+            score[f] = out[0]
+            thr[f] = out[3]
+    order = np.argsort(-score, kind="mergesort")
+    nb = 0
+    for i in range(p):
+        if score[order[i]] > -np.inf and nb < B:
+            nb += 1
+    cf = np.empty(nb, np.int64)
+    ct = np.empty(nb)
+    for i in range(nb):
+        cf[i] = order[i]
+        ct[i] = thr[order[i]]
+    return cf, ct
+
+
+@njit(cache=True)
+def midpoint_candidates(Xt, S, min_leaf, n_per_feature):
+    """Thresholds between consecutive distinct values of every feature over the state's rows
+    (both sides keeping ``min_leaf`` rows): all of them when ``n_per_feature <= 0`` (the
+    exhaustive generator), else those nearest the ``i / n_per_feature`` quantiles (the quantile
+    generator). Feature order, then increasing threshold."""
+    p, m = S.shape
+    cf = np.empty(p * max(m - 1, 1), np.int64)
+    ct = np.empty(p * max(m - 1, 1))
+    c = 0
+    pos = np.empty(max(m - 1, 1), np.int64)
+    for f in range(p):
+        npos = 0
+        for i in range(m - 1):
+            nl = i + 1
+            if nl < min_leaf or m - nl < min_leaf:
+                continue
+            if Xt[f, S[f, i + 1]] > Xt[f, S[f, i]]:
+                pos[npos] = i
+                npos += 1
+        if n_per_feature <= 0:
+            for j in range(npos):
+                i = pos[j]
+                cf[c] = f
+                ct[c] = midpoint(Xt[f, S[f, i]], Xt[f, S[f, i + 1]])
+                c += 1
+        else:
+            last = -1
+            for q in range(1, n_per_feature):
+                target = q * m / n_per_feature - 1.0
+                best = -1
+                bd = np.inf
+                for j in range(npos):
+                    d = abs(pos[j] - target)
+                    if d < bd:
+                        bd = d
+                        best = j
+                if best < 0 or best <= last:
+                    continue
+                last = best
+                i = pos[best]
+                cf[c] = f
+                ct[c] = midpoint(Xt[f, S[f, i]], Xt[f, S[f, i + 1]])
+                c += 1
+    return cf[:c], ct[:c]
+
+
+@njit(cache=True)
+def leaf_error(st, crit):
+    """Weighted loss of a leaf: misclassified mass (largest class predicted) or, for ``MSE``,
+    the weighted squared error around the weighted mean."""
+    if crit == MSE:
+        w = st[0]
+        if w <= 0.0:
+            return 0.0
+        v = st[2] - st[1] * st[1] / w
+        return v if v > 0.0 else 0.0
+    s = 0.0
+    mx = 0.0
+    for k in range(st.shape[0]):
+        s += st[k]
+        if st[k] > mx:
+            mx = st[k]
+    return s - mx
+
+
+@njit(cache=True)
+def child_stats(X, RS, rows, feats, thrs, Z1, Z2, tot, crit):
+    """For each candidate (feats[c], thrs[c]) over ``rows`` (statistics ``tot``): the left
+    child's statistics, row count and Zobrist hashes (the right child's follow by subtraction),
+    and both children's leaf losses and purity."""
+    nc = feats.shape[0]
+    K = RS.shape[1]
+    L = np.zeros((nc, K))
+    cnt = np.zeros(nc, np.int64)
+    h1 = np.zeros(nc, np.uint64)
+    h2 = np.zeros(nc, np.uint64)
+    eL = np.zeros(nc)
+    eR = np.zeros(nc)
+    pL = np.zeros(nc, np.bool_)
+    pR = np.zeros(nc, np.bool_)
+    right = np.zeros(K)
+    for c in range(nc):
+        f = feats[c]
+        t = thrs[c]
+        a = np.uint64(0)
+        b = np.uint64(0)
+        n = 0
+        for i in range(rows.shape[0]):
+            r = rows[i]
+            if X[r, f] <= t:
+                for k in range(K):
+                    L[c, k] += RS[r, k]
+                n += 1
+                a += Z1[r]
+                b += Z2[r]
+        cnt[c] = n
+        h1[c] = a
+        h2[c] = b
+        for k in range(K):
+            right[k] = tot[k] - L[c, k]
+        eL[c] = leaf_error(L[c], crit)
+        eR[c] = leaf_error(right, crit)
+        pL[c] = _is_pure(L[c], crit)
+        pR[c] = _is_pure(right, crit)
+    return L, cnt, h1, h2, eL, eR, pL, pR
+
+
+@njit(cache=True)
+def row_hash(rows, Z1, Z2):
+    a = np.uint64(0)
+    b = np.uint64(0)
+    for i in range(rows.shape[0]):
+        a += Z1[rows[i]]
+        b += Z2[rows[i]]
+    return a, b
+
+
+@njit(cache=True)
+def partition(S, X, f, t, flag):
+    """Stable split of every feature's sorted row list of ``S`` into ``x_f <= t`` (left) and the
+    rest: the children's sorted orders, shared from the parent without sorting."""
+    p, m = S.shape
+    nl = 0
+    for i in range(m):
+        r = S[0, i]
+        if X[r, f] <= t:
+            flag[r] = 1
+            nl += 1
+    SL = np.empty((p, nl), np.int32)
+    SR = np.empty((p, m - nl), np.int32)
+    for g in range(p):
+        a = 0
+        b = 0
+        for i in range(m):
+            r = S[g, i]
+            if flag[r]:
+                SL[g, a] = r
+                a += 1
+            else:
+                SR[g, b] = r
+                b += 1
+    for i in range(m):
+        flag[S[0, i]] = 0
+    return SL, SR
+
+
+@njit(cache=True)
+def presort(Xt):
+    """Every feature's row order (stable: ties by row id), as int32 ``p x n``."""
+    p, n = Xt.shape
+    S = np.empty((p, n), np.int32)
+    for f in range(p):
+        S[f] = np.argsort(Xt[f], kind="mergesort").astype(np.int32)
+    return S

@@ -1,0 +1,565 @@
+"""`dpdt`: Dynamic Programming Decision Trees (Kohler, Akrour & Preux, "Breiman meets Bellman",
+KDD 2025).
+
+§4: a tree of depth <= D is a policy of a finite MDP whose states are (training rows reaching a
+node, depth). Actions are "leaf" (predict the majority class; reward = − its misclassified mass)
+and the splits ``x_f <= t`` proposed by a candidate generator (reward − α per row, i.e. − α·w(S)
+in mass units); a split moves to the two children with probabilities equal to their share of the
+(weighted) rows. Proposition 4.1: the return of a policy is − (training error + α · E[number of
+tests on a training row's path]); backward induction (Algorithm 1) gives the best tree whose
+splits all come from the generator. We solve it in mass units: minimise ``E + α·L`` with ``E``
+the weighted misclassified mass and ``L = Σ_i w_i · depth(leaf(x_i))``.
+
+Generators (§5.2): ``cart`` (default) fits a best-first CART with ``max_leaf_nodes = B_d`` on the
+state's rows and proposes every internal node's split (applied to the whole state); ``B_d`` comes
+from ``budgets`` (per depth; depths beyond the tuple use 2; 1 counts as 2). ``topb`` proposes
+the best Gini threshold of each of the B best features (Blanc et al. 2023); ``quantile`` the
+thresholds nearest B−1 quantiles of every feature; ``exhaustive`` every midpoint of every
+feature (the MDP then contains every tree: the result is the optimal depth-D tree).
+
+Exact rules: comparisons are on weighted masses (float64 sums of the weights: integers for unit
+weights), a split must be strictly better than the leaf (ties go to the leaf) and than earlier
+candidates (ties go to the first in generator order). States are memoised by (depth, row set)
+(order-free 128-bit Zobrist key plus size). ``operations`` is the paper's count for Table 1: the
+sum over every CART call of the unmemoised MDP of the CART tree's node count (Top-B / quantile /
+exhaustive: the number of candidate splits), computed exactly from the memoised DAG;
+``operations_distinct`` counts only the calls actually made.
+
+The α path (``alpha_path=True``): each state's optimal cost as a function of α is the lower
+envelope of the lines ``E_T + α L_T`` of the trees ``T`` in its search space, so it is concave and
+piecewise linear; it is computed exactly (leaf point, Minkowski sums of the children's envelopes
+for each split, lower hull of the union) and ``alpha_path_`` lists every breakpoint with its tree.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from treebench.algorithms import _dpdt_kernels as K
+from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase, majority_label
+from treebench.registry import ALGORITHMS
+from treebench.tree.arrays import TreeArrays, TreeBuilder
+
+GENERATORS = ("cart", "topb", "quantile", "exhaustive")
+_WARM = False
+
+
+def check_budgets(budgets) -> None:
+    """One clear ValueError unless ``budgets`` is an int >= 1 or a non-empty sequence of them."""
+    if isinstance(budgets, Integral) and not isinstance(budgets, bool):
+        ok = budgets >= 1
+    else:
+        try:
+            seq = list(budgets)
+        except TypeError:
+            seq = []
+        ok = len(seq) > 0 and all(
+            isinstance(b, Integral) and not isinstance(b, bool) and b >= 1 for b in seq
+        )
+    if not ok:
+        raise ValueError(
+            f"budgets must be an int >= 1 or a non-empty list of ints >= 1 (one B per depth, "
+            f"e.g. [16, 1, 1]), got {budgets!r}."
+        )
+
+
+def budget_at(budgets, depth: int, generator: str) -> int:
+    """B at ``depth``: the tuple's entry (depths beyond the tuple use 2), or the int at every
+    depth. For ``cart`` B = 1 counts as 2 (§5.2: B = 1 is the
+    greedy tree, whose one candidate is the split of a 2-leaf CART)."""
+    if isinstance(budgets, Integral):
+        b = int(budgets)
+    else:
+        seq = list(budgets)
+        b = int(seq[depth]) if depth < len(seq) else 2
+    if generator == "cart":
+        b = max(b, 2)
+    return b
+
+
+class _Solver:
+    """Backward induction over the memoised MDP (Algorithm 1)."""
+
+    def __init__(self, X, RS, crit, regression, est, alpha, deadline, seed, path):
+        self.X = np.ascontiguousarray(X)
+        self.Xt = np.ascontiguousarray(X.T)
+        self.RS = RS
+        self.crit = crit
+        self.regression = regression
+        self.D = int(est.max_depth)
+        self.gen = est.candidates
+        self.budgets = est.budgets
+        self.alpha = float(alpha)
+        self.min_leaf = int(est.min_samples_leaf)
+        self.max_features = _n_features(est.max_features, X.shape[1])
+        self.deadline = deadline
+        self.path = path
+        rng = np.random.default_rng(0 if seed is None else seed)
+        n = X.shape[0]
+        self.Z1 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.Z2 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.seed = int(rng.integers(0, 2**31 - 1))
+        self.flag = np.zeros(n, np.uint8)
+        self.memo: dict = {}
+        entry_bytes = 400 + (200 if path else 0)
+        self.max_entries = max(1, int(est.cache_limit_mb * 2**20 / entry_bytes))
+        self.stats = dict(states=0, cache_hits=0, candidates=0, generator_calls=0,
+                          operations_distinct=0, timed_out=False, cache_full=False)
+
+    # ---------------------------------------------------------------- leaves
+    def leaf_err(self, st):
+        if self.regression:
+            w = st[0]
+            return max(st[2] - st[1] * st[1] / w, 0.0) if w > 0 else 0.0
+        return float(st.sum() - st.max())
+
+    def weight(self, st):
+        return float(st[0]) if self.regression else float(st.sum())
+
+    # ---------------------------------------------------------------- generator
+    def candidates(self, S, d):
+        B = budget_at(self.budgets, d, self.gen)
+        g = self.gen
+        if g == "cart":
+            self.stats["generator_calls"] += 1
+            f, t, nodes = K.cart_candidates(
+                self.Xt, self.RS, S, B, self.crit, self.min_leaf, self.max_features,
+                self.seed + self.stats["generator_calls"], self.flag,
+            )
+            return f, t, int(nodes)
+        if g == "topb":
+            f, t = K.topb_candidates(self.Xt, self.RS, S, B, self.min_leaf)
+        elif g == "quantile":
+            f, t = K.midpoint_candidates(self.Xt, S, self.min_leaf, B + 1)
+        else:
+            f, t = K.midpoint_candidates(self.Xt, S, self.min_leaf, 0)
+        self.stats["generator_calls"] += 1
+        return f, t, int(f.shape[0])
+
+    # ---------------------------------------------------------------- DP
+    def terminal(self, st, m, d):
+        err = self.leaf_err(st)
+        return d >= self.D or m < 2 * self.min_leaf or err <= (
+            1e-12 * max(1.0, abs(st[2])) if self.regression else 0.0
+        )
+
+    def leaf_entry(self, st, err=None):
+        if err is None:
+            err = float(K.leaf_error(st, self.crit))
+        leaf = (st,)
+        hull = [(0.0, err, leaf)] if self.path else None
+        return (err, leaf, 0, hull)
+
+    def solve(self, S, st, d, key):
+        """(cost, tree, operations of the unmemoised sub-MDP, envelope) of state ``S`` at ``d``."""
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.stats["cache_hits"] += 1
+            return hit
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.stats["timed_out"] = True
+            return self.leaf_entry(st)
+        self.stats["states"] += 1
+        m = S.shape[1]
+        err = float(K.leaf_error(st, self.crit))
+        leaf = (st,)
+        best_cost, best_tree = err, leaf
+        feats, thrs, own_ops = self.candidates(S, d)
+        self.stats["operations_distinct"] += own_ops
+        ops = own_ops
+        W = self.weight(st)
+        aW = self.alpha * W
+        Lst, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(
+            self.X, self.RS, S[0], feats, thrs, self.Z1, self.Z2, st, self.crit)
+        ml = max(1, self.min_leaf)
+        valid = (cnt >= ml) & (m - cnt >= ml)
+        self.stats["candidates"] += int(valid.sum())
+        nd = d + 1
+        points = [(0.0, err, leaf)] if self.path else None
+        if nd >= self.D:
+            # children are leaves: vectorised Bellman backup
+            costs = np.where(valid, aW + eL + eR, np.inf)
+            if costs.size:
+                c = int(np.argmin(costs))  # first minimum: generator order
+                if costs[c] < best_cost:
+                    best_cost = float(costs[c])
+                    best_tree = self._split_leaves(st, Lst[c], feats[c], thrs[c])
+                if self.path:
+                    order = np.flatnonzero(valid)
+                    if order.size:
+                        e = eL[order] + eR[order]
+                        c = int(order[int(np.argmin(e))])
+                        points.append((W, float(eL[c] + eR[c]),
+                                       self._split_leaves(st, Lst[c], feats[c], thrs[c])))
+        else:
+            ph1, ph2 = key[2], key[3]
+            tl = 2 * self.min_leaf
+            for c in np.flatnonzero(valid):
+                nl = int(cnt[c])
+                nr = m - nl
+                ls = Lst[c]
+                rs = st - ls
+                f, t = int(feats[c]), float(thrs[c])
+                lterm = bool(pL[c]) or nl < tl
+                rterm = bool(pR[c]) or nr < tl
+                SL = SR = None
+                if not (lterm and rterm):
+                    SL, SR = K.partition(S, self.X, f, t, self.flag)
+                el = self.leaf_entry(ls, float(eL[c])) if lterm else self.solve(
+                    SL, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
+                er = self.leaf_entry(rs, float(eR[c])) if rterm else self.solve(
+                    SR, rs, nd, (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64))
+                del SL, SR
+                ops += el[2] + er[2]
+                cost = aW + el[0] + er[0]
+                if cost < best_cost:
+                    best_cost = cost
+                    best_tree = (st, f, t, el[1], er[1])
+                if self.path:
+                    points.extend(
+                        (W + a[0] + b[0], a[1] + b[1], (st, f, t, a[2], b[2]))
+                        for a in el[3] for b in er[3]
+                    )
+        hull = _lower_hull(points) if self.path else None
+        out = (best_cost, best_tree, ops, hull)
+        if len(self.memo) < self.max_entries:
+            self.memo[key] = out
+        else:
+            self.stats["cache_full"] = True
+        return out
+
+    def _split_leaves(self, st, ls, f, t):
+        return (st, int(f), float(t), (ls.copy(),), (st - ls,))
+
+
+def _lower_hull(points):
+    """Vertices of the lower envelope of ``E + α L`` over α >= 0: sorted by L ascending, E
+    strictly decreasing, convex. Equal (L, E) keep the first point (leaf, then generator order)."""
+    pts = sorted(enumerate(points), key=lambda iv: (iv[1][0], iv[1][1], iv[0]))
+    out = []
+    for _, p in pts:
+        if out and p[1] >= out[-1][1]:  # more tests and no fewer errors: never optimal
+            continue
+        while len(out) >= 2:
+            (l1, e1, _), (l2, e2, _) = out[-2], out[-1]
+            # drop out[-1] when it lies on or above the segment out[-2] -> p
+            if (e2 - e1) * (p[0] - l1) >= (p[1] - e1) * (l2 - l1):
+                out.pop()
+            else:
+                break
+        out.append(p)
+    return out
+
+
+def _n_features(max_features, p):
+    if max_features is None:
+        return p
+    if isinstance(max_features, str):
+        return max(1, int(np.sqrt(p)) if max_features == "sqrt" else int(np.log2(p)))
+    if isinstance(max_features, Integral):
+        return min(p, int(max_features))
+    return max(1, int(float(max_features) * p))
+
+
+def _to_arrays(tree, n_cols, task, prior):
+    b = TreeBuilder(n_classes=n_cols, task=task)
+
+    def lab(st):
+        return None if task == "regression" else majority_label(st, prior)
+
+    def rec(node):
+        if len(node) == 1:
+            return b.add_leaf(node[0], lab(node[0]))
+        st, f, t, lt, rt = node
+        i = b.add_split(f, t, st, lab(st))
+        li = rec(lt)
+        ri = rec(rt)
+        b.set_children(i, li, ri)
+        return i
+
+    rec(tree)
+    return b.build()
+
+
+def _tree_stats(tree, W):
+    """(error mass, Σ w·depth, n_leaves) of a nested-tuple tree."""
+    stack = [(tree, 0)]
+    L = 0.0
+    leaves = 0
+    while stack:
+        node, d = stack.pop()
+        if len(node) == 1:
+            leaves += 1
+            L += d * W(node[0])
+        else:
+            stack.append((node[3], d + 1))
+            stack.append((node[4], d + 1))
+    return L, leaves
+
+
+_COMMON_CONSTRAINTS = {
+    "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    "candidates": [StrOptions(set(GENERATORS))],
+    "budgets": [Interval(Integral, 1, None, closed="left"), "array-like"],
+    "alpha": [Interval(Real, 0, None, closed="left")],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "max_features": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Real, 0, 1, closed="right"),
+        StrOptions({"sqrt", "log2"}),
+        None,
+    ],
+    "alpha_path": ["boolean"],
+    "random_state": ["random_state"],
+    "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
+}
+
+
+class _DPDTMixin:
+    """Fit logic shared by the classifier and the regressor."""
+
+    def _solve(self, X, RS, crit, regression, ctx, prior):
+        if self.max_depth is None:
+            raise ValueError(
+                "max_depth=None is not supported: DPDT solves a finite-horizon MDP, so give "
+                "max_depth an integer (the paper uses 2 to 10)."
+            )
+        check_budgets(self.budgets)
+        t_start = time.perf_counter()
+        compile_s = warmup()
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        sw = ctx.sample_weight
+        keep = np.flatnonzero(sw > 0)
+        Xk = np.ascontiguousarray(X[keep])
+        RSk = np.ascontiguousarray(RS[keep])
+        deadline = ctx.deadline_for(self.time_limit)
+        t0 = time.perf_counter()
+        solver = _Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
+                         bool(self.alpha_path))
+        S = K.presort(solver.Xt)
+        st = RSk.sum(axis=0)
+        h1, h2 = K.row_hash(S[0], solver.Z1, solver.Z2)
+        m = S.shape[1]
+        if solver.terminal(st, m, 0):
+            res = solver.leaf_entry(st)
+        else:
+            res = solver.solve(S, st, 0, (0, m, int(h1), int(h2)))
+        cost, tree, ops, hull = res
+        task = "regression" if regression else "classification"
+        n_cols = 3 if regression else RS.shape[1]
+        arrays = _to_arrays(tree, n_cols, task, prior)
+        W = solver.weight(st)
+        L, _ = _tree_stats(tree, solver.weight)
+        err = cost - self.alpha * L
+        info = {
+            "objective": float(cost),
+            "training_error": float(err),
+            "expected_path_length": float(L / W) if W > 0 else 0.0,
+            "operations": int(ops),
+            "operations_distinct": int(solver.stats["operations_distinct"]),
+            "states": int(solver.stats["states"]),
+            "candidate_splits": int(solver.stats["candidates"]),
+            "generator_calls": int(solver.stats["generator_calls"]),
+            "cache_hits": int(solver.stats["cache_hits"]),
+            "cache_entries": len(solver.memo),
+            "cache_full": bool(solver.stats["cache_full"]),
+            "timed_out": bool(solver.stats["timed_out"]),
+            "optimal": bool(self.candidates == "exhaustive" and not solver.stats["timed_out"]),
+            "optimal_for_mdp": not bool(solver.stats["timed_out"]),
+            "search_seconds": time.perf_counter() - t0,
+            "seconds": time.perf_counter() - t_start - compile_s,
+            "compile_seconds": compile_s,
+        }
+        if not regression:
+            info["training_accuracy"] = 1.0 - float(err) / W if W > 0 else 1.0
+        path = None
+        if hull is not None:
+            path = []
+            for i, (Lv, Ev, tv) in enumerate(hull):
+                # vertex i is optimal for α between the slopes to its neighbours
+                hi = np.inf if i == 0 else (Ev - hull[i - 1][1]) / (hull[i - 1][0] - Lv)
+                lo = 0.0 if i == len(hull) - 1 else (hull[i + 1][1] - Ev) / (Lv - hull[i + 1][0])
+                _, nleaves = _tree_stats(tv, solver.weight)
+                path.append({
+                    "alpha_min": float(lo), "alpha_max": float(hi),
+                    "training_error": float(Ev), "path_mass": float(Lv),
+                    "expected_path_length": float(Lv / W) if W > 0 else 0.0,
+                    "n_leaves": int(nleaves),
+                    "tree": _to_arrays(tv, n_cols, task, prior),
+                })
+            path.reverse()  # α increasing: from the most accurate tree to the lone leaf
+            info["alpha_path_length"] = len(path)
+        return arrays, info, path
+
+
+@ALGORITHMS.register("dpdt", tags=("dpdt", "numeric", "weights", "anytime"))
+class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
+    """DPDT (Kohler, Akrour & Preux, KDD 2025): the best depth-D tree whose splits come from
+    CART calls (or Top-B / quantile / all midpoints) at every state, by dynamic programming.
+
+    Parameters
+    ----------
+    max_depth : int >= 0
+        Depth D (tests on any path). None is refused: the MDP needs a horizon.
+    candidates : {"cart", "topb", "quantile", "exhaustive"}
+        Split generator (§5.2); "exhaustive" yields the optimal depth-D tree (small data only).
+    budgets : int >= 1 or sequence of ints >= 1
+        B per depth (``cart_nodes_list``): CART leaves (cart), features (topb) or quantiles
+        (quantile). Depths beyond the tuple use 2. Table 1 "light" is
+        (16, 1, 1), "full" (16, 16, 16).
+    alpha : float >= 0
+        Price of one test per training row: minimises error + α · E[path length] (Eq. 1).
+    criterion : {"gini", "entropy", "log_loss"}
+        Impurity of the CART generator.
+    min_samples_leaf : int >= 1
+        Both children of every split keep this many rows (generator and DP).
+    max_features : int, float, "sqrt", "log2" or None
+        Features drawn at each CART node (scikit-learn's meaning); None: all.
+    alpha_path : bool
+        Also compute the exact α path (``alpha_path_``).
+    random_state : int, RandomState or None
+        Seeds the row hashes and the CART feature draws (with ``max_features``).
+    time_limit : float > 0 or None
+        Seconds; on timeout unexpanded states become leaves (a complete policy) and
+        ``solve_info_["timed_out"]`` is True.
+    cache_limit_mb : float > 0
+        Cap of the state memo; when full, new states are solved but not stored.
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+    }
+
+    def __init__(
+        self,
+        max_depth=3,
+        candidates="cart",
+        budgets=(16, 16, 16),
+        alpha=0.0,
+        criterion="gini",
+        min_samples_leaf=1,
+        max_features=None,
+        alpha_path=False,
+        random_state=None,
+        time_limit=None,
+        cache_limit_mb=512,
+    ):
+        self.max_depth = max_depth
+        self.candidates = candidates
+        self.budgets = budgets
+        self.alpha = alpha
+        self.criterion = criterion
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.alpha_path = alpha_path
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.cache_limit_mb = cache_limit_mb
+
+    def _fit_tree(self, X, y_index, ctx):
+        n_classes = len(self.classes_)
+        sw = ctx.sample_weight
+        RS = np.zeros((X.shape[0], n_classes))
+        RS[np.arange(X.shape[0]), y_index] = sw
+        prior = np.bincount(y_index, weights=sw, minlength=n_classes)
+        crit = K.GINI if self.criterion == "gini" else K.ENTROPY
+        tree, info, path = self._solve(X, RS, crit, False, ctx, prior)
+        if path is not None:
+            self.alpha_path_ = path
+        return tree, info
+
+    def predict_at_alpha(self, X, alpha):
+        """Predictions of the α-path tree optimal at ``alpha`` (needs ``alpha_path=True``)."""
+        X = self._check_X(X)
+        return self.classes_[self.tree_at_alpha(alpha).predict_index(X)]
+
+    def tree_at_alpha(self, alpha):
+        """The α-path tree whose interval contains ``alpha``."""
+        if not hasattr(self, "alpha_path_"):
+            raise ValueError("fit with alpha_path=True to query trees at other α values.")
+        for seg in self.alpha_path_:
+            if seg["alpha_min"] <= alpha <= seg["alpha_max"]:
+                return seg["tree"]
+        return self.alpha_path_[-1]["tree"]
+
+
+@ALGORITHMS.register("dpdt-regressor", tags=("dpdt", "numeric", "weights", "regression"))
+class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
+    """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
+    (squared error) candidates; same parameters as `DPDTClassifier` (criterion
+    "squared_error")."""
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "criterion": [StrOptions({"squared_error"})],
+    }
+
+    def __init__(
+        self,
+        max_depth=3,
+        candidates="cart",
+        budgets=(16, 16, 16),
+        alpha=0.0,
+        criterion="squared_error",
+        min_samples_leaf=1,
+        max_features=None,
+        alpha_path=False,
+        random_state=None,
+        time_limit=None,
+        cache_limit_mb=512,
+    ):
+        self.max_depth = max_depth
+        self.candidates = candidates
+        self.budgets = budgets
+        self.alpha = alpha
+        self.criterion = criterion
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.alpha_path = alpha_path
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.cache_limit_mb = cache_limit_mb
+
+    def _fit_tree(self, X, y, ctx):
+        sw = ctx.sample_weight
+        RS = np.column_stack([sw, sw * y, sw * y * y])
+        tree, info, path = self._solve(X, RS, K.MSE, True, ctx, None)
+        if path is not None:
+            self.alpha_path_ = path
+        return tree, info
+
+
+def warmup() -> float:
+    """Compile (or load from numba's cache) every kernel on tiny data; returns the seconds spent
+    when this call did the work, else 0."""
+    global _WARM
+    if _WARM:
+        return 0.0
+    t = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3))
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    flag = np.zeros(30, np.uint8)
+    Z = np.ones(30, np.uint64)
+    for RS in (np.eye(2)[rng.integers(0, 2, 30)], np.column_stack([np.ones(30), X[:, 0], X[:, 0] ** 2])):
+        RS = np.ascontiguousarray(RS)
+        for crit in (K.GINI, K.ENTROPY, K.MSE):
+            K.cart_candidates(Xt, RS, S, 4, crit, 1, 3, 0, flag)
+            K.cart_candidates(Xt, RS, S, 4, crit, 1, 2, 0, flag)
+        f, th = K.topb_candidates(Xt, RS, S, 2, 1)
+        K.midpoint_candidates(Xt, S, 1, 0)
+        for crit in (K.GINI, K.MSE):
+            K.child_stats(X, RS, S[0], f, th, Z, Z, RS.sum(axis=0), crit)
+            K.leaf_error(RS[0], crit)
+    K.partition(S, X, 0, 0.5, flag)
+    K.row_hash(S[0], Z, Z)
+    _WARM = True
+    return time.perf_counter() - t
