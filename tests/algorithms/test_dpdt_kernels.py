@@ -1,0 +1,144 @@
+"""DPDT kernels against their naive twins (tests/naive.py, section `dpdt`), and the compiled
+CART generator against scikit-learn's best-first CART (same candidate set on tie-free data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from naive import (
+    naive_dpdt_cart,
+    naive_dpdt_leaf_error,
+    naive_dpdt_midpoints,
+    naive_dpdt_partition,
+    naive_dpdt_stats,
+    naive_dpdt_topb,
+)
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from treebench.algorithms import _dpdt_kernels as K
+
+CRIT = {"gini": K.GINI, "entropy": K.ENTROPY, "mse": K.MSE}
+
+
+def _data(seed, n=40, p=4, n_classes=3, ties=True, regression=False, weighted=False):
+    rng = np.random.default_rng(seed)
+    # tie-free data are float32 values (scikit-learn's trees compare in float32)
+    X = rng.integers(0, 6, size=(n, p)).astype(float) if ties else (
+        rng.random((n, p)).astype(np.float32).astype(float))
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else np.ones(n)
+    if regression:
+        y = rng.integers(-5, 6, size=n).astype(float)  # integer sums: exact in any order
+        RS = np.column_stack([w, w * y, w * y * y])
+    else:
+        y = rng.integers(0, n_classes, size=n)
+        RS = np.zeros((n, n_classes))
+        RS[np.arange(n), y] = w
+    return X, y, w, np.ascontiguousarray(RS)
+
+
+def _state(X, rows):
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    keep = np.isin(S[0], rows)
+    return Xt, np.ascontiguousarray(np.stack([s[np.isin(s, rows)] for s in S]).astype(np.int32)), keep
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("crit", ["gini", "entropy", "mse"])
+def test_cart_candidates_match_naive(seed, crit):
+    X, y, w, RS = _data(seed, regression=crit == "mse", weighted=seed % 2 == 1)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), 30, replace=False))
+    Xt, S, _ = _state(X, rows)
+    flag = np.zeros(len(X), np.uint8)
+    for B in (2, 3, 8):
+        for ml in (1, 3):
+            f, t, nodes = K.cart_candidates(Xt, RS, S, B, CRIT[crit], ml, X.shape[1], 0, flag)
+            cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
+            assert nodes == n_nodes
+            assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
+            assert not flag.any()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cart_candidates_equal_sklearn_best_first_on_tie_free_data(seed):
+    """Same candidate set as scikit-learn's DecisionTreeClassifier(max_leaf_nodes=B)."""
+    X, y, w, RS = _data(seed, n=1000, p=5, ties=False)  # large nodes: no equal proxies
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    flag = np.zeros(len(X), np.uint8)
+    for B in (2, 4, 16):
+        f, t, nodes = K.cart_candidates(Xt, RS, S, B, K.GINI, 1, 5, 0, flag)
+        sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=seed).fit(X, y).tree_
+        internal = sk.feature >= 0
+        assert nodes == sk.node_count
+        ours = sorted(zip(f.tolist(), np.round(t, 12).tolist()))
+        theirs = sorted(zip(sk.feature[internal].tolist(), np.round(sk.threshold[internal], 12).tolist()))
+        assert ours == theirs
+
+
+def test_cart_candidates_regression_equal_sklearn():
+    X, y, w, RS = _data(3, n=100, p=4, ties=False, regression=True)
+    y = RS[:, 1]
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    f, t, nodes = K.cart_candidates(Xt, RS, S, 8, K.MSE, 1, 4, 0, np.zeros(100, np.uint8))
+    sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, y).tree_
+    internal = sk.feature >= 0
+    assert nodes == sk.node_count
+    assert sorted(zip(f.tolist(), np.round(t, 12).tolist())) == sorted(
+        zip(sk.feature[internal].tolist(), np.round(sk.threshold[internal], 12).tolist()))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_topb_and_midpoints_match_naive(seed):
+    X, y, w, RS = _data(seed, weighted=True)
+    rows = np.arange(0, 40, 2)
+    Xt, S, _ = _state(X, rows)
+    for B in (1, 2, 4, 9):
+        f, t = K.topb_candidates(Xt, RS, S, B, 1)
+        assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_topb(X.tolist(), RS.tolist(), rows.tolist(), B)
+    for ml in (1, 4):
+        f, t = K.midpoint_candidates(Xt, S, ml, 0)
+        assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_midpoints(X.tolist(), rows.tolist(), ml)
+    f, t = K.midpoint_candidates(Xt, S, 1, 4)  # quantile: a subset of the midpoints
+    assert set(zip(f.tolist(), t.tolist())) <= set(naive_dpdt_midpoints(X.tolist(), rows.tolist()))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("regression", [False, True])
+def test_child_stats_partition_and_hash_match_naive(seed, regression):
+    X, y, w, RS = _data(seed, regression=regression, weighted=True)
+    rows = np.sort(np.random.default_rng(seed).choice(40, 25, replace=False))
+    Xt, S, _ = _state(X, rows)
+    rng = np.random.default_rng(seed)
+    Z1 = rng.integers(0, 2**63, size=40, dtype=np.uint64)
+    Z2 = rng.integers(0, 2**63, size=40, dtype=np.uint64)
+    feats = np.array([0, 1, 2, 3, 0])
+    thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0])
+    crit = K.MSE if regression else K.GINI
+    tot = RS[rows].sum(axis=0)
+    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(X, RS, S[0], feats, thrs, Z1, Z2, tot, crit)
+    flag = np.zeros(40, np.uint8)
+    for c in range(len(feats)):
+        left = [r for r in rows.tolist() if X[r, feats[c]] <= thrs[c]]
+        right = [r for r in rows.tolist() if X[r, feats[c]] > thrs[c]]
+        ls = naive_dpdt_stats(left, RS.tolist())
+        rs = naive_dpdt_stats(right, RS.tolist())
+        assert np.allclose(L[c], ls) and cnt[c] == len(left)
+        assert np.isclose(eL[c], naive_dpdt_leaf_error(ls, regression), atol=1e-9)
+        if right:
+            assert np.isclose(eR[c], naive_dpdt_leaf_error(rs, regression), atol=1e-9)
+        assert int(h1[c]) == sum(int(Z1[r]) for r in left) % 2**64
+        assert int(h2[c]) == sum(int(Z2[r]) for r in left) % 2**64
+        SL, SR = K.partition(S, X, int(feats[c]), float(thrs[c]), flag)
+        nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), int(feats[c]), float(thrs[c]))
+        assert SL.tolist() == nl and SR.tolist() == nr
+        assert not flag.any()
+    a, b = K.row_hash(S[0], Z1, Z2)
+    assert int(a) == sum(int(Z1[r]) for r in rows) % 2**64
+
+
+def test_presort_is_stable():
+    X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    S = K.presort(np.ascontiguousarray(X.T))
+    assert S.tolist() == [[1, 3, 0, 2], [0, 1, 3, 2]]
