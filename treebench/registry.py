@@ -166,6 +166,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.topk",
         "treebench.algorithms.testing",
         "treebench.algorithms.dpdt",
+        "treebench.algorithms.dpdt_boost",
     ),
     "treebench.algorithms",
 )
