@@ -52,7 +52,7 @@ def test_cart_candidates_match_naive(seed, crit):
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 3, 8):
         for ml in (1, 3):
-            f, t, nodes = K.cart_candidates(Xt, RS, S, B, CRIT[crit], ml, X.shape[1], 0, flag)
+            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, CRIT[crit], ml, X.shape[1], 0, flag)
             cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
@@ -67,7 +67,7 @@ def test_cart_candidates_equal_sklearn_best_first_on_tie_free_data(seed):
     S = K.presort(Xt)
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 4, 16):
-        f, t, nodes = K.cart_candidates(Xt, RS, S, B, K.GINI, 1, 5, 0, flag)
+        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, K.GINI, 1, 5, 0, flag)
         sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=seed).fit(X, y).tree_
         internal = sk.feature >= 0
         assert nodes == sk.node_count
@@ -81,7 +81,7 @@ def test_cart_candidates_regression_equal_sklearn():
     y = RS[:, 1]
     Xt = np.ascontiguousarray(X.T)
     S = K.presort(Xt)
-    f, t, nodes = K.cart_candidates(Xt, RS, S, 8, K.MSE, 1, 4, 0, np.zeros(100, np.uint8))
+    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, 8, K.MSE, 1, 4, 0, np.zeros(100, np.uint8))
     sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, y).tree_
     internal = sk.feature >= 0
     assert nodes == sk.node_count
@@ -95,7 +95,7 @@ def test_topb_and_midpoints_match_naive(seed):
     rows = np.arange(0, 40, 2)
     Xt, S, _ = _state(X, rows)
     for B in (1, 2, 4, 9):
-        f, t = K.topb_candidates(Xt, RS, S, B, 1)
+        f, t = K.topb_candidates(Xt, RS, RS.argmax(axis=1), S, B, 1)
         assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_topb(X.tolist(), RS.tolist(), rows.tolist(), B)
     for ml in (1, 4):
         f, t = K.midpoint_candidates(Xt, S, ml, 0)
@@ -117,7 +117,7 @@ def test_child_stats_partition_and_hash_match_naive(seed, regression):
     thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0])
     crit = K.MSE if regression else K.GINI
     tot = RS[rows].sum(axis=0)
-    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(X, RS, S[0], feats, thrs, Z1, Z2, tot, crit)
+    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(X, RS, RS.argmax(axis=1), S[0], feats, thrs, Z1, Z2, tot, crit)
     flag = np.zeros(40, np.uint8)
     for c in range(len(feats)):
         left = [r for r in rows.tolist() if X[r, feats[c]] <= thrs[c]]

@@ -6,6 +6,7 @@ Representation (plain arrays, GUIDE §4):
   contiguous; ``X`` the same data row-major for per-row tests;
 * ``RS`` (``n x K``) holds each row's additive statistics: ``w`` times the one-hot class vector
   for classification, ``[w, w*y, w*y*y]`` for regression; a node's statistics are their sum;
+  ``yc`` holds each row's class index (unused for regression);
 * an MDP state's rows are kept as ``S`` (``p x m`` int32): for every feature, the state's rows
   sorted by that feature (stable, ties by row id). A child's ``S`` is a stable partition of its
   parent's (`partition`), so no state ever sorts, and no state copies ``X``;
@@ -115,23 +116,44 @@ def midpoint(a, b):
 
 
 @njit(cache=True)
-def _best_split(Xt, RS, work, s, e, tot, crit, min_leaf, feats, left, out):
+def _best_split(Xt, RS, yc, work, s, e, tot, crit, min_leaf, feats, left, out):
     """Best (proxy) split of the node whose rows are ``work[f, s:e]``. Writes
-    ``out = [proxy, feature, position, threshold]``; feature -1 when none is valid."""
+    ``out = [proxy, feature, position, threshold]``; feature -1 when none is valid.
+
+    Classification reads each row's class and weight from ``RS`` once (its one non-zero
+    column) and, for Gini, keeps Σ l_k² and Σ r_k² up to date, so a position costs O(1)."""
     K = RS.shape[1]
     m = e - s
     out[0] = -np.inf
     out[1] = -1.0
     out[2] = -1.0
     out[3] = 0.0
+    wtot = _weight(tot, crit)
+    st2 = 0.0
+    for k in range(K):
+        st2 += tot[k] * tot[k]
     for fi in range(feats.shape[0]):
         f = feats[fi]
         for k in range(K):
             left[k] = 0.0
+        wl = 0.0
+        sl2 = 0.0
+        sr2 = st2
         for i in range(s, e - 1):
             r = work[f, i]
-            for k in range(K):
-                left[k] += RS[r, k]
+            if crit == MSE:
+                left[0] += RS[r, 0]
+                left[1] += RS[r, 1]
+                wl = left[0]
+            else:
+                k = yc[r]
+                wr_ = RS[r, k]
+                lk = left[k]
+                rk = tot[k] - lk
+                sl2 += wr_ * (2.0 * lk + wr_)
+                sr2 += wr_ * (wr_ - 2.0 * rk)
+                left[k] = lk + wr_
+                wl += wr_
             nl = i - s + 1
             xa = Xt[f, r]
             xb = Xt[f, work[f, i + 1]]
@@ -139,11 +161,13 @@ def _best_split(Xt, RS, work, s, e, tot, crit, min_leaf, feats, left, out):
                 continue
             if nl < min_leaf or m - nl < min_leaf:
                 continue
-            wl = _weight(left, crit)
-            wr = _weight(tot, crit) - wl
+            wr = wtot - wl
             if wl <= 0.0 or wr <= 0.0:
                 continue
-            pr = _proxy(left, tot, wl, wr, crit)
+            if crit == GINI:
+                pr = sl2 / wl + sr2 / wr
+            else:
+                pr = _proxy(left, tot, wl, wr, crit)
             if pr > out[0]:
                 out[0] = pr
                 out[1] = f
@@ -171,7 +195,7 @@ def _features_for_node(p, max_features):
 
 
 @njit(cache=True)
-def cart_candidates(Xt, RS, S, max_leaves, crit, min_leaf, max_features, seed, flag):
+def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, seed, flag):
     """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
     no depth limit) on the state's rows ``S``. Returns the split of every internal node in
     node-creation order (features, thresholds) and the CART tree's node count.
@@ -206,7 +230,7 @@ def cart_candidates(Xt, RS, S, max_leaves, crit, min_leaf, max_features, seed, f
     _segment_stats(RS, work, 0, m, tot)
     if m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
         feats = _features_for_node(p, max_features)
-        _best_split(Xt, RS, work, 0, m, tot, crit, min_leaf, feats, left, out)
+        _best_split(Xt, RS, yc, work, 0, m, tot, crit, min_leaf, feats, left, out)
         if out[1] >= 0:
             n_imp[0] = out[0] - _node_term(tot, crit)
             n_feat[0] = int(out[1])
@@ -258,7 +282,7 @@ def cart_candidates(Xt, RS, S, max_leaves, crit, min_leaf, max_features, seed, f
             _segment_stats(RS, work, cs, ce, tot)
             if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
                 feats = _features_for_node(p, max_features)
-                _best_split(Xt, RS, work, cs, ce, tot, crit, min_leaf, feats, left, out)
+                _best_split(Xt, RS, yc, work, cs, ce, tot, crit, min_leaf, feats, left, out)
                 if out[1] >= 0:
                     n_imp[j] = out[0] - _node_term(tot, crit)
                     n_feat[j] = int(out[1])
@@ -277,7 +301,7 @@ def cart_candidates(Xt, RS, S, max_leaves, crit, min_leaf, max_features, seed, f
 
 
 @njit(cache=True)
-def topb_candidates(Xt, RS, S, B, min_leaf):
+def topb_candidates(Xt, RS, yc, S, B, min_leaf):
     """Top-B (Blanc et al. 2023, as in the DPDT paper §5.2): the best Gini threshold of every
     feature, then the B features with the best such split (ties: lower feature index)."""
     p, m = S.shape
@@ -291,7 +315,7 @@ def topb_candidates(Xt, RS, S, B, min_leaf):
     one = np.zeros(1, np.int64)
     for f in range(p):
         one[0] = f
-        _best_split(Xt, RS, S, 0, m, tot, GINI, min_leaf, one, left, out)
+        _best_split(Xt, RS, yc, S, 0, m, tot, GINI, min_leaf, one, left, out)
         if out[1] >= 0:
             score[f] = out[0]
             thr[f] = out[3]
@@ -375,7 +399,7 @@ def leaf_error(st, crit):
 
 
 @njit(cache=True)
-def child_stats(X, RS, rows, feats, thrs, Z1, Z2, tot, crit):
+def child_stats(X, RS, yc, rows, feats, thrs, Z1, Z2, tot, crit):
     """For each candidate (feats[c], thrs[c]) over ``rows`` (statistics ``tot``): the left
     child's statistics, row count and Zobrist hashes (the right child's follow by subtraction),
     and both children's leaf losses and purity."""
@@ -399,7 +423,11 @@ def child_stats(X, RS, rows, feats, thrs, Z1, Z2, tot, crit):
         for i in range(rows.shape[0]):
             r = rows[i]
             if X[r, f] <= t:
-                for k in range(K):
+                if crit == MSE:
+                    for k in range(K):
+                        L[c, k] += RS[r, k]
+                else:
+                    k = yc[r]
                     L[c, k] += RS[r, k]
                 n += 1
                 a += Z1[r]

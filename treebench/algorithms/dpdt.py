@@ -89,6 +89,8 @@ class _Solver:
         self.X = np.ascontiguousarray(X)
         self.Xt = np.ascontiguousarray(X.T)
         self.RS = RS
+        # class index of every row (its statistics' non-zero column); zeros for regression
+        self.yc = np.zeros(len(RS), np.int64) if regression else np.argmax(RS, axis=1)
         self.crit = crit
         self.regression = regression
         self.D = int(est.max_depth)
@@ -128,12 +130,12 @@ class _Solver:
         if g == "cart":
             self.stats["generator_calls"] += 1
             f, t, nodes = K.cart_candidates(
-                self.Xt, self.RS, S, B, self.crit, self.min_leaf, self.max_features,
+                self.Xt, self.RS, self.yc, S, B, self.crit, self.min_leaf, self.max_features,
                 self.seed + self.stats["generator_calls"], self.flag,
             )
             return f, t, int(nodes)
         if g == "topb":
-            f, t = K.topb_candidates(self.Xt, self.RS, S, B, self.min_leaf)
+            f, t = K.topb_candidates(self.Xt, self.RS, self.yc, S, B, self.min_leaf)
         elif g == "quantile":
             f, t = K.midpoint_candidates(self.Xt, S, self.min_leaf, B + 1)
         else:
@@ -175,7 +177,7 @@ class _Solver:
         W = self.weight(st)
         aW = self.alpha * W
         Lst, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(
-            self.X, self.RS, S[0], feats, thrs, self.Z1, self.Z2, st, self.crit)
+            self.X, self.RS, self.yc, S[0], feats, thrs, self.Z1, self.Z2, st, self.crit)
         ml = max(1, self.min_leaf)
         valid = (cnt >= ml) & (m - cnt >= ml)
         self.stats["candidates"] += int(valid.sum())
@@ -551,13 +553,14 @@ def warmup() -> float:
     Z = np.ones(30, np.uint64)
     for RS in (np.eye(2)[rng.integers(0, 2, 30)], np.column_stack([np.ones(30), X[:, 0], X[:, 0] ** 2])):
         RS = np.ascontiguousarray(RS)
+        yc = np.argmax(RS, axis=1)
         for crit in (K.GINI, K.ENTROPY, K.MSE):
-            K.cart_candidates(Xt, RS, S, 4, crit, 1, 3, 0, flag)
-            K.cart_candidates(Xt, RS, S, 4, crit, 1, 2, 0, flag)
-        f, th = K.topb_candidates(Xt, RS, S, 2, 1)
+            K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 3, 0, flag)
+            K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 2, 0, flag)
+        f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1)
         K.midpoint_candidates(Xt, S, 1, 0)
         for crit in (K.GINI, K.MSE):
-            K.child_stats(X, RS, S[0], f, th, Z, Z, RS.sum(axis=0), crit)
+            K.child_stats(X, RS, yc, S[0], f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.partition(S, X, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
