@@ -95,7 +95,7 @@ def test_topb_and_midpoints_match_naive(seed):
     rows = np.arange(0, 40, 2)
     Xt, S, _ = _state(X, rows)
     for B in (1, 2, 4, 9):
-        f, t = K.topb_candidates(Xt, RS, RS.argmax(axis=1), S, B, 1)
+        f, t = K.topb_candidates(Xt, RS, RS.argmax(axis=1), S, B, 1, K.GINI)
         assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_topb(X.tolist(), RS.tolist(), rows.tolist(), B)
     for ml in (1, 4):
         f, t = K.midpoint_candidates(Xt, S, ml, 0)
@@ -117,7 +117,7 @@ def test_child_stats_partition_and_hash_match_naive(seed, regression):
     thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0])
     crit = K.MSE if regression else K.GINI
     tot = RS[rows].sum(axis=0)
-    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(X, RS, RS.argmax(axis=1), S[0], feats, thrs, Z1, Z2, tot, crit)
+    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(Xt, RS, RS.argmax(axis=1), S, feats, thrs, Z1, Z2, tot, crit)
     flag = np.zeros(40, np.uint8)
     for c in range(len(feats)):
         left = [r for r in rows.tolist() if X[r, feats[c]] <= thrs[c]]

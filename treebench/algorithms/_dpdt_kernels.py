@@ -195,6 +195,77 @@ def _features_for_node(p, max_features):
 
 
 @njit(cache=True)
+def _best_split_seq(V, Cc, Wa, Ya, s, e, tot, crit, min_leaf, feats, left, out, unit):
+    """`_best_split` on row-aligned copies: ``V[f, i]`` the value, ``Cc[f, i]`` the class,
+    ``Wa[f, i]`` the weight (unused when ``unit``) and ``Ya[f, i]`` w·y (regression) of the
+    ``i``-th row in feature ``f``'s order, so the scan reads memory sequentially."""
+    K = tot.shape[0]
+    m = e - s
+    out[0] = -np.inf
+    out[1] = -1.0
+    out[2] = -1.0
+    out[3] = 0.0
+    wtot = _weight(tot, crit)
+    st2 = 0.0
+    for k in range(K):
+        st2 += tot[k] * tot[k]
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        for k in range(K):
+            left[k] = 0.0
+        wl = 0.0
+        sl2 = 0.0
+        sr2 = st2
+        for i in range(s, e - 1):
+            if crit == MSE:
+                left[0] += Wa[f, i]
+                left[1] += Ya[f, i]
+                wl = left[0]
+            else:
+                k = Cc[f, i]
+                wr_ = 1.0 if unit else Wa[f, i]
+                lk = left[k]
+                rk = tot[k] - lk
+                sl2 += wr_ * (2.0 * lk + wr_)
+                sr2 += wr_ * (wr_ - 2.0 * rk)
+                left[k] = lk + wr_
+                wl += wr_
+            xa = V[f, i]
+            xb = V[f, i + 1]
+            if not (xb > xa):
+                continue
+            nl = i - s + 1
+            if nl < min_leaf or m - nl < min_leaf:
+                continue
+            wr = wtot - wl
+            if wl <= 0.0 or wr <= 0.0:
+                continue
+            if crit == GINI:
+                pr = sl2 / wl + sr2 / wr
+            else:
+                pr = _proxy(left, tot, wl, wr, crit)
+            if pr > out[0]:
+                out[0] = pr
+                out[1] = f
+                out[2] = nl
+                out[3] = midpoint(xa, xb)
+
+
+@njit(cache=True)
+def _seg_stats_seq(Cc, Wa, Ya, s, e, tot, crit, unit):
+    for k in range(tot.shape[0]):
+        tot[k] = 0.0
+    if crit == MSE:
+        for i in range(s, e):
+            tot[0] += Wa[0, i]
+            tot[1] += Ya[0, i]
+            tot[2] += Ya[0, i] * Ya[0, i] / Wa[0, i]
+    else:
+        for i in range(s, e):
+            tot[Cc[0, i]] += 1.0 if unit else Wa[0, i]
+
+
+@njit(cache=True)
 def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, seed, flag):
     """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
     no depth limit) on the state's rows ``S``. Returns the split of every internal node in
@@ -202,12 +273,38 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
 
     A node is a leaf when it is pure, has fewer than ``2 * min_leaf`` rows or no valid split;
     the open node with the largest impurity improvement is split next (ties: created first).
-    ``flag`` is a zeroed uint8 scratch array of length n (left zeroed on return)."""
+    The two children of the last split are not scored (no split follows). ``flag`` is a zeroed
+    uint8 scratch array of length n (left zeroed on return)."""
     p, m = S.shape
     K = RS.shape[1]
     if max_features < p:
         np.random.seed(seed)
+    regression = crit == MSE
+    unit = True
+    if not regression:
+        for i in range(m):
+            r = S[0, i]
+            if RS[r, yc[r]] != 1.0:
+                unit = False
+                break
+    else:
+        unit = False
     work = S.copy()
+    V = np.empty((p, m))
+    Cc = np.empty((p, m) if not regression else (1, 1), np.int32)
+    Wa = np.empty((p, m) if not unit else (1, 1))
+    Ya = np.empty((p, m) if regression else (1, 1))
+    for g in range(p):
+        for i in range(m):
+            r = S[g, i]
+            V[g, i] = Xt[g, r]
+            if regression:
+                Wa[g, i] = RS[r, 0]
+                Ya[g, i] = RS[r, 1]
+            else:
+                Cc[g, i] = yc[r]
+                if not unit:
+                    Wa[g, i] = RS[r, yc[r]]
     cap = 2 * max_leaves + 1
     n_start = np.zeros(cap, np.int64)
     n_end = np.zeros(cap, np.int64)
@@ -220,17 +317,19 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
     tot = np.zeros(K)
     left = np.zeros(K)
     out = np.zeros(4)
-    tmp = np.empty(m, np.int32)
-    n_nodes = 0
+    tmp_i = np.empty(m, np.int32)
+    tmp_v = np.empty(m)
+    tmp_c = np.empty(m, np.int32)
+    tmp_w = np.empty(m)
+    tmp_y = np.empty(m)
 
-    # create the root
     n_start[0] = 0
     n_end[0] = m
     n_nodes = 1
-    _segment_stats(RS, work, 0, m, tot)
-    if m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
+    _seg_stats_seq(Cc, Wa, Ya, 0, m, tot, crit, unit)
+    if max_leaves >= 2 and m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
         feats = _features_for_node(p, max_features)
-        _best_split(Xt, RS, yc, work, 0, m, tot, crit, min_leaf, feats, left, out)
+        _best_split_seq(V, Cc, Wa, Ya, 0, m, tot, crit, min_leaf, feats, left, out, unit)
         if out[1] >= 0:
             n_imp[0] = out[0] - _node_term(tot, crit)
             n_feat[0] = int(out[1])
@@ -252,25 +351,48 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
         e = n_end[best]
         f = n_feat[best]
         mid = s + n_pos[best]
-        for i in range(s, mid):
-            flag[work[f, i]] = 1
-        for g in range(p):
-            if g == f:
-                continue
-            a = s
-            b = 0
-            for i in range(s, e):
-                r = work[g, i]
-                if flag[r]:
-                    work[g, a] = r
-                    a += 1
-                else:
-                    tmp[b] = r
-                    b += 1
-            for i in range(b):
-                work[g, a + i] = tmp[i]
-        for i in range(s, mid):
-            flag[work[f, i]] = 0
+        last = n_splits == max_leaves - 1
+        if not last:
+            for i in range(s, mid):
+                flag[work[f, i]] = 1
+            for g in range(p):
+                if g == f:
+                    continue
+                a = s
+                b = 0
+                for i in range(s, e):
+                    r = work[g, i]
+                    if flag[r]:
+                        work[g, a] = r
+                        V[g, a] = V[g, i]
+                        if not regression:
+                            Cc[g, a] = Cc[g, i]
+                        if not unit:
+                            Wa[g, a] = Wa[g, i]
+                        if regression:
+                            Ya[g, a] = Ya[g, i]
+                        a += 1
+                    else:
+                        tmp_i[b] = r
+                        tmp_v[b] = V[g, i]
+                        if not regression:
+                            tmp_c[b] = Cc[g, i]
+                        if not unit:
+                            tmp_w[b] = Wa[g, i]
+                        if regression:
+                            tmp_y[b] = Ya[g, i]
+                        b += 1
+                for i in range(b):
+                    work[g, a + i] = tmp_i[i]
+                    V[g, a + i] = tmp_v[i]
+                    if not regression:
+                        Cc[g, a + i] = tmp_c[i]
+                    if not unit:
+                        Wa[g, a + i] = tmp_w[i]
+                    if regression:
+                        Ya[g, a + i] = tmp_y[i]
+            for i in range(s, mid):
+                flag[work[f, i]] = 0
         for c in range(2):
             cs = s if c == 0 else mid
             ce = mid if c == 0 else e
@@ -279,10 +401,13 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
             n_start[j] = cs
             n_end[j] = ce
             mm = ce - cs
-            _segment_stats(RS, work, cs, ce, tot)
+            if last:
+                continue
+            _seg_stats_seq(Cc, Wa, Ya, cs, ce, tot, crit, unit)
             if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
                 feats = _features_for_node(p, max_features)
-                _best_split(Xt, RS, yc, work, cs, ce, tot, crit, min_leaf, feats, left, out)
+                _best_split_seq(V, Cc, Wa, Ya, cs, ce, tot, crit, min_leaf, feats, left, out,
+                                unit)
                 if out[1] >= 0:
                     n_imp[j] = out[0] - _node_term(tot, crit)
                     n_feat[j] = int(out[1])
@@ -301,9 +426,10 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
 
 
 @njit(cache=True)
-def topb_candidates(Xt, RS, yc, S, B, min_leaf):
+def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
     """Top-B (Blanc et al. 2023, as in the DPDT paper §5.2): the best Gini threshold of every
-    feature, then the B features with the best such split (ties: lower feature index)."""
+    feature, then the B features with the best such split (ties: lower feature index).
+    Regression (``crit == MSE``) scores by squared error instead of Gini."""
     p, m = S.shape
     K = RS.shape[1]
     tot = np.zeros(K)
@@ -315,7 +441,8 @@ def topb_candidates(Xt, RS, yc, S, B, min_leaf):
     one = np.zeros(1, np.int64)
     for f in range(p):
         one[0] = f
-        _best_split(Xt, RS, yc, S, 0, m, tot, GINI, min_leaf, one, left, out)
+        _best_split(Xt, RS, yc, S, 0, m, tot, MSE if crit == MSE else GINI, min_leaf, one, left,
+                    out)
         if out[1] >= 0:
             score[f] = out[0]
             thr[f] = out[3]
@@ -399,12 +526,14 @@ def leaf_error(st, crit):
 
 
 @njit(cache=True)
-def child_stats(X, RS, yc, rows, feats, thrs, Z1, Z2, tot, crit):
-    """For each candidate (feats[c], thrs[c]) over ``rows`` (statistics ``tot``): the left
-    child's statistics, row count and Zobrist hashes (the right child's follow by subtraction),
-    and both children's leaf losses and purity."""
+def child_stats(Xt, RS, yc, S, feats, thrs, Z1, Z2, tot, crit):
+    """For each candidate (feats[c], thrs[c]) on the state ``S`` (statistics ``tot``): the left
+    child's statistics, row count and Zobrist hashes (the right child's follow by
+    subtraction), and both children's leaf losses and purity. The left child is a prefix of
+    ``S[f]`` (rows sorted by feature f), so only that prefix is read."""
     nc = feats.shape[0]
     K = RS.shape[1]
+    m = S.shape[1]
     L = np.zeros((nc, K))
     cnt = np.zeros(nc, np.int64)
     h1 = np.zeros(nc, np.uint64)
@@ -420,18 +549,18 @@ def child_stats(X, RS, yc, rows, feats, thrs, Z1, Z2, tot, crit):
         a = np.uint64(0)
         b = np.uint64(0)
         n = 0
-        for i in range(rows.shape[0]):
-            r = rows[i]
-            if X[r, f] <= t:
-                if crit == MSE:
-                    for k in range(K):
-                        L[c, k] += RS[r, k]
-                else:
-                    k = yc[r]
+        while n < m:
+            r = S[f, n]
+            if Xt[f, r] > t:
+                break
+            if crit == MSE:
+                for k in range(K):
                     L[c, k] += RS[r, k]
-                n += 1
-                a += Z1[r]
-                b += Z2[r]
+            else:
+                L[c, yc[r]] += RS[r, yc[r]]
+            a += Z1[r]
+            b += Z2[r]
+            n += 1
         cnt[c] = n
         h1[c] = a
         h2[c] = b

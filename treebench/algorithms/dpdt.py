@@ -135,7 +135,7 @@ class _Solver:
             )
             return f, t, int(nodes)
         if g == "topb":
-            f, t = K.topb_candidates(self.Xt, self.RS, self.yc, S, B, self.min_leaf)
+            f, t = K.topb_candidates(self.Xt, self.RS, self.yc, S, B, self.min_leaf, self.crit)
         elif g == "quantile":
             f, t = K.midpoint_candidates(self.Xt, S, self.min_leaf, B + 1)
         else:
@@ -177,7 +177,7 @@ class _Solver:
         W = self.weight(st)
         aW = self.alpha * W
         Lst, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(
-            self.X, self.RS, self.yc, S[0], feats, thrs, self.Z1, self.Z2, st, self.crit)
+            self.Xt, self.RS, self.yc, S, feats, thrs, self.Z1, self.Z2, st, self.crit)
         ml = max(1, self.min_leaf)
         valid = (cnt >= ml) & (m - cnt >= ml)
         self.stats["candidates"] += int(valid.sum())
@@ -551,17 +551,19 @@ def warmup() -> float:
     S = K.presort(Xt)
     flag = np.zeros(30, np.uint8)
     Z = np.ones(30, np.uint64)
-    for RS in (np.eye(2)[rng.integers(0, 2, 30)], np.column_stack([np.ones(30), X[:, 0], X[:, 0] ** 2])):
+    y = rng.integers(0, 2, 30)
+    cls = np.ascontiguousarray(np.eye(2)[y])
+    reg = np.column_stack([np.ones(30), X[:, 0], X[:, 0] ** 2])
+    for RS, crits in ((cls, (K.GINI, K.ENTROPY)), (cls * 1.5, (K.GINI,)), (reg, (K.MSE,))):
         RS = np.ascontiguousarray(RS)
-        yc = np.argmax(RS, axis=1)
-        for crit in (K.GINI, K.ENTROPY, K.MSE):
+        yc = y if crits[0] != K.MSE else np.zeros(30, np.int64)
+        for crit in crits:
             K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 3, 0, flag)
             K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 2, 0, flag)
-        f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1)
-        K.midpoint_candidates(Xt, S, 1, 0)
-        for crit in (K.GINI, K.MSE):
-            K.child_stats(X, RS, yc, S[0], f, th, Z, Z, RS.sum(axis=0), crit)
+            f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1, crit)
+            K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
+    K.midpoint_candidates(Xt, S, 1, 0)
     K.partition(S, X, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
