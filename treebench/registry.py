@@ -167,6 +167,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.testing",
         "treebench.algorithms.dpdt",
         "treebench.algorithms.dpdt_boost",
+        "treebench.algorithms.peers_continuous",
     ),
     "treebench.algorithms",
 )
