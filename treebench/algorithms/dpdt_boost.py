@@ -62,6 +62,11 @@ class DPDTAdaBoostClassifier(AdaBoostClassifier):
         self.budgets = budgets
         self.alpha = alpha
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False  # DPDT trees take dense X
+        return tags
+
     def _validate_estimator(self):
         default = DPDTClassifier(max_depth=self.max_depth, budgets=self.budgets, alpha=self.alpha)
         super(AdaBoostClassifier, self)._validate_estimator(default=default)
