@@ -142,3 +142,46 @@ def test_presort_is_stable():
     X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     S = K.presort(np.ascontiguousarray(X.T))
     assert S.tolist() == [[1, 3, 0, 2], [0, 1, 3, 2]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("crit", ["gini", "entropy"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_packed_cart_matches_naive(seed, crit, n_classes):
+    """Unweighted classification on packed (rank·128 + class) states gives the naive CART."""
+    X, y, w, RS = _data(seed, n_classes=n_classes)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), 30, replace=False))
+    Xt, S, _ = _state(X, rows)
+    Xt_all = np.ascontiguousarray(X.T)
+    S_all = K.presort(Xt_all)
+    Q_all = K.pack_ranks(Xt_all, S_all, y)
+    flag = np.zeros(len(X), np.uint8)
+    # the state's packed ranks: the root's, restricted to the rows (a subsequence per feature)
+    Q = np.stack([Q_all[g][np.isin(S_all[g], rows)] for g in range(X.shape[1])]).astype(np.int32)
+    assert np.array_equal(Q % K.QSHIFT, y[S])
+    for B in (2, 3, 8):
+        for ml in (1, 3):
+            f, t, nodes = K.cart_candidates_packed(Xt, S, Q, n_classes, B, CRIT[crit], ml,
+                                                   X.shape[1], 0, flag)
+            cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
+            assert nodes == n_nodes
+            assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
+            assert not flag.any()
+
+
+def test_packed_ranks_and_partition():
+    X, y, w, RS = _data(0)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    for g in range(X.shape[1]):
+        ranks = np.unique(X[:, g], return_inverse=True)[1]
+        assert np.array_equal(Q[g] // K.QSHIFT, ranks[S[g]])
+        assert np.array_equal(Q[g] % K.QSHIFT, y[S[g]])
+    flag = np.zeros(len(X), np.uint8)
+    SL, SR, QL, QR = K.partition_packed(S, Q, X, 1, 2.5, flag)
+    SL2, SR2 = K.partition(S, X, 1, 2.5, flag)
+    assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
+    lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
+    assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SL[g], QL[g]))
+    assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SR[g], QR[g]))

@@ -195,6 +195,39 @@ def _features_for_node(p, max_features):
 
 
 @njit(cache=True)
+def _best_split_gini2(V, Cc, s, e, tot, min_leaf, feats, out):
+    """`_best_split_seq` for two classes, unit weights and Gini: class counts in registers
+    (same arithmetic: l0² + l1² is Σ l_k² exactly for integer counts)."""
+    m = e - s
+    t0 = tot[0]
+    t1 = tot[1]
+    wtot = t0 + t1
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        l1 = 0.0
+        for i in range(s, e - 1):
+            l1 += Cc[f, i]
+            xa = V[f, i]
+            xb = V[f, i + 1]
+            if not (xb > xa):
+                continue
+            nl = i - s + 1
+            if nl < min_leaf or m - nl < min_leaf:
+                continue
+            wl = float(nl)
+            l0 = wl - l1
+            wr = wtot - wl
+            r0 = t0 - l0
+            r1 = t1 - l1
+            pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
+            if pr > out[0]:
+                out[0] = pr
+                out[1] = f
+                out[2] = nl
+                out[3] = midpoint(xa, xb)
+
+
+@njit(cache=True)
 def _best_split_seq(V, Cc, Wa, Ya, s, e, tot, crit, min_leaf, feats, left, out, unit):
     """`_best_split` on row-aligned copies: ``V[f, i]`` the value, ``Cc[f, i]`` the class,
     ``Wa[f, i]`` the weight (unused when ``unit``) and ``Ya[f, i]`` w·y (regression) of the
@@ -206,6 +239,9 @@ def _best_split_seq(V, Cc, Wa, Ya, s, e, tot, crit, min_leaf, feats, left, out, 
     out[2] = -1.0
     out[3] = 0.0
     wtot = _weight(tot, crit)
+    if K == 2 and unit and crit == GINI:
+        _best_split_gini2(V, Cc, s, e, tot, min_leaf, feats, out)
+        return
     st2 = 0.0
     for k in range(K):
         st2 += tot[k] * tot[k]
@@ -423,6 +459,242 @@ def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, see
             ct[j] = n_thr[i]
             j += 1
     return cf, ct, n_nodes
+
+
+# ----------------------------------------------------------------------------- packed states
+# Unweighted classification (the common case): a state also carries ``Q`` (``p x m`` int32),
+# ``Q[f, i] = rank(x_f of row S[f, i]) * 128 + class``, where ranks are the dense ranks of each
+# feature's distinct values. A CART call then reads only ``Q`` sequentially (comparing ranks is
+# comparing values; the class is the low 7 bits) and looks values up in ``Xt`` only to write a
+# new best threshold. ``Q`` is partitioned with ``S``.
+
+QSHIFT = 128
+
+
+@njit(cache=True)
+def pack_ranks(Xt, S, yc):
+    """``Q`` for the root state (``S`` from `presort`)."""
+    p, m = S.shape
+    Q = np.empty((p, m), np.int32)
+    for f in range(p):
+        rank = 0
+        for i in range(m):
+            r = S[f, i]
+            if i > 0 and Xt[f, r] > Xt[f, S[f, i - 1]]:
+                rank += 1
+            Q[f, i] = rank * QSHIFT + yc[r]
+    return Q
+
+
+@njit(cache=True)
+def _best_split_packed(Xt, work, Qw, s, e, tot, crit, min_leaf, feats, left, out):
+    """`_best_split` for unit weights on packed ranks/classes (same arithmetic and ties)."""
+    K = tot.shape[0]
+    m = e - s
+    out[0] = -np.inf
+    out[1] = -1.0
+    out[2] = -1.0
+    out[3] = 0.0
+    wtot = 0.0
+    st2 = 0.0
+    for k in range(K):
+        wtot += tot[k]
+        st2 += tot[k] * tot[k]
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        if K == 2 and crit == GINI:
+            t0 = tot[0]
+            t1 = tot[1]
+            l1 = 0.0
+            q = Qw[f, s]
+            for i in range(s, e - 1):
+                l1 += q & (QSHIFT - 1)
+                qn = Qw[f, i + 1]
+                if (qn // QSHIFT) > (q // QSHIFT):
+                    nl = i - s + 1
+                    if nl >= min_leaf and m - nl >= min_leaf:
+                        wl = float(nl)
+                        l0 = wl - l1
+                        wr = wtot - wl
+                        r0 = t0 - l0
+                        r1 = t1 - l1
+                        pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
+                        if pr > out[0]:
+                            out[0] = pr
+                            out[1] = f
+                            out[2] = nl
+                            out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
+                q = qn
+            continue
+        for k in range(K):
+            left[k] = 0.0
+        sl2 = 0.0
+        sr2 = st2
+        q = Qw[f, s]
+        for i in range(s, e - 1):
+            k = q & (QSHIFT - 1)
+            lk = left[k]
+            rk = tot[k] - lk
+            sl2 += 2.0 * lk + 1.0
+            sr2 += 1.0 - 2.0 * rk
+            left[k] = lk + 1.0
+            qn = Qw[f, i + 1]
+            if (qn // QSHIFT) > (q // QSHIFT):
+                nl = i - s + 1
+                if nl >= min_leaf and m - nl >= min_leaf:
+                    wl = float(nl)
+                    wr = wtot - wl
+                    if crit == GINI:
+                        pr = sl2 / wl + sr2 / wr
+                    else:
+                        pr = _proxy(left, tot, wl, wr, crit)
+                    if pr > out[0]:
+                        out[0] = pr
+                        out[1] = f
+                        out[2] = nl
+                        out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
+            q = qn
+
+
+@njit(cache=True)
+def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features, seed, flag):
+    """`cart_candidates` for unweighted classification on a packed state (same result)."""
+    p, m = S.shape
+    if max_features < p:
+        np.random.seed(seed)
+    work = S.copy()
+    Qw = Q.copy()
+    cap = 2 * max_leaves + 1
+    n_start = np.zeros(cap, np.int64)
+    n_end = np.zeros(cap, np.int64)
+    n_imp = np.full(cap, -np.inf)
+    n_feat = np.full(cap, -1, np.int64)
+    n_pos = np.zeros(cap, np.int64)
+    n_thr = np.zeros(cap)
+    n_open = np.zeros(cap, np.bool_)
+    n_split = np.zeros(cap, np.bool_)
+    tot = np.zeros(K)
+    left = np.zeros(K)
+    out = np.zeros(4)
+    tmp_i = np.empty(m, np.int32)
+    tmp_q = np.empty(m, np.int32)
+    n_start[0] = 0
+    n_end[0] = m
+    n_nodes = 1
+    for i in range(m):
+        tot[Qw[0, i] & (QSHIFT - 1)] += 1.0
+    if max_leaves >= 2 and m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
+        feats = _features_for_node(p, max_features)
+        _best_split_packed(Xt, work, Qw, 0, m, tot, crit, min_leaf, feats, left, out)
+        if out[1] >= 0:
+            n_imp[0] = out[0] - _node_term(tot, crit)
+            n_feat[0] = int(out[1])
+            n_pos[0] = int(out[2])
+            n_thr[0] = out[3]
+            n_open[0] = True
+    n_splits = 0
+    while n_splits < max_leaves - 1:
+        best = -1
+        for i in range(n_nodes):
+            if n_open[i] and (best < 0 or n_imp[i] > n_imp[best]):
+                best = i
+        if best < 0:
+            break
+        n_open[best] = False
+        n_split[best] = True
+        n_splits += 1
+        s = n_start[best]
+        e = n_end[best]
+        f = n_feat[best]
+        mid = s + n_pos[best]
+        last = n_splits == max_leaves - 1
+        if not last:
+            for i in range(s, mid):
+                flag[work[f, i]] = 1
+            for g in range(p):
+                if g == f:
+                    continue
+                a = s
+                b = 0
+                for i in range(s, e):
+                    r = work[g, i]
+                    if flag[r]:
+                        work[g, a] = r
+                        Qw[g, a] = Qw[g, i]
+                        a += 1
+                    else:
+                        tmp_i[b] = r
+                        tmp_q[b] = Qw[g, i]
+                        b += 1
+                for i in range(b):
+                    work[g, a + i] = tmp_i[i]
+                    Qw[g, a + i] = tmp_q[i]
+            for i in range(s, mid):
+                flag[work[f, i]] = 0
+        for c in range(2):
+            cs = s if c == 0 else mid
+            ce = mid if c == 0 else e
+            j = n_nodes
+            n_nodes += 1
+            n_start[j] = cs
+            n_end[j] = ce
+            mm = ce - cs
+            if last:
+                continue
+            for k in range(K):
+                tot[k] = 0.0
+            for i in range(cs, ce):
+                tot[Qw[0, i] & (QSHIFT - 1)] += 1.0
+            if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
+                feats = _features_for_node(p, max_features)
+                _best_split_packed(Xt, work, Qw, cs, ce, tot, crit, min_leaf, feats, left, out)
+                if out[1] >= 0:
+                    n_imp[j] = out[0] - _node_term(tot, crit)
+                    n_feat[j] = int(out[1])
+                    n_pos[j] = int(out[2])
+                    n_thr[j] = out[3]
+                    n_open[j] = True
+    cf = np.empty(n_splits, np.int64)
+    ct = np.empty(n_splits)
+    j = 0
+    for i in range(n_nodes):
+        if n_split[i]:
+            cf[j] = n_feat[i]
+            ct[j] = n_thr[i]
+            j += 1
+    return cf, ct, n_nodes
+
+
+@njit(cache=True)
+def partition_packed(S, Q, X, f, t, flag):
+    """`partition` that also splits the packed ranks/classes ``Q``."""
+    p, m = S.shape
+    nl = 0
+    for i in range(m):
+        r = S[0, i]
+        if X[r, f] <= t:
+            flag[r] = 1
+            nl += 1
+    SL = np.empty((p, nl), np.int32)
+    SR = np.empty((p, m - nl), np.int32)
+    QL = np.empty((p, nl), np.int32)
+    QR = np.empty((p, m - nl), np.int32)
+    for g in range(p):
+        a = 0
+        b = 0
+        for i in range(m):
+            r = S[g, i]
+            if flag[r]:
+                SL[g, a] = r
+                QL[g, a] = Q[g, i]
+                a += 1
+            else:
+                SR[g, b] = r
+                QR[g, b] = Q[g, i]
+                b += 1
+    for i in range(m):
+        flag[S[0, i]] = 0
+    return SL, SR, QL, QR
 
 
 @njit(cache=True)

@@ -107,6 +107,9 @@ class _Solver:
         self.Z2 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.seed = int(rng.integers(0, 2**31 - 1))
         self.flag = np.zeros(n, np.uint8)
+        # unweighted classification: states carry packed ranks/classes (see _dpdt_kernels)
+        self.packed = (not regression and RS.shape[1] < K.QSHIFT
+                       and bool(np.all(RS[np.arange(n), self.yc] == 1.0)))
         self.memo: dict = {}
         entry_bytes = 400 + (200 if path else 0)
         self.max_entries = max(1, int(est.cache_limit_mb * 2**20 / entry_bytes))
@@ -124,9 +127,16 @@ class _Solver:
         return float(st[0]) if self.regression else float(st.sum())
 
     # ---------------------------------------------------------------- generator
-    def candidates(self, S, d):
+    def candidates(self, S, Q, d):
         B = budget_at(self.budgets, d, self.gen)
         g = self.gen
+        if g == "cart" and self.packed:
+            self.stats["generator_calls"] += 1
+            f, t, nodes = K.cart_candidates_packed(
+                self.Xt, S, Q, self.RS.shape[1], B, self.crit, self.min_leaf,
+                self.max_features, self.seed + self.stats["generator_calls"], self.flag,
+            )
+            return f, t, int(nodes)
         if g == "cart":
             self.stats["generator_calls"] += 1
             f, t, nodes = K.cart_candidates(
@@ -157,7 +167,7 @@ class _Solver:
         hull = [(0.0, err, leaf)] if self.path else None
         return (err, leaf, 0, hull)
 
-    def solve(self, S, st, d, key):
+    def solve(self, S, Q, st, d, key):
         """(cost, tree, operations of the unmemoised sub-MDP, envelope) of state ``S`` at ``d``."""
         hit = self.memo.get(key)
         if hit is not None:
@@ -171,7 +181,7 @@ class _Solver:
         err = float(K.leaf_error(st, self.crit))
         leaf = (st,)
         best_cost, best_tree = err, leaf
-        feats, thrs, own_ops = self.candidates(S, d)
+        feats, thrs, own_ops = self.candidates(S, Q, d)
         self.stats["operations_distinct"] += own_ops
         ops = own_ops
         W = self.weight(st)
@@ -209,14 +219,18 @@ class _Solver:
                 f, t = int(feats[c]), float(thrs[c])
                 lterm = bool(pL[c]) or nl < tl
                 rterm = bool(pR[c]) or nr < tl
-                SL = SR = None
+                SL = SR = QL = QR = None
                 if not (lterm and rterm):
-                    SL, SR = K.partition(S, self.X, f, t, self.flag)
+                    if self.packed:
+                        SL, SR, QL, QR = K.partition_packed(S, Q, self.X, f, t, self.flag)
+                    else:
+                        SL, SR = K.partition(S, self.X, f, t, self.flag)
                 el = self.leaf_entry(ls, float(eL[c])) if lterm else self.solve(
-                    SL, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
+                    SL, QL, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
                 er = self.leaf_entry(rs, float(eR[c])) if rterm else self.solve(
-                    SR, rs, nd, (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64))
-                del SL, SR
+                    SR, QR, rs, nd,
+                    (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64))
+                del SL, SR, QL, QR
                 ops += el[2] + er[2]
                 cost = aW + el[0] + er[0]
                 if cost < best_cost:
@@ -351,7 +365,8 @@ class _DPDTMixin:
         if solver.terminal(st, m, 0):
             res = solver.leaf_entry(st)
         else:
-            res = solver.solve(S, st, 0, (0, m, int(h1), int(h2)))
+            Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
+            res = solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)))
         cost, tree, ops, hull = res
         task = "regression" if regression else "classification"
         n_cols = 3 if regression else RS.shape[1]
@@ -564,6 +579,12 @@ def warmup() -> float:
             K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.midpoint_candidates(Xt, S, 1, 0)
+    Q = K.pack_ranks(Xt, S, y)
+    for crit in (K.GINI, K.ENTROPY):
+        for k in (2, 3):
+            K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 3, 0, flag)
+            K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 2, 0, flag)
+    K.partition_packed(S, Q, X, 0, 0.5, flag)
     K.partition(S, X, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
