@@ -33,6 +33,10 @@ TABLE1 = {
     "bean": (10888, 16, .777, .812, 295, .853, 25900),
 }
 FAST = ("bank", "raisin", "segment")
+# room's sensor columns have few distinct values, so CART meets many equal-Gini splits and the
+# full count depends on how they are broken: 16276-16687 over four column orders here, 16100 with
+# the authors' scikit-learn seed. Accuracies agree; the op count is checked within 4 % there.
+OPS_TOLERANCE = {("room", (16, 16, 16)): 0.04}
 
 
 def load_quantbnb_train(name):
@@ -58,7 +62,8 @@ def _check(name):
     for budgets, acc, ops in (((16, 1, 1), lacc, lops), ((16, 16, 16), facc, fops)):
         info = DPDTClassifier(max_depth=3, budgets=budgets).fit(X, y).solve_info_
         assert info["training_accuracy"] == pytest.approx(acc, abs=1e-3), budgets
-        assert abs(info["operations"] - ops) <= 0.02 * ops, (budgets, info["operations"])
+        tol = OPS_TOLERANCE.get((name, budgets), 0.02)
+        assert abs(info["operations"] - ops) <= tol * ops, (budgets, info["operations"])
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -70,3 +75,20 @@ def test_table1_small(name):
 @pytest.mark.parametrize("name", [n for n in TABLE1 if n not in FAST])
 def test_table1_large(name):
     _check(name)
+
+
+# Top-B (the paper's baseline generator; ops = candidate splits), as reproduced in issue 11
+TOPB = {
+    ("bank", (8, 1, 1)): (.951, 26), ("bank", (8, 8, 8)): (.974, 256),
+    ("segment", (16, 1, 1)): (.786, 68), ("segment", (16, 16, 16)): (.825, 11400),
+    ("bidding", (16, 16, 16)): (.993, 2700),
+}
+
+
+@pytest.mark.parametrize("name, budgets", list(TOPB))
+def test_table1_topb(name, budgets):
+    acc, ops = TOPB[(name, budgets)]
+    X, y = load_quantbnb_train(name)
+    info = DPDTClassifier(max_depth=3, candidates="topb", budgets=budgets).fit(X, y).solve_info_
+    assert info["training_accuracy"] == pytest.approx(acc, abs=1e-3)
+    assert abs(info["operations"] - ops) <= 0.02 * ops
