@@ -322,3 +322,30 @@ def test_bad_parameters_give_one_clear_sentence(params, match):
     with pytest.raises(ValueError, match=match) as exc:
         DPDTClassifier(**params).fit(X, y)
     assert "\n" not in str(exc.value)
+
+
+def test_quantile_generator_and_max_features():
+    rng = np.random.default_rng(4)
+    X = rng.random((200, 5))
+    y = (X[:, 0] + X[:, 3] > 1).astype(int)
+    opt = DPDTClassifier(max_depth=2, candidates="exhaustive").fit(X, y).solve_info_["objective"]
+    q = DPDTClassifier(max_depth=2, candidates="quantile", budgets=8).fit(X, y)
+    assert q.solve_info_["objective"] >= opt
+    assert q.solve_info_["operations"] <= 5 * 8 * (1 + 2 * 5 * 8)  # B = 8 thresholds per feature
+    a = DPDTClassifier(max_depth=2, max_features=2, random_state=3).fit(X, y)
+    b = DPDTClassifier(max_depth=2, max_features=2, random_state=3).fit(X, y)
+    assert a.tree_ == b.tree_  # seeded feature draws: reproducible
+    check_tree(a.tree_, max_depth=2, X=X, y_index=y)
+
+
+def test_entropy_criterion_and_multiclass_weighted():
+    X, y = _clf_data(7, n=60, p=3, n_classes=4, levels=7)
+    w = np.random.default_rng(7).random(60) + 0.5
+    RS = _rs(y, 4, w).tolist()
+
+    def gen(rows, d):
+        return naive_dpdt_cart(X.tolist(), RS, rows, 4, "entropy")[0]
+
+    est = DPDTClassifier(max_depth=2, budgets=4, criterion="entropy").fit(X, y, sample_weight=w)
+    cost, _ = naive_dpdt(X.tolist(), RS, list(range(60)), 2, gen)
+    assert est.solve_info_["objective"] == pytest.approx(cost)
