@@ -182,6 +182,11 @@ def test_packed_ranks_and_partition():
     SL, SR, QL, QR = K.partition_packed(S, Q, X, 1, 2.5, flag)
     SL2, SR2 = K.partition(S, X, 1, 2.5, flag)
     assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
+    for left, (Sx, Qx) in ((True, (SL, QL)), (False, (SR, QR))):
+        Sy, Qy = K.partition_side(S, Q, X, 1, 2.5, flag, left, True)
+        assert np.array_equal(Sx, Sy) and np.array_equal(Qx, Qy)
+        Sz, _ = K.partition_side(S, Q, X, 1, 2.5, flag, left, False)
+        assert np.array_equal(Sx, Sz) and not flag.any()
     lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
     assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SL[g], QL[g]))
     assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SR[g], QR[g]))

@@ -698,6 +698,34 @@ def partition_packed(S, Q, X, f, t, flag):
 
 
 @njit(cache=True)
+def partition_side(S, Q, X, f, t, flag, left, packed):
+    """One child of `partition` / `partition_packed` (``left``: the rows with ``x_f <= t``),
+    so that a state's two children need not be alive at the same time. ``Q`` is ignored (and a
+    1 x 1 array returned) unless ``packed``."""
+    p, m = S.shape
+    n = 0
+    for i in range(m):
+        r = S[0, i]
+        if (X[r, f] <= t) == left:
+            flag[r] = 1
+            n += 1
+    Sx = np.empty((p, n), np.int32)
+    Qx = np.empty((p, n) if packed else (1, 1), np.int32)
+    for g in range(p):
+        a = 0
+        for i in range(m):
+            r = S[g, i]
+            if flag[r]:
+                Sx[g, a] = r
+                if packed:
+                    Qx[g, a] = Q[g, i]
+                a += 1
+    for i in range(m):
+        flag[S[0, i]] = 0
+    return Sx, Qx
+
+
+@njit(cache=True)
 def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
     """Top-B (Blanc et al. 2023, as in the DPDT paper §5.2): the best Gini threshold of every
     feature, then the B features with the best such split (ties: lower feature index).

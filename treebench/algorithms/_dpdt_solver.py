@@ -57,6 +57,7 @@ class _Solver:
         # unweighted classification: states carry packed ranks/classes (see _dpdt_kernels)
         self.packed = (not regression and RS.shape[1] < K.QSHIFT
                        and bool(np.all(RS[np.arange(n), self.yc] == 1.0)))
+        self._noq = np.zeros((1, 1), np.int32)
         self.memo: dict = {}
         entry_bytes = 400 + (200 if path else 0)
         self.max_entries = max(1, int(est.cache_limit_mb * 2**20 / entry_bytes))
@@ -166,18 +167,11 @@ class _Solver:
                 f, t = int(feats[c]), float(thrs[c])
                 lterm = bool(pL[c]) or nl < tl
                 rterm = bool(pR[c]) or nr < tl
-                SL = SR = QL = QR = None
-                if not (lterm and rterm):
-                    if self.packed:
-                        SL, SR, QL, QR = K.partition_packed(S, Q, self.X, f, t, self.flag)
-                    else:
-                        SL, SR = K.partition(S, self.X, f, t, self.flag)
-                el = self.leaf_entry(ls, float(eL[c])) if lterm else self.solve(
-                    SL, QL, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
-                er = self.leaf_entry(rs, float(eR[c])) if rterm else self.solve(
-                    SR, QR, rs, nd,
+                el = self.leaf_entry(ls, float(eL[c])) if lterm else self.child(
+                    S, Q, f, t, True, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
+                er = self.leaf_entry(rs, float(eR[c])) if rterm else self.child(
+                    S, Q, f, t, False, rs, nd,
                     (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64))
-                del SL, SR, QL, QR
                 ops += el[2] + er[2]
                 cost = aW + el[0] + er[0]
                 if cost < best_cost:
@@ -195,6 +189,17 @@ class _Solver:
         else:
             self.stats["cache_full"] = True
         return out
+
+    def child(self, S, Q, f, t, left, st, d, key):
+        """Solve one child of a split; its sorted orders exist only while it is solved (and not
+        at all on a memo hit), so a DFS path holds one child per level."""
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.stats["cache_hits"] += 1
+            return hit
+        Sx, Qx = K.partition_side(S, Q if Q is not None else self._noq, self.X, f, t, self.flag,
+                                  left, self.packed)
+        return self.solve(Sx, Qx if self.packed else None, st, d, key)
 
     def _split_leaves(self, st, ls, f, t):
         return (st, int(f), float(t), (ls.copy(),), (st - ls,))

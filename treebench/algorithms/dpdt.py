@@ -335,6 +335,8 @@ def warmup() -> float:
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 3, 0, flag)
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 2, 0, flag)
     K.partition_packed(S, Q, X, 0, 0.5, flag)
+    for packed in (True, False):
+        K.partition_side(S, Q, X, 0, 0.5, flag, packed, packed)
     K.partition(S, X, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
