@@ -349,3 +349,29 @@ def test_entropy_criterion_and_multiclass_weighted():
     est = DPDTClassifier(max_depth=2, budgets=4, criterion="entropy").fit(X, y, sample_weight=w)
     cost, _ = naive_dpdt(X.tolist(), RS, list(range(60)), 2, gen)
     assert est.solve_info_["objective"] == pytest.approx(cost)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_inplace_states_give_the_same_tree(monkeypatch, weighted):
+    """Large inputs use in-place segments of one global order (partition, then merge back);
+    forcing that mode on small data gives exactly the same result."""
+    import treebench.algorithms.dpdt as dpdt_mod
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 9, size=(150, 4)).astype(float)
+    y = rng.integers(0, 3, 150)
+    w = rng.integers(1, 3, 150).astype(float) if weighted else None
+    for kw in ({"budgets": (6, 4, 3)}, {"candidates": "exhaustive", "max_depth": 2},
+               {"budgets": 3, "alpha_path": True}):
+        a = DPDTClassifier(**kw).fit(X, y, sample_weight=w)
+        monkeypatch.setattr(dpdt_mod, "INPLACE_ENTRIES", 1)
+        b = DPDTClassifier(**kw).fit(X, y, sample_weight=w)
+        monkeypatch.setattr(dpdt_mod, "INPLACE_ENTRIES", 20_000_000)
+        assert a.tree_ == b.tree_
+        for k in ("objective", "operations", "states", "cache_hits"):
+            assert a.solve_info_[k] == b.solve_info_[k], k
+    r = DPDTRegressor(budgets=4)
+    yr = X[:, 0] * 2 + rng.random(150)
+    a = r.fit(X, yr).tree_
+    monkeypatch.setattr(dpdt_mod, "INPLACE_ENTRIES", 1)
+    assert DPDTRegressor(budgets=4).fit(X, yr).tree_ == a

@@ -190,3 +190,27 @@ def test_packed_ranks_and_partition():
     lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
     assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SL[g], QL[g]))
     assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SR[g], QR[g]))
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_inplace_partition_then_merge_restores_the_order(packed):
+    X, y, w, RS = _data(2, n=50)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    GS, GQ = S.copy(), Q.copy()
+    flag = np.zeros(50, np.uint8)
+    tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
+    mid = K.partition_inplace(GS, GQ, 0, 50, X, 2, 2.5, flag, tmp_s, tmp_q, packed)
+    SL, SR = K.partition(S, X, 2, 2.5, flag)
+    assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
+    # a nested split of the left segment, then both merges (innermost first)
+    mid2 = K.partition_inplace(GS, GQ, 0, mid, X, 1, 1.5, flag, tmp_s, tmp_q, packed)
+    SLL, SLR = K.partition(SL, X, 1, 1.5, flag)
+    assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
+    K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
+    assert np.array_equal(GS[:, :mid], SL)
+    K.merge_back(GS, GQ, 0, mid, 50, 2, Xt, tmp_s, tmp_q, packed)
+    assert np.array_equal(GS, S)
+    if packed:
+        assert np.array_equal(GQ, Q)

@@ -725,6 +725,94 @@ def partition_side(S, Q, X, f, t, flag, left, packed):
     return Sx, Qx
 
 
+# ----------------------------------------------------------------------------- in-place states
+# Large inputs: one global ``GS`` (and ``GQ``) holds every feature's sorted rows; a state is a
+# column segment [s, e) of it. Splitting a state partitions its segment in place (left rows
+# first, each side still sorted); once both children are solved `merge_back` restores the
+# parent's order by a stable merge on (value rank, row id), which is how `presort` ordered it.
+# Memory: two p x n arrays for the whole search instead of sorted copies along the DFS path.
+
+
+@njit(cache=True)
+def partition_inplace(GS, GQ, s, e, X, f, t, flag, tmp_s, tmp_q, packed):
+    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary."""
+    p = GS.shape[0]
+    nl = 0
+    for i in range(s, e):
+        r = GS[0, i]
+        if X[r, f] <= t:
+            flag[r] = 1
+            nl += 1
+    for g in range(p):
+        if g == f:
+            continue  # already sorted by x_f: the left rows are a prefix
+        a = s
+        b = 0
+        for i in range(s, e):
+            r = GS[g, i]
+            if flag[r]:
+                GS[g, a] = r
+                if packed:
+                    GQ[g, a] = GQ[g, i]
+                a += 1
+            else:
+                tmp_s[b] = r
+                if packed:
+                    tmp_q[b] = GQ[g, i]
+                b += 1
+        for i in range(b):
+            GS[g, a + i] = tmp_s[i]
+            if packed:
+                GQ[g, a + i] = tmp_q[i]
+    for i in range(s, e):
+        flag[GS[0, i]] = 0
+    return s + nl
+
+
+@njit(cache=True)
+def merge_back(GS, GQ, s, mid, e, f, Xt, tmp_s, tmp_q, packed):
+    """Undo `partition_inplace`: merge [s, mid) and [mid, e) of every feature but ``f`` by
+    (value, row id)."""
+    p = GS.shape[0]
+    for g in range(p):
+        if g == f:
+            continue
+        nl = mid - s
+        for i in range(nl):
+            tmp_s[i] = GS[g, s + i]
+            if packed:
+                tmp_q[i] = GQ[g, s + i]
+        a = 0
+        b = mid
+        o = s
+        while a < nl and b < e:
+            ra = tmp_s[a]
+            rb = GS[g, b]
+            if packed:
+                ka = tmp_q[a] // QSHIFT
+                kb = GQ[g, b] // QSHIFT
+            else:
+                ka = Xt[g, ra]
+                kb = Xt[g, rb]
+            if ka < kb or (ka == kb and ra < rb):
+                GS[g, o] = ra
+                if packed:
+                    GQ[g, o] = tmp_q[a]
+                a += 1
+            else:
+                GS[g, o] = rb
+                if packed:
+                    GQ[g, o] = GQ[g, b]
+                b += 1
+            o += 1
+        while a < nl:
+            GS[g, o] = tmp_s[a]
+            if packed:
+                GQ[g, o] = tmp_q[a]
+            a += 1
+            o += 1
+
+
 @njit(cache=True)
 def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
     """Top-B (Blanc et al. 2023, as in the DPDT paper §5.2): the best Gini threshold of every

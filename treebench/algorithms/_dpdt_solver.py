@@ -115,8 +115,9 @@ class _Solver:
         hull = [(0.0, err, leaf)] if self.path else None
         return (err, leaf, 0, hull)
 
-    def solve(self, S, Q, st, d, key):
-        """(cost, tree, operations of the unmemoised sub-MDP, envelope) of state ``S`` at ``d``."""
+    def solve(self, S, Q, st, d, key, seg=None):
+        """(cost, tree, operations of the unmemoised sub-MDP, envelope) of state ``S`` at ``d``;
+        ``seg`` = (s, e) when ``S`` is the segment of the in-place global orders."""
         hit = self.memo.get(key)
         if hit is not None:
             self.stats["cache_hits"] += 1
@@ -167,11 +168,16 @@ class _Solver:
                 f, t = int(feats[c]), float(thrs[c])
                 lterm = bool(pL[c]) or nl < tl
                 rterm = bool(pR[c]) or nr < tl
-                el = self.leaf_entry(ls, float(eL[c])) if lterm else self.child(
-                    S, Q, f, t, True, ls, nd, (nd, nl, int(h1[c]), int(h2[c])))
-                er = self.leaf_entry(rs, float(eR[c])) if rterm else self.child(
-                    S, Q, f, t, False, rs, nd,
-                    (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64))
+                kl = (nd, nl, int(h1[c]), int(h2[c]))
+                kr = (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64)
+                if seg is not None:
+                    el, er = self.children_inplace(seg, f, t, ls, rs, float(eL[c]),
+                                                   float(eR[c]), lterm, rterm, nd, kl, kr)
+                else:
+                    el = self.leaf_entry(ls, float(eL[c])) if lterm else self.child(
+                        S, Q, f, t, True, ls, nd, kl)
+                    er = self.leaf_entry(rs, float(eR[c])) if rterm else self.child(
+                        S, Q, f, t, False, rs, nd, kr)
                 ops += el[2] + er[2]
                 cost = aW + el[0] + er[0]
                 if cost < best_cost:
@@ -200,6 +206,28 @@ class _Solver:
         Sx, Qx = K.partition_side(S, Q if Q is not None else self._noq, self.X, f, t, self.flag,
                                   left, self.packed)
         return self.solve(Sx, Qx if self.packed else None, st, d, key)
+
+    def children_inplace(self, seg, f, t, ls, rs, eL, eR, lterm, rterm, nd, kl, kr):
+        """Both children of a split of the in-place segment ``seg``: partition it, solve the
+        children on their sub-segments, merge the parent's order back."""
+        el = self.leaf_entry(ls, eL) if lterm else self.memo.get(kl)
+        er = self.leaf_entry(rs, eR) if rterm else self.memo.get(kr)
+        self.stats["cache_hits"] += int(not lterm and el is not None)
+        self.stats["cache_hits"] += int(not rterm and er is not None)
+        if el is not None and er is not None:
+            return el, er
+        s0, e0 = seg
+        mid = K.partition_inplace(self.GS, self.GQ, s0, e0, self.X, f, t, self.flag,
+                                  self.tmp_s, self.tmp_q, self.packed)
+        if el is None:
+            el = self.solve(self.GS[:, s0:mid], self.GQ[:, s0:mid] if self.packed else None,
+                            ls, nd, kl, (s0, mid))
+        if er is None:
+            er = self.solve(self.GS[:, mid:e0], self.GQ[:, mid:e0] if self.packed else None,
+                            rs, nd, kr, (mid, e0))
+        K.merge_back(self.GS, self.GQ, s0, mid, e0, f, self.Xt, self.tmp_s, self.tmp_q,
+                     self.packed)
+        return el, er
 
     def _split_leaves(self, st, ls, f, t):
         return (st, int(f), float(t), (ls.copy(),), (st - ls,))

@@ -46,6 +46,9 @@ from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
+#: from this many (rows x features) on, states are segments of one global sorted order,
+#: partitioned in place and merged back, instead of sorted copies along the DFS path
+INPLACE_ENTRIES = 20_000_000
 _WARM = False
 
 
@@ -116,7 +119,13 @@ class _DPDTMixin:
             res = solver.leaf_entry(st)
         else:
             Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
-            res = solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)))
+            seg = None
+            if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see _dpdt_kernels)
+                solver.GS, solver.GQ = S, (Q if Q is not None else np.zeros((1, 1), np.int32))
+                solver.tmp_s = np.empty(m, np.int32)
+                solver.tmp_q = np.empty(m, np.int32)
+                seg = (0, m)
+            res = solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)), seg)
         cost, tree, ops, hull = res
         task = "regression" if regression else "classification"
         n_cols = 3 if regression else RS.shape[1]
@@ -337,6 +346,20 @@ def warmup() -> float:
     K.partition_packed(S, Q, X, 0, 0.5, flag)
     for packed in (True, False):
         K.partition_side(S, Q, X, 0, 0.5, flag, packed, packed)
+        tmp = np.empty(30, np.int32)
+        GS, GQ = S.copy(), Q.copy()
+        mid = K.partition_inplace(GS, GQ, 5, 25, X, 1, 0.5, flag, tmp, tmp.copy(), packed)
+        K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, tmp, tmp.copy(), packed)
+        # non-contiguous state views (segments of the in-place orders)
+        Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
+        K.cart_candidates_packed(Xt, Sv, Qv, 2, 4, K.GINI, 1, 3, 0, flag)
+        K.cart_candidates(Xt, cls, y, Sv, 4, K.GINI, 1, 3, 0, flag)
+        K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, 4, K.MSE, 1, 3, 0, flag)
+        for crit, RS in ((K.GINI, cls), (K.MSE, np.ascontiguousarray(reg))):
+            f, th = K.topb_candidates(Xt, RS, y, Sv, 2, 1, crit)
+            K.child_stats(Xt, RS, y, Sv, f, th, Z, Z, RS.sum(axis=0), crit)
+        K.midpoint_candidates(Xt, Sv, 1, 0)
+        K.row_hash(Sv[0], Z, Z)
     K.partition(S, X, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
