@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 DATASETS = ["kdd99", "skin", "topk/credit-card", "topk/letter-recognition", "quantbnb/htru", "quantbnb/magic", "avila", "topk/fico-1000"]
-METHODS = [("quantile", {"max_splits": 200}), ("midpoints", {"max_columns": 10_000_000}), ("bucketize", {"max_columns": 10_000_000}), ("kmeans", {"n_bins": 5})]
+METHODS = [("quantile", {"max_columns": 200}), ("midpoints", {"max_columns": 10_000_000}), ("bucketize", {"max_columns": 10_000_000}), ("kmeans", {"n_bins": 5})]
 
 
 def _peak_mb() -> float:

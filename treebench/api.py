@@ -46,6 +46,8 @@ class RunSummary:
     interrupted: bool = False
     tables: tuple[Path, Path] | None = None
     report_dir: Path | None = None
+    splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
+    data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
 
 
 def resolve_experiment(
@@ -138,17 +140,24 @@ def default_out(exp: Experiment) -> Path:
     return Path("results") / exp.name
 
 
-def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> None:
+def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
     """Load every dataset that cells will need, in this process, before anything runs: missing
-    files and parse errors stop the run with exit code 2; downloads (when online) happen here,
-    never in workers."""
+    files, parse errors and labels that would give wrong numbers (`treebench.data.checks`) stop
+    the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
+    data warnings for the run summary."""
+    from treebench.data.checks import check_dataset_split
     from treebench.execute.worker import dataset_for
 
+    index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
+    notes: list[str] = []
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            dataset_for(c, data_dirs, offline=offline)
+            ds = dataset_for(c, data_dirs, offline=offline)
+            sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
+            notes += check_dataset_split(ds, c.dataset, sp)
+    return notes
 
 
 def write_manifest(exp: Experiment, out: Path, n_cells: int) -> Path:
@@ -256,12 +265,14 @@ def run_experiment(
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
     if backend not in ("loky", "threading", "sequential", "dask", "ray"):
         raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
-    preflight_datasets(exp, pl.to_run, data_dirs, offline)
+    data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells))
         _remove_partial_files(out_dir)
-        return _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
-                           progress=progress, fail_on=fail_on, report=report)
+        summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
+                              progress=progress, fail_on=fail_on, report=report)
+    summary.splits, summary.data_warnings = exp.split_summary(), data_notes
+    return summary
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,

@@ -122,21 +122,23 @@ def expand(exp: Experiment) -> list[Cell]:
     cells: list[Cell] = []
     seen: set[str] = set()
     limits = exp.limits.model_dump()
-    for ds in exp.datasets:
+    names = exp.dataset_names()  # unique display names (a file's identity is its path)
+    for i, ds in enumerate(exp.datasets):
         loader, lparams = ds.loader()
-        sspec = ds.split or exp.split  # a dataset may carry its own split and binarization
+        sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
         split = sspec.model_dump()
-        split.pop("seeds", None)
+        for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
+            split.pop(key, None)
         seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
         for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, ds.display_name, fold, seed)
+            rs = derive_seed(exp.seed, names[i], fold, seed)
             for b in ds.binarization or exp.binarization:
                 for bp in grid(b.params):
                     for a in exp.algorithms:
                         for ap in grid(a.params):
                             c = Cell(
                                 id="",
-                                dataset=ds.display_name,
+                                dataset=names[i],
                                 dataset_loader=loader,
                                 dataset_params=lparams,
                                 split=split,

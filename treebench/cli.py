@@ -25,7 +25,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 datasets_app = typer.Typer(
-    help="List, inspect and fetch datasets of the catalog.",
+    help="List, inspect and fetch datasets of the catalog; inspect local data files.",
     invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -139,6 +139,10 @@ def _print_plan(exp, pl, out_dir: Path) -> None:
 def _print_summary(s) -> None:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
     typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts}); ran {s.n_ran} now.")
+    for name, how in getattr(s, "splits", {}).items():
+        typer.echo(f"split:   {name}: {how}")
+    for note in getattr(s, "data_warnings", []):
+        typer.echo(f"warning: {note}")
     if s.tables:
         typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
     if s.report_dir:
@@ -289,6 +293,31 @@ def algorithms(
         Console(width=160).print(t)
 
 
+@app.command()
+def binarizers() -> None:
+    """List registered binarizers with their parameters (`binarization:` in a config)."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench.registry import BINARIZERS
+
+        t = Table(title="binarizers")
+        for col in ("name", "for", "parameters (defaults)", "description"):
+            t.add_column(col, overflow="fold")
+        for e in BINARIZERS:
+            params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
+            kind = ", ".join(x for x in e.tags if x in ("numeric", "categorical")) or "any"
+            t.add_row(e.name, kind, params or "-", e.description)
+        con = Console(width=160)
+        con.print(t)
+        con.print(
+            "Every method also takes `categorical` (the method for categorical columns, default onehot), "
+            "`categorical_params` and `fit_on` (train, the default, or all). Example: "
+            "binarization: {method: quantile, params: {max_splits: 8}}"
+        )
+
+
 @datasets_app.callback()
 def _datasets(ctx: typer.Context) -> None:
     """List, inspect and fetch datasets (without a subcommand: list them)."""
@@ -323,21 +352,74 @@ def datasets_list(
         Console(width=180).print(t)
 
 
+def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` options (values parsed as numbers, booleans, null, or comma lists)."""
+    from treebench.cells import expand_values, parse_scalar
+    from treebench.errors import UserError
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UserError(f"{flag} `{item}`: write it as KEY=VALUE, e.g. {flag} max_splits=8.")
+        key, _, text = item.partition("=")
+        vals = expand_values(text) if "," in text else [parse_scalar(text)]
+        out[key.strip()] = vals if "," in text else vals[0]
+    return out
+
+
 @datasets_app.command("info")
 def datasets_info(
-    name: Annotated[str, typer.Argument(help="Dataset name (see `treebench datasets list`).")],
+    name: Annotated[str, typer.Argument(help="Dataset name (see `treebench datasets list`) or the path of a local data file.")],
+    label: Annotated[str | None, typer.Option("--label", help="Local file: the label column (name or position; default: the last).")] = None,
+    header: Annotated[str | None, typer.Option("--header", help="Local file: none, auto (default) or first-row.")] = None,
+    delimiter: Annotated[str | None, typer.Option("--delimiter", help="Local file: the field delimiter (default: comma; tab, space).")] = None,
+    categorical: Annotated[str | None, typer.Option("--categorical", help="Local file: categorical columns, comma-separated names or positions (or auto, all, none).")] = None,
+    test_path: Annotated[str | None, typer.Option("--test-path", help="Local file: a second file holding the test rows.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", help="Local file: any other option as KEY=VALUE, e.g. missing=NA or bad_values=missing (repeatable).")] = None,
+    binarization: Annotated[str | None, typer.Option("--binarization", help="Also show what this binarizer makes of the data (see `treebench binarizers`).")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="A parameter of --binarization as KEY=VALUE, e.g. max_splits=8 (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
     data_dir: DataDir = None,
     offline: Offline = False,
 ) -> None:
-    """Show shape, class balance, feature types and provenance of a dataset (loads it)."""
+    """Show rows, features and their kinds, missing values, the label distribution and provenance
+    of a dataset or local file (loads it); with --binarization, its binary columns per feature."""
     with _user_errors():
         import json
+        import warnings
 
-        from treebench.data.manage import dataset_info
+        from treebench.cells import parse_scalar
+        from treebench.data.manage import binarization_summary, describe, format_info
+        from treebench.errors import UserError
+        from treebench.registry import DATASETS
 
-        info = dataset_info(name, data_dirs=data_dir, offline=True if offline else None)
-        info.pop("features", None) if len(info.get("features", [])) > 60 else None
-    typer.echo(json.dumps(info, indent=2, default=str))
+        opts = _key_values(option, "--option")
+        for key, value in (("label", label), ("header", header), ("delimiter", delimiter), ("test_path", test_path)):
+            if value is not None:
+                opts[key] = parse_scalar(value) if key == "label" else value
+        if categorical is not None:
+            cats = [parse_scalar(c) for c in categorical.split(",") if c.strip()]
+            opts["categorical"] = categorical if categorical in ("auto", "all", "none") else cats
+        is_file = Path(name).expanduser().is_file() or (name not in DATASETS and ("/" in name or "." in name))
+        if not is_file and opts:
+            raise UserError(f"`{name}` is a registered dataset; --label, --header, ... and --option apply to local files only.")
+        from treebench.data.base import load_dataset
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # caveats are printed as notes
+            if is_file:
+                ds = load_dataset("file", {"path": name, **opts})
+            else:
+                ds = load_dataset(name, None, data_dirs=data_dir, offline=True if offline else None)
+        info = describe(ds)
+        if binarization is not None:
+            info["binarization"] = binarization_summary(ds, binarization, _key_values(param, "--param"))
+        elif param:
+            raise UserError("--param needs --binarization NAME (see `treebench binarizers`).")
+    if as_json:
+        typer.echo(json.dumps(info, indent=2, default=str))
+    else:
+        typer.echo(format_info(info))
 
 
 @datasets_app.command("fetch")

@@ -44,17 +44,34 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+FILE_KEYS = (
+    "path", "test_path", "format", "label", "header", "delimiter", "missing", "categorical",
+    "drop_columns", "label_map", "bad_values", "unseen_test_labels",
+)
+
+
 class DatasetSpec(_Strict):
-    """A catalog name (``name``, with loader ``params``) or a local file (``path``...)."""
+    """A catalog name (``name``, with loader ``params``) or a local file (``path``...).
+
+    For a file, ``name`` is the dataset's display name (default: the file name, made longer
+    with its folders when two files share it) and the other keys are the options of the
+    ``file`` loader (`treebench.data.files.file`); ``alias`` renames any dataset.
+    """
 
     name: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
     path: str | None = None
+    test_path: str | None = None
     format: str | None = None
     label: str | int | None = None
-    categorical: list[str] | None = None
+    header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
-    header: bool | None = None
+    missing: str | list[str] | None = None
+    categorical: Literal["auto", "all", "none"] | list[str | int] | None = None
+    drop_columns: list[str | int] | None = None
+    label_map: dict[str, Any] | None = None
+    bad_values: Literal["error", "missing"] | None = None
+    unseen_test_labels: Literal["error", "allow"] | None = None
     alias: str | None = None
     split: SplitSpec | None = None
     binarization: list[BinarizationSpec] | None = None
@@ -64,35 +81,166 @@ class DatasetSpec(_Strict):
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
 
+    @field_validator("categorical", "drop_columns", mode="before")
+    @classmethod
+    def _one_column(cls, v: Any, info: Any) -> Any:
+        """A single column may be written without a list: ``categorical: colour``."""
+        if isinstance(v, int) and not isinstance(v, bool):
+            return [v]
+        if isinstance(v, str) and (info.field_name == "drop_columns" or v not in ("auto", "all", "none")):
+            return [v]
+        return v
+
+    @field_validator("label_map", mode="before")
+    @classmethod
+    def _label_keys(cls, v: Any) -> Any:
+        """Label values are compared as text: a YAML key ``1`` maps the label 1."""
+        return {str(k): val for k, val in v.items()} if isinstance(v, dict) else v
+
     @model_validator(mode="after")
     def _one_of(self) -> DatasetSpec:
-        if (self.name is None) == (self.path is None):
+        if self.name is None and self.path is None:
             raise ValueError("give either `name` (a catalog dataset) or `path` (a local file)")
         if self.path is not None and self.params:
-            raise ValueError("`params` goes with `name`; a local file takes path/format/label/...")
+            raise ValueError("`params` goes with a catalog `name`; a local file takes path/label/header/... directly")
+        if self.path is None:
+            extra = [k for k in FILE_KEYS if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(
+                    f"`{extra[0]}` is an option of a local file (`path`); a catalog dataset takes `params`"
+                )
         return self
 
     @property
+    def is_file(self) -> bool:
+        return self.path is not None or self.name == "file"
+
+    @property
     def display_name(self) -> str:
+        """The name this entry asks for (before making names unique across the experiment)."""
         if self.alias:
             return self.alias
+        if self.path is not None:
+            return self.name or Path(self.path).name
+        if self.name == "file" and self.params.get("path"):
+            return str(self.params.get("name") or Path(str(self.params["path"])).name)
         if self.name is not None:
             if self.params:
                 inner = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
                 return f"{self.name}({inner})"
             return self.name
-        return Path(self.path or "").name
+        return "?"  # pragma: no cover - excluded by _one_of
+
+    def file_path(self) -> str | None:
+        """The data file of a file dataset (``path``, or ``params.path`` of ``name: file``)."""
+        if self.path is not None:
+            return self.path
+        if self.name == "file" and self.params.get("path"):
+            return str(self.params["path"])
+        return None
 
     def loader(self) -> tuple[str, dict[str, Any]]:
         """Registry name and keyword parameters of the loader."""
-        if self.name is not None:
-            return self.name, dict(self.params)
-        kw = {
-            k: getattr(self, k)
-            for k in ("path", "format", "label", "categorical", "delimiter", "header")
-            if getattr(self, k) is not None
-        }
+        if self.path is None:
+            return str(self.name), dict(self.params)
+        kw = {k: getattr(self, k) for k in FILE_KEYS if getattr(self, k) is not None}
         return "file", kw
+
+
+def _dataset_short_form(d: Any) -> Any:
+    """Short forms of a `datasets` entry (see the README):
+
+    * ``iris`` or ``topk/car``: a registered (catalog) name;
+    * ``data/x.csv``: a local file (a string that is no registered name and looks like a path);
+    * ``{mine: data/x.csv}``: a local file named ``mine``;
+    * ``{mine: {path: data/x.csv, label: y}}``: the long form, named ``mine``;
+    * ``{data/x.csv: {label: y}}``: a local file with the long form's keys.
+    """
+    if isinstance(d, str):
+        return {"path": d} if _looks_like_file(d) else {"name": d}
+    if isinstance(d, dict) and len(d) == 1:
+        (key, value), = d.items()
+        if key not in DatasetSpec.model_fields:
+            if isinstance(value, str):
+                return {"path": value, "name": str(key)}
+            if isinstance(value, dict):
+                if "path" in value:
+                    return {"name": str(key), **value}
+                return {"path": str(key), **value}
+    return d
+
+
+def _looks_like_file(text: str) -> bool:
+    from treebench.registry import DATASETS
+
+    if text in DATASETS:
+        return False
+    from treebench.data.parsers import guess_format
+
+    low = text.lower().removesuffix(".gz")
+    known = (".csv", ".tsv", ".arff", ".data", ".txt", ".parquet", ".pq", ".dat", ".dl85")
+    return low.endswith(known) or Path(text).expanduser().is_file() or guess_format(text) != "csv"
+
+
+def unique_dataset_names(datasets: list[DatasetSpec], source: str = "<config>") -> list[str]:
+    """Display names, one per entry, unique across files (issue 8 A7).
+
+    A dataset's identity is its resolved file path; its display name is the short one it asks
+    for. Two different files with the same file name are shown with as many of their folders as
+    it takes to tell them apart (``a/x.csv``, ``b/x.csv``); the same file listed twice with
+    different options gets ``#2``, ``#3``. A name given explicitly (``name``/``alias``) that two
+    entries share is a config error.
+    """
+    names = [d.display_name for d in datasets]
+    explicit = [d.alias is not None or (d.path is not None and d.name is not None) for d in datasets]
+    seen_explicit: dict[str, int] = {}
+    for i, (n, e) in enumerate(zip(names, explicit, strict=True)):
+        if e:
+            if n in seen_explicit:
+                raise ConfigError(
+                    f"{source}: key `datasets[{i}]`: the name `{n}` is already used by datasets[{seen_explicit[n]}]; "
+                    f"give each dataset its own `name`."
+                )
+            seen_explicit[n] = i
+    files = {i: Path(d.file_path() or "") for i, d in enumerate(datasets) if d.is_file and not explicit[i]}
+    for _ in range(64):  # each round lengthens the clashing file names by one folder
+        groups: dict[str, list[int]] = {}
+        for i, n in enumerate(names):
+            groups.setdefault(n, []).append(i)
+        clash = [idx for idx in groups.values() if len(idx) > 1 and any(i in files for i in idx)]
+        if not clash:
+            return names
+        for idx in clash:
+            same_file = len({files[i].expanduser().resolve() for i in idx if i in files}) <= 1
+            grown = False
+            if not same_file:
+                for i in idx:
+                    parts = files[i].parts if i in files else ()
+                    k = len(Path(names[i]).parts)
+                    if i in files and k < len(parts):
+                        names[i] = str(Path(*parts[-(k + 1):]))
+                        grown = True
+            if not grown:  # one file listed twice, or names no folder can separate: number them
+                for rank, i in enumerate([i for i in idx if i in files][1:], start=2):
+                    names[i] = f"{names[i]}#{rank}"
+    return names  # pragma: no cover - 64 folders deep
+
+
+def predefined_split_available(ds: DatasetSpec) -> bool:
+    """True when the dataset ships its own test rows (a catalog ``split: files|prefix`` entry or
+    a local file with ``test_path``), known without loading it."""
+    if ds.path is not None:
+        return ds.test_path is not None
+    if ds.name == "file":
+        return bool(ds.params.get("test_path"))
+    from treebench.data.catalog import load_catalog
+    from treebench.registry import DATASETS
+
+    if ds.name not in DATASETS:
+        return False
+    cname = DATASETS.get(str(ds.name)).extra.get("catalog")
+    entry = load_catalog().get(cname) if cname else None
+    return bool(entry is not None and entry.spec.get("split") in ("files", "prefix"))
 
 
 class SplitSpec(_Strict):
@@ -105,6 +253,16 @@ class SplitSpec(_Strict):
     train_size: float = Field(0.8, gt=0, lt=1)
     seeds: list[int] | None = None
     stratify: bool = True
+    unstratifiable: Literal["warn", "error"] = Field(
+        "warn",
+        description="a class too small for a stratified split: `warn` (split unstratified, say so in the row "
+        "and the run summary) or `error` (refuse the dataset before anything runs)",
+    )
+    test_files: Literal["use", "merge"] = Field(
+        "use",
+        description="datasets that ship a test file: `use` it (predefined split) unless the dataset entry sets "
+        "its own `split`, or `merge` it with the training rows and split like the others",
+    )
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -152,10 +310,18 @@ class Experiment(_Strict):
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
 
-    @field_validator("datasets", "algorithms", mode="before")
+    @field_validator("datasets", mode="before")
+    @classmethod
+    def _datasets_short(cls, v: Any) -> Any:
+        """Short forms of dataset entries (`_dataset_short_form`)."""
+        if isinstance(v, list):
+            return [_dataset_short_form(d) for d in v]
+        return v
+
+    @field_validator("algorithms", mode="before")
     @classmethod
     def _names_short(cls, v: Any) -> Any:
-        """A bare name in `datasets` or `algorithms` stands for ``{name: ...}``."""
+        """A bare name in `algorithms` stands for ``{name: ...}``."""
         if isinstance(v, list):
             return [{"name": d} if isinstance(d, str) else d for d in v]
         return v
@@ -178,6 +344,41 @@ class Experiment(_Strict):
     @property
     def seeds(self) -> list[int]:
         return list(self.split.seeds) if self.split.seeds else [self.seed]
+
+    def dataset_names(self) -> list[str]:
+        """Unique display names of ``datasets``, in order (`unique_dataset_names`)."""
+        return unique_dataset_names(list(self.datasets))
+
+    def split_for(self, i: int) -> SplitSpec:
+        """The split dataset ``i`` gets: its own ``split``; else its test file when it ships one
+        (issue 8 A17; ``split.test_files: merge`` turns that off); else the experiment's."""
+        ds = self.datasets[i]
+        if ds.split is not None:
+            return ds.split
+        if self.split.test_files == "use" and self.split.kind != "predefined" and predefined_split_available(ds):
+            return SplitSpec(kind="predefined", seeds=self.split.seeds)
+        return self.split
+
+    def split_summary(self) -> dict[str, str]:
+        """Display name → the split that dataset gets, in words (for the run summary)."""
+        out = {}
+        for i, name in enumerate(self.dataset_names()):
+            sp = self.split_for(i)
+            nseeds = len(sp.seeds) if sp.seeds else 1
+            if sp.kind == "predefined":
+                text = "predefined (its own test file)"
+            elif sp.kind == "kfold":
+                text = f"kfold ({sp.n_splits} folds{'' if sp.stratify else ', unstratified'} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "holdout":
+                text = f"holdout (test {sp.test_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "permutation":
+                text = f"permutation (train {sp.train_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            elif sp.kind == "train-val-test":
+                text = f"train-val-test (test {sp.test_size:g}, validation {sp.valid_size:g} x {nseeds} seed{'s' if nseeds > 1 else ''})"
+            else:
+                text = sp.kind
+            out[name] = text
+        return out
 
 
 DatasetSpec.model_rebuild()
@@ -222,6 +423,7 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
         loc = _loc(err.get("loc", ()))
         msg = _pyd_message(err)
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
+    unique_dataset_names(list(exp.datasets), source)
     _check_names(exp, source)
     return exp
 
@@ -257,9 +459,9 @@ def _check_names(exp: Experiment, source: str) -> None:
     from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
 
     for i, ds in enumerate(exp.datasets):
-        if ds.name is not None and ds.name not in DATASETS:
-            _unknown(source, f"datasets[{i}].name", DATASETS, ds.name)
-        if ds.name is not None:
+        if ds.path is None and ds.name not in DATASETS:
+            _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
+        if ds.path is None:
             DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):

@@ -29,6 +29,10 @@ class ParameterError(UserError, ValueError):
     """An estimator or binarizer parameter is invalid."""
 
 
+class DataWarning(UserWarning):
+    """Data read with a caveat (e.g. unparsable values read as missing): shown, never silent."""
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean `x`?)' for the closest choice, or ''."""
     close = difflib.get_close_matches(str(name), sorted(choices), n=1, cutoff=0.5)

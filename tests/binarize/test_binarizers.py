@@ -68,10 +68,11 @@ def test_onehot_order_is_feature_then_sorted_value_and_unseen_is_zero():
     np.testing.assert_array_equal(Z, [[0, 0, 0, 0, 0, 0, 1, 0], [0, 0, 1, 0, 0, 1, 0, 0]])
 
 
-def test_quantile_follows_topk_formula():
+def test_quantile_max_columns_follows_topk_formula():
+    """max_columns is the Top-k paper's total budget: B = min(budget // m + 1, k_j) buckets."""
     rng = np.random.default_rng(1)
     X = pd.DataFrame({"a": rng.integers(0, 50, 300).astype(float), "b": rng.normal(size=300), "c": rng.integers(0, 2, 300)})
-    b = Quantile(max_splits=20).fit(X)
+    b = Quantile(max_columns=20).fit(X)
     m = 3
     for f in ["a", "b"]:
         d = np.unique(X[f])
@@ -81,6 +82,38 @@ def test_quantile_follows_topk_formula():
         np.testing.assert_allclose(got, expect)
         assert all(c.op == ">=" for c in b.columns_ if c.feature == f)
     assert [c.value for c in b.columns_ if c.feature == "c"] == [1.0]  # ≤ 2 values: one indicator
+    assert b.n_columns_ <= 20
+
+
+def test_quantile_max_splits_is_per_feature():
+    """Issue 8 A2: with fewer splits than features every feature still gets its own thresholds."""
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({f"x{j}": rng.normal(size=200) for j in range(34)})  # ionosphere-like width
+    b = make_binarizer("quantile", {"max_splits": 8}, []).fit(X)
+    per = b.columns_per_feature_
+    assert list(per) == list(X.columns) and set(per.values()) == {8}
+    assert b.n_columns_ == 34 * 8
+    d = np.unique(X["x0"])
+    np.testing.assert_allclose([c.value for c in b.columns_ if c.feature == "x0"], np.quantile(d, np.arange(1, 9) / 9))
+
+
+def test_quantile_both_bounds_and_default():
+    X = pd.DataFrame({"a": np.arange(100.0), "b": np.arange(100.0) ** 2})
+    b = make_binarizer("quantile", {"max_splits": 10, "max_columns": 8}, []).fit(X)
+    assert b.columns_per_feature_ == {"a": 4, "b": 4}  # the tighter bound wins
+    b = make_binarizer("quantile", {"max_splits": 3, "max_columns": 100}, []).fit(X)
+    assert b.columns_per_feature_ == {"a": 3, "b": 3}
+    b = make_binarizer("quantile", {}, []).fit(X)  # auto: 16 per feature
+    assert b.columns_per_feature_ == {"a": 16, "b": 16}
+    b = make_binarizer("quantile", {"max_columns": 100}, []).fit(X)  # auto + budget: no per-feature cap
+    assert b.columns_per_feature_ == {"a": 50, "b": 50}
+
+
+def test_quantile_budget_smaller_than_the_features_is_refused():
+    X = pd.DataFrame({f"x{j}": np.arange(10.0) + j for j in range(5)})
+    with pytest.raises(ParameterError, match=r"max_columns=4 is a total budget smaller than the 5 numeric features"):
+        make_binarizer("quantile", {"max_columns": 4}, []).fit(X)
+    assert make_binarizer("quantile", {"max_columns": 5}, []).fit(X).n_columns_ == 5
 
 
 def test_midpoints_count_is_sum_of_distinct_minus_one_and_cap():
@@ -183,6 +216,7 @@ def test_text_in_numeric_column_is_clear_error():
     "method,params,msg",
     [
         ("quantile", {"max_splits": 0}, "max_splits"),
+        ("quantile", {"max_columns": 0}, "max_columns"),
         ("kmeans", {"n_bins": 1}, "n_bins"),
         ("quantile", {"fit_on": "test"}, "fit_on"),
         ("nope", {}, "unknown binarizer"),
@@ -208,8 +242,13 @@ def test_fit_on_recorded_and_sample_weight_used():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=40), st.integers(1, 50))
 def test_quantile_thresholds_strictly_inside_and_increasing(vals, max_splits):
+    for key in ("max_splits", "max_columns"):
+        _check_quantile_thresholds(vals, max_splits, key)
+
+
+def _check_quantile_thresholds(vals, max_splits, key):
     X = pd.DataFrame({"a": vals})
-    b = Quantile(max_splits=max_splits).fit(X)
+    b = Quantile(**{key: max_splits}).fit(X)
     t = np.array([c.value for c in b.columns_])
     d = np.unique(vals)
     if d.size > 2:

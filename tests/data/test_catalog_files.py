@@ -83,6 +83,11 @@ def test_every_catalog_dataset_loads_with_its_shape(name, tmp_path):
     if "n_train" in e.spec:
         assert len(ds.train_index) == e.spec["n_train"]
         assert len(ds.train_index) + len(ds.test_index) == ds.n_samples
+    if ds.train_index is not None and len(ds.test_index):
+        # its test file is what a run uses by default: it must pass the preflight checks
+        from treebench.data.checks import check_dataset_split
+
+        assert check_dataset_split(ds, name, {"kind": "predefined"}) == []
     assert all(f["sha256"] for f in ds.meta["files"]) and ds.meta["task"] == "classification"
     assert ds.meta["licence"] and "origin" in ds.meta
     # the parquet cache gives back the same data

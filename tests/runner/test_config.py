@@ -81,7 +81,10 @@ def test_value_expansion():
         (lambda c: c.update(execution={"n_jobs": 0}), "execution.n_jobs"),
         (lambda c: c.update(metrics=["acuracy"]), "did you mean `accuracy`"),
         (lambda c: c.update(name="bad name!"), "name"),
-        (lambda c: c.update(datasets=[{"name": "iris", "path": "x.csv"}]), "datasets[0]"),
+        (lambda c: c.update(datasets=[{"name": "iris", "label": "y"}]), "datasets[0]"),
+        (lambda c: c.update(datasets=[{"path": "x.csv", "params": {"a": 1}}]), "datasets[0]"),
+        (lambda c: c.update(datasets=[{"path": "x.csv", "header": "maybe"}]), "datasets[0].header"),
+        (lambda c: c.update(split={"kind": "kfold", "unstratifiable": "ignore"}), "split.unstratifiable"),
         (lambda c: c["algorithms"][0]["params"].update(max_depth="4..2"), "empty"),
     ],
 )

@@ -45,7 +45,8 @@ class ColumnBinarizer(Binarizer):
     (text, object, category). ``fit_on`` is read by the runner: ``"train"`` (default) fits on the
     training fold only, ``"all"`` on every row (faithful to the Top-k paper's encoders); the
     binarizer itself only ever sees the rows it is given. After ``fit``: ``columns_``,
-    ``n_columns_`` (number of binary features) and ``fit_time_`` (binarization seconds).
+    ``n_columns_`` (number of binary features), ``columns_per_feature_`` (original feature →
+    number of its binary columns, in input order) and ``fit_time_`` (binarization seconds).
     """
 
     def __init__(self, numeric=None, categorical_binarizer=None, categorical=(), fit_on: str = "train"):
@@ -90,6 +91,7 @@ class ColumnBinarizer(Binarizer):
             starts[f] = j
             j += len(by_feature[f])
         self.feature_start_ = starts
+        self.columns_per_feature_ = {f: len(by_feature[f]) for f in map(str, X.columns)}
         self.columns_ = [c for f in map(str, X.columns) for c in by_feature[f]]
         self.n_columns_ = len(self.columns_)
         self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)

@@ -64,28 +64,58 @@ class _ThresholdBinarizer(TableBinarizer):
         return [[BinaryColumn(str(f), ">=", float(t)) for t in th] for f, th in zip(X.columns, ths, strict=True)]
 
 
+DEFAULT_SPLITS_PER_FEATURE = 16
+
+
 @BINARIZERS.register("quantile", tags=("numeric",))
 class Quantile(_ThresholdBinarizer):
-    """Top-k paper scheme: per-feature quantiles of the distinct values under a total budget.
+    """Quantile thresholds of each feature's distinct values: per feature, or under a total budget.
 
-    With m numeric features and budget ``max_splits``, feature j gets
-    B = min(max_splits // m + 1, k_j) buckets (k_j distinct training values) and the thresholds
-    ``np.quantile(distinct values, i / B)``, i = 1 … B − 1; each gives a column ``x >= t``.
-    A feature with at most 2 distinct values gives a single indicator ``x >= max value``.
-    The paper used max_splits = 200 (100 for avila and ml-prove) and fitted on all rows; use
-    ``fit_on: all`` in `make_binarizer` params for that, training rows only being the default.
+    ``max_splits`` is the number of thresholds **per feature** (as ``n_bins - 1`` of
+    scikit-learn's ``KBinsDiscretizer``); ``max_columns`` is a **total** budget shared by the
+    m numeric features, the Top-k paper's protocol (Blanc et al. 2023, §5: thresholds "so that
+    the total number of binary features is ≈ 100"; its code used a budget of 200, 100 for avila
+    and ml-prove). Feature j with k_j distinct training values gets
+    B_j = min(max_splits + 1, max_columns // m + 1, k_j) buckets (a bound that is not set does
+    not apply) and the thresholds ``np.quantile(distinct values, i / B_j)``, i = 1 … B_j − 1;
+    each gives a column ``x >= t``. A feature with at most 2 distinct values gives a single
+    indicator ``x >= max value``. ``max_splits: auto`` (the default) is
+    16 per feature without ``max_columns`` and no per-feature cap with it. A total budget
+    smaller than m is refused: some features would get no column at all. Fitted on the training
+    rows only by default; the paper fitted on all rows (``fit_on: all`` in `make_binarizer`).
     """
 
     name = "quantile"
 
-    def __init__(self, max_splits: int = 200):
+    def __init__(self, max_splits: int | str = "auto", max_columns: int | None = None):
         self.max_splits = max_splits
+        self.max_columns = max_columns
 
     def _check_params(self):
-        check_int(self.name, "max_splits", self.max_splits, 1)
+        if self.max_splits != "auto":
+            check_int(self.name, "max_splits", self.max_splits, 1)
+        check_int(self.name, "max_columns", self.max_columns, 1, allow_none=True)
+
+    def splits_per_feature(self, m: int) -> int | None:
+        """Most thresholds one of ``m`` features may get (None: no cap but its distinct values)."""
+        caps = []
+        if self.max_splits == "auto":
+            if self.max_columns is None:
+                caps.append(DEFAULT_SPLITS_PER_FEATURE)
+        else:
+            caps.append(int(self.max_splits))
+        if self.max_columns is not None:
+            if self.max_columns < m:
+                raise ParameterError(
+                    f"binarizer `quantile`: max_columns={self.max_columns} is a total budget smaller than the "
+                    f"{m} numeric features, so some features would get no column; raise max_columns to at "
+                    f"least {m}, or use max_splits for a number of thresholds per feature."
+                )
+            caps.append(int(self.max_columns) // m)
+        return min(caps) if caps else None
 
     def _thresholds(self, X, y, w):
-        m = X.shape[1]
+        cap = self.splits_per_feature(X.shape[1])
         out = []
         for f in X.columns:
             d = distinct_values(numeric_values(X[f], str(f)))
@@ -94,7 +124,7 @@ class Quantile(_ThresholdBinarizer):
             elif d.size <= 2:
                 out.append(d[-1:])
             else:
-                b = min(self.max_splits // m + 1, d.size)
+                b = d.size if cap is None else min(cap + 1, d.size)
                 out.append(quantile_thresholds(d, b))
         return out
 

@@ -24,13 +24,15 @@ import pandas as pd
 from treebench.data.base import Dataset
 from treebench.data.locate import FileSpec, cache_root, locate
 from treebench.data.parsed_cache import cache_key, read_parsed, slug, write_parsed
-from treebench.data.parsers import guess_format, read_arff, read_delimited, read_dl85, read_parquet
+from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 
 PARSER_VERSION = "2"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
+    "bad_values",
 )
+BAD_VALUES = ("error", "missing")
 TASKS = ("classification",)
 
 
@@ -168,8 +170,7 @@ def parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str
         raise DataError(f"unknown format {fmt!r} for `{path}`; expected csv, tsv, arff, dl85 or parquet.")
     delim = opts.get("delimiter") or ("\t" if fmt == "tsv" else ",")
     names = fixes.get("column_names")
-    header = opts.get("header")
-    header = True if header is None else bool(header)
+    header = header_mode(opts.get("header"), default="first-row")
     df = read_delimited(
         path,
         delimiter=delim,
@@ -201,13 +202,81 @@ def _map_labels(y: pd.Series, fixes: dict[str, Any]) -> pd.Series:
     return y
 
 
+def _row_origin(i: int, spans: list[tuple[int, int, str]]) -> str:
+    """``data row N of `file``` for row ``i`` of the concatenated table."""
+    for start, stop, label in spans:
+        if start <= i < stop:
+            return f"data row {i - start + 1} of {label}"
+    return f"data row {i + 1}"
+
+
+def _force_numeric(X: pd.DataFrame, columns: list[str], opts: dict[str, Any], where: str,
+                   spans: list[tuple[int, int, str]], notes: list[str]) -> None:
+    """Make ``columns`` numeric; a value that is no number is an error (``bad_values: error``,
+    the default) or a missing value reported in ``notes`` (``bad_values: missing``)."""
+    mode = opts.get("bad_values") or "error"
+    if mode not in BAD_VALUES:
+        raise DataError(f"{where}: `bad_values` must be error or missing, got {mode!r}.")
+    for c in columns:
+        s = X[c]
+        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+            continue
+        conv = pd.to_numeric(s, errors="coerce")
+        bad = np.flatnonzero((conv.isna() & s.notna()).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            first = f"{_row_origin(i, spans)}, column `{c}`: {s.iloc[i]!r}"
+            if mode == "error":
+                raise DataError(
+                    f"{where}: {first} is not a number, and `{c}` is numeric because `categorical:` does not "
+                    f"list it ({bad.size} such value{'s' if bad.size > 1 else ''}); list it as categorical, fix "
+                    f"the file, or set `bad_values: missing` to read such values as missing."
+                )
+            notes.append(
+                f"column `{c}`: {bad.size} value{'s' if bad.size > 1 else ''} that {'are' if bad.size > 1 else 'is'} "
+                f"not a number read as missing (first: {first})"
+            )
+        X[c] = conv
+
+
+def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[int, int, str]], notes: list[str]) -> None:
+    """With ``categorical: auto``, say which text columns are text only because of a few values
+    (at least 90 % of the values are numbers): one stray string should not silently make a
+    numeric feature categorical."""
+    for c in columns:
+        s = X[c]
+        head = s.dropna().iloc[:200]
+        if len(head) and pd.to_numeric(head, errors="coerce").isna().mean() > 0.5:
+            continue  # mostly text among the first values: a real text column (fast on big files)
+        present = s.notna()
+        conv = pd.to_numeric(s, errors="coerce")
+        bad = np.flatnonzero((conv.isna() & present).to_numpy())
+        n = int(present.sum())
+        if bad.size and n and bad.size <= 0.1 * n:
+            i = int(bad[0])
+            notes.append(
+                f"column `{c}` is read as categorical because {bad.size} of its {n} values "
+                f"{'is' if bad.size == 1 else 'are'} not a number (first: {_row_origin(i, spans)}: {s.iloc[i]!r}); "
+                f"if it is numeric, list the categorical columns in `categorical:` (with `bad_values: missing`) "
+                f"or add the token to `missing:`"
+            )
+
+
 def frame_to_dataset(
-    name: str, parts: list[tuple[str, pd.DataFrame, dict[str, str]]], opts: dict[str, Any], where: str
+    name: str, parts: list[tuple[str, pd.DataFrame, dict[str, str]]], opts: dict[str, Any], where: str,
+    paths: list[Path] | None = None, notes: list[str] | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray, list[str], int | None]:
     """Apply label/categorical/fixes to parsed parts (role, table, kinds); rows of train then test.
 
-    Returns X, y, categorical names and the number of training rows (None without a split).
+    ``categorical`` is ``auto`` (non-numeric and ARFF nominal columns), ``all``, ``none`` or a
+    list of column names or positions (positions count the file's columns, label included). A
+    list is the truth: every other column is numeric, and a value there that is no number is an
+    error naming its row, column and value, or with ``bad_values: missing`` a missing value
+    reported in ``notes`` (issue 8 A5). Returns X, y, categorical names and the number of
+    training rows (None without a split).
     """
+    notes = [] if notes is None else notes
+    labels = [f"`{p}`" for p in paths] if paths else [r for r, _, _ in parts]
     fixes = opts.get("fixes") or {}
     split = opts.get("split")
     roles = [r for r, _, _ in parts]
@@ -235,6 +304,19 @@ def frame_to_dataset(
     else:
         df = pd.concat([d for _, d, _ in parts], ignore_index=True) if len(parts) > 1 else parts[0][1]
         kinds = parts[0][2]
+    if split == "prefix":
+        spans = [(0, len(df), labels[[r for r, _, _ in parts].index("full")])]
+    elif "train" in roles:
+        ordered = [k for k, p in enumerate(parts) if p[0] == "train"] + [k for k, p in enumerate(parts) if p[0] == "test"]
+        spans, start = [], 0
+        for k in ordered:
+            spans.append((start, start + len(parts[k][1]), labels[k]))
+            start += len(parts[k][1])
+    else:
+        spans, start = [], 0
+        for k, p in enumerate(parts):
+            spans.append((start, start + len(p[1]), labels[k]))
+            start += len(p[1])
     # label from one-hot columns (steel plates faults)
     onehot = fixes.get("label_from_onehot")
     if onehot:
@@ -258,6 +340,7 @@ def frame_to_dataset(
     auto = [c for c in X.columns if kinds.get(c) in ("nominal", "string") or not pd.api.types.is_numeric_dtype(X[c].dtype)]
     if cat_opt in (None, "auto"):
         categorical = auto
+        _note_nearly_numeric(X, [c for c in auto if kinds.get(c) not in ("nominal", "string")], spans, notes)
     elif cat_opt == "all":
         categorical = list(X.columns)
     elif cat_opt == "none":
@@ -265,8 +348,12 @@ def frame_to_dataset(
         if auto:
             raise DataError(f"{where}: column `{auto[0]}` is not numeric but the catalog says no categorical columns.")
     else:
-        named = [_resolve_column(X, c, "categorical column", where) for c in cat_opt]
-        categorical = list(dict.fromkeys(named + auto))
+        named = [_resolve_column(df, c, "categorical column", where) for c in cat_opt]
+        gone = [c for c in named if c not in X.columns]
+        if gone:
+            raise DataError(f"{where}: categorical column `{gone[0]}` is the label or a dropped column.")
+        categorical = list(dict.fromkeys(named))
+        _force_numeric(X, [c for c in X.columns if c not in set(categorical)], opts, where, spans, notes)
     categorical = [str(c) for c in X.columns if c in set(categorical)]
     for c in X.columns:
         if c not in categorical:
@@ -309,7 +396,7 @@ def build_dataset(
         for f, p in zip(entry.files, paths, strict=True):
             df, kinds = parse_file(p, opts)
             parts.append((f.role, df, kinds))
-        got = frame_to_dataset(entry.name, parts, opts, f"dataset `{entry.name}` ({paths[0]})")
+        got = frame_to_dataset(entry.name, parts, opts, f"dataset `{entry.name}` ({paths[0]})", paths=paths)
         if use_cache:
             write_parsed(cpath, *got)
     X, y, categorical, n_train = got
@@ -325,7 +412,7 @@ def build_dataset(
         test_index = np.arange(n_train, X.shape[0])
     meta = {"task": entry.task, "catalog": str(entry.source) if entry.source else None, **entry.provenance()}
     meta["files"] = [dict(m, found_at=str(p)) for m, p in zip(meta["files"], paths, strict=True)]
-    for k in ("title", "notes", "paper"):
+    for k in ("title", "notes", "paper", "unseen_test_labels"):
         if k in entry.spec:
             meta[k] = entry.spec[k]
     return Dataset(name=entry.name, X=X, y=y, categorical=categorical, train_index=train_index, test_index=test_index, meta=meta)

@@ -3,12 +3,13 @@
 Same parsers, same fixes and same errors as catalog datasets::
 
     datasets:
-      - name: file
-        params: {path: data/mine.csv.gz, label: outcome, categorical: [colour]}
+      - {path: data/mine.csv.gz, label: outcome, categorical: [colour]}
+      - {name: file, params: {path: data/mine.csv.gz, label: outcome}}   # the same loader
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ import numpy as np
 from treebench.data.base import Dataset
 from treebench.data.catalog import frame_to_dataset, parse_file
 from treebench.data.locate import sha256_file
-from treebench.data.parsers import FORMATS, guess_format
-from treebench.errors import DataError, ParameterError
+from treebench.data.parsers import FORMATS, guess_format, header_mode
+from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
 
 
@@ -28,24 +29,31 @@ def file(
     path: str | None = None,
     format: str | None = None,  # noqa: A002 - the config key users write
     label: str | int | None = None,
-    categorical: Sequence[str] | str | None = None,
+    categorical: Sequence[str | int] | str | None = None,
     delimiter: str | None = None,
-    header: bool | None = None,
-    missing: Sequence[str] = ("?",),
+    header: bool | str | None = "auto",
+    missing: Sequence[str] | str = ("?",),
     drop_columns: Sequence[str | int] = (),
     skip_lines: Sequence[int] = (),
     drop_trailing_lines: int = 0,
     label_map: dict[str, Any] | None = None,
     test_path: str | None = None,
     name: str | None = None,
+    bad_values: str = "error",
+    unseen_test_labels: str = "error",
 ) -> Dataset:
     """A local data file: ``path`` (csv/tsv/arff/parquet/dl85, optionally .gz) and its ``label``.
 
     ``label`` is a column name or position (default: the last column; the first for ``dl85``);
-    ``categorical`` a list of columns, ``"all"`` or ``"auto"`` (non-numeric columns, the default);
-    ``missing`` the tokens read as missing values; ``test_path`` an optional second file that
-    becomes a predefined test split. Line fixes as in the catalog (``skip_lines``,
-    ``drop_trailing_lines``, ``drop_columns``).
+    ``header`` is ``auto`` (a first row of names is detected: `treebench.data.parsers.detect_header`),
+    ``first-row`` or ``none``; ``categorical`` a list of columns (names or positions), ``"all"``,
+    ``"none"`` or ``"auto"`` (non-numeric columns, the default): a list is the truth, the other
+    columns are numeric and a value there that is no number is an error naming row, column and
+    value, or a missing value with ``bad_values: missing``; ``missing`` the tokens read as
+    missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
+    ``test_path`` a second file that becomes the predefined test split: a test label never seen
+    in training is an error unless ``unseen_test_labels: allow``. Line fixes as in the catalog
+    (``skip_lines``, ``drop_trailing_lines``, ``drop_columns``).
     """
     if not path:
         raise ParameterError("dataset `file` needs `path`: the data file to load.")
@@ -55,8 +63,14 @@ def file(
     fmt = format or guess_format(p)
     if fmt not in FORMATS:
         raise ParameterError(f"dataset `file`: format {fmt!r} is unknown; use one of {', '.join(FORMATS)}.")
+    if bad_values not in ("error", "missing"):
+        raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {bad_values!r}.")
+    if unseen_test_labels not in ("error", "allow"):
+        raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {unseen_test_labels!r}.")
     if isinstance(missing, str):
         missing = (missing,)
+    if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
+        categorical = [categorical]
     fixes: dict[str, Any] = {}
     if drop_columns:
         fixes["drop_columns"] = list(drop_columns)
@@ -65,16 +79,17 @@ def file(
     if drop_trailing_lines:
         fixes["drop_trailing_lines"] = int(drop_trailing_lines)
     if label_map:
-        fixes["label_map"] = dict(label_map)
+        fixes["label_map"] = {str(k): v for k, v in dict(label_map).items()}
     opts = {
         "format": fmt,
         "delimiter": delimiter,
-        "header": header,
+        "header": header_mode(header, default="auto"),
         "label": label if label is not None else (0 if fmt == "dl85" else -1),
         "categorical": categorical if categorical is not None else "auto",
         "missing": list(missing),
         "fixes": fixes,
         "split": "files" if test_path else None,
+        "bad_values": bad_values,
     }
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
@@ -83,7 +98,10 @@ def file(
             raise DataError(f"data file `{q}` does not exist; check `test_path` of dataset `file`.")
         df, kinds = parse_file(q, opts)
         parts.append((role, df, kinds))
-    X, y, cats, n_train = frame_to_dataset(name or p.name, parts, opts, f"data file `{p}`")
+    notes: list[str] = []
+    X, y, cats, n_train = frame_to_dataset(name or p.name, parts, opts, f"data file `{p}`", paths=paths, notes=notes)
+    if notes:
+        warnings.warn(f"data file `{p}`: " + "; ".join(notes), DataWarning, stacklevel=2)
     tr = te = None
     if n_train is not None:
         tr, te = np.arange(n_train), np.arange(n_train, X.shape[0])
@@ -93,5 +111,7 @@ def file(
         "citation": "",
         "licence": "",
         "files": [{"path": str(q), "role": r, "sha256": sha256_file(q), "bytes": q.stat().st_size} for (r, _, _), q in zip(parts, paths, strict=True)],
+        "parse_notes": notes,
+        "unseen_test_labels": unseen_test_labels,
     }
-    return Dataset(name=name or p.stem, X=X, y=y, categorical=cats, train_index=tr, test_index=te, meta=meta)
+    return Dataset(name=name or p.name, X=X, y=y, categorical=cats, train_index=tr, test_index=te, meta=meta)

@@ -84,7 +84,8 @@ def describe(ds: Dataset) -> dict[str, Any]:
     features = []
     for c in ds.X.columns:
         s = ds.X[c]
-        kind = "categorical" if c in set(ds.categorical) else ("binary" if set(s.dropna().unique()) <= {0, 1} else "numeric")
+        vals = set(s.dropna().unique())
+        kind = "categorical" if c in set(ds.categorical) else ("binary" if vals and vals <= {0, 1} else "numeric")
         features.append({"name": str(c), "type": kind, "distinct": int(s.nunique()), "missing": int(s.isna().sum())})
     kinds = {k: sum(f["type"] == k for f in features) for k in ("numeric", "binary", "categorical")}
     info = {
@@ -99,6 +100,7 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "missing_values": int(ds.X.isna().sum().sum()),
         "split": None if ds.train_index is None else {"train": int(len(ds.train_index)), "test": int(len(ds.test_index))},
         "provenance": {k: ds.meta.get(k) for k in ("origin", "citation", "licence", "files", "task", "title", "notes", "params") if k in ds.meta},
+        "parse_notes": list(ds.meta.get("parse_notes", []) or []),
     }
     return info
 
@@ -147,3 +149,61 @@ def fetch(
     if failed and raise_errors:
         raise DataError(" ".join(r["message"] for r in failed))
     return rows
+
+
+def binarization_summary(ds: Dataset, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What binarizer ``method`` with ``params`` makes of ``ds``: the number of binary columns in
+    all and per original feature. Fitted on the training file when the dataset has one, else on
+    every row (a fold of a k-fold split gives about the same counts)."""
+    from treebench.binarize import make_binarizer
+
+    b = make_binarizer(method, dict(params or {}), list(ds.categorical))
+    rows = ds.train_index if ds.train_index is not None else np.arange(ds.n_samples)
+    b.fit(ds.X.iloc[rows], np.asarray(ds.y)[rows])
+    return {
+        "method": method,
+        "params": dict(params or {}),
+        "fitted_on": "training file" if ds.train_index is not None else "all rows",
+        "n_binary_columns": int(b.n_columns_),
+        "per_feature": dict(b.columns_per_feature_),
+    }
+
+
+def format_info(info: dict[str, Any]) -> str:
+    """`describe` (and an optional ``binarization`` summary) as readable text."""
+    kinds = info["feature_types"]
+    lines = [
+        f"{info['name']}: {info['n_samples']} rows, {info['n_features']} features "
+        f"({kinds['numeric']} numeric, {kinds['binary']} binary, {kinds['categorical']} categorical), "
+        f"{info['missing_values']} missing values",
+    ]
+    for f in info.get("provenance", {}).get("files", []) or []:
+        lines.append(f"file:  {f.get('found_at') or f.get('path')} ({f.get('role')})")
+    if info.get("split"):
+        lines.append(f"split: predefined, {info['split']['train']} training rows, {info['split']['test']} test rows")
+    balance = info["class_balance"]
+    shown = ", ".join(f"{k}: {v}" for k, v in list(balance.items())[:20])
+    more = f", ... ({len(balance) - 20} more)" if len(balance) > 20 else ""
+    lines.append(f"label: {info['n_classes']} classes ({shown}{more})")
+    for note in info.get("parse_notes", []) or []:
+        lines.append(f"note:  {note}")
+    feats = info.get("features") or []
+    if feats:
+        width = max(7, *(len(f["name"]) for f in feats))
+        lines.append("")
+        lines.append(f"{'feature':<{width}}  {'kind':<11}  {'distinct':>8}  {'missing':>7}")
+        for f in feats:
+            lines.append(f"{f['name']:<{width}}  {f['type']:<11}  {f['distinct']:>8}  {f['missing']:>7}")
+    b = info.get("binarization")
+    if b:
+        params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
+        lines.append("")
+        lines.append(
+            f"binarization {b['method']}{f' ({params})' if params else ''}: {b['n_binary_columns']} binary columns "
+            f"(fitted on {b['fitted_on']})"
+        )
+        per = b["per_feature"]
+        if per:
+            width = max(len(k) for k in per)
+            lines += [f"  {k:<{width}}  {v}" for k, v in per.items()]
+    return "\n".join(lines)

@@ -23,6 +23,7 @@ import pandas as pd
 from treebench.errors import DataError
 
 FORMATS = ("csv", "tsv", "arff", "dl85", "parquet")
+HEADER_MODES = ("none", "auto", "first-row")
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -80,11 +81,72 @@ def _where(path: Path) -> str:
     return f"`{path}`"
 
 
+def header_mode(header: bool | str | None, default: str = "first-row") -> str:
+    """``none``, ``auto`` or ``first-row`` from a config value (``true``/``false`` as in the catalog)."""
+    if header is None:
+        return default
+    if header is True:
+        return "first-row"
+    if header is False:
+        return "none"
+    if header not in HEADER_MODES:
+        raise DataError(f"`header` must be none, auto or first-row (or true/false), got {header!r}.")
+    return str(header)
+
+
+def _is_number(v: Any) -> bool:
+    if isinstance(v, int | float | np.number):
+        return True
+    try:
+        float(str(v).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def detect_header(df: pd.DataFrame) -> bool:
+    """Whether the first row of a table read without a header is a header (``header: auto``).
+
+    Yes when, in every column whose other values are all numbers, the first value is not a
+    number (a numeric file's first data row is never taken for names). A file without such
+    columns (all text) has a header when every first-row value is present and occurs nowhere
+    else in its column. Missing values are ignored.
+    """
+    if df.shape[0] < 2:
+        return False
+    first, rest = df.iloc[0], df.iloc[1:]
+    numeric_rest = []
+    for c in df.columns:
+        col = rest[c]
+        if pd.api.types.is_numeric_dtype(df[c].dtype):
+            numeric_rest.append(c)  # the whole column, first value included, is numeric
+            continue
+        vals = col.dropna()
+        if not len(vals) or pd.to_numeric(vals.iloc[:200], errors="coerce").isna().any():
+            continue  # a text value among the first ones: not a numeric column (fast on big files)
+        if pd.to_numeric(vals, errors="coerce").notna().all():
+            numeric_rest.append(c)
+    if numeric_rest:
+        return all(pd.notna(first[c]) and not _is_number(first[c]) for c in numeric_rest)
+    return all(pd.notna(first[c]) and not (rest[c] == first[c]).any() for c in df.columns)
+
+
+def _names_from_row(row: pd.Series) -> list[str]:
+    names: list[str] = []
+    for j, v in enumerate(row.tolist()):
+        base = str(v).strip() if pd.notna(v) and str(v).strip() else f"x{j}"
+        name, k = base, 1
+        while name in names:
+            name, k = f"{base}.{k}", k + 1
+        names.append(name)
+    return names
+
+
 def read_delimited(
     path: str | Path,
     *,
     delimiter: str | None = ",",
-    header: bool = True,
+    header: bool | str = True,
     missing: Sequence[str] = ("?",),
     names: Sequence[str] | None = None,
     quotechar: str = '"',
@@ -94,11 +156,15 @@ def read_delimited(
 ) -> pd.DataFrame:
     """CSV/TSV/space-separated text (any delimiter; ``None`` or ``"space"`` = runs of whitespace).
 
-    With ``header`` the first (remaining) line gives column names (surrounding spaces stripped);
-    without it columns are named ``x0, x1, ...`` unless ``names`` is given. Values in ``missing``
-    become NaN, and so do empty fields. Numeric-looking columns become numbers, the others text.
+    ``header``: ``first-row`` (or true) takes the first (remaining) line as column names
+    (surrounding spaces stripped); ``none`` (or false) reads every line as data, columns named
+    ``x0, x1, ...`` unless ``names`` is given; ``auto`` decides with `detect_header`. Values in
+    ``missing`` become NaN, and so do empty fields. Numeric-looking columns become numbers, the
+    others text.
     """
     path = Path(path)
+    mode = header_mode(header)
+    header = mode == "first-row"
     sep = r"\s+" if delimiter in (None, "space", " ", "whitespace") else ("\t" if delimiter == "tab" else delimiter)
     src: Any
     if skip_lines or drop_trailing_lines or unquote_lines:
@@ -123,6 +189,15 @@ def read_delimited(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {delimiter!r}): {msg}.") from None
+    if mode == "auto" and detect_header(df):
+        df, cols = df.iloc[1:].reset_index(drop=True), _names_from_row(df.iloc[0])
+        df.columns = cols
+        for c in cols:  # a column that was text only because of its name
+            if not pd.api.types.is_numeric_dtype(df[c].dtype):
+                conv = pd.to_numeric(df[c], errors="coerce")
+                if conv.notna().sum() == df[c].notna().sum():
+                    df[c] = conv
+        header = True
     if df.shape[0] == 0:
         raise DataError(f"{_where(path)} holds no data rows; expected {('a header and ' if header else '')}delimited rows.")
     if names is not None:

@@ -13,6 +13,12 @@ Kinds (``split.kind`` in a config):
 * ``train-val-test``: stratified three-way split (NGI uses 70/10/20), one cell per seed.
 * ``predefined``: the dataset's own train/test files.
 * ``full``: train and evaluate on every row (the papers' "training accuracy on the whole data").
+
+Stratification needs every class in every fold: at least ``n_splits`` rows per class for
+``kfold`` and 2 for ``holdout``/``train-val-test``. When a class is smaller the split is drawn
+unstratified (plain shuffled k-fold or hold-out) and `Split.warning` says so (issue 8 A15); the
+config option ``split.unstratifiable: error`` refuses such a dataset before anything runs instead
+(`treebench.data.checks`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ class Split:
     train: np.ndarray
     test: np.ndarray
     valid: np.ndarray | None = None
+    warning: str | None = None  # why the split is not what was asked (e.g. not stratified)
 
 
 def split_instances(kind: str, n_splits: int, seeds: list[int]) -> list[tuple[int, int]]:
@@ -67,7 +74,8 @@ def make_split(
         np.random.RandomState(seed).shuffle(order)
         cut = int(train_size * n)
         return Split(order[:cut], order[cut:])
-    strat = y if stratify and _can_stratify(y, test_size, n_splits if kind == "kfold" else 2) else None
+    problem = stratification_problem(kind, y, n_splits=n_splits, stratify=stratify)
+    strat = y if stratify and problem is None else None
     if kind == "kfold":
         from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -75,21 +83,50 @@ def make_split(
             n_splits=n_splits, shuffle=True, random_state=seed
         )
         train, test = list(cv.split(np.zeros(n), y))[fold]
-        return Split(np.sort(train), np.sort(test))
+        return Split(np.sort(train), np.sort(test), warning=problem)
     from sklearn.model_selection import train_test_split
 
     idx = np.arange(n)
     if kind == "holdout":
         tr, te = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strat)
-        return Split(np.sort(tr), np.sort(te))
+        return Split(np.sort(tr), np.sort(te), warning=problem)
     if kind == "train-val-test":
         rest, te = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strat)
         s2 = y[rest] if strat is not None and _can_stratify(y[rest], valid_size, 2) else None
+        if strat is not None and s2 is None:
+            problem = "the validation rows are not stratified: a class has fewer than 2 rows left after the test split"
         tr, va = train_test_split(
             rest, test_size=valid_size / (1.0 - test_size), random_state=seed, stratify=s2
         )
-        return Split(np.sort(tr), np.sort(te), np.sort(va))
+        return Split(np.sort(tr), np.sort(te), np.sort(va), warning=problem)
     raise ValueError(f"unknown split kind {kind!r}; expected one of {', '.join(SPLIT_KINDS)}")
+
+
+def stratification_problem(kind: str, y: np.ndarray, *, n_splits: int = 5, stratify: bool = True) -> str | None:
+    """Why a stratified ``kind`` split of labels ``y`` cannot be stratified, or None.
+
+    ``kfold`` needs ``n_splits`` rows of every class, ``holdout`` and ``train-val-test`` 2; the
+    other kinds and ``stratify: false`` never stratify, so they have no problem.
+    """
+    if not stratify or kind not in ("kfold", "holdout", "train-val-test"):
+        return None
+    need = n_splits if kind == "kfold" else 2
+    classes, counts = np.unique(np.asarray(y), return_counts=True)
+    if len(classes) < 2:
+        return None  # a single class is refused before anything runs (treebench.data.checks)
+    small = [(c, int(k)) for c, k in zip(classes, counts, strict=True) if k < need]
+    if not small:
+        return None
+    listed = ", ".join(f"{_label(c)} ({k} row{'s' if k != 1 else ''})" for c, k in small[:5])
+    more = f" and {len(small) - 5} more" if len(small) > 5 else ""
+    what = f"the {need} folds" if kind == "kfold" else "the 2 rows a stratified split needs"
+    how = "plain shuffled k-fold" if kind == "kfold" else "an unstratified random split"
+    who = f"class {listed} has" if len(small) == 1 else f"classes {listed}{more} have"
+    return f"not stratified ({how}): {who} fewer rows than {what}"
+
+
+def _label(c) -> str:
+    return repr(c.item() if isinstance(c, np.generic) else c)
 
 
 def _can_stratify(y: np.ndarray, test_size: float, n_splits: int) -> bool:

@@ -7,6 +7,7 @@ Nothing here knows about YAML or the command line.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections import OrderedDict
@@ -35,6 +36,8 @@ class Prepared:
     columns: list[dict[str, Any]]
     n_features: int
     binarize_seconds: float
+    binary_columns_per_feature: dict[str, int] | None = None  # original feature -> its binary columns
+    data_warnings: str | None = None  # e.g. a split that could not stay stratified
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -93,6 +96,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         columns=[c.to_dict() for c in getattr(binz, "columns_", [])],
         n_features=ds.n_features,
         binarize_seconds=seconds,
+        binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
+        data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
     )
     _PREPARED[key] = prep
     while len(_PREPARED) > PREPARED_CACHE_SIZE:
@@ -147,6 +152,8 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
         "fit_seconds": max(fit_seconds - compile_s, 0.0),
         "compile_seconds": compile_s,
         "binarize_seconds": prep.binarize_seconds,
+        "binary_columns_per_feature": json.dumps(prep.binary_columns_per_feature or {}),
+        "data_warnings": prep.data_warnings,
     }
     row.update(_scores(est, prep.X_train, prep.y_train, "train"))
     row.update(_scores(est, prep.X_test, prep.y_test, "test"))

@@ -31,6 +31,8 @@ COLUMNS: dict[str, str] = {
     "n_features": "Int64",  # raw features
     "n_binary_features": "Int64",  # after binarization (== n_features when none)
     "n_classes": "Int64",
+    "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
+    "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
     # metrics
     "train_accuracy": "Float64",
     "test_accuracy": "Float64",

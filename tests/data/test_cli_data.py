@@ -1,0 +1,94 @@
+"""`treebench binarizers` and `treebench datasets info PATH` (issue 8 B) through typer's runner."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from treebench.cli import app
+
+runner = CliRunner()
+
+CSV = "age,colour,income,y\n31,red,2.5,yes\n45,blue,3.5,no\n52,red,,yes\n23,green,1.0,no\n38,blue,4.0,yes\n"
+
+
+def test_binarizers_command_lists_every_binarizer_and_its_options():
+    from treebench.registry import BINARIZERS
+
+    r = runner.invoke(app, ["binarizers"])
+    assert r.exit_code == 0, r.output
+    for e in BINARIZERS:
+        assert e.name in r.output
+    assert "max_splits" in r.output and "max_columns" in r.output and "fit_on" in r.output
+
+
+def test_unknown_binarizer_message_points_to_a_command_that_exists(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\ndatasets: [iris]\nalgorithms: [cart]\nbinarization: quantil\n")
+    r = runner.invoke(app, ["run", str(cfg), "--dry-run"])
+    assert r.exit_code == 2 and "treebench binarizers" in r.output
+    assert runner.invoke(app, ["binarizers", "--help"]).exit_code == 0
+
+
+def test_datasets_info_on_a_local_file(tmp_path):
+    p = tmp_path / "people.csv"
+    p.write_text(CSV)
+    r = runner.invoke(app, ["datasets", "info", str(p)])
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "5 rows, 3 features (2 numeric, 0 binary, 1 categorical), 1 missing values" in out
+    assert "label: 2 classes (no: 2, yes: 3)" in out
+    assert "colour" in out and "categorical" in out
+
+
+def test_datasets_info_with_a_binarization(tmp_path):
+    p = tmp_path / "people.csv"
+    p.write_text(CSV)
+    r = runner.invoke(app, ["datasets", "info", str(p), "--binarization", "quantile", "--param", "max_splits=2"])
+    assert r.exit_code == 0, r.output
+    assert "binarization quantile (max_splits=2): 7 binary columns" in r.output
+    lines = {ln.split()[0]: ln.split()[1] for ln in r.output.splitlines() if ln.startswith("  ")}
+    assert lines == {"age": "2", "colour": "3", "income": "2"}
+    j = runner.invoke(app, ["datasets", "info", str(p), "--json", "--binarization", "quantile", "--param", "max_columns=4"])
+    info = json.loads(j.output)
+    assert info["binarization"]["per_feature"] == {"age": 2, "colour": 3, "income": 2}
+    assert info["n_samples"] == 5 and info["class_balance"] == {"no": 2, "yes": 3}
+
+
+def test_datasets_info_file_options_and_errors(tmp_path):
+    p = tmp_path / "people.csv"
+    p.write_text(CSV)
+    r = runner.invoke(app, ["datasets", "info", str(p), "--label", "colour", "--categorical", "y"])
+    assert r.exit_code == 0, r.output
+    assert "label: 3 classes (blue: 2, green: 1, red: 2)" in r.output
+    r = runner.invoke(app, ["datasets", "info", str(p), "--binarization", "quantile", "--param", "max_columns=1"])
+    assert r.exit_code == 2 and "smaller than the 2 numeric features" in r.output and "Traceback" not in r.output
+    r = runner.invoke(app, ["datasets", "info", str(tmp_path / "missing.csv")])
+    assert r.exit_code == 2 and "does not exist" in r.output
+    r = runner.invoke(app, ["datasets", "info", "iris", "--label", "x"])
+    assert r.exit_code == 2 and "local files only" in r.output
+    r = runner.invoke(app, ["datasets", "info", str(p), "--param", "max_splits=2"])
+    assert r.exit_code == 2 and "--binarization" in r.output
+
+
+def test_run_summary_says_which_split_each_dataset_got(tmp_path):
+    tr = tmp_path / "tr.csv"
+    te = tmp_path / "te.csv"
+    tr.write_text("a,y\n1,p\n2,q\n3,p\n4,q\n5,p\n6,q\n")
+    te.write_text("a,y\n1.5,p\n2.5,q\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"""
+name: splits
+datasets:
+  - iris
+  - mine: {{path: {tr}, test_path: {te}}}
+split: {{kind: kfold, n_splits: 2}}
+binarization: raw
+algorithms: [{{name: cart, params: {{max_depth: 1}}}}]
+execution: {{n_jobs: 1, backend: sequential}}
+""")
+    r = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet", "--no-report"])
+    assert r.exit_code == 0, r.output
+    assert "split:   iris: kfold (2 folds x 1 seed)" in r.output
+    assert "split:   mine: predefined (its own test file)" in r.output
