@@ -130,7 +130,7 @@ def test_child_stats_partition_and_hash_match_naive(seed, regression):
             assert np.isclose(eR[c], naive_dpdt_leaf_error(rs, regression), atol=1e-9)
         assert int(h1[c]) == sum(int(Z1[r]) for r in left) % 2**64
         assert int(h2[c]) == sum(int(Z2[r]) for r in left) % 2**64
-        SL, SR = K.partition(S, X, int(feats[c]), float(thrs[c]), flag)
+        SL, SR = K.partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
         nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), int(feats[c]), float(thrs[c]))
         assert SL.tolist() == nl and SR.tolist() == nr
         assert not flag.any()
@@ -179,13 +179,13 @@ def test_packed_ranks_and_partition():
         assert np.array_equal(Q[g] // K.QSHIFT, ranks[S[g]])
         assert np.array_equal(Q[g] % K.QSHIFT, y[S[g]])
     flag = np.zeros(len(X), np.uint8)
-    SL, SR, QL, QR = K.partition_packed(S, Q, X, 1, 2.5, flag)
-    SL2, SR2 = K.partition(S, X, 1, 2.5, flag)
+    SL, SR, QL, QR = K.partition_packed(S, Q, Xt, 1, 2.5, flag)
+    SL2, SR2 = K.partition(S, Xt, 1, 2.5, flag)
     assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
     for left, (Sx, Qx) in ((True, (SL, QL)), (False, (SR, QR))):
-        Sy, Qy = K.partition_side(S, Q, X, 1, 2.5, flag, left, True)
+        Sy, Qy = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, True)
         assert np.array_equal(Sx, Sy) and np.array_equal(Qx, Qy)
-        Sz, _ = K.partition_side(S, Q, X, 1, 2.5, flag, left, False)
+        Sz, _ = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, False)
         assert np.array_equal(Sx, Sz) and not flag.any()
     lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
     assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SL[g], QL[g]))
@@ -201,12 +201,12 @@ def test_inplace_partition_then_merge_restores_the_order(packed):
     GS, GQ = S.copy(), Q.copy()
     flag = np.zeros(50, np.uint8)
     tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
-    mid = K.partition_inplace(GS, GQ, 0, 50, X, 2, 2.5, flag, tmp_s, tmp_q, packed)
-    SL, SR = K.partition(S, X, 2, 2.5, flag)
+    mid = K.partition_inplace(GS, GQ, 0, 50, Xt, 2, 2.5, flag, tmp_s, tmp_q, packed)
+    SL, SR = K.partition(S, Xt, 2, 2.5, flag)
     assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
     # a nested split of the left segment, then both merges (innermost first)
-    mid2 = K.partition_inplace(GS, GQ, 0, mid, X, 1, 1.5, flag, tmp_s, tmp_q, packed)
-    SLL, SLR = K.partition(SL, X, 1, 1.5, flag)
+    mid2 = K.partition_inplace(GS, GQ, 0, mid, Xt, 1, 1.5, flag, tmp_s, tmp_q, packed)
+    SLL, SLR = K.partition(SL, Xt, 1, 1.5, flag)
     assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
     K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
     assert np.array_equal(GS[:, :mid], SL)

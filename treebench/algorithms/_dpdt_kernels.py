@@ -666,13 +666,13 @@ def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features
 
 
 @njit(cache=True)
-def partition_packed(S, Q, X, f, t, flag):
+def partition_packed(S, Q, Xt, f, t, flag):
     """`partition` that also splits the packed ranks/classes ``Q``."""
     p, m = S.shape
     nl = 0
     for i in range(m):
         r = S[0, i]
-        if X[r, f] <= t:
+        if Xt[f, r] <= t:
             flag[r] = 1
             nl += 1
     SL = np.empty((p, nl), np.int32)
@@ -698,7 +698,7 @@ def partition_packed(S, Q, X, f, t, flag):
 
 
 @njit(cache=True)
-def partition_side(S, Q, X, f, t, flag, left, packed):
+def partition_side(S, Q, Xt, f, t, flag, left, packed):
     """One child of `partition` / `partition_packed` (``left``: the rows with ``x_f <= t``),
     so that a state's two children need not be alive at the same time. ``Q`` is ignored (and a
     1 x 1 array returned) unless ``packed``."""
@@ -706,7 +706,7 @@ def partition_side(S, Q, X, f, t, flag, left, packed):
     n = 0
     for i in range(m):
         r = S[0, i]
-        if (X[r, f] <= t) == left:
+        if (Xt[f, r] <= t) == left:
             flag[r] = 1
             n += 1
     Sx = np.empty((p, n), np.int32)
@@ -734,13 +734,13 @@ def partition_side(S, Q, X, f, t, flag, left, packed):
 
 
 @njit(cache=True)
-def partition_inplace(GS, GQ, s, e, X, f, t, flag, tmp_s, tmp_q, packed):
+def partition_inplace(GS, GQ, s, e, Xt, f, t, flag, tmp_s, tmp_q, packed):
     """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary."""
     p = GS.shape[0]
     nl = 0
     for i in range(s, e):
         r = GS[0, i]
-        if X[r, f] <= t:
+        if Xt[f, r] <= t:
             flag[r] = 1
             nl += 1
     for g in range(p):
@@ -972,14 +972,14 @@ def row_hash(rows, Z1, Z2):
 
 
 @njit(cache=True)
-def partition(S, X, f, t, flag):
+def partition(S, Xt, f, t, flag):
     """Stable split of every feature's sorted row list of ``S`` into ``x_f <= t`` (left) and the
     rest: the children's sorted orders, shared from the parent without sorting."""
     p, m = S.shape
     nl = 0
     for i in range(m):
         r = S[0, i]
-        if X[r, f] <= t:
+        if Xt[f, r] <= t:
             flag[r] = 1
             nl += 1
     SL = np.empty((p, nl), np.int32)

@@ -33,7 +33,7 @@ class _Solver:
     """Backward induction over the memoised MDP (Algorithm 1)."""
 
     def __init__(self, X, RS, crit, regression, est, alpha, deadline, seed, path):
-        self.X = np.ascontiguousarray(X)
+        # one transposed copy (features contiguous); the row-major X is not kept
         self.Xt = np.ascontiguousarray(X.T)
         self.RS = RS
         # class index of every row (its statistics' non-zero column); zeros for regression
@@ -203,7 +203,7 @@ class _Solver:
         if hit is not None:
             self.stats["cache_hits"] += 1
             return hit
-        Sx, Qx = K.partition_side(S, Q if Q is not None else self._noq, self.X, f, t, self.flag,
+        Sx, Qx = K.partition_side(S, Q if Q is not None else self._noq, self.Xt, f, t, self.flag,
                                   left, self.packed)
         return self.solve(Sx, Qx if self.packed else None, st, d, key)
 
@@ -217,7 +217,7 @@ class _Solver:
         if el is not None and er is not None:
             return el, er
         s0, e0 = seg
-        mid = K.partition_inplace(self.GS, self.GQ, s0, e0, self.X, f, t, self.flag,
+        mid = K.partition_inplace(self.GS, self.GQ, s0, e0, self.Xt, f, t, self.flag,
                                   self.tmp_s, self.tmp_q, self.packed)
         if el is None:
             el = self.solve(self.GS[:, s0:mid], self.GQ[:, s0:mid] if self.packed else None,

@@ -104,9 +104,11 @@ class _DPDTMixin:
         compile_s = warmup()
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         sw = ctx.sample_weight
-        keep = np.flatnonzero(sw > 0)
-        Xk = np.ascontiguousarray(X[keep])
-        RSk = np.ascontiguousarray(RS[keep])
+        if np.all(sw > 0):
+            Xk, RSk = X, np.ascontiguousarray(RS)
+        else:  # zero-weight rows influence nothing: drop them
+            keep = np.flatnonzero(sw > 0)
+            Xk, RSk = X[keep], np.ascontiguousarray(RS[keep])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
         solver = _Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
@@ -343,12 +345,12 @@ def warmup() -> float:
         for k in (2, 3):
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 3, 0, flag)
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 2, 0, flag)
-    K.partition_packed(S, Q, X, 0, 0.5, flag)
+    K.partition_packed(S, Q, Xt, 0, 0.5, flag)
     for packed in (True, False):
-        K.partition_side(S, Q, X, 0, 0.5, flag, packed, packed)
+        K.partition_side(S, Q, Xt, 0, 0.5, flag, packed, packed)
         tmp = np.empty(30, np.int32)
         GS, GQ = S.copy(), Q.copy()
-        mid = K.partition_inplace(GS, GQ, 5, 25, X, 1, 0.5, flag, tmp, tmp.copy(), packed)
+        mid = K.partition_inplace(GS, GQ, 5, 25, Xt, 1, 0.5, flag, tmp, tmp.copy(), packed)
         K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, tmp, tmp.copy(), packed)
         # non-contiguous state views (segments of the in-place orders)
         Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
@@ -360,7 +362,7 @@ def warmup() -> float:
             K.child_stats(Xt, RS, y, Sv, f, th, Z, Z, RS.sum(axis=0), crit)
         K.midpoint_candidates(Xt, Sv, 1, 0)
         K.row_hash(Sv[0], Z, Z)
-    K.partition(S, X, 0, 0.5, flag)
+    K.partition(S, Xt, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
     return time.perf_counter() - t
