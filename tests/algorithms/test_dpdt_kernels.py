@@ -214,3 +214,19 @@ def test_inplace_partition_then_merge_restores_the_order(packed):
     assert np.array_equal(GS, S)
     if packed:
         assert np.array_equal(GQ, Q)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_child_stats_packed_equals_child_stats(seed):
+    X, y, w, RS = _data(seed, n_classes=3)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    feats = np.array([0, 1, 2, 3, 0, 2])
+    thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0, 9.0])
+    tot = RS.sum(axis=0)
+    Z = np.ones(len(y), np.uint64)
+    L, cnt, _, _, eL, eR, _, _ = K.child_stats(Xt, RS, y, S, feats, thrs, Z, Z, tot, K.GINI)
+    L2, cnt2, eL2, eR2 = K.leaf_child_stats_packed(Xt, S, Q, feats, thrs, tot)
+    assert np.array_equal(L, L2) and np.array_equal(cnt, cnt2)
+    assert np.array_equal(eL, eL2) and np.array_equal(eR, eR2)

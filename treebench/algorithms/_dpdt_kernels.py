@@ -962,6 +962,40 @@ def child_stats(Xt, RS, yc, S, feats, thrs, Z1, Z2, tot, crit):
 
 
 @njit(cache=True)
+def leaf_child_stats_packed(Xt, S, Q, feats, thrs, tot):
+    """`child_stats` for a packed state whose children are leaves (no hashes needed): the left
+    child of (f, t) is the prefix of ``S[f]`` found by binary search on the values, and its
+    class counts are read sequentially from ``Q[f]``."""
+    nc = feats.shape[0]
+    K = tot.shape[0]
+    m = S.shape[1]
+    L = np.zeros((nc, K))
+    cnt = np.zeros(nc, np.int64)
+    eL = np.zeros(nc)
+    eR = np.zeros(nc)
+    right = np.zeros(K)
+    for c in range(nc):
+        f = feats[c]
+        t = thrs[c]
+        lo = 0
+        hi = m  # first position with value > t
+        while lo < hi:
+            md = (lo + hi) // 2
+            if Xt[f, S[f, md]] <= t:
+                lo = md + 1
+            else:
+                hi = md
+        for i in range(lo):
+            L[c, Q[f, i] & (QSHIFT - 1)] += 1.0
+        cnt[c] = lo
+        for k in range(K):
+            right[k] = tot[k] - L[c, k]
+        eL[c] = leaf_error(L[c], GINI)
+        eR[c] = leaf_error(right, GINI)
+    return L, cnt, eL, eR
+
+
+@njit(cache=True)
 def row_hash(rows, Z1, Z2):
     a = np.uint64(0)
     b = np.uint64(0)

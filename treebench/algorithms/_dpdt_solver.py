@@ -135,8 +135,11 @@ class _Solver:
         ops = own_ops
         W = self.weight(st)
         aW = self.alpha * W
-        Lst, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(
-            self.Xt, self.RS, self.yc, S, feats, thrs, self.Z1, self.Z2, st, self.crit)
+        if self.packed and d + 1 >= self.D:  # leaf children: no hashes, no purity needed
+            Lst, cnt, eL, eR = K.leaf_child_stats_packed(self.Xt, S, Q, feats, thrs, st)
+        else:
+            Lst, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(
+                self.Xt, self.RS, self.yc, S, feats, thrs, self.Z1, self.Z2, st, self.crit)
         ml = max(1, self.min_leaf)
         valid = (cnt >= ml) & (m - cnt >= ml)
         self.stats["candidates"] += int(valid.sum())

@@ -346,6 +346,8 @@ def warmup() -> float:
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 3, 0, flag)
             K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 2, 0, flag)
     K.partition_packed(S, Q, Xt, 0, 0.5, flag)
+    fq, tq = K.cart_candidates_packed(Xt, S, Q, 2, 4, K.GINI, 1, 3, 0, flag)[:2]
+    K.leaf_child_stats_packed(Xt, S, Q, fq, tq, np.ones(2))
     for packed in (True, False):
         K.partition_side(S, Q, Xt, 0, 0.5, flag, packed, packed)
         tmp = np.empty(30, np.int32)
@@ -354,7 +356,8 @@ def warmup() -> float:
         K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, tmp, tmp.copy(), packed)
         # non-contiguous state views (segments of the in-place orders)
         Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
-        K.cart_candidates_packed(Xt, Sv, Qv, 2, 4, K.GINI, 1, 3, 0, flag)
+        fv, tv = K.cart_candidates_packed(Xt, Sv, Qv, 2, 4, K.GINI, 1, 3, 0, flag)[:2]
+        K.leaf_child_stats_packed(Xt, Sv, Qv, fv, tv, np.ones(2))
         K.cart_candidates(Xt, cls, y, Sv, 4, K.GINI, 1, 3, 0, flag)
         K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, 4, K.MSE, 1, 3, 0, flag)
         for crit, RS in ((K.GINI, cls), (K.MSE, np.ascontiguousarray(reg))):
