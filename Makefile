@@ -6,11 +6,18 @@ STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 DATA   ?= $(firstword $(wildcard ../shared/datasets))
 
-.PHONY: run test test-all install install-test bench clean help
+# paper configs: every config with `profiles:` (their `ci` profile is the scaled-down check)
+PAPER_CONFIGS ?= $(shell grep -l '^profiles:' configs/*.yaml)
+REPRO_OUT     ?= results/reproduce
+
+.PHONY: run test test-nojit test-all install install-test bench clean help reproduce reproduce-full
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
 	@echo "make test  - install the test extras and run the test suite"
+	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
+	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
+	@echo "make reproduce-full - the same with the full configs (hours)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +40,37 @@ run: $(STAMP)
 test: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
 
+# The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
+# code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
+test-nojit: $(TSTAMP)
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
+		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
+
 test-all: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)
+
+# Each paper config's ci profile runs into $(REPRO_OUT)/<config>; then `treebench verify` checks
+# every experiment there, one at a time (exit 5 when an expectation fails). Failed cells do not
+# stop the loop: the verification reports them against the expectations they touch.
+reproduce: $(STAMP)
+	@rm -rf $(REPRO_OUT); status=0; \
+	for c in $(PAPER_CONFIGS); do \
+	  echo "== $$c (profile ci)"; \
+	  TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/treebench run $$c --profile ci \
+	    --out $(REPRO_OUT)/$$(basename $$c .yaml) --quiet --fail-on never || status=$$?; \
+	done; \
+	$(BIN)/treebench verify $(REPRO_OUT) --json $(REPRO_OUT)/verify || status=$$?; \
+	exit $$status
+
+reproduce-full: $(STAMP)
+	@status=0; \
+	for c in $(PAPER_CONFIGS); do \
+	  echo "== $$c"; \
+	  TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/treebench run $$c \
+	    --out $(REPRO_OUT)-full/$$(basename $$c .yaml) --quiet --fail-on never || status=$$?; \
+	done; \
+	$(BIN)/treebench verify $(REPRO_OUT)-full --json $(REPRO_OUT)-full/verify || status=$$?; \
+	exit $$status
 
 bench: $(TSTAMP)
 	$(BIN)/python benchmarks/cells_per_second.py

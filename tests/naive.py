@@ -377,6 +377,21 @@ def naive_onehot_columns(codes, k):
     return [[int(c == j) for j in range(k)] for c in codes]
 
 
+# --- shared layers (numba intrinsics) ---
+# Python twins of numba intrinsics (one machine instruction when compiled, no pure-Python path):
+# the NUMBA_DISABLE_JIT pass (`make test-nojit`) puts them in place of the intrinsics.
+def popcount(x) -> int:
+    """Number of set bits of a uint64 (a Python int: mixed with int64 indices, numpy's uint64
+    would turn them into floats)."""
+    return bin(int(x)).count("1")
+
+
+def ctz(x) -> int:
+    """Trailing zeros of a non-zero uint64."""
+    x = int(x)
+    return (x & -x).bit_length() - 1
+
+
 # --- dpdt ---
 # Reference for treebench.algorithms.dpdt / _dpdt_kernels (Kohler, Akrour & Preux, KDD 2025):
 # rows as Python lists, statistics as lists (w·one-hot class vector, or [w, w·y, w·y²] for

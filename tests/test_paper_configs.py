@@ -1,9 +1,12 @@
-"""The paper configs in configs/ run end to end and reproduce the papers' numbers.
+"""The paper configs in configs/: their checks are data (`expect:`), run by `make reproduce`.
 
-Top-k Figure 4 (Blanc et al. 2023): mean training accuracy at depth 3 over seeds 42..51 is
-car 80.49 % (k = 1) / 81.73 % (k = all), hayes-roth 61.25 / 79.84 %, tic-tac-toe 76.01 / 78.83 %;
-the authors' mean test accuracies were car 78.03 / 78.76 %, hayes-roth 54.06 / 65.00 %,
-tic-tac-toe 71.72 / 71.46 %.
+The reproductions themselves (Top-k Figure 4's golden values, the greediness hierarchy of
+Theorem 2, Figure 2's claims) are `expect:` items of the configs, checked by `treebench verify`
+after `make reproduce` runs every config's `ci` profile (in CI, after the tests). What is tested
+here is the mechanism on the real configs: every config and profile validates and expands, every
+paper config has a `ci` profile with cited expectations, and every expectation selects cells
+of its own grid (a misspelt dataset or parameter value would otherwise only fail in CI's
+reproduction step). The end-to-end runs are marked slow (`make reproduce` does them in CI).
 """
 
 from __future__ import annotations
@@ -11,12 +14,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from treebench import api
 from treebench.results.store import read_table
 
 ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+PAPER = [p for p in CONFIGS if "\nprofiles:" in p.read_text(encoding="utf-8")]
 
 
 def _need_data(*rel: str) -> None:
@@ -28,47 +34,89 @@ def _need_data(*rel: str) -> None:
             pytest.skip(f"{r} is not in the data directory")
 
 
+def _skeleton(exp) -> pd.DataFrame:
+    """One finished row per cell of ``exp`` with made-up metric values: enough to see which
+    cells each expectation selects, without running anything."""
+    from treebench.cells import expand
+    from treebench.results import schema
+
+    rows = []
+    for c in expand(exp):
+        row = {"experiment": exp.name, "cell_id": c.id, "dataset": c.dataset, "fold": c.fold,
+               "seed": c.seed, "binarizer": c.binarizer, "algorithm": c.algorithm_label,
+               "status": "ok"}
+        row.update({m: 1 if schema.COLUMNS[m] == "Int64" else 0.5 for m in schema.METRIC_COLUMNS})
+        row.update({f"param_{k}": v for k, v in c.algorithm_params.items()})
+        row.update({f"bparam_{k}": v for k, v in c.binarizer_params.items()})
+        rows.append(row)
+    return schema.conform(pd.DataFrame(rows))
+
+
+def test_the_paper_configs_are_found():
+    names = {p.name for p in PAPER}
+    assert {"topk-figure2.yaml", "topk-figure4.yaml", "topk-greediness.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", PAPER, ids=lambda p: p.name)
+@pytest.mark.parametrize("profile", [None, "ci"])
+def test_every_expectation_selects_cells_of_its_grid(path, profile):
+    from treebench.config import load_config
+    from treebench.verify import verify_table
+
+    exp = load_config(path, profile=profile)
+    assert exp.expect, f"{path.name} ({profile or 'full'}) states no expectations"
+    assert all(e.source.strip() for e in exp.expect)
+    verdicts = verify_table(_skeleton(exp), list(exp.expect))
+    unmatched = [(v.item, v.reason) for v in verdicts
+                 if v.reason.startswith(("no results row", "the results have no column"))
+                 or "takes 1 value(s)" in v.reason]
+    assert not unmatched, unmatched
+
+
+@pytest.mark.parametrize("path", PAPER, ids=lambda p: p.name)
+def test_every_profile_validates_and_expands(path):
+    import yaml
+
+    from treebench.cells import expand
+    from treebench.config import load_config
+
+    profiles = yaml.safe_load(path.read_text(encoding="utf-8"))["profiles"]
+    assert "ci" in profiles
+    for name in profiles:
+        exp = load_config(path, profile=name)
+        assert exp.profile == name and expand(exp)
+    # the ci profile is a reduction: never more cells than the full config
+    assert len(expand(load_config(path, profile="ci"))) <= len(expand(load_config(path)))
+
+
+@pytest.mark.slow
+def test_greediness_ci_profile_reproduces(tmp_path):
+    """What `make reproduce` does for one config (embedded generators, no data files)."""
+    from treebench.verify import verify_results
+
+    s = api.run_experiment(ROOT / "configs" / "topk-greediness.yaml", profile="ci",
+                           out=tmp_path / "g", n_jobs=2, progress=False, report=False)
+    assert s.exit_code == 0
+    v = verify_results(tmp_path / "g")
+    assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
+
+
+@pytest.mark.slow
 @pytest.mark.data
-def test_topk_figure4_config_reproduces_the_paper(tmp_path):
+def test_figure4_ci_profile_reproduces(tmp_path):
     _need_data("papers/topk/categorical/dataset_car.csv")
-    s = api.run_experiment(ROOT / "configs" / "topk-figure4.yaml", out=tmp_path / "fig4",
-                           n_jobs=2, progress=False)
-    assert s.exit_code == 0 and s.counts == {"ok": 330}
-    df = read_table(tmp_path / "fig4" / "results.parquet")
-    df["k"] = df["param_k"].astype(str)
-    mean = df.groupby(["dataset", "k"])[["train_accuracy", "test_accuracy"]].mean()
-    paper = {
-        "topk/car": ((0.8049, 0.8173), (0.7803, 0.7876)),
-        "topk/hayes-roth": ((0.6125, 0.7984), (0.5406, 0.6500)),
-        "topk/tic-tac-toe": ((0.7601, 0.7883), (0.7172, 0.7146)),
-    }
-    for ds, ((tr1, tra), (te1, tea)) in paper.items():
-        assert mean.loc[(ds, "1"), "train_accuracy"] == pytest.approx(tr1, abs=6e-5)
-        assert mean.loc[(ds, "all"), "train_accuracy"] == pytest.approx(tra, abs=6e-5)
-        assert mean.loc[(ds, "1"), "test_accuracy"] == pytest.approx(te1, abs=6e-5)
-        assert mean.loc[(ds, "all"), "test_accuracy"] == pytest.approx(tea, abs=6e-5)
-        # training accuracy never drops as k grows (Top-k's search space only grows)
-        ks = sorted((int(k) for k in df.loc[df.dataset == ds, "k"].unique() if k != "all"))
-        seq = [mean.loc[(ds, str(k)), "train_accuracy"] for k in ks] + [mean.loc[(ds, "all"), "train_accuracy"]]
-        assert all(b >= a - 1e-12 for a, b in zip(seq, seq[1:], strict=False))
-    figs = list((tmp_path / "fig4" / "report" / "figures").glob("*train_test_accuracy_vs_k.png"))
+    from treebench.verify import verify_results
+
+    s = api.run_experiment(ROOT / "configs" / "topk-figure4.yaml", profile="ci",
+                           out=tmp_path / "f4", n_jobs=2, progress=False)
+    assert s.exit_code == 0 and s.counts == {"ok": 150}
+    v = verify_results(tmp_path / "f4")
+    assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
+    figs = list((tmp_path / "f4" / "report" / "figures").glob("*train_test_accuracy_vs_k.png"))
     assert len(figs) == 3
 
 
-def test_topk_greediness_config_shows_the_hierarchy(tmp_path):
-    s = api.run_experiment(ROOT / "configs" / "topk-greediness.yaml", out=tmp_path / "g",
-                           n_jobs=2, progress=False, report=False)
-    assert s.exit_code == 0
-    df = read_table(tmp_path / "g" / "results.parquet")
-    sub = df[(df.algorithm == "topk") & (df.dataset.str.contains("h=3")) & (df.param_max_depth == 3)]
-    acc = sub.groupby(sub["param_k"].astype(str))["test_accuracy"].mean()
-    eps = 0.1
-    assert acc["4"] >= 1 - eps - 0.05
-    for k in ("1", "2", "3"):
-        assert acc[k] <= 0.5 + eps + 0.05
-
-
-@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_config_validates_and_expands(path):
     from treebench.cells import expand
     from treebench.config import load_config

@@ -1,4 +1,4 @@
-"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `report`.
+"""What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`.
 
 No printing of science here beyond progress; return values carry the outcome.
 """
@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from treebench.cells import Cell, expand, expand_values
-from treebench.config import Experiment, load_config
+from treebench.config import BACKENDS, Experiment, load_config
 from treebench.errors import ConfigError, UserError
+from treebench.results import schema
 
-FAIL_STATUSES = ("error", "crashed", "oom")
-RETRYABLE = ("error", "crashed", "timeout", "oom")
+FAIL_STATUSES = schema.ERROR_STATUSES  # exit code 3; timeouts exit 4 with --fail-on timeout
+RETRYABLE = schema.FAILED_STATUSES
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -58,6 +59,7 @@ def resolve_experiment(
     memory_limit: float | None = None,
     overrides: dict[str, Any] | None = None,
     sweep: dict[str, list[Any]] | None = None,
+    profile: str | None = None,
 ) -> Experiment:
     ov = dict(overrides or {})
     if seed is not None:
@@ -66,11 +68,13 @@ def resolve_experiment(
         ov["limits.time"] = time_limit
     if memory_limit is not None:
         ov["limits.memory"] = memory_limit
-    exp = config if isinstance(config, Experiment) else load_config(config, ov)
-    if isinstance(config, Experiment) and ov:
-        from treebench.config import _set_path, validate_config
+    exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
+    if isinstance(config, Experiment) and (ov or profile is not None):
+        from treebench.config import _set_path, apply_profile, validate_config
 
         raw = exp.model_dump()
+        if profile is not None:
+            raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
             _set_path(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
@@ -137,7 +141,8 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
 
 
 def default_out(exp: Experiment) -> Path:
-    return Path("results") / exp.name
+    """``results/<name>``, or ``results/<name>-<profile>`` for a profile's run."""
+    return Path("results") / (exp.name + (f"-{exp.profile}" if exp.profile else ""))
 
 
 def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
@@ -248,8 +253,10 @@ def run_experiment(
     offline: bool | None = None,
     progress: bool = True,
     report: bool = True,
+    profile: str | None = None,
 ) -> RunSummary:
-    """Validate, plan and run an experiment; consolidate tables; write the report."""
+    """Validate, plan and run an experiment; consolidate tables; write the report.
+    ``profile`` applies a named reduction of the config first (its ``profiles:``)."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -257,14 +264,14 @@ def run_experiment(
         raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
     exp = resolve_experiment(
         config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-        overrides=overrides, sweep=sweep,
+        overrides=overrides, sweep=sweep, profile=profile,
     )
     out_dir = Path(out) if out is not None else default_out(exp)
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
-    if backend not in ("loky", "threading", "sequential", "dask", "ray"):
-        raise UserError(f"--backend must be loky, threading, sequential, dask or ray (got {backend!r}).")
+    if backend not in BACKENDS:
+        raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
     data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells))

@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def grid(params: dict[str, Any]) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
+    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
 
     id: str
     dataset: str  # display name
@@ -87,9 +87,7 @@ class Cell:
     limits: dict[str, Any]
     random_state: int
     experiment_seed: int = 0
-
-    def spec(self) -> dict[str, Any]:
-        return cell_spec(self)
+    costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
 
 
 def canonical_json(obj: Any) -> str:
@@ -112,6 +110,7 @@ def cell_spec(c: Cell) -> dict[str, Any]:
         "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
         "limits": c.limits,
         "random_state": c.random_state,
+        **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
     }
 
 
@@ -152,6 +151,7 @@ def expand(exp: Experiment) -> list[Cell]:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
+                                costs=(ds.costs or exp.costs).cell_spec(exp.seed),
                             )
                             cid = hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
                             if cid in seen:

@@ -2,7 +2,8 @@
 
 Imports are lazy so that `--help` answers at once. Exit codes: 0 all cells ok, 2 usage or
 config error, 3 some cells failed (error/crashed/oom), 4 some cells timed out (with
-``--fail-on timeout``), 130 interrupted.
+``--fail-on timeout``), 5 an expectation of the config failed (`verify`, `run --verify`),
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ DataDir = Annotated[list[str] | None, typer.Option("--data-dir", help="Directory
 Offline = Annotated[bool, typer.Option("--offline", help="Never touch the network (same as TREEBENCH_OFFLINE=1).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="Do not write the report after the run.")]
+Profile = Annotated[str | None, typer.Option("--profile", help="Apply a named profile of the config (e.g. ci: fewer seeds, datasets, depths) with its own expectations.")]
+Verify = Annotated[bool, typer.Option("--verify", help="Check the config's expectations after the run; exit 5 when one fails.")]
 
 
 def _run(
@@ -84,7 +87,7 @@ def _run(
     *,
     out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
-    overrides: dict[str, Any] | None = None,
+    overrides: dict[str, Any] | None = None, profile: str | None = None, verify: bool = False,
 ) -> None:
     with _user_errors():
         from treebench import api
@@ -95,7 +98,7 @@ def _run(
         if dry_run:
             exp = api.resolve_experiment(
                 config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-                sweep=sweep, overrides=overrides,
+                sweep=sweep, overrides=overrides, profile=profile,
             )
             out_dir = out or api.default_out(exp)
             pl = api.plan(exp, out_dir, force=force, retry=retry_t)
@@ -105,10 +108,19 @@ def _run(
             config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
             memory_limit=memory_limit, force=force, retry=retry_t, fail_on=fail_on, seed=seed,
             sweep=sweep, overrides=overrides, data_dirs=data_dir, offline=True if offline else None,
-            progress=not quiet, report=not no_report,
+            progress=not quiet, report=not no_report, profile=profile,
         )
     _print_summary(summary)
-    raise typer.Exit(summary.exit_code)
+    code = summary.exit_code
+    if verify and not summary.interrupted:
+        with _user_errors():
+            from treebench.verify import EXIT_FAILED, verify_results
+
+            v = verify_results(summary.out)
+        _print_verification(v)
+        if not v.passed:
+            code = EXIT_FAILED
+    raise typer.Exit(code)
 
 
 def _print_plan(exp, pl, out_dir: Path) -> None:
@@ -158,11 +170,13 @@ def run(
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
+    profile: Profile = None, verify: Verify = False,
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
-         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report)
+         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
+         profile=profile, verify=verify)
 
 
 @app.command()
@@ -176,6 +190,7 @@ def sweep(
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
+    profile: Profile = None, verify: Verify = False,
 ) -> None:
     """Override sweep axes of a config from the command line (explicit flags beat the config), then run."""
     with _user_errors():
@@ -195,7 +210,59 @@ def sweep(
             raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
-         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes)
+         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
+         profile=profile, verify=verify)
+
+
+# ----------------------------------------------------------------------------- verify
+def _print_verification(v) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from treebench.verify import HEADER
+
+    con = Console(width=max(Console().width, 140))
+    if not v.verdicts:
+        con.print(escape(v.headline()))
+        return
+    t = Table(title=escape(v.headline()), show_lines=False)
+    for col in HEADER:
+        t.add_column(col, overflow="fold", justify="right" if col in ("measured", "difference") else "left")
+    for verdict, row in zip(v.verdicts, v.rows(), strict=True):
+        style = None if verdict.passed else "bold red"
+        t.add_row(*(escape(c) for c in row), style=style)
+    con.print(t)
+
+
+@app.command()
+def verify(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`, or a folder of them (each verified on its own).")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Take the expectations from this config instead of the run's manifest.json.")] = None,
+    profile: Profile = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file (one experiment) or folder (several).")] = None,
+) -> None:
+    """Check the expectations of a config (`expect:`) against its results: measured, expected,
+    difference, pass/fail. Exit 5 when one fails."""
+    with _user_errors():
+        from treebench.verify import EXIT_FAILED, experiment_dirs, verify_results, write_json
+
+        dirs = experiment_dirs(results_dir)
+        failed = 0
+        for d in dirs:  # one experiment at a time
+            v = verify_results(d, config=config, profile=profile)
+            _print_verification(v)
+            failed += not v.passed
+            if json_out is not None:
+                if len(dirs) > 1:
+                    json_out.mkdir(parents=True, exist_ok=True)
+                    write_json(v, json_out / f"{d.name}.json")
+                else:
+                    write_json(v, json_out)
+    if len(dirs) > 1:
+        typer.echo(f"{len(dirs) - failed} of {len(dirs)} experiment(s) verified"
+                   + (f"; {failed} failed" if failed else ""))
+    raise typer.Exit(EXIT_FAILED if failed else 0)
 
 
 # ----------------------------------------------------------------------------- report / show
@@ -316,6 +383,25 @@ def binarizers() -> None:
             "`categorical_params` and `fit_on` (train, the default, or all). Example: "
             "binarization: {method: quantile, params: {max_splits: 8}}"
         )
+
+
+@app.command()
+def metrics() -> None:
+    """List the metrics of the metric registry: their names (as used in a config's `metrics:`,
+    the report and `expect:`), results columns, task and meaning."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench import metrics as registry
+
+        t = Table(title="metrics")
+        for col in ("name", "columns", "task", "better", "description"):
+            t.add_column(col, overflow="fold")
+        for m in registry.all_metrics():
+            better = {True: "higher", False: "lower", None: ""}[m.greater_is_better]
+            t.add_row(m.name, ", ".join(m.columns()), m.task, better, m.description)
+        Console(width=160).print(t)
 
 
 @datasets_app.callback()

@@ -1,4 +1,4 @@
-"""The experiment schema, its validation and the expansion of a config into cells.
+"""The experiment schema and its validation (expansion into cells: `treebench.cells.expand`).
 
 A config is YAML. Everything is checked before anything runs: unknown keys, wrong types,
 unknown algorithm/dataset/binarizer names (with a "did you mean"), parameter values the
@@ -19,17 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from treebench.cells import expand_values, grid
 from treebench.errors import ConfigError
+from treebench.expectations import Expectation
 
-METRICS = (
-    "accuracy",
-    "balanced_accuracy",
-    "roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests",
-    "fit_seconds",
-)
+#: joblib backends the executor can use (`treebench.execute.executor`)
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 
 
@@ -75,6 +67,7 @@ class DatasetSpec(_Strict):
     alias: str | None = None
     split: SplitSpec | None = None
     binarization: list[BinarizationSpec] | None = None
+    costs: CostsSpec | None = None
 
     @field_validator("binarization", mode="before")
     @classmethod
@@ -270,6 +263,56 @@ class SplitSpec(_Strict):
         return expand_values(v) if v is not None and not isinstance(v, list) else v
 
 
+class CostsSpec(_Strict):
+    """Per-test costs (NGI, Ma et al. 2023, §3: ``c(d)``), charged by the ``expected_cost``
+    metric and passed to learners as ``FitContext.feature_costs`` (one cost per binary column).
+
+    ``unit``: every test costs 1 (``expected_cost`` = ``expected_tests``). ``given``: a cost
+    per original feature, from ``values`` (feature name → cost; ``default`` for the others) or,
+    without ``values``, from the dataset's own ``feature_costs``; every binary column of a
+    feature costs what the feature costs. ``random``: an integer cost drawn uniformly from
+    ``low..high`` (the paper's {1, ..., 10}) for every binary column, from ``seed`` (default:
+    the experiment's seed), the same for every fold.
+    """
+
+    kind: Literal["unit", "given", "random"] = "unit"
+    values: dict[str, float] | None = None
+    default: float | None = Field(None, ge=0)
+    seed: int | None = None
+    low: int = Field(1, ge=0)
+    high: int = Field(10, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CostsSpec:
+        if self.kind != "given" and (self.values is not None or self.default is not None):
+            raise ValueError("`values` and `default` go with `kind: given`")
+        if self.kind != "random" and self.seed is not None:
+            raise ValueError("`seed` goes with `kind: random`")
+        if self.low > self.high:
+            raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
+        for name, c in (self.values or {}).items():
+            if not (c >= 0 and c < float("inf")):
+                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+        return self
+
+    def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
+        """What a cell records (empty for unit costs, so their cell ids do not change)."""
+        if self.kind == "unit":
+            return {}
+        out = self.model_dump(exclude_none=True)
+        if self.kind == "random":
+            out.setdefault("seed", experiment_seed)
+        else:
+            out.pop("low", None)
+            out.pop("high", None)
+        return out
+
+
 class BinarizationSpec(_Strict):
     method: str = "raw"
     params: dict[str, Any] = Field(default_factory=dict)
@@ -288,7 +331,7 @@ class LimitsSpec(_Strict):
 
 class ExecutionSpec(_Strict):
     n_jobs: int = -1
-    backend: Literal["loky", "threading", "sequential", "dask", "ray"] = "loky"
+    backend: Literal[BACKENDS] = "loky"
 
     @field_validator("n_jobs")
     @classmethod
@@ -309,6 +352,11 @@ class Experiment(_Strict):
     metrics: list[str] = Field(default_factory=lambda: ["accuracy", "n_leaves", "fit_seconds"])
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
+    costs: CostsSpec = CostsSpec()
+    # reproductions (issue 10): checked claims, named partial overrides, the profile applied
+    expect: list[Expectation] = Field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    profile: str | None = None
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -334,16 +382,11 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench.errors import did_you_mean
+        from treebench import metrics
 
         for m in v:
-            if m not in METRICS:
-                raise ValueError(f"unknown metric `{m}`{did_you_mean(m, METRICS)}; known: {', '.join(METRICS)}")
+            metrics.get(m)  # ValueError naming the known metrics
         return v
-
-    @property
-    def seeds(self) -> list[int]:
-        return list(self.split.seeds) if self.split.seeds else [self.seed]
 
     def dataset_names(self) -> list[str]:
         """Unique display names of ``datasets``, in order (`unique_dataset_names`)."""
@@ -385,8 +428,14 @@ DatasetSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- loading
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Experiment:
-    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key."""
+def load_config(
+    path: str | Path, overrides: dict[str, Any] | None = None, profile: str | None = None
+) -> Experiment:
+    """Read, override and validate a YAML config. Raises `ConfigError` naming file and key.
+
+    ``profile`` applies the named entry of ``profiles:`` first (see `apply_profile`); then the
+    ``overrides`` (dotted keys, from the command line) win over both. Every profile of the file
+    is validated, so a broken profile fails even when another one is run."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
@@ -402,9 +451,92 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ex
     if not isinstance(raw, dict):
         raise ConfigError(f"{p}: the top level must be a mapping with keys like name, datasets, algorithms.")
     raw.setdefault("name", p.stem)
+    if "profile" in raw:
+        raise ConfigError(f"{p}: key `profile`: set by `--profile NAME`, not in the file; "
+                          "define profiles under `profiles:`.")
+    _check_profiles(raw, str(p))
+    if profile is not None:
+        raw = apply_profile(raw, profile, str(p))
     for key, value in (overrides or {}).items():
         _set_path(raw, key, value)
     return validate_config(raw, source=str(p))
+
+
+# ----------------------------------------------------------------------------- profiles
+def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> dict[str, Any]:
+    """``raw`` with the profile ``name`` merged over it: mappings merge key by key, any other
+    value (a list, a number) replaces the config's; a dotted key (``limits.time``) sets one
+    nested value. A profile's ``expect`` replaces the config's expectations. The result records
+    ``profile: name``. Raise `ConfigError` for an unknown profile."""
+    import copy
+
+    profiles = raw.get("profiles") or {}
+    if name not in profiles:
+        from treebench.errors import did_you_mean
+
+        known = ", ".join(sorted(profiles)) or "none"
+        raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
+                          f"the config defines: {known}.")
+    out = copy.deepcopy({k: v for k, v in raw.items()})
+    try:
+        _merge(out, copy.deepcopy(profiles[name] or {}))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
+    out["profile"] = name
+    return out
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> None:
+    for key, value in over.items():
+        if "." in key:
+            _set_dotted(base, key, value)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def _set_dotted(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``a.b.0.c``: a number indexes a list (``algorithms.0.params.k``)."""
+    node: Any = raw
+    parts = dotted.split(".")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"key `{dotted}`: `{part}` is no index of a list of "
+                                  f"{len(node)} item(s).")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"key `{dotted}`: `{parts[i - 1]}` holds a value, not a mapping.")
+
+
+def _check_profiles(raw: dict[str, Any], source: str) -> None:
+    """Each profile must be a mapping of config keys (never `name`, `profiles`, `profile`) and
+    give a valid config once applied; errors name ``profiles.<name>``."""
+    profiles = raw.get("profiles")
+    if profiles is None:
+        return
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"{source}: key `profiles`: a mapping of profile names to partial "
+                          "configs, e.g. `profiles: {ci: {limits: {time: 30}}}`.")
+    for pname, body in profiles.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{source}: key `profiles.{pname}`: a mapping of config keys to "
+                              f"override (got {type(body).__name__}).")
+        for key in body:
+            if str(key).split(".")[0] in ("name", "profiles", "profile"):
+                raise ConfigError(f"{source}: key `profiles.{pname}.{key}`: a profile cannot "
+                                  "change the experiment's name or define profiles.")
+        validate_config(apply_profile(raw, pname, source), source=f"{source}: profile `{pname}`")
 
 
 def _set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
@@ -474,6 +606,26 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+    _check_input_kinds(exp, source)
+
+
+def _check_input_kinds(exp: Experiment, source: str) -> None:
+    """Every algorithm accepts what at least one of each dataset's binarizations produces
+    (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
+    from treebench.registry import ALGORITHMS, accepts, binarizer_output
+
+    for j, ds in enumerate(exp.datasets):
+        methods = [b.method for b in (ds.binarization or exp.binarization)]
+        kinds = {binarizer_output(m) for m in methods}
+        for i, a in enumerate(exp.algorithms):
+            entry = ALGORITHMS.get(a.name)
+            if not any(accepts(entry, k) for k in kinds):
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` takes 0/1 "
+                    f"features, but dataset `{ds.display_name}` gets only the binarization "
+                    f"{', '.join(f'`{m}`' for m in methods)}, which passes numeric features; add "
+                    "a binarization such as `quantile` (`binarization: {method: quantile}`)."
+                )
 
 
 def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
@@ -483,7 +635,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
     try:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
-    except Exception as exc:  # ParameterError, ValueError, TypeError from a constructor
+    except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
         text = str(exc).replace("\n", " ")
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
@@ -508,6 +660,7 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             obj = entry.obj(**point)
             if hasattr(obj, "_parameter_constraints"):
                 obj._validate_params()
-        except Exception as exc:  # InvalidParameterError, ParameterError, TypeError...
+        except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
+            # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None

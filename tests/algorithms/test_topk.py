@@ -16,6 +16,8 @@ from treebench.algorithms import _topk_kernels as K
 from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
 
+pytestmark = pytest.mark.kernels  # also run under NUMBA_DISABLE_JIT=1 (make test-nojit)
+
 
 def _random_data(seed, n=40, d=5, n_classes=2, noise=0.25):
     rng = np.random.default_rng(seed)

@@ -151,3 +151,23 @@ def test_unknown_dataset_parameter(write_config):
     cfg = tiny_config(datasets=[{"name": "parity-noise", "params": {"n_sample": 10}}])
     with pytest.raises(ConfigError, match=r"datasets\[0\].params.n_sample.*did you mean `n_samples`"):
         load_config(write_config(cfg))
+
+
+def test_constructor_bugs_are_not_config_errors():
+    """Only the validation errors an estimator raises become ConfigErrors (issue 9, item 7)."""
+    from treebench.config import _check_params
+    from treebench.registry import Entry
+
+    class Buggy:
+        def __init__(self, a=1):
+            raise AttributeError("a bug, not bad input")
+
+    class Picky:
+        def __init__(self, a=1):
+            if a < 0:
+                raise ValueError("a must be >= 0")
+
+    with pytest.raises(AttributeError):
+        _check_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
+    with pytest.raises(ConfigError, match="a must be >= 0"):
+        _check_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})

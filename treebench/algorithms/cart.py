@@ -18,9 +18,13 @@ from treebench.registry import ALGORITHMS
 from treebench.tree.adapters import from_sklearn_tree
 
 
-@ALGORITHMS.register("cart", tags=("greedy", "baseline"))
+@ALGORITHMS.register(
+    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass")
+)
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
+
+    compact_input = True  # scikit-learn converts to float32 itself; no float64 copy first
 
     _parameter_constraints = {
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],

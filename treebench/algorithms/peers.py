@@ -29,7 +29,8 @@ from treebench.tree import adapters
 
 def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
-    take no weights, so other weights are refused with a clear error."""
+    take no weights, so other weights are refused with a clear error. (Hence their registry
+    entries do not declare the ``weights`` input kind: only whole-number weights work.)"""
     if np.all(sample_weight == 1.0):
         return X, y_index
     w = np.rint(sample_weight)
@@ -39,11 +40,13 @@ def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, so
     return np.repeat(X, reps, axis=0), np.repeat(y_index, reps)
 
 
-@ALGORITHMS.register("dl85", requires=("pydl85",), tags=("optimal", "peer"))
+@ALGORITHMS.register(
+    "dl85", requires=("pydl85",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+)
 class DL85PeerClassifier(TreeClassifierBase):
     """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
@@ -81,11 +84,13 @@ class DL85PeerClassifier(TreeClassifierBase):
                       "objective": float(tree.training_error(X, y_index, sample_weight)), "solver_seconds": secs}
 
 
-@ALGORITHMS.register("streed", requires=("pystreed",), tags=("optimal", "peer"))
+@ALGORITHMS.register(
+    "streed", requires=("pystreed",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+)
 class STreeDPeerClassifier(TreeClassifierBase):
     """STreeD/MurTree optimal depth-limited tree (pystreed), on 0/1 features."""
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
@@ -114,11 +119,14 @@ class STreeDPeerClassifier(TreeClassifierBase):
                       "objective": float(tree.training_error(X, y_index, sample_weight))}
 
 
-@ALGORITHMS.register("gosdt", requires=("gosdt",), tags=("optimal", "peer", "regularized"))
+@ALGORITHMS.register(
+    "gosdt", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
+    inputs=("binary", "multiclass"),
+)
 class GOSDTPeerClassifier(TreeClassifierBase):
     """GOSDT regularised optimal tree (gosdt): minimises error/n + regularization · leaves."""
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "regularization": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],

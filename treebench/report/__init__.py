@@ -73,11 +73,19 @@ def write_report(
 
     written: dict[str, list[Path]] = {}
     written.update(write_tables(results, out_dir, set(fmts)))
+    from treebench.report.reproduction import verification
+    from treebench.report.reproduction import write_tables as write_reproduction
+
+    for kind, paths in write_reproduction(verification(results), out_dir, set(fmts)).items():
+        written[kind] = paths + written.get(kind, [])
     infos = []
     if figures:
         from treebench.report.figures import write_figures
 
         infos = write_figures(results, out_dir)
+        from treebench.report.comparison import write_comparison_figures
+
+        infos += write_comparison_figures(results, out_dir)
         for kind in ("png", "svg"):
             paths = [i.paths[kind] for i in infos if kind in i.paths]
             if paths:

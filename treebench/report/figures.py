@@ -12,7 +12,6 @@ of them did. Nothing here computes a metric: every number comes from `aggregate.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from treebench.report.aggregate import (
     sweep_axes,
 )
 from treebench.report.tables import metric_label
+from treebench.text import slug
 
 AXIS_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "fit_seconds")
 LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
@@ -66,10 +66,6 @@ class FigureInfo:
     stem: str
     title: str
     paths: dict[str, Path] = field(default_factory=dict)  # "png"/"svg" -> path
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
 
 
 @dataclass

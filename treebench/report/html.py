@@ -1,5 +1,7 @@
 """``index.html``: one self-contained page (inline CSS, figures as base64 PNG, no external
-resources) with provenance, the summary table, failures, figures and per-metric tables."""
+resources). It opens on what a reader came for: the reproduction table (the config's
+expectations, checked) and the headline figures (comparisons over datasets), then the summary
+and failures, every figure by dataset, per-metric tables; provenance folds away at the end."""
 
 from __future__ import annotations
 
@@ -32,6 +34,10 @@ figure{margin:0;max-width:100%}figure img{max-width:100%;height:auto;border:1px 
 figcaption{font-size:.8rem;color:#555}pre{background:#f7f7f7;padding:.6rem;overflow:auto;
 font-size:.8rem}details{margin:.4rem 0}summary{cursor:pointer}
 .wide{overflow-x:auto}
+.verdict{font-weight:600;padding:.3rem .6rem;border-radius:4px;display:inline-block}
+.verdict.pass{background:#e8f6ea;color:#1d6b2c}.verdict.fail{background:#fde8e4;color:#9b1c0c}
+table.reproduction td:last-child{white-space:nowrap}nav.toc{font-size:.85rem;color:#555}
+nav.toc a{margin-right:.8rem}
 """
 
 
@@ -44,6 +50,44 @@ def _simple_table(header: list[str], rows: list[list[str]], css_class: str = "")
     return to_html(d, css_class or "table")
 
 
+def _figure_html(info: FigureInfo) -> str:
+    png = info.paths.get("png")
+    if png is None:
+        return ""
+    data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+    return (f'<figure><img alt="{_esc(info.title)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_esc(info.title)} ({_esc(info.stem)})</figcaption></figure>")
+
+
+def headline_figures(figures: list[FigureInfo], n_datasets: int) -> list[FigureInfo]:
+    """Cross-dataset comparisons first; with at most four datasets, also each dataset's first
+    figure (the sweep the experiment is about)."""
+    from treebench.report.comparison import ALL_DATASETS
+
+    out = [f for f in figures if f.dataset == ALL_DATASETS]
+    if n_datasets <= 4:
+        seen: set[str] = set()
+        for f in figures:
+            if f.dataset != ALL_DATASETS and f.dataset not in seen and "__pareto" not in f.stem:
+                seen.add(f.dataset)
+                out.append(f)
+    return out
+
+
+def _reproduction_html(results: Results) -> str:
+    from treebench.report.reproduction import display, verification
+
+    v = verification(results)
+    parts = ["<h2 id=\"reproduction\">Reproduction</h2>"]
+    if not v.verdicts:
+        parts.append(f"<p>{_esc(v.note)}</p>")
+        return "\n".join(parts)
+    cls = "pass" if v.passed else "fail"
+    parts.append(f'<p><span class="verdict {cls}">{_esc(v.headline())}</span></p>')
+    parts.append(f'<div class="wide">{to_html(display(v), "table reproduction")}</div>')
+    return "\n".join(parts)
+
+
 def render_html(results: Results, figures: list[FigureInfo]) -> str:
     title = f"treebench report: {results.experiment}"
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -52,17 +96,21 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
              f"<h1>{_esc(title)}</h1>"]
     if description(results):
         parts.append(f"<p>{_esc(description(results))}</p>")
+    parts.append('<nav class="toc"><a href="#reproduction">Reproduction</a>'
+                 '<a href="#headline">Headline figures</a><a href="#summary">Summary</a>'
+                 '<a href="#failures">Failures</a><a href="#figures">All figures</a>'
+                 '<a href="#tables">Tables</a><a href="#provenance">Provenance</a></nav>')
     for note in results.notes:
         parts.append(f'<p class="note">{_esc(note)}</p>')
 
-    parts.append("<h2 id=\"provenance\">Provenance</h2>")
-    prov = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
-                   for k, v in provenance_items(results))
-    parts.append(f'<table class="prov"><tbody>{prov}</tbody></table>')
-    cfg = config_text(results)
-    if cfg:
-        parts.append(f"<details><summary>Resolved configuration</summary><pre>{_esc(cfg)}"
-                     "</pre></details>")
+    parts.append(_reproduction_html(results))
+
+    n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
+    head = headline_figures(figures, n_datasets)
+    if head:
+        parts.append("<h2 id=\"headline\">Headline figures</h2><div class=\"figs\">")
+        parts += [_figure_html(f) for f in head]
+        parts.append("</div>")
 
     parts.append("<h2 id=\"summary\">Summary</h2>")
     if results.settings.empty:
@@ -80,7 +128,7 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
         parts.append("<p>No failed cells.</p>")
 
     if figures:
-        parts.append("<h2 id=\"figures\">Figures</h2>")
+        parts.append("<h2 id=\"figures\">All figures</h2>")
         current = None
         for info in figures:
             if info.dataset != current:
@@ -88,14 +136,7 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
                     parts.append("</div>")
                 parts.append(f"<h3>{_esc(info.dataset)}</h3><div class=\"figs\">")
                 current = info.dataset
-            png = info.paths.get("png")
-            if png is None:
-                continue
-            data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
-            parts.append(f'<figure><img alt="{_esc(info.title)}" '
-                         f'src="data:image/png;base64,{data}">'
-                         f"<figcaption>{_esc(info.title)} ({_esc(info.stem)})</figcaption>"
-                         "</figure>")
+            parts.append(_figure_html(info))
         parts.append("</div>")
 
     if results.metrics:
@@ -104,6 +145,16 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
             parts.append(f"<details><summary>{_esc(metric_label(m))}</summary>"
                          f'<div class="wide">{to_html(metric_display(results, m))}</div>'
                          "</details>")
+
+    parts.append("<h2 id=\"provenance\">Provenance</h2>")
+    prov = "".join(f"<tr><td>{_esc(k)}</td><td>{_esc(v)}</td></tr>"
+                   for k, v in provenance_items(results))
+    parts.append(f"<details><summary>Versions, host, manifest ({len(provenance_items(results))} "
+                 f'entries)</summary><table class="prov"><tbody>{prov}</tbody></table></details>')
+    cfg = config_text(results)
+    if cfg:
+        parts.append(f"<details><summary>Resolved configuration</summary><pre>{_esc(cfg)}"
+                     "</pre></details>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

@@ -1,4 +1,5 @@
-"""``summary.md``: provenance, the summary table, failures, and links to tables and figures."""
+"""``summary.md``: the reproduction table, headline figures, the summary table, failures,
+links to tables and figures, and provenance last (the order of ``index.html``)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,25 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
     if description(results):
         lines += [description(results), ""]
     lines += [f"> {note}" for note in results.notes]
-    lines += ["", "## Provenance", ""]
-    lines += [f"- **{k}**: {v}" for k, v in provenance_items(results)]
-    lines += ["", "## Summary", ""]
+    lines += ["", "## Reproduction", ""]
+    from treebench.report.reproduction import display, verification
+
+    v = verification(results)
+    if v.verdicts:
+        lines += [f"**{v.headline()}**", "", to_markdown(display(v))]
+    else:
+        lines += [v.note, ""]
+    from treebench.report.html import headline_figures
+
+    n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
+    head = headline_figures(figures, n_datasets)
+    if head:
+        lines += ["## Headline figures", ""]
+        for info in head:
+            img = info.paths.get("png") or info.paths.get("svg")
+            if img is not None:
+                lines += [f"![{info.title}]({Path(img).relative_to(out).as_posix()})", ""]
+    lines += ["## Summary", ""]
     if results.settings.empty:
         lines.append("The results table has no rows.")
     else:
@@ -51,6 +68,8 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
             img = info.paths.get("png") or info.paths.get("svg")
             if img is not None:
                 lines += [f"![{info.title}]({Path(img).relative_to(out).as_posix()})", ""]
+    lines += ["## Provenance", ""]
+    lines += [f"- **{k}**: {v}" for k, v in provenance_items(results)]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -28,7 +28,7 @@ def git_sha() -> str | None:
 
 
 def provenance() -> dict[str, Any]:
-    """Flat provenance columns of the results schema."""
+    """Flat provenance columns of the results schema (`schema.PROVENANCE_COLUMNS`)."""
     import numpy
     import sklearn
 

@@ -10,7 +10,24 @@ from __future__ import annotations
 
 import pandas as pd
 
+from treebench import metrics as _metrics
+
+
+def _metric_columns(recorded: bool = False) -> dict[str, str]:
+    """Results columns of the registry's metrics (computed ones; with ``recorded`` also the
+    measured times and memory, which the schema lists under "cost")."""
+    return {c: m.dtype for m in _metrics.all_metrics() for c in m.columns()
+            if recorded or m.needs != "recorded"}
+
+
 STATUSES = ("ok", "timeout", "oom", "error", "crashed")
+#: every status but ok (a failed cell; a rerun retries them)
+FAILED_STATUSES = tuple(s for s in STATUSES if s != "ok")
+#: failed for another reason than the time limit (the CLI exits 3 on them, 4 on timeouts)
+ERROR_STATUSES = tuple(s for s in FAILED_STATUSES if s != "timeout")
+#: environment columns of every row (`treebench.results.provenance.provenance` fills them)
+PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_version",
+                      "sklearn_version", "host", "cpu_count")
 
 # name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
 COLUMNS: dict[str, str] = {
@@ -27,24 +44,15 @@ COLUMNS: dict[str, str] = {
     "algorithm_params": "string",  # canonical JSON
     # data sizes
     "n_train": "Int64",
+    "n_val": "Int64",  # validation rows (train-val-test splits), else 0
     "n_test": "Int64",
     "n_features": "Int64",  # raw features
     "n_binary_features": "Int64",  # after binarization (== n_features when none)
     "n_classes": "Int64",
     "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
     "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
-    # metrics
-    "train_accuracy": "Float64",
-    "test_accuracy": "Float64",
-    "train_balanced_accuracy": "Float64",
-    "test_balanced_accuracy": "Float64",
-    "train_roc_auc": "Float64",
-    "test_roc_auc": "Float64",
-    "n_leaves": "Int64",
-    "n_nodes": "Int64",
-    "depth": "Int64",
-    "expected_tests_train": "Float64",
-    "expected_tests_test": "Float64",
+    # metrics: every column of the metric registry (`treebench.metrics`), by name
+    **_metric_columns(),
     # cost
     "fit_seconds": "Float64",
     "compile_seconds": "Float64",
@@ -74,22 +82,8 @@ COLUMNS: dict[str, str] = {
 
 PARAM_PREFIX = "param_"
 BPARAM_PREFIX = "bparam_"
-METRIC_COLUMNS = (
-    "train_accuracy",
-    "test_accuracy",
-    "train_balanced_accuracy",
-    "test_balanced_accuracy",
-    "train_roc_auc",
-    "test_roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests_train",
-    "expected_tests_test",
-    "fit_seconds",
-    "binarize_seconds",
-    "peak_rss_mb",
-)
+#: metric columns (computed and recorded) in registry order; the report picks from these
+METRIC_COLUMNS = tuple(_metric_columns(recorded=True))
 
 
 class SchemaError(ValueError):

@@ -3,12 +3,13 @@
 Layout of a results directory::
 
     manifest.json        resolved config + environment (written before cells run)
-    cells/<id>.json      one file per finished cell, written atomically by the worker
-    results.parquet      consolidated table (schema-checked), rebuilt from cells/ at the end
+    cells/<id>.json      one file per finished cell, written atomically (temporary name, then
+                         rename) by the process that supervised it (`treebench.execute.supervise`)
+    results.parquet      consolidated table (schema-checked), rebuilt from cells/ after a run
     results.csv          the same table as CSV
 
 The cell files are the source of truth: killing the runner at any moment loses no finished
-cell, and `consolidate` can always rebuild the tables.
+cell, and `treebench.api.consolidate` can always rebuild the tables from them.
 """
 
 from __future__ import annotations
@@ -25,16 +26,6 @@ from treebench.results import schema
 
 def cells_dir(out: Path) -> Path:
     return Path(out) / "cells"
-
-
-def read_cell(out: Path, cell_id: str) -> dict[str, Any] | None:
-    p = cells_dir(out) / f"{cell_id}.json"
-    if not p.is_file():
-        return None
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # a torn file cannot exist (atomic rename) but a hand-edited one might
 
 
 def existing_status(out: Path) -> dict[str, str]:

@@ -1,0 +1,191 @@
+"""The schema of ``expect:`` items in a config: what a reproduction claims about its results.
+
+An expectation names a selection of rows of the results table (``where:`` on any column), a
+metric column, an aggregate over the selected rows (folds and seeds) and exactly one check:
+
+- ``value`` with an ``abs`` or ``rel`` tolerance (a golden value from a paper's table),
+- a bound ``ge`` and/or ``le``,
+- ``compare``: a relation to another selection (``op`` ge/le and an ``offset``, or ``eq`` within
+  ``tol``), e.g. "mean test accuracy of Top-k with k = 4 is at least that of k = 1 minus 0.005",
+- ``monotone``: the aggregate never decreases (or never increases) along a sweep axis.
+
+``across`` reduces in stages, in the order written: ``{dataset: mean}`` takes ``agg`` within
+each dataset, then the mean over datasets; ``{dataset: mean, param_k: max}`` then takes the best
+k. ``per`` repeats the whole check for each value of the listed columns (one verdict each).
+``missing`` says what cells that did not finish do: ``fail`` (the default: the item fails with
+that reason), ``ignore`` (they are left out) or ``anytime`` (a timed-out cell counts with the
+best tree its solver returned). Every item carries ``source:`` (paper, table or figure) so
+reports can cite it.
+
+The evaluation lives in `treebench.verify`; this module only checks the shape, so that a bad
+item is a `ConfigError` naming its key before anything runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from treebench.results import schema
+
+AGGS = ("mean", "median", "min", "max", "count")
+REDUCERS = ("mean", "median", "min", "max")
+WHERE_OPS = ("eq", "ne", "in", "ge", "gt", "le", "lt")
+#: columns a ``where`` may name besides the schema's, with the column they stand for
+COLUMN_ALIASES = {"label": "algorithm"}
+
+
+def check_column(name: str, what: str = "column") -> str:
+    """A results column (schema column, ``param_*`` or ``bparam_*``, or an alias); raise
+    ValueError naming it otherwise."""
+    col = COLUMN_ALIASES.get(name, name)
+    if col in schema.COLUMNS or col.startswith((schema.PARAM_PREFIX, schema.BPARAM_PREFIX)):
+        return col
+    from treebench.errors import did_you_mean
+
+    known = list(schema.COLUMNS) + list(COLUMN_ALIASES)
+    raise ValueError(
+        f"unknown {what} `{name}`{did_you_mean(name, known)}; use a results column "
+        f"(dataset, algorithm, seed, fold, status, ...), param_<name> or bparam_<name>"
+    )
+
+
+def _check_where(where: dict[str, Any]) -> dict[str, Any]:
+    for col, cond in where.items():
+        check_column(col, "where column")
+        if isinstance(cond, dict):
+            bad = [op for op in cond if op not in WHERE_OPS]
+            if bad:
+                raise ValueError(
+                    f"where `{col}`: unknown operator `{bad[0]}`; use {', '.join(WHERE_OPS)}"
+                )
+            if "in" in cond and not isinstance(cond["in"], list):
+                raise ValueError(f"where `{col}`: `in` takes a list of values")
+    return where
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Compare(_Strict):
+    """The other side of a relation: a selection (``where`` merged over the item's own, a
+    ``null`` value drops a key) with the item's metric, agg and across unless given here."""
+
+    where: dict[str, Any] = Field(default_factory=dict)
+    metric: str | None = None
+    agg: Literal["mean", "median", "min", "max", "count"] | None = None
+    across: dict[str, Literal["mean", "median", "min", "max"]] | None = None
+    op: Literal["ge", "le", "eq"] = "ge"
+    offset: float = 0.0
+    tol: float = Field(0.0, ge=0, description="for op eq: the largest |difference| that passes")
+
+    @field_validator("where")
+    @classmethod
+    def _where(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _check_where({k: c for k, c in v.items() if c is not None})
+        return v
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, v: str | None) -> str | None:
+        return None if v is None else check_column(v, "metric")
+
+    @field_validator("across")
+    @classmethod
+    def _across(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        for col in v or {}:
+            check_column(col, "across column")
+        return v
+
+
+class Monotone(_Strict):
+    """The aggregate along ``along`` (sorted: numbers ascending, then strings such as "all")
+    never drops by more than ``tol`` (``increasing``) or never rises by more than ``tol``."""
+
+    along: str
+    direction: Literal["increasing", "decreasing"] = "increasing"
+    tol: float = Field(0.0, ge=0)
+
+    @field_validator("along")
+    @classmethod
+    def _along(cls, v: str) -> str:
+        return check_column(v, "monotone axis")
+
+
+class Expectation(_Strict):
+    """One checked claim (see the module docstring)."""
+
+    name: str | None = None
+    source: str = Field(min_length=1)
+    where: dict[str, Any] = Field(default_factory=dict)
+    metric: str
+    agg: Literal["mean", "median", "min", "max", "count"] = "mean"
+    across: dict[str, Literal["mean", "median", "min", "max"]] = Field(default_factory=dict)
+    per: list[str] = Field(default_factory=list)
+    missing: Literal["fail", "ignore", "anytime"] = "fail"
+    value: float | None = None
+    abs: float | None = Field(None, ge=0)
+    rel: float | None = Field(None, ge=0)
+    ge: float | None = None
+    le: float | None = None
+    compare: Compare | None = None
+    monotone: Monotone | None = None
+    note: str = ""
+
+    @field_validator("where")
+    @classmethod
+    def _where(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _check_where(v)
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, v: str) -> str:
+        return check_column(v, "metric")
+
+    @field_validator("per")
+    @classmethod
+    def _per(cls, v: list[str]) -> list[str]:
+        return [check_column(c, "per column") for c in v]
+
+    @field_validator("across")
+    @classmethod
+    def _across(cls, v: dict[str, str]) -> dict[str, str]:
+        for col in v:
+            check_column(col, "across column")
+        return v
+
+    @model_validator(mode="after")
+    def _one_check(self) -> Expectation:
+        kinds = [k for k, on in (("value", self.value is not None),
+                                 ("bound", self.ge is not None or self.le is not None),
+                                 ("compare", self.compare is not None),
+                                 ("monotone", self.monotone is not None)) if on]
+        if len(kinds) != 1:
+            got = ", ".join(kinds) if kinds else "none"
+            raise ValueError(
+                "give exactly one check: `value` (with `abs` or `rel`), `ge`/`le`, `compare` "
+                f"or `monotone` (got {got})"
+            )
+        if (self.abs is not None or self.rel is not None) and self.value is None:
+            raise ValueError("`abs` and `rel` are tolerances of `value`; give `value` too")
+        if self.value is not None and self.abs is not None and self.rel is not None:
+            raise ValueError("give one tolerance of `value`: `abs` or `rel`, not both")
+        if self.ge is not None and self.le is not None and self.ge > self.le:
+            raise ValueError(f"`ge` ({self.ge}) is above `le` ({self.le}); nothing can pass")
+        if self.agg == "count" and self.across:
+            raise ValueError("`across` reduces aggregates of values; it does not apply to count")
+        if self.monotone is not None and self.monotone.along in self.across:
+            raise ValueError(f"`monotone.along` ({self.monotone.along}) is also in `across`")
+        return self
+
+    @property
+    def kind(self) -> str:
+        if self.value is not None:
+            return "value"
+        if self.compare is not None:
+            return "compare"
+        if self.monotone is not None:
+            return "monotone"
+        return "bound"

@@ -1,0 +1,126 @@
+"""Critical-difference diagrams: algorithm settings ranked over datasets (Demšar 2006).
+
+Each dataset is a block: the settings are ranked by mean test accuracy over its folds and seeds
+(rank 1 is best, ties share the mean rank). The Friedman test (`scipy.stats.friedmanchisquare`)
+asks whether the mean ranks differ at all; the Nemenyi post-hoc test
+(`scikit_posthocs.posthoc_nemenyi_friedman`) gives pairwise p-values, and
+`scikit_posthocs.critical_difference_diagram` draws the mean ranks with bars joining settings
+that the test cannot tell apart (p >= alpha). The statistics are the packages', not ours.
+
+Settings compared: every (algorithm, parameter values) that has a finished value on every
+dataset (a complete block design); settings missing on some dataset are left out and counted in
+the note. When the experiment sweeps ``max_depth``, settings are compared within each depth,
+one diagram per depth (a depth-6 tree against a depth-2 tree is no comparison of algorithms).
+At least 2 datasets and 3 settings are needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.report.aggregate import (
+    NA,
+    Results,
+    distinct,
+    fmt_value,
+    params_text,
+    varying_columns,
+)
+
+ALPHA = 0.05
+DEPTH = "param_max_depth"
+
+
+@dataclass
+class Ranking:
+    """The inputs and outcome of one diagram."""
+
+    title: str
+    scores: pd.DataFrame  # datasets x settings, mean metric
+    ranks: pd.Series  # mean rank per setting (1 = best)
+    pvalues: pd.DataFrame | None = None  # Nemenyi p-values, settings x settings
+    friedman_p: float = float("nan")
+    left_out: list[str] = field(default_factory=list)
+
+
+def _setting_label(row: pd.Series, columns: list[str]) -> str:
+    text = params_text(row, columns)
+    return f"{row['algorithm']}" + (f" ({text})" if text else "")
+
+
+def score_matrix(results: Results, metric: str = "test_accuracy",
+                 where: dict[str, Any] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Datasets × settings of mean ``metric``; the settings lacking a value on some dataset are
+    dropped and returned by label."""
+    s = results.settings
+    for col, val in (where or {}).items():
+        s = s[[v == val for v in s[col]]]
+    # algorithm parameters name a setting; a dataset-level binarizer budget does not
+    cols = [c for c in varying_columns(s, results.key_columns)
+            if c.startswith("param_") and c not in (where or {})]
+    labels = [_setting_label(r, cols) for _, r in s.iterrows()]
+    frame = pd.DataFrame({"dataset": s["dataset"].astype(str).to_numpy(), "setting": labels,
+                          "v": s[f"{metric}_mean"].to_numpy(dtype=float)})
+    m = frame.pivot_table(index="dataset", columns="setting", values="v", aggfunc="mean")
+    incomplete = [c for c in m.columns if m[c].isna().any()]
+    return m.drop(columns=incomplete), incomplete
+
+
+def rank_settings(scores: pd.DataFrame, title: str = "", left_out: list[str] | None = None
+                  ) -> Ranking | None:
+    """Mean ranks, Friedman p-value and Nemenyi p-values; None below 2 datasets or 3 settings."""
+    if scores.shape[0] < 2 or scores.shape[1] < 3:
+        return None
+    from scipy.stats import friedmanchisquare
+    import scikit_posthocs as sp
+
+    ranks = scores.rank(axis=1, ascending=False, method="average").mean(axis=0)
+    with np.errstate(all="ignore"):
+        try:
+            fp = float(friedmanchisquare(*[scores[c].to_numpy() for c in scores.columns]).pvalue)
+        except ValueError:
+            fp = float("nan")
+        pv = sp.posthoc_nemenyi_friedman(scores.to_numpy())
+    pv.index = pv.columns = list(scores.columns)
+    pv = pv.fillna(1.0)
+    return Ranking(title, scores, ranks.sort_values(), pv, fp, list(left_out or []))
+
+
+def rankings(results: Results, metric: str = "test_accuracy") -> list[Ranking]:
+    """One `Ranking` per depth when ``max_depth`` is swept, else one over all settings."""
+    if f"{metric}_mean" not in results.settings or results.settings.empty:
+        return []
+    out = []
+    depths = [d for d in distinct(results.settings[DEPTH]) if d is not NA and d is not None] \
+        if DEPTH in results.settings else []
+    groups = [({DEPTH: d}, f"max_depth={fmt_value(d)}") for d in depths] if len(depths) > 1 \
+        else [({}, "all settings")]
+    for where, what in groups:
+        scores, left = score_matrix(results, metric, where)
+        r = rank_settings(scores, what, left)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def cd_figure(r: Ranking, metric_label: str = "test accuracy") -> Any:
+    """The critical-difference diagram of ``r`` (scikit-posthocs draws it)."""
+    import scikit_posthocs as sp
+    from matplotlib.figure import Figure
+
+    n = len(r.ranks)
+    fig = Figure(figsize=(7.6, max(3.0, 1.6 + 0.22 * n)), dpi=110, layout="constrained")
+    ax = fig.add_subplot(1, 1, 1)
+    sp.critical_difference_diagram(r.ranks, r.pvalues, alpha=ALPHA, ax=ax,
+                                   label_props={"fontsize": 7})
+    fp = "n/a" if np.isnan(r.friedman_p) else f"{r.friedman_p:.3g}"
+    ax.set_title(f"Mean rank of {metric_label} over {r.scores.shape[0]} datasets, {r.title} "
+                 f"(Friedman p = {fp}; bars: Nemenyi p ≥ {ALPHA})", fontsize=8)
+    if r.left_out:
+        fig.text(0.01, 0.01, f"{len(r.left_out)} setting(s) without a value on every dataset "
+                 "left out", fontsize=6.5, color="0.3")
+    return fig

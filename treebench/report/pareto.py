@@ -1,0 +1,95 @@
+"""Accuracy against tree size as Pareto plots: one marker per algorithm setting.
+
+Every comparison paper of this field (Top-k Fig. 3, GOSDT-guesses Fig. 4, DPDT Table 2) plots
+test accuracy against a size measure, number of leaves or expected path length (the mean number
+of tests on the path of a test example), and asks which settings no other beats on both. Here,
+per dataset: one marker per setting (colour and shape per algorithm, mean over folds and seeds
+of finished cells), the Pareto front (settings with no other at most as large and at least as
+accurate, one strictly) drawn as a step line, its points labelled with their parameters. Nothing
+is computed but means: `aggregate.aggregate` did that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.report.aggregate import Results, params_text, varying_columns
+
+#: size measures: (column, axis label, figure stem suffix)
+SIZES = (("n_leaves", "leaves (mean over folds)", "n_leaves"),
+         ("expected_tests_test", "expected path length on test (tests per example)",
+          "expected_path_length"))
+MAX_LABELS = 8
+
+
+def pareto_front(size: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """Indices of the non-dominated points (smaller size and higher accuracy are better),
+    sorted by size. A point is dominated when another has size <= and accuracy >=, with one
+    of the two strict."""
+    idx = [i for i in range(len(size)) if np.isfinite(size[i]) and np.isfinite(acc[i])]
+    front = []
+    for i in idx:
+        dominated = any(
+            size[j] <= size[i] and acc[j] >= acc[i] and (size[j] < size[i] or acc[j] > acc[i])
+            for j in idx if j != i
+        )
+        if not dominated:
+            front.append(i)
+    return np.array(sorted(front, key=lambda i: (size[i], -acc[i])), dtype=int)
+
+
+def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
+                  metric: str = "test_accuracy") -> Any | None:
+    """``metric`` against ``size_col`` on ``dataset``; None when there is nothing to draw."""
+    from treebench.report.figures import MARKERS, _colors, _finish, _new_figure
+
+    s = results.settings[results.settings["dataset"] == dataset]
+    mcol, scol = f"{metric}_mean", f"{size_col}_mean"
+    if mcol not in s or scol not in s:
+        return None
+    s = s[(s[f"{metric}_n"] > 0) & (s[f"{size_col}_n"] > 0)]
+    if len(s) < 2:
+        return None
+    algs = sorted(set(s["algorithm"]))
+    colors = _colors(len(algs))
+    fig, ax = _new_figure()
+    for a, alg in enumerate(algs):
+        rows = s[s["algorithm"] == alg]
+        ax.scatter(rows[scol].to_numpy(float), rows[mcol].to_numpy(float), color=colors[a],
+                   marker=MARKERS[a % len(MARKERS)], s=30, alpha=0.85, label=alg, zorder=3)
+    size = s[scol].to_numpy(float)
+    acc = s[mcol].to_numpy(float)
+    front = pareto_front(size, acc)
+    shown = varying_columns(s, results.key_columns)  # constant parameters say nothing
+    if len(front):
+        ax.step(size[front], acc[front], where="post", color="0.25", linewidth=1.0,
+                linestyle="--", zorder=2, label="Pareto front")
+        for i in front[:MAX_LABELS]:
+            row = s.iloc[i]
+            text = params_text(row, shown)
+            ax.annotate(f"{row['algorithm']}" + (f" ({text})" if text else ""),
+                        (size[i], acc[i]), xytext=(4, -9), textcoords="offset points",
+                        fontsize=6.5, color="0.2")
+    if size.min() > 0 and size.max() / size.min() >= 50:
+        ax.set_xscale("log")
+    n_hidden = int((results.settings["dataset"] == dataset).sum()) - len(s)
+    note = "one marker per setting (mean over folds and seeds of finished cells)"
+    if n_hidden:
+        note += f"; {n_hidden} setting(s) with no finished cell not shown"
+    from treebench.report.tables import metric_label
+
+    _finish(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
+            metric_label(metric), xlabel, note, len(algs) + 1)
+    return fig
+
+
+def pareto_table(results: Results, dataset: str, size_col: str,
+                 metric: str = "test_accuracy") -> pd.DataFrame:
+    """The Pareto-optimal settings of ``dataset`` (for tests and tables)."""
+    s = results.settings[results.settings["dataset"] == dataset]
+    s = s[(s[f"{metric}_n"] > 0) & (s[f"{size_col}_n"] > 0)]
+    front = pareto_front(s[f"{size_col}_mean"].to_numpy(float), s[f"{metric}_mean"].to_numpy(float))
+    return s.iloc[front]

@@ -1,0 +1,543 @@
+"""Check a results table against the expectations of its config (issue 10, "Reproductions").
+
+`verify_table` evaluates `Expectation`s (schema in `treebench.expectations`) on a results table
+and returns one `Verdict` per check: the measured value, the expected one, their difference and
+pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
+metric (GUIDE §1: metrics are already columns).
+
+Missing cells never pass silently: a value aggregate over a selection that holds cells whose
+status is not ``ok`` (timeouts, errors, crashes) fails with that reason, unless the item says
+``missing: ignore`` (drop them) or ``missing: anytime`` (use the best tree that a timed-out
+anytime solver returned, fail on cells with no value); an empty selection fails too. ``agg: count`` counts rows of any status, so
+``{where: {status: timeout}, agg: count, le: 0}`` bounds the number of timeouts.
+
+`verify_results` reads a results directory: the expectations come from its ``manifest.json``
+(the resolved config of the run, including an applied profile) or from a config file; a folder
+holding several results directories is verified one experiment at a time (`verify_path`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.errors import ConfigError, UserError
+from treebench.expectations import COLUMN_ALIASES, Expectation
+
+#: exit code of `treebench verify` (and `run --verify`) when an expectation fails
+EXIT_FAILED = 5
+_EPS = 1e-12  # floating-point slack on every comparison
+HEADER = ["expectation", "source", "measured", "expected", "difference", "result"]
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check (one per ``per`` group)."""
+
+    item: str
+    source: str
+    kind: str
+    measured: float | None
+    measured_text: str
+    expected_text: str
+    difference: float | None
+    passed: bool
+    reason: str = ""
+
+    def row(self) -> list[str]:
+        diff = "" if self.difference is None else f"{self.difference:+.4g}"
+        result = "pass" if self.passed else "FAIL" + (f": {self.reason}" if self.reason else "")
+        return [self.item, self.source, self.measured_text, self.expected_text, diff, result]
+
+
+@dataclass
+class Verification:
+    """Every verdict of one experiment's results."""
+
+    experiment: str
+    directory: Path | None
+    profile: str | None
+    verdicts: list[Verdict] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def n_failed(self) -> int:
+        return sum(not v.passed for v in self.verdicts)
+
+    @property
+    def passed(self) -> bool:
+        return self.n_failed == 0
+
+    def rows(self) -> list[list[str]]:
+        return [v.row() for v in self.verdicts]
+
+    def headline(self) -> str:
+        who = self.experiment + (f" (profile {self.profile})" if self.profile else "")
+        if not self.verdicts:
+            return f"{who}: {self.note or 'no expectations to check'}"
+        n = len(self.verdicts)
+        if self.passed:
+            return f"{who}: all {n} expectation(s) hold"
+        return f"{who}: {self.n_failed} of {n} expectation(s) FAIL"
+
+
+class _Fail(Exception):
+    """An expectation that cannot be measured (missing cells, empty selection)."""
+
+
+# ----------------------------------------------------------------------------- values
+def _norm(v: Any) -> Any:
+    from treebench.report.aggregate import normalize_value
+
+    return normalize_value(v)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _eq(a: Any, b: Any) -> bool:
+    a, b = _norm(a), _norm(b)
+    if a is None or b is None:
+        return a is None and b is None
+    if _is_num(a) and _is_num(b):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
+    return str(a) == str(b)
+
+
+def _ordered(a: Any, b: Any, op: str) -> bool:
+    a, b = _norm(a), _norm(b)
+    if not (_is_num(a) and _is_num(b)):
+        return False
+    return {"ge": a >= b, "gt": a > b, "le": a <= b, "lt": a < b}[op]
+
+
+def _match(v: Any, cond: Any) -> bool:
+    if isinstance(cond, dict):
+        for op, x in cond.items():
+            if op == "eq" and not _eq(v, x):
+                return False
+            if op == "ne" and _eq(v, x):
+                return False
+            if op == "in" and not any(_eq(v, y) for y in x):
+                return False
+            if op in ("ge", "gt", "le", "lt") and not _ordered(v, x, op):
+                return False
+        return True
+    if isinstance(cond, list):
+        return any(_eq(v, y) for y in cond)
+    return _eq(v, cond)
+
+
+class Indexed:
+    """A results table with each column's values normalised and factorised once, so that the
+    many selections of a verification cost one pass over the distinct values of a column."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+
+    def codes(self, col: str) -> tuple[np.ndarray, list[Any]]:
+        if col not in self._codes:
+            vals = [_norm(v) for v in self.df[col]]
+            codes, _ = pd.factorize(pd.Series([_token(v) for v in vals], dtype=object),
+                                    sort=False)
+            uniques: dict[int, Any] = {}
+            for i, c in enumerate(codes):
+                uniques.setdefault(int(c), vals[i])
+            self._codes[col] = (codes, [uniques[i] for i in range(len(uniques))])
+        return self._codes[col]
+
+
+def _ix(table: pd.DataFrame | Indexed) -> Indexed:
+    return table if isinstance(table, Indexed) else Indexed(table)
+
+
+def _column(table: pd.DataFrame | Indexed, name: str) -> str:
+    col = COLUMN_ALIASES.get(name, name)
+    df = table.df if isinstance(table, Indexed) else table
+    if col not in df.columns:
+        raise _Fail(f"the results have no column `{col}`")
+    return col
+
+
+def select(table: pd.DataFrame | Indexed, where: dict[str, Any]) -> pd.DataFrame:
+    """The rows of ``table`` matching every condition of ``where`` (a value, a list of values,
+    or a mapping of operators eq/ne/in/ge/gt/le/lt)."""
+    ix = _ix(table)
+    mask = np.ones(len(ix.df), dtype=bool)
+    for name, cond in where.items():
+        codes, uniques = ix.codes(_column(ix, name))
+        hit = np.fromiter((_match(u, cond) for u in uniques), dtype=bool, count=len(uniques))
+        mask &= hit[codes] if len(codes) else mask
+    return ix.df[mask]
+
+
+def _where_text(where: dict[str, Any]) -> str:
+    def cond_text(c: Any) -> str:
+        if isinstance(c, dict):
+            sym = {"eq": "=", "ne": "≠", "in": "∈", "ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+            return " ".join(f"{sym[o]}{_fmt_cond(x)}" for o, x in c.items())
+        if isinstance(c, list):
+            return "∈" + _fmt_cond(c)
+        return "=" + _fmt_cond(c)
+
+    return ", ".join(f"{k}{cond_text(c)}" for k, c in where.items())
+
+
+def _fmt_cond(x: Any) -> str:
+    if isinstance(x, list):
+        return "{" + ",".join(str(_norm(y)) for y in x) + "}"
+    return str(_norm(x))
+
+
+def _token(v: Any) -> str:
+    from treebench.report.aggregate import value_token
+
+    return value_token(_norm(v))
+
+
+def _reduce(values: pd.Series | np.ndarray, how: str) -> float:
+    arr = np.asarray(values, dtype=float)
+    return float({"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}[how](arr))
+
+
+def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, agg: str,
+            across: dict[str, str], missing: str) -> tuple[float, int]:
+    """The aggregate of ``metric`` over the rows selected by ``where``, reduced ``across``
+    columns in order; return (value, number of rows used). Raise `_Fail` with the reason when
+    the selection is empty or holds cells that did not finish (``missing: fail``)."""
+    rows = select(table, where)
+    if rows.empty:
+        raise _Fail(f"no results row matches {_where_text(where) or 'the (empty) selection'}")
+    if agg == "count":
+        return float(len(rows)), len(rows)
+    col = _column(rows, metric)
+    status = rows["status"].astype(str)
+    usable = status == "ok"
+    if missing == "anytime":  # a timed-out anytime solver still returned its best tree
+        usable |= (status == "timeout") & rows[col].notna().to_numpy()
+    bad = status[~usable]
+    if len(bad) and missing != "ignore":
+        counts = ", ".join(f"{s} {n}" for s, n in sorted(bad.value_counts().items()))
+        raise _Fail(f"{len(bad)} of {len(rows)} selected cells did not finish ({counts})")
+    rows = rows[usable]
+    if rows.empty:
+        raise _Fail("no selected cell finished")
+    vals = pd.to_numeric(rows[col].astype("object"), errors="coerce").astype(float)
+    if vals.isna().any():
+        raise _Fail(f"`{col}` is missing in {int(vals.isna().sum())} of {len(vals)} finished cells")
+    if not across:
+        return _reduce(vals, agg), len(rows)
+    keys = [_column(rows, k) for k in across]
+    frame = pd.DataFrame({f"k{i}": rows[c].map(_token).to_numpy() for i, c in enumerate(keys)})
+    frame["v"] = vals.to_numpy()
+    names = [f"k{i}" for i in range(len(keys))]
+    g = frame.groupby(names, sort=True)["v"].agg(lambda s: _reduce(s, agg))
+    for i, how in enumerate(across.values()):
+        rest = names[i + 1:]
+        if rest:
+            g = g.groupby(level=rest, sort=True).agg(lambda s, how=how: _reduce(s, how))
+        else:
+            return _reduce(g.to_numpy(), how), len(rows)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fmt(x: float | None, metric: str = "") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if float(x).is_integer() and abs(x) < 1e12:
+        return f"{int(x)}"
+    return f"{x:.4f}" if abs(x) < 1e4 else f"{x:.4g}"
+
+
+# ----------------------------------------------------------------------------- checks
+def _item_name(e: Expectation, index: int) -> str:
+    if e.name:
+        return e.name
+    parts = [f"#{index + 1} {e.agg} {e.metric}"]
+    if e.where:
+        parts.append(_where_text(e.where))
+    if e.across:
+        parts.append("over " + ", ".join(f"{k} ({v})" for k, v in e.across.items()))
+    return " · ".join(parts)
+
+
+def _merge_where(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def _check(table: pd.DataFrame, e: Expectation, where: dict[str, Any], name: str) -> Verdict:
+    kind = e.kind
+    expected_text = _expected_text(e)
+    try:
+        if kind == "monotone":
+            return _check_monotone(table, e, where, name)
+        m, _ = measure(table, where, e.metric, e.agg, e.across, e.missing)
+        if kind == "value":
+            tol = e.abs if e.abs is not None else (e.rel * abs(e.value) if e.rel is not None else 0.0)
+            diff = m - e.value
+            ok = abs(diff) <= tol + _EPS + 1e-9 * abs(e.value)
+            return Verdict(name, e.source, kind, m, _fmt(m), expected_text, diff, ok,
+                           "" if ok else f"off by {abs(diff):.4g} (tolerance {tol:.4g})")
+        if kind == "bound":
+            ok = (e.ge is None or m >= e.ge - _EPS) and (e.le is None or m <= e.le + _EPS)
+            ref = e.ge if e.ge is not None and (e.le is None or m < e.ge) else e.le
+            diff = m - ref
+            return Verdict(name, e.source, kind, m, _fmt(m), expected_text, diff, ok,
+                           "" if ok else "outside the bound")
+        c = e.compare
+        assert c is not None
+        owhere = _merge_where(where, c.where)
+        other, _ = measure(table, owhere, c.metric or e.metric, c.agg or e.agg,
+                           e.across if c.across is None else c.across, e.missing)
+        ref = other + c.offset
+        if c.op == "eq":
+            ok = abs(m - ref) <= c.tol + _EPS
+        else:
+            ok = m >= ref - _EPS if c.op == "ge" else m <= ref + _EPS
+        sym = {"ge": "≥", "le": "≤", "eq": "="}[c.op]
+        off = f" {'+' if c.offset >= 0 else '−'} {abs(c.offset):g}" if c.offset else ""
+        tol = f" ± {c.tol:g}" if c.op == "eq" and c.tol else ""
+        shown = {k: v for k, v in c.where.items() if v is not None}
+        text = f"{sym} {_fmt(ref)}{tol} ({_fmt(other)}{off} at {_where_text(shown)})"
+        return Verdict(name, e.source, kind, m, _fmt(m), text, m - ref, ok,
+                       "" if ok else "relation does not hold")
+    except _Fail as exc:
+        return Verdict(name, e.source, kind, None, "n/a", expected_text, None, False, str(exc))
+
+
+def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
+                    name: str) -> Verdict:
+    from treebench.report.aggregate import sort_key
+
+    mono = e.monotone
+    assert mono is not None
+    rows = select(table, where)
+    if rows.empty:
+        raise _Fail(f"no results row matches {_where_text(where) or 'the selection'}")
+    col = _column(rows, mono.along)
+    values = {}
+    for v in rows[col]:
+        values.setdefault(_token(v), _norm(v))
+    axis = sorted(values.values(), key=sort_key)
+    if len(axis) < 2:
+        raise _Fail(f"`{col}` takes {len(axis)} value(s) in the selection; monotonicity needs two")
+    seq, kept = [], []
+    for v in axis:
+        try:
+            seq.append(measure(table, {**where, col: {"eq": v}}, e.metric, e.agg, e.across,
+                               e.missing)[0])
+            kept.append(v)
+        except _Fail:
+            if e.missing != "ignore":
+                raise
+            # missing: ignore drops an axis point none of whose cells finished
+    axis = kept
+    if len(axis) < 2:
+        raise _Fail(f"`{col}` has {len(axis)} point(s) with finished cells; monotonicity needs two")
+    steps = np.diff(np.asarray(seq))
+    if mono.direction == "decreasing":
+        steps = -steps
+    worst = float(steps.min())
+    ok = worst >= -mono.tol - _EPS
+    at = int(np.argmin(steps))
+    text = " → ".join(f"{_fmt(s)}" for s in seq) if len(seq) <= 6 else \
+        f"{_fmt(seq[0])} → … → {_fmt(seq[-1])} ({len(seq)} values)"
+    reason = "" if ok else (f"{'drops' if mono.direction == 'increasing' else 'rises'} by "
+                            f"{-worst:.4g} from {col}={axis[at]} to {axis[at + 1]}")
+    return Verdict(name, e.source, "monotone", None, text, _expected_text(e), worst, ok, reason)
+
+
+def _expected_text(e: Expectation) -> str:
+    if e.kind == "value":
+        assert e.value is not None
+        if e.rel is not None:
+            return f"{_fmt(e.value)} ± {100 * e.rel:g} %"
+        return f"{_fmt(e.value)} ± {e.abs or 0:g}"
+    if e.kind == "bound":
+        if e.ge is not None and e.le is not None:
+            return f"in [{_fmt(e.ge)}, {_fmt(e.le)}]"
+        return f"≥ {_fmt(e.ge)}" if e.ge is not None else f"≤ {_fmt(e.le)}"
+    if e.kind == "monotone":
+        m = e.monotone
+        assert m is not None
+        return f"{'non-decreasing' if m.direction == 'increasing' else 'non-increasing'} " \
+               f"along {m.along}" + (f" (tol {m.tol:g})" if m.tol else "")
+    c = e.compare
+    assert c is not None
+    shown = {k: v for k, v in c.where.items() if v is not None}
+    return f"{ {'ge': '≥', 'le': '≤', 'eq': '='}[c.op]} {_where_text(shown)}" + \
+        (f" {c.offset:+g}" if c.offset else "")
+
+
+def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
+    """One ``where`` addition per combination of the ``per`` columns present in the selection."""
+    if not e.per:
+        return [{}]
+    from treebench.report.aggregate import sort_key
+
+    rows = select(table, e.where)
+    cols = [_column(table, c) for c in e.per]
+    combos: dict[tuple[str, ...], tuple[Any, ...]] = {}
+    for _, r in rows[cols].iterrows():
+        vals = tuple(_norm(r[c]) for c in cols)
+        combos.setdefault(tuple(_token(v) for v in vals), vals)
+    ordered = sorted(combos.values(), key=lambda vs: tuple(sort_key(v) for v in vs))
+    return [{c: {"eq": v} for c, v in zip(cols, vals, strict=True)} for vals in ordered]
+
+
+def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation]) -> list[Verdict]:
+    """One verdict per expectation (per ``per`` group) on ``table``."""
+    out: list[Verdict] = []
+    table = _ix(table)  # normalise each column once for all the selections below
+    for i, e in enumerate(expectations):
+        base = _item_name(e, i)
+        try:
+            groups = _per_groups(table, e)
+        except _Fail as exc:
+            out.append(Verdict(base, e.source, e.kind, None, "n/a", _expected_text(e), None,
+                               False, str(exc)))
+            continue
+        if not groups:
+            out.append(Verdict(base, e.source, e.kind, None, "n/a", _expected_text(e), None,
+                               False, f"no results row matches {_where_text(e.where)}"))
+        for g in groups:
+            label = base if not g else base + " [" + ", ".join(
+                f"{k}={v['eq']}" for k, v in g.items()) + "]"
+            out.append(_check(table, e, {**e.where, **g}, label))
+    return out
+
+
+# ----------------------------------------------------------------------------- directories
+def _manifest(results_dir: Path) -> dict[str, Any]:
+    p = results_dir / "manifest.json"
+    if not p.is_file():
+        return {}
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except ValueError:
+        raise UserError(f"{p}: not valid JSON; rerun the experiment to rewrite it.") from None
+
+
+def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
+    from treebench.config import _loc, _pyd_message  # one wording for config errors
+    from pydantic import ValidationError
+
+    out = []
+    for i, item in enumerate(items or []):
+        try:
+            out.append(Expectation.model_validate(item))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ConfigError(f"{source}: key `expect[{i}].{_loc(err.get('loc', ()))}`: "
+                              f"{_pyd_message(err)}.") from None
+    return out
+
+
+def expectations_for(results_dir: Path, *, config: str | Path | None = None,
+                     profile: str | None = None) -> tuple[str, str | None, list[Expectation], str]:
+    """(experiment name, profile, expectations, note) for ``results_dir``: from ``config`` (a
+    YAML file, with ``profile`` applied) when given, else from the run's ``manifest.json``."""
+    if config is not None:
+        from treebench.config import load_config
+
+        exp = load_config(config, profile=profile)
+        return exp.name, exp.profile, list(exp.expect), ""
+    man = _manifest(results_dir)
+    cfg = man.get("config") or {}
+    name = str(man.get("experiment") or cfg.get("name") or results_dir.name)
+    if not cfg:
+        return name, profile, [], "no manifest.json with the run's config: nothing to check"
+    ran = cfg.get("profile")
+    items = cfg.get("expect") or []
+    if profile is not None and profile != ran:
+        prof = (cfg.get("profiles") or {}).get(profile)
+        if prof is None or ran is not None:
+            raise UserError(
+                f"{results_dir}: these results were run with "
+                f"{'profile ' + repr(ran) if ran else 'no profile'}; to check them against "
+                f"profile `{profile}`, give its config with --config."
+            )
+        if "expect" in prof:
+            items = prof["expect"]
+    src = f"{results_dir / 'manifest.json'}"
+    return name, profile if profile is not None else ran, parse_expectations(items, src), ""
+
+
+def verify_results(results_dir: str | Path, *, config: str | Path | None = None,
+                   profile: str | None = None) -> Verification:
+    """Verify one results directory (``results.parquet`` + ``manifest.json``)."""
+    from treebench.results import schema
+    from treebench.results.store import read_table
+
+    d = Path(results_dir)
+    name, prof, items, note = expectations_for(d, config=config, profile=profile)
+    v = Verification(name, d, prof, note=note)
+    if not items:
+        v.note = note or "the config states no expectations: nothing to check"
+        return v
+    path = d / "results.parquet"
+    if not path.is_file():
+        raise UserError(f"{d}: no results.parquet here; run the experiment first.")
+    try:
+        table = read_table(path)
+    except schema.SchemaError as exc:
+        raise UserError(f"{path}: the results table does not follow the schema: {exc}.") from None
+    v.verdicts = verify_table(table, items)
+    return v
+
+
+def experiment_dirs(path: str | Path) -> list[Path]:
+    """``path`` itself when it holds a results table, else its subdirectories that do
+    (one experiment each, sorted). Raise `UserError` when there is none."""
+    p = Path(path)
+    if (p / "results.parquet").is_file():
+        return [p]
+    if not p.is_dir():
+        raise UserError(f"{p}: no such results directory.")
+    found = sorted(q.parent for q in p.glob("*/results.parquet"))
+    if not found:
+        raise UserError(f"{p}: no results.parquet here or in its subdirectories; give a "
+                        "directory written by `treebench run`.")
+    return found
+
+
+def verify_path(path: str | Path, *, config: str | Path | None = None,
+                profile: str | None = None,
+                on_result: Callable[[Verification], None] | None = None) -> list[Verification]:
+    """Verify every experiment under ``path``, one at a time."""
+    out = []
+    for d in experiment_dirs(path):
+        v = verify_results(d, config=config, profile=profile)
+        out.append(v)
+        if on_result is not None:
+            on_result(v)
+    return out
+
+
+def write_json(v: Verification, path: Path) -> Path:
+    """The verdicts as JSON (for CI logs and other tools)."""
+    data = {
+        "experiment": v.experiment, "profile": v.profile, "passed": v.passed,
+        "n_failed": v.n_failed, "note": v.note,
+        "verdicts": [{"item": x.item, "source": x.source, "kind": x.kind,
+                      "measured": x.measured, "measured_text": x.measured_text,
+                      "expected": x.expected_text, "difference": x.difference,
+                      "passed": x.passed, "reason": x.reason} for x in v.verdicts],
+    }
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
