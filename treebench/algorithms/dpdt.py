@@ -176,7 +176,8 @@ class _DPDTMixin:
         return arrays, info, path
 
 
-@ALGORITHMS.register("dpdt", tags=("dpdt", "numeric", "weights", "anytime"))
+@ALGORITHMS.register("dpdt", tags=("dpdt", "anytime"),
+                     inputs=("binary", "numeric", "weights", "multiclass"))
 class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
     """DPDT (Kohler, Akrour & Preux, KDD 2025): the best depth-D tree whose splits come from
     CART calls (or Top-B / quantile / all midpoints) at every state, by dynamic programming.
@@ -268,7 +269,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         return self.alpha_path_[-1]["tree"]
 
 
-@ALGORITHMS.register("dpdt-regressor", tags=("dpdt", "numeric", "weights", "regression"))
+@ALGORITHMS.register("dpdt-regressor", tags=("dpdt",),
+                     inputs=("binary", "numeric", "weights", "regression"))
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (criterion

@@ -20,7 +20,8 @@ from treebench.algorithms.dpdt import DPDTClassifier
 from treebench.registry import ALGORITHMS
 
 
-@ALGORITHMS.register("dpdt-adaboost", tags=("dpdt", "ensemble", "numeric", "weights"))
+@ALGORITHMS.register("dpdt-adaboost", tags=("dpdt", "ensemble", "blackbox"),
+                     inputs=("binary", "numeric", "weights", "multiclass"))
 class DPDTAdaBoostClassifier(AdaBoostClassifier):
     """AdaBoost (SAMME, scikit-learn) with DPDT trees as weak learners (KDD 2025 §6.3).
 

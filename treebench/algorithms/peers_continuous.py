@@ -26,7 +26,8 @@ from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 
 
-@ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer", "numeric"))
+@ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer"),
+                     inputs=("binary", "numeric", "multiclass"))
 class ConTreePeerClassifier(TreeClassifierBase):
     """ConTree optimal depth-limited tree on numeric features (pycontree)."""
 
@@ -70,7 +71,8 @@ class ConTreePeerClassifier(TreeClassifierBase):
                       "solver_seconds": secs}
 
 
-@ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"))
+@ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"),
+                     inputs=("binary", "weights", "multiclass"))
 class LicketySplitPeerClassifier(TreeClassifierBase):
     """LicketySPLIT near-optimal lookahead tree (licketysplit), on 0/1 features."""
 
