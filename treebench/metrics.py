@@ -324,6 +324,9 @@ for _m in (
            fn=lambda d: expected_path_cost(d.tree, d.X, d.costs, d.sample_weight, d.leaves)),
     Metric("n_leaves", "leaves of the tree", "tree", per_split=False, dtype="Int64",
            fn=lambda d: d.tree.n_leaves),
+    Metric("n_leaves_effective", "leaves after merging sibling leaves that predict the same "
+           "class, recursively (comparable across learner families; issue 8 A16)", "tree",
+           per_split=False, dtype="Int64", fn=lambda d: _effective_leaves(d.tree)),
     Metric("n_nodes", "nodes of the tree (tests and leaves)", "tree", per_split=False,
            dtype="Int64", fn=lambda d: d.tree.n_nodes),
     Metric("depth", "depth of the tree (tests on the longest path; a lone leaf has 0)", "tree",
@@ -334,10 +337,21 @@ for _m in (
            per_split=False, greater_is_better=False),
     Metric("binarize_seconds", "binarizer fit and transform time (recorded)", "recorded",
            per_split=False, greater_is_better=False),
-    Metric("peak_rss_mb", "peak resident memory of the cell's process (recorded)", "recorded",
+    Metric("prepare_seconds", "data load, split and binarization in the worker (recorded; 0 "
+           "when cached)", "recorded", per_split=False, greater_is_better=False),
+    Metric("peak_rss_mb", "peak resident memory of the cell's process, including the pages it "
+           "shares with the warm worker (recorded)", "recorded",
            per_split=False, greater_is_better=False),
+    Metric("cell_rss_mb", "memory the cell added: peak RSS minus the worker's RSS at fork "
+           "(recorded)", "recorded", per_split=False, greater_is_better=False),
 ):
     register(_m)
+
+
+def _effective_leaves(tree) -> int:
+    from treebench.tree.simplify import effective_leaves
+
+    return effective_leaves(tree)
 
 
 def get(name: str) -> Metric:

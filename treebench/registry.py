@@ -218,6 +218,8 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers",
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
+        "treebench.algorithms.gosdt",
+        "treebench.algorithms.ngi",
         "treebench.algorithms.testing",
         "treebench.algorithms.dpdt",
         "treebench.algorithms.dpdt_boost",

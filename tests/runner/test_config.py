@@ -25,8 +25,10 @@ def test_cell_ids_are_stable_and_depend_on_spec_not_execution(write_config):
     a = expand(load_config(write_config(tiny_config(), "a.yaml")))
     b = expand(load_config(write_config(tiny_config(execution={"n_jobs": 2, "backend": "loky"}), "b.yaml")))
     assert [c.id for c in a] == [c.id for c in b]
-    c = expand(load_config(write_config(tiny_config(limits={"time": 10}), "c.yaml")))
-    assert not {x.id for x in a} & {x.id for x in c}, "limits are part of the cell spec"
+    c = expand(load_config(write_config(tiny_config(limits={"time": 10, "memory": 500}), "c.yaml")))
+    # issue 8, A11: limits are execution settings, not identity
+    assert [x.id for x in a] == [x.id for x in c]
+    assert all(x.limits["time"] == 10 and x.limits["memory"] == 500 for x in c)
     d = expand(load_config(write_config(tiny_config(seed=1), "d.yaml")))
     assert {x.id for x in a} != {x.id for x in d}
 

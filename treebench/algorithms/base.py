@@ -45,6 +45,12 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     #: then stays one byte per entry instead of being copied to float64 (8×) at fit and predict
     compact_input: bool = False
 
+    @staticmethod
+    def warmup() -> None:
+        """What the runner runs once per worker before timing any fit of this learner (imports
+        of a solver library, JIT compilation): nothing by default. A subclass overrides it, or
+        its module defines a ``warmup()`` function (issue 8, A13)."""
+
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""

@@ -117,20 +117,38 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     return prep
 
 
-def warm(algorithm: str) -> None:
-    """Import the algorithm's module and compile its kernels once per worker process."""
+def warm(algorithm: str) -> float:
+    """Run the learner's declared warm-up (imports of its solver library, JIT compilation) once
+    per worker process, outside any timed region (issue 8, A13). Returns the seconds it took
+    (0 when this worker had already warmed the learner)."""
     if algorithm in _WARM:
-        return
+        return 0.0
     from treebench.registry import ALGORITHMS
 
+    t0 = time.perf_counter()
     entry = ALGORITHMS.get(algorithm)
-    # the protocol: a `warmup()` attribute of the estimator class or of its module
-    fn = getattr(entry.obj, "warmup", None)
-    if fn is None:
-        fn = getattr(sys.modules.get(entry.obj.__module__), "warmup", None)
-    if callable(fn) and entry.available:
-        fn()
+    if entry.available:
+        warmup_for(entry.obj)()
     _WARM.add(algorithm)
+    return time.perf_counter() - t0
+
+
+def warmup_for(cls: Any):
+    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
+    module's ``warmup()`` function, else an inherited one (`TreeClassifierBase.warmup` does
+    nothing), else nothing."""
+    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
+    if isinstance(fn, staticmethod | classmethod):
+        fn = getattr(cls, "warmup")
+    if fn is None:
+        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
+    if fn is None:
+        fn = getattr(cls, "warmup", None)
+    return fn if callable(fn) else _no_warmup
+
+
+def _no_warmup() -> None:
+    return None
 
 
 def make_estimator(cell: Cell):
@@ -173,7 +191,11 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     t0 = time.perf_counter()
     if "context" in fit_kw:
         fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
-    est.fit(prep.X_train, prep.y_train, **fit_kw)
+    trace = None
+    if cell.tune:
+        est, trace = _tuned(est, cell, prep, fit_kw)
+    else:
+        est.fit(prep.X_train, prep.y_train, **fit_kw)
     fit_seconds = time.perf_counter() - t0
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
@@ -203,14 +225,31 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     for k in SOLVE_INFO_KEYS:
         if k in info and info[k] is not None:
             row[k] = info[k]
+    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
+        from treebench.tune import chosen_params
+
+        for k, v in chosen_params(trace).items():
+            row[f"param_{k}"] = v
+        info["tune_trace"] = trace
     extra_info = {k: v for k, v in info.items() if k not in row}
     return {
         "row": row,
         "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
         "classes": [] if classes is None else [_jsonable(c) for c in classes],
         "columns": prep.columns,
-        "solve_info": {k: _jsonable(v) for k, v in extra_info.items()},
+        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
     }
+
+
+def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
+    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
+    candidate with the cell's fit context; fit time covers every candidate fit."""
+    from treebench.tune import tune
+
+    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
+        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
+    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune,
+                fit_kwargs=fit_kw)
 
 
 def _takes_context(est) -> bool:
@@ -232,3 +271,13 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float | int | str | bool) or v is None:
         return v
     return str(v)
+
+
+def _jsonable_deep(v: Any) -> Any:
+    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable_deep(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable_deep(x) for x in v]
+    return _jsonable(v)
+

@@ -1,8 +1,9 @@
 """The results table: one row per cell (GUIDE §1, issue 2 "Executor and results").
 
 Fixed columns are listed in `COLUMNS` with their pandas dtype. Algorithm parameters appear as
-``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype,
-JSON-scalar values), so the set of those depends on the experiment. `validate` checks a table on
+``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype in
+memory, JSON-scalar values; typed per column in parquet, see `treebench.results.store`), so the
+set of those depends on the experiment. `validate` checks a table on
 write and on read and raises `SchemaError` naming the column.
 """
 
@@ -42,6 +43,9 @@ COLUMNS: dict[str, str] = {
     "binarizer_params": "string",  # canonical JSON
     "algorithm": "string",
     "algorithm_params": "string",  # canonical JSON
+    # execution settings (not identity: a retry with new limits keeps the cell id)
+    "time_limit": "Float64",  # seconds for the fit (limits.time)
+    "memory_limit": "Float64",  # megabytes on top of the warm worker (limits.memory)
     # data sizes
     "n_train": "Int64",
     "n_val": "Int64",  # validation rows (train-val-test splits), else 0
@@ -54,11 +58,14 @@ COLUMNS: dict[str, str] = {
     # metrics: every column of the metric registry (`treebench.metrics`), by name
     **_metric_columns(),
     # cost
-    "fit_seconds": "Float64",
+    "fit_seconds": "Float64",  # the estimator's fit, after its warm-up, without JIT compilation
     "compile_seconds": "Float64",
     "binarize_seconds": "Float64",
-    "wall_seconds": "Float64",
-    "peak_rss_mb": "Float64",
+    "prepare_seconds": "Float64",  # load + split + binarize in the worker (0 when cached)
+    "warmup_seconds": "Float64",  # the learner's declared warm-up (imports, JIT), once per worker
+    "wall_seconds": "Float64",  # the whole cell in the worker, preparation included
+    "peak_rss_mb": "Float64",  # peak RSS of the cell's own process, incl. pages shared with the worker
+    "cell_rss_mb": "Float64",  # what the cell added: peak RSS minus the worker's RSS at fork
     # solver info
     "optimal": "boolean",
     "objective": "Float64",
@@ -70,6 +77,7 @@ COLUMNS: dict[str, str] = {
     "status": "string",
     "error": "string",
     "finished_at": "string",  # ISO-8601 UTC
+    "history": "string",  # JSON list of earlier outcomes of this cell (status, limits, time)
     # provenance
     "treebench_version": "string",
     "git_sha": "string",
