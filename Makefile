@@ -10,11 +10,12 @@ DATA   ?= $(firstword $(wildcard ../shared/datasets))
 PAPER_CONFIGS ?= $(shell grep -l '^profiles:' configs/*.yaml)
 REPRO_OUT     ?= results/reproduce
 
-.PHONY: run test test-all install install-test bench clean help reproduce reproduce-full
+.PHONY: run test test-nojit test-all install install-test bench clean help reproduce reproduce-full
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
 	@echo "make test  - install the test extras and run the test suite"
+	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
 	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
 	@echo "make reproduce-full - the same with the full configs (hours)"
 
@@ -38,6 +39,12 @@ run: $(STAMP)
 
 test: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+# The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
+# code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
+test-nojit: $(TSTAMP)
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
+		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)

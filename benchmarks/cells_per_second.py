@@ -1,14 +1,24 @@
-"""Runner overhead: cells per second on a sweep of a few hundred tiny cells.
+"""Runner and report overhead (issue 9, item 9): start-up, cells per second, report time.
 
-Runs the same sweep (iris, a depth-1 CART per cell: the fit itself takes ~1 ms) through
-treebench's executor with each backend, and reports, next to it, the cost of the naive design
-(one fresh Python interpreter per cell) measured on a handful of cells. Prints a table; asserts
-nothing. Re-run: `.venv/bin/python benchmarks/cells_per_second.py [--cells 300]`.
+Measures, each in a fresh interpreter (so imports and worker start-up are paid as a user pays
+them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
+
+* ``start-up``: `treebench run` on a results directory where every cell is already done
+  (nothing to run, nothing to warm): the fixed cost of a command;
+* ``run -j 1`` / ``run -j 2``: the whole sweep without the report, in cells per second;
+* ``report``: `treebench report` on the finished sweep (figures included);
+* ``report (unchanged)``: the same report again, when no input changed.
+
+Prints a table of medians; asserts nothing. Re-run:
+`.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3] [--backend loky]`
+(``--treebench DIR`` measures another checkout's package, e.g. before/after a change).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -18,10 +28,8 @@ from pathlib import Path
 
 import yaml
 
-from treebench import api
 
-
-def _config(n_cells: int, backend: str, n_jobs: int) -> dict:
+def _config(n_cells: int) -> dict:
     return {
         "name": "overhead",
         "datasets": ["iris"],
@@ -29,55 +37,59 @@ def _config(n_cells: int, backend: str, n_jobs: int) -> dict:
         "binarization": {"method": "raw"},
         "algorithms": [{"name": "cart", "params": {"max_depth": 1}}],
         "limits": {"time": 60, "memory": 1000},
-        "execution": {"n_jobs": n_jobs, "backend": backend},
+        "execution": {"n_jobs": 1},  # the default backend
     }
 
 
-def run_sweep(n_cells: int, backend: str, n_jobs: int) -> tuple[float, float]:
+def _cli(args: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=False, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def measure(n_cells: int, env: dict[str, str], backend: str | None) -> dict[str, float]:
+    out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as d:
         cfg = Path(d) / "c.yaml"
-        cfg.write_text(yaml.safe_dump(_config(n_cells, backend, n_jobs)))
-        t0 = time.perf_counter()
-        s = api.run_experiment(cfg, out=Path(d) / "o", progress=False, report=False)
-        wall = time.perf_counter() - t0
-        assert s.counts["ok"] == n_cells
-        import pandas as pd
-
-        df = pd.read_parquet(Path(d) / "o" / "results.parquet")
-        return wall, float(df["fit_seconds"].sum())
-
-
-def fresh_interpreter_per_cell(n: int) -> float:
-    code = (
-        "from sklearn.datasets import load_iris; from sklearn.tree import DecisionTreeClassifier;"
-        "X,y=load_iris(return_X_y=True); DecisionTreeClassifier(max_depth=1).fit(X,y)"
-    )
-    t0 = time.perf_counter()
-    for _ in range(n):
-        subprocess.run([sys.executable, "-c", code], check=True)
-    return (time.perf_counter() - t0) / n
+        cfg.write_text(yaml.safe_dump(_config(n_cells)))
+        for jobs in (1, 2):
+            res = Path(d) / f"o{jobs}"
+            out[f"run -j {jobs} (s)"] = _cli(["run", str(cfg), "-o", str(res), "-q", "--no-report",
+                                             "-j", str(jobs)], env)
+        if backend:
+            out[f"run -j 2 --backend {backend} (s)"] = _cli(
+                ["run", str(cfg), "-o", str(Path(d) / "ob"), "-q", "--no-report", "-j", "2",
+                 "--backend", backend], env)
+        out["start-up, nothing to run (s)"] = _cli(
+            ["run", str(cfg), "-o", str(Path(d) / "o1"), "-q", "--no-report"], env)
+        shutil.rmtree(Path(d) / "o1" / "report", ignore_errors=True)
+        out["report (s)"] = _cli(["report", str(Path(d) / "o1")], env)
+        out["report, unchanged (s)"] = _cli(["report", str(Path(d) / "o1")], env)
+        out["--help (s)"] = _cli(["--help"], env)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--cells", type=int, default=300)
+    ap.add_argument("--cells", type=int, default=120)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--backend", default=None,
+                    help="also time `-j 2` with this backend (e.g. loky beside the default)")
+    ap.add_argument("--treebench", type=Path, default=None,
+                    help="checkout whose treebench package to measure (default: the installed one)")
     args = ap.parse_args()
-    rows = []
-    for backend, n_jobs in (("sequential", 1), ("loky", 2), ("threading", 2)):
-        walls, overheads = [], []
-        for _ in range(args.repeats):
-            wall, fit = run_sweep(args.cells, backend, n_jobs)
-            walls.append(wall)
-            overheads.append((wall * n_jobs - fit) / args.cells)
-        w = statistics.median(walls)
-        rows.append((f"treebench {backend} (n_jobs={n_jobs})", args.cells / w, statistics.median(overheads)))
-    per = fresh_interpreter_per_cell(5)
-    rows.append(("fresh interpreter per cell (1 job)", 1.0 / per, per))
-    print(f"{'executor':42s} {'cells/s':>9s} {'overhead s/cell (core-s)':>26s} {'ratio vs fresh':>15s}")
-    for name, cps, ovh in rows:
-        print(f"{name:42s} {cps:9.1f} {ovh:26.4f} {cps * per:15.1f}x")
-    print(f"\n{args.cells} cells per sweep, median of {args.repeats} runs; wall time includes worker start-up.")
+    env = dict(os.environ)
+    if args.treebench is not None:
+        env["PYTHONPATH"] = str(args.treebench.resolve())
+    runs = [measure(args.cells, env, args.backend) for _ in range(args.repeats)]
+    print(f"{'step':34s} {'median s':>9s} {'cells/s':>9s}")
+    for key in runs[0]:
+        med = statistics.median(r[key] for r in runs)
+        cps = f"{args.cells / med:9.1f}" if key.startswith("run -j") else f"{'':9s}"
+        print(f"{key:34s} {med:9.2f} {cps}")
+    print(f"\n{args.cells} cells, median of {args.repeats} fresh-interpreter runs on "
+          f"{os.cpu_count()} cores (shared machine: compare runs made side by side).")
 
 
 if __name__ == "__main__":

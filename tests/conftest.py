@@ -2,6 +2,11 @@
 
 ``tests/`` is put on ``sys.path`` so that test modules in sub-folders can ``import naive``
 (the slow reference solvers in ``tests/naive.py``) whatever pytest's import mode.
+
+Under ``NUMBA_DISABLE_JIT=1`` (`make test-nojit`, the coverage pass over compiled code) kernels
+run as plain Python, except numba intrinsics, which have no Python body: every intrinsic named
+in `PYTHON_TWINS` found in a loaded ``treebench`` module is replaced by its twin from
+``tests/naive.py`` (kernels then look it up as a module global when called).
 """
 
 import pathlib
@@ -10,3 +15,26 @@ import sys
 _TESTS = str(pathlib.Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+
+PYTHON_TWINS = ("popcount", "ctz")
+
+
+def _python_intrinsics() -> None:
+    from numba.core.extending import _Intrinsic
+
+    import naive
+
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("treebench") or mod is None:
+            continue
+        for twin in PYTHON_TWINS:
+            if isinstance(getattr(mod, twin, None), _Intrinsic):
+                setattr(mod, twin, getattr(naive, twin))
+
+
+def pytest_collection_modifyitems(config, items):
+    from numba.core import config as numba_config
+
+    if numba_config.DISABLE_JIT:
+        _python_intrinsics()

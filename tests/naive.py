@@ -375,3 +375,351 @@ def naive_threshold_columns(x, thresholds, op):
 def naive_onehot_columns(codes, k):
     """(n, k) 0/1 list of lists with a 1 at column ``codes[r]`` (none for -1)."""
     return [[int(c == j) for j in range(k)] for c in codes]
+
+
+# --- ngi ---
+# Reference for treebench.algorithms.ngi and its kernels (Zhang & Gionis, DMKD 2023), written from
+# the paper's definitions (§3, §4 Eq. 2 and the functions f^p, f̄^p, f^φ, f̃) and the authors'
+# conventions recorded in issue 14: E is computed literally from f̃_i before and after the test
+# (a quadratic pair count per node), not by the closed form. Objects are plain lists.
+
+NGI_TIE_RTOL = 1e-12
+
+
+def naive_ngi_coalesce(X, y, w=None):
+    """Identical rows → one object: (rows, labels, probabilities), rows sorted; the label is the
+    weighted majority (ties → smallest label); the probability is the share of the weight."""
+    w = [1.0] * len(y) if w is None else list(w)
+    groups = {}
+    for row, lab, wi in zip(X, y, w):
+        if wi <= 0:
+            continue
+        key = tuple(int(v) for v in row)
+        groups.setdefault(key, {})
+        groups[key][int(lab)] = groups[key].get(int(lab), 0.0) + wi
+    total = sum(sum(g.values()) for g in groups.values())
+    rows, labels, probs = [], [], []
+    for key in sorted(groups):
+        g = groups[key]
+        best = max(g.values())
+        labels.append(min(lab for lab, v in g.items() if v == best))
+        rows.append(list(key))
+        probs.append(sum(g.values()) / total)
+    return rows, labels, probs
+
+
+def naive_ngi_pairs(S, y):
+    """φ(S): pairs of objects of S with different labels, by enumerating the pairs."""
+    return sum(1 for a in range(len(S)) for b in range(a + 1, len(S)) if y[S[a]] != y[S[b]])
+
+
+def naive_ngi_h(S, y, w, kind):
+    """h(S) of Eq. 1 on the weighted class distribution: entropy (log2) or Gini."""
+    p = sum(w[i] for i in S)
+    if p <= 0:
+        return 0.0
+    classes = sorted({y[i] for i in S})
+    qs = [sum(w[i] for i in S if y[i] == c) / p for c in classes]
+    if kind == "entropy":
+        return max(0.0, -sum(q * math.log2(q) for q in qs if q > 0))
+    return max(0.0, 1.0 - sum(q * q for q in qs))
+
+
+def naive_ngi_f_tilde(i, node, root, y, w, theta, phi_root=None):
+    """f̃_i(D') where ``node`` is S^{(i)}_{D'} and ``root`` is X (§4); ``phi_root`` = φ(X)."""
+    a = max(w[i], theta)
+    p_node = sum(w[j] for j in node)
+    fp = min((1.0 - p_node) / (1.0 - a), 1.0) if a < 1.0 else 1.0
+    if phi_root is None:
+        phi_root = naive_ngi_pairs(root, y)
+    fphi = (phi_root - naive_ngi_pairs(node, y)) / phi_root if phi_root > 0 else 1.0
+    return 1.0 - (1.0 - fp) * (1.0 - fphi)
+
+
+def naive_ngi_branches(S, X, j):
+    return [[i for i in S if X[i][j] == 0], [i for i in S if X[i][j] == 1]]
+
+
+def naive_ngi_terms(S, root, X, y, w, j, theta, d_term="paper"):
+    """Every score of test j at node S: dict with B, E, D_entropy, D_gini, IP, BAL, gains."""
+    br = naive_ngi_branches(S, X, j)
+    p = sum(w[i] for i in S)
+    pv = [sum(w[i] for i in b) for b in br]
+    h_index = 0 if len(br[0]) >= len(br[1]) else 1  # most objects; ties → branch 0
+    out = {"B": p - pv[h_index]}
+    e = 0.0
+    phi_root = naive_ngi_pairs(root, y)
+    for b in br:
+        for i in b:
+            before = naive_ngi_f_tilde(i, S, root, y, w, theta, phi_root)
+            after = naive_ngi_f_tilde(i, b, root, y, w, theta, phi_root)
+            if before < 1.0:
+                e += w[i] * (after - before) / (1.0 - before)
+    out["E"] = e
+    for kind in ("entropy", "gini"):
+        hs = naive_ngi_h(S, y, w, kind)
+        hv = [naive_ngi_h(b, y, w, kind) for b in br]
+        if d_term == "paper":
+            out["D_" + kind] = p * (hs - sum((pv[v] / p) * hv[v] for v in range(2)))
+        else:
+            out["D_" + kind] = p * (hs - sum(pv[v] * hv[v] for v in range(2)))
+        out["gain_" + kind] = hs - sum((pv[v] / p) * hv[v] for v in range(2))
+    out["IP"] = p * naive_ngi_pairs(S, y) - sum(pv[v] * naive_ngi_pairs(br[v], y) for v in range(2))
+    out["BAL"] = abs(pv[1] - pv[0]) if br[0] and br[1] else 0.0
+    out["splits"] = bool(br[0]) and bool(br[1])
+    return out
+
+
+def naive_ngi_score(method, t, cost, lam):
+    """The score a method maximises, from one dict of `naive_ngi_terms`."""
+    if method == "ec4.5":
+        return (t["B"] + t["E"] + lam * t["D_entropy"]) / cost
+    if method == "ecart":
+        return (t["B"] + t["E"] + lam * t["D_gini"]) / cost
+    if method == "asr":
+        return (t["B"] + t["E"]) / cost
+    if method == "ip":
+        return t["IP"] / cost
+    if method in ("bal", "bal-fixed"):
+        return -t["BAL"]
+    if method == "c4.5":
+        return t["gain_entropy"]
+    if method == "cart":
+        return t["gain_gini"]
+    if method == "cc4.5":
+        return t["gain_entropy"] / cost
+    if method == "ccart":
+        return t["gain_gini"] / cost
+    raise ValueError(method)
+
+
+def naive_ngi_tree(X, y, w, n_classes, method, *, lam=1.0, theta=0.005, min_objects=1,
+                   d_term="paper", costs=None):
+    """Grow the tree of Algorithm 1 (or a baseline) on objects; nested dicts with ``value``
+    (weighted class masses), ``counts`` (objects per class) and ``feature``/``children``."""
+    m = len(X[0])
+    costs = [1.0] * m if costs is None else list(costs)
+    root = list(range(len(y)))
+
+    def node(S, used):
+        value = [0.0] * n_classes
+        counts = [0] * n_classes
+        for i in S:
+            value[y[i]] += w[i]
+            counts[y[i]] += 1
+        out = {"value": value, "counts": counts, "feature": -1}
+        p = sum(w[i] for i in S)
+        if (not S or sum(1 for c in counts if c) <= 1 or p <= theta + 1e-7
+                or len(S) <= min_objects):
+            return out
+        best, best_j = None, -1
+        scored = []
+        for j in range(m):
+            if j in used:
+                continue
+            t = naive_ngi_terms(S, root, X, y, w, j, theta, d_term)
+            all_tests = method == "bal" or (d_term == "authors" and method in ("ec4.5", "ecart"))
+            if not t["splits"] and not all_tests:
+                continue
+            scored.append((j, naive_ngi_score(method, t, costs[j], lam)))
+        if not scored:
+            return out
+        best = max(s for _, s in scored)
+        best_j = next(j for j, s in scored if s >= best - NGI_TIE_RTOL * max(1.0, abs(best)))
+        br = naive_ngi_branches(S, X, best_j)
+        out["feature"] = best_j
+        out["children"] = [node(br[0], used | {best_j}), node(br[1], used | {best_j})]
+        return out
+
+    return node(root, frozenset())
+
+
+def naive_ngi_prune(tree, alpha, kind):
+    """Top-down ccp(α) on a nested-dict tree (R = p·h, or p·φ for ``kind == "pairs"``)."""
+
+    def R(nd):
+        p = sum(nd["value"])
+        if kind == "pairs":
+            n = sum(nd["counts"])
+            return p * (n * n - sum(c * c for c in nd["counts"])) / 2.0
+        if p <= 0:
+            return 0.0
+        qs = [v / p for v in nd["value"]]
+        if kind == "entropy":
+            return p * max(0.0, -sum(q * math.log2(q) for q in qs if q > 0))
+        return p * max(0.0, 1.0 - sum(q * q for q in qs))
+
+    def leaves(nd):
+        if nd["feature"] < 0:
+            return [nd]
+        return leaves(nd["children"][0]) + leaves(nd["children"][1])
+
+    def prune(nd):
+        if nd["feature"] < 0:
+            return nd
+        lv = leaves(nd)
+        if alpha > 0 and R(nd) + alpha < sum(R(x) for x in lv) + alpha * len(lv):
+            return {"value": nd["value"], "counts": nd["counts"], "feature": -1}
+        return dict(nd, children=[prune(nd["children"][0]), prune(nd["children"][1])])
+
+    return prune(tree)
+
+
+def naive_ngi_preorder(tree):
+    """(feature, value) of every node in pre-order (left before right)."""
+    out = [(tree["feature"], list(tree["value"]))]
+    for c in tree.get("children", []) if tree["feature"] >= 0 else []:
+        out += naive_ngi_preorder(c)
+    return out
+
+
+def naive_ngi_path_cost(tree_arrays, x, costs):
+    """Sum of the costs of the tests met by row x, walking the TreeArrays from the root."""
+    i, total = 0, 0.0
+    while tree_arrays.feature[i] >= 0:
+        f = tree_arrays.feature[i]
+        total += costs[f]
+        i = tree_arrays.left[i] if x[f] <= tree_arrays.threshold[i] else tree_arrays.right[i]
+    return total
+
+
+# --- shared layers (numba intrinsics) ---
+# Python twins of numba intrinsics (one machine instruction when compiled, no pure-Python path):
+# the NUMBA_DISABLE_JIT pass (`make test-nojit`) puts them in place of the intrinsics.
+def popcount(x) -> int:
+    """Number of set bits of a uint64 (a Python int: mixed with int64 indices, numpy's uint64
+    would turn them into floats)."""
+    return bin(int(x)).count("1")
+
+
+def ctz(x) -> int:
+    """Trailing zeros of a non-zero uint64."""
+    x = int(x)
+    return (x & -x).bit_length() - 1
+
+
+# ============================================================================ runner helper
+# Naive twins of the runner's tree-size and tie-rule helpers (issue 8, A16).
+
+def naive_effective_leaves(feature, left, right, label) -> int:
+    """Leaves after merging same-label sibling leaves, by rebuilding the tree recursively."""
+
+    def walk(i):  # returns ("leaf", label) or ("split", n_leaves)
+        if feature[i] < 0:
+            return ("leaf", int(label[i]))
+        a, b = walk(left[i]), walk(right[i])
+        if a[0] == "leaf" and b[0] == "leaf" and a[1] == b[1]:
+            return a
+        na = 1 if a[0] == "leaf" else a[1]
+        nb = 1 if b[0] == "leaf" else b[1]
+        return ("split", na + nb)
+
+    r = walk(0)
+    return 1 if r[0] == "leaf" else r[1]
+
+
+def naive_tie_label(counts, prior) -> int:
+    """Majority class; ties to the class more frequent in training (prior), then lower index."""
+    best = None
+    for c in range(len(counts)):
+        key = (counts[c], prior[c], -c)
+        if best is None or key > best[0]:
+            best = (key, c)
+    return best[1]
+
+
+# --- gosdt ---
+# Reference for treebench.algorithms.gosdt (GOSDT objective, McTavish et al. AAAI 2022 eq. (3)):
+# every binary tree on 0/1 features up to a depth is enumerated explicitly and scored as
+# (misclassified weight) / (total weight) + lam * leaves; the naive equivalent-points bound and
+# the Theorem 4.3 bound. Plain Python loops, tiny inputs only.
+
+import numpy as np  # noqa: E402
+
+
+def naive_all_trees(d, depth):
+    """Every tree of depth <= depth over features 0..d-1 as nested tuples: ``None`` is a leaf,
+    ``(j, left, right)`` tests feature j (left: x_j = 0)."""
+    if depth == 0:
+        return [None]
+    sub = naive_all_trees(d, depth - 1)
+    out = [None]
+    for j in range(d):
+        for a in sub:
+            for b in sub:
+                out.append((j, a, b))
+    return out
+
+
+def naive_tree_leaves_of(tree, x):
+    node, path = tree, ()
+    while node is not None:
+        j, a, b = node
+        path += ((j, int(x[j])),)
+        node = b if x[j] == 1 else a
+    return path
+
+
+def naive_regularized_objective(tree, X, y, lam, n_classes, sample_weight=None, labels=None):
+    """R(t) with majority labels per leaf (or the given per-leaf ``labels`` dict); leaves are
+    counted in the tree, empty ones included."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    groups = {}
+    for i in range(len(y)):
+        key = naive_tree_leaves_of(tree, X[i])
+        groups.setdefault(key, np.zeros(n_classes))[y[i]] += w[i]
+    err = 0.0
+    for key, cnt in groups.items():
+        if labels is None:
+            err += cnt.sum() - cnt.max()
+        else:
+            err += cnt.sum() - cnt[labels.get(key, int(np.argmax(cnt)))]
+    return err / w.sum() + lam * naive_n_leaves(tree)
+
+
+def naive_n_leaves(tree):
+    if tree is None:
+        return 1
+    return naive_n_leaves(tree[1]) + naive_n_leaves(tree[2])
+
+
+def naive_gosdt_costs(X, y, n_classes, depth, sample_weight=None):
+    """(error rate, leaves) of every tree of depth <= depth (explicit enumeration)."""
+    X = np.asarray(X).astype(int)
+    return [(naive_regularized_objective(t, X, y, 0.0, n_classes, sample_weight),
+             naive_n_leaves(t)) for t in naive_all_trees(X.shape[1], depth)]
+
+
+def naive_gosdt(X, y, n_classes, lam, depth, sample_weight=None, costs=None):
+    """The minimum of R(t) over every tree of depth <= depth (explicit enumeration)."""
+    if costs is None:
+        costs = naive_gosdt_costs(X, y, n_classes, depth, sample_weight)
+    return min(e + lam * h for e, h in costs)
+
+
+def naive_equivalent_points(X, y, rows, sample_weight=None):
+    """Errors any tree makes on ``rows``: per group of identical feature vectors, its weight
+    minus its largest class weight."""
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    groups = {}
+    for i in np.flatnonzero(rows):
+        groups.setdefault(tuple(np.asarray(X[i]).astype(int)), {}).setdefault(int(y[i]), 0.0)
+        groups[tuple(np.asarray(X[i]).astype(int))][int(y[i])] += w[i]
+    return sum(sum(g.values()) - max(g.values()) for g in groups.values())
+
+
+def naive_theorem43_bound(tree, X, y, y_ref, lam, n_classes):
+    """McTavish et al. Theorem 4.3: (|reference errors| + errors of ``tree`` (majority labels) on
+    the rows the reference gets right) / N + lam * leaves(tree)."""
+    X = np.asarray(X).astype(int)
+    groups = {}
+    for i in range(len(y)):
+        groups.setdefault(naive_tree_leaves_of(tree, X[i]), np.zeros(n_classes))[y[i]] += 1
+    labels = {k: int(np.argmax(v)) for k, v in groups.items()}
+    err = 0
+    for i in range(len(y)):
+        if y_ref[i] != y[i]:
+            err += 1
+        elif labels[naive_tree_leaves_of(tree, X[i])] != y[i]:
+            err += 1
+    return err / len(y) + lam * naive_n_leaves(tree)

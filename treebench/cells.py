@@ -1,76 +1,31 @@
-"""Sweep values, grid expansion and cells.
+"""Grid expansion and cells.
 
-A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params, limits)
-combination; its id is a hash of its canonical spec (execution knobs excluded), so the same
-config always gives the same cells and a rerun can skip the finished ones.
+A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination;
+its id is a hash of that canonical spec. Time and memory limits travel with the cell but are
+execution settings, not identity (issue 8, A11): the same config gives the same cell ids under
+any limits, so ``--retry timeout --time-limit 120`` reruns only the cells that timed out.
+
+Each learner is paired only with the inputs it accepts (`accepts` / `produces`): a learner that
+needs 0/1 features is never paired with ``raw`` numeric features; `expand` says why a pair was
+skipped, and `unpaired` lists the learners left with no input at all (a config error).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from treebench.config import Experiment
 
-# ----------------------------------------------------------------------------- value sweeps
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
-
-
-def expand_values(v: Any) -> list[Any]:
-    """A sweep axis as a list: lists stay, ``"a..b"`` is an integer range, ``{value: x}`` is the
-    literal ``x``, a comma string ``"1,2,all"`` is split (numbers parsed), anything else is a
-    single value."""
-    if isinstance(v, dict) and set(v) == {"value"}:
-        return [v["value"]]
-    if isinstance(v, list):
-        out: list[Any] = []
-        for item in v:
-            out.extend(expand_values(item) if isinstance(item, str) and _RANGE.match(item) else [item])
-        return out
-    if isinstance(v, str):
-        m = _RANGE.match(v)
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if b < a:
-                raise ValueError(f"range `{v}` is empty; write it as low..high")
-            return list(range(a, b + 1))
-        if "," in v:
-            return [parse_scalar(p) for p in v.split(",") if p.strip()]
-    return [v]
-
-
-def parse_scalar(s: str) -> Any:
-    """Parse a command-line value: int, float, true/false, none/null, else the string."""
-    s = s.strip()
-    low = s.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(s)
-        except ValueError:
-            pass
-    return s
-
-
-def grid(params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Cartesian product of the sweep axes in ``params`` (sorted keys, stable order)."""
-    keys = sorted(params)
-    axes = [expand_values(params[k]) for k in keys]
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
-
+from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
 
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
 class Cell:
-    """One unit of work. ``spec`` is canonical JSON-able data; ``id`` is its hash."""
+    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
 
     id: str
     dataset: str  # display name
@@ -84,12 +39,11 @@ class Cell:
     algorithm: str
     algorithm_label: str
     algorithm_params: dict[str, Any]
-    limits: dict[str, Any]
+    limits: dict[str, Any]  # execution settings: not part of the id
     random_state: int
     experiment_seed: int = 0
-
-    def spec(self) -> dict[str, Any]:
-        return cell_spec(self)
+    costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
+    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
 
 
 def canonical_json(obj: Any) -> str:
@@ -103,23 +57,102 @@ def derive_seed(*parts: Any) -> int:
 
 
 def cell_spec(c: Cell) -> dict[str, Any]:
-    return {
+    out = {
         "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
         "split": c.split,
         "fold": c.fold,
         "seed": c.seed,
         "binarizer": {"method": c.binarizer, "params": c.binarizer_params},
         "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
-        "limits": c.limits,
         "random_state": c.random_state,
+        **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
     }
+    if c.tune:  # only tuned cells record a plan, so other cells keep their ids
+        out["tune"] = c.tune
+    return out
+
+
+def cell_id(c: Cell) -> str:
+    return hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- input pairing
+def accepts(algorithm: str) -> frozenset[str]:
+    """Input kinds a learner accepts (``binary``, ``numeric``, ...), from its declaration: the
+    registry entry's input tags where the registry has them, else ``binary_features_only``."""
+    from treebench.registry import ALGORITHMS
+
+    entry = ALGORITHMS.get(algorithm)
+    declared = getattr(entry, "inputs", None)
+    if declared:
+        return frozenset(declared)
+    obj = entry.obj
+    return frozenset({"binary"} if getattr(obj, "binary_features_only", False) else {"binary", "numeric"})
+
+
+def produces(method: str) -> str:
+    """The input kind a binarization method hands to learners: ``numeric`` for methods that pass
+    numbers through (``raw``), else ``binary``."""
+    import numpy as np
+
+    from treebench import registry
+
+    if hasattr(registry, "binarizer_output"):  # the registry's declaration, where it has one
+        return registry.binarizer_output(method)
+    obj = registry.BINARIZERS.get(method).obj
+    return "numeric" if getattr(obj, "output_dtype", np.uint8) == np.float64 else "binary"
+
+
+@dataclass
+class Skipped:
+    """A (learner, binarization) pair that `expand` left out, and why."""
+
+    dataset: str
+    algorithm: str
+    binarizer: str
+    reason: str
+
+
+@dataclass
+class Expansion:
+    cells: list[Cell]
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _binarizations(exp: Experiment, ds: Any, alg: Any) -> list[Any]:
+    """An algorithm's own ``binarization:`` wins, then the dataset's, then the experiment's."""
+    return getattr(alg, "binarization", None) or ds.binarization or exp.binarization
+
+
+def unpaired(exp: Experiment) -> list[tuple[int, str, list[str]]]:
+    """(index, name, binarization methods) of algorithms that no binarization of some dataset
+    suits: a config error, caught at validation."""
+    out = []
+    for i, a in enumerate(exp.algorithms):
+        try:
+            kinds = accepts(a.name)
+        except Exception:  # unknown names are reported by the name check
+            continue
+        for ds in exp.datasets:
+            methods = [b.method for b in _binarizations(exp, ds, a)]
+            if not any(produces(m) in kinds for m in methods):
+                out.append((i, a.name, methods))
+                break
+    return out
 
 
 def expand(exp: Experiment) -> list[Cell]:
     """All cells of an experiment, ordered so that consecutive cells share data and folds."""
+    return expand_all(exp).cells
+
+
+def expand_all(exp: Experiment) -> Expansion:
+    """All cells, and the (learner, binarization) pairs left out because the learner does not
+    accept that input (e.g. Top-k on ``raw`` features)."""
     from treebench.data.splits import split_instances
 
     cells: list[Cell] = []
+    skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
     limits = exp.limits.model_dump()
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
@@ -130,11 +163,29 @@ def expand(exp: Experiment) -> list[Cell]:
         for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
             split.pop(key, None)
         seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
+        # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
+        pairs: list[tuple[Any, Any]] = []
+        for a in exp.algorithms:
+            kinds = accepts(a.name)
+            for b in _binarizations(exp, ds, a):
+                if produces(b.method) not in kinds:
+                    key = (names[i], a.label or a.name, b.method)
+                    skipped.setdefault(key, Skipped(*key, reason=(
+                        f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
+                        f"features through")))
+                    continue
+                pairs.append((b, a))
+        order = []
+        for b, _ in pairs:
+            if all(b != o for o in order):
+                order.append(b)
         for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
             rs = derive_seed(exp.seed, names[i], fold, seed)
-            for b in ds.binarization or exp.binarization:
+            for b in order:
                 for bp in grid(b.params):
-                    for a in exp.algorithms:
+                    for bb, a in pairs:
+                        if bb != b:
+                            continue
                         for ap in grid(a.params):
                             c = Cell(
                                 id="",
@@ -152,14 +203,12 @@ def expand(exp: Experiment) -> list[Cell]:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
+                                costs=(ds.costs or exp.costs).cell_spec(exp.seed),
+                                tune=[t.model_dump() for t in a.tune] if a.tune else None,
                             )
-                            cid = hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
+                            cid = cell_id(c)
                             if cid in seen:
                                 continue
                             seen.add(cid)
-                            cells.append(_with_id(c, cid))
-    return cells
-
-
-def _with_id(c: Cell, cid: str) -> Cell:
-    return replace(c, id=cid)
+                            cells.append(replace(c, id=cid))
+    return Expansion(cells, list(skipped.values()))

@@ -66,11 +66,12 @@ def _main(
 # ----------------------------------------------------------------------------- run / sweep
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
-Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: loky, threading, sequential (dask or ray when installed).")]
+Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed).")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Wall-clock seconds per cell (overrides limits.time).")]
 MemLimit = Annotated[float | None, typer.Option("--memory-limit", help="Megabytes per cell on top of the shared worker (overrides limits.memory).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the cells and how many are done / to run / skipped; run nothing.")]
-Force = Annotated[bool, typer.Option("--force", help="Rerun every cell, even those already finished.")]
+Force = Annotated[bool, typer.Option("--force", help="Rerun every cell, even those already finished (with finished cells present, needs --overwrite).")]
+Overwrite = Annotated[bool, typer.Option("--overwrite", help="Allow a command to replace finished results (e.g. --force on a directory with finished cells).")]
 Retry = Annotated[str, typer.Option("--retry", help="Rerun finished cells with these statuses, comma-separated: error,crashed,timeout,oom.")]
 FailOn = Annotated[str, typer.Option("--fail-on", help="Exit non-zero on: error (error/crashed/oom, exit 3), timeout (also timeouts, exit 4), never.")]
 Seed = Annotated[int | None, typer.Option("--seed", help="Experiment seed (overrides the config's seed).")]
@@ -87,28 +88,36 @@ def _run(
     *,
     out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
-    overrides: dict[str, Any] | None = None, profile: str | None = None, verify: bool = False,
+    overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
+    verify: bool = False,
 ) -> None:
     with _user_errors():
         from treebench import api
 
         if offline:
             os.environ["TREEBENCH_OFFLINE"] = "1"
+        if n_jobs is not None:
+            api.check_n_jobs(n_jobs)
         retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
         if dry_run:
+            applied: dict[str, dict[str, str]] = {}
             exp = api.resolve_experiment(
                 config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-                sweep=sweep, overrides=overrides, profile=profile,
+                sweep=sweep, overrides=overrides, applied=applied, profile=profile,
             )
             out_dir = out or api.default_out(exp)
             pl = api.plan(exp, out_dir, force=force, retry=retry_t)
-            _print_plan(exp, pl, out_dir)
+            # load the data (from the cache) and fit each binarization once: label, column and
+            # binarizer errors show now, exit 2, without fitting any learner
+            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None)
+            _print_plan(exp, pl, out_dir, applied, n_checked)
             raise typer.Exit(0)
         summary = api.run_experiment(
             config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
-            memory_limit=memory_limit, force=force, retry=retry_t, fail_on=fail_on, seed=seed,
-            sweep=sweep, overrides=overrides, data_dirs=data_dir, offline=True if offline else None,
-            progress=not quiet, report=not no_report, profile=profile,
+            memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
+            fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
+            offline=True if offline else None, progress=not quiet, report=not no_report,
+            profile=profile,
         )
     _print_summary(summary)
     code = summary.exit_code
@@ -123,11 +132,20 @@ def _run(
     raise typer.Exit(code)
 
 
-def _print_plan(exp, pl, out_dir: Path) -> None:
+def _console():
+    """A rich console on stdout; full width when stdout is not a terminal (a piped table is
+    never cut at 80 columns)."""
     from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=10_000, soft_wrap=True)
+
+
+def _print_plan(exp, pl, out_dir: Path, applied=None, n_checked: int = 0) -> None:
     from rich.table import Table
 
-    con = Console()
+    from treebench.sweeps import describe_applied
+
+    con = _console()
     t = Table(title=f"{exp.name}: {len(pl.cells)} cells", show_lines=False)
     for col in ("cell", "dataset", "fold", "seed", "binarizer", "algorithm", "params", "state"):
         t.add_column(col)
@@ -142,15 +160,31 @@ def _print_plan(exp, pl, out_dir: Path) -> None:
     con.print(t)
     if len(pl.cells) > 200:
         con.print(f"... and {len(pl.cells) - 200} more cells")
+    for line in describe_applied(applied or {}):
+        con.print(f"sweep: {line}", markup=False)
+    for sk in pl.pairs_skipped:
+        con.print(f"not paired: {sk.algorithm} with binarization `{sk.binarizer}` on "
+                  f"{sk.dataset}: {sk.reason}", markup=False)
     con.print(
         f"already done: {len(pl.done)}  to run: {len(pl.to_run)}  skipped: {len(pl.skipped)}"
-        f"  (results in {out_dir})"
+        f"  (results in {out_dir})", markup=False,
     )
+    if n_checked:
+        con.print(f"data checked: {n_checked} dataset/binarization combination(s) load and "
+                  f"binarize (no learner was fitted)", markup=False)
 
 
 def _print_summary(s) -> None:
+    from treebench.sweeps import describe_applied
+
+    for line in describe_applied(s.sweep_applied):
+        typer.echo(f"sweep: {line}")
+    for sk in s.pairs_skipped:
+        typer.echo(f"not paired: {sk.algorithm} with binarization `{sk.binarizer}` on "
+                   f"{sk.dataset}: {sk.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
-    typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts}); ran {s.n_ran} now.")
+    typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts} in the directory); ran {s.n_ran} "
+               f"now on {s.n_jobs} worker(s).")
     for name, how in getattr(s, "splits", {}).items():
         typer.echo(f"split:   {name}: {how}")
     for note in getattr(s, "data_warnings", []):
@@ -170,13 +204,13 @@ def run(
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
-    profile: Profile = None, verify: Verify = False,
+    overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
-         profile=profile, verify=verify)
+         overwrite=overwrite, profile=profile, verify=verify)
 
 
 @app.command()
@@ -184,15 +218,18 @@ def sweep(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML) whose sweep axes to override.")],
     k: Annotated[str | None, typer.Option("--k", help="Values of k, e.g. 1,2,4,8,all.")] = None,
     depth: Annotated[str | None, typer.Option("--depth", help="Values of max_depth, e.g. 2..6 or 2,3,5.")] = None,
-    lambda_: Annotated[str | None, typer.Option("--lambda", help="Regularisation values, e.g. 0.001,0.01.")] = None,
+    lambda_: Annotated[str | None, typer.Option("--lambda", help="Regularisation values, e.g. 0.001,0.01: sets each algorithm's first parameter among regularization, lambda_, lam, ccp_alpha (printed per algorithm).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Any algorithm parameter: NAME=VALUES (repeatable).")] = None,
     out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None,
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
-    profile: Profile = None, verify: Verify = False,
+    overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
 ) -> None:
-    """Override sweep axes of a config from the command line (explicit flags beat the config), then run."""
+    """Override sweep axes of a config from the command line (explicit flags beat the config), then
+    run. The sweep's cells are added to the experiment's results directory (finished cells are
+    kept and merged into its tables; a rerun resumes); each alias flag prints the parameter it
+    set for each algorithm."""
     with _user_errors():
         from treebench.api import parse_axis
         from treebench.errors import UserError
@@ -200,18 +237,18 @@ def sweep(
         axes: dict[str, list[Any]] = {}
         for flag, text in (("k", k), ("depth", depth), ("lambda", lambda_)):
             if text is not None:
-                axes[flag] = parse_axis(text)
+                axes[flag] = parse_axis(text, flag)
         for item in param or []:
             if "=" not in item:
                 raise UserError(f"--param `{item}`: write it as NAME=VALUES, e.g. --param min_samples_leaf=1,5.")
             name, _, text = item.partition("=")
-            axes[name.strip()] = parse_axis(text)
+            axes[name.strip()] = parse_axis(text, name.strip())
         if not axes:
             raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
-         profile=profile, verify=verify)
+         overwrite=overwrite, profile=profile, verify=verify)
 
 
 # ----------------------------------------------------------------------------- verify
@@ -268,19 +305,29 @@ def verify(
 # ----------------------------------------------------------------------------- report / show
 @app.command()
 def report(
-    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`, or a folder of them (e.g. results/).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
-    format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex.")] = "html,md,csv,latex",
+    format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex; add svg for SVG figures beside the PNGs.")] = "html,md,csv,latex",
 ) -> None:
-    """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html."""
+    """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html.
+
+    Given a folder of experiments (``results/`` with ``results/<experiment>/``), write each
+    experiment's report, a top-level index.html and, when datasets repeat across experiments,
+    a cross-experiment summary table."""
     with _user_errors():
         from treebench import api
         from treebench.errors import UserError
 
-        if not (results_dir / "results.parquet").is_file():
-            raise UserError(f"{results_dir}: no results.parquet here; give a directory written by `treebench run`.")
         fmts = [f.strip() for f in format.split(",") if f.strip()]
-        target = api.write_report(results_dir, out, formats=fmts)
+        if (results_dir / "results.parquet").is_file():
+            target = api.write_report(results_dir, out, formats=fmts)
+        elif results_dir.is_dir() and api.experiment_dirs(results_dir):
+            target = api.report_tree(results_dir, out, formats=fmts)
+        else:
+            raise UserError(
+                f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
+                f"written by `treebench run` (or the folder that holds several)."
+            )
     typer.echo(f"report: {target}")
 
 
@@ -309,10 +356,13 @@ def show(
         row = rec.get("row", {})
         if format not in ("text", "json", "dot"):
             raise UserError(f"--format must be text, json or dot (got {format!r}).")
+        status = row.get("status")
         if rec.get("tree") is None:
+            what = "timed out" if status == "timeout" else f"ended with status {status}"
             raise UserError(
-                f"cell {matches[0].stem} has no tree (status {row.get('status')}"
-                f"{': ' + str(row.get('error')) if row.get('error') else ''}; algorithm {row.get('algorithm')})."
+                f"cell {matches[0].stem} {what} and has no tree"
+                f"{' (' + str(row.get('error')) + ')' if row.get('error') else ''}; algorithm "
+                f"{row.get('algorithm')}, time limit {_limit(row.get('time_limit'))}."
             )
         tree = TreeArrays.from_dict(rec["tree"])
         names, conds = conditions_from_columns(rec.get("columns"))
@@ -321,8 +371,13 @@ def show(
         f"# cell {matches[0].stem}: {row.get('algorithm')} {row.get('algorithm_params')} on "
         f"{row.get('dataset')} (fold {row.get('fold')}, seed {row.get('seed')}); "
         f"train acc {_pct(row.get('train_accuracy'))}, test acc {_pct(row.get('test_accuracy'))}, "
-        f"{tree.n_leaves} leaves, depth {tree.depth}"
+        f"{tree.n_leaves} leaves, depth {tree.depth}; fit {_secs(row.get('fit_seconds'))}"
     )
+    if status == "timeout" or row.get("timed_out"):
+        header += (
+            f"\n# TIMED OUT (status {status}, time limit {_limit(row.get('time_limit'))}): the "
+            f"solver stopped at its time limit; this is the best tree it had, not a proven optimum"
+        )
     if format == "json":
         typer.echo(json.dumps(export_dict(tree, names, classes, conds), indent=2, default=str))
     elif format == "dot":
@@ -334,6 +389,17 @@ def show(
 
 def _pct(v: Any) -> str:
     return "n/a" if v is None else f"{100 * float(v):.2f} %"
+
+
+def _secs(v: Any) -> str:
+    """Every printed time in one format (issue 8, A12): 3 significant digits and ``s``."""
+    from treebench.report.tables import fmt_seconds
+
+    return "n/a" if v is None else f"{fmt_seconds(v)} s"
+
+
+def _limit(v: Any) -> str:
+    return "none" if v is None else _secs(v)
 
 
 # ----------------------------------------------------------------------------- listings
@@ -383,6 +449,25 @@ def binarizers() -> None:
             "`categorical_params` and `fit_on` (train, the default, or all). Example: "
             "binarization: {method: quantile, params: {max_splits: 8}}"
         )
+
+
+@app.command()
+def metrics() -> None:
+    """List the metrics of the metric registry: their names (as used in a config's `metrics:`,
+    the report and `expect:`), results columns, task and meaning."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench import metrics as registry
+
+        t = Table(title="metrics")
+        for col in ("name", "columns", "task", "better", "description"):
+            t.add_column(col, overflow="fold")
+        for m in registry.all_metrics():
+            better = {True: "higher", False: "lower", None: ""}[m.greater_is_better]
+            t.add_row(m.name, ", ".join(m.columns()), m.task, better, m.description)
+        Console(width=160).print(t)
 
 
 @datasets_app.callback()

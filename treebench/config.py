@@ -1,4 +1,4 @@
-"""The experiment schema, its validation and the expansion of a config into cells.
+"""The experiment schema and its validation (expansion into cells: `treebench.cells.expand`).
 
 A config is YAML. Everything is checked before anything runs: unknown keys, wrong types,
 unknown algorithm/dataset/binarizer names (with a "did you mean"), parameter values the
@@ -17,21 +17,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from treebench.cells import expand_values, grid
+from treebench.sweeps import expand_values, grid
 from treebench.errors import ConfigError
 from treebench.expectations import Expectation
 
-METRICS = (
-    "accuracy",
-    "balanced_accuracy",
-    "roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests",
-    "fit_seconds",
-)
-BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
+#: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
+BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
 
 
 def _as_binarization_list(v: Any) -> Any:
@@ -76,6 +67,7 @@ class DatasetSpec(_Strict):
     alias: str | None = None
     split: SplitSpec | None = None
     binarization: list[BinarizationSpec] | None = None
+    costs: CostsSpec | None = None
 
     @field_validator("binarization", mode="before")
     @classmethod
@@ -271,25 +263,105 @@ class SplitSpec(_Strict):
         return expand_values(v) if v is not None and not isinstance(v, list) else v
 
 
+class CostsSpec(_Strict):
+    """Per-test costs (NGI, Ma et al. 2023, §3: ``c(d)``), charged by the ``expected_cost``
+    metric and passed to learners as ``FitContext.feature_costs`` (one cost per binary column).
+
+    ``unit``: every test costs 1 (``expected_cost`` = ``expected_tests``). ``given``: a cost
+    per original feature, from ``values`` (feature name → cost; ``default`` for the others) or,
+    without ``values``, from the dataset's own ``feature_costs``; every binary column of a
+    feature costs what the feature costs. ``random``: an integer cost drawn uniformly from
+    ``low..high`` (the paper's {1, ..., 10}) for every binary column, from ``seed`` (default:
+    the experiment's seed), the same for every fold.
+    """
+
+    kind: Literal["unit", "given", "random"] = "unit"
+    values: dict[str, float] | None = None
+    default: float | None = Field(None, ge=0)
+    seed: int | None = None
+    low: int = Field(1, ge=0)
+    high: int = Field(10, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CostsSpec:
+        if self.kind != "given" and (self.values is not None or self.default is not None):
+            raise ValueError("`values` and `default` go with `kind: given`")
+        if self.kind != "random" and self.seed is not None:
+            raise ValueError("`seed` goes with `kind: random`")
+        if self.low > self.high:
+            raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
+        for name, c in (self.values or {}).items():
+            if not (c >= 0 and c < float("inf")):
+                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+        return self
+
+    def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
+        """What a cell records (empty for unit costs, so their cell ids do not change)."""
+        if self.kind == "unit":
+            return {}
+        out = self.model_dump(exclude_none=True)
+        if self.kind == "random":
+            out.setdefault("seed", experiment_seed)
+        else:
+            out.pop("low", None)
+            out.pop("high", None)
+        return out
+
+
 class BinarizationSpec(_Strict):
     method: str = "raw"
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class TuneStepSpec(_Strict):
+    """One step of in-cell tuning (`treebench.tune`): choose ``param`` from ``grid`` by
+    ``metric`` on the validation rows of a ``train-val-test`` split with ``rule``."""
+
+    param: str
+    grid: list[Any] = Field(min_length=1)
+    metric: Literal["val_auc", "val_accuracy"] = "val_auc"
+    rule: Literal["scan_down_tol", "argmax"] = "argmax"
+    tol: float = Field(0.0, ge=0)
 
 
 class AlgorithmSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
+    #: the learner's own inputs (e.g. raw features for CART beside binary ones for Top-k)
+    binarization: list[BinarizationSpec] | None = None
+
+    @field_validator("binarization", mode="before")
+    @classmethod
+    def _bin_list(cls, v: Any) -> Any:
+        return _as_binarization_list(v)
+
+    #: in-cell tuning: one step or a list of steps run in order (`treebench.tune`)
+    tune: list[TuneStepSpec] | None = None
+
+    @field_validator("tune", mode="before")
+    @classmethod
+    def _tune_list(cls, v: Any) -> Any:
+        return [v] if isinstance(v, dict) else v
 
 
 class LimitsSpec(_Strict):
-    time: float | None = Field(None, gt=0, description="wall-clock seconds per cell")
+    time: float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
     memory: float | None = Field(None, gt=0, description="megabytes per cell")
+    prepare: float | None = Field(
+        None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
+        "apart from `time` (which is the fit's)")
 
 
 class ExecutionSpec(_Strict):
     n_jobs: int = -1
-    backend: Literal["loky", "threading", "sequential", "dask", "ray"] = "loky"
+    #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
+    backend: Literal[BACKENDS] = "fork"
 
     @field_validator("n_jobs")
     @classmethod
@@ -310,6 +382,7 @@ class Experiment(_Strict):
     metrics: list[str] = Field(default_factory=lambda: ["accuracy", "n_leaves", "fit_seconds"])
     limits: LimitsSpec = LimitsSpec()
     execution: ExecutionSpec = ExecutionSpec()
+    costs: CostsSpec = CostsSpec()
     # reproductions (issue 10): checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -339,16 +412,11 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench.errors import did_you_mean
+        from treebench import metrics
 
         for m in v:
-            if m not in METRICS:
-                raise ValueError(f"unknown metric `{m}`{did_you_mean(m, METRICS)}; known: {', '.join(METRICS)}")
+            metrics.get(m)  # ValueError naming the known metrics
         return v
-
-    @property
-    def seeds(self) -> list[int]:
-        return list(self.split.seeds) if self.split.seeds else [self.seed]
 
     def dataset_names(self) -> list[str]:
         """Unique display names of ``datasets``, in order (`unique_dataset_names`)."""
@@ -387,6 +455,7 @@ class Experiment(_Strict):
 
 
 DatasetSpec.model_rebuild()
+AlgorithmSpec.model_rebuild()
 
 
 # ----------------------------------------------------------------------------- loading
@@ -513,13 +582,31 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
     try:
         exp = Experiment.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        errors = exc.errors()
+        # a misspelt key also makes the right one "missing": report the misspelling first
+        err = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
         loc = _loc(err.get("loc", ()))
         msg = _pyd_message(err)
+        if err.get("type") == "extra_forbidden":
+            msg += _closest_key(err.get("loc", ()))
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     unique_dataset_names(list(exp.datasets), source)
     _check_names(exp, source)
     return exp
+
+
+def _closest_key(loc: tuple[Any, ...]) -> str:
+    """`` (did you mean `datasets`?)`` for a misspelt key, from the keys of the model at that
+    place of the config (top level, split, limits, execution, a dataset or algorithm entry)."""
+    from treebench.errors import did_you_mean
+
+    nested = {"split": SplitSpec, "limits": LimitsSpec, "execution": ExecutionSpec,
+              "datasets": DatasetSpec, "algorithms": AlgorithmSpec, "binarization": BinarizationSpec}
+    path = [p for p in loc if isinstance(p, str)]
+    model: Any = Experiment if len(path) == 1 else nested.get(path[0]) if len(path) == 2 else None
+    if model is None:
+        return ""
+    return did_you_mean(str(path[-1]), list(model.model_fields))
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -560,6 +647,8 @@ def _check_names(exp: Experiment, source: str) -> None:
     bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
     for j, ds in enumerate(exp.datasets):
         bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
+    for j, a in enumerate(exp.algorithms):
+        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
     for key, b in bins:
         if b.method not in BINARIZERS:
             _unknown(source, f"{key}.method", BINARIZERS, b.method)
@@ -568,6 +657,29 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.name not in ALGORITHMS:
             _unknown(source, f"algorithms[{i}].name", ALGORITHMS, a.name)
         _check_params(source, f"algorithms[{i}]", ALGORITHMS.get(a.name), a.params)
+        if a.tune:
+            _check_tune(exp, source, i, a, ALGORITHMS.get(a.name))
+    _check_input_kinds(exp, source)
+
+
+def _check_input_kinds(exp: Experiment, source: str) -> None:
+    """Every algorithm accepts what at least one of each dataset's binarizations produces
+    (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
+    from treebench.registry import ALGORITHMS, accepts, binarizer_output
+
+    for j, ds in enumerate(exp.datasets):
+        for i, a in enumerate(exp.algorithms):
+            # an algorithm's own binarization wins over the dataset's and the experiment's
+            methods = [b.method for b in (a.binarization or ds.binarization or exp.binarization)]
+            kinds = {binarizer_output(m) for m in methods}
+            entry = ALGORITHMS.get(a.name)
+            if not any(accepts(entry, k) for k in kinds):
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` takes 0/1 "
+                    f"features, but dataset `{ds.display_name}` gets only the binarization "
+                    f"{', '.join(f'`{m}`' for m in methods)}, which passes numeric features; add "
+                    "a binarization such as `quantile` (`binarization: {method: quantile}`)."
+                )
 
 
 def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
@@ -577,7 +689,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
     try:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
-    except Exception as exc:  # ParameterError, ValueError, TypeError from a constructor
+    except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
         text = str(exc).replace("\n", " ")
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
@@ -602,6 +714,40 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             obj = entry.obj(**point)
             if hasattr(obj, "_parameter_constraints"):
                 obj._validate_params()
-        except Exception as exc:  # InvalidParameterError, ParameterError, TypeError...
+        except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
+            # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:
+    """A tuned parameter exists, is not also a params axis, takes every grid value, and every
+    dataset has validation rows (a ``train-val-test`` split)."""
+    known = list(entry.parameters())
+    for k, step in enumerate(a.tune or []):
+        key = f"algorithms[{i}].tune[{k}]"
+        if step.param not in known:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: {entry.kind} `{entry.name}` has no parameter "
+                f"`{step.param}`; its parameters are: {', '.join(known)}."
+            )
+        if step.param in a.params:
+            raise ConfigError(
+                f"{source}: key `{key}.param`: `{step.param}` is tuned, so it cannot also be "
+                f"set in `algorithms[{i}].params`; remove one of the two."
+            )
+        try:
+            _check_params(source, f"algorithms[{i}]", entry,
+                          {**a.params, step.param: list(step.grid)})
+        except ConfigError as exc:  # name the grid, not the params, as the culprit
+            raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
+                                               1)) from None
+    for j, ds in enumerate(exp.datasets):
+        kind = (ds.split or exp.split).kind
+        if kind != "train-val-test":
+            raise ConfigError(
+                f"{source}: key `algorithms[{i}].tune`: tuning selects on validation rows, but "
+                f"dataset `{ds.display_name}` uses the split `{kind}`; use "
+                "`split: {kind: train-val-test}`."
+            )
+

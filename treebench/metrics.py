@@ -1,54 +1,447 @@
-"""Classification metrics computed once per cell, in plain numpy.
+"""The metric registry: every metric of a cell, computed in one place and referred to by name.
 
-They equal scikit-learn's ``accuracy_score``, ``balanced_accuracy_score`` and
-``roc_auc_score`` (binary, and one-vs-rest macro average for several classes; tests compare
-them) without scikit-learn's per-call validation overhead, which dominated tiny cells.
+A `Metric` says what it reads (hard predictions, class probabilities, the fitted `TreeArrays`,
+the column costs), which task it applies to, and how its results columns are named. The worker
+calls `score_cell` once per cell; the config's ``metrics:`` list, the report and ``expect:``
+items name metrics by their registry name (``accuracy``), and `columns` turns a name into its
+results columns (``train_accuracy``, ``test_accuracy``, ``val_accuracy``).
+
+Column naming (kept from the first results schema): metrics of predictions are prefixed with
+the split (``test_roc_auc``), metrics of the tree's paths are suffixed (``expected_tests_test``,
+``expected_cost_test``), and tree-size metrics have no split (``n_leaves``). Rows that a cell
+does not have (no validation rows) give no column; a metric that does not apply to the cell's
+task (``r2`` of a classifier) gives no column either; an undefined value (the AUC of a test
+fold that lacks a class) is NaN.
+
+Every computation is plain numpy and equals scikit-learn's function on the same input (tests
+compare them): ``accuracy_score``, ``balanced_accuracy_score``, ``log_loss``, ``roc_auc_score``
+(binary; ``multi_class="ovr"``/``"ovo"`` with macro average), ``r2_score``,
+``mean_squared_error``, all with sample weights. scikit-learn's per-call validation dominated
+tiny cells, hence the own code.
+
+``expected_tests`` and ``expected_cost`` are the NGI paper's complexity measure
+(Ma et al., DMKD 2023, §3): the expected cost of a tree over objects ``x`` with probabilities
+``p(x)``, ``c(T) = Σ_x p(x) · c(T, x)``, where ``c(T, x)`` sums the costs of the tests ``x``
+passes through; ``p`` is the (sample-weighted) empirical distribution of the split's rows.
+With unit costs it is the expected path length (``expected_tests``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 
-
-def accuracy(y: np.ndarray, pred: np.ndarray) -> float:
-    return float(np.mean(y == pred))
+SPLITS = ("train", "val", "test")
 
 
-def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:
-    """Mean recall over the classes present in ``y``."""
+# ----------------------------------------------------------------------------- plain metrics
+def _w(y: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
+    return np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+
+
+def accuracy(y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """(Weighted) fraction of rows predicted right."""
+    if sample_weight is None:
+        return float(np.mean(y == pred))
+    return float(np.average(y == pred, weights=sample_weight))
+
+
+def balanced_accuracy(
+    y: np.ndarray, pred: np.ndarray, sample_weight: np.ndarray | None = None
+) -> float:
+    """Mean (weighted) recall over the classes present in ``y``."""
     classes, inv = np.unique(y, return_inverse=True)
-    hit = (y == pred).astype(np.float64)
-    per_class = np.bincount(inv, weights=hit) / np.bincount(inv)
-    return float(per_class.mean())
+    w = _w(y, sample_weight)
+    hit = (y == pred) * w
+    per_class = np.bincount(inv, weights=hit) / np.bincount(inv, weights=w)
+    return float(np.nanmean(per_class))
 
 
-def _binary_auc(pos: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve by the rank-sum (Mann–Whitney U) identity, ties counted 1/2."""
-    n_pos = int(pos.sum())
-    n_neg = pos.size - n_pos
-    if n_pos == 0 or n_neg == 0:
+def log_loss(
+    y: np.ndarray, proba: np.ndarray, classes: np.ndarray, sample_weight=None
+) -> float:
+    """Mean negative log-probability of the true class, probabilities clipped to
+    ``[eps, 1 - eps]`` with ``eps`` the float64 machine epsilon (as scikit-learn does): a leaf
+    that gives the true class probability 0 costs ``-log(eps) ≈ 36``, not infinity."""
+    idx = np.searchsorted(classes, y)
+    idx = np.clip(idx, 0, len(classes) - 1)
+    known = classes[idx] == y  # a test label the model never saw has probability 0
+    p = np.where(known, proba[np.arange(len(y)), idx], 0.0)
+    eps = np.finfo(np.float64).eps
+    return float(np.average(-np.log(np.clip(p, eps, 1.0 - eps)), weights=_w(y, sample_weight)))
+
+
+def _binary_auc(pos: np.ndarray, score: np.ndarray, sample_weight=None) -> float:
+    """Area under the ROC curve of ``score`` for the positives ``pos``: the (weighted)
+    probability that a positive outscores a negative, ties counted 1/2 (Mann–Whitney U)."""
+    w = _w(pos, sample_weight)
+    wp = float(w[pos].sum())
+    wn = float(w[~pos].sum())
+    if wp == 0 or wn == 0:
         return float("nan")
     order = np.argsort(score, kind="mergesort")
-    s = score[order]
-    ranks = np.empty(s.size, dtype=np.float64)
-    # average ranks over tied scores
-    boundaries = np.flatnonzero(np.diff(s)) + 1
-    starts = np.concatenate(([0], boundaries))
-    ends = np.concatenate((boundaries, [s.size]))
-    avg = (starts + ends + 1) / 2.0  # 1-based average rank of each tie group
-    ranks[order] = np.repeat(avg, ends - starts)
-    u = ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0
-    return float(u / (n_pos * n_neg))
+    s, p, ww = score[order], pos[order], w[order]
+    # group tied scores; within a group a positive beats every negative below, ties count 1/2
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(s)) + 1))
+    neg_in_group = np.add.reduceat(np.where(p, 0.0, ww), starts)
+    pos_in_group = np.add.reduceat(np.where(p, ww, 0.0), starts)
+    neg_below = np.cumsum(neg_in_group) - neg_in_group
+    u = float(np.sum(pos_in_group * (neg_below + 0.5 * neg_in_group)))
+    return u / (wp * wn)
 
 
-def roc_auc(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
-    """Binary AUC of the second class's score, or the one-vs-rest macro average over classes.
+def roc_auc(y: np.ndarray, proba: np.ndarray, classes: np.ndarray, sample_weight=None) -> float:
+    """Binary AUC of the second class's score; with more classes the macro average of the
+    one-vs-rest AUCs on the label-indicator matrix (the NGI protocol's
+    ``roc_auc_score(label_binarize(y, classes), proba, average="macro")``).
 
     NaN when ``y`` lacks one of ``classes`` (the AUC of an absent class is undefined).
     """
     present = np.unique(y)
-    if len(present) < 2 or len(present) != len(classes):
+    if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
+        return float("nan")
+    if len(classes) == 2:
+        return _binary_auc(y == classes[1], proba[:, 1], sample_weight)
+    return float(np.mean([
+        _binary_auc(y == c, proba[:, j], sample_weight) for j, c in enumerate(classes)
+    ]))
+
+
+def roc_auc_ovo(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
+    """Macro one-vs-one AUC (Hand & Till 2001): for every pair of classes ``(a, b)``, the mean
+    of AUC(a vs b, score of a) and AUC(b vs a, score of b) on the rows of ``a`` and ``b``;
+    then the mean over pairs. Equals `roc_auc` for two classes; NaN when ``y`` lacks a class.
+    (scikit-learn takes no sample weights here; neither do we.)"""
+    present = np.unique(y)
+    if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
         return float("nan")
     if len(classes) == 2:
         return _binary_auc(y == classes[1], proba[:, 1])
-    return float(np.mean([_binary_auc(y == c, proba[:, j]) for j, c in enumerate(classes)]))
+    pairs = []
+    for a in range(len(classes)):
+        for b in range(a + 1, len(classes)):
+            rows = (y == classes[a]) | (y == classes[b])
+            ya = y[rows] == classes[a]
+            pairs.append(0.5 * (_binary_auc(ya, proba[rows, a]) + _binary_auc(~ya, proba[rows, b])))
+    return float(np.mean(pairs))
+
+
+def mse(y: np.ndarray, pred: np.ndarray, sample_weight=None) -> float:
+    """(Weighted) mean squared error."""
+    r = np.asarray(y, np.float64) - np.asarray(pred, np.float64)
+    return float(np.average(r * r, weights=_w(r, sample_weight)))
+
+
+def r2(y: np.ndarray, pred: np.ndarray, sample_weight=None) -> float:
+    """Coefficient of determination ``1 - SSE / SST`` (weighted); with a constant target, 1.0
+    for a perfect prediction and 0.0 otherwise (scikit-learn's convention)."""
+    y = np.asarray(y, np.float64)
+    w = _w(y, sample_weight)
+    sse = float(np.sum(w * (y - pred) ** 2))
+    sst = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+    if sst == 0:
+        return 1.0 if sse == 0 else 0.0
+    return 1.0 - sse / sst
+
+
+def expected_path_cost(
+    tree, X: np.ndarray, costs: np.ndarray | None = None, sample_weight=None, leaves=None
+) -> float:
+    """``Σ_x p(x) · c(T, x)``: the (weighted) mean over the rows of ``X`` of the summed column
+    costs of the tests on each row's path (NGI §3); unit costs (``None``) give the mean path
+    length. NaN without rows. ``leaves`` (``tree.apply(X)``) may be passed when known."""
+    if X.shape[0] == 0:
+        return float("nan")
+    node_cost = path_costs(tree, costs)
+    leaves = tree.apply(X) if leaves is None else leaves
+    return float(np.average(node_cost[leaves], weights=sample_weight))
+
+
+def path_costs(tree, costs: np.ndarray | None = None) -> np.ndarray:
+    """Summed test cost from the root to every node (``None``: unit costs, i.e. node depths)."""
+    out = np.zeros(tree.n_nodes, dtype=np.float64)
+    for i in range(tree.n_nodes):  # children have larger ids than their parents
+        f = tree.feature[i]
+        if f >= 0:
+            c = 1.0 if costs is None else float(costs[f])
+            out[tree.left[i]] = out[i] + c
+            out[tree.right[i]] = out[i] + c
+    return out
+
+
+# ----------------------------------------------------------------------------- the registry
+@dataclass
+class Inputs:
+    """What a metric may read for one split; predictions are computed once, on first use."""
+
+    est: Any
+    X: np.ndarray
+    y: np.ndarray
+    sample_weight: np.ndarray | None = None
+    costs: np.ndarray | None = None
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tree(self):
+        from treebench.tree.arrays import TreeArrays
+
+        t = getattr(self.est, "tree_", None)
+        return t if isinstance(t, TreeArrays) else None
+
+    @property
+    def classes(self) -> np.ndarray:
+        return self.est.classes_
+
+    @property
+    def leaves(self) -> np.ndarray:
+        """The leaf each row reaches (one tree walk shared by every metric of the split)."""
+        if "leaves" not in self._cache:
+            self._cache["leaves"] = self.tree.apply(self.X)
+        return self._cache["leaves"]
+
+    def _from_tree(self) -> bool:
+        """Whether predictions may be read off the tree: the estimator is a treebench tree
+        classifier that does not override ``predict``/``predict_proba`` (the registry-wide
+        test checks those equal the tree's), which saves re-validating the data per call."""
+        if "from_tree" not in self._cache:
+            from treebench.algorithms.base import TreeClassifierBase
+
+            cls = type(self.est)
+            self._cache["from_tree"] = (
+                isinstance(self.est, TreeClassifierBase) and self.tree is not None
+                and cls.predict is TreeClassifierBase.predict
+                and cls.predict_proba is TreeClassifierBase.predict_proba
+            )
+        return self._cache["from_tree"]
+
+    @property
+    def pred(self) -> np.ndarray:
+        if "pred" not in self._cache:
+            if self._from_tree():
+                self._cache["pred"] = self.classes[self.tree.label[self.leaves]]
+            else:
+                self._cache["pred"] = self.est.predict(self.X)
+        return self._cache["pred"]
+
+    @property
+    def proba(self) -> np.ndarray | None:
+        if "proba" not in self._cache:
+            if self._from_tree():
+                v = self.tree.value[self.leaves]
+                tot = v.sum(axis=1, keepdims=True)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    self._cache["proba"] = np.where(
+                        tot > 0, v / np.where(tot > 0, tot, 1.0), 1.0 / v.shape[1])
+                return self._cache["proba"]
+            try:
+                self._cache["proba"] = self.est.predict_proba(self.X)
+            except (AttributeError, NotImplementedError):
+                self._cache["proba"] = None
+        return self._cache["proba"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One named metric.
+
+    ``needs``: ``"pred"``, ``"proba"``, ``"tree"`` (the fitted `TreeArrays`) or ``"recorded"``
+    (measured by the runner, not computed from the model: times, memory);
+    ``task``: ``"classification"``, ``"regression"`` or ``"any"``;
+    ``per_split``: one value per split (train/val/test) or one per cell;
+    ``suffix``: split written after the name (``expected_tests_test``) instead of before;
+    ``greater_is_better``: the direction (None when neither, e.g. tree size).
+    """
+
+    name: str
+    description: str
+    needs: str
+    task: str = "any"
+    per_split: bool = True
+    suffix: bool = False
+    greater_is_better: bool | None = None
+    dtype: str = "Float64"
+    fn: Callable[[Inputs], float] | None = None
+
+    def column(self, split: str | None = None) -> str:
+        if not self.per_split or split is None:
+            return self.name
+        return f"{self.name}_{split}" if self.suffix else f"{split}_{self.name}"
+
+    def columns(self) -> list[str]:
+        return [self.column(s) for s in SPLITS] if self.per_split else [self.name]
+
+    def applies(self, task: str) -> bool:
+        return self.task in ("any", task)
+
+
+def _nan_without_proba(fn):
+    def wrapped(d: Inputs) -> float:
+        return float("nan") if d.proba is None else fn(d)
+
+    return wrapped
+
+
+_REGISTRY: dict[str, Metric] = {}
+
+
+def register(metric: Metric) -> Metric:
+    """Add a metric to the registry (its name must be new)."""
+    if metric.name in _REGISTRY:
+        raise ValueError(f"metric `{metric.name}` is registered twice")
+    _REGISTRY[metric.name] = metric
+    return metric
+
+
+for _m in (
+    Metric("accuracy", "fraction of rows predicted right (sample-weighted)", "pred",
+           "classification", greater_is_better=True,
+           fn=lambda d: accuracy(d.y, d.pred, d.sample_weight)),
+    Metric("balanced_accuracy", "mean recall over the classes present", "pred",
+           "classification", greater_is_better=True,
+           fn=lambda d: balanced_accuracy(d.y, d.pred, d.sample_weight)),
+    Metric("log_loss", "mean -log probability of the true class (clipped at machine epsilon)",
+           "proba", "classification", greater_is_better=False,
+           fn=_nan_without_proba(lambda d: log_loss(d.y, d.proba, d.classes, d.sample_weight))),
+    Metric("roc_auc", "ROC AUC; several classes: macro one-vs-rest on the label-indicator matrix",
+           "proba", "classification", greater_is_better=True,
+           fn=_nan_without_proba(lambda d: roc_auc(d.y, d.proba, d.classes, d.sample_weight))),
+    Metric("roc_auc_ovo", "ROC AUC; several classes: macro one-vs-one (Hand & Till 2001)",
+           "proba", "classification", greater_is_better=True,
+           fn=_nan_without_proba(lambda d: roc_auc_ovo(d.y, d.proba, d.classes))),
+    Metric("r2", "coefficient of determination 1 - SSE/SST", "pred", "regression",
+           greater_is_better=True, fn=lambda d: r2(d.y, d.pred, d.sample_weight)),
+    Metric("mse", "mean squared error", "pred", "regression", greater_is_better=False,
+           fn=lambda d: mse(d.y, d.pred, d.sample_weight)),
+    Metric("expected_tests", "expected path length: mean number of tests per row", "tree",
+           suffix=True, greater_is_better=False,
+           fn=lambda d: expected_path_cost(d.tree, d.X, None, d.sample_weight, d.leaves)),
+    Metric("expected_cost", "expected test cost: mean summed column cost on a row's path "
+           "(NGI §3; unit costs give expected_tests)", "tree", suffix=True,
+           greater_is_better=False,
+           fn=lambda d: expected_path_cost(d.tree, d.X, d.costs, d.sample_weight, d.leaves)),
+    Metric("n_leaves", "leaves of the tree", "tree", per_split=False, dtype="Int64",
+           fn=lambda d: d.tree.n_leaves),
+    Metric("n_leaves_effective", "leaves after merging sibling leaves that predict the same "
+           "class, recursively (comparable across learner families; issue 8 A16)", "tree",
+           per_split=False, dtype="Int64", fn=lambda d: _effective_leaves(d.tree)),
+    Metric("n_nodes", "nodes of the tree (tests and leaves)", "tree", per_split=False,
+           dtype="Int64", fn=lambda d: d.tree.n_nodes),
+    Metric("depth", "depth of the tree (tests on the longest path; a lone leaf has 0)", "tree",
+           per_split=False, dtype="Int64", fn=lambda d: d.tree.depth),
+    Metric("fit_seconds", "fit time without JIT compilation (recorded)", "recorded",
+           per_split=False, greater_is_better=False),
+    Metric("compile_seconds", "JIT compilation inside the fit (recorded)", "recorded",
+           per_split=False, greater_is_better=False),
+    Metric("binarize_seconds", "binarizer fit and transform time (recorded)", "recorded",
+           per_split=False, greater_is_better=False),
+    Metric("prepare_seconds", "data load, split and binarization in the worker (recorded; 0 "
+           "when cached)", "recorded", per_split=False, greater_is_better=False),
+    Metric("peak_rss_mb", "peak resident memory of the cell's process, including the pages it "
+           "shares with the warm worker (recorded)", "recorded",
+           per_split=False, greater_is_better=False),
+    Metric("cell_rss_mb", "memory the cell added: peak RSS minus the worker's RSS at fork "
+           "(recorded)", "recorded", per_split=False, greater_is_better=False),
+):
+    register(_m)
+
+
+def _effective_leaves(tree) -> int:
+    from treebench.tree.simplify import effective_leaves
+
+    return effective_leaves(tree)
+
+
+def get(name: str) -> Metric:
+    """The metric ``name``; ValueError with a suggestion when unknown."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        from treebench.errors import did_you_mean
+
+        raise ValueError(
+            f"unknown metric `{name}`{did_you_mean(name, _REGISTRY)}; known: {', '.join(_REGISTRY)}"
+        ) from None
+
+
+def names() -> list[str]:
+    """Registry names in registration order."""
+    return list(_REGISTRY)
+
+
+def all_metrics() -> list[Metric]:
+    return list(_REGISTRY.values())
+
+
+def columns(name: str) -> list[str]:
+    """The results columns of metric ``name`` (e.g. ``accuracy`` → train/val/test_accuracy)."""
+    return get(name).columns()
+
+
+def result_columns() -> dict[str, str]:
+    """Every metric column of the results table with its pandas dtype, in registry order."""
+    return {c: m.dtype for m in _REGISTRY.values() for c in m.columns()}
+
+
+def metric_of_column(column: str) -> Metric | None:
+    """The metric a results column belongs to (None for a column that is no metric)."""
+    for m in _REGISTRY.values():
+        if column in m.columns():
+            return m
+    return None
+
+
+def score_split(
+    est, X: np.ndarray, y: np.ndarray, split: str, *, sample_weight=None, costs=None, task=None
+) -> dict[str, float]:
+    """Every per-split metric of ``est`` on ``(X, y)``, keyed by results column."""
+    if len(y) == 0:
+        return {}
+    task = task or estimator_task(est)
+    d = Inputs(est, X, y, sample_weight, costs)
+    out: dict[str, float] = {}
+    for m in _REGISTRY.values():
+        if not m.per_split or m.fn is None or not m.applies(task):
+            continue
+        if m.needs == "tree" and d.tree is None:
+            continue
+        out[m.column(split)] = m.fn(d)
+    return out
+
+
+def score_model(est) -> dict[str, float]:
+    """The metrics of the fitted model itself (tree size), keyed by results column."""
+    d = Inputs(est, np.zeros((0, 0)), np.zeros(0))
+    out: dict[str, float] = {}
+    for m in _REGISTRY.values():
+        if m.per_split or m.fn is None or (m.needs == "tree" and d.tree is None):
+            continue
+        out[m.column()] = m.fn(d)
+    return out
+
+
+def score_cell(
+    est,
+    data: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+    costs: np.ndarray | None = None,
+) -> dict[str, float]:
+    """All metrics of one cell: ``data`` maps a split name (train/val/test) to its
+    ``(X, y, sample_weight)``; ``costs`` are the per-column test costs (None: unit)."""
+    task = estimator_task(est)
+    out = score_model(est)
+    for split, (X, y, w) in data.items():
+        out.update(score_split(est, X, y, split, sample_weight=w, costs=costs, task=task))
+    return out
+
+
+def estimator_task(est) -> str:
+    """``"regression"`` for regressors (a regression `TreeArrays`, else scikit-learn's estimator
+    type), else classification."""
+    task = getattr(getattr(est, "tree_", None), "task", None)
+    if task in ("classification", "regression"):
+        return task
+    from sklearn.base import is_regressor
+
+    return "regression" if is_regressor(est) else "classification"

@@ -1,10 +1,15 @@
 """Registries of algorithms, binarizers and dataset loaders.
 
-Modules register their classes with a decorator (``@ALGORITHMS.register("cart")``). The registry
-imports the built-in modules lazily, the first time it is asked for a name, and then the
-``treebench.algorithms`` / ``treebench.binarizers`` / ``treebench.datasets`` entry points of
-third-party packages. An entry whose optional dependency is missing stays listed with the reason,
-instead of raising at import time. No if/elif on names anywhere.
+Modules register their objects with a decorator (``@ALGORITHMS.register("cart", inputs=...)``;
+scikit-learn's ensembles are registered by calling it). The registry imports the built-in modules
+the first time it is used, then the ``treebench.algorithms`` / ``treebench.binarizers`` /
+``treebench.datasets`` entry points of third-party packages (a plug-in that fails to import is
+recorded in ``import_errors``, not raised). An entry whose optional dependency is missing stays
+listed with the reason and raises `ConfigError` only when created. No if/elif on names anywhere.
+
+Algorithms declare the input kinds they accept (`INPUT_KINDS`: binary, numeric, categorical,
+weights, multiclass, regression); config validation, cell expansion (`accepts`), the
+estimators' own input checks and their scikit-learn tags all read that one declaration.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from typing import Any
 
 from treebench.errors import ConfigError, did_you_mean
 
+#: what a learner may accept (declared with ``inputs=`` when registering it): 0/1 features,
+#: real-valued features, categorical features as such, sample weights, more than two classes,
+#: a real-valued target. Every learner accepts 0/1 features and two classes.
+INPUT_KINDS = ("binary", "numeric", "categorical", "weights", "multiclass", "regression")
+
 
 @dataclass
 class Entry:
@@ -30,6 +40,7 @@ class Entry:
     tags: tuple[str, ...] = ()
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    inputs: frozenset[str] = frozenset()  # algorithms: the `INPUT_KINDS` it accepts
 
     @property
     def missing(self) -> list[str]:
@@ -93,10 +104,15 @@ class Registry:
         requires: tuple[str, ...] = (),
         tags: tuple[str, ...] = (),
         description: str | None = None,
+        inputs: tuple[str, ...] | None = None,
         **extra: Any,
     ) -> Callable[[Any], Any]:
+        """Decorator registering ``obj`` under ``name``. An algorithm declares the input kinds it
+        accepts with ``inputs`` (see `INPUT_KINDS` and `declare_inputs`)."""
+
         def deco(obj: Any) -> Any:
             doc = description if description is not None else (inspect.getdoc(obj) or "")
+            kinds = declare_inputs(obj, inputs) if self.kind == "algorithm" else frozenset()
             self._entries[name] = Entry(
                 name=name,
                 obj=obj,
@@ -105,6 +121,7 @@ class Registry:
                 tags=tuple(tags),
                 description=" ".join(doc.strip().split("\n\n")[0].split()) if doc else "",
                 extra=dict(extra),
+                inputs=kinds,
             )
             return obj
 
@@ -112,9 +129,6 @@ class Registry:
 
     def add(self, entry: Entry) -> None:
         self._entries[entry.name] = entry
-
-    def unregister(self, name: str) -> None:
-        self._entries.pop(name, None)
 
     def _load(self) -> None:
         if self._loaded:
@@ -156,6 +170,46 @@ class Registry:
         return sorted(self._entries)
 
 
+def declare_inputs(obj: Any, inputs: tuple[str, ...] | None) -> frozenset[str]:
+    """The input kinds of an algorithm: ``inputs`` when given, else derived from the class
+    (binary-only learners: ``binary_features_only = True``; regressors: ``regression``).
+
+    For treebench's own estimators (classes with ``binary_features_only``) the declaration is
+    also stored on the class as ``input_kinds``, and ``binary_features_only`` follows it, so
+    that input validation and scikit-learn's tags (`TreeClassifierBase.__sklearn_tags__`) come
+    from the same declaration."""
+    from sklearn.base import RegressorMixin
+
+    if inputs is None:
+        binary_only = bool(getattr(obj, "binary_features_only", False))
+        regressor = inspect.isclass(obj) and issubclass(obj, RegressorMixin)
+        task = ("regression",) if regressor else ("multiclass",)
+        inputs = ("binary", "weights", *task) + (() if binary_only else ("numeric",))
+    kinds = frozenset(inputs)
+    unknown = sorted(kinds - set(INPUT_KINDS))
+    if unknown:
+        raise ValueError(f"unknown input kind `{unknown[0]}`; known: {', '.join(INPUT_KINDS)}")
+    if "binary" not in kinds:
+        raise ValueError("every learner accepts 0/1 features: declare `binary` in inputs")
+    if inspect.isclass(obj) and hasattr(obj, "binary_features_only"):
+        obj.input_kinds = kinds
+        obj.binary_features_only = "numeric" not in kinds
+    return kinds
+
+
+def accepts(entry: Entry, kind: str) -> bool:
+    """Whether the algorithm ``entry`` accepts input of ``kind`` (one of `INPUT_KINDS`)."""
+    if kind not in INPUT_KINDS:
+        raise ValueError(f"unknown input kind `{kind}`; known: {', '.join(INPUT_KINDS)}")
+    return kind in entry.inputs
+
+
+def binarizer_output(name: str) -> str:
+    """The input kind a binarizer produces: ``numeric`` for those registered with
+    ``outputs="numeric"`` (``raw``), else ``binary``."""
+    return BINARIZERS.get(name).extra.get("outputs", "binary")
+
+
 ALGORITHMS = Registry(
     "algorithm",
     (
@@ -164,6 +218,8 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers",
         "treebench.algorithms.greedy",
         "treebench.algorithms.topk",
+        "treebench.algorithms.gosdt",
+        "treebench.algorithms.ngi",
         "treebench.algorithms.testing",
     ),
     "treebench.algorithms",

@@ -65,7 +65,7 @@ def test_gosdt_adapter_follows_true_left(seed):
     from treebench.tree.adapters import describe_gosdt
 
     X, y = _data(seed)
-    ours = ALGORITHMS.get("gosdt").create(regularization=0.01, max_depth=3).fit(X, y)
+    ours = ALGORITHMS.get("gosdt-ref").create(regularization=0.01, max_depth=3).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = GOSDTClassifier(regularization=0.01, allow_small_reg=True, depth_budget=3).fit(
@@ -81,9 +81,9 @@ def test_gosdt_depth_budget_counts_like_us():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 2, (200, 4)).astype(float)
     y = X[:, 0].astype(int)
-    stump = ALGORITHMS.get("gosdt").create(regularization=0.01, max_depth=1).fit(X, y)
+    stump = ALGORITHMS.get("gosdt-ref").create(regularization=0.01, max_depth=1).fit(X, y)
     assert stump.tree_.depth == 1 and stump.score(X, y) == 1.0
-    leaf = ALGORITHMS.get("gosdt").create(regularization=0.01, max_depth=0).fit(X, y)
+    leaf = ALGORITHMS.get("gosdt-ref").create(regularization=0.01, max_depth=0).fit(X, y)
     assert leaf.tree_.depth == 0
 
 
@@ -100,14 +100,14 @@ def test_optimal_solvers_agree_with_topk_all(seed, depth):
     assert len(set(errs.values())) == 1, errs
 
 
-@pytest.mark.parametrize("name", ["dl85", "streed", "gosdt"])
+@pytest.mark.parametrize("name", ["dl85", "streed", "gosdt-ref"])
 def test_integer_weights_are_repeated_rows_and_others_refused(name):
     entry = ALGORITHMS.get(name)
     if not entry.available:
         pytest.skip(f"{name} needs {entry.missing}")
     X, y = _data(5, n=120, d=6)
     w = np.random.default_rng(0).integers(0, 4, len(y)).astype(float)
-    params = {"max_depth": 2} if name != "gosdt" else {"max_depth": 2, "regularization": 0.02}
+    params = {"max_depth": 2} if name != "gosdt-ref" else {"max_depth": 2, "regularization": 0.02}
     weighted = entry.create(**params).fit(X, y, sample_weight=w)
     keep = w > 0
     repeated = entry.create(**params).fit(np.repeat(X[keep], w[keep].astype(int), axis=0),

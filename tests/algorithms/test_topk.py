@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _topk_kernels as K
+from treebench.search import bitset, counts, criteria
 from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
+
+pytestmark = pytest.mark.kernels  # also run under NUMBA_DISABLE_JIT=1 (make test-nojit)
 
 
 def _random_data(seed, n=40, d=5, n_classes=2, noise=0.25):
@@ -31,7 +33,7 @@ def _random_data(seed, n=40, d=5, n_classes=2, noise=0.25):
 def test_pack_columns_matches_naive():
     rng = np.random.default_rng(3)
     X = rng.integers(0, 2, size=(130, 7))
-    F = K.pack_columns(X)
+    F = bitset.pack_columns(X)
     ref = naive.naive_pack_columns(X.tolist())
     assert F.shape == (3, 7)
     assert [[int(v) for v in row] for row in F] == ref
@@ -45,7 +47,7 @@ def test_impurity_matches_naive(crit):
     for _ in range(50):
         nc = 2 if crit == "kearns-mansour" else int(rng.integers(1, 5))
         c = rng.integers(0, 6, size=nc).astype(float)
-        got = K.impurity(c, c.sum(), CRITERIA[crit])
+        got = criteria.impurity(c, c.sum(), CRITERIA[crit])
         assert got == pytest.approx(naive.naive_topk_impurity(list(c), crit), abs=1e-12)
 
 
@@ -57,15 +59,15 @@ def test_feature_counts_match_naive(weighted):
     y = rng.integers(0, nc, size=n).astype(np.int64)
     sw = rng.random(n) + 0.5 if weighted else np.ones(n)
     mask = rng.random(n) < 0.6
-    F = K.pack_columns(X)
-    C = np.stack([K.pack_rows(y == c) for c in range(nc)])
-    rows = K.pack_rows(mask)
+    F = bitset.pack_columns(X)
+    C = np.stack([bitset.pack_rows(y == c) for c in range(nc)])
+    rows = bitset.pack_rows(mask)
     tot = np.zeros(nc)
     nzw = np.zeros(F.shape[0], dtype=np.int64)
-    nnz, nrows = K.node_totals(rows, C, y, sw, weighted, tot, nzw)
+    nnz, nrows = counts.node_totals(rows, C, y, sw, weighted, tot, nzw)
     cnt1 = np.zeros((d, nc))
     rc1 = np.zeros(d)
-    K.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1,
+    counts.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1,
                      np.zeros((nc, d), dtype=np.int64))
     assert nrows == mask.sum()
     np.testing.assert_allclose(tot, np.bincount(y[mask], weights=sw[mask], minlength=nc))
@@ -81,14 +83,14 @@ def test_pair_counts_match_numpy():
     X = rng.integers(0, 2, size=(n, d))
     y = rng.integers(0, nc, size=n).astype(np.int64)
     mask = rng.random(n) < 0.7
-    F = K.pack_columns(X)
-    C = np.stack([K.pack_rows(y == c) for c in range(nc)])
-    rows = K.pack_rows(mask)
+    F = bitset.pack_columns(X)
+    C = np.stack([bitset.pack_rows(y == c) for c in range(nc)])
+    rows = bitset.pack_rows(mask)
     nzw = np.zeros(F.shape[0], dtype=np.int64)
-    nnz, _ = K.node_totals(rows, C, y, np.ones(n), False, np.zeros(nc), nzw)
+    nnz, _ = counts.node_totals(rows, C, y, np.ones(n), False, np.zeros(nc), nzw)
     vs = np.array([0, 2, 3, 5, 6, 0, 0], dtype=np.int64)
     P = np.full((nc, d, d), -7, dtype=np.int64)
-    K.pair_counts(rows, nzw, nnz, F, C, vs, 5, P)
+    counts.pair_counts(rows, nzw, nnz, F, C, vs, 5, P)
     for a, i in enumerate(vs[:5]):
         for j in vs[a + 1 : 5]:
             for c in range(nc):
@@ -100,7 +102,7 @@ def test_rank_features_tie_rule():
     score = np.array([0.5, 0.2, 0.2 + 1e-15, 0.2 - 1e-15, 0.9, 0.1])
     valid = np.array([True, True, True, True, True, False])
     order = np.zeros(6, dtype=np.int64)
-    nv = K.rank_features(score, valid, order)
+    nv = criteria.rank_features(score, valid, order)
     assert nv == 5
     # near-equal scores (features 1, 2, 3) come in index order; invalid feature 5 last
     assert order.tolist() == [1, 2, 3, 0, 4, 5]
@@ -109,19 +111,19 @@ def test_rank_features_tie_rule():
     w = [1.0] * len(y)
     rows = list(range(len(y)))
     ref = naive.naive_topk_order(X.tolist(), y.tolist(), w, rows, 2, "entropy")
-    F = K.pack_columns(X)
-    C = np.stack([K.pack_rows(y == c) for c in range(2)])
-    rows_b = K.pack_rows(np.ones(len(y), bool))
+    F = bitset.pack_columns(X)
+    C = np.stack([bitset.pack_rows(y == c) for c in range(2)])
+    rows_b = bitset.pack_rows(np.ones(len(y), bool))
     tot = np.zeros(2)
     nzw = np.zeros(1, dtype=np.int64)
-    nnz, _ = K.node_totals(rows_b, C, y, np.ones(len(y)), False, tot, nzw)
+    nnz, _ = counts.node_totals(rows_b, C, y, np.ones(len(y)), False, tot, nzw)
     cnt1 = np.zeros((6, 2))
     rc1 = np.zeros(6)
-    K.feature_counts(rows_b, nzw, nnz, F, C, X.astype(np.uint8), y, np.ones(len(y)), False,
+    counts.feature_counts(rows_b, nzw, nnz, F, C, X.astype(np.uint8), y, np.ones(len(y)), False,
                      cnt1, rc1, np.zeros((2, 6), dtype=np.int64))
-    sc = np.array([K.child_impurity(tot, cnt1[j], np.zeros(2), tot.sum(), 0) for j in range(6)])
+    sc = np.array([criteria.child_impurity(tot, cnt1[j], np.zeros(2), tot.sum(), 0) for j in range(6)])
     valid = (rc1 >= 1) & (rc1 <= len(y) - 1)
-    K.rank_features(sc, valid, order)
+    criteria.rank_features(sc, valid, order)
     assert order[: len(ref)].tolist() == ref
     del rng
 

@@ -8,6 +8,8 @@ from naive import naive_onehot_columns, naive_threshold_columns
 
 from treebench.binarize._kernels import bin_codes, fill_codes, fill_ge, fill_le
 
+pytestmark = pytest.mark.kernels  # also run under NUMBA_DISABLE_JIT=1 (make test-nojit)
+
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("op,kernel", [(">=", fill_ge), ("<=", fill_le)])

@@ -64,6 +64,16 @@ def test_algorithms_lists_registry():
     assert "test-sleep" in runner.invoke(app, ["algorithms", "--all"]).output
 
 
+def test_metrics_lists_the_registry():
+    from treebench import metrics as registry
+
+    r = runner.invoke(app, ["metrics"])
+    assert r.exit_code == 0, r.output
+    for name in registry.names():
+        assert name in r.output
+    assert "expected_cost_test" in r.output and "val_accuracy" in r.output
+
+
 def test_datasets_list_includes_embedded():
     r = runner.invoke(app, ["datasets", "list"])
     assert r.exit_code == 0, r.output

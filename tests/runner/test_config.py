@@ -25,8 +25,10 @@ def test_cell_ids_are_stable_and_depend_on_spec_not_execution(write_config):
     a = expand(load_config(write_config(tiny_config(), "a.yaml")))
     b = expand(load_config(write_config(tiny_config(execution={"n_jobs": 2, "backend": "loky"}), "b.yaml")))
     assert [c.id for c in a] == [c.id for c in b]
-    c = expand(load_config(write_config(tiny_config(limits={"time": 10}), "c.yaml")))
-    assert not {x.id for x in a} & {x.id for x in c}, "limits are part of the cell spec"
+    c = expand(load_config(write_config(tiny_config(limits={"time": 10, "memory": 500}), "c.yaml")))
+    # issue 8, A11: limits are execution settings, not identity
+    assert [x.id for x in a] == [x.id for x in c]
+    assert all(x.limits["time"] == 10 and x.limits["memory"] == 500 for x in c)
     d = expand(load_config(write_config(tiny_config(seed=1), "d.yaml")))
     assert {x.id for x in a} != {x.id for x in d}
 
@@ -151,3 +153,23 @@ def test_unknown_dataset_parameter(write_config):
     cfg = tiny_config(datasets=[{"name": "parity-noise", "params": {"n_sample": 10}}])
     with pytest.raises(ConfigError, match=r"datasets\[0\].params.n_sample.*did you mean `n_samples`"):
         load_config(write_config(cfg))
+
+
+def test_constructor_bugs_are_not_config_errors():
+    """Only the validation errors an estimator raises become ConfigErrors (issue 9, item 7)."""
+    from treebench.config import _check_params
+    from treebench.registry import Entry
+
+    class Buggy:
+        def __init__(self, a=1):
+            raise AttributeError("a bug, not bad input")
+
+    class Picky:
+        def __init__(self, a=1):
+            if a < 0:
+                raise ValueError("a must be >= 0")
+
+    with pytest.raises(AttributeError):
+        _check_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
+    with pytest.raises(ConfigError, match="a must be >= 0"):
+        _check_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})

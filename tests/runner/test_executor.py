@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from treebench import api
+from treebench.errors import UserError
 from treebench.results.store import read_table
 
 from .conftest import tiny_config
@@ -89,7 +90,10 @@ def test_resume_runs_only_missing_and_retry_reruns_statuses(write_config, tmp_pa
     assert mtimes == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "o" / "cells").glob("*.json")}
     s3 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, retry=("error",))
     assert s3.n_ran == 3
-    s4 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, force=True)
+    with pytest.raises(UserError, match="--overwrite"):  # issue 8, A8: never discard silently
+        api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, force=True)
+    s4 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, force=True,
+                            overwrite=True)
     assert s4.n_ran == 9
     df = read_table(tmp_path / "o" / "results.parquet")
     assert len(df) == 9 and df["cell_id"].is_unique

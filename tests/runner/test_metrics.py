@@ -1,32 +1,148 @@
-"""treebench.metrics equals scikit-learn's metrics."""
+"""treebench.metrics: every metric equals scikit-learn's on the same input; the registry names
+columns consistently and scores a cell in one call."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import accuracy_score, balanced_accuracy_score, roc_auc_score
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    log_loss,
+    mean_squared_error,
+    r2_score,
+    roc_auc_score,
+)
+from sklearn.preprocessing import label_binarize
 
 from treebench import metrics
+from treebench.tree.arrays import TreeBuilder
 
 
-@pytest.mark.parametrize("n_classes", [2, 3, 5])
-@pytest.mark.parametrize("seed", range(6))
-def test_metrics_match_sklearn(n_classes, seed):
+def _data(n_classes, seed, weighted=False):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(10, 200))
     classes = np.array(sorted(rng.choice(100, n_classes, replace=False)))
     y = classes[np.concatenate([np.arange(n_classes), rng.integers(0, n_classes, n - n_classes)])]
     pred = classes[rng.integers(0, n_classes, n)]
-    # coarse probabilities create many ties, as tree leaves do
-    proba = rng.integers(0, 4, (n, n_classes)).astype(float) + 1e-3
+    # coarse probabilities create many ties, as tree leaves do; some are exactly 0
+    proba = rng.integers(0, 4, (n, n_classes)).astype(float)
+    proba[proba.sum(axis=1) == 0, 0] = 1.0
     proba /= proba.sum(axis=1, keepdims=True)
-    assert metrics.accuracy(y, pred) == pytest.approx(accuracy_score(y, pred))
-    assert metrics.balanced_accuracy(y, pred) == pytest.approx(balanced_accuracy_score(y, pred))
-    ref = roc_auc_score(y, proba[:, 1]) if n_classes == 2 else roc_auc_score(
-        y, proba, multi_class="ovr", labels=classes)
-    assert metrics.roc_auc(y, proba, classes) == pytest.approx(ref)
+    w = rng.integers(1, 5, n).astype(float) if weighted else None
+    return classes, y, pred, proba, w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+@pytest.mark.parametrize("seed", range(6))
+def test_metrics_match_sklearn(n_classes, seed, weighted):
+    classes, y, pred, proba, w = _data(n_classes, seed, weighted)
+    assert metrics.accuracy(y, pred, w) == pytest.approx(accuracy_score(y, pred, sample_weight=w))
+    assert metrics.balanced_accuracy(y, pred, w) == pytest.approx(
+        balanced_accuracy_score(y, pred, sample_weight=w))
+    assert metrics.log_loss(y, proba, classes, w) == pytest.approx(
+        log_loss(y, proba, labels=classes, sample_weight=w))
+    if n_classes == 2:
+        ref = roc_auc_score(y, proba[:, 1], sample_weight=w)
+    else:  # the NGI protocol: macro average over the columns of the label-indicator matrix
+        ref = roc_auc_score(label_binarize(y, classes=classes), proba, average="macro",
+                            sample_weight=w)
+    assert metrics.roc_auc(y, proba, classes, w) == pytest.approx(ref)
+    if w is None:
+        ovo = roc_auc_score(y, proba, multi_class="ovo", labels=classes) if n_classes > 2 else ref
+        assert metrics.roc_auc_ovo(y, proba, classes) == pytest.approx(ovo)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_regression_metrics_match_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=50)
+    pred = y + rng.normal(scale=0.5, size=50)
+    w = rng.random(50)
+    for sw in (None, w):
+        assert metrics.mse(y, pred, sw) == pytest.approx(mean_squared_error(y, pred, sample_weight=sw))
+        assert metrics.r2(y, pred, sw) == pytest.approx(r2_score(y, pred, sample_weight=sw))
+    assert metrics.r2(np.ones(3), np.ones(3)) == 1.0
 
 
 def test_auc_undefined_when_a_class_is_missing():
     y = np.array([0, 0, 0])
     assert np.isnan(metrics.roc_auc(y, np.full((3, 2), 0.5), np.array([0, 1])))
+    y3 = np.array([0, 1, 1])
+    assert np.isnan(metrics.roc_auc(y3, np.full((3, 3), 1 / 3), np.array([0, 1, 2])))
+    assert np.isnan(metrics.roc_auc_ovo(y3, np.full((3, 3), 1 / 3), np.array([0, 1, 2])))
+
+
+def _stump_tree():
+    # root tests column 1; its right child tests column 0
+    b = TreeBuilder(n_classes=2)
+    root = b.add_split(1, 0.5, [2, 2])
+    lft = b.add_leaf([2, 0])
+    rgt = b.add_split(0, 0.5, [0, 2])
+    b.set_children(root, lft, rgt)
+    b.set_children(rgt, b.add_leaf([0, 1]), b.add_leaf([0, 1]))
+    return b.build()
+
+
+def test_expected_cost_is_sum_of_costs_on_paths():
+    tree = _stump_tree()
+    X = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=float)
+    # paths: rows 0, 1 test column 1 only; rows 2, 3 test columns 1 and 0
+    assert metrics.expected_path_cost(tree, X) == pytest.approx((1 + 1 + 2 + 2) / 4)
+    costs = np.array([10.0, 3.0])
+    assert metrics.expected_path_cost(tree, X, costs) == pytest.approx((3 + 3 + 13 + 13) / 4)
+    w = np.array([1.0, 1.0, 0.0, 2.0])
+    assert metrics.expected_path_cost(tree, X, costs, w) == pytest.approx((3 + 3 + 2 * 13) / 4)
+    # unit costs give the expected path length, which is the mean leaf depth
+    assert metrics.expected_path_cost(tree, X, np.ones(2)) == pytest.approx(
+        tree.node_depths()[tree.apply(X)].mean())
+    assert np.isnan(metrics.expected_path_cost(tree, X[:0]))
+
+
+def test_registry_columns_and_names():
+    assert metrics.columns("accuracy") == ["train_accuracy", "val_accuracy", "test_accuracy"]
+    assert metrics.columns("expected_cost") == [
+        "expected_cost_train", "expected_cost_val", "expected_cost_test"]
+    assert metrics.columns("n_leaves") == ["n_leaves"]
+    assert metrics.metric_of_column("test_roc_auc").name == "roc_auc"
+    assert metrics.metric_of_column("cell_id") is None
+    cols = metrics.result_columns()
+    assert len(cols) == len(set(cols))
+    with pytest.raises(ValueError, match="did you mean `accuracy`"):
+        metrics.get("acuracy")
+
+
+def test_score_cell_classifier_and_regressor():
+    from sklearn.tree import DecisionTreeRegressor
+
+    from treebench.algorithms.cart import CARTClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (60, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    est = CARTClassifier(max_depth=2).fit(X, y)
+    row = metrics.score_cell(est, {"train": (X, y, None), "test": (X[:20], y[:20], None)},
+                             costs=np.array([1.0, 2.0, 3.0, 4.0]))
+    assert row["train_accuracy"] == 1.0 and "val_accuracy" not in row
+    assert row["n_leaves"] == est.tree_.n_leaves
+    assert row["expected_tests_train"] == pytest.approx(
+        metrics.expected_path_cost(est.tree_, X))
+    assert "train_r2" not in row
+    reg = DecisionTreeRegressor(max_depth=2).fit(X, y + 0.5)
+    rrow = metrics.score_cell(reg, {"test": (X, y + 0.5, None)})
+    assert rrow["test_r2"] == pytest.approx(r2_score(y + 0.5, reg.predict(X)))
+    assert "test_accuracy" not in rrow and "n_leaves" not in rrow
+
+
+def test_predictions_read_off_the_tree_equal_the_estimators():
+    from treebench.algorithms.greedy import GreedyTreeClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, (80, 5)).astype(float)
+    y = rng.integers(0, 3, 80)
+    est = GreedyTreeClassifier(max_depth=2).fit(X, y)
+    d = metrics.Inputs(est, X, y)
+    assert d._from_tree()
+    assert np.array_equal(d.pred, est.predict(X))
+    assert np.allclose(d.proba, est.predict_proba(X))

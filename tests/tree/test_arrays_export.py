@@ -32,7 +32,9 @@ def test_builder_shape_depth_and_apply():
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
     assert t.apply(X).tolist() == [1, 1, 3, 4]
     assert t.predict_index(X).tolist() == [0, 0, 1, 1]
-    assert t.expected_tests(X) == pytest.approx((1 + 1 + 2 + 2) / 4)
+    from treebench.metrics import expected_path_cost
+
+    assert expected_path_cost(t, X) == pytest.approx((1 + 1 + 2 + 2) / 4)
     np.testing.assert_allclose(t.predict_proba(X).sum(axis=1), 1.0)
     assert TreeArrays.leaf([1, 2]).depth == 0
 

@@ -23,7 +23,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from treebench.algorithms.context import FitContext
-from treebench.tree.arrays import TreeArrays
+from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
+from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 
 SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
 
@@ -36,19 +37,36 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     is the validated weight vector; this base does validation, label encoding and prediction.
     """
 
-    #: set True in subclasses that accept only 0/1 feature matrices
+    #: True for learners that accept only 0/1 feature matrices; set by the registry from the
+    #: entry's declared input kinds (`treebench.registry.declare_inputs`), like ``input_kinds``
     binary_features_only: bool = False
+    input_kinds: frozenset[str] | None = None
+    #: True in learners that work on ``float32`` and ``uint8`` matrices as they are: 0/1 data
+    #: then stays one byte per entry instead of being copied to float64 (8×) at fit and predict
+    compact_input: bool = False
+
+    @staticmethod
+    def warmup() -> None:
+        """What the runner runs once per worker before timing any fit of this learner (imports
+        of a solver library, JIT compilation): nothing by default. A subclass overrides it, or
+        its module defines a ``warmup()`` function (issue 8, A13)."""
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1)
         check_classification_targets(y)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
         self.classes_, y_index = np.unique(y, return_inverse=True)
+        kinds = self.input_kinds
+        if kinds is not None and "multiclass" not in kinds and len(self.classes_) > 2:
+            raise ValueError(
+                f"{type(self).__name__} takes two classes, but y has {len(self.classes_)}; "
+                "choose a learner that accepts several classes."
+            )
         tree, info = self._fit_tree(X, y_index.astype(np.int64), ctx)
         self.tree_ = tree
         self.solve_info_ = dict(info)
@@ -59,7 +77,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
         if self.binary_features_only:
             check_binary_matrix(X)
         return X
@@ -88,10 +106,7 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         return self.tree_.n_leaves
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.binary_features_only:
-            tags.input_tags.allow_nan = False
-        return tags
+        return _tags_from_inputs(self, super().__sklearn_tags__())
 
 
 class TreeRegressorBase(RegressorMixin, BaseEstimator):
@@ -99,12 +114,14 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
     "regression"``) in ``tree_``. Subclasses implement ``_fit_tree(X, y, ctx) -> (TreeArrays,
     dict)`` with ``y`` a float64 vector."""
 
-    binary_features_only: bool = False
+    binary_features_only: bool = False  # set by the registry, as for classifiers
+    input_kinds: frozenset[str] | None = None
+    compact_input: bool = False  # see TreeClassifierBase
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=1, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, y_numeric=True)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
@@ -118,7 +135,7 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
         if self.binary_features_only:
             check_binary_matrix(X)
         return X
@@ -139,6 +156,28 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return self.tree_.n_leaves
 
+    def __sklearn_tags__(self):
+        return _tags_from_inputs(self, super().__sklearn_tags__())
+
+
+def _dtypes(est) -> type | list[type]:
+    """The dtypes ``validate_data`` keeps (others are converted to the first)."""
+    return [np.float64, np.float32, np.uint8] if est.compact_input else np.float64
+
+
+def _tags_from_inputs(est, tags):
+    """scikit-learn's tags from the registry declaration (``input_kinds``): binary-only
+    learners refuse NaN, ``categorical`` input is declared, and a learner without
+    ``multiclass`` is a binary classifier."""
+    if est.binary_features_only:
+        tags.input_tags.allow_nan = False
+    kinds = est.input_kinds
+    if kinds is not None:
+        tags.input_tags.categorical = "categorical" in kinds
+        if tags.classifier_tags is not None:
+            tags.classifier_tags.multi_class = "multiclass" in kinds
+    return tags
+
 
 def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitContext:
     """The context with its checked per-column fields and the validated weight vector:
@@ -151,22 +190,21 @@ def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitCo
 
 
 def check_binary_matrix(X: np.ndarray) -> None:
-    """Raise a clear ValueError when ``X`` has a value other than 0 or 1."""
-    bad = (X != 0) & (X != 1)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise ValueError(
-            f"this algorithm needs 0/1 features, but column {c} has the value {X[r, c]!r} "
-            f"(row {r}); add a binarization step (e.g. `binarization: {{method: quantile}}`)."
-        )
-
-
-def majority_label(counts: np.ndarray, prior: np.ndarray) -> int:
-    """Class with the largest count; ties go to the class with the larger ``prior`` (overall
-    training frequency), then to the lower class index."""
-    best = counts.max()
-    cand = np.flatnonzero(counts == best)
-    if cand.size == 1:
-        return int(cand[0])
-    p = prior[cand]
-    return int(cand[np.flatnonzero(p == p.max())[0]])
+    """Raise a clear ValueError when ``X`` has a value other than 0 or 1 (in blocks of rows, so
+    the check allocates no full-size temporary)."""
+    if X.size == 0:
+        return
+    if X.dtype in (np.uint8, np.bool_):
+        if X.max() <= 1:
+            return
+    step = max(1, 2**22 // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        block = X[start : start + step]
+        bad = (block != 0) & (block != 1)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                f"this algorithm needs 0/1 features, but column {c} has the value "
+                f"{X[start + r, c].item()!r} (row {start + r}); add a binarization step "
+                "(e.g. `binarization: {method: quantile}`)."
+            )

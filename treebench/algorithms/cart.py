@@ -1,8 +1,11 @@
 """`cart`: scikit-learn's CART (`DecisionTreeClassifier`) converted to `TreeArrays`.
 
 scikit-learn already sends ``x <= threshold`` left and numbers nodes in pre-order, so the
-conversion only maps its leaf markers (-2 features, -1 children) and turns its per-node class
-fractions (scikit-learn ≥ 1.4 stores fractions in ``tree_.value``) back into weighted counts.
+conversion only maps its leaf markers (-2 features, -1 children). The per-node class counts are
+then counted again from the training rows (scikit-learn ≥ 1.4 stores fractions, and fractions
+times totals give ``55.00000000000001``), and every leaf is labelled by treebench's tie rule
+(majority, ties to the more frequent training class, then the lower index) instead of
+scikit-learn's lowest-index rule (issue 8, A16).
 """
 
 from __future__ import annotations
@@ -16,11 +19,21 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
 from treebench.tree.adapters import from_sklearn_tree
+from treebench.tree.labels import recount
 
 
-@ALGORITHMS.register("cart", tags=("greedy", "baseline"))
+def warmup() -> None:
+    """CART's warm-up: scikit-learn's tree module is imported with this module; nothing else
+    to load or compile."""
+
+
+@ALGORITHMS.register(
+    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass")
+)
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
+
+    compact_input = True  # scikit-learn converts to float32 itself; no float64 copy first
 
     _parameter_constraints = {
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
@@ -56,4 +69,5 @@ class CARTClassifier(TreeClassifierBase):
         )
         est.fit(X, y_index, sample_weight=sample_weight)
         tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_)
+        recount(tree, X, y_index, sample_weight)  # exact counts, the one tie rule
         return tree, {"operations": int(est.tree_.node_count)}

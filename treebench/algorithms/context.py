@@ -66,7 +66,9 @@ class FitContext:
         if (self.X_val is None) != (self.y_val is None):
             raise ValueError("X_val and y_val must be given together.")
         if self.X_val is not None:
-            xv = np.asarray(self.X_val, dtype=np.float64)
+            xv = np.asarray(self.X_val)
+            if xv.dtype not in (np.float64, np.float32, np.uint8):  # compact 0/1 rows stay so
+                xv = xv.astype(np.float64)
             if xv.ndim != 2 or xv.shape[1] != n_features or xv.shape[0] != len(self.y_val):
                 raise ValueError(
                     f"X_val must be a matrix with {n_features} columns and one row per y_val entry."

@@ -13,11 +13,13 @@ from treebench.registry import ALGORITHMS
 ALGORITHMS.register(
     "gbdt",
     tags=("blackbox", "baseline"),
+    inputs=("binary", "numeric", "weights", "multiclass"),
     description="Gradient-boosted trees (scikit-learn GradientBoostingClassifier), a black-box reference.",
 )(GradientBoostingClassifier)
 
 ALGORITHMS.register(
     "random-forest",
     tags=("blackbox", "baseline"),
+    inputs=("binary", "numeric", "weights", "multiclass"),
     description="Random forest (scikit-learn RandomForestClassifier), a black-box reference.",
 )(RandomForestClassifier)

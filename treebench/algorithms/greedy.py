@@ -1,7 +1,7 @@
 """`greedy`: the top-down ID3-style learner of the textbook chapter on decision trees.
 
 Shalev-Shwartz & Ben-David, *Understanding Machine Learning*, ch. 18
-(``/work/shared/papers/textbook-ch18-decision-trees.txt``):
+(Cambridge University Press, 2014):
 
 * **Growing** (§18.2, ID3 pseudocode). At a node with remaining depth budget ``h`` the learner
   returns a leaf when ``h == 0``, when the node is pure, or when no feature is non-constant on
@@ -41,9 +41,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
-from treebench.tree.arrays import TreeArrays
+from treebench.tree.arrays import BINARY_THRESHOLD, TreeArrays, binary_thresholds
+from treebench.tree.labels import majority_label, recount
 
 #: relative tolerance under which two scores (or two bound values) count as equal
 TIE_RTOL = 1e-12
@@ -107,8 +108,9 @@ _BLOCK_ELEMENTS = 2**21
 
 def _ones_counts(X: np.ndarray, yw: np.ndarray, rows: np.ndarray, block: int) -> np.ndarray:
     """``X[rows].T @ yw[rows]`` (class weights and row counts where ``x_j = 1``, for every
-    feature ``j``), one matrix product per block of rows so the gathered copy stays small."""
-    if rows.shape[0] == X.shape[0]:  # the root: every row, in order; no copy needed
+    feature ``j``), one matrix product per block of rows so the gathered copy stays small (also
+    at the root when ``X`` is compact ``uint8``: a product would convert all of it to float)."""
+    if rows.shape[0] == X.shape[0] and X.dtype == yw.dtype:  # the root: no copy needed
         return X.T @ yw
     out = np.zeros((X.shape[1], yw.shape[1]))
     for start in range(0, rows.shape[0], block):
@@ -178,12 +180,12 @@ def grow_tree(
             if gain < min_improvement:
                 continue
         feature[nid] = j
-        go_right = X[rows, j] > 0.5
+        go_right = X[rows, j] > BINARY_THRESHOLD
         stack.append((rows[go_right], depth + 1, nid, False))
         stack.append((rows[~go_right], depth + 1, nid, True))
     tree = TreeArrays(
         np.array(feature),
-        np.where(np.array(feature) >= 0, 0.5, -2.0),
+        binary_thresholds(np.array(feature)),
         np.array(left),
         np.array(right),
         np.vstack(value),
@@ -219,7 +221,7 @@ def _route(feature, left, right, X, start: int, rows: np.ndarray) -> np.ndarray:
         active, cur, f = active[inner], cur[inner], f[inner]
         if not active.size:
             break
-        go_right = X[rows[active], f] > 0.5
+        go_right = X[rows[active], f] > BINARY_THRESHOLD
         node[active] = np.where(go_right, right[cur], left[cur])
     return node
 
@@ -267,7 +269,7 @@ def prune_mdl(
     for i in range(tree.n_nodes):
         if feature[i] >= 0:
             r = rows_at[i]
-            go_right = X[r, feature[i]] > 0.5
+            go_right = X[r, feature[i]] > BINARY_THRESHOLD
             rows_at[left[i]] = r[~go_right]
             rows_at[right[i]] = r[go_right]
 
@@ -354,22 +356,16 @@ def _compact(feature, left, right, label, X, y, w, n_classes, prior) -> TreeArra
     feat = feature[idx]
     lft = np.array([new_id[int(left[o])] if feature[o] >= 0 else -1 for o in old_ids])
     rgt = np.array([new_id[int(right[o])] if feature[o] >= 0 else -1 for o in old_ids])
-    lab = label[idx].copy()
-    tree = TreeArrays(feat, np.where(feat >= 0, 0.5, -2.0), lft, rgt,
-                      np.zeros((len(old_ids), n_classes)), lab)
-    counts = np.zeros((tree.n_nodes, n_classes))
-    np.add.at(counts, (tree.apply(X), y), w)
-    for i in range(tree.n_nodes - 1, -1, -1):
-        if feat[i] >= 0:
-            counts[i] = counts[lft[i]] + counts[rgt[i]]
-            lab[i] = majority_label(counts[i], prior)
-    tree.value = counts
-    tree.label = lab
+    tree = TreeArrays(feat, binary_thresholds(feat), lft, rgt,
+                      np.zeros((len(old_ids), n_classes)), label[idx].copy())
+    recount(tree, X, y, w, prior=prior, keep_leaf_labels=True)
     return tree
 
 
 # ---------------------------------------------------------------------------- estimator
-@ALGORITHMS.register("greedy", tags=("greedy", "baseline"))
+@ALGORITHMS.register(
+    "greedy", tags=("greedy", "baseline"), inputs=("binary", "weights", "multiclass")
+)
 class GreedyTreeClassifier(TreeClassifierBase):
     """Greedy top-down tree on 0/1 features: ID3 with the textbook's gain measures and MDL pruning.
 
@@ -394,7 +390,8 @@ class GreedyTreeClassifier(TreeClassifierBase):
     See the module docstring for the exact split rule and tie-breaking.
     """
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are used as they are (no float64 copy)
+
 
     _parameter_constraints = {
         "criterion": [StrOptions({"entropy", "gini", "error"})],

@@ -6,11 +6,17 @@
   cache; the defaults add a specialised depth-2 solver.
 * ``streed``: MurTree/STreeD (Demirović et al. 2022, van der Linden et al. 2023) through
   ``pystreed``, with ``cost_complexity=0`` (pure accuracy at a depth limit) by default.
-* ``gosdt``: GOSDT (Lin et al. 2020; McTavish et al. 2022) through ``gosdt``: regularised
-  objective, error + λ · leaves, optional depth budget.
+* ``gosdt-ref``: GOSDT (Lin et al. 2020; McTavish et al. 2022) through the authors' ``gosdt``
+  package: regularised objective, error + λ · leaves, optional depth budget and lower-bound
+  guess (with the ``reference_LB`` fix). Our own solver is ``gosdt`` (`treebench.algorithms.gosdt`).
 
 Their trees are translated once in `treebench.tree.adapters`; predictions use our own tree, never
-the solver's ``predict`` (gosdt 1.0.4's ``predict`` breaks with scikit-learn ≥ 1.8).
+the solver's ``predict`` (gosdt 1.0.4's ``predict`` breaks with scikit-learn ≥ 1.8), and leaves
+are labelled by treebench's tie rule from their training counts.
+
+Each class declares a ``warmup()`` that imports its solver library (and fits a toy problem, so
+that lazily loaded native code is in memory): the runner calls it once per worker, outside the
+timed region, so ``fit_seconds`` holds the solver's work and not its import (issue 8, A13).
 """
 
 from __future__ import annotations
@@ -27,9 +33,21 @@ from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 
 
+def _toy() -> tuple[np.ndarray, np.ndarray]:
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]], dtype=np.int32)
+    return X, np.array([0, 1, 1, 0])
+
+
+def _quiet_fit(est, X, y) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+
+
 def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
-    take no weights, so other weights are refused with a clear error."""
+    take no weights, so other weights are refused with a clear error. (Hence their registry
+    entries do not declare the ``weights`` input kind: only whole-number weights work.)"""
     if np.all(sample_weight == 1.0):
         return X, y_index
     w = np.rint(sample_weight)
@@ -39,17 +57,26 @@ def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, so
     return np.repeat(X, reps, axis=0), np.repeat(y_index, reps)
 
 
-@ALGORITHMS.register("dl85", requires=("pydl85",), tags=("optimal", "peer"))
+@ALGORITHMS.register(
+    "dl85", requires=("pydl85",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+)
 class DL85PeerClassifier(TreeClassifierBase):
     """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="left"), None],
         "paper_search": ["boolean"],
     }
+
+    @staticmethod
+    def warmup() -> None:
+        """Import pydl8.5 and solve a toy problem (outside the timed fit)."""
+        from pydl85 import DL85Classifier
+
+        _quiet_fit(DL85Classifier(max_depth=1), *_toy())
 
     def __init__(self, max_depth=3, min_sup=1, time_limit=None, paper_search=False):
         self.max_depth = max_depth
@@ -81,17 +108,26 @@ class DL85PeerClassifier(TreeClassifierBase):
                       "objective": float(tree.training_error(X, y_index, sample_weight)), "solver_seconds": secs}
 
 
-@ALGORITHMS.register("streed", requires=("pystreed",), tags=("optimal", "peer"))
+@ALGORITHMS.register(
+    "streed", requires=("pystreed",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+)
 class STreeDPeerClassifier(TreeClassifierBase):
     """STreeD/MurTree optimal depth-limited tree (pystreed), on 0/1 features."""
 
-    binary_features_only = True
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     }
+
+    @staticmethod
+    def warmup() -> None:
+        """Import pystreed and solve a toy problem (outside the timed fit)."""
+        from pystreed import STreeDClassifier
+
+        _quiet_fit(STreeDClassifier(max_depth=1), *_toy())
 
     def __init__(self, max_depth=3, cost_complexity=0.0, min_samples_leaf=1, time_limit=None):
         self.max_depth = max_depth
@@ -104,8 +140,10 @@ class STreeDPeerClassifier(TreeClassifierBase):
         from pystreed import STreeDClassifier
 
         Xr, yr = _replicate(X, y_index, sample_weight, "streed")
+        # pystreed ignores cost_complexity unless the task is "cost-complex-accuracy"
+        task = "cost-complex-accuracy" if self.cost_complexity > 0 else "accuracy"
         est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=self.cost_complexity,
-                               min_leaf_node_size=self.min_samples_leaf,
+                               optimization_task=task, min_leaf_node_size=self.min_samples_leaf,
                                time_limit=float(self.time_limit or 1e9))
         est.fit(Xr.astype(np.int32), yr)
         tree = adapters.from_nested(est.get_tree(), adapters.describe_streed, len(self.classes_), X, y_index, sample_weight)
@@ -114,36 +152,96 @@ class STreeDPeerClassifier(TreeClassifierBase):
                       "objective": float(tree.training_error(X, y_index, sample_weight))}
 
 
-@ALGORITHMS.register("gosdt", requires=("gosdt",), tags=("optimal", "peer", "regularized"))
+@ALGORITHMS.register(
+    "gosdt-ref", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
+    inputs=("binary", "multiclass"),
+)
 class GOSDTPeerClassifier(TreeClassifierBase):
-    """GOSDT regularised optimal tree (gosdt): minimises error/n + regularization · leaves."""
+    """GOSDT regularised optimal tree, the authors' package (gosdt 1.0.4): minimises
+    error/n + regularization · leaves, optional depth budget, optional lower-bound guess.
 
-    binary_features_only = True
+    ``lb_guess`` (settings of a ``GradientBoostingClassifier(learning_rate=0.1)``, fitted on the
+    training rows) gives the package its ``y_ref``; the released Python layer never sets the
+    compiled configuration's ``reference_LB`` flag, so the guess would be ignored or end in
+    NON_CONVERGENCE: we set ``config_.reference_LB = True`` whenever ``y_ref`` is given (the
+    upstream fix). λ is passed as given (``allow_small_reg=True``). The package prints its
+    warnings; they are captured and reported in ``solve_info_["status"]``.
+    """
+
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _parameter_constraints = {
         "regularization": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "lb_guess": [dict, None],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
     }
 
-    def __init__(self, regularization=0.01, max_depth=None, time_limit=None):
-        self.regularization = regularization
-        self.max_depth = max_depth
-        self.time_limit = time_limit
-
-    def _fit_tree(self, X, y_index, ctx):
-        sample_weight = ctx.sample_weight
+    @staticmethod
+    def warmup() -> None:
+        """Import gosdt (and pandas) and solve a toy problem (outside the timed fit)."""
         import pandas as pd
         from gosdt import GOSDTClassifier
 
-        Xr, yr = _replicate(X, y_index, sample_weight, "gosdt")
+        X, y = _toy()
+        _quiet_fit(GOSDTClassifier(regularization=0.3, depth_budget=2), pd.DataFrame(X.astype(np.int8)), y)
+
+    def __init__(self, regularization=0.01, max_depth=None, lb_guess=None, time_limit=None,
+                 random_state=None):
+        self.regularization = regularization
+        self.max_depth = max_depth
+        self.lb_guess = lb_guess
+        self.time_limit = time_limit
+        self.random_state = random_state
+
+    def _fit_tree(self, X, y_index, ctx):
+        import contextlib
+        import io
+
+        import pandas as pd
+        from gosdt import GOSDTClassifier
+
+        sample_weight = ctx.sample_weight
+        Xr, yr = _replicate(X, y_index, sample_weight, "gosdt-ref")
+        y_ref, guess_s = None, 0.0
+        if self.lb_guess is not None:
+            from treebench.algorithms.gosdt import _check_lb_guess, fit_reference
+
+            y_ref, guess_s = fit_reference(Xr, yr, None, _check_lb_guess(self.lb_guess),
+                                           self.random_state, self.classes_)
         # gosdt 1.0.4 counts a lone leaf as depth 0, as we do (checked by a test)
         est = GOSDTClassifier(regularization=self.regularization, allow_small_reg=True,
                               depth_budget=self.max_depth,
                               time_limit=None if self.time_limit is None else int(np.ceil(self.time_limit)))
-        with warnings.catch_warnings():
+        if y_ref is not None:
+            make_config = est._GOSDTClassifier__create_configuration
+
+            def _with_reference_lb():
+                make_config()
+                est.config_.reference_LB = True
+
+            est._GOSDTClassifier__create_configuration = _with_reference_lb
+        out = io.StringIO()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
             warnings.simplefilter("ignore")
-            est.fit(pd.DataFrame(Xr.astype(np.int8)), yr)
+            est.fit(pd.DataFrame(Xr.astype(np.int8)), yr, y_ref=y_ref)
+        secs = time.perf_counter() - t0
         tree = adapters.from_nested(est.trees_[0].tree, adapters.describe_gosdt, len(self.classes_), X, y_index, sample_weight)
         err = tree.training_error(X, y_index, sample_weight)
         objective = err / sample_weight.sum() + self.regularization * tree.n_leaves
-        return tree, {"objective": float(objective), "optimal": None}
+        status = str(est.result_.status).split(".")[-1]
+        converged = status == "CONVERGED"
+        return tree, {
+            "objective": float(objective),
+            "optimal": converged and y_ref is None,
+            "optimality": ("reference" if y_ref is not None else "global") if converged else "none",
+            "status": status,
+            "timed_out": status == "TIMEOUT",
+            "bound": float(est.result_.lowerbound),
+            "gap": float(objective - est.result_.lowerbound),
+            "leaves": int(tree.n_leaves),
+            "reference_lb": y_ref is not None,
+            "guess_seconds": guess_s,
+            "solver_seconds": secs,
+        }

@@ -19,8 +19,8 @@ Exact tie rules (so that runs are reproducible and k = 1 equals `greedy`):
   the lower class index.
 
 Claim 3.1 bounds the plain recursion by (2k)^h node scorings; the compiled search
-(`_topk_kernels`) returns exactly the same tree faster through memoisation by (depth, row set)
-and branch-and-bound (see that module).
+(`_topk_kernels`, on the search layer `treebench.search`) returns exactly the same tree faster
+through memoisation by (depth, row set) and branch-and-bound (see that module).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _topk_kernels as K
 from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.search.bitset import pack_classes, pack_columns
+from treebench.search.cache import entries_for_mb
 from treebench.registry import ALGORITHMS
 from treebench.tree.arrays import TreeArrays
 
@@ -147,17 +149,13 @@ class TopKClassifier(TreeClassifierBase):
         weighted = not np.all(swk == scale)
         unit = 1.0 if weighted else scale
         min_imp = -1.0 if self.min_improvement is None else float(self.min_improvement) / unit
-        F = K.pack_columns(Xk)
-        C = np.ascontiguousarray(
-            np.stack([K.pack_rows(yk == c) for c in range(n_classes)]).reshape(n_classes, -1)
-        )
+        F = pack_columns(Xk)
+        C = pack_classes(yk, n_classes)
         Xd = np.ascontiguousarray(Xk, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
         y64 = np.ascontiguousarray(yk, dtype=np.int64)
         swc = np.ascontiguousarray(swk if weighted else np.ones(n))
         kk = _parse_k(self.k, d)
-        W = F.shape[0]
-        entry_bytes = 5 * 8 + 8 + 8 * W + 16  # meta + objective + key words + bucket share
-        max_entries = max(1, int(self.cache_limit_mb * 2**20 / entry_bytes))
+        max_entries = entries_for_mb(self.cache_limit_mb, F.shape[0])
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
         deadline = -1.0 if self.time_limit is None else t0 + float(self.time_limit)
@@ -205,8 +203,8 @@ def warmup() -> float:
     rng = np.random.default_rng(0)
     X = rng.integers(0, 2, size=(40, 5)).astype(np.float64)
     y = rng.integers(0, 3, size=40).astype(np.int64)
-    F = K.pack_columns(X)
-    C = np.stack([K.pack_rows(y == c) for c in range(3)])
+    F = pack_columns(X)
+    C = pack_classes(y, 3)
     for weighted in (False, True):
         Xd = X.astype(np.uint8)
         sw = np.ones(40) if not weighted else rng.random(40) + 0.5

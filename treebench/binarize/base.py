@@ -15,11 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float | np.floating):
-        return f"{float(v):.6g}"
-    return str(v)
+from treebench.text import fmt_value as _fmt
 
 
 @dataclass(frozen=True)
@@ -74,10 +70,6 @@ class BinaryColumn:
 
 class Binarizer(TransformerMixin, BaseEstimator):
     """Base class; subclasses implement ``fit`` (setting ``columns_``) and ``transform``."""
-
-    def conditions(self) -> list[tuple[str, str]]:
-        """(text when the column is 0, text when it is 1) for every output column."""
-        return [c.split_text() for c in self.columns_]
 
     def get_feature_names_out(self, input_features=None):
         return np.asarray([c.true_text() for c in self.columns_], dtype=object)

@@ -114,8 +114,8 @@ class ColumnBinarizer(Binarizer):
                 f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
             )
         out = zeroed((X.shape[0], self.n_columns_), self.output_dtype_)
-        for part, cols in self.parts_:
-            part._fill(X[cols], out, self.feature_start_)
+        for part, _cols in self.parts_:  # each part reads only its own features: no X[cols] copy
+            part._fill(X, out, self.feature_start_)
         return out
 
 

@@ -23,7 +23,7 @@ class NoBinarizer(TableBinarizer):
         return out
 
 
-@BINARIZERS.register("raw", tags=("numeric",))
+@BINARIZERS.register("raw", tags=("numeric",), outputs="numeric")
 class RawPassthrough(TableBinarizer):
     """Numeric features unchanged, as float64 (for learners on raw features such as CART).
 

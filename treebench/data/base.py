@@ -41,11 +41,6 @@ class Dataset:
     def n_features(self) -> int:
         return int(self.X.shape[1])
 
-    @property
-    def numeric(self) -> list[str]:
-        cat = set(self.categorical)
-        return [c for c in self.X.columns if c not in cat]
-
 
 def data_dirs_from_env(extra: list[str | Path] | None = None) -> list[Path]:
     """Data directories in lookup order: explicit ones, then ``TREEBENCH_DATA_DIR`` (a path list)."""

@@ -147,12 +147,11 @@ def locate(
     offline: bool,
     cache_dir: Path | None = None,
     dataset: str = "?",
-    allow_download: bool = True,
 ) -> Path:
     """Path of a verified copy of ``spec``; downloads into the cache when allowed and online."""
     p = find_local(spec, data_dirs, cache_dir, dataset)
     if p is not None:
         return p
-    if offline or not allow_download or not spec.url:
+    if offline or not spec.url:
         raise DataError(missing_message(spec, data_dirs, cache_dir, dataset, offline))
     return download(spec, cache_dir, dataset)

@@ -1,8 +1,8 @@
 """Library functions behind ``treebench datasets list|info|fetch``.
 
-`fetch` is also what the runner calls in the parent process before cells start (downloads never
-happen inside workers): ``fetch(names, data_dirs=..., offline=...)`` then workers load with
-``offline=True``.
+Downloads never happen inside workers: before cells start, the runner loads every dataset of
+the run once in the parent process (`treebench.api.preflight_datasets`, which downloads what is
+missing unless offline), and workers then load with ``offline=True``.
 """
 
 from __future__ import annotations

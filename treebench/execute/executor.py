@@ -1,9 +1,13 @@
 """Run cells in parallel through joblib and report progress.
 
-joblib picks the backend (``loky`` by default, ``threading``, ``sequential``; ``dask`` or
-``ray`` when their packages register a joblib backend). Cell code is the same for all of them:
+``fork`` (the default) runs cells in worker processes forked from the driver once it has
+imported and warmed up the learners and loaded the data, so workers start at once and share
+that memory; the other backends go through joblib (``loky``: fresh interpreters,
+``threading``, ``sequential``; ``dask`` or ``ray`` when their packages register a joblib
+backend). Cell code is the same for all of them:
 `treebench.execute.supervise.run_cell`, which forks a supervised child from whatever process
-runs it. Results stream back unordered as cells finish.
+runs it. Records stream back unordered as cells finish, and this process (the driver) writes
+each cell file: workers need no shared file system.
 """
 
 from __future__ import annotations
@@ -50,10 +54,12 @@ def run_cells(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     show_progress: bool = True,
 ) -> Counter:
-    """Run ``cells``; returns status counts. Raises KeyboardInterrupt after cleaning up."""
+    """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
+    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up."""
     from joblib import Parallel, delayed, parallel_config
 
     from treebench.execute.supervise import run_cell
+    from treebench.results.store import write_cell
 
     _backend_available(backend)
     if not cells:
@@ -69,23 +75,88 @@ def run_cells(
 
             n = n_jobs if n_jobs > 0 else (os.cpu_count() or 1)
             own_client = Client(processes=True, n_workers=n, threads_per_worker=1)
-    n_jobs_eff = 1 if backend == "sequential" else n_jobs
-    tasks = (delayed(run_cell)(c, str(out), data_dirs, context) for c in cells)
+    n_jobs_eff = 1 if backend == "sequential" else min(effective_n_jobs(n_jobs), len(cells))
     progress = _Progress(len(cells), show_progress)
     try:
+        if n_jobs_eff > 1 and backend == "fork":
+            _run_forked(cells, out, n_jobs_eff, data_dirs, context, progress, on_result, write_cell)
+            return progress.counts
+        if n_jobs_eff == 1 and backend in ("fork", "loky", "sequential"):
+            # one worker: run in this process (already warm, no worker start-up); each cell
+            # still runs in its own forked child
+            for c in cells:
+                record = run_cell(c, data_dirs, context)
+                if record is None:  # Ctrl-C reached the cell's wait
+                    raise KeyboardInterrupt
+                _take(record, out, progress, on_result, write_cell)
+            return progress.counts
+        tasks = (delayed(run_cell)(c, data_dirs, context) for c in cells)
         with parallel_config(backend=backend, n_jobs=n_jobs_eff):
-            results = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
-            for row in results:
-                if row is None:
-                    continue
-                progress.update(row)
-                if on_result is not None:
-                    on_result(row)
+            results: Any = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
+            for record in results:
+                _take(record, out, progress, on_result, write_cell)
     finally:
         progress.close()
         if own_client is not None:
             own_client.close()
     return progress.counts
+
+
+_FORK_STATE: Any = None
+
+
+def _forked_cell(i: int):
+    cells, data_dirs, context = _FORK_STATE
+    from treebench.execute.supervise import run_cell
+
+    try:
+        return run_cell(cells[i], data_dirs, context)
+    except KeyboardInterrupt:
+        return None
+
+
+def _run_forked(cells, out, n, data_dirs, context, progress, on_result, write_cell) -> None:
+    """Workers forked from this process after it warmed every learner the cells use: they
+    inherit the imports, compiled kernels and loaded datasets, and start at once."""
+    import multiprocessing as mp
+
+    from treebench.execute.worker import warm
+
+    global _FORK_STATE
+    for alg in dict.fromkeys(c.algorithm for c in cells):
+        warm(alg)
+    _FORK_STATE = (cells, data_dirs, context)
+    pool = mp.get_context("fork").Pool(n)
+    try:
+        for record in pool.imap_unordered(_forked_cell, range(len(cells)), chunksize=1):
+            _take(record, out, progress, on_result, write_cell)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+        _FORK_STATE = None
+
+
+def effective_n_jobs(n_jobs: int) -> int:
+    """The number of workers ``n_jobs`` means, as in joblib: positive counts as given, -1 all
+    cores, -2 all but one, and so on (at least 1). 0 is refused earlier, at validation."""
+    import os
+
+    if n_jobs > 0:
+        return n_jobs
+    return max((os.cpu_count() or 1) + 1 + n_jobs, 1)
+
+
+def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None:
+    if record is None:  # interrupted before it finished
+        return
+    write_cell(out, record)
+    row = record["row"]
+    progress.update(row)
+    if on_result is not None:
+        on_result(row)
 
 
 class _Progress:

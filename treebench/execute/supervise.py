@@ -1,11 +1,17 @@
 """Run one cell in a forked child process with a hard wall-clock limit and a memory cap.
 
-The warm worker (a joblib worker that has already imported everything, compiled its kernels
-and cached the binarized fold) forks a child per cell, so a cell costs a fork and a few file
-writes, not a fresh interpreter. The child fits and scores, writes its payload to a private
-temporary file and exits; the worker waits on a pidfd, enforces the limits, and writes the
-cell's result file atomically. Every outcome becomes a row: ``ok``, ``timeout``, ``oom``,
-``error`` (the fit raised) or ``crashed`` (the child died).
+The warm worker (a joblib worker that has already imported everything, run the learner's
+warm-up and cached the binarized fold) forks a child per cell, so a cell costs a fork, not a
+fresh interpreter. The child fits and scores, writes its payload to a private temporary file in
+the worker's own temporary directory and exits; the worker waits on a pidfd, enforces the
+limits, and returns the cell's record (`treebench.results.rows.build_record`); the driver writes
+the cell file. Every outcome becomes a row: ``ok``, ``timeout``, ``oom``, ``error`` (the fit
+raised) or ``crashed`` (the child died).
+
+Time limit (issue 8, A14): ``limits.time`` seconds count from the fork, so they cover the fit and
+its scoring, never the worker's warm-up, imports or data preparation; those are reported on the
+row as ``warmup_seconds`` and ``prepare_seconds``, and preparation has its own budget,
+``limits.prepare`` (a cell over it is a ``timeout`` whose error says so; the fit does not run).
 
 Memory cap: ``limits.memory`` megabytes on top of the warm worker's footprint at fork time
 (imports and the loaded dataset are shared and not charged to the cell). It is enforced twice:
@@ -23,13 +29,13 @@ import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 import traceback
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell, canonical_json, cell_spec
+from treebench.cells import Cell
 
 POLL_SECONDS = 0.02
 _PR_SET_PDEATHSIG = 1
@@ -61,27 +67,6 @@ def atomic_write_json(path: Path, payload: dict[str, Any]) -> None:
         # no fsync: the rename is atomic, and a killed process (SIGKILL included) loses nothing
         # the kernel already holds; only a power cut could, at a cost of ~10 ms per cell.
     os.replace(tmp, path)
-
-
-def identity_row(cell: Cell, context: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "experiment": context.get("experiment"),
-        "cell_id": cell.id,
-        "dataset": cell.dataset,
-        "split": cell.split.get("kind"),
-        "fold": cell.fold,
-        "seed": cell.seed,
-        "binarizer": cell.binarizer,
-        "binarizer_params": canonical_json(cell.binarizer_params),
-        "algorithm": cell.algorithm_label,
-        "algorithm_params": canonical_json(cell.algorithm_params),
-    }
-    for k, v in cell.algorithm_params.items():
-        row[f"param_{k}"] = v
-    for k, v in cell.binarizer_params.items():
-        row[f"bparam_{k}"] = v
-    row.update(context.get("provenance", {}))
-    return row
 
 
 def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
@@ -126,60 +111,76 @@ def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
         os._exit(code)
 
 
-def run_cell(
-    cell: Cell, out_dir: str, data_dirs: list[str] | None, context: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Run ``cell`` supervised and write ``out_dir/cells/<id>.json``. Returns its row, or None
-    when the run was interrupted (Ctrl-C) before the cell finished."""
+def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -> dict[str, Any] | None:
+    """Run ``cell`` supervised and return its record (the driver writes it), or None when the
+    run was interrupted (Ctrl-C) before the cell finished."""
+    import treebench.metrics  # noqa: F401 - imported once here, not in every forked child
+    import treebench.tree.simplify  # noqa: F401
     from treebench.execute.worker import prepare, warm
+    from treebench.results.rows import build_record
 
-    cells_dir = Path(out_dir) / "cells"
-    cells_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    row = identity_row(cell, context)
-    record: dict[str, Any] = {"version": 1, "cell": cell_spec(cell), "algorithm_name": cell.algorithm}
+    runner: dict[str, Any] = {}
+
+    def finish(status: str, error: str | None, measured=None, payload=None) -> dict[str, Any]:
+        runner["wall_seconds"] = time.perf_counter() - started
+        return build_record(cell, context, status=status, error=error, measured=measured,
+                            runner=runner, payload=payload)
+
     try:
-        warm(cell.algorithm)
+        runner["warmup_seconds"] = warm(cell.algorithm)
+        t0 = time.perf_counter()
         prep = prepare(cell, data_dirs)
+        runner["prepare_seconds"] = time.perf_counter() - t0
     except KeyboardInterrupt:
         return None
     except MemoryError as exc:
-        return _finish(record, row, "oom", f"MemoryError while preparing data: {exc}", started, cells_dir, cell)
+        return finish("oom", f"MemoryError while preparing data: {exc}")
     except Exception as exc:
-        record["traceback"] = traceback.format_exc(limit=20)
         msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-        return _finish(record, row, "error", msg, started, cells_dir, cell)
+        return finish("error", msg, payload={"traceback": traceback.format_exc(limit=20)})
 
     limits = cell.limits or {}
+    budget = limits.get("prepare")
+    if budget and runner["prepare_seconds"] > float(budget):
+        return finish("timeout", f"data preparation took {runner['prepare_seconds']:.3g} s, over "
+                      f"its budget limits.prepare = {float(budget):g} s (the fit did not run)")
     time_limit = limits.get("time")
     mem_mb = limits.get("memory")
     hard = None if not time_limit else float(time_limit) + max(2.0, 0.1 * float(time_limit))
-    tmp = cells_dir / f".{cell.id}.{os.getpid()}.child"
+    fd, tmp_name = tempfile.mkstemp(prefix=f"treebench-{cell.id}-", suffix=".child")
+    os.close(fd)
+    tmp = Path(tmp_name)
     base_rss = _vm_kb(os.getpid(), "VmRSS:")
     sys.stdout.flush()
     sys.stderr.flush()
+    forked = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow forks)
         _child(cell, prep, tmp, mem_mb)
     status, error = None, None
+    measured: dict[str, Any] = {}
+    payload: dict[str, Any] = {}
     try:
-        status, error, rusage, exit_status = _wait(pid, started, hard, mem_mb, base_rss)
+        status, error, rusage, exit_status = _wait(pid, forked, hard, mem_mb, base_rss)
     except KeyboardInterrupt:
         _kill(pid)
         tmp.unlink(missing_ok=True)
         return None
     if rusage is not None:
-        row["peak_rss_mb"] = rusage.ru_maxrss / 1024.0
+        # ru_maxrss of the child: its own peak, which includes the pages it shares with the
+        # worker; cell_rss_mb is what the cell added on top of the worker at fork time
+        runner["peak_rss_mb"] = rusage.ru_maxrss / 1024.0
+        runner["cell_rss_mb"] = max(rusage.ru_maxrss - base_rss, 0) / 1024.0
     if status is None:  # the child exited by itself
-        if exit_status == 0 and tmp.exists():
+        if exit_status == 0 and tmp.stat().st_size > 0:
             try:
                 payload = json.loads(tmp.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 payload = {"status": "crashed", "error": f"unreadable child result: {exc}"}
             status = payload.pop("status")
             error = payload.pop("error", None)
-            row.update(payload.pop("row", {}) or {})
-            record.update(payload)
+            measured = payload.pop("row", {}) or {}
         elif os.WIFSIGNALED(exit_status) and os.WTERMSIG(exit_status) == signal.SIGINT:
             tmp.unlink(missing_ok=True)
             return None
@@ -188,7 +189,7 @@ def run_cell(
         else:
             status, error = "crashed", _describe_exit(exit_status)
     tmp.unlink(missing_ok=True)
-    return _finish(record, row, status, error, started, cells_dir, cell)
+    return finish(status, error, measured, payload)
 
 
 def _wait(pid: int, started: float, hard: float | None, mem_mb: float | None, base_rss_kb: int):
@@ -202,7 +203,8 @@ def _wait(pid: int, started: float, hard: float | None, mem_mb: float | None, ba
                 if left <= 0:
                     _kill(pid)
                     _, st, ru = os.wait4(pid, 0)
-                    return "timeout", f"killed after the {hard:.3g} s wall-clock limit", ru, st
+                    return ("timeout", f"killed after {hard:.3g} s, over the fit's time limit "
+                            f"(limits.time plus a grace period)", ru, st)
                 timeout = left if timeout is None else min(timeout, left)
             ready, _, _ = select.select([pidfd], [], [], timeout)
             if ready:
@@ -235,13 +237,3 @@ def _describe_exit(status: int) -> str:
         hint = " (possibly the system's out-of-memory killer)" if sig == signal.SIGKILL else ""
         return f"the cell process died from signal {name}{hint}"
     return f"the cell process exited with code {os.WEXITSTATUS(status)} and no result"
-
-
-def _finish(record, row, status, error, started, cells_dir: Path, cell: Cell) -> dict[str, Any]:
-    row["status"] = status
-    row["error"] = error
-    row["wall_seconds"] = time.perf_counter() - started
-    row["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    record["row"] = row
-    atomic_write_json(cells_dir / f"{cell.id}.json", record)
-    return row

@@ -36,6 +36,10 @@ class Prepared:
     columns: list[dict[str, Any]]
     n_features: int
     binarize_seconds: float
+    X_val: np.ndarray | None = None  # validation rows (train-val-test), training-fitted binarizer
+    y_val: np.ndarray | None = None
+    feature_names: tuple[str, ...] = ()  # original features, in the dataset's column order
+    dataset_costs: dict[str, float] | None = None  # the dataset's own per-feature test costs
     binary_columns_per_feature: dict[str, int] | None = None  # original feature -> its binary columns
     data_warnings: str | None = None  # e.g. a split that could not stay stratified
 
@@ -80,13 +84,17 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     )
     t0 = time.perf_counter()
     binz = make_binarizer(cell.binarizer, dict(cell.binarizer_params), list(ds.categorical))
-    Xtr_df = ds.X.iloc[split.train]
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
         binz.fit(ds.X, y)
     else:
-        binz.fit(Xtr_df, y[split.train])
-    X_train = np.asarray(binz.transform(Xtr_df))
-    X_test = np.asarray(binz.transform(ds.X.iloc[split.test]))
+        binz.fit(ds.X.iloc[split.train], y[split.train])
+    # transform every row once and take the splits' rows from the compact (uint8) result: no
+    # DataFrame copy of the training rows is alive while transforming (issue 9, item 10)
+    X_all = np.asarray(binz.transform(ds.X))
+    X_train = X_all[split.train]
+    X_test = X_all[split.test]
+    X_val = None if split.valid is None else X_all[split.valid]
+    del X_all
     seconds = time.perf_counter() - t0
     prep = Prepared(
         X_train=X_train,
@@ -96,6 +104,10 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         columns=[c.to_dict() for c in getattr(binz, "columns_", [])],
         n_features=ds.n_features,
         binarize_seconds=seconds,
+        X_val=X_val,
+        y_val=None if split.valid is None else y[split.valid],
+        feature_names=tuple(str(c) for c in ds.X.columns),
+        dataset_costs=ds.meta.get("feature_costs"),
         binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
         data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
     )
@@ -105,20 +117,38 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     return prep
 
 
-def warm(algorithm: str) -> None:
-    """Import the algorithm's module and compile its kernels once per worker process."""
+def warm(algorithm: str) -> float:
+    """Run the learner's declared warm-up (imports of its solver library, JIT compilation) once
+    per worker process, outside any timed region (issue 8, A13). Returns the seconds it took
+    (0 when this worker had already warmed the learner)."""
     if algorithm in _WARM:
-        return
+        return 0.0
     from treebench.registry import ALGORITHMS
 
+    t0 = time.perf_counter()
     entry = ALGORITHMS.get(algorithm)
-    # the protocol: a `warmup()` attribute of the estimator class or of its module
-    fn = getattr(entry.obj, "warmup", None)
-    if fn is None:
-        fn = getattr(sys.modules.get(entry.obj.__module__), "warmup", None)
-    if callable(fn) and entry.available:
-        fn()
+    if entry.available:
+        warmup_for(entry.obj)()
     _WARM.add(algorithm)
+    return time.perf_counter() - t0
+
+
+def warmup_for(cls: Any):
+    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
+    module's ``warmup()`` function, else an inherited one (`TreeClassifierBase.warmup` does
+    nothing), else nothing."""
+    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
+    if isinstance(fn, staticmethod | classmethod):
+        fn = getattr(cls, "warmup")
+    if fn is None:
+        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
+    if fn is None:
+        fn = getattr(cls, "warmup", None)
+    return fn if callable(fn) else _no_warmup
+
+
+def _no_warmup() -> None:
+    return None
 
 
 def make_estimator(cell: Cell):
@@ -135,66 +165,102 @@ def make_estimator(cell: Cell):
     return entry.create(**params)
 
 
+def fit_context(cell: Cell, prep: Prepared):
+    """The cell's `FitContext` (validation rows, feature groups, column costs), without its
+    deadline: `fit_and_score` sets that just before ``fit``."""
+    from treebench.algorithms.context import FitContext
+    from treebench.execute.fit_context import column_costs, feature_groups
+
+    groups = feature_groups(prep.columns, list(prep.feature_names), int(prep.X_train.shape[1]))
+    costs = column_costs(cell.costs, groups, list(prep.feature_names), prep.dataset_costs,
+                         cell.dataset)
+    return FitContext(X_val=prep.X_val, y_val=prep.y_val, feature_groups=groups,
+                      feature_costs=costs)
+
+
 def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     """Fit the cell's estimator and compute every metric. Returns the result payload."""
+    from treebench import metrics
+
     est = make_estimator(cell)
+    ctx = fit_context(cell, prep)
+    tl = cell.limits.get("time")
+    fit_kw: dict[str, Any] = {}
+    if _takes_context(est):
+        fit_kw["context"] = ctx
     t0 = time.perf_counter()
-    est.fit(prep.X_train, prep.y_train)
+    if "context" in fit_kw:
+        fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
+    trace = None
+    if cell.tune:
+        est, trace = _tuned(est, cell, prep, fit_kw)
+    else:
+        est.fit(prep.X_train, prep.y_train, **fit_kw)
     fit_seconds = time.perf_counter() - t0
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
+    classes = getattr(est, "classes_", None)
     row: dict[str, Any] = {
         "n_train": len(prep.y_train),
+        "n_val": 0 if prep.y_val is None else len(prep.y_val),
         "n_test": len(prep.y_test),
         "n_features": prep.n_features,
         "n_binary_features": int(prep.X_train.shape[1]),
-        "n_classes": len(est.classes_),
+        "n_classes": None if classes is None else len(classes),
         "fit_seconds": max(fit_seconds - compile_s, 0.0),
         "compile_seconds": compile_s,
         "binarize_seconds": prep.binarize_seconds,
         "binary_columns_per_feature": json.dumps(prep.binary_columns_per_feature or {}),
         "data_warnings": prep.data_warnings,
     }
-    row.update(_scores(est, prep.X_train, prep.y_train, "train"))
-    row.update(_scores(est, prep.X_test, prep.y_test, "test"))
+    splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
+    if prep.y_val is not None:
+        splits["val"] = (prep.X_val, prep.y_val, None)
+    row.update(metrics.score_cell(est, splits, costs=ctx.feature_costs))
     tree = getattr(est, "tree_", None)
     from treebench.tree.arrays import TreeArrays
 
-    if isinstance(tree, TreeArrays):
-        row["n_leaves"] = tree.n_leaves
-        row["n_nodes"] = tree.n_nodes
-        row["depth"] = tree.depth
-        row["expected_tests_train"] = tree.expected_tests(prep.X_train)
-        row["expected_tests_test"] = tree.expected_tests(prep.X_test)
-    for k in ("optimal", "objective", "bound", "gap", "operations", "timed_out"):
+    from treebench.algorithms.base import SOLVE_INFO_KEYS
+
+    for k in SOLVE_INFO_KEYS:
         if k in info and info[k] is not None:
             row[k] = info[k]
+    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
+        from treebench.tune import chosen_params
+
+        for k, v in chosen_params(trace).items():
+            row[f"param_{k}"] = v
+        info["tune_trace"] = trace
     extra_info = {k: v for k, v in info.items() if k not in row}
     return {
         "row": row,
         "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
-        "classes": [_jsonable(c) for c in est.classes_],
+        "classes": [] if classes is None else [_jsonable(c) for c in classes],
         "columns": prep.columns,
-        "solve_info": {k: _jsonable(v) for k, v in extra_info.items()},
+        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
     }
 
 
-def _scores(est, X: np.ndarray, y: np.ndarray, prefix: str) -> dict[str, Any]:
-    from treebench import metrics
+def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
+    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
+    candidate with the cell's fit context; fit time covers every candidate fit."""
+    from treebench.tune import tune
 
-    if len(y) == 0:
-        return {}
-    pred = est.predict(X)
-    out: dict[str, Any] = {
-        f"{prefix}_accuracy": metrics.accuracy(y, pred),
-        f"{prefix}_balanced_accuracy": metrics.balanced_accuracy(y, pred),
-    }
+    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
+        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
+    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune,
+                fit_kwargs=fit_kw)
+
+
+def _takes_context(est) -> bool:
+    """Whether ``est.fit`` accepts a ``context`` (treebench's learners); scikit-learn's own
+    estimators (the black-box references) do not."""
+    import inspect
+
     try:
-        proba = est.predict_proba(X)
-        out[f"{prefix}_roc_auc"] = metrics.roc_auc(y, proba, est.classes_)
-    except (AttributeError, NotImplementedError):
-        out[f"{prefix}_roc_auc"] = float("nan")
-    return out
+        return "context" in inspect.signature(est.fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
 
 
 def _jsonable(v: Any) -> Any:
@@ -205,3 +271,13 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float | int | str | bool) or v is None:
         return v
     return str(v)
+
+
+def _jsonable_deep(v: Any) -> Any:
+    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable_deep(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable_deep(x) for x in v]
+    return _jsonable(v)
+

@@ -16,6 +16,8 @@ from pathlib import Path
 from treebench.errors import UserError, did_you_mean
 
 FORMATS = ("html", "md", "csv", "latex")
+#: formats chosen only on request: figures are PNG, and also SVG when ``svg`` is asked for
+EXTRA_FORMATS = ("svg",)
 _ALIASES = {"tex": "latex", "markdown": "md", "htm": "html"}
 
 __all__ = ["FORMATS", "parse_formats", "write_report"]
@@ -32,15 +34,16 @@ def parse_formats(formats: str | Sequence[str]) -> list[str]:
             if not name:
                 continue
             name = _ALIASES.get(name, name)
-            if name not in FORMATS:
+            if name not in FORMATS + EXTRA_FORMATS:
+                known = FORMATS + EXTRA_FORMATS
                 raise UserError(
-                    f"Unknown report format `{part.strip()}`{did_you_mean(name, FORMATS)}; "
-                    f"choose from {', '.join(FORMATS)}."
+                    f"Unknown report format `{part.strip()}`{did_you_mean(name, known)}; "
+                    f"choose from {', '.join(known)}."
                 )
             names.add(name)
     if not names:
         raise UserError(f"No report format given; choose from {', '.join(FORMATS)}.")
-    return [f for f in FORMATS if f in names]
+    return [f for f in FORMATS + EXTRA_FORMATS if f in names]
 
 
 def write_report(
@@ -53,7 +56,8 @@ def write_report(
 
     ``formats`` picks among ``html`` (``index.html``), ``md`` (``summary.md`` and
     ``tables/*.md``), ``csv`` (``tables/*.csv``, including ``failures.csv``) and ``latex``
-    (``tables/*.tex``); ``figures`` adds ``figures/*.png`` and ``figures/*.svg``.
+    (``tables/*.tex``); ``figures`` adds ``figures/*.png`` (and ``figures/*.svg`` when
+    ``svg`` is among the formats). Files are written atomically; unchanged figures are kept.
     Return the written paths by kind: ``html``, ``md``, ``csv``, ``latex``, ``png``, ``svg``
     (kinds with no file are left out). Raise `UserError` when ``results.parquet`` is missing or
     unreadable or a format is unknown.
@@ -82,10 +86,11 @@ def write_report(
     if figures:
         from treebench.report.figures import write_figures
 
-        infos = write_figures(results, out_dir)
+        fig_formats = ("png", "svg") if "svg" in fmts else ("png",)
+        infos = write_figures(results, out_dir, fig_formats)
         from treebench.report.comparison import write_comparison_figures
 
-        infos += write_comparison_figures(results, out_dir)
+        infos += write_comparison_figures(results, out_dir, fig_formats)
         for kind in ("png", "svg"):
             paths = [i.paths[kind] for i in infos if kind in i.paths]
             if paths:

@@ -25,7 +25,7 @@ from treebench.results import schema
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
 # Columns that distinguish lines in a figure without ever being an x axis.
 LINE_ONLY = ("split", "binarizer")
-FAILED_STATUSES = tuple(s for s in schema.STATUSES if s != "ok")
+FAILED_STATUSES = schema.FAILED_STATUSES
 
 
 class _NotApplicable:
@@ -150,24 +150,34 @@ def load_results(results_dir: Path) -> Results:
     recorded = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
                 and res.settings[f"{m}_n"].sum() > 0]
     res.metrics = select_metrics(recorded, manifest)
+    if len(res.settings) and res.settings["folds_differ"].any():
+        n = int(res.settings["folds_differ"].sum())
+        res.notes.append(
+            f"† {n} setting(s) are averaged over fewer folds than other settings of the same "
+            "dataset (some of their cells did not finish), so their means are not over the same "
+            "folds; they are marked † in the ok/total columns and hollow in the figures.")
     return res
 
 
 # Always reported when recorded, whatever the config's `metrics` list says.
 ALWAYS_METRICS = ("train_accuracy", "test_accuracy", "fit_seconds", "binarize_seconds",
-                  "peak_rss_mb")
+                  "prepare_seconds", "peak_rss_mb", "cell_rss_mb")
 
 
 def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
     """The recorded metric columns that the config's ``metrics`` list names (``accuracy``
-    names ``train_accuracy`` and ``test_accuracy``; ``expected_tests`` names
-    ``expected_tests_train`` and ``expected_tests_test``), plus `ALWAYS_METRICS`; every
+    names ``train_accuracy``, ``val_accuracy`` and ``test_accuracy``: the metric registry's
+    `treebench.metrics.columns`), plus `ALWAYS_METRICS`; every
     recorded one when the manifest has no such list."""
     cfg = manifest.get("config")
     wanted = cfg.get("metrics") if isinstance(cfg, dict) else None
     if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
         return recorded
-    names = {n for w in wanted for n in (w, f"train_{w}", f"test_{w}", f"{w}_train", f"{w}_test")}
+    from treebench import metrics as registry
+
+    names = {c for w in wanted if w in registry.names() for c in registry.columns(w)}
+    names |= set(wanted)  # a config may also name a column
+    names |= {f"{c}_effective" for c in names}  # leaves also as merged leaves (A16 b)
     return [m for m in recorded if m in names or m in ALWAYS_METRICS]
 
 
@@ -249,7 +259,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     ident = list(keys.columns)
     metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
     columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
-        "n_failed", "n_solver_timed_out"] + [
+        "n_failed", "n_solver_timed_out", "folds_differ"] + [
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")]
     if keys.empty:
         return pd.DataFrame(columns=columns)
@@ -275,6 +285,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     ok = status == "ok"
     timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
     out["n_solver_timed_out"] = count(ok & timed_out)
+    stats: dict[str, np.ndarray] = {}  # joined at once: many single inserts fragment the frame
     for m in metrics:
         v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         valid = ok & np.isfinite(v)
@@ -284,10 +295,14 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
             mean = np.bincount(g, weights=x, minlength=n_groups) / n
             ss = np.bincount(g, weights=(x - mean[g]) ** 2, minlength=n_groups)
             std = np.where(n >= 2, np.sqrt(ss / (n - 1)), np.nan)
-        out[f"{m}_mean"] = np.where(n > 0, mean, np.nan)
-        out[f"{m}_std"] = std
-        out[f"{m}_n"] = n
-    out = out[columns]
+        stats[f"{m}_mean"] = np.where(n > 0, mean, np.nan)
+        stats[f"{m}_std"] = std
+        stats[f"{m}_n"] = n
+    # a setting averaged over fewer folds than another setting of the same dataset and split
+    # is not comparable fold for fold (issue 8, A14): flagged in tables and figures
+    group = out["dataset"].astype(str) + "\x1f" + out["split"].astype(str)
+    stats["folds_differ"] = (out["n_ok"] < out.groupby(group)["n_ok"].transform("max")).to_numpy()
+    out = pd.concat([out, pd.DataFrame(stats, index=out.index)], axis=1)[columns]
     order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out, i, key_columns))
     return out.iloc[order].reset_index(drop=True)
 

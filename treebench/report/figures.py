@@ -12,7 +12,6 @@ of them did. Nothing here computes a metric: every number comes from `aggregate.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from treebench.report.aggregate import (
     sweep_axes,
 )
 from treebench.report.tables import metric_label
+from treebench.text import slug
 
 AXIS_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "fit_seconds")
 LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
@@ -49,7 +49,7 @@ RC = {
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
 }
-PARTIAL_NOTE = "hollow marker: some cells of the setting failed"
+PARTIAL_NOTE = "hollow marker: some cells of the setting failed (its mean is over fewer folds)"
 ALL_NOTE = "× on the bottom edge: every cell of the setting failed"
 
 
@@ -68,8 +68,34 @@ class FigureInfo:
     paths: dict[str, Path] = field(default_factory=dict)  # "png"/"svg" -> path
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(text)).strip("-") or "x"
+def dataset_stems(datasets: list[str]) -> dict[str, str]:
+    """A file-name stem per dataset, unique and stable: the slug of the name, plus a short hash
+    of the full name where two names share a slug (``a b`` and ``a-b``) or differ only in case
+    (case-insensitive file systems)."""
+    import hashlib
+
+    by_slug: dict[str, list[str]] = {}
+    for d in datasets:
+        by_slug.setdefault(slug(d).lower(), []).append(d)
+    out = {}
+    for group in by_slug.values():
+        for d in group:
+            if len(set(group)) > 1:
+                out[d] = f"{slug(d)}-{hashlib.sha256(d.encode()).hexdigest()[:8]}"
+            else:
+                out[d] = slug(d)
+    return out
+
+
+def check_unique(infos: list[FigureInfo]) -> None:
+    """Raise when two figures would be written to the same file (one would hide the other)."""
+    seen: dict[str, str] = {}
+    for info in infos:
+        for p in info.paths.values():
+            key = str(p).lower()
+            if key in seen:
+                raise RuntimeError(f"figures `{seen[key]}` and `{info.title}` share the file {p}")
+            seen[key] = info.title
 
 
 @dataclass
@@ -156,7 +182,7 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
 
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
     std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(dtype=float), nan=0.0)
-    failed = rows["n_failed"].to_numpy() > 0
+    failed = (rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)
     ok = ~np.isnan(mean)
     ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=color, marker=marker, linestyle=ls,
                 capsize=2.5, markersize=5, linewidth=1.3, label=label, alpha=alpha)
@@ -171,6 +197,36 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
         ax.plot(x[lost], np.full(lost.sum(), 0.02), linestyle="none", marker="x",
                 markersize=8, color=color, transform=trans, clip_on=False, zorder=6)
     return (1 if part.any() else 0) | (2 if lost.any() else 0)
+
+
+def _folds_differ(rows: pd.DataFrame) -> np.ndarray:
+    if "folds_differ" not in rows:
+        return np.zeros(len(rows), dtype=bool)
+    return rows["folds_differ"].to_numpy(dtype=bool)
+
+
+MAX_REFERENCES = 6
+
+
+def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
+                     key_columns: list[str]) -> int:
+    """Horizontal reference lines for the settings of algorithms that do not have ``axis``
+    (CART or an optimal solver in a plot against k; an unlimited-depth learner against depth),
+    so that a reader sees the gap at a glance. At most `MAX_REFERENCES`; returns how many."""
+    refs = s[s[axis].map(lambda v: v is NA) & (s[f"{metric}_n"] > 0)]
+    if refs.empty:
+        return 0
+    refs = refs.iloc[:MAX_REFERENCES]
+    greys = ("0.15", "0.45", "0.3", "0.6", "0.2", "0.5")
+    styles = (":", (0, (5, 2, 1, 2)), (0, (1, 3)), "-.")
+    for i in range(len(refs)):
+        r = refs.iloc[i]
+        params = ", ".join(f"{column_label(c)}={fmt_value(r[c])}" for c in key_columns
+                           if r[c] is not NA and not column_label(c).startswith("bin."))
+        label = f"{r['algorithm']}" + (f" ({params})" if params else "") + " [reference]"
+        ax.axhline(float(r[f"{metric}_mean"]), color=greys[i % len(greys)],
+                   linestyle=styles[i % len(styles)], linewidth=1.1, label=label, zorder=1)
+    return len(refs)
 
 
 def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
@@ -221,6 +277,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
             ls = LINESTYLES[(a + j) % len(LINESTYLES)] if len(metrics) == 1 else ("-", "--")[j]
             flags |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
                                        ln.label if j == 0 else None, 1.0 if j == 0 else 0.75)
+    n_refs = _reference_lines(ax, s, axis, metrics[0], results.key_columns)
     if len(metrics) == 2:
         ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
         ax.plot([], [], color="0.3", linestyle="--", label=f"{metric_label(metrics[1])} (dashed)")
@@ -238,16 +295,26 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
     _finish(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
-            len(lines) + (2 if len(metrics) == 2 else 0))
+            len(lines) + n_refs + (2 if len(metrics) == 2 else 0))
     return fig
 
 
+def size_metric(settings: pd.DataFrame) -> str:
+    """``n_leaves_effective`` (same-label sibling leaves merged, comparable across learner
+    families: issue 8 A16 b) where recorded, else ``n_leaves``."""
+    if "n_leaves_effective_n" in settings and settings["n_leaves_effective_n"].sum() > 0:
+        return "n_leaves_effective"
+    return "n_leaves"
+
+
 def leaves_figure(results: Results, dataset: str) -> Any | None:
-    """Test accuracy against the number of leaves, one colour per algorithm."""
+    """Test accuracy against the number of leaves (after merging same-label siblings, where
+    recorded), one colour per algorithm."""
     s = results.settings[results.settings["dataset"] == dataset]
-    if "test_accuracy_mean" not in s or "n_leaves_mean" not in s:
+    size = size_metric(s)
+    if "test_accuracy_mean" not in s or f"{size}_mean" not in s:
         return None
-    shown = (s["test_accuracy_n"] > 0) & (s["n_leaves_n"] > 0)
+    shown = (s["test_accuracy_n"] > 0) & (s[f"{size}_n"] > 0)
     algs = sorted(set(s.loc[shown, "algorithm"]))
     if not algs:
         return None
@@ -256,12 +323,12 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     partial = False
     for a, alg in enumerate(algs):
         rows = s[s["algorithm"] == alg]
-        x = rows["n_leaves_mean"].to_numpy(dtype=float)
+        x = rows[f"{size}_mean"].to_numpy(dtype=float)
         y = rows["test_accuracy_mean"].to_numpy(dtype=float)
-        xe = np.nan_to_num(rows["n_leaves_std"].to_numpy(dtype=float), nan=0.0)
+        xe = np.nan_to_num(rows[f"{size}_std"].to_numpy(dtype=float), nan=0.0)
         ye = np.nan_to_num(rows["test_accuracy_std"].to_numpy(dtype=float), nan=0.0)
         ok = ~(np.isnan(x) | np.isnan(y))
-        part = (rows["n_failed"].to_numpy() > 0) & ok
+        part = ((rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)) & ok
         marker = MARKERS[a % len(MARKERS)]
         ax.errorbar(x[ok], y[ok], xerr=xe[ok], yerr=ye[ok], color=colors[a], marker=marker,
                     linestyle="none", capsize=2, markersize=5, alpha=0.9, label=alg)
@@ -269,7 +336,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
             partial = True
             ax.plot(x[part], y[part], linestyle="none", marker=marker, markersize=7,
                     markerfacecolor="white", markeredgecolor=colors[a], markeredgewidth=1.5)
-    xv = s["n_leaves_mean"].to_numpy(dtype=float)
+    xv = s[f"{size}_mean"].to_numpy(dtype=float)
     xv = xv[~np.isnan(xv)]
     if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
         ax.set_xscale("log")
@@ -277,67 +344,182 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     notes = [PARTIAL_NOTE] if partial else []
     if n_all_failed:
         notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
-    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy",
-            "leaves (mean over folds)", "; ".join(notes), len(algs))
+    xlabel = ("leaves, same-label siblings merged (mean over folds)"
+              if size == "n_leaves_effective" else "leaves (mean over folds)")
+    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
+            "; ".join(notes), len(algs))
     return fig
 
 
-def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png", "svg")
+def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
          ) -> dict[str, Path]:
-    """Save ``fig`` as ``base.png``/``base.svg`` with metadata that does not change between
-    runs (no date, no software version)."""
+    """Save ``fig`` as ``base.png`` (and ``base.svg`` when asked) with metadata that does not
+    change between runs (no date, no software version). Each file is written under a temporary
+    name and renamed, so an interrupted report never leaves a half-written picture."""
+    import os
+
     import matplotlib
 
     paths = {}
     with matplotlib.rc_context(RC):
         for fmt in formats:
-            p = base.with_suffix(f".{fmt}")
+            # never `with_suffix`: a stem like ``x.csv__test_accuracy`` would lose everything
+            # after the dataset name's dot (issue 8, A1)
+            p = base.parent / f"{base.name}.{fmt}"
+            tmp = base.parent / f".{base.name}.{fmt}.{os.getpid()}.tmp"
             if fmt == "svg":
                 meta = {"Date": None, "Creator": "treebench report", "Title": title}
             else:
                 meta = {"Software": None, "Title": title}
-            fig.savefig(p, format=fmt, dpi=DPI, metadata=meta)
+            fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
+            os.replace(tmp, p)
             paths[fmt] = p
             fig.set_layout_engine("none")  # keep the layout just computed for the next format
     return paths
 
 
-def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png", "svg")
-                  ) -> list[FigureInfo]:
-    """Draw and save every figure under ``out / "figures"``."""
-    import matplotlib
+#: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
+STYLE_VERSION = "3"
+CACHE_FILE = ".figures.json"
 
-    fdir = out / "figures"
-    fdir.mkdir(parents=True, exist_ok=True)
-    for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
-        old.unlink()
-    infos: list[FigureInfo] = []
-    if results.settings.empty:
-        return infos
-    metrics = [m for m in AXIS_METRICS if m in results.metrics]
+
+@dataclass(frozen=True)
+class _Job:
+    stem: str
+    dataset: str
+    axis: str | None  # None: the leaves figure
+    metrics: tuple[str, ...]
+
+
+def _jobs(results: Results) -> list[_Job]:
+    size = size_metric(results.settings)
+    metrics = [size if m == "n_leaves" else m for m in AXIS_METRICS
+               if m in results.metrics]
     plans: list[tuple[str, tuple[str, ...]]] = [(m, (m,)) for m in metrics]
     if "test_accuracy" in metrics and "train_accuracy" in metrics:
         plans.insert(0, ("train_test_accuracy", ("test_accuracy", "train_accuracy")))
+    datasets = distinct(results.settings["dataset"])
+    stems = dataset_stems([str(d) for d in datasets])
+    jobs = []
+    for dataset in datasets:
+        sub = results.settings[results.settings["dataset"] == dataset]
+        # axes swept on this dataset (a dataset-level binarization, e.g. avila's budget of
+        # 100 beside everyone else's 200, is no axis of any single dataset)
+        axes = sweep_axes(sub, results.key_columns)
+        all_axes = [c for c in results.key_columns if any(c in v for v in axes.values())]
+        ds = stems[str(dataset)]
+        for axis in all_axes:
+            for name, mets in plans:
+                jobs.append(_Job(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
+        jobs.append(_Job(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, ()))
+    return jobs
+
+
+def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
+    """A hash of everything a figure is drawn from: its dataset's settings, the job, the
+    formats and the drawing code's version."""
+    import hashlib
+
+    sub = results.settings[results.settings["dataset"] == job.dataset]
+    h = hashlib.sha256()
+    h.update(repr((STYLE_VERSION, job, formats, results.key_columns, results.metrics)).encode())
+    h.update(sub.to_csv(index=False).encode())
+    return h.hexdigest()
+
+
+def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
+          ) -> tuple[str, dict[str, Path]] | None:
+    import matplotlib
+
     with matplotlib.rc_context(RC):
-        for dataset in distinct(results.settings["dataset"]):
-            # axes swept on this dataset (a dataset-level binarization, e.g. avila's budget of
-            # 100 beside everyone else's 200, is no axis of any single dataset)
-            axes = sweep_axes(results.settings[results.settings["dataset"] == dataset],
+        if job.axis is None:
+            fig = leaves_figure(results, job.dataset)
+        else:
+            axes = sweep_axes(results.settings[results.settings["dataset"] == job.dataset],
                               results.key_columns)
-            all_axes = [c for c in results.key_columns if any(c in v for v in axes.values())]
-            for axis in all_axes:
-                for name, mets in plans:
-                    fig = axis_figure(results, dataset, axis, mets, axes)
-                    if fig is None:
-                        continue
-                    stem = f"{slug(dataset)}__{name}_vs_{slug(column_label(axis))}"
-                    title = fig.axes[0].get_title()
-                    infos.append(FigureInfo(dataset, stem, title,
-                                            save(fig, fdir / stem, title, formats)))
-            fig = leaves_figure(results, dataset)
-            if fig is not None:
-                stem = f"{slug(dataset)}__test_accuracy_vs_n_leaves"
-                title = fig.axes[0].get_title()
-                infos.append(FigureInfo(dataset, stem, title,
-                                        save(fig, fdir / stem, title, formats)))
+            fig = axis_figure(results, job.dataset, job.axis, job.metrics, axes)
+        if fig is None:
+            return None
+        title = fig.axes[0].get_title()
+        return title, save(fig, fdir / job.stem, title, formats)
+
+
+def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[str, ...],
+               n_jobs: int) -> list[tuple[str, dict[str, Path]] | None]:
+    """Draw ``jobs``, in forked worker processes when there are enough of them to pay off."""
+    import os
+
+    n = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(jobs) // 6)
+    if n < 2 or not hasattr(os, "fork"):
+        return [_draw(results, j, fdir, formats) for j in jobs]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _POOL_STATE
+    _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled
+    try:
+        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as pool:
+            return list(pool.map(_draw_in_child, jobs, chunksize=max(1, len(jobs) // (4 * n))))
+    finally:
+        _POOL_STATE = None
+
+
+_POOL_STATE: Any = None
+
+
+def _draw_in_child(job: _Job):
+    results, fdir, formats = _POOL_STATE
+    return _draw(results, job, fdir, formats)
+
+
+def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png",),
+                  n_jobs: int = -1) -> list[FigureInfo]:
+    """Draw and save every figure under ``out / "figures"``.
+
+    A figure whose inputs (its dataset's settings, the formats, the drawing code's version) did
+    not change since the last report, and whose files are still there, is not drawn again; the
+    others are drawn in parallel (forked processes) when there are many. Files of figures that
+    no longer exist are removed."""
+    import json
+    import os
+
+    fdir = out / "figures"
+    fdir.mkdir(parents=True, exist_ok=True)
+    cache_path = fdir / CACHE_FILE
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    jobs = [] if results.settings.empty else _jobs(results)
+    sigs = {j.stem: _signature(results, j, formats) for j in jobs}
+    done: dict[str, tuple[str, dict[str, Path]] | None] = {}
+    todo = []
+    for j in jobs:
+        c = cache.get(j.stem)
+        if isinstance(c, dict) and c.get("signature") == sigs[j.stem]:
+            if c.get("title") is None:
+                done[j.stem] = None
+                continue
+            paths = {fmt: fdir / f"{j.stem}.{fmt}" for fmt in formats}
+            if all(p.is_file() for p in paths.values()):
+                done[j.stem] = (c["title"], paths)
+                continue
+        todo.append(j)
+    for j, res in zip(todo, _draw_many(results, todo, fdir, formats, n_jobs), strict=True):
+        done[j.stem] = res
+    infos = [FigureInfo(j.dataset, j.stem, done[j.stem][0], done[j.stem][1])
+             for j in jobs if done[j.stem] is not None]
+    check_unique(infos)
+    keep = {p.name for i in infos for p in i.paths.values()}
+    for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
+        if old.name not in keep:
+            old.unlink()
+    new_cache = {j.stem: {"signature": sigs[j.stem],
+                          "title": None if done[j.stem] is None else done[j.stem][0]}
+                 for j in jobs}
+    tmp = fdir / f".{CACHE_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(new_cache, sort_keys=True, indent=0), encoding="utf-8")
+    os.replace(tmp, cache_path)
     return infos

@@ -10,6 +10,7 @@ import html as _html
 from pathlib import Path
 
 from treebench.report.aggregate import Results
+from treebench.report.files import atomic_write_text
 from treebench.report.figures import FigureInfo
 from treebench.report.provenance import (
     FAILURE_HEADER,
@@ -161,5 +162,5 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
 
 def write_html(results: Results, out: Path, figures: list[FigureInfo]) -> Path:
     p = out / "index.html"
-    p.write_text(render_html(results, figures), encoding="utf-8")
+    atomic_write_text(p, render_html(results, figures))
     return p

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from treebench.report.aggregate import Results
+from treebench.report.files import atomic_write_text
 from treebench.report.figures import FigureInfo
 from treebench.report.provenance import (
     FAILURE_HEADER,
@@ -76,5 +77,5 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
 def write_markdown(results: Results, out: Path, figures: list[FigureInfo],
                    table_files: list[Path]) -> Path:
     p = out / "summary.md"
-    p.write_text(render_markdown(results, figures, out, table_files), encoding="utf-8")
+    atomic_write_text(p, render_markdown(results, figures, out, table_files))
     return p

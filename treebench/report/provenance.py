@@ -6,9 +6,7 @@ import json
 from typing import Any
 
 from treebench.report.aggregate import Results, failures, status_counts
-
-TABLE_PROVENANCE = ("treebench_version", "git_sha", "python_version", "numpy_version",
-                    "sklearn_version", "host", "cpu_count")
+from treebench.results.schema import PROVENANCE_COLUMNS
 MAX_ERROR_CHARS = 300
 
 
@@ -45,7 +43,7 @@ def provenance_items(results: Results) -> list[tuple[str, str]]:
     items += _flatten("environment", m.get("environment"))
     t = results.table
     seen = {k for k, _ in items}
-    for col in TABLE_PROVENANCE:
+    for col in PROVENANCE_COLUMNS:
         vals = sorted({str(v) for v in t[col].dropna()})
         if vals and col not in seen and f"environment.{col}" not in seen:
             items.append((f"{col} (from results)", ", ".join(vals)))

@@ -24,6 +24,7 @@ from treebench.report.aggregate import (
     fmt_value,
     varying_columns,
 )
+from treebench.report.files import atomic_write_text
 from treebench.results import schema
 
 METRIC_LABELS = {
@@ -40,13 +41,27 @@ METRIC_LABELS = {
     "expected_tests_test": "expected tests (test)",
     "fit_seconds": "fit time (s)",
     "binarize_seconds": "binarize time (s)",
-    "peak_rss_mb": "peak RSS (MB)",
+    "n_leaves_effective": "leaves (same-label siblings merged)",
+    "prepare_seconds": "data preparation time (s)",
+    "peak_rss_mb": "peak RSS of the cell process incl. shared worker pages (MB)",
+    "cell_rss_mb": "memory added by the cell (MB)",
 }
 SUMMARY_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "depth", "fit_seconds")
 
 
 def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+def fmt_seconds(x: float) -> str:
+    """Seconds in one format everywhere (issue 8, A12): three significant digits, positional
+    (``0.00123``, ``0.5``, ``12.3``; whole seconds from 1000 on), never scientific notation."""
+    import numpy as np
+
+    if abs(x) >= 1000:
+        return f"{x:.0f}"
+    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False,
+                                      trim="-")
 
 
 def fmt_number(metric: str, x: float) -> str:
@@ -57,8 +72,8 @@ def fmt_number(metric: str, x: float) -> str:
     if metric in ("n_leaves", "n_nodes", "depth"):
         return f"{x:.1f}"
     if metric.endswith("seconds"):
-        return f"{x:.3g}"
-    if metric == "peak_rss_mb":
+        return fmt_seconds(x)
+    if metric in ("peak_rss_mb", "cell_rss_mb"):
         return f"{x:.0f}"
     return f"{x:.2f}"
 
@@ -79,6 +94,16 @@ def failures_text(row: pd.Series) -> str:
     if row.get("n_solver_timed_out", 0):
         parts.append(f"{int(row['n_solver_timed_out'])} ok at solver time limit")
     return ", ".join(parts)
+
+
+FOLDS_MARK = "†"
+
+
+def ok_total(row: pd.Series) -> str:
+    """``3/5``, with `FOLDS_MARK` when the setting's mean is over fewer folds than other
+    settings of its dataset (issue 8, A14)."""
+    mark = FOLDS_MARK if bool(row.get("folds_differ", False)) else ""
+    return f"{int(row['n_ok'])}/{int(row['n_total'])}{mark}"
 
 
 @dataclass
@@ -142,7 +167,7 @@ def metric_display(results: Results, metric: str) -> Display:
     for _, r in results.settings.iterrows():
         rows.append(_identity_cells(r, ident, params) + [
             mean_std(metric, r[f"{metric}_mean"], r[f"{metric}_std"]),
-            f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+            ok_total(r), failures_text(r)])
     header = _header(ident) + [column_label(c) for c in params] + [
         f"{metric_label(metric)} (mean ± std)", "ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * len(params) + ["r", "r", "l"]
@@ -157,7 +182,7 @@ def summary_display(results: Results) -> Display:
     for _, r in results.settings.iterrows():
         rows.append(_identity_cells(r, ident, params)
                     + [mean_std(m, r[f"{m}_mean"], r[f"{m}_std"]) for m in mets]
-                    + [f"{int(r['n_ok'])}/{int(r['n_total'])}", failures_text(r)])
+                    + [ok_total(r), failures_text(r)])
     header = _header(ident) + [column_label(c) for c in params] + [
         metric_label(m) for m in mets] + ["ok/total", "failed"]
     align = ["l"] * len(ident) + ["r"] * (len(params) + len(mets) + 1) + ["l"]
@@ -176,7 +201,9 @@ def _csv_identity(results: Results) -> pd.DataFrame:
 def _counts(results: Results) -> pd.DataFrame:
     cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed",
                                                                   "n_solver_timed_out"]
-    return results.settings[cols].astype(int)
+    out = results.settings[cols].astype(int)
+    out["folds_differ"] = results.settings["folds_differ"].astype(bool)
+    return out
 
 
 def metric_frame(results: Results, metric: str) -> pd.DataFrame:
@@ -270,18 +297,18 @@ def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, li
     for name, frame, disp in items:
         if "csv" in formats and frame is not None:
             p = tdir / f"{name}.csv"
-            frame.to_csv(p, index=False, lineterminator="\n")
+            atomic_write_text(p, frame.to_csv(index=False, lineterminator="\n"))
             written["csv"].append(p)
         if "md" in formats:
             p = tdir / f"{name}.md"
-            p.write_text(f"## {disp.title}\n\n" + to_markdown(disp), encoding="utf-8")
+            atomic_write_text(p, f"## {disp.title}\n\n" + to_markdown(disp))
             written["md"].append(p)
         if "latex" in formats:
             p = tdir / f"{name}.tex"
-            p.write_text(to_latex(disp), encoding="utf-8")
+            atomic_write_text(p, to_latex(disp))
             written["latex"].append(p)
     if "csv" in formats:
         p = tdir / "failures.csv"
-        failures(results).to_csv(p, index=False, lineterminator="\n")
+        atomic_write_text(p, failures(results).to_csv(index=False, lineterminator="\n"))
         written["csv"].append(p)
     return {k: v for k, v in written.items() if v}

@@ -27,19 +27,27 @@ def git_sha() -> str | None:
     return sha or None
 
 
-def provenance() -> dict[str, Any]:
-    """Flat provenance columns of the results schema."""
-    import numpy
-    import sklearn
+@lru_cache(maxsize=None)
+def _version(dist: str) -> str | None:
+    from importlib import metadata
 
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def provenance() -> dict[str, Any]:
+    """Flat provenance columns of the results schema (package versions from their metadata,
+    so that nothing heavy is imported just to name it)."""
     from treebench import __version__
 
     return {
         "treebench_version": __version__,
         "git_sha": git_sha(),
         "python_version": platform.python_version(),
-        "numpy_version": numpy.__version__,
-        "sklearn_version": sklearn.__version__,
+        "numpy_version": _version("numpy"),
+        "sklearn_version": _version("scikit-learn"),
         "host": socket.gethostname(),
         "cpu_count": os.cpu_count(),
     }

@@ -1,8 +1,9 @@
 """The results table: one row per cell (GUIDE §1, issue 2 "Executor and results").
 
 Fixed columns are listed in `COLUMNS` with their pandas dtype. Algorithm parameters appear as
-``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype,
-JSON-scalar values), so the set of those depends on the experiment. `validate` checks a table on
+``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype in
+memory, JSON-scalar values; typed per column in parquet, see `treebench.results.store`), so the
+set of those depends on the experiment. `validate` checks a table on
 write and on read and raises `SchemaError` naming the column.
 """
 
@@ -10,7 +11,24 @@ from __future__ import annotations
 
 import pandas as pd
 
+from treebench import metrics as _metrics
+
+
+def _metric_columns(recorded: bool = False) -> dict[str, str]:
+    """Results columns of the registry's metrics (computed ones; with ``recorded`` also the
+    measured times and memory, which the schema lists under "cost")."""
+    return {c: m.dtype for m in _metrics.all_metrics() for c in m.columns()
+            if recorded or m.needs != "recorded"}
+
+
 STATUSES = ("ok", "timeout", "oom", "error", "crashed")
+#: every status but ok (a failed cell; a rerun retries them)
+FAILED_STATUSES = tuple(s for s in STATUSES if s != "ok")
+#: failed for another reason than the time limit (the CLI exits 3 on them, 4 on timeouts)
+ERROR_STATUSES = tuple(s for s in FAILED_STATUSES if s != "timeout")
+#: environment columns of every row (`treebench.results.provenance.provenance` fills them)
+PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_version",
+                      "sklearn_version", "host", "cpu_count")
 
 # name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
 COLUMNS: dict[str, str] = {
@@ -25,32 +43,29 @@ COLUMNS: dict[str, str] = {
     "binarizer_params": "string",  # canonical JSON
     "algorithm": "string",
     "algorithm_params": "string",  # canonical JSON
+    # execution settings (not identity: a retry with new limits keeps the cell id)
+    "time_limit": "Float64",  # seconds for the fit (limits.time)
+    "memory_limit": "Float64",  # megabytes on top of the warm worker (limits.memory)
     # data sizes
     "n_train": "Int64",
+    "n_val": "Int64",  # validation rows (train-val-test splits), else 0
     "n_test": "Int64",
     "n_features": "Int64",  # raw features
     "n_binary_features": "Int64",  # after binarization (== n_features when none)
     "n_classes": "Int64",
     "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
     "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
-    # metrics
-    "train_accuracy": "Float64",
-    "test_accuracy": "Float64",
-    "train_balanced_accuracy": "Float64",
-    "test_balanced_accuracy": "Float64",
-    "train_roc_auc": "Float64",
-    "test_roc_auc": "Float64",
-    "n_leaves": "Int64",
-    "n_nodes": "Int64",
-    "depth": "Int64",
-    "expected_tests_train": "Float64",
-    "expected_tests_test": "Float64",
+    # metrics: every column of the metric registry (`treebench.metrics`), by name
+    **_metric_columns(),
     # cost
-    "fit_seconds": "Float64",
+    "fit_seconds": "Float64",  # the estimator's fit, after its warm-up, without JIT compilation
     "compile_seconds": "Float64",
     "binarize_seconds": "Float64",
-    "wall_seconds": "Float64",
-    "peak_rss_mb": "Float64",
+    "prepare_seconds": "Float64",  # load + split + binarize in the worker (0 when cached)
+    "warmup_seconds": "Float64",  # the learner's declared warm-up (imports, JIT), once per worker
+    "wall_seconds": "Float64",  # the whole cell in the worker, preparation included
+    "peak_rss_mb": "Float64",  # peak RSS of the cell's own process, incl. pages shared with the worker
+    "cell_rss_mb": "Float64",  # what the cell added: peak RSS minus the worker's RSS at fork
     # solver info
     "optimal": "boolean",
     "objective": "Float64",
@@ -62,6 +77,7 @@ COLUMNS: dict[str, str] = {
     "status": "string",
     "error": "string",
     "finished_at": "string",  # ISO-8601 UTC
+    "history": "string",  # JSON list of earlier outcomes of this cell (status, limits, time)
     # provenance
     "treebench_version": "string",
     "git_sha": "string",
@@ -74,22 +90,8 @@ COLUMNS: dict[str, str] = {
 
 PARAM_PREFIX = "param_"
 BPARAM_PREFIX = "bparam_"
-METRIC_COLUMNS = (
-    "train_accuracy",
-    "test_accuracy",
-    "train_balanced_accuracy",
-    "test_balanced_accuracy",
-    "train_roc_auc",
-    "test_roc_auc",
-    "n_leaves",
-    "n_nodes",
-    "depth",
-    "expected_tests_train",
-    "expected_tests_test",
-    "fit_seconds",
-    "binarize_seconds",
-    "peak_rss_mb",
-)
+#: metric columns (computed and recorded) in registry order; the report picks from these
+METRIC_COLUMNS = tuple(_metric_columns(recorded=True))
 
 
 class SchemaError(ValueError):

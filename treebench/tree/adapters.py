@@ -10,19 +10,24 @@ from typing import Any
 
 import numpy as np
 
-from treebench.tree.arrays import TreeArrays
+from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays, binary_thresholds
+from treebench.tree.labels import majority_labels, recount
 
 
-def from_sklearn_tree(sk_tree: Any, n_classes: int, classes: np.ndarray | None = None) -> TreeArrays:
+def from_sklearn_tree(
+    sk_tree: Any, n_classes: int, classes: np.ndarray | None = None, prior: np.ndarray | None = None
+) -> TreeArrays:
     """Convert a fitted scikit-learn ``Tree`` (``estimator.tree_``).
 
     scikit-learn: left is ``x <= threshold`` (as ours), ids in pre-order, leaves have feature -2
     and children -1, ``value`` holds class *fractions* per node (scikit-learn ≥ 1.4) and
     ``weighted_n_node_samples`` the weighted row count. ``classes`` are the class indices the
     scikit-learn estimator saw (a subset of ``range(n_classes)``), placed into their columns.
+    Node labels follow the one tie rule (`treebench.tree.labels`) with ``prior`` (the training
+    class totals); without it ties go to the lower index, as scikit-learn's ``predict`` does.
     """
     feature = np.where(sk_tree.feature >= 0, sk_tree.feature, -1).astype(np.int64)
-    threshold = np.where(feature >= 0, sk_tree.threshold, -2.0)
+    threshold = np.where(feature >= 0, sk_tree.threshold, LEAF_THRESHOLD)
     frac = np.asarray(sk_tree.value)[:, 0, :]
     rowsum = frac.sum(axis=1, keepdims=True)
     if np.all(np.abs(rowsum - 1.0) < 1e-6):  # fractions (new scikit-learn)
@@ -32,7 +37,7 @@ def from_sklearn_tree(sk_tree: Any, n_classes: int, classes: np.ndarray | None =
     value = np.zeros((feature.shape[0], n_classes))
     cols = np.arange(counts_sub.shape[1]) if classes is None else np.asarray(classes, dtype=int)
     value[:, cols] = counts_sub
-    label = cols[np.argmax(counts_sub, axis=1)]
+    label = majority_labels(value, prior)
     return TreeArrays(
         feature, threshold, sk_tree.children_left, sk_tree.children_right, value, label
     )
@@ -79,7 +84,9 @@ def from_nested(
     sample_weight: np.ndarray | None = None,
 ) -> TreeArrays:
     """Lay out a solver's nested tree (see the describers above) as `TreeArrays` on 0/1
-    features, keeping the solver's leaf labels, with ``value`` counted from the training data."""
+    features, with ``value`` counted from the training data and every node labelled by the one
+    tie rule (`treebench.tree.labels`): a solver's leaf label is the majority of its leaf, so
+    only a tie can change it, and ties then go the same way for every learner."""
     feature: list[int] = []
     left: list[int] = []
     right: list[int] = []
@@ -103,20 +110,8 @@ def from_nested(
             stack.append((d[2], i, False))
     f = np.asarray(feature)
     tree = TreeArrays(
-        f, np.where(f >= 0, 0.5, -2.0), left, right, np.zeros((len(f), n_classes)), label
+        f, binary_thresholds(f), left, right, np.zeros((len(f), n_classes)), label
     )
-    fill_values(tree, X, y_index, sample_weight)
+    recount(tree, X, y_index, sample_weight)
     return tree
 
-
-def fill_values(tree: TreeArrays, X: np.ndarray, y_index: np.ndarray, sample_weight=None) -> None:
-    """Set ``value`` to the weighted class counts of the rows reaching every node, and the
-    labels of internal nodes to their majority class (leaf labels are the solver's)."""
-    w = np.ones(len(y_index)) if sample_weight is None else np.asarray(sample_weight, float)
-    value = np.zeros_like(tree.value)
-    np.add.at(value, (tree.apply(X), y_index), w)
-    for i in range(tree.n_nodes - 1, -1, -1):  # children have larger ids than parents
-        if tree.feature[i] >= 0:
-            value[i] = value[tree.left[i]] + value[tree.right[i]]
-            tree.label[i] = int(np.argmax(value[i]))
-    tree.value = value

@@ -8,8 +8,9 @@ Conventions, shared by every algorithm in treebench:
   so left means "the feature is 0";
 * ``value[i]`` holds the (weighted) class counts of the training rows reaching node ``i``, at
   every node, so ``value[i] == value[left[i]] + value[right[i]]``;
-* ``label[i]`` is the class index predicted at node ``i`` (usually the argmax of ``value[i]``,
-  but an algorithm may break ties its own way);
+* ``label[i]`` is the class index predicted at node ``i``: the majority of ``value[i]`` with
+  the one tie rule of `treebench.tree.labels` (ties to the class more frequent in training,
+  then the lower index);
 * depth counts tests: a lone leaf has depth 0.
 
 Regression trees (``task == "regression"``) keep the same arrays; ``value[i]`` then holds the
@@ -24,6 +25,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+#: the split threshold on a 0/1 column: left is ``x <= 0.5``, i.e. "the feature is 0"
+BINARY_THRESHOLD = 0.5
+#: the threshold stored at leaves (scikit-learn's value; never compared)
+LEAF_THRESHOLD = -2.0
+
+
+def binary_thresholds(feature: np.ndarray) -> np.ndarray:
+    """Thresholds of a tree on 0/1 columns: `BINARY_THRESHOLD` at tests, `LEAF_THRESHOLD` at
+    leaves (``feature < 0``). The one place learners on binary features get them from."""
+    return np.where(np.asarray(feature) >= 0, BINARY_THRESHOLD, LEAF_THRESHOLD)
 
 
 @dataclass(eq=False)
@@ -49,17 +61,20 @@ class TreeArrays:
 
     @classmethod
     def leaf(cls, value: np.ndarray, label: int | None = None) -> TreeArrays:
+        from treebench.tree.labels import majority_label
+
         value = np.asarray(value, dtype=np.float64).reshape(1, -1)
-        lab = int(np.argmax(value[0])) if label is None else int(label)
+        lab = majority_label(value[0]) if label is None else int(label)
         return cls(
-            np.array([-1]), np.array([-2.0]), np.array([-1]), np.array([-1]), value, np.array([lab])
+            np.array([-1]), np.array([LEAF_THRESHOLD]), np.array([-1]), np.array([-1]), value,
+            np.array([lab]),
         )
 
     @classmethod
     def regression_leaf(cls, y: np.ndarray, sample_weight: np.ndarray | None = None) -> TreeArrays:
         """A lone regression leaf predicting the weighted mean of ``y``."""
         return cls(
-            np.array([-1]), np.array([-2.0]), np.array([-1]), np.array([-1]),
+            np.array([-1]), np.array([LEAF_THRESHOLD]), np.array([-1]), np.array([-1]),
             regression_stats(y, sample_weight).reshape(1, 3), np.array([0]), task="regression",
         )
 
@@ -142,13 +157,6 @@ class TreeArrays:
             p = np.where(tot > 0, v / np.where(tot > 0, tot, 1.0), 1.0 / self.n_classes)
         return p
 
-    def expected_tests(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-        """Mean number of tests evaluated per row of ``X`` (the depth of the leaf it reaches)."""
-        if X.shape[0] == 0:
-            return float("nan")
-        d = self.node_depths()[self.apply(X)]
-        return float(np.average(d, weights=sample_weight))
-
     def squared_error(self, X: np.ndarray, y: np.ndarray, sample_weight=None) -> float:
         """Regression: weighted sum of squared errors of the predictions on ``(X, y)``."""
         r2 = (self.predict_value(X) - np.asarray(y, dtype=np.float64)) ** 2
@@ -223,11 +231,15 @@ class TreeBuilder:
         self._v.append(v)
         if self.task == "regression":
             label = 0
-        self._lab.append(int(np.argmax(v)) if label is None else int(label))
+        if label is None:
+            from treebench.tree.labels import majority_label
+
+            label = majority_label(v)
+        self._lab.append(int(label))
         return len(self._f) - 1
 
     def add_leaf(self, value, label: int | None = None) -> int:
-        return self._add(-1, -2.0, value, label)
+        return self._add(-1, LEAF_THRESHOLD, value, label)
 
     def add_split(self, feature: int, threshold: float, value, label: int | None = None) -> int:
         return self._add(feature, threshold, value, label)

@@ -12,11 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from treebench.text import fmt_value as _fmt
 from treebench.tree.arrays import TreeArrays
-
-
-def _fmt(t: float) -> str:
-    return f"{t:.6g}"
 
 
 def branch_texts(

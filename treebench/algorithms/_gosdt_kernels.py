@@ -1,0 +1,477 @@
+"""Compiled search of the GOSDT objective (Lin et al., ICML 2020; McTavish et al., AAAI 2022),
+on the search layer (`treebench.search`).
+
+Objective, in count units (weighted rows): ``R(t) * W_total = errors(t) + lam * leaves(t)``
+with ``lam = λ * W_total``, optionally with a depth budget (a lone leaf has depth 0). The search
+is the dynamic programme of equation (5) of McTavish et al.: the optimum of a subproblem
+(row set, depth budget) is the better of a leaf and, over every feature that splits it, the sum
+of the optima of its two children. Branch-and-bound with a memo keyed by (depth budget, row set)
+(row set alone without a depth limit); ``solve(s, rows, lev, ub)`` returns the exact optimum
+when it is < ub, else a lower bound >= ub (cached and reused).
+
+Bounds (count units; each is a lower bound on every tree's cost, so the result stays exact):
+
+* the base bound ``b(S)``: the equivalent-points bound (Lin et al. Theorem 3.6 / Hu et al.):
+  rows with identical features and different labels force ``sum over groups (size - majority)``
+  errors on any tree; with a lower-bound guess it is replaced by the errors of the reference
+  model on S (McTavish et al. eq. 4), which is not a valid bound: the result is then optimal
+  relative to the reference (their Theorem 4.3);
+* hierarchical bound / one-step look-ahead: a split costs at least ``b(S) + 2 lam``; if the
+  leaf costs no more (in particular when its error is <= lam, the incremental-accuracy bound),
+  the leaf is the answer without looking at features (the paper's step 1);
+* per-feature child bounds: a child costs at least ``min(leaf(S_i), b(S_i) + 2 lam)``, raised
+  by the cache (exact values, lower bounds) and by similar support (`treebench.search.bounds`);
+* a subproblem stops as soon as a tree reaches its floor ``max(cached lb, b(S) + 2 lam)`` (the
+  paper's step 2a).
+
+Features are tried in order of the children's leaf errors (good trees early, tight bounds
+sooner). After the deadline (`treebench.search.clock`) every new node tries only its first
+feature (greedy) and open frames keep the best tree they have: the anytime tree.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from treebench.search.bitset import ctz, popcount, row_hash, split_rows
+from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
+from treebench.search.cache import (
+    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
+    new_cache,
+)
+from treebench.search.clock import check_time
+from treebench.search.counts import feature_counts, node_totals, pair_counts
+from treebench.search.criteria import INF, rank_features
+from treebench.search.depth2 import depth2_regularized
+from treebench.search.state import (
+    N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
+)
+
+GosdtState = namedtuple(
+    "GosdtState",
+    [
+        "data", "scr", "cache", "stats", "clock",
+        "lam",  # per-leaf penalty in count units (λ · total weight)
+        "limited",  # depth budget given (memo key includes the budget)
+        "use_ref",  # base bound = reference errors (lower-bound guess) instead of eq. points
+        "ref_wrong",  # (W,) rows the reference misclassifies
+        "eq_rows",  # (W,) rows whose feature vector is shared with a row of another label
+        "grp",  # (n,) equivalence group of each row (of eq_rows)
+        "grp_cnt",  # (G, nc) float scratch, zero between calls
+        "touched",  # (n,) int64 scratch: groups touched by one call
+        "sim",  # similar-support bound enabled (unweighted data)
+    ],
+)
+
+
+@njit(cache=True)
+def weight_of(s, rows, mask):
+    """(Weighted) number of rows in ``rows & mask``."""
+    D = s.data
+    if not D.weighted:
+        t = 0
+        for w in range(rows.shape[0]):
+            t += popcount(rows[w] & mask[w])
+        return float(t)
+    t = 0.0
+    for w in range(rows.shape[0]):
+        x = rows[w] & mask[w]
+        while x != 0:
+            t += D.sw[w * 64 + ctz(x)]
+            x &= x - np.uint64(1)
+    return t
+
+
+@njit(cache=True)
+def equivalent_points(s, rows):
+    """Errors every tree makes on ``rows``: for each group of identical feature vectors, its
+    (weighted) size minus its largest class."""
+    D = s.data
+    cnt = s.grp_cnt
+    touched = s.touched
+    nt = 0
+    for w in range(rows.shape[0]):
+        x = rows[w] & s.eq_rows[w]
+        while x != 0:
+            i = w * 64 + ctz(x)
+            g = s.grp[i]
+            tot = 0.0
+            for c in range(cnt.shape[1]):
+                tot += cnt[g, c]
+            if tot == 0.0:
+                touched[nt] = g
+                nt += 1
+            cnt[g, D.y[i]] += D.sw[i]
+            x &= x - np.uint64(1)
+    err = 0.0
+    for t in range(nt):
+        g = touched[t]
+        tot = 0.0
+        mx = 0.0
+        for c in range(cnt.shape[1]):
+            v = cnt[g, c]
+            tot += v
+            if v > mx:
+                mx = v
+            cnt[g, c] = 0.0
+        err += tot - mx
+    return err
+
+
+@njit(cache=True)
+def base_bound(s, rows):
+    """b(S): reference errors (lower-bound guess) or the equivalent-points bound."""
+    if s.use_ref:
+        return weight_of(s, rows, s.ref_wrong)
+    return equivalent_points(s, rows)
+
+
+@njit(cache=True)
+def _totals(s, rows, lev):
+    D = s.data
+    tot = s.scr.tot[lev]
+    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, s.scr.nzw[lev])
+    total = 0.0
+    mx = 0.0
+    npos = 0
+    for c in range(tot.shape[0]):
+        total += tot[c]
+        if tot[c] > mx:
+            mx = tot[c]
+        if tot[c] > 0.0:
+            npos += 1
+    return nnz, nrows, total, total - mx, npos
+
+
+@njit(cache=True)
+def _score(s, rows, lev, nnz, nrows, total):
+    """Class counts per feature; valid = both children non-empty; rank features by the sum of
+    the children's leaf errors (ties: lower index). Returns the number of valid features."""
+    D = s.data
+    scr = s.scr
+    d = D.F.shape[1]
+    s.stats[S_EXPANDED] += 1
+    s.stats[S_SCORED] += d
+    cnt1 = scr.cnt[lev]
+    rc1 = scr.rc[lev]
+    feature_counts(rows, scr.nzw[lev], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, cnt1, rc1,
+                   scr.acc)
+    tot = scr.tot[lev]
+    valid = scr.valid[lev]
+    gain = scr.gain[lev]
+    for j in range(d):
+        valid[j] = rc1[j] >= 1.0 and nrows - rc1[j] >= 1.0
+        if valid[j]:
+            m1 = 0.0
+            m0 = 0.0
+            s1 = 0.0
+            for c in range(tot.shape[0]):
+                v1 = cnt1[j, c]
+                s1 += v1
+                if v1 > m1:
+                    m1 = v1
+                if tot[c] - v1 > m0:
+                    m0 = tot[c] - v1
+            gain[j] = (s1 - m1) + (total - s1 - m0)
+    return rank_features(gain, valid, scr.order[lev])
+
+
+@njit(cache=True)
+def _leaf_errors(s, lev, j, total):
+    """Leaf errors of the two children of splitting on ``j`` and whether each is pure."""
+    cnt1 = s.scr.cnt[lev]
+    tot = s.scr.tot[lev]
+    m1 = 0.0
+    m0 = 0.0
+    s1 = 0.0
+    p1 = 0
+    p0 = 0
+    for c in range(tot.shape[0]):
+        v1 = cnt1[j, c]
+        v0 = tot[c] - v1
+        s1 += v1
+        if v1 > m1:
+            m1 = v1
+        if v0 > m0:
+            m0 = v0
+        if v1 > 0.0:
+            p1 += 1
+        if v0 > 0.0:
+            p0 += 1
+    return (total - s1) - m0, s1 - m1, p0 <= 1, p1 <= 1
+
+
+@njit(cache=True)
+def _child_lb(s, rows, lev, leaf, b):
+    """Lower bound on a child's optimum (``b`` = its base bound): min(leaf, b + 2 lam), raised
+    by the cache and similar support."""
+    if lev == 0 or leaf <= 2.0 * s.lam:
+        return leaf
+    lb = b + 2.0 * s.lam
+    if leaf < lb:
+        lb = leaf
+    lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
+    if exact:
+        return lb
+    if s.sim:
+        lb = similarity_bound(rows, lev, lb, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
+    return lb
+
+
+@njit(cache=True)
+def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
+    """Cache and return the answer: the best tree when one is below ``ub``, else the lower
+    bound max(ub, node_lb)."""
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    if found:
+        if s.sim and not timed_out:
+            remember_similar(rows, lev, best, s.scr.sim_rows, s.scr.sim_val)
+        cache_put(s.cache, rows, key, hv, best, best_f, ANYTIME if timed_out else EXACT)
+        s.scr.feat[lev] = best_f
+        return best
+    lb = ub if ub > node_lb else node_lb
+    if not timed_out:
+        if s.sim:
+            remember_similar(rows, lev, lb, s.scr.sim_rows, s.scr.sim_val)
+        cache_put(s.cache, rows, key, hv, lb, -1, LOWER)
+    return lb
+
+
+@njit(cache=True)
+def _lookup(s, rows, key, hv, ub, timed_out, lev):
+    """Cache step: (answered, value, cached lower bound)."""
+    e = cache_find(s.cache, rows, key, hv)
+    if e >= 0:
+        st = cache_state(s.cache, e)
+        ov = cache_value(s.cache, e)
+        if st == EXACT or (timed_out and st == ANYTIME):
+            s.scr.feat[lev] = cache_feature(s.cache, e)
+            return True, ov, 0.0
+        if st == LOWER and not timed_out:
+            if ov >= ub:
+                return True, ov, 0.0
+            return False, 0.0, ov
+    return False, 0.0, 0.0
+
+
+@njit(cache=True)
+def _static_lb(s, lev, e, pure):
+    """A child with leaf error ``e``: its leaf cost when it cannot usefully split, else
+    min(leaf, 2 lam) (a split has two leaves)."""
+    leaf = e + s.lam
+    if lev > 1 and not pure and e > s.lam and 2.0 * s.lam < leaf:
+        return 2.0 * s.lam
+    return leaf
+
+
+@njit(cache=True)
+def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
+    """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
+    (`treebench.search.depth2.depth2_regularized`) instead of recursing."""
+    scr = s.scr
+    d = s.data.F.shape[1]
+    valid = scr.valid[lev]
+    nv = 0
+    for j in range(d):
+        if valid[j]:
+            scr.order[0, nv] = j
+            nv += 1
+    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    pair_counts(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair)
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
+                              scr.pair, s.lam, best, floor, scr.tmp[0])
+    if f >= 0:
+        return v, f, True
+    return best, best_f, found
+
+
+@njit(cache=True)
+def solve(s, rows, lev, ub, b):
+    """Optimum (count units) of ``rows`` with depth budget ``lev`` (or, unlimited, ``lev`` =
+    features still usable): a value < ub with the root feature in ``s.scr.feat[lev]`` (-1 =
+    leaf), or a lower bound >= ub. ``b`` is the node's base bound when the caller knows it
+    (else < 0)."""
+    lam = s.lam
+    s.scr.feat[lev] = -1
+    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    leaf = leaf_err + lam
+    if lev == 0 or npos <= 1 or leaf_err <= lam:
+        return leaf  # no split can pay for its extra leaf
+    key = lev if s.limited else 0
+    hv = row_hash(rows, key)
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    hit, val, lbk = _lookup(s, rows, key, hv, ub, timed_out, lev)
+    if hit:
+        return val
+    check_time(s.stats, s.clock)
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    if b < 0.0:
+        b = base_bound(s, rows)
+    floor = b + 2.0 * lam  # any split tree costs at least this (hierarchical bound)
+    if leaf <= floor:  # one-step look-ahead: the leaf is optimal
+        if not timed_out:
+            cache_put(s.cache, rows, key, hv, leaf, -1, EXACT)
+        return leaf
+    # bounds on the optimum also bound every split tree (optimum = min(leaf, best split))
+    if lbk > floor:
+        floor = lbk
+    if s.sim and not timed_out:
+        floor = similarity_bound(rows, lev, floor, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
+    found = leaf < ub
+    best = leaf if found else ub
+    best_f = -1
+    if floor < best:
+        ncand = _score(s, rows, lev, nnz, nrows, total)
+        order = s.scr.order[lev]
+        kk = 1 if timed_out and ncand > 0 else ncand
+        if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
+            best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor)
+            kk = 0
+        r0 = s.scr.child[lev, 0]
+        r1 = s.scr.child[lev, 1]
+        for t in range(kk):
+            j = order[t]
+            e0, e1, pure0, pure1 = _leaf_errors(s, lev, j, total)
+            lb0 = _static_lb(s, lev, e0, pure0)
+            lb1 = _static_lb(s, lev, e1, pure1)
+            if lb0 + lb1 >= best:
+                continue
+            if lev == 1:  # children are leaves: exact
+                best = lb0 + lb1
+                best_f = j
+                found = True
+                if best <= floor:
+                    break
+                continue
+            split_rows(rows, s.data.F, j, r0, r1)
+            b0 = -1.0
+            b1 = -1.0
+            if not timed_out:
+                b0 = base_bound(s, r0)
+                b1 = b - b0  # the base bound is additive over a partition
+                if b1 < 0.0:
+                    b1 = 0.0
+                lb0 = _child_lb(s, r0, lev - 1, e0 + lam, b0)
+                lb1 = _child_lb(s, r1, lev - 1, e1 + lam, b1)
+                if lb0 + lb1 >= best:
+                    continue
+            o0 = solve(s, r0, lev - 1, best - lb1, b0)
+            if o0 < best - lb1:
+                o1 = solve(s, r1, lev - 1, best - o0, b1)
+                if o1 < best - o0:
+                    best = o0 + o1
+                    best_f = j
+                    found = True
+            if s.stats[S_TIMED_OUT] != 0:
+                if timed_out or found:
+                    break
+                timed_out = True
+            if best <= floor:
+                break
+    return _finish(s, rows, lev, key, hv, ub, min(leaf, floor), best, best_f, found)
+
+
+@njit(cache=True)
+def _build(s, rows, lev, out_feat, out_left, out_right, out_value, pos):
+    node = pos[0]
+    pos[0] += 1
+    solve(s, rows, lev, INF, -1.0)
+    f = s.scr.feat[lev]
+    for c in range(out_value.shape[1]):
+        out_value[node, c] = s.scr.tot[lev][c]
+    out_feat[node] = f
+    out_left[node] = -1
+    out_right[node] = -1
+    if f < 0:
+        return
+    r0 = s.scr.rec[lev, 0]
+    r1 = s.scr.rec[lev, 1]
+    split_rows(rows, s.data.F, f, r0, r1)
+    out_left[node] = pos[0]
+    _build(s, r0, lev - 1, out_feat, out_left, out_right, out_value, pos)
+    out_right[node] = pos[0]
+    _build(s, r1, lev - 1, out_feat, out_left, out_right, out_value, pos)
+
+
+@njit(cache=True)
+def root_bound(s, rows, lev):
+    """A lower bound on the root's optimum from what the search proved (used after a
+    timeout): min(leaf, max(b + 2 lam, min over features of the children's bounds))."""
+    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    leaf = leaf_err + s.lam
+    if lev == 0 or npos <= 1 or leaf_err <= s.lam:
+        return leaf
+    b = base_bound(s, rows)
+    floor = b + 2.0 * s.lam
+    ncand = _score(s, rows, lev, nnz, nrows, total)
+    split = INF
+    r0 = s.scr.child[lev, 0]
+    r1 = s.scr.child[lev, 1]
+    order = s.scr.order[lev]
+    for t in range(ncand):
+        j = order[t]
+        e0, e1, _, _ = _leaf_errors(s, lev, j, total)
+        split_rows(rows, s.data.F, j, r0, r1)
+        b0 = base_bound(s, r0)
+        v = _child_lb(s, r0, lev - 1, e0 + s.lam, b0) + _child_lb(s, r1, lev - 1, e1 + s.lam,
+                                                                 max(b - b0, 0.0))
+        if v < split:
+            split = v
+    if floor > split:
+        split = floor
+    return leaf if leaf < split else split
+
+
+@njit(cache=True)
+def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
+               use_ref, ref_wrong, eq_rows, grp, n_groups):
+    """The solver's record: data, per-level scratch for ``depth`` levels, an empty capped cache,
+    the clock and the bound inputs."""
+    W = F.shape[0]
+    d = F.shape[1]
+    nc = C.shape[0]
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    clock = np.zeros(1)
+    clock[0] = deadline
+    return GosdtState(
+        Data(F, C, Xd, y, sw, weighted, n_rows),
+        new_scratch(depth + 1, W, d, nc, limited and depth >= 2 and not weighted
+                    and nc * d * d <= 2**25),
+        new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
+        eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
+        not weighted,
+    )
+
+
+@njit(cache=True)
+def fit_gosdt(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
+              use_ref, ref_wrong, eq_rows, grp, n_groups):
+    """Search from the root and read the tree back. Returns (objective, lower bound, feature,
+    left, right, value, stats), counts in weight units, the tree in pre-order."""
+    H = depth
+    s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries,
+                   deadline, use_ref, ref_wrong, eq_rows, grp, n_groups)
+    stats = s.stats
+    nc = C.shape[0]
+    root = full_set(n_rows, F.shape[0])
+    obj = solve(s, root, H, INF, -1.0)
+    timed_out = stats[S_TIMED_OUT] != 0
+    nmax = 2 * n_rows + 1
+    if H < 40 and 2 ** (H + 1) < nmax:
+        nmax = 2 ** (H + 1)
+    out_feat = np.full(nmax, -1, dtype=np.int64)
+    out_left = np.full(nmax, -1, dtype=np.int64)
+    out_right = np.full(nmax, -1, dtype=np.int64)
+    out_value = np.zeros((nmax, nc))
+    pos = np.zeros(1, dtype=np.int64)
+    _build(s, root, H, out_feat, out_left, out_right, out_value, pos)
+    lb = obj
+    if timed_out:
+        lb = root_bound(s, root, H)
+    n = pos[0]
+    return (obj, lb, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
+            out_value[:n].copy(), stats)

@@ -1,0 +1,270 @@
+"""`gosdt`: our solver for the GOSDT objective with the guesses of McTavish, Zhong, Achermann,
+Karimalis, Chen, Rudin and Seltzer, "Fast Sparse Decision Tree Optimization via Reference
+Ensembles" (AAAI 2022), on the bounds of GOSDT (Lin, Zhong, Hu, Rudin and Seltzer, ICML 2020).
+
+Objective (McTavish et al. §3, eq. (3)): ``R(t) = (misclassified weight) / (total weight) +
+λ · leaves(t)``, optionally with a depth budget (at most ``max_depth`` tests on any path; a lone
+leaf has depth 0), multi-class labels, 0/1 features. λ is used as given (the authors' package
+raises it to 1/n unless told otherwise; we never change it).
+
+The three guesses (§4): thresholds are the `threshold-guess` binarizer's job (a config step
+before this learner); the depth guess is ``max_depth``; the lower-bound guess is ``lb_guess``:
+settings of a scikit-learn ``GradientBoostingClassifier(learning_rate=0.1)`` fitted inside
+`fit` on the (binary) training rows it is given; in each subproblem the guessed bound
+``lb_guess(s) = (reference errors in s)/N + λ`` (eq. 4) replaces the equivalent-points bound.
+The result is then optimal relative to the reference (Theorem 4.3: R(t_guess) <= (|reference
+errors| + errors of t on rows the reference gets right)/N + λ·leaves(t) for every tree t of the
+same depth budget), not necessarily globally; ``solve_info_["optimality"]`` says which.
+
+pydl8.5 cannot take a lower-bound guess: it accepts an initial upper bound (``max_error``,
+``stop_after_better``) and custom leaf-error functions, no per-subproblem lower bound, so `dl85`
+has no ``lb_guess``; the authors' package (`gosdt-ref`) takes one as ``y_ref``.
+
+The search (`_gosdt_kernels`, on `treebench.search`) is exact without ``lb_guess``: every fit
+that finishes returns the true optimum. With ``time_limit`` it is anytime: on timeout it returns
+the best tree found, with a lower bound and the gap.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.registry import ALGORITHMS
+from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.cache import entries_for_mb
+from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
+from treebench.search.state import S_TIMED_OUT
+from treebench.tree.arrays import TreeArrays
+
+_WARM = False
+
+
+def _check_lb_guess(lb_guess) -> dict:
+    if lb_guess is None:
+        return {}
+    if not isinstance(lb_guess, dict):
+        raise ValueError(
+            "lb_guess must be None or a dict of GradientBoostingClassifier settings such as "
+            f"{{'n_estimators': 20, 'max_depth': 3}}, got {lb_guess!r}."
+        )
+    allowed = {"n_estimators", "max_depth", "learning_rate", "subsample", "max_features",
+               "min_samples_leaf"}
+    bad = sorted(set(lb_guess) - allowed)
+    if bad:
+        raise ValueError(
+            f"lb_guess has the unknown setting {bad[0]!r}; allowed: {', '.join(sorted(allowed))}."
+        )
+    return dict(lb_guess)
+
+
+def equivalence_groups(X01: np.ndarray, y_index: np.ndarray):
+    """Rows whose feature vector is shared with a row of another class ("equivalent points",
+    Lin et al. 2020 §3): (mask of those rows, group id per row in 0..G-1 (-1 elsewhere), G)."""
+    n = X01.shape[0]
+    if n == 0:
+        return np.zeros(0, bool), np.full(0, -1, np.int64), 0
+    _, inv = np.unique(X01, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    n_groups = int(inv.max()) + 1
+    lo = np.full(n_groups, np.iinfo(np.int64).max)
+    hi = np.full(n_groups, -1)
+    np.minimum.at(lo, inv, y_index)
+    np.maximum.at(hi, inv, y_index)
+    mixed = lo != hi
+    mask = mixed[inv]
+    remap = np.full(n_groups, -1, dtype=np.int64)
+    remap[mixed] = np.arange(int(mixed.sum()))
+    grp = np.where(mask, remap[inv], -1).astype(np.int64)
+    return mask, grp, int(mixed.sum())
+
+
+def fit_reference(X, y_index, sw, params: dict, random_state, classes):
+    """The lower-bound guess's reference (McTavish et al. §4.3): a scikit-learn
+    ``GradientBoostingClassifier`` (``learning_rate=0.1`` unless given) fitted on the binary
+    training rows; returns (its predicted class indices, seconds). A reference that never
+    predicts one of the training classes is refused with a clear ValueError."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.utils import check_random_state
+
+    t0 = time.perf_counter()
+    present = np.unique(y_index)
+    if present.size < 2:
+        return np.asarray(y_index).copy(), time.perf_counter() - t0
+    seed = random_state
+    if seed is not None and not isinstance(seed, Integral):
+        seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
+    kw = {"learning_rate": 0.1, **params}
+    try:
+        ref = GradientBoostingClassifier(random_state=seed, **kw)
+        ref.fit(X, y_index, sample_weight=sw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"lb_guess: the reference model could not be fitted ({exc}).") from exc
+    pred = ref.predict(X).astype(np.int64)
+    missing = np.setdiff1d(present, np.unique(pred))
+    if missing.size:
+        label = np.asarray(classes)[missing[0]].tolist()
+        raise ValueError(
+            f"lb_guess: the reference model never predicts class {label!r} on the "
+            "training rows, so it cannot guide the search; give it more capacity "
+            "(n_estimators, max_depth) or drop lb_guess."
+        )
+    return pred, time.perf_counter() - t0
+
+
+@ALGORITHMS.register("gosdt", tags=("optimal", "regularized", "gosdt"))
+class GOSDTClassifier(TreeClassifierBase):
+    """Optimal sparse tree for ``error rate + regularization · leaves`` (GOSDT, Lin et al. 2020)
+    with the guesses of McTavish et al. (AAAI 2022), on 0/1 features.
+
+    Parameters
+    ----------
+    regularization : float >= 0
+        Per-leaf penalty λ (used as given, never raised).
+    max_depth : int >= 0 or None
+        Depth budget (tests on any path; a lone leaf has depth 0); None = unlimited. This is
+        the paper's depth guess.
+    lb_guess : dict or None
+        Lower-bound guess: settings of the reference ``GradientBoostingClassifier``
+        (``learning_rate=0.1`` unless given, ``random_state`` from this estimator), e.g.
+        ``{"n_estimators": 20, "max_depth": 3}``; fitted inside ``fit`` on the training rows.
+        The tree is then optimal relative to the reference (Theorem 4.3).
+    time_limit : float > 0 or None
+        Seconds; on timeout the best tree found is returned with ``solve_info_["timed_out"]``,
+        the lower bound and the gap.
+    cache_limit_mb : float > 0
+        Memory cap of the subproblem memo (never exceeded; when full, new entries are not
+        stored: slower, never wrong).
+    random_state : int, RandomState or None
+        Seed of the reference model only (the search is deterministic).
+    """
+
+    binary_features_only = True
+
+    _parameter_constraints = {
+        "regularization": [Interval(Real, 0, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "lb_guess": [dict, None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, regularization=0.01, max_depth=None, lb_guess=None, time_limit=None,
+                 cache_limit_mb=2048, random_state=None):
+        self.regularization = regularization
+        self.max_depth = max_depth
+        self.lb_guess = lb_guess
+        self.time_limit = time_limit
+        self.cache_limit_mb = cache_limit_mb
+        self.random_state = random_state
+
+    def _fit_tree(self, X, y_index, ctx):
+        t_start = time.perf_counter()
+        params = _check_lb_guess(self.lb_guess)
+        lam_rate = float(self.regularization)
+        sw = np.asarray(ctx.sample_weight, dtype=np.float64)
+        n_classes = len(self.classes_)
+        compile_s = warmup()
+        prior = np.bincount(y_index, weights=sw, minlength=n_classes)
+        keep = sw > 0
+        Xk, yk, swk = X[keep], y_index[keep], sw[keep]
+        n, d = Xk.shape
+        scale = float(swk[0])
+        weighted = not np.all(swk == scale)
+        unit = 1.0 if weighted else scale
+        w_total = float(swk.sum()) / unit  # total weight in the solver's count units
+        guess_s = 0.0
+        use_ref = self.lb_guess is not None
+        if use_ref:
+            pred, guess_s = fit_reference(Xk, yk, swk, params, self.random_state, self.classes_)
+            ref_wrong = pack_rows(pred != yk)
+        else:
+            ref_wrong = np.zeros(max(1, (n + 63) // 64), np.uint64)
+        eq_mask, grp, n_groups = equivalence_groups(Xk, yk)
+        F = pack_columns(Xk)
+        C = pack_classes(yk, n_classes)
+        Xd = np.ascontiguousarray(Xk, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
+        y64 = np.ascontiguousarray(yk, dtype=np.int64)
+        swc = np.ascontiguousarray(swk if weighted else np.ones(n))
+        limited = self.max_depth is not None
+        H = min(int(self.max_depth), d) if limited else d
+        max_entries = entries_for_mb(self.cache_limit_mb, F.shape[0])
+        deadline = ctx.deadline_for(self.time_limit)
+        t0 = time.perf_counter()
+        obj, lb, feat, left, right, value, stats = G.fit_gosdt(
+            F, C, Xd, y64, swc, weighted, n, H, limited, lam_rate * w_total, max_entries,
+            -1.0 if deadline is None else float(deadline), use_ref, ref_wrong,
+            pack_rows(eq_mask), grp, n_groups,
+        )
+        search_s = time.perf_counter() - t0
+        value = value * unit
+        nn = feat.shape[0]
+        label = np.array([majority_label(value[i], prior) for i in range(nn)], dtype=np.int64)
+        thr = np.where(feat >= 0, 0.5, -2.0)
+        tree = TreeArrays(feat, thr, left, right, value, label)
+        leaves = feat < 0
+        err = float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+        total = float(sw.sum())
+        n_leaves = int(leaves.sum())
+        objective = err / total + lam_rate * n_leaves
+        timed_out = bool(stats[S_TIMED_OUT])
+        bound = min(float(lb) / w_total, objective)
+        optimality = "none" if timed_out else ("reference" if use_ref else "global")
+        info = {
+            "objective": objective,
+            "bound": bound,
+            "lower_bound": bound,
+            "upper_bound": objective,
+            "gap": objective - bound,
+            "optimal": optimality == "global",
+            "optimality": optimality,
+            "regularization": lam_rate,
+            "leaves": n_leaves,
+            "training_error": err,
+            "training_accuracy": 1.0 - err / total,
+            "subproblems": int(stats[S_EXPANDED]),
+            "operations": int(stats[S_SCORED]),
+            "cache_entries": int(stats[S_ENTRIES]),
+            "cache_peak_bytes": int(stats[S_PEAK_BYTES]),
+            "cache_full": bool(stats[S_CAP_HIT] > 0),
+            "guess_seconds": guess_s,
+            "search_seconds": search_s,
+            "seconds": time.perf_counter() - t_start - compile_s,
+            "timed_out": timed_out,
+            "compile_seconds": compile_s,
+        }
+        return tree, info
+
+
+def warmup() -> float:
+    """Compile (or load from numba's cache) the kernels on tiny data; the seconds spent when
+    this call did the work, else 0."""
+    global _WARM
+    if _WARM:
+        return 0.0
+    t = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(40, 5)).astype(np.float64)
+    y = rng.integers(0, 3, size=40).astype(np.int64)
+    F = pack_columns(X)
+    C = pack_classes(y, 3)
+    mask, grp, ng = equivalence_groups(X, y)
+    for weighted in (False, True):
+        Xd = X.astype(np.uint8)
+        sw = np.ones(40) if not weighted else rng.random(40) + 0.5
+        for limited in (False, True):
+            G.fit_gosdt(F, C, Xd, y, sw, weighted, 40, 3 if limited else 5, limited, 0.4, 1000,
+                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng)
+    G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
+                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng)
+    from treebench.search.clock import now_seconds
+
+    now_seconds()
+    _WARM = True
+    return time.perf_counter() - t

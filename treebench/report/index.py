@@ -1,0 +1,137 @@
+"""A folder of experiments (``results/<experiment>/``): every experiment's report, a top-level
+index and a cross-experiment summary (issue 8, B).
+
+The index has one row per experiment: name, cells by status, datasets, algorithms, last update
+and a link to its report. When a dataset appears in several experiments, ``across.csv`` /
+``across.md`` (and a section of ``index.html``) put their settings side by side: mean ± std test
+accuracy and leaves per (dataset, experiment, algorithm, parameters). Nothing is computed here
+beyond what `treebench.report.aggregate` gives.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from treebench.report.aggregate import Results, load_results, params_text
+from treebench.report.files import atomic_write_text
+from treebench.report.tables import Display, mean_std, to_html, to_markdown
+from treebench.results import schema
+
+
+def experiment_dirs(root: Path) -> list[Path]:
+    """Sub-folders of ``root`` that hold a results table, sorted by name."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(d for d in root.iterdir() if d.is_dir() and (d / "results.parquet").is_file())
+
+
+def _last_update(res: Results) -> str:
+    m = res.manifest.get("updated_at")
+    if isinstance(m, str) and m:
+        return m
+    v = res.table["finished_at"].dropna()
+    return str(v.max()) if len(v) else ""
+
+
+def index_display(items: list[tuple[Results, str]]) -> Display:
+    header = ["experiment", "cells", *schema.STATUSES, "datasets", "algorithms", "last update",
+              "report"]
+    rows = []
+    for res, link in items:
+        st = res.table["status"].astype(str)
+        rows.append([res.experiment, str(len(res.table))]
+                    + [str(int((st == s).sum())) for s in schema.STATUSES]
+                    + [", ".join(sorted({str(d) for d in res.table["dataset"].dropna()})),
+                       ", ".join(sorted({str(a) for a in res.table["algorithm"].dropna()})),
+                       _last_update(res), link])
+    align = ["l"] + ["r"] * (1 + len(schema.STATUSES)) + ["l"] * 4
+    return Display("experiments", header, rows, align, [])
+
+
+def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
+    """Settings of the datasets that appear in two experiments or more, side by side."""
+    seen: dict[str, set[str]] = {}
+    for res, _ in items:
+        for d in res.settings.get("dataset", []):
+            seen.setdefault(str(d), set()).add(res.experiment)
+    shared = {d for d, exps in seen.items() if len(exps) > 1}
+    rows = []
+    for res, _ in items:
+        s = res.settings
+        for i in range(len(s)):
+            r = s.iloc[i]
+            if str(r["dataset"]) not in shared:
+                continue
+            rows.append({
+                "dataset": str(r["dataset"]), "experiment": res.experiment,
+                "algorithm": str(r["algorithm"]), "binarizer": str(r["binarizer"]),
+                "params": params_text(r, res.key_columns),
+                "test_accuracy_mean": r.get("test_accuracy_mean"),
+                "test_accuracy_std": r.get("test_accuracy_std"),
+                "n_leaves_mean": r.get("n_leaves_mean"),
+                "n_ok": int(r["n_ok"]), "n_total": int(r["n_total"]),
+            })
+    cols = ["dataset", "experiment", "algorithm", "binarizer", "params", "test_accuracy_mean",
+            "test_accuracy_std", "n_leaves_mean", "n_ok", "n_total"]
+    df = pd.DataFrame(rows, columns=cols)
+    return df.sort_values(["dataset", "algorithm", "params", "experiment"], kind="stable"
+                          ).reset_index(drop=True)
+
+
+def across_display(df: pd.DataFrame) -> Display:
+    header = ["dataset", "experiment", "algorithm", "binarizer", "parameters",
+              "test accuracy (mean ± std)", "leaves", "ok/total"]
+    rows = []
+    for r in df.itertuples():
+        rows.append([r.dataset, r.experiment, r.algorithm, r.binarizer, r.params,
+                     mean_std("test_accuracy", float(r.test_accuracy_mean), float(r.test_accuracy_std)),
+                     mean_std("n_leaves", float(r.n_leaves_mean), float("nan")),
+                     f"{r.n_ok}/{r.n_total}"])
+    d = list(df["dataset"])
+    starts = [i for i in range(1, len(d)) if d[i] != d[i - 1]]
+    return Display("across experiments", header, rows, ["l"] * 5 + ["r"] * 3, starts)
+
+
+def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("html", "md", "csv", "latex")
+               ) -> Path:
+    """Write each experiment's report (``<experiment>/report/`` or ``out/<experiment>/``), then
+    ``index.html``, ``index.md`` and, when datasets repeat, ``across.csv``/``across.md`` in
+    ``out`` (default ``root``). Returns the index folder."""
+    from treebench.report import write_report
+
+    root = Path(root)
+    out = Path(out) if out is not None else root
+    out.mkdir(parents=True, exist_ok=True)
+    items: list[tuple[Results, str]] = []
+    for d in experiment_dirs(root):
+        target = (out / d.name) if out != root else d / "report"
+        write_report(d, target, formats=formats)
+        link = (target / "index.html").resolve().relative_to(out.resolve()).as_posix() \
+            if "html" in formats else target.resolve().relative_to(out.resolve()).as_posix()
+        items.append((load_results(d), link))
+    idx = index_display(items)
+    across = across_frame(items)
+    md = ["# treebench: experiments", "", to_markdown(idx)]
+    if len(across):
+        md += ["## Datasets in several experiments", "", to_markdown(across_display(across))]
+        atomic_write_text(out / "across.csv", across.to_csv(index=False, lineterminator="\n"))
+        atomic_write_text(out / "across.md", to_markdown(across_display(across)))
+    atomic_write_text(out / "index.md", "\n".join(md))
+    links = "".join(f'<li><a href="{_html.escape(link)}">{_html.escape(res.experiment)}</a></li>'
+                    for res, link in items)
+    body = [f"<h1>treebench: {len(items)} experiment(s)</h1>", to_html(idx),
+            f"<ul>{links}</ul>"]
+    if len(across):
+        body += ["<h2>Datasets in several experiments</h2>", to_html(across_display(across))]
+    page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>treebench '
+            'experiments</title><style>body{font-family:system-ui,sans-serif;margin:2rem auto;'
+            'max-width:1200px}table{border-collapse:collapse;font-size:.85rem}th,td{padding:.2rem'
+            ' .5rem;border-bottom:1px solid #ddd}td.num{text-align:right}</style></head><body>'
+            + "\n".join(body) + "</body></html>\n")
+    atomic_write_text(out / "index.html", page)
+    return out

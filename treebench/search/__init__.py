@@ -1,0 +1,19 @@
+"""The search layer: shared machinery of treebench's non-greedy (branch-and-bound) learners.
+
+One concept per module, every hot function a numba ``@njit(cache=True)`` kernel over plain
+arrays or records of arrays (GUIDE §4):
+
+* `bitset`: row sets as uint64 bitsets (packing, popcount, hashing, splitting a set);
+* `counts`: (weighted) class counts of a row set, per feature and per feature pair;
+* `criteria`: impurity functions, split scores, the feature ranking and its tie rule;
+* `cache`: the memo of solved subproblems keyed by (depth budget, row set), with a byte cap
+  (when full, new entries are not stored: slower, never wrong);
+* `bounds`: lower bounds shared by the optimal searches (cached bounds, similar support);
+* `depth2`: the specialised depth-2 solver from pairwise counts (DL8.5/MurTree);
+* `clock`: the deadline clock of anytime searches;
+* `state`: the records a solver carries through its recursion (data, per-level scratch,
+  statistics slots).
+
+The Top-k recursion (`treebench.algorithms._topk_kernels`) and the GOSDT solver
+(`treebench.algorithms._gosdt_kernels`) are small objective-specific functions over these parts.
+"""

@@ -1,0 +1,80 @@
+"""Records a solver carries through its recursion (plain namedtuples of arrays, so numba's
+``cache=True`` keeps working; a jitclass would not be cached).
+
+* `Data`: the training set as bitsets (``F[w, j]`` word ``w`` of feature ``j``'s column,
+  ``C[c, w]`` word ``w`` of the rows of class ``c``) plus, for weighted data, the dense 0/1
+  matrix ``Xd``, the class index ``y`` and the weights ``sw`` (walked bit by bit);
+* `Scratch`: per-level buffers, indexed by the remaining depth budget ``h`` (a level is live
+  in exactly one frame of the recursion, so no allocation happens while searching);
+* ``stats``: an int64 vector with the slots below, shared by the cache and the clock.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+# stats slots (int64)
+S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES = range(8)
+N_STATS = 8
+
+Data = namedtuple("Data", ["F", "C", "Xd", "y", "sw", "weighted", "n_rows"])
+
+Scratch = namedtuple(
+    "Scratch",
+    [
+        "child",  # (L, 2, W) uint64: the two children of the node being branched at level h
+        "rec",  # (L, 2, W) uint64: children while reading a tree back
+        "cnt",  # (L, d, nc) float: class counts among rows with x_j = 1
+        "rc",  # (L, d) float: number of rows with x_j = 1
+        "tot",  # (L, nc) float: class totals of the node
+        "tmp",  # (L, nc) float
+        "gain",  # (L, d) float: split scores
+        "valid",  # (L, d) bool: features that split the node
+        "order",  # (L, d) int64: features in rank order
+        "nzw",  # (L, W) int64: non-zero words of the node's row set
+        "feat",  # (L,) int64: chosen feature per level (-1 = leaf)
+        "sim_rows",  # (L, 2, W) uint64: the two sets solved last per level (similar support)
+        "sim_val",  # (L, 3) float: their bounds, and which slot is replaced next
+        "acc",  # (nc, d) int64: popcount accumulator
+        "pair",  # (nc, d, d) int64: pairwise counts of the depth-2 solver (or (1, 1, 1))
+    ],
+)
+
+
+@njit(cache=True)
+def full_set(n_rows, W):
+    """Bitset of rows 0..n_rows-1."""
+    root = np.zeros(W, dtype=np.uint64)
+    for i in range(n_rows):
+        root[i // 64] |= np.uint64(1) << np.uint64(i % 64)
+    return root
+
+
+@njit(cache=True)
+def new_scratch(L, W, d, nc, with_pairs):
+    """Per-level buffers for a search of at most ``L - 1`` levels; ``with_pairs`` allocates the
+    (nc, d, d) pairwise-count buffer of the depth-2 solver."""
+    if with_pairs:
+        pair = np.zeros((nc, d, d), dtype=np.int64)
+    else:
+        pair = np.zeros((1, 1, 1), dtype=np.int64)
+    return Scratch(
+        np.zeros((L, 2, W), dtype=np.uint64),
+        np.zeros((L, 2, W), dtype=np.uint64),
+        np.zeros((L, d, nc)),
+        np.zeros((L, d)),
+        np.zeros((L, nc)),
+        np.zeros((L, nc)),
+        np.zeros((L, d)),
+        np.zeros((L, d), dtype=np.bool_),
+        np.zeros((L, d), dtype=np.int64),
+        np.zeros((L, W), dtype=np.int64),
+        np.full(L, -1, dtype=np.int64),
+        np.zeros((L, 2, W), dtype=np.uint64),
+        np.zeros((L, 3)),
+        np.zeros((nc, d), dtype=np.int64),
+        pair,
+    )

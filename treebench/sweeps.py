@@ -1,0 +1,139 @@
+"""Sweep values and command-line sweep axes (no dependency on the config or the cells).
+
+* A sweep axis in a config (``algorithms[*].params``, ``binarization.params``) is a list, an
+  integer range ``"a..b"``, a comma string ``"1,2,all"`` or a literal ``{value: x}``;
+  `expand_values` turns one into a list and `grid` takes the cartesian product of several.
+* `treebench sweep` flags (``--k``, ``--depth``, ``--lambda``, ``--param NAME=VALUES``) set an
+  axis on every algorithm of the config that takes the parameter; an alias flag maps to the first
+  of its parameter names that each algorithm has (`SWEEP_AXES`), and `apply_axes` reports which
+  one it became per algorithm, so that ``--lambda`` is never silently CART's ``ccp_alpha``.
+
+This module sits below both `treebench.config` and `treebench.cells` (it imports neither), which
+breaks the import circle the two had (issue 9, item 6).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+
+#: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
+SWEEP_AXES: dict[str, tuple[str, ...]] = {
+    "k": ("k",),
+    "depth": ("max_depth",),
+    "lambda": ("regularization", "lambda_", "lam", "ccp_alpha"),
+}
+
+
+class SweepFlagError(ValueError):
+    """A sweep flag's value cannot be used; the message names the flag."""
+
+
+def expand_values(v: Any) -> list[Any]:
+    """A sweep axis as a list: lists stay, ``"a..b"`` is an integer range, ``{value: x}`` is the
+    literal ``x``, a comma string ``"1,2,all"`` is split (numbers parsed), anything else is a
+    single value."""
+    if isinstance(v, dict) and set(v) == {"value"}:
+        return [v["value"]]
+    if isinstance(v, list):
+        out: list[Any] = []
+        for item in v:
+            out.extend(expand_values(item) if isinstance(item, str) and _RANGE.match(item) else [item])
+        return out
+    if isinstance(v, str):
+        m = _RANGE.match(v)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if b < a:
+                raise ValueError(f"range `{v}` is empty; write it as low..high")
+            return list(range(a, b + 1))
+        if "," in v:
+            return [parse_scalar(p) for p in v.split(",") if p.strip()]
+    return [v]
+
+
+def parse_scalar(s: str) -> Any:
+    """Parse a command-line value: int, float, true/false, none/null, else the string."""
+    s = s.strip()
+    low = s.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(s)
+        except ValueError:
+            pass
+    return s
+
+
+def grid(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Cartesian product of the sweep axes in ``params`` (sorted keys, stable order)."""
+    keys = sorted(params)
+    axes = [expand_values(params[k]) for k in keys]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
+
+
+def parse_axis(flag: str, text: str) -> list[Any]:
+    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. Raises
+    `SweepFlagError` naming ``--flag``."""
+    vals: list[Any] = []
+    try:
+        for part in [p for p in text.split(",") if p.strip()]:
+            vals.extend(expand_values(part.strip()) if ".." in part else expand_values(part + ","))
+    except ValueError as exc:
+        raise SweepFlagError(f"`{flag_name(flag)} {text}`: {exc}.") from None
+    if not vals:
+        raise SweepFlagError(
+            f"`{flag_name(flag)} {text}` is empty; give a comma list like 1,2,4 or a range like 2..6."
+        )
+    return vals
+
+
+def flag_name(flag: str) -> str:
+    """How the user wrote the axis: ``--depth`` for a named flag, ``--param NAME`` otherwise."""
+    return f"--{flag}" if flag in SWEEP_AXES else f"--param {flag}"
+
+
+def apply_axes(
+    algorithms: list[dict[str, Any]],
+    axes: Mapping[str, list[Any]],
+    parameters_of: Callable[[str], Mapping[str, Any]],
+) -> dict[str, dict[str, str]]:
+    """Set the sweep ``axes`` (flag or parameter name → values) in place on every algorithm
+    entry (``{"name", "params", ...}`` dicts) that takes the parameter; explicit flags beat the
+    config. Return, per flag, which parameter it became for each algorithm label. Raise
+    `SweepFlagError` when no algorithm takes a flag's parameter."""
+    applied: dict[str, dict[str, str]] = {}
+    for flag, values in axes.items():
+        names = SWEEP_AXES.get(flag, (flag,))
+        hit: dict[str, str] = {}
+        for alg in algorithms:
+            known = parameters_of(alg["name"])
+            for pname in names:
+                if pname in known:
+                    alg.setdefault("params", {})[pname] = list(values)
+                    hit[alg.get("label") or alg["name"]] = pname
+                    break
+        if not hit:
+            algs = ", ".join(sorted({a["name"] for a in algorithms}))
+            raise SweepFlagError(
+                f"`{flag_name(flag)}` sets parameter {' / '.join(names)}, which none of the config's "
+                f"algorithms ({algs}) takes."
+            )
+        applied[flag] = hit
+    return applied
+
+
+def describe_applied(applied: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """``--lambda → regularization (gosdt), ccp_alpha (cart)`` lines for the sweep table."""
+    lines = []
+    for flag, per_alg in applied.items():
+        parts = ", ".join(f"{p} ({a})" for a, p in sorted(per_alg.items()))
+        lines.append(f"{flag_name(flag)} → {parts}")
+    return lines
