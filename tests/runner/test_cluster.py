@@ -185,3 +185,72 @@ def test_dask_worker_killed_mid_sweep_every_cell_once(tmp_path):
         assert len(df) == 40 and df["cell_id"].is_unique
         assert set(df["status"]) == {"ok"}, df["status"].value_counts()
         assert len(list(cells.glob("*.json"))) == 40
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_ray_cluster_sweep_equals_sequential(tmp_path):
+    """A real ray head (`ray start --head --block` on 127.0.0.1, its own temp dir and working
+    directory) and the driver connecting with ``--address``; stopped by its pid (``--block``
+    keeps the head's processes under that one)."""
+    pytest.importorskip("ray")
+    import shutil
+
+    ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent))
+    if ray_bin is None:
+        pytest.skip("the ray command is not installed")
+    env = {**_worker_env(), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    seq = subprocess.run(_driver(tmp_path, "-o", "seq"), cwd=tmp_path / "driver",
+                         env={**os.environ, "PYTHONPATH": env["PYTHONPATH"]},
+                         capture_output=True, text=True, timeout=300)
+    assert seq.returncode == 0, seq.stderr
+    port = _free_port()
+    head_dir = tmp_path / "head"
+    head_dir.mkdir()
+    # ray limits the temp dir's path length (unix sockets): a short one under /tmp
+    import tempfile
+
+    ray_tmp = Path(tempfile.mkdtemp(prefix="tbray"))
+    head = subprocess.Popen(
+        [ray_bin, "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
+         "--num-cpus", "2", "--include-dashboard", "false", "--temp-dir", str(ray_tmp),
+         "--disable-usage-stats"],
+        cwd=head_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        time.sleep(8)
+        assert head.poll() is None, "ray start --head failed"
+        drv_env = {**os.environ, "PYTHONPATH": env["PYTHONPATH"], "RAY_AUTH_MODE": "disabled"}
+        r = None
+        for _ in range(6):  # the head takes a few seconds to accept drivers
+            r = subprocess.run(_driver(tmp_path, "-o", "out", "--backend", "ray", "--address",
+                                       f"127.0.0.1:{port}"),
+                               cwd=tmp_path / "driver", env=drv_env, capture_output=True,
+                               text=True, timeout=300)
+            if r.returncode == 0 or "cannot reach" not in r.stderr:
+                break
+            time.sleep(5)
+        assert r is not None and r.returncode == 0, r.stderr
+        assert "running on ray at" in r.stderr
+        assert len(list((tmp_path / "driver" / "out" / "cells").glob("*.json"))) == 40
+        assert _files_under(head_dir) == []
+    finally:
+        if head.poll() is None:
+            os.killpg(head.pid, signal.SIGTERM)  # the session `ray start` leads, started here
+            try:
+                head.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(head.pid, signal.SIGKILL)
+                head.wait(timeout=10)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(_table(tmp_path / "driver" / "out" / "results.csv"),
+                                  _table(tmp_path / "driver" / "seq" / "results.csv"))
