@@ -98,10 +98,10 @@ def dask_cluster(tmp: Path, n_workers: int = 2):
         _stop(procs)
 
 
-def _driver(tmp: Path, *args: str) -> list[str]:
+def _driver(tmp: Path, *args: str, config: dict | None = None) -> list[str]:
     (tmp / "driver").mkdir(exist_ok=True)
     cfg = tmp / "driver" / "exp.yaml"
-    cfg.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    cfg.write_text(yaml.safe_dump(config or CONFIG), encoding="utf-8")
     return [sys.executable, "-m", "treebench.cli", "run", "exp.yaml", "--no-report", *args]
 
 
@@ -185,6 +185,53 @@ def test_dask_worker_killed_mid_sweep_every_cell_once(tmp_path):
         assert len(df) == 40 and df["cell_id"].is_unique
         assert set(df["status"]) == {"ok"}, df["status"].value_counts()
         assert len(list(cells.glob("*.json"))) == 40
+
+
+@pytest.mark.slow
+def test_dask_ctrl_c_cancels_pending_and_a_crashing_cell_spares_its_worker(tmp_path):
+    """Ctrl-C (SIGINT to the driver's group) → exit 130, finished cells kept, nothing left
+    running on the cluster; then a cell whose process aborts is recorded `crashed` and the
+    worker that ran it serves the next cells."""
+    import pandas as pd
+    from distributed import Client
+
+    env = {**os.environ, "PYTHONPATH": _worker_env()["PYTHONPATH"]}
+    slow = {**CONFIG, "split": {"kind": "holdout", "seeds": list(range(40))},
+            "algorithms": [{"name": "test-sleep", "params": {"seconds": 0.3}}]}
+    with dask_cluster(tmp_path) as (address, workers, dirs):
+        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "-q", "--backend", "dask", "--address",
+                                       address, config=slow),
+                               cwd=tmp_path / "driver", env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cells = tmp_path / "driver" / "out" / "cells"
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
+                time.sleep(0.02)
+            os.killpg(drv.pid, signal.SIGINT)
+            _, err = drv.communicate(timeout=120)
+        finally:
+            if drv.poll() is None:
+                drv.kill()
+                drv.wait()
+        assert drv.returncode == 130, err
+        n_kept = len(list(cells.glob("*.json")))
+        assert 3 <= n_kept < 40
+        with Client(address, timeout="30s", set_as_default=False) as c:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and any(c.processing().values()):
+                time.sleep(0.2)
+            assert not any(c.processing().values()), "tasks left running after Ctrl-C"
+        crash = {**CONFIG, "name": "crash", "algorithms": [
+            {"name": "test-abort"}, {"name": "cart", "params": {"max_depth": [1, 2]}}]}
+        r = subprocess.run(_driver(tmp_path, "-o", "crash", "--backend", "dask", "--address", address,
+                                   config=crash),
+                           cwd=tmp_path / "driver", env=env, capture_output=True, text=True, timeout=300)
+        df = pd.read_csv(tmp_path / "driver" / "crash" / "results.csv")
+        assert len(df) == 15, r.stderr
+        by = df.groupby("algorithm")["status"].agg(set).to_dict()
+        assert by == {"test-abort": {"crashed"}, "cart": {"ok"}}, by
+        assert all(w.poll() is None for w in workers)  # no worker went down
 
 
 def _free_port() -> int:
