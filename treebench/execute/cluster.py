@@ -152,7 +152,7 @@ def _dask_client(address: str | None, n_jobs: int):
 
         n = effective_n_jobs(n_jobs)
         return Client(processes=True, n_workers=n, threads_per_worker=1,
-                      set_as_default=False, dashboard_address=None), True
+                      set_as_default=False, dashboard_address=":0"), True
 
 
 def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
