@@ -36,6 +36,8 @@ CONFIG = {
     "execution": {"n_jobs": 1, "backend": "sequential"},
 }  # 5 folds x 8 depths = 40 cells
 
+_started_schedulers: list[subprocess.Popen] = []  # so that a test can kill its scheduler
+
 VOLATILE = ("seconds", "_at", "rss", "host", "pid", "started", "finished")
 
 
@@ -74,6 +76,7 @@ def dask_cluster(tmp: Path, n_workers: int = 2):
             [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
              "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
             cwd=tmp / "scheduler", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        _started_schedulers.append(procs[-1])
         deadline = time.monotonic() + 60
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -301,3 +304,45 @@ def test_ray_cluster_sweep_equals_sequential(tmp_path):
 
     pd.testing.assert_frame_equal(_table(tmp_path / "driver" / "out" / "results.csv"),
                                   _table(tmp_path / "driver" / "seq" / "results.csv"))
+
+
+@pytest.mark.slow
+def test_dask_driver_losing_the_scheduler_keeps_cells_and_a_rerun_resumes(tmp_path):
+    """The scheduler dies mid-sweep: the driver stops with one sentence (exit 2) and the cells
+    it had received are on disk; the same command against a new cluster runs only the rest."""
+    import pandas as pd
+
+    env = {**os.environ, "PYTHONPATH": _worker_env()["PYTHONPATH"]}
+    slow = {**CONFIG, "split": {"kind": "holdout", "seeds": list(range(40))},
+            "algorithms": [{"name": "test-sleep", "params": {"seconds": 0.3}}]}
+    (tmp_path / "one").mkdir()
+    with dask_cluster(tmp_path / "one") as (address, workers, dirs):
+        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "-q", "--backend", "dask", "--address",
+                                       address, config=slow),
+                               cwd=tmp_path / "driver", env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        cells = tmp_path / "driver" / "out" / "cells"
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
+                time.sleep(0.02)
+            sched = next(p for p in _started_schedulers if p.poll() is None)
+            sched.kill()
+            sched.wait(timeout=10)
+            _, err = drv.communicate(timeout=180)
+        finally:
+            if drv.poll() is None:
+                drv.kill()
+                drv.wait()
+    assert drv.returncode == 2, err
+    assert "finished cells are saved" in err and "Traceback" not in err, err
+    n_kept = len(list(cells.glob("*.json")))
+    assert 3 <= n_kept < 40
+    (tmp_path / "two").mkdir()
+    with dask_cluster(tmp_path / "two") as (address, workers, dirs):
+        r = subprocess.run(_driver(tmp_path, "-o", "out", "--backend", "dask", "--address", address,
+                                   config=slow),
+                           cwd=tmp_path / "driver", env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
+    assert len(df) == 40 and df["cell_id"].is_unique and set(df["status"]) == {"ok"}
