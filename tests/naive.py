@@ -723,3 +723,187 @@ def naive_theorem43_bound(tree, X, y, y_ref, lam, n_classes):
         elif labels[naive_tree_leaves_of(tree, X[i])] != y[i]:
             err += 1
     return err / len(y) + lam * naive_n_leaves(tree)
+
+
+# --- dpdt ---
+# Reference for treebench.algorithms.dpdt / _dpdt_kernels (Kohler, Akrour & Preux, KDD 2025):
+# rows as Python lists, statistics as lists (w·one-hot class vector, or [w, w·y, w·y²] for
+# regression), a plain recursion without memoisation for the Bellman backup (Algorithm 1).
+# Tie rules mirror the spec: strict '>' on proxies (lower feature, then smaller threshold), a
+# split must be strictly cheaper than the leaf and than earlier candidates.
+
+
+def naive_dpdt_stats(rows, RS):
+    K = len(RS[0])
+    out = [0.0] * K
+    for r in rows:
+        for k in range(K):
+            out[k] += RS[r][k]
+    return out
+
+
+def naive_dpdt_leaf_error(st, regression=False):
+    if regression:
+        w = st[0]
+        return max(st[2] - st[1] * st[1] / w, 0.0) if w > 0 else 0.0
+    return sum(st) - max(st)
+
+
+def naive_dpdt_proxy(left, tot, crit):
+    """scikit-learn's proxy improvement: gini Σl²/wl + Σr²/wr; entropy −(wl·Hl + wr·Hr) in
+    nats; mse (Σwy)l²/wl + (Σwy)r²/wr."""
+    right = [t - a for t, a in zip(tot, left)]
+    if crit == "mse":
+        return left[1] * left[1] / left[0] + right[1] * right[1] / right[0]
+    wl, wr = sum(left), sum(right)
+    if crit == "gini":
+        return sum(a * a for a in left) / wl + sum(b * b for b in right) / wr
+
+    def xlx(v):
+        return v * math.log(v) if v > 0 else 0.0
+
+    return sum(xlx(a) for a in left) + sum(xlx(b) for b in right) - xlx(wl) - xlx(wr)
+
+
+def naive_dpdt_node_term(tot, crit):
+    if crit == "mse":
+        return tot[1] * tot[1] / tot[0] if tot[0] > 0 else 0.0
+    w = sum(tot)
+    if crit == "gini":
+        return sum(c * c for c in tot) / w if w > 0 else 0.0
+
+    def xlx(v):
+        return v * math.log(v) if v > 0 else 0.0
+
+    return sum(xlx(c) for c in tot) - xlx(w)
+
+
+def naive_dpdt_midpoint(a, b):
+    t = a / 2.0 + b / 2.0
+    return a if (t >= b or not math.isfinite(t)) else t
+
+
+def naive_dpdt_best_split(X, RS, rows, crit, min_leaf, features=None):
+    """(proxy, feature, threshold) of the best split of ``rows``, or None."""
+    tot = naive_dpdt_stats(rows, RS)
+    best = None
+    feats = range(len(X[0])) if features is None else features
+    for f in feats:
+        order = sorted(rows, key=lambda r: (X[r][f], r))
+        for i in range(len(order) - 1):
+            a, b = X[order[i]][f], X[order[i + 1]][f]
+            if not b > a:
+                continue
+            left = order[: i + 1]
+            if len(left) < min_leaf or len(order) - len(left) < min_leaf:
+                continue
+            ls = naive_dpdt_stats(left, RS)
+            wl = ls[0] if crit == "mse" else sum(ls)
+            wr = (tot[0] if crit == "mse" else sum(tot)) - wl
+            if wl <= 0 or wr <= 0:
+                continue
+            pr = naive_dpdt_proxy(ls, tot, crit)
+            if best is None or pr > best[0]:
+                best = (pr, f, naive_dpdt_midpoint(a, b))
+    return best
+
+
+def _naive_pure(st, crit):
+    if crit == "mse":
+        w = st[0]
+        return w <= 0 or st[2] / w - (st[1] / w) ** 2 <= 1e-12 * max(1.0, st[2] / w)
+    return sum(1 for c in st if c > 0) <= 1
+
+
+def naive_dpdt_cart(X, RS, rows, max_leaves, crit, min_leaf=1):
+    """Best-first CART with ``max_leaves`` leaves: (list of (feature, threshold) of the
+    internal nodes in creation order, node count)."""
+    nodes = []  # [rows, split or None, improvement, was_split]
+
+    def make(rs):
+        st = naive_dpdt_stats(rs, RS)
+        sp = None
+        if len(rs) >= 2 * min_leaf and len(rs) >= 2 and not _naive_pure(st, crit):
+            b = naive_dpdt_best_split(X, RS, rs, crit, min_leaf)
+            if b is not None:
+                sp = (b[1], b[2], b[0] - naive_dpdt_node_term(st, crit))
+        nodes.append([rs, sp, False])
+
+    make(list(rows))
+    splits = 0
+    while splits < max_leaves - 1:
+        open_ = [i for i, nd in enumerate(nodes) if nd[1] is not None and not nd[2]]
+        if not open_:
+            break
+        best = open_[0]
+        for i in open_:
+            if nodes[i][1][2] > nodes[best][1][2]:
+                best = i
+        nodes[best][2] = True
+        splits += 1
+        f, t, _ = nodes[best][1]
+        rs = nodes[best][0]
+        make([r for r in rs if X[r][f] <= t])
+        make([r for r in rs if X[r][f] > t])
+    cands = [(nd[1][0], nd[1][1]) for nd in nodes if nd[2]]
+    return cands, len(nodes)
+
+
+def naive_dpdt_topb(X, RS, rows, B, min_leaf=1):
+    scored = []
+    for f in range(len(X[0])):
+        b = naive_dpdt_best_split(X, RS, rows, "gini", min_leaf, features=[f])
+        if b is not None:
+            scored.append((-b[0], f, b[2]))
+    scored.sort(key=lambda s: (s[0], s[1]))
+    return [(f, t) for _, f, t in scored[:B]]
+
+
+def naive_dpdt_midpoints(X, rows, min_leaf=1):
+    out = []
+    m = len(rows)
+    for f in range(len(X[0])):
+        vals = sorted(X[r][f] for r in rows)
+        for i in range(m - 1):
+            if vals[i + 1] > vals[i] and i + 1 >= min_leaf and m - i - 1 >= min_leaf:
+                out.append((f, naive_dpdt_midpoint(vals[i], vals[i + 1])))
+    return out
+
+
+def naive_dpdt_partition(X, S, f, t):
+    """Children's per-feature sorted row lists (filtering each of the parent's lists)."""
+    SL = [[r for r in lst if X[r][f] <= t] for lst in S]
+    SR = [[r for r in lst if X[r][f] > t] for lst in S]
+    return SL, SR
+
+
+def naive_dpdt(X, RS, rows, depth, generator, alpha=0.0, regression=False, min_leaf=1, d=0):
+    """Plain backward induction: (cost = error + α·Σw·tests, tree) with tree = ("leaf", st)
+    or (f, t, left, right). ``generator(rows, d)`` returns the candidate (feature, threshold)
+    list."""
+    st = naive_dpdt_stats(rows, RS)
+    err = naive_dpdt_leaf_error(st, regression)
+    best = (err, ("leaf", st))
+    pure = err <= 1e-12 * max(1.0, abs(st[2])) if regression else err == 0
+    if d >= depth or pure or len(rows) < 2 * min_leaf:
+        return best
+    W = st[0] if regression else sum(st)
+    for f, t in generator(rows, d):
+        L = [r for r in rows if X[r][f] <= t]
+        R = [r for r in rows if X[r][f] > t]
+        if len(L) < max(1, min_leaf) or len(R) < max(1, min_leaf):
+            continue
+        cl, tl = naive_dpdt(X, RS, L, depth, generator, alpha, regression, min_leaf, d + 1)
+        cr, tr = naive_dpdt(X, RS, R, depth, generator, alpha, regression, min_leaf, d + 1)
+        c = alpha * W + cl + cr
+        if c < best[0]:
+            best = (c, (f, t, tl, tr))
+    return best
+
+
+def naive_brute_force_optimal(X, RS, depth, alpha=0.0, regression=False):
+    """Optimal cost of a depth-``depth`` tree by enumerating every split at every node."""
+    return naive_dpdt(
+        X, RS, list(range(len(X))), depth,
+        lambda rows, d: naive_dpdt_midpoints(X, rows), alpha, regression,
+    )[0]

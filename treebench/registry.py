@@ -221,6 +221,9 @@ ALGORITHMS = Registry(
         "treebench.algorithms.gosdt",
         "treebench.algorithms.ngi",
         "treebench.algorithms.testing",
+        "treebench.algorithms.dpdt",
+        "treebench.algorithms.dpdt_boost",
+        "treebench.algorithms.peers_continuous",
     ),
     "treebench.algorithms",
 )

@@ -142,11 +142,13 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
 
     def apply(self, X):
         """Id of the leaf each row reaches."""
-        return self.tree_.apply(self._check_X(X))
+        X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError
+        return self.tree_.apply(X)
 
     def predict(self, X):
         """Mean training target of the leaf each row reaches."""
-        return self.tree_.predict_value(self._check_X(X))
+        X = self._check_X(X)
+        return self.tree_.predict_value(X)
 
     def get_depth(self) -> int:
         check_is_fitted(self)

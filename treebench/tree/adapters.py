@@ -115,3 +115,86 @@ def from_nested(
     recount(tree, X, y_index, sample_weight)
     return tree
 
+
+# ----------------------------------------------------------------------------- continuous peers
+# (issue 11: the DPDT paper's "Opt" reference and a lookahead cousin)
+
+
+def describe_contree(node: Any):
+    """pycontree 1.0.8 (``ConTree.tree_``): ``get_left()`` holds the rows with
+    ``x[get_split_feature()] <= get_split_threshold()`` (its own ``predict_proba`` splits that
+    way), as ours; leaves carry ``get_label()``, the class as passed to ``fit`` (we pass class
+    indices). A lone leaf has depth 0, as ours."""
+    if node.is_leaf_node():
+        return ("leaf", int(node.get_label()))
+    return ("split", int(node.get_split_feature()), float(node.get_split_threshold()),
+            node.get_left(), node.get_right())
+
+
+def licketysplit_nested(paths, actions):
+    """licketysplit 0.2.1 describes its tree as leaf paths: a path is a list of signed 1-based
+    features, ``+(f+1)`` for "feature f is non-zero" and ``-(f+1)`` for "feature f is 0", with
+    the leaf's class in ``actions``. Rebuild a nested tree of dicts ``{"f", "zero", "one"}`` /
+    ``{"label"}``."""
+    root: dict[str, Any] = {}
+    for path, act in zip(paths, actions):
+        cur = root
+        for signed in path:
+            f = abs(int(signed)) - 1
+            if "f" not in cur:
+                cur.update(f=f, zero={}, one={})
+            elif cur["f"] != f:
+                raise ValueError("licketysplit paths disagree on a node's feature")
+            cur = cur["one"] if signed > 0 else cur["zero"]
+        cur["label"] = int(act)
+    return root
+
+
+def describe_licketysplit(node: dict[str, Any]):
+    """A node of `licketysplit_nested`: "zero" is our left (``x <= 0.5``)."""
+    if "f" not in node:
+        return ("leaf", int(node.get("label", 0)))
+    return ("split", int(node["f"]), node["zero"], node["one"])
+
+
+def from_threshold_nested(
+    root: Any,
+    describe,
+    n_classes: int,
+    X: np.ndarray,
+    y_index: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+) -> TreeArrays:
+    """Like `from_nested` for solvers with real thresholds: ``describe(node)`` returns
+    ``("leaf", class_index)`` or ``("split", feature, threshold, left_child, right_child)`` with
+    the left child holding ``x[feature] <= threshold``."""
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    label: list[int] = []
+    stack: list[tuple[Any, int, bool]] = [(root, -1, False)]
+    while stack:
+        node, parent, is_right = stack.pop()
+        i = len(feature)
+        if parent >= 0:
+            (right if is_right else left)[parent] = i
+        d = describe(node)
+        left.append(-1)
+        right.append(-1)
+        if d[0] == "leaf":
+            feature.append(-1)
+            threshold.append(-2.0)
+            label.append(d[1])
+        else:
+            feature.append(d[1])
+            threshold.append(d[2])
+            label.append(0)
+            stack.append((d[4], i, True))
+            stack.append((d[3], i, False))
+    tree = TreeArrays(
+        np.asarray(feature), np.asarray(threshold), left, right,
+        np.zeros((len(feature), n_classes)), label,
+    )
+    recount(tree, X, y_index, sample_weight, keep_leaf_labels=True)  # the solver's leaf labels
+    return tree

@@ -1,0 +1,232 @@
+"""DPDT kernels against their naive twins (tests/naive.py, section `dpdt`), and the compiled
+CART generator against scikit-learn's best-first CART (same candidate set on tie-free data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from naive import (
+    naive_dpdt_cart,
+    naive_dpdt_leaf_error,
+    naive_dpdt_midpoints,
+    naive_dpdt_partition,
+    naive_dpdt_stats,
+    naive_dpdt_topb,
+)
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from treebench.algorithms import _dpdt_kernels as K
+
+CRIT = {"gini": K.GINI, "entropy": K.ENTROPY, "mse": K.MSE}
+
+
+def _data(seed, n=40, p=4, n_classes=3, ties=True, regression=False, weighted=False):
+    rng = np.random.default_rng(seed)
+    # tie-free data are float32 values (scikit-learn's trees compare in float32)
+    X = rng.integers(0, 6, size=(n, p)).astype(float) if ties else (
+        rng.random((n, p)).astype(np.float32).astype(float))
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else np.ones(n)
+    if regression:
+        y = rng.integers(-5, 6, size=n).astype(float)  # integer sums: exact in any order
+        RS = np.column_stack([w, w * y, w * y * y])
+    else:
+        y = rng.integers(0, n_classes, size=n)
+        RS = np.zeros((n, n_classes))
+        RS[np.arange(n), y] = w
+    return X, y, w, np.ascontiguousarray(RS)
+
+
+def _state(X, rows):
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    keep = np.isin(S[0], rows)
+    return Xt, np.ascontiguousarray(np.stack([s[np.isin(s, rows)] for s in S]).astype(np.int32)), keep
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("crit", ["gini", "entropy", "mse"])
+def test_cart_candidates_match_naive(seed, crit):
+    X, y, w, RS = _data(seed, regression=crit == "mse", weighted=seed % 2 == 1)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), 30, replace=False))
+    Xt, S, _ = _state(X, rows)
+    flag = np.zeros(len(X), np.uint8)
+    for B in (2, 3, 8):
+        for ml in (1, 3):
+            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, CRIT[crit], ml, X.shape[1], 0, flag)
+            cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
+            assert nodes == n_nodes
+            assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
+            assert not flag.any()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cart_candidates_equal_sklearn_best_first_on_tie_free_data(seed):
+    """Same candidate set as scikit-learn's DecisionTreeClassifier(max_leaf_nodes=B)."""
+    X, y, w, RS = _data(seed, n=1000, p=5, ties=False)  # large nodes: no equal proxies
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    flag = np.zeros(len(X), np.uint8)
+    for B in (2, 4, 16):
+        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, K.GINI, 1, 5, 0, flag)
+        sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=seed).fit(X, y).tree_
+        internal = sk.feature >= 0
+        assert nodes == sk.node_count
+        ours = sorted(zip(f.tolist(), np.round(t, 12).tolist()))
+        theirs = sorted(zip(sk.feature[internal].tolist(), np.round(sk.threshold[internal], 12).tolist()))
+        assert ours == theirs
+
+
+def test_cart_candidates_regression_equal_sklearn():
+    X, y, w, RS = _data(3, n=100, p=4, ties=False, regression=True)
+    y = RS[:, 1]
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, 8, K.MSE, 1, 4, 0, np.zeros(100, np.uint8))
+    sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, y).tree_
+    internal = sk.feature >= 0
+    assert nodes == sk.node_count
+    assert sorted(zip(f.tolist(), np.round(t, 12).tolist())) == sorted(
+        zip(sk.feature[internal].tolist(), np.round(sk.threshold[internal], 12).tolist()))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_topb_and_midpoints_match_naive(seed):
+    X, y, w, RS = _data(seed, weighted=True)
+    rows = np.arange(0, 40, 2)
+    Xt, S, _ = _state(X, rows)
+    for B in (1, 2, 4, 9):
+        f, t = K.topb_candidates(Xt, RS, RS.argmax(axis=1), S, B, 1, K.GINI)
+        assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_topb(X.tolist(), RS.tolist(), rows.tolist(), B)
+    for ml in (1, 4):
+        f, t = K.midpoint_candidates(Xt, S, ml, 0)
+        assert list(zip(f.tolist(), t.tolist())) == naive_dpdt_midpoints(X.tolist(), rows.tolist(), ml)
+    f, t = K.midpoint_candidates(Xt, S, 1, 4)  # quantile: a subset of the midpoints
+    assert set(zip(f.tolist(), t.tolist())) <= set(naive_dpdt_midpoints(X.tolist(), rows.tolist()))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("regression", [False, True])
+def test_child_stats_partition_and_hash_match_naive(seed, regression):
+    X, y, w, RS = _data(seed, regression=regression, weighted=True)
+    rows = np.sort(np.random.default_rng(seed).choice(40, 25, replace=False))
+    Xt, S, _ = _state(X, rows)
+    rng = np.random.default_rng(seed)
+    Z1 = rng.integers(0, 2**63, size=40, dtype=np.uint64)
+    Z2 = rng.integers(0, 2**63, size=40, dtype=np.uint64)
+    feats = np.array([0, 1, 2, 3, 0])
+    thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0])
+    crit = K.MSE if regression else K.GINI
+    tot = RS[rows].sum(axis=0)
+    L, cnt, h1, h2, eL, eR, pL, pR = K.child_stats(Xt, RS, RS.argmax(axis=1), S, feats, thrs, Z1, Z2, tot, crit)
+    flag = np.zeros(40, np.uint8)
+    for c in range(len(feats)):
+        left = [r for r in rows.tolist() if X[r, feats[c]] <= thrs[c]]
+        right = [r for r in rows.tolist() if X[r, feats[c]] > thrs[c]]
+        ls = naive_dpdt_stats(left, RS.tolist())
+        rs = naive_dpdt_stats(right, RS.tolist())
+        assert np.allclose(L[c], ls) and cnt[c] == len(left)
+        assert np.isclose(eL[c], naive_dpdt_leaf_error(ls, regression), atol=1e-9)
+        if right:
+            assert np.isclose(eR[c], naive_dpdt_leaf_error(rs, regression), atol=1e-9)
+        assert int(h1[c]) == sum(int(Z1[r]) for r in left) % 2**64
+        assert int(h2[c]) == sum(int(Z2[r]) for r in left) % 2**64
+        SL, SR = K.partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
+        nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), int(feats[c]), float(thrs[c]))
+        assert SL.tolist() == nl and SR.tolist() == nr
+        assert not flag.any()
+    a, b = K.row_hash(S[0], Z1, Z2)
+    assert int(a) == sum(int(Z1[r]) for r in rows) % 2**64
+
+
+def test_presort_is_stable():
+    X = np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    S = K.presort(np.ascontiguousarray(X.T))
+    assert S.tolist() == [[1, 3, 0, 2], [0, 1, 3, 2]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("crit", ["gini", "entropy"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_packed_cart_matches_naive(seed, crit, n_classes):
+    """Unweighted classification on packed (rank·128 + class) states gives the naive CART."""
+    X, y, w, RS = _data(seed, n_classes=n_classes)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), 30, replace=False))
+    Xt, S, _ = _state(X, rows)
+    Xt_all = np.ascontiguousarray(X.T)
+    S_all = K.presort(Xt_all)
+    Q_all = K.pack_ranks(Xt_all, S_all, y)
+    flag = np.zeros(len(X), np.uint8)
+    # the state's packed ranks: the root's, restricted to the rows (a subsequence per feature)
+    Q = np.stack([Q_all[g][np.isin(S_all[g], rows)] for g in range(X.shape[1])]).astype(np.int32)
+    assert np.array_equal(Q % K.QSHIFT, y[S])
+    for B in (2, 3, 8):
+        for ml in (1, 3):
+            f, t, nodes = K.cart_candidates_packed(Xt, S, Q, n_classes, B, CRIT[crit], ml,
+                                                   X.shape[1], 0, flag)
+            cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
+            assert nodes == n_nodes
+            assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
+            assert not flag.any()
+
+
+def test_packed_ranks_and_partition():
+    X, y, w, RS = _data(0)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    for g in range(X.shape[1]):
+        ranks = np.unique(X[:, g], return_inverse=True)[1]
+        assert np.array_equal(Q[g] // K.QSHIFT, ranks[S[g]])
+        assert np.array_equal(Q[g] % K.QSHIFT, y[S[g]])
+    flag = np.zeros(len(X), np.uint8)
+    SL, SR, QL, QR = K.partition_packed(S, Q, Xt, 1, 2.5, flag)
+    SL2, SR2 = K.partition(S, Xt, 1, 2.5, flag)
+    assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
+    for left, (Sx, Qx) in ((True, (SL, QL)), (False, (SR, QR))):
+        Sy, Qy = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, True)
+        assert np.array_equal(Sx, Sy) and np.array_equal(Qx, Qy)
+        Sz, _ = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, False)
+        assert np.array_equal(Sx, Sz) and not flag.any()
+    lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
+    assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SL[g], QL[g]))
+    assert all(lookup[(g, int(r))] == int(q) for g in range(X.shape[1]) for r, q in zip(SR[g], QR[g]))
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_inplace_partition_then_merge_restores_the_order(packed):
+    X, y, w, RS = _data(2, n=50)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    GS, GQ = S.copy(), Q.copy()
+    flag = np.zeros(50, np.uint8)
+    tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
+    mid = K.partition_inplace(GS, GQ, 0, 50, Xt, 2, 2.5, flag, tmp_s, tmp_q, packed)
+    SL, SR = K.partition(S, Xt, 2, 2.5, flag)
+    assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
+    # a nested split of the left segment, then both merges (innermost first)
+    mid2 = K.partition_inplace(GS, GQ, 0, mid, Xt, 1, 1.5, flag, tmp_s, tmp_q, packed)
+    SLL, SLR = K.partition(SL, Xt, 1, 1.5, flag)
+    assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
+    K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
+    assert np.array_equal(GS[:, :mid], SL)
+    K.merge_back(GS, GQ, 0, mid, 50, 2, Xt, tmp_s, tmp_q, packed)
+    assert np.array_equal(GS, S)
+    if packed:
+        assert np.array_equal(GQ, Q)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_child_stats_packed_equals_child_stats(seed):
+    X, y, w, RS = _data(seed, n_classes=3)
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    Q = K.pack_ranks(Xt, S, y)
+    feats = np.array([0, 1, 2, 3, 0, 2])
+    thrs = np.array([2.5, 0.5, 3.0, 5.5, -1.0, 9.0])
+    tot = RS.sum(axis=0)
+    Z = np.ones(len(y), np.uint64)
+    L, cnt, _, _, eL, eR, _, _ = K.child_stats(Xt, RS, y, S, feats, thrs, Z, Z, tot, K.GINI)
+    L2, cnt2, eL2, eR2 = K.leaf_child_stats_packed(Xt, S, Q, feats, thrs, tot)
+    assert np.array_equal(L, L2) and np.array_equal(cnt, cnt2)
+    assert np.array_equal(eL, eL2) and np.array_equal(eR, eR2)

@@ -1,0 +1,107 @@
+"""Peer solvers on continuous features (optional extra ``peers``), for the DPDT comparisons of
+issue 11 (Kohler, Akrour & Preux, KDD 2025, Table 1):
+
+* ``contree``: ConTree (Brița, van der Linden, Demirović et al.) through ``pycontree``: optimal
+  depth-D classification trees directly on numeric features (the "Opt" column of Table 1),
+  minimising misclassifications (+ ``complexity_cost`` per branching node);
+* ``licketysplit``: LicketySPLIT through ``licketysplit``: near-optimal lookahead trees
+  minimising error + ``lambda_leaf`` · leaves, on 0/1 features only.
+
+Their trees are translated once in `treebench.tree.adapters` (conventions checked by tests);
+predictions use our own tree.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.peers import _replicate
+from treebench.registry import ALGORITHMS
+from treebench.tree import adapters
+
+
+@ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer"),
+                     inputs=("binary", "numeric", "multiclass"))
+class ConTreePeerClassifier(TreeClassifierBase):
+    """ConTree optimal depth-limited tree on numeric features (pycontree)."""
+
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 0, 20, closed="both")],
+        "complexity_cost": [Interval(Real, 0, 1, closed="both")],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, max_depth=3, complexity_cost=0.0, time_limit=None):
+        self.max_depth = max_depth
+        self.complexity_cost = complexity_cost
+        self.time_limit = time_limit
+
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
+        from pycontree import ConTree
+
+        Xr, yr = _replicate(X, y_index, sample_weight, "contree")
+        n_classes = len(self.classes_)
+        if len(np.unique(yr)) < 2 or Xr.shape[0] < 2:
+            counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
+            from treebench.tree.arrays import TreeArrays
+
+            return TreeArrays.leaf(counts), {"optimal": True, "timed_out": False,
+                                             "objective": float(counts.sum() - counts.max())}
+        limit = ctx.seconds_left()
+        limit = self.time_limit if limit is None else min(limit, self.time_limit or limit)
+        est = ConTree(max_depth=self.max_depth, complexity_cost=self.complexity_cost,
+                      time_limit=float(limit if limit is not None else 1e9))
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(Xr, yr.astype(np.intc))
+        secs = time.perf_counter() - t0
+        timed_out = any("time limit" in str(w.message) for w in caught)
+        tree = adapters.from_threshold_nested(est.tree_, adapters.describe_contree, n_classes,
+                                              X, y_index, sample_weight)
+        err = float(tree.training_error(X, y_index, sample_weight))
+        return tree, {"optimal": not timed_out, "timed_out": timed_out, "objective": err,
+                      "solver_seconds": secs}
+
+
+@ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"),
+                     inputs=("binary", "weights", "multiclass"))
+class LicketySplitPeerClassifier(TreeClassifierBase):
+    """LicketySPLIT near-optimal lookahead tree (licketysplit), on 0/1 features."""
+
+    binary_features_only = True
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "lambda_leaf": [Interval(Real, 0, None, closed="left")],
+        "lookahead_k": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(self, max_depth=3, lambda_leaf=0.01, lookahead_k=1):
+        self.max_depth = max_depth
+        self.lambda_leaf = lambda_leaf
+        self.lookahead_k = lookahead_k
+
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
+        from licketysplit import LicketySPLITClassifier
+
+        n_classes = len(self.classes_)
+        # depth_budget = d allows d tests on a path (checked by a test), as our max_depth
+        est = LicketySPLITClassifier(depth_budget=self.max_depth, lambda_leaf=self.lambda_leaf,
+                                     lookahead_k=self.lookahead_k)
+        t0 = time.perf_counter()
+        est.fit(X.astype(np.uint8), y_index.astype(np.int32), sample_weight=sample_weight)
+        secs = time.perf_counter() - t0
+        paths, actions = est.get_tree_paths()
+        root = adapters.licketysplit_nested(paths, actions)
+        tree = adapters.from_nested(root, adapters.describe_licketysplit, n_classes, X, y_index,
+                                    sample_weight)
+        return tree, {"objective": float(est.objective_), "optimal": None,
+                      "solver_seconds": secs}
