@@ -13,7 +13,7 @@ status ``timeout``/``memout``.
 Usage::
 
     TREEBENCH_DATA_DIR=... python benchmarks/gosdt_vs_ref.py --cases compas,broward,breast_cancer \
-        --depths 3,5 --folds 0 --guesses th,th+lb --csv /tmp/gosdt.csv
+        --depths 3,5 --folds 0 --guesses th,th+lb --csv gosdt.csv
 
 At the end a markdown table gives per fit both solvers' seconds, peak RSS and objective, the
 time ratio ours / ref, with the median and the worst ratio over fits where both finish. Times

@@ -19,7 +19,7 @@ Peers, all at k = all (optimal trees of depth <= h):
 Usage (limit the grid on a shared machine; the full grid can take hours)::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/topk_vs_peers.py \
-        --datasets tic-tac-toe,kr-vs-kp --depths 3,4 --ks 1,4,16,all --csv /tmp/topk.csv
+        --datasets tic-tac-toe,kr-vs-kp --depths 3,4 --ks 1,4,16,all --csv topk.csv
 
 At the end a markdown table gives, per dataset and depth, the fit seconds and training accuracy
 of every solver and the ratios treebench / peer at k = all, measured in the same run, with the

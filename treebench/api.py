@@ -371,6 +371,7 @@ def run_experiment(
     progress: bool = True,
     report: bool = True,
     profile: str | None = None,
+    address: str | None = None,
 ) -> RunSummary:
     """Validate, plan and run an experiment; consolidate tables; write the report.
 
@@ -420,6 +421,9 @@ def run_experiment(
 
     if backend not in BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
+    address = address or exp.execution.address
+    if address and backend not in ("dask", "ray"):
+        raise UserError(f"--address is for --backend dask or ray (got {backend!r}).")
     check_writable(out_dir)
     data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
@@ -429,7 +433,7 @@ def run_experiment(
         _remove_partial_files(out_dir)
         summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend,
                               data_dirs=data_dirs, progress=progress, fail_on=fail_on,
-                              report=report)
+                              report=report, address=address)
     summary.n_jobs = used
     summary.sweep_applied = applied
     summary.pairs_skipped = pl.pairs_skipped
@@ -530,7 +534,8 @@ def _remember_plan(out: Path, key: str, ids: list[str], name: str) -> None:
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,
-                data_dirs: list[str] | None, progress: bool, fail_on: str, report: bool) -> RunSummary:
+                data_dirs: list[str] | None, progress: bool, fail_on: str, report: bool,
+                address: str | None = None) -> RunSummary:
     summary = RunSummary(experiment=exp.name, out=out_dir, n_cells=len(pl.cells))
 
     def _count(_row: dict[str, Any]) -> None:
@@ -545,6 +550,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
             run_cells(
                 pl.to_run, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
                 context=context, show_progress=progress, on_result=_count,
+                address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
             )
         except KeyboardInterrupt:
             summary.interrupted = True

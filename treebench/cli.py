@@ -67,6 +67,7 @@ def _main(
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
 Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed).")]
+Address = Annotated[str | None, typer.Option("--address", help="An existing cluster for --backend dask (tcp://host:8786; default DASK_SCHEDULER_ADDRESS) or ray (auto, ray://host:10001); without it a local cluster.")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Wall-clock seconds per cell (overrides limits.time).")]
 MemLimit = Annotated[float | None, typer.Option("--memory-limit", help="Megabytes per cell on top of the shared worker (overrides limits.memory).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the cells and how many are done / to run / skipped; run nothing.")]
@@ -89,7 +90,7 @@ def _run(
     out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
     overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
-    verify: bool = False,
+    verify: bool = False, address: str | None = None,
 ) -> None:
     with _user_errors():
         from treebench import api
@@ -117,7 +118,7 @@ def _run(
             memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
             fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
             offline=True if offline else None, progress=not quiet, report=not no_report,
-            profile=profile,
+            profile=profile, address=address,
         )
     _print_summary(summary)
     code = summary.exit_code
@@ -200,7 +201,7 @@ def _print_summary(s) -> None:
 @app.command()
 def run(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
-    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None,
+    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None, address: Address = None,
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
@@ -210,7 +211,7 @@ def run(
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
-         overwrite=overwrite, profile=profile, verify=verify)
+         overwrite=overwrite, profile=profile, verify=verify, address=address)
 
 
 @app.command()
@@ -220,7 +221,7 @@ def sweep(
     depth: Annotated[str | None, typer.Option("--depth", help="Values of max_depth, e.g. 2..6 or 2,3,5.")] = None,
     lambda_: Annotated[str | None, typer.Option("--lambda", help="Regularisation values, e.g. 0.001,0.01: sets each algorithm's first parameter among regularization, lambda_, lam, ccp_alpha (printed per algorithm).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Any algorithm parameter: NAME=VALUES (repeatable).")] = None,
-    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None,
+    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None, address: Address = None,
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
@@ -248,7 +249,7 @@ def sweep(
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
-         overwrite=overwrite, profile=profile, verify=verify)
+         overwrite=overwrite, profile=profile, verify=verify, address=address)
 
 
 # ----------------------------------------------------------------------------- verify

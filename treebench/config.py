@@ -362,6 +362,26 @@ class ExecutionSpec(_Strict):
     n_jobs: int = -1
     #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
     backend: Literal[BACKENDS] = "fork"
+    #: an existing cluster (issue 15): ``tcp://host:8786`` for dask, ``auto`` or
+    #: ``ray://host:10001`` for ray; none: a local cluster (dask also reads DASK_SCHEDULER_ADDRESS)
+    address: str | None = None
+    #: the workers have the datasets in a data directory of their own; otherwise the driver
+    #: ships each prepared dataset once per worker
+    data_dir_on_workers: bool = False
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("address must be a scheduler address such as tcp://host:8786, "
+                             "auto or ray://host:10001")
+        return v.strip() if v is not None else v
+
+    @model_validator(mode="after")
+    def _address_backend(self):
+        if self.address is not None and self.backend not in ("dask", "ray"):
+            raise ValueError(f"address is for backend dask or ray (got backend {self.backend!r})")
+        return self
 
     @field_validator("n_jobs")
     @classmethod

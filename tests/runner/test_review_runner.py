@@ -282,7 +282,7 @@ def test_rows_record_runner_measurements_truthfully(write_config, tmp_path):
 
 
 # ----------------------------------------------------------------------------- A13 warm-ups
-@pytest.mark.parametrize("name,module", [("dl85", "pydl85"), ("streed", "pystreed"), ("gosdt", "gosdt")])
+@pytest.mark.parametrize("name,module", [("dl85", "pydl85"), ("streed", "pystreed"), ("gosdt-ref", "gosdt")])
 def test_peer_warmup_imports_the_solver_outside_fit(name, module):
     pytest.importorskip(module)
     code = (

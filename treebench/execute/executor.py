@@ -53,6 +53,8 @@ def run_cells(
     context: dict[str, Any],
     on_result: Callable[[dict[str, Any]], None] | None = None,
     show_progress: bool = True,
+    address: str | None = None,
+    data_dir_on_workers: bool = False,
 ) -> Counter:
     """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
     with its row; returns status counts. Raises KeyboardInterrupt after cleaning up."""
@@ -64,6 +66,20 @@ def run_cells(
     _backend_available(backend)
     if not cells:
         return Counter()
+    if backend in ("dask", "ray"):  # a cluster: records come back, this process writes them
+        from treebench.execute.cluster import run_on_cluster
+
+        progress = _Progress(len(cells), show_progress)
+        try:
+            run_on_cluster(
+                cells, out, backend=backend, address=address, n_jobs=n_jobs,
+                data_dirs=data_dirs, data_dir_on_workers=data_dir_on_workers, context=context,
+                take=lambda rec: _take(rec, out, progress, on_result, write_cell),
+                show_where=show_progress,
+            )
+        finally:
+            progress.close()
+        return progress.counts
     own_client = None
     if backend == "dask":  # use the user's client if there is one, else a local cluster
         from distributed import Client, get_client
