@@ -710,6 +710,45 @@ def _check_names(exp: Experiment, source: str) -> None:
         if a.tune:
             _check_tune(exp, source, i, a, ALGORITHMS.get(a.name))
     _check_input_kinds(exp, source)
+    _check_tasks(exp, source)
+
+
+def dataset_task(ds: DatasetSpec) -> str:
+    """``"regression"`` or ``"classification"``: the target kind a dataset declares without
+    being loaded (a registered loader tagged ``regression``, a catalog entry's ``task:``);
+    local files are classification data."""
+    from treebench.registry import DATASETS
+
+    if ds.path is not None or ds.name not in DATASETS:
+        return "classification"
+    entry = DATASETS.get(ds.name)
+    if "regression" in entry.tags:
+        return "regression"
+    if "catalog" in entry.extra:
+        from treebench.data.catalog import get_entry
+
+        return get_entry(entry.extra["catalog"]).task
+    return "classification"
+
+
+def _check_tasks(exp: Experiment, source: str) -> None:
+    """A regressor (declared input kind ``regression``) runs only on regression targets and a
+    classifier only on class labels."""
+    from treebench.registry import ALGORITHMS
+
+    for j, ds in enumerate(exp.datasets):
+        task = dataset_task(ds)
+        for i, a in enumerate(exp.algorithms):
+            regressor = "regression" in ALGORITHMS.get(a.name).inputs
+            if regressor != (task == "regression"):
+                what = "a regressor" if regressor else "a classifier"
+                need = "a classification" if regressor else "a regression"
+                raise ConfigError(
+                    f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` is {what}, but dataset "
+                    f"`{ds.display_name}` has {'a continuous' if task == 'regression' else 'a class'} target; "
+                    f"use {need} algorithm for it (e.g. `{'cart' if regressor else 'cart-regressor'}`) or "
+                    f"put the two tasks in separate configs."
+                )
 
 
 def _check_input_kinds(exp: Experiment, source: str) -> None:

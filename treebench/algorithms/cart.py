@@ -13,12 +13,12 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
-from treebench.tree.adapters import from_sklearn_tree
+from treebench.tree.adapters import from_sklearn_regressor, from_sklearn_tree
 from treebench.tree.labels import recount
 
 
@@ -70,4 +70,51 @@ class CARTClassifier(TreeClassifierBase):
         est.fit(X, y_index, sample_weight=sample_weight)
         tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_)
         recount(tree, X, y_index, sample_weight)  # exact counts, the one tie rule
+        return tree, {"operations": int(est.tree_.node_count)}
+
+
+@ALGORITHMS.register(
+    "cart-regressor", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "regression")
+)
+class CARTRegressor(TreeRegressorBase):
+    """CART regression trees (Breiman et al. 1984, squared-error criterion) through
+    scikit-learn's `DecisionTreeRegressor`, converted to a regression `TreeArrays` whose value
+    rows ``[Σw, Σw·y, Σw·y²]`` are recounted from the training data
+    (`treebench.tree.adapters.from_sklearn_regressor`). The baseline of the DPDT paper's
+    regression comparison (`dpdt-regressor`)."""
+
+    compact_input = True
+
+    _parameter_constraints = {
+        "criterion": [StrOptions({"squared_error"})],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self, criterion="squared_error", max_depth=None, min_samples_leaf=1, ccp_alpha=0.0, random_state=None
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.ccp_alpha = ccp_alpha
+        self.random_state = random_state
+
+    def _fit_tree(self, X, y, ctx):
+        from treebench.tree.arrays import TreeArrays
+
+        sample_weight = ctx.sample_weight
+        if self.max_depth == 0:  # scikit-learn refuses max_depth=0; a lone leaf is our depth 0
+            return TreeArrays.regression_leaf(y, sample_weight), {"operations": 0}
+        est = DecisionTreeRegressor(
+            criterion=self.criterion,
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            ccp_alpha=self.ccp_alpha,
+            random_state=self.random_state,
+        )
+        est.fit(X, y, sample_weight=sample_weight)
+        tree = from_sklearn_regressor(est.tree_, X, y, sample_weight)
         return tree, {"operations": int(est.tree_.node_count)}

@@ -12,6 +12,8 @@ needs saying is returned as warnings for the run summary (issue 8):
 * ``split: predefined`` on a dataset without a test file;
 * a stratified split that cannot stay stratified (A15): a warning, or a refusal with
   ``split.unstratifiable: error``;
+* a regression target (``meta["task"] == "regression"``) has no classes: only a constant
+  target is refused, and its splits are never stratified;
 * values read as missing because they were no numbers (``bad_values: missing``): a warning.
 """
 
@@ -46,6 +48,16 @@ def check_labels(ds: Dataset, name: str) -> None:
         raise DataError(
             f"dataset `{name}`: the label has {only} in all {ds.n_samples} rows, so there is nothing to "
             f"learn; check its `label` column (or `label_map`) and the rows it keeps."
+        )
+
+
+def check_target(ds: Dataset, name: str) -> None:
+    """Refuse a regression target that is constant (R² is undefined, nothing to learn)."""
+    y = np.asarray(ds.y, dtype=np.float64)
+    if y.size == 0 or np.all(y == y[0]):
+        raise DataError(
+            f"dataset `{name}`: the regression target is constant in all {ds.n_samples} rows, so there is "
+            f"nothing to learn; check its `label` column and the rows it keeps."
         )
 
 
@@ -87,9 +99,17 @@ def check_predefined(ds: Dataset, name: str) -> None:
 def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[str]:
     """Refuse what would give wrong numbers for ``ds`` under ``split`` (a `SplitSpec` dump);
     return the warnings to report (e.g. a split that is not stratified)."""
-    check_labels(ds, name)
     notes = [f"dataset `{name}`: {n}." for n in ds.meta.get("parse_notes", []) or []]
     kind = split.get("kind", "kfold")
+    if ds.meta.get("task") == "regression":
+        check_target(ds, name)
+        if kind == "predefined" and (ds.train_index is None or ds.test_index is None or len(ds.test_index) == 0):
+            raise DataError(
+                f"dataset `{name}` has no test file, so `split: {{kind: predefined}}` cannot apply; give it a "
+                f"`test_path` or choose another split kind."
+            )
+        return notes
+    check_labels(ds, name)
     if kind == "predefined":
         check_predefined(ds, name)
         return notes

@@ -9,7 +9,7 @@ from treebench.data.base import Dataset
 from treebench.registry import DATASETS
 
 
-def _sklearn_bunch(name: str, loader_name: str) -> Dataset:
+def _sklearn_bunch(name: str, loader_name: str, task: str = "classification") -> Dataset:
     import sklearn.datasets as skd
 
     bunch = getattr(skd, loader_name)()
@@ -17,15 +17,15 @@ def _sklearn_bunch(name: str, loader_name: str) -> Dataset:
         f"x{j}" for j in range(bunch.data.shape[1])
     ]
     X = pd.DataFrame(np.asarray(bunch.data, dtype=np.float64), columns=cols)
-    y = np.asarray(bunch.target)
+    y = np.asarray(bunch.target, dtype=np.float64 if task == "regression" else None)
     names = getattr(bunch, "target_names", None)
-    if names is not None and len(names) == len(np.unique(y)):
+    if task == "classification" and names is not None and len(names) == len(np.unique(y)):
         y = np.asarray(names)[y]
     return Dataset(
         name=name,
         X=X,
         y=y,
-        meta={"origin": f"sklearn.datasets.{loader_name}", "task": "classification"},
+        meta={"origin": f"sklearn.datasets.{loader_name}", "task": task},
     )
 
 
@@ -51,3 +51,10 @@ def iris() -> Dataset:
 def digits() -> Dataset:
     """8×8 handwritten digits (1797 × 64, 10 classes), bundled with scikit-learn."""
     return _sklearn_bunch("digits", "load_digits")
+
+
+@DATASETS.register("diabetes", tags=("embedded", "regression"))
+def diabetes() -> Dataset:
+    """Efron et al.'s diabetes progression (442 × 10, continuous target), bundled with
+    scikit-learn; a regression dataset (features as scikit-learn scales them)."""
+    return _sklearn_bunch("diabetes", "load_diabetes", task="regression")

@@ -58,9 +58,12 @@ def make_split(
     valid_size: float = 0.1,
     train_size: float = 0.8,
     stratify: bool = True,
+    task: str = "classification",
     predefined: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Split:
-    """Row indices of one split instance. Pure function of its arguments."""
+    """Row indices of one split instance. Pure function of its arguments. A ``task="regression"``
+    target (continuous) is never stratified: ``kfold`` and ``holdout`` are plain shuffled
+    splits, without a warning."""
     n = len(y)
     if kind == "full":
         idx = np.arange(n)
@@ -74,6 +77,7 @@ def make_split(
         np.random.RandomState(seed).shuffle(order)
         cut = int(train_size * n)
         return Split(order[:cut], order[cut:])
+    stratify = stratify and task != "regression"
     problem = stratification_problem(kind, y, n_splits=n_splits, stratify=stratify)
     strat = y if stratify and problem is None else None
     if kind == "kfold":
@@ -102,13 +106,15 @@ def make_split(
     raise ValueError(f"unknown split kind {kind!r}; expected one of {', '.join(SPLIT_KINDS)}")
 
 
-def stratification_problem(kind: str, y: np.ndarray, *, n_splits: int = 5, stratify: bool = True) -> str | None:
+def stratification_problem(
+    kind: str, y: np.ndarray, *, n_splits: int = 5, stratify: bool = True, task: str = "classification"
+) -> str | None:
     """Why a stratified ``kind`` split of labels ``y`` cannot be stratified, or None.
 
     ``kfold`` needs ``n_splits`` rows of every class, ``holdout`` and ``train-val-test`` 2; the
-    other kinds and ``stratify: false`` never stratify, so they have no problem.
+    other kinds, ``stratify: false`` and regression targets never stratify, so they have no problem.
     """
-    if not stratify or kind not in ("kfold", "holdout", "train-val-test"):
+    if not stratify or task == "regression" or kind not in ("kfold", "holdout", "train-val-test"):
         return None
     need = n_splits if kind == "kfold" else 2
     classes, counts = np.unique(np.asarray(y), return_counts=True)

@@ -80,7 +80,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     sp = dict(cell.split)
     kind = sp.pop("kind")
     split = make_split(
-        kind, y, fold=cell.fold, seed=cell.seed, predefined=(ds.train_index, ds.test_index), **sp
+        kind, y, fold=cell.fold, seed=cell.seed, predefined=(ds.train_index, ds.test_index),
+        task=ds.meta.get("task", "classification"), **sp
     )
     t0 = time.perf_counter()
     binz = make_binarizer(cell.binarizer, dict(cell.binarizer_params), list(ds.categorical))

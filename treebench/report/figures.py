@@ -34,7 +34,7 @@ from treebench.report.aggregate import (
 from treebench.report.tables import metric_label
 from treebench.text import slug
 
-AXIS_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "fit_seconds")
+AXIS_METRICS = ("test_accuracy", "train_accuracy", "test_r2", "train_r2", "n_leaves", "fit_seconds")
 LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
 FIGSIZE = (7.6, 4.4)
 DPI = 110
@@ -398,6 +398,8 @@ def _jobs(results: Results) -> list[_Job]:
     plans: list[tuple[str, tuple[str, ...]]] = [(m, (m,)) for m in metrics]
     if "test_accuracy" in metrics and "train_accuracy" in metrics:
         plans.insert(0, ("train_test_accuracy", ("test_accuracy", "train_accuracy")))
+    if "test_r2" in metrics and "train_r2" in metrics:  # regression: R² against the sweep axis
+        plans.insert(0, ("train_test_r2", ("test_r2", "train_r2")))
     datasets = distinct(results.settings["dataset"])
     stems = dataset_stems([str(d) for d in datasets])
     jobs = []

@@ -43,6 +43,36 @@ def from_sklearn_tree(
     )
 
 
+def from_sklearn_regressor(
+    sk_tree: Any, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+) -> TreeArrays:
+    """Convert a fitted scikit-learn regression ``Tree`` (``DecisionTreeRegressor.tree_``) to a
+    regression `TreeArrays` (``task="regression"``).
+
+    The structure maps as in `from_sklearn_tree` (left is ``x <= threshold``, pre-order ids,
+    leaf markers -2/-1). scikit-learn keeps only node means, so the value rows
+    ``[Σw, Σw·y, Σw·y²]`` are counted again from the training data ``(X, y, sample_weight)``
+    at the leaves and summed upwards (exact sums, children before parents)."""
+    feature = np.where(sk_tree.feature >= 0, sk_tree.feature, -1).astype(np.int64)
+    threshold = np.where(feature >= 0, sk_tree.threshold, LEAF_THRESHOLD)
+    n = feature.shape[0]
+    tree = TreeArrays(
+        feature, threshold, sk_tree.children_left, sk_tree.children_right,
+        np.zeros((n, 3)), np.zeros(n, dtype=np.int64), task="regression",
+    )
+    yv = np.asarray(y, dtype=np.float64)
+    w = np.ones_like(yv) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    leaves = tree.apply(np.asarray(X))
+    value = np.zeros((n, 3))
+    for j, col in enumerate((w, w * yv, w * yv * yv)):
+        np.add.at(value[:, j], leaves, col)
+    for i in range(n - 1, -1, -1):  # children have larger ids than parents
+        if feature[i] >= 0:
+            value[i] = value[tree.left[i]] + value[tree.right[i]]
+    tree.value = value
+    return tree
+
+
 # ----------------------------------------------------------------------------- nested solvers
 # Each describer maps one node of a solver's own tree to
 #   ("leaf", class_index)  or  ("split", feature, child_when_0, child_when_1),
