@@ -138,3 +138,20 @@ def test_quickstart_runs_end_to_end_on_embedded_data(tmp_path, monkeypatch):
     # deeper CART fits the training folds at least as well
     by_depth = cart.groupby(cart["param_max_depth"].astype(int))["train_accuracy"].mean()
     assert by_depth.is_monotonic_increasing
+
+
+@pytest.mark.slow
+def test_ngi_ci_profiles_reproduce(tmp_path):
+    """What `make reproduce` does for the NGI configs (iris is scikit-learn's; tic-tac-toe needs
+    the data directory): every expectation holds, and the report draws the λ trade-off figure."""
+    _need_data()
+    from treebench.verify import verify_results
+
+    for name, n_cells in (("ngi-iris", 12), ("ngi-table", 200)):
+        out = tmp_path / name
+        s = api.run_experiment(ROOT / "configs" / f"{name}.yaml", profile="ci", out=out,
+                               n_jobs=2, progress=False)
+        assert s.exit_code == 0 and s.counts == {"ok": n_cells}
+        v = verify_results(out)
+        assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
+        assert list((out / "report" / "figures").glob("iris__lambda_tradeoff.png"))
