@@ -162,3 +162,20 @@ def test_gosdt_paper_cart_min_samples_leaf_is_ceil_lambda_n():
         sp = exp.split_for(i)
         train_sizes = {n} if sp.kind == "full" else {n - n // sp.n_splits, n - n // sp.n_splits - 1}
         assert {math.ceil(lam[name] * t - 1e-9) for t in train_sizes} == {leaf[name]}, name
+
+
+@pytest.mark.slow
+def test_ngi_ci_profiles_reproduce(tmp_path):
+    """What `make reproduce` does for the NGI configs (iris is scikit-learn's; tic-tac-toe needs
+    the data directory): every expectation holds, and the report draws the λ trade-off figure."""
+    _need_data()
+    from treebench.verify import verify_results
+
+    for name, n_cells in (("ngi-iris", 12), ("ngi-table", 200)):
+        out = tmp_path / name
+        s = api.run_experiment(ROOT / "configs" / f"{name}.yaml", profile="ci", out=out,
+                               n_jobs=2, progress=False)
+        assert s.exit_code == 0 and s.counts == {"ok": n_cells}
+        v = verify_results(out)
+        assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
+        assert list((out / "report" / "figures").glob("iris__lambda_tradeoff.png"))

@@ -1,0 +1,167 @@
+"""The λ trade-off figure of NGI (Zhang & Gionis, DMKD 2023, §6, Fig. 2): ROC AUC and expected
+test cost against the regularisation weight λ, one line per method, per dataset.
+
+Fig. 2 of the paper shows, for EC4.5 and ECART, how λ trades discrimination for complexity:
+"ROC AUC is on validation data, and expected tree height or tree size on training data"; large
+λ approaches C4.5/CART, λ = 0 is the ASR greedy rule. Here the upper panel is the mean ROC AUC
+(validation AUC when the cells have validation rows, as in the paper, otherwise test AUC) and the
+lower panel the mean expected cost on the training rows (tests per row under unit costs), both
+over folds and seeds with one standard deviation as error bars.
+
+A line is an algorithm setting (label and every other parameter fixed) seen at two or more
+values of ``param_lam``. Entries that *choose* λ per cell (a ``tune`` step on ``lam`` in the
+manifest's config) are not lines: their λ differs from seed to seed, so a line through them
+would mix seeds; they appear as single markers at the mean chosen λ, which is where the tuning
+protocol lands on the curve (geometric mean: λ grids are powers of ten). Nothing is computed but means: `aggregate.aggregate` did that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
+from treebench.report.figures import RC, FigureInfo, save, slug
+
+LAM = "param_lam"
+COST = "expected_cost_train"
+AUCS = ("val_roc_auc", "test_roc_auc")
+
+
+def tuned_labels(results: Results, param: str = "lam") -> set[str]:
+    """Labels of the config's algorithm entries that tune ``param`` inside each cell."""
+    config = (results.manifest or {}).get("config") or {}
+    out = set()
+    for entry in config.get("algorithms") or []:
+        if not isinstance(entry, dict):
+            continue
+        steps = entry.get("tune") or []
+        steps = [steps] if isinstance(steps, dict) else steps
+        if any(isinstance(s, dict) and s.get("param") == param for s in steps):
+            out.add(str(entry.get("label") or entry.get("name")))
+    return out
+
+
+def _has_values(s: pd.DataFrame, metric: str) -> bool:
+    return f"{metric}_n" in s and int(s[f"{metric}_n"].sum()) > 0
+
+
+def tradeoff_lines(results: Results, dataset: str) -> tuple[list[tuple[str, pd.DataFrame]],
+                                                             pd.DataFrame]:
+    """``([(line label, settings sorted by λ)], tuned settings)`` of ``dataset``: the λ sweeps
+    (two or more λ values, other parameters fixed) and the settings of entries tuning λ."""
+    s = results.settings
+    if LAM not in s:
+        return [], s.iloc[:0]
+    s = s[(s["dataset"] == dataset) & s[LAM].map(lambda v: v is not NA and v is not None)]
+    tuned = tuned_labels(results)
+    is_tuned = s["algorithm"].isin(tuned)
+    sweeps, tuned_rows = s[~is_tuned], s[is_tuned]
+    others = [c for c in varying_columns(sweeps, results.key_columns) if c != LAM] \
+        if len(sweeps) else []
+    lines = []
+    group_cols = ["algorithm"] + others
+    for _, rows in sweeps.groupby(
+            [sweeps[c].map(str) for c in group_cols], sort=True):
+        if rows[LAM].map(float).nunique() < 2:
+            continue
+        rows = rows.assign(_lam=rows[LAM].map(float)).sort_values("_lam")
+        text = params_text(rows.iloc[0], others)
+        lines.append((f"{rows.iloc[0]['algorithm']}" + (f" ({text})" if text else ""), rows))
+    return lines, tuned_rows
+
+
+def tradeoff_figure(results: Results, dataset: str) -> Any | None:
+    """The two-panel figure of ``dataset``; None when it has no λ sweep."""
+    from matplotlib.figure import Figure
+
+    from treebench.report.figures import DPI, MARKERS, _colors
+
+    lines, tuned = tradeoff_lines(results, dataset)
+    if not lines:
+        return None
+    allrows = pd.concat([r for _, r in lines])
+    auc = next((m for m in AUCS if _has_values(allrows, m)), None)
+    if auc is None and not _has_values(allrows, COST):
+        return None
+    fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
+    ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
+    colors = _colors(len(lines) + (1 if len(tuned) else 0))
+    lams = allrows["_lam"].to_numpy(float)
+    for i, (label, rows) in enumerate(lines):
+        x = rows["_lam"].to_numpy(float)
+        for ax, metric in ((ax_auc, auc), (ax_cost, COST)):
+            if metric is None or not _has_values(rows, metric):
+                continue
+            mean = rows[f"{metric}_mean"].to_numpy(float)
+            std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(float), nan=0.0)
+            ok = np.isfinite(mean)
+            ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=colors[i],
+                        marker=MARKERS[i % len(MARKERS)], capsize=2.5, markersize=5,
+                        linewidth=1.3, label=label if ax is ax_auc else None)
+    if len(tuned):
+        # one marker per tuned entry: its cells' mean chosen λ and mean metrics
+        for j, (alg, rows) in enumerate(tuned.groupby("algorithm", sort=True)):
+            w = rows["n_ok"].to_numpy(float)
+            if w.sum() == 0:
+                continue
+            chosen = rows[LAM].map(float).to_numpy(float)
+            # geometric mean on a log axis (λ grids are powers of ten), arithmetic with a 0
+            x = float(np.exp(np.average(np.log(chosen), weights=w))) if (chosen > 0).all() \
+                else float(np.average(chosen, weights=w))
+            for ax, metric in ((ax_auc, auc), (ax_cost, COST)):
+                if metric is None or not _has_values(rows, metric):
+                    continue
+                vals = rows[f"{metric}_mean"].to_numpy(float)
+                n = rows[f"{metric}_n"].to_numpy(float)
+                y = float(np.nansum(vals * n) / n.sum())
+                ax.plot([x], [y], linestyle="none", marker="*", markersize=10,
+                        color=colors[-1], markeredgecolor="0.1", alpha=0.35 + 0.65 / (j + 1),
+                        zorder=6)
+                if ax is ax_auc:
+                    ax.annotate(f"{alg} (tuned)", (x, y), xytext=(5, 3),
+                                textcoords="offset points", fontsize=6.5, color="0.2")
+    pos = lams[lams > 0]
+    if len(pos) and (lams == 0).any():
+        ax_cost.set_xscale("symlog", linthresh=float(pos.min()))
+    elif len(pos) and pos.max() / pos.min() >= 20:
+        ax_cost.set_xscale("log")
+    from treebench.report.tables import metric_label
+
+    ax_auc.set_title(f"{dataset}: ROC AUC and expected cost against λ")
+    ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
+    ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")
+    ax_cost.set_xlabel("λ (weight of the impurity term)\n")
+    if len(lines) <= 3:
+        ax_auc.legend(fontsize="small", loc="best")
+    else:
+        fig.legend(fontsize="small", loc="outside right upper")
+    note = "mean ± std over folds and seeds; ★: entries that tune λ, at their mean chosen λ" \
+        if len(tuned) else "mean ± std over folds and seeds"
+    fig.text(0.01, 0.005, note + " (Zhang & Gionis 2023, Fig. 2)", fontsize=7, color="0.3")
+    return fig
+
+
+def write_tradeoff_figures(results: Results, out: Path,
+                           formats: tuple[str, ...] = ("png",)) -> list[FigureInfo]:
+    """``figures/<dataset>__lambda_tradeoff.*`` for every dataset with a λ sweep."""
+    import matplotlib
+
+    infos: list[FigureInfo] = []
+    if results.settings.empty or LAM not in results.settings:
+        return infos
+    fdir = out / "figures"
+    fdir.mkdir(parents=True, exist_ok=True)
+    with matplotlib.rc_context(RC):
+        for dataset in distinct(results.settings["dataset"]):
+            fig = tradeoff_figure(results, dataset)
+            if fig is None:
+                continue
+            stem = f"{slug(dataset)}__lambda_tradeoff"
+            title = f"{dataset}: ROC AUC and expected cost against λ"
+            infos.append(FigureInfo(dataset, stem, title, save(fig, fdir / stem, title,
+                                                               formats)))
+    return infos
