@@ -29,13 +29,9 @@ from treebench.tree.labels import majority_label  # noqa: F401 (learners import 
 SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
 
 
-class TreeClassifierBase(ClassifierMixin, BaseEstimator):
-    """Base for estimators whose fitted model is a single `TreeArrays` in ``tree_``.
-
-    Subclasses implement ``_fit_tree(X, y_index, ctx) -> (TreeArrays, dict)`` where ``y_index``
-    holds class indices into ``classes_`` and ``ctx`` is a `FitContext` whose ``sample_weight``
-    is the validated weight vector; this base does validation, label encoding and prediction.
-    """
+class _TreeModel:
+    """What every single-tree estimator shares: the declared input kinds, input checks at
+    prediction time, ``apply`` and the tree's size."""
 
     #: True for learners that accept only 0/1 feature matrices; set by the registry from the
     #: entry's declared input kinds (`treebench.registry.declare_inputs`), like ``input_kinds``
@@ -50,6 +46,35 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         """What the runner runs once per worker before timing any fit of this learner (imports
         of a solver library, JIT compilation): nothing by default. A subclass overrides it, or
         its module defines a ``warmup()`` function (issue 8, A13)."""
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
+        if self.binary_features_only:
+            check_binary_matrix(X)
+        return X
+
+    def apply(self, X):
+        """Id of the leaf each row reaches."""
+        X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError
+        return self.tree_.apply(X)
+
+    def get_depth(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.depth
+
+    def get_n_leaves(self) -> int:
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+
+class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
+    """Base for estimators whose fitted model is a single `TreeArrays` in ``tree_``.
+
+    Subclasses implement ``_fit_tree(X, y_index, ctx) -> (TreeArrays, dict)`` where ``y_index``
+    holds class indices into ``classes_`` and ``ctx`` is a `FitContext` whose ``sample_weight``
+    is the validated weight vector; this base does validation, label encoding and prediction.
+    """
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
@@ -75,18 +100,6 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
     def _fit_tree(self, X, y_index, ctx: FitContext):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check_X(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
-        if self.binary_features_only:
-            check_binary_matrix(X)
-        return X
-
-    def apply(self, X):
-        """Id of the leaf each row reaches."""
-        X = self._check_X(X)
-        return self.tree_.apply(X)
-
     def predict(self, X):
         """Predicted class label of every row."""
         X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError
@@ -97,26 +110,14 @@ class TreeClassifierBase(ClassifierMixin, BaseEstimator):
         X = self._check_X(X)
         return self.tree_.predict_proba(X)
 
-    def get_depth(self) -> int:
-        check_is_fitted(self)
-        return self.tree_.depth
-
-    def get_n_leaves(self) -> int:
-        check_is_fitted(self)
-        return self.tree_.n_leaves
-
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())
 
 
-class TreeRegressorBase(RegressorMixin, BaseEstimator):
+class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
     """Base for regression estimators whose fitted model is one `TreeArrays` (``task ==
     "regression"``) in ``tree_``. Subclasses implement ``_fit_tree(X, y, ctx) -> (TreeArrays,
     dict)`` with ``y`` a float64 vector."""
-
-    binary_features_only: bool = False  # set by the registry, as for classifiers
-    input_kinds: frozenset[str] | None = None
-    compact_input: bool = False  # see TreeClassifierBase
 
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
@@ -133,30 +134,10 @@ class TreeRegressorBase(RegressorMixin, BaseEstimator):
     def _fit_tree(self, X, y, ctx: FitContext):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _check_X(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
-        if self.binary_features_only:
-            check_binary_matrix(X)
-        return X
-
-    def apply(self, X):
-        """Id of the leaf each row reaches."""
-        X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError
-        return self.tree_.apply(X)
-
     def predict(self, X):
         """Mean training target of the leaf each row reaches."""
         X = self._check_X(X)
         return self.tree_.predict_value(X)
-
-    def get_depth(self) -> int:
-        check_is_fitted(self)
-        return self.tree_.depth
-
-    def get_n_leaves(self) -> int:
-        check_is_fitted(self)
-        return self.tree_.n_leaves
 
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())

@@ -136,7 +136,7 @@ def warm(algorithm: str) -> float:
 
 def warmup_for(cls: Any):
     """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
-    module's ``warmup()`` function, else an inherited one (`TreeClassifierBase.warmup` does
+    module's ``warmup()`` function, else an inherited one (`base._TreeModel.warmup` does
     nothing), else nothing."""
     fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
     if isinstance(fn, staticmethod | classmethod):
