@@ -74,3 +74,32 @@ def test_comparison_figures_are_written(tmp_path, results_dir, stem):
 
     paths = write_report(results_dir, tmp_path / "r")
     assert any(stem in p.name for p in paths["png"])
+
+
+def test_tuned_entries_are_one_setting_and_cost_ranks_lowest_first(tmp_path):
+    """A parameter chosen in the cell by `tune:` does not split its entry into settings (the NGI
+    comparison ranks tuned methods), and expected cost ranks the cheapest first."""
+    from .conftest import write_results
+
+    from treebench.results import schema
+
+    rows = []
+    for d, (ds, base) in enumerate([("a", 0.9), ("b", 0.8), ("c", 0.7), ("e", 0.6)]):
+        for seed in range(2):
+            for algo, lam, acc, cost, tuned in [
+                ("ECART", [1.0, 0.1][(d + seed) % 2], base, 2.0, "lam"),  # λ differs per cell
+                ("CART", None, base - 0.05, 3.0, None),
+                ("BAL", None, base - 0.1, 9.0, None),
+            ]:
+                rows.append({"experiment": "t", "cell_id": f"{ds}{seed}{algo}", "dataset": ds,
+                             "fold": 0, "seed": seed, "algorithm": algo, "status": "ok",
+                             "algorithm_params": "{}" if lam is None else f'{{"lam": {lam}}}',
+                             "param_lam": lam, "tuned_params": tuned,
+                             "test_accuracy": acc, "expected_cost_test": cost})
+    table = schema.conform(pd.DataFrame(rows))
+    res = load_results(write_results(tmp_path / "res", table))
+    (acc,) = rankings(res, "test_accuracy")
+    assert acc.left_out == [] and set(acc.ranks.index) == {"ECART", "CART", "BAL"}
+    assert acc.ranks.to_dict() == {"ECART": 1.0, "CART": 2.0, "BAL": 3.0}
+    (cost,) = rankings(res, "expected_cost_test")
+    assert cost.ranks.to_dict() == {"ECART": 1.0, "CART": 2.0, "BAL": 3.0}

@@ -229,8 +229,10 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
         from treebench.tune import chosen_params
 
-        for k, v in chosen_params(trace).items():
+        chosen = chosen_params(trace)
+        for k, v in chosen.items():
             row[f"param_{k}"] = v
+        row["tuned_params"] = ",".join(sorted(chosen))
         info["tune_trace"] = trace
     extra_info = {k: v for k, v in info.items() if k not in row}
     return {

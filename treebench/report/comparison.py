@@ -13,6 +13,10 @@ from treebench.report.aggregate import Results, distinct
 from treebench.report.figures import RC, FigureInfo, save, slug
 
 ALL_DATASETS = "all datasets"
+#: metrics ranked in critical-difference diagrams: test accuracy always, the others when the
+#: config's `metrics:` list names them (the NGI paper ranks AUC and expected cost)
+CD_METRICS = (("test_accuracy", "test accuracy"), ("test_roc_auc", "test ROC AUC"),
+              ("expected_cost_test", "expected test cost"))
 
 
 def write_comparison_figures(results: Results, out: Path,
@@ -28,12 +32,16 @@ def write_comparison_figures(results: Results, out: Path,
     if results.settings.empty:
         return infos
     with matplotlib.rc_context(RC):
-        for r in rankings(results):
-            fig = cd_figure(r)
-            stem = f"all-datasets__critical_difference_{slug(r.title)}"
-            title = f"Critical difference: test accuracy ranks over datasets, {r.title}"
-            infos.append(FigureInfo(ALL_DATASETS, stem, title, save(fig, fdir / stem, title,
-                                                                    formats)))
+        for metric, label in CD_METRICS:
+            if metric != "test_accuracy" and metric not in results.metrics:
+                continue  # other metrics are ranked when the config's `metrics:` names them
+            for r in rankings(results, metric):
+                fig = cd_figure(r, label)
+                tail = "" if metric == "test_accuracy" else f"_{slug(metric)}"
+                stem = f"all-datasets__critical_difference{tail}_{slug(r.title)}"
+                title = f"Critical difference: {label} ranks over datasets, {r.title}"
+                infos.append(FigureInfo(ALL_DATASETS, stem, title,
+                                        save(fig, fdir / stem, title, formats)))
         for dataset in distinct(results.settings["dataset"]):
             for col, label, suffix in SIZES:
                 fig = pareto_figure(results, dataset, col, label)

@@ -1,14 +1,17 @@
 """Critical-difference diagrams: algorithm settings ranked over datasets (Demšar 2006).
 
-Each dataset is a block: the settings are ranked by mean test accuracy over its folds and seeds
-(rank 1 is best, ties share the mean rank). The Friedman test (`scipy.stats.friedmanchisquare`)
+Each dataset is a block: the settings are ranked by a metric's mean over its folds and seeds
+(rank 1 is best, ties share the mean rank; higher is better for accuracy and AUC, lower for
+expected test cost, `LOWER_IS_BETTER`). The Friedman test (`scipy.stats.friedmanchisquare`)
 asks whether the mean ranks differ at all; the Nemenyi post-hoc test
 (`scikit_posthocs.posthoc_nemenyi_friedman`) gives pairwise p-values, and
 `scikit_posthocs.critical_difference_diagram` draws the mean ranks with bars joining settings
 that the test cannot tell apart (p >= alpha). The statistics are the packages', not ours.
 
 Settings compared: every (algorithm, parameter values) that has a finished value on every
-dataset (a complete block design); settings missing on some dataset are left out and counted in
+dataset (a complete block design). A parameter chosen inside the cell by ``tune:`` (the row's
+``tuned_params``) does not name a setting: a tuned entry is one setting whatever values its
+cells chose, as in the NGI paper's comparison of tuned methods; settings missing on some dataset are left out and counted in
 the note. When the experiment sweeps ``max_depth``, settings are compared within each depth,
 one diagram per depth (a depth-6 tree against a depth-2 tree is no comparison of algorithms).
 At least 2 datasets and 3 settings are needed.
@@ -24,6 +27,7 @@ import pandas as pd
 
 from treebench.report.aggregate import (
     NA,
+    _applicable,
     Results,
     distinct,
     fmt_value,
@@ -33,6 +37,9 @@ from treebench.report.aggregate import (
 
 ALPHA = 0.05
 DEPTH = "param_max_depth"
+#: metrics ranked with the smallest value first
+LOWER_IS_BETTER = frozenset({"expected_cost_test", "expected_cost_train", "test_mse",
+                             "train_mse", "test_log_loss", "train_log_loss"})
 
 
 @dataclass
@@ -54,31 +61,46 @@ def _setting_label(row: pd.Series, columns: list[str]) -> str:
 
 def score_matrix(results: Results, metric: str = "test_accuracy",
                  where: dict[str, Any] | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Datasets × settings of mean ``metric``; the settings lacking a value on some dataset are
-    dropped and returned by label."""
-    s = results.settings
+    """Datasets × settings of mean ``metric`` over the finished cells; the settings lacking a
+    value on some dataset are dropped and returned by label."""
+    t = results.table
+    if metric not in t.columns:
+        return pd.DataFrame(), []
+    t = t[t["status"] == "ok"] if "status" in t.columns else t
     for col, val in (where or {}).items():
-        s = s[[v == val for v in s[col]]]
-    # algorithm parameters name a setting; a dataset-level binarizer budget does not
-    cols = [c for c in varying_columns(s, results.key_columns)
+        t = t[[v == val for v in t[col]]] if col in t.columns else t.iloc[:0]
+    # algorithm parameters name a setting; a dataset-level binarizer budget does not, nor does
+    # a parameter the cell tuned
+    cols = [c for c in varying_columns(results.settings, results.key_columns)
             if c.startswith("param_") and c not in (where or {})]
-    labels = [_setting_label(r, cols) for _, r in s.iterrows()]
-    frame = pd.DataFrame({"dataset": s["dataset"].astype(str).to_numpy(), "setting": labels,
-                          "v": s[f"{metric}_mean"].to_numpy(dtype=float)})
+    # NA where the row's algorithm has no such parameter (None stays None: set to None)
+    t = t.copy()
+    for c in cols:
+        t[c] = _applicable(t, c, t[c])
+    tuned = t["tuned_params"] if "tuned_params" in t.columns else pd.Series([None] * len(t),
+                                                                              index=t.index)
+    labels = []
+    for (_, r), tp in zip(t.iterrows(), tuned):
+        skip = {f"param_{p}" for p in str(tp).split(",")} if isinstance(tp, str) and tp else set()
+        labels.append(_setting_label(r, [c for c in cols if c not in skip]))
+    frame = pd.DataFrame({"dataset": t["dataset"].astype(str).to_numpy(), "setting": labels,
+                          "v": pd.to_numeric(t[metric], errors="coerce").to_numpy(dtype=float)})
+    if frame.empty:
+        return pd.DataFrame(), []
     m = frame.pivot_table(index="dataset", columns="setting", values="v", aggfunc="mean")
     incomplete = [c for c in m.columns if m[c].isna().any()]
     return m.drop(columns=incomplete), incomplete
 
 
-def rank_settings(scores: pd.DataFrame, title: str = "", left_out: list[str] | None = None
-                  ) -> Ranking | None:
+def rank_settings(scores: pd.DataFrame, title: str = "", left_out: list[str] | None = None,
+                  lower_is_better: bool = False) -> Ranking | None:
     """Mean ranks, Friedman p-value and Nemenyi p-values; None below 2 datasets or 3 settings."""
     if scores.shape[0] < 2 or scores.shape[1] < 3:
         return None
     from scipy.stats import friedmanchisquare
     import scikit_posthocs as sp
 
-    ranks = scores.rank(axis=1, ascending=False, method="average").mean(axis=0)
+    ranks = scores.rank(axis=1, ascending=lower_is_better, method="average").mean(axis=0)
     with np.errstate(all="ignore"):
         try:
             fp = float(friedmanchisquare(*[scores[c].to_numpy() for c in scores.columns]).pvalue)
@@ -92,7 +114,7 @@ def rank_settings(scores: pd.DataFrame, title: str = "", left_out: list[str] | N
 
 def rankings(results: Results, metric: str = "test_accuracy") -> list[Ranking]:
     """One `Ranking` per depth when ``max_depth`` is swept, else one over all settings."""
-    if f"{metric}_mean" not in results.settings or results.settings.empty:
+    if metric not in results.table.columns or results.settings.empty:
         return []
     out = []
     depths = [d for d in distinct(results.settings[DEPTH]) if d is not NA and d is not None] \
@@ -101,7 +123,7 @@ def rankings(results: Results, metric: str = "test_accuracy") -> list[Ranking]:
         else [({}, "all settings")]
     for where, what in groups:
         scores, left = score_matrix(results, metric, where)
-        r = rank_settings(scores, what, left)
+        r = rank_settings(scores, what, left, lower_is_better=metric in LOWER_IS_BETTER)
         if r is not None:
             out.append(r)
     return out

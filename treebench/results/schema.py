@@ -55,6 +55,8 @@ COLUMNS: dict[str, str] = {
     "n_classes": "Int64",
     "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
     "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
+    "tuned_params": "string",  # comma list of parameters chosen in the cell by `tune:` (their
+    # param_* columns hold the chosen values; the validation trace is in the cell file)
     # metrics: every column of the metric registry (`treebench.metrics`), by name
     **_metric_columns(),
     # cost
