@@ -44,7 +44,7 @@ from treebench.search.cache import (
 )
 from treebench.search.clock import check_time
 from treebench.search.counts import feature_counts, node_totals, pair_counts
-from treebench.search.criteria import INF, rank_features
+from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized
 from treebench.search.state import (
     N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
@@ -181,26 +181,9 @@ def _score(s, rows, lev, nnz, nrows, total):
 
 @njit(cache=True)
 def _leaf_errors(s, lev, j, total):
-    """Leaf errors of the two children of splitting on ``j`` and whether each is pure."""
-    cnt1 = s.scr.cnt[lev]
-    tot = s.scr.tot[lev]
-    m1 = 0.0
-    m0 = 0.0
-    s1 = 0.0
-    p1 = 0
-    p0 = 0
-    for c in range(tot.shape[0]):
-        v1 = cnt1[j, c]
-        v0 = tot[c] - v1
-        s1 += v1
-        if v1 > m1:
-            m1 = v1
-        if v0 > m0:
-            m0 = v0
-        if v1 > 0.0:
-            p1 += 1
-        if v0 > 0.0:
-            p0 += 1
+    """Leaf errors of the two children of splitting on ``j`` and whether each is pure (the
+    shared per-side statistics of `treebench.search.criteria.split_stats`)."""
+    s1, m1, m0, p1, p0 = split_stats(s.scr.cnt[lev][j], s.scr.tot[lev])
     return (total - s1) - m0, s1 - m1, p0 <= 1, p1 <= 1
 
 
