@@ -21,6 +21,11 @@ CRIT = {"gini": K.GINI, "entropy": K.ENTROPY, "mse": K.MSE}
 NOQ = np.zeros((1, 1), np.int32)  # no packed ranks (weighted or regression states)
 
 
+def _partition(S, Xt, f, t, flag):
+    """Both children of a state (unpacked), via `partition_side`."""
+    return tuple(K.partition_side(S, NOQ, Xt, f, t, flag, left, False)[0] for left in (True, False))
+
+
 def _data(seed, n=40, p=4, n_classes=3, ties=True, regression=False, weighted=False):
     rng = np.random.default_rng(seed)
     # tie-free data are float32 values (scikit-learn's trees compare in float32)
@@ -134,7 +139,7 @@ def test_child_stats_partition_and_hash_match_naive(seed, regression):
             assert np.isclose(eR[c], naive_dpdt_leaf_error(rs, regression), atol=1e-9)
         assert int(h1[c]) == sum(int(Z1[r]) for r in left) % 2**64
         assert int(h2[c]) == sum(int(Z2[r]) for r in left) % 2**64
-        SL, SR = K.partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
+        SL, SR = _partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
         nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), int(feats[c]), float(thrs[c]))
         assert SL.tolist() == nl and SR.tolist() == nr
         assert not flag.any()
@@ -183,12 +188,11 @@ def test_packed_ranks_and_partition():
         assert np.array_equal(Q[g] // K.QSHIFT, ranks[S[g]])
         assert np.array_equal(Q[g] % K.QSHIFT, y[S[g]])
     flag = np.zeros(len(X), np.uint8)
-    SL, SR, QL, QR = K.partition_packed(S, Q, Xt, 1, 2.5, flag)
-    SL2, SR2 = K.partition(S, Xt, 1, 2.5, flag)
-    assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
-    for left, (Sx, Qx) in ((True, (SL, QL)), (False, (SR, QR))):
-        Sy, Qy = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, True)
-        assert np.array_equal(Sx, Sy) and np.array_equal(Qx, Qy)
+    SL, QL = K.partition_side(S, Q, Xt, 1, 2.5, flag, True, True)
+    SR, QR = K.partition_side(S, Q, Xt, 1, 2.5, flag, False, True)
+    nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), 1, 2.5)
+    assert SL.tolist() == nl and SR.tolist() == nr
+    for left, Sx in ((True, SL), (False, SR)):
         Sz, _ = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, False)
         assert np.array_equal(Sx, Sz) and not flag.any()
     lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
@@ -206,11 +210,11 @@ def test_inplace_partition_then_merge_restores_the_order(packed):
     flag = np.zeros(50, np.uint8)
     tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
     mid = K.partition_inplace(GS, GQ, 0, 50, Xt, 2, 2.5, flag, tmp_s, tmp_q, packed)
-    SL, SR = K.partition(S, Xt, 2, 2.5, flag)
+    SL, SR = _partition(S, Xt, 2, 2.5, flag)
     assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
     # a nested split of the left segment, then both merges (innermost first)
     mid2 = K.partition_inplace(GS, GQ, 0, mid, Xt, 1, 1.5, flag, tmp_s, tmp_q, packed)
-    SLL, SLR = K.partition(SL, Xt, 1, 1.5, flag)
+    SLL, SLR = _partition(SL, Xt, 1, 1.5, flag)
     assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
     K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
     assert np.array_equal(GS[:, :mid], SL)

@@ -9,7 +9,7 @@ Representation (plain arrays, GUIDE §4):
   ``yc`` holds each row's class index (unused for regression);
 * an MDP state's rows are kept as ``S`` (``p x m`` int32): for every feature, the state's rows
   sorted by that feature (stable, ties by row id). A child's ``S`` is a stable partition of its
-  parent's (`partition`), so no state ever sorts, and no state copies ``X``;
+  parent's (`partition_side`), so no state ever sorts, and no state copies ``X``;
 * a row set's identity is a pair of order-free 64-bit Zobrist sums (``Z1``, ``Z2``: one random
   word per row, summed modulo 2^64) plus its size; states are memoised by (depth, size, h1, h2).
 
@@ -113,77 +113,6 @@ def midpoint(a, b):
     if t >= b or not np.isfinite(t):
         t = a
     return t
-
-
-@njit(cache=True)
-def _best_split(Xt, RS, yc, work, s, e, tot, crit, min_leaf, feats, left, out):
-    """Best (proxy) split of the node whose rows are ``work[f, s:e]``. Writes
-    ``out = [proxy, feature, position, threshold]``; feature -1 when none is valid.
-
-    Classification reads each row's class and weight from ``RS`` once (its one non-zero
-    column) and, for Gini, keeps Σ l_k² and Σ r_k² up to date, so a position costs O(1)."""
-    K = RS.shape[1]
-    m = e - s
-    out[0] = -np.inf
-    out[1] = -1.0
-    out[2] = -1.0
-    out[3] = 0.0
-    wtot = _weight(tot, crit)
-    st2 = 0.0
-    for k in range(K):
-        st2 += tot[k] * tot[k]
-    for fi in range(feats.shape[0]):
-        f = feats[fi]
-        for k in range(K):
-            left[k] = 0.0
-        wl = 0.0
-        sl2 = 0.0
-        sr2 = st2
-        for i in range(s, e - 1):
-            r = work[f, i]
-            if crit == MSE:
-                left[0] += RS[r, 0]
-                left[1] += RS[r, 1]
-                wl = left[0]
-            else:
-                k = yc[r]
-                wr_ = RS[r, k]
-                lk = left[k]
-                rk = tot[k] - lk
-                sl2 += wr_ * (2.0 * lk + wr_)
-                sr2 += wr_ * (wr_ - 2.0 * rk)
-                left[k] = lk + wr_
-                wl += wr_
-            nl = i - s + 1
-            xa = Xt[f, r]
-            xb = Xt[f, work[f, i + 1]]
-            if not (xb > xa):
-                continue
-            if nl < min_leaf or m - nl < min_leaf:
-                continue
-            wr = wtot - wl
-            if wl <= 0.0 or wr <= 0.0:
-                continue
-            if crit == GINI:
-                pr = sl2 / wl + sr2 / wr
-            else:
-                pr = _proxy(left, tot, wl, wr, crit)
-            if pr > out[0]:
-                out[0] = pr
-                out[1] = f
-                out[2] = nl
-                out[3] = midpoint(xa, xb)
-
-
-@njit(cache=True)
-def _segment_stats(RS, work, s, e, tot):
-    K = RS.shape[1]
-    for k in range(K):
-        tot[k] = 0.0
-    for i in range(s, e):
-        r = work[0, i]
-        for k in range(K):
-            tot[k] += RS[r, k]
 
 
 # ----------------------------------------------------------------------------- packed states
@@ -544,9 +473,11 @@ def _heap_pop(h_key, h_id, n):
 
 @njit(cache=True)
 def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
-                    weighted, regression):
+                    has_q, weighted, regression):
     """Stable split of the segment ``[s, e)`` of every feature's order but ``f`` (already
-    sorted by x_f: its left rows are the prefix ``[s, mid)``) into left rows first."""
+    sorted by x_f: its left rows are the prefix ``[s, mid)``) into left rows first, moving the
+    row-aligned ``Qw`` (when ``has_q``), ``Wa`` (``weighted``) and ``Ya`` (``regression``)
+    along. Used by the CART generator on its copies and by the in-place states."""
     p = work.shape[0]
     for i in range(s, mid):
         flag[work[f, i]] = 1
@@ -559,7 +490,8 @@ def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, t
             r = work[g, i]
             if flag[r]:
                 work[g, a] = r
-                Qw[g, a] = Qw[g, i]
+                if has_q:
+                    Qw[g, a] = Qw[g, i]
                 if weighted:
                     Wa[g, a] = Wa[g, i]
                 if regression:
@@ -567,7 +499,8 @@ def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, t
                 a += 1
             else:
                 tmp_i[b] = r
-                tmp_q[b] = Qw[g, i]
+                if has_q:
+                    tmp_q[b] = Qw[g, i]
                 if weighted:
                     tmp_w[b] = Wa[g, i]
                 if regression:
@@ -575,13 +508,54 @@ def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, t
                 b += 1
         for i in range(b):
             work[g, a + i] = tmp_i[i]
-            Qw[g, a + i] = tmp_q[i]
+            if has_q:
+                Qw[g, a + i] = tmp_q[i]
             if weighted:
                 Wa[g, a + i] = tmp_w[i]
             if regression:
                 Ya[g, a + i] = tmp_y[i]
     for i in range(s, mid):
         flag[work[f, i]] = 0
+
+
+@njit(cache=True)
+def _state_copies(Xt, RS, yc, S, Q, packed, regression):
+    """The row-aligned arrays of a generator call on state ``S`` (see above): ``Qw`` (a copy of
+    the packed ``Q``, or ranks computed here), ``Wa``/``Ya`` (1 x 1 unless weighted /
+    regression), whether the weights are all 1, and the class bits ``lg``."""
+    p, m = S.shape
+    K = RS.shape[1]
+    unit = not regression
+    if not regression and not packed:
+        for i in range(m):
+            r = S[0, i]
+            if RS[r, yc[r]] != 1.0:
+                unit = False
+                break
+    lg = QBITS
+    if packed:
+        Qw = Q.copy()
+    else:
+        while (1 << lg) < K:
+            lg += 1
+        Qw = np.empty((p, m), np.int32)
+        for g in range(p):
+            rank = 0
+            for i in range(m):
+                r = S[g, i]
+                if i > 0 and Xt[g, r] > Xt[g, S[g, i - 1]]:
+                    rank += 1
+                Qw[g, i] = (rank << lg) + (0 if regression else yc[r])
+    Wa = np.empty((p, m) if not unit else (1, 1))
+    Ya = np.empty((p, m) if regression else (1, 1))
+    if not unit:
+        for g in range(p):
+            for i in range(m):
+                r = S[g, i]
+                Wa[g, i] = RS[r, 0] if regression else RS[r, yc[r]]
+                if regression:
+                    Ya[g, i] = RS[r, 1]
+    return Qw, Wa, Ya, unit, lg
 
 
 @njit(cache=True)
@@ -602,38 +576,9 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     regression = crit == MSE
     if max_features < p and ties == TIES_INDEX:
         np.random.seed(seed)
-    unit = not regression
-    if not regression and not packed:
-        for i in range(m):
-            r = S[0, i]
-            if RS[r, yc[r]] != 1.0:
-                unit = False
-                break
-    weighted = not unit
     work = S.copy()
-    lg = QBITS
-    if packed:
-        Qw = Q.copy()
-    else:
-        while (1 << lg) < K:
-            lg += 1
-        Qw = np.empty((p, m), np.int32)
-        for g in range(p):
-            rank = 0
-            for i in range(m):
-                r = S[g, i]
-                if i > 0 and Xt[g, r] > Xt[g, S[g, i - 1]]:
-                    rank += 1
-                Qw[g, i] = (rank << lg) + (0 if regression else yc[r])
-    Wa = np.empty((p, m) if weighted else (1, 1))
-    Ya = np.empty((p, m) if regression else (1, 1))
-    if weighted:
-        for g in range(p):
-            for i in range(m):
-                r = S[g, i]
-                Wa[g, i] = RS[r, 0] if regression else RS[r, yc[r]]
-                if regression:
-                    Ya[g, i] = RS[r, 1]
+    Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, Q, packed, regression)
+    weighted = not unit
     cap = 2 * max_leaves + 1
     n_start = np.zeros(cap, np.int64)
     n_end = np.zeros(cap, np.int64)
@@ -692,7 +637,7 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
         last = n_splits == max_leaves - 1
         if not last:
             _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
-                            weighted, regression)
+                            True, weighted, regression)
         for c in range(2):
             j = n_nodes
             n_nodes += 1
@@ -720,41 +665,11 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
 
 
 @njit(cache=True)
-def partition_packed(S, Q, Xt, f, t, flag):
-    """`partition` that also splits the packed ranks/classes ``Q``."""
-    p, m = S.shape
-    nl = 0
-    for i in range(m):
-        r = S[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    SL = np.empty((p, nl), np.int32)
-    SR = np.empty((p, m - nl), np.int32)
-    QL = np.empty((p, nl), np.int32)
-    QR = np.empty((p, m - nl), np.int32)
-    for g in range(p):
-        a = 0
-        b = 0
-        for i in range(m):
-            r = S[g, i]
-            if flag[r]:
-                SL[g, a] = r
-                QL[g, a] = Q[g, i]
-                a += 1
-            else:
-                SR[g, b] = r
-                QR[g, b] = Q[g, i]
-                b += 1
-    for i in range(m):
-        flag[S[0, i]] = 0
-    return SL, SR, QL, QR
-
-
-@njit(cache=True)
 def partition_side(S, Q, Xt, f, t, flag, left, packed):
-    """One child of `partition` / `partition_packed` (``left``: the rows with ``x_f <= t``),
-    so that a state's two children need not be alive at the same time. ``Q`` is ignored (and a
+    """One child of splitting state ``S`` (and its packed ranks ``Q``) by ``x_f <= t``
+    (``left``: the rows with ``x_f <= t``): every feature's sorted order is a stable
+    subsequence of the parent's, so no state sorts; a state's two children need not be alive
+    at the same time. ``Q`` is ignored (and a
     1 x 1 array returned) unless ``packed``."""
     p, m = S.shape
     n = 0
@@ -789,37 +704,15 @@ def partition_side(S, Q, Xt, f, t, flag, left, packed):
 
 @njit(cache=True)
 def partition_inplace(GS, GQ, s, e, Xt, f, t, flag, tmp_s, tmp_q, packed):
-    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary."""
-    p = GS.shape[0]
+    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary. The left
+    rows are a prefix of feature f's order, so counting them finds the boundary."""
     nl = 0
-    for i in range(s, e):
-        r = GS[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    for g in range(p):
-        if g == f:
-            continue  # already sorted by x_f: the left rows are a prefix
-        a = s
-        b = 0
-        for i in range(s, e):
-            r = GS[g, i]
-            if flag[r]:
-                GS[g, a] = r
-                if packed:
-                    GQ[g, a] = GQ[g, i]
-                a += 1
-            else:
-                tmp_s[b] = r
-                if packed:
-                    tmp_q[b] = GQ[g, i]
-                b += 1
-        for i in range(b):
-            GS[g, a + i] = tmp_s[i]
-            if packed:
-                GQ[g, a + i] = tmp_q[i]
-    for i in range(s, e):
-        flag[GS[0, i]] = 0
+    while s + nl < e and Xt[f, GS[f, s + nl]] <= t:
+        nl += 1
+    dummy = np.empty((1, 1))
+    dtmp = np.empty(1)
+    _partition_work(GS, GQ, dummy, dummy, s, s + nl, e, f, flag, tmp_s, tmp_q, dtmp, dtmp,
+                    packed, False, False)
     return s + nl
 
 
@@ -874,17 +767,21 @@ def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
     Regression (``crit == MSE``) scores by squared error instead of Gini."""
     p, m = S.shape
     K = RS.shape[1]
+    crit = MSE if crit == MSE else GINI
+    Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, np.zeros((1, 1), np.int32), False,
+                                         crit == MSE)
     tot = np.zeros(K)
-    _segment_stats(RS, S, 0, m, tot)
+    _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
     left = np.zeros(K)
+    right = np.zeros(K)
     out = np.zeros(4)
     score = np.full(p, -np.inf)
     thr = np.zeros(p)
     one = np.zeros(1, np.int64)
     for f in range(p):
         one[0] = f
-        _best_split(Xt, RS, yc, S, 0, m, tot, MSE if crit == MSE else GINI, min_leaf, one, left,
-                    out)
+        _scan(Xt, S, Qw, Wa, Ya, 0, m, tot, crit, min_leaf, one, 1, left, right, out, unit, lg,
+              TIES_INDEX)
         if out[1] >= 0:
             score[f] = out[0]
             thr[f] = out[3]
@@ -1057,35 +954,6 @@ def row_hash(rows, Z1, Z2):
         a += Z1[rows[i]]
         b += Z2[rows[i]]
     return a, b
-
-
-@njit(cache=True)
-def partition(S, Xt, f, t, flag):
-    """Stable split of every feature's sorted row list of ``S`` into ``x_f <= t`` (left) and the
-    rest: the children's sorted orders, shared from the parent without sorting."""
-    p, m = S.shape
-    nl = 0
-    for i in range(m):
-        r = S[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    SL = np.empty((p, nl), np.int32)
-    SR = np.empty((p, m - nl), np.int32)
-    for g in range(p):
-        a = 0
-        b = 0
-        for i in range(m):
-            r = S[g, i]
-            if flag[r]:
-                SL[g, a] = r
-                a += 1
-            else:
-                SR[g, b] = r
-                b += 1
-    for i in range(m):
-        flag[S[0, i]] = 0
-    return SL, SR
 
 
 @njit(cache=True)

@@ -371,7 +371,6 @@ def warmup() -> float:
             K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.midpoint_candidates(Xt, S, 1, 0)
-    K.partition_packed(S, Q, Xt, 0, 0.5, flag)
     fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, 4, K.GINI, 1, 3, 0, flag, 0, 1)[:2]
     K.leaf_child_stats_packed(Xt, S, Q, fq, tq, np.ones(2))
     for packed in (True, False):
@@ -394,7 +393,6 @@ def warmup() -> float:
             K.child_stats(Xt, RS, y, Sv, f, th, Z, Z, RS.sum(axis=0), crit)
         K.midpoint_candidates(Xt, Sv, 1, 0)
         K.row_hash(Sv[0], Z, Z)
-    K.partition(S, Xt, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
     return time.perf_counter() - t
