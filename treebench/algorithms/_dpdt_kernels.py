@@ -313,10 +313,11 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
                             out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
                 q = qn
             continue
+        yl = 0.0
         for i in range(s, e - 1):
             if crit == MSE:
-                wl += Wa[f, i]
-                left[1] += Ya[f, i]
+                wl += 1.0 if unit else Wa[f, i]
+                yl += Ya[f, i]
             else:
                 k = q & mask
                 wr_ = 1.0 if unit else Wa[f, i]
@@ -334,9 +335,10 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
                     if wl > 0.0 and wr > 0.0:
                         if crit == GINI:
                             pr = _sk_gini_proxy(sl2, sr2, wl, wr) if sk else sl2 / wl + sr2 / wr
+                        elif crit == MSE:  # the same formula as scikit-learn's proxy
+                            yr = t1 - yl
+                            pr = yl * yl / wl + yr * yr / wr
                         else:
-                            if crit == MSE:
-                                left[0] = wl
                             if sk:
                                 for k in range(K):
                                     right[k] = tot[k] - left[k]
@@ -357,9 +359,10 @@ def _node_stats(Qw, Wa, Ya, s, e, tot, crit, unit, lg):
         tot[k] = 0.0
     if crit == MSE:
         for i in range(s, e):
-            tot[0] += Wa[0, i]
+            w = 1.0 if unit else Wa[0, i]
+            tot[0] += w
             tot[1] += Ya[0, i]
-            tot[2] += Ya[0, i] * Ya[0, i] / Wa[0, i]
+            tot[2] += Ya[0, i] * Ya[0, i] / w
     else:
         mask = (1 << lg) - 1
         for i in range(s, e):
@@ -373,9 +376,10 @@ def _side_stats(Qw, Wa, Ya, f, s, e, out, crit, unit, lg):
         out[k] = 0.0
     if crit == MSE:
         for i in range(s, e):
-            out[0] += Wa[f, i]
+            w = 1.0 if unit else Wa[f, i]
+            out[0] += w
             out[1] += Ya[f, i]
-            out[2] += Ya[f, i] * Ya[f, i] / Wa[f, i]
+            out[2] += Ya[f, i] * Ya[f, i] / w
     else:
         mask = (1 << lg) - 1
         for i in range(s, e):
@@ -525,11 +529,11 @@ def _state_copies(Xt, RS, yc, S, Q, packed, regression):
     regression), whether the weights are all 1, and the class bits ``lg``."""
     p, m = S.shape
     K = RS.shape[1]
-    unit = not regression
-    if not regression and not packed:
+    unit = True  # every weight is 1: no Wa
+    if not packed:
         for i in range(m):
             r = S[0, i]
-            if RS[r, yc[r]] != 1.0:
+            if (RS[r, 0] if regression else RS[r, yc[r]]) != 1.0:
                 unit = False
                 break
     lg = QBITS
@@ -548,11 +552,12 @@ def _state_copies(Xt, RS, yc, S, Q, packed, regression):
                 Qw[g, i] = (rank << lg) + (0 if regression else yc[r])
     Wa = np.empty((p, m) if not unit else (1, 1))
     Ya = np.empty((p, m) if regression else (1, 1))
-    if not unit:
+    if regression or not unit:
         for g in range(p):
             for i in range(m):
                 r = S[g, i]
-                Wa[g, i] = RS[r, 0] if regression else RS[r, yc[r]]
+                if not unit:
+                    Wa[g, i] = RS[r, 0] if regression else RS[r, yc[r]]
                 if regression:
                     Ya[g, i] = RS[r, 1]
     return Qw, Wa, Ya, unit, lg
