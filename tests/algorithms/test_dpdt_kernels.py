@@ -176,6 +176,12 @@ def test_packed_cart_matches_naive(seed, crit, n_classes):
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
             assert not flag.any()
+            # in place on the state's own arrays: the same result, and S, Q restored
+            S2, Q2 = S.copy(), Q.copy()
+            f2, t2, nodes2 = K.cart_candidates(Xt, RS, y, S2, Q2, True, B, CRIT[crit], ml,
+                                               X.shape[1], 0, flag, K.TIES_INDEX, 0, True)
+            assert nodes2 == nodes and f2.tolist() == f.tolist() and t2.tolist() == t.tolist()
+            assert np.array_equal(S2, S) and np.array_equal(Q2, Q) and not flag.any()
 
 
 def test_packed_ranks_and_partition():

@@ -565,7 +565,7 @@ def _state_copies(Xt, RS, yc, S, Q, packed, regression):
 
 @njit(cache=True)
 def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_features, seed,
-                    flag, ties, sk_seed):
+                    flag, ties, sk_seed, inplace=False):
     """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
     no depth limit) on the state's rows ``S`` (with its packed ranks ``Q`` when ``packed``).
     Returns the split of every internal node in node-creation order (features, thresholds)
@@ -575,15 +575,24 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     the open node with the largest impurity improvement is split next; ties follow ``ties``
     (`TIES_INDEX` or `TIES_SKLEARN` with scikit-learn's per-fit seed ``sk_seed``, see above).
     ``seed`` drives the ``max_features`` draws of `TIES_INDEX`. ``flag`` is a zeroed uint8
-    scratch array of length n (left zeroed on return)."""
+    scratch array of length n (left zeroed on return). ``inplace`` (packed states only):
+    partition ``S`` and ``Q`` themselves instead of copies and merge every split back at the
+    end (`merge_back`), so a large state costs no second p x m copy of each."""
     p, m = S.shape
     K = RS.shape[1]
     regression = crit == MSE
     if max_features < p and ties == TIES_INDEX:
         np.random.seed(seed)
-    work = S.copy()
-    Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, Q, packed, regression)
+    inplace = inplace and packed
+    if inplace:  # unit-weight classification: no Wa / Ya, and Q is used as it is
+        work = S
+        Qw, Wa, Ya, unit, lg = Q, np.empty((1, 1)), np.empty((1, 1)), True, QBITS
+    else:
+        work = S.copy()
+        Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, Q, packed, regression)
     weighted = not unit
+    sp = np.empty((max(max_leaves, 1), 4), np.int64)  # splits partitioned: s, mid, e, f
+    n_sp = 0
     cap = 2 * max_leaves + 1
     n_start = np.zeros(cap, np.int64)
     n_end = np.zeros(cap, np.int64)
@@ -643,6 +652,8 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
         if not last:
             _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
                             True, weighted, regression)
+            sp[n_sp, 0], sp[n_sp, 1], sp[n_sp, 2], sp[n_sp, 3] = s, mid, e, f
+            n_sp += 1
         for c in range(2):
             j = n_nodes
             n_nodes += 1
@@ -658,6 +669,9 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
         if not last and ties == TIES_SKLEARN:
             for j in (n_nodes - 2, n_nodes - 1):
                 nh = _heap_push(h_key, h_id, nh, n_imp[j] if n_feat[j] >= 0 else 0.0, j)
+    if inplace:  # undo the partitions, innermost (latest) first
+        for k in range(n_sp - 1, -1, -1):
+            merge_back(work, Qw, sp[k, 0], sp[k, 1], sp[k, 2], sp[k, 3], Xt, tmp_i, tmp_q, True)
     cf = np.empty(n_splits, np.int64)
     ct = np.empty(n_splits)
     j = 0

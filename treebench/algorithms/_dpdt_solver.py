@@ -80,7 +80,7 @@ class _Solver:
         return float(st[0]) if self.regression else float(st.sum())
 
     # ---------------------------------------------------------------- generator
-    def candidates(self, S, Q, d):
+    def candidates(self, S, Q, d, inplace=False):
         B = budget_at(self.budgets, d, self.gen)
         g = self.gen
         if g == "cart":
@@ -89,6 +89,7 @@ class _Solver:
                 self.Xt, self.RS, self.yc, S, Q if self.packed else self._noq, self.packed, B,
                 self.crit, self.min_leaf, self.max_features,
                 self.seed + self.stats["generator_calls"], self.flag, self.ties, self.sk_seed,
+                inplace,
             )
             return f, t, int(nodes)
         if g == "topb":
@@ -129,7 +130,7 @@ class _Solver:
         err = float(K.leaf_error(st, self.crit))
         leaf = (st,)
         best_cost, best_tree = err, leaf
-        feats, thrs, own_ops = self.candidates(S, Q, d)
+        feats, thrs, own_ops = self.candidates(S, Q, d, seg is not None)
         self.stats["operations_distinct"] += own_ops
         ops = own_ops
         W = self.weight(st)

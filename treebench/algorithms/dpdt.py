@@ -384,6 +384,7 @@ def warmup() -> float:
         for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
             fv, tv = K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties,
                                        1)[:2]
+            K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties, 1, True)
             K.cart_candidates(Xt, cls, y, Sv, noq, False, 4, K.GINI, 1, 3, 0, flag, ties, 1)
             K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, noq, False, 4, K.MSE, 1,
                               3, 0, flag, ties, 1)
