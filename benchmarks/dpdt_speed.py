@@ -66,7 +66,7 @@ def load(name):
     raise FileNotFoundError(f"quantbnb/train/{name} not found under TREEBENCH_DATA_DIR")
 
 
-def _child(name, budgets, queue, ties="sklearn"):
+def _child(name, budgets, ties, queue):
     import resource
     import time
 
@@ -160,15 +160,7 @@ def main_regression():
 
 
 def run_one(name, config, ties="sklearn"):
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(name, CONFIGS[config], q, ties))
-    proc.start()
-    proc.join(timeout=1800)
-    if proc.is_alive():
-        proc.kill()
-        return {"status": "timeout"}
-    return {"status": "ok", **q.get()} if proc.exitcode == 0 else {"status": "error"}
+    return _spawn(_child, (name, CONFIGS[config], ties))
 
 
 def main(argv=None):

@@ -127,8 +127,9 @@ QBITS = 7  # QSHIFT == 1 << QBITS
 
 
 @njit(cache=True)
-def pack_ranks(Xt, S, yc):
-    """``Q`` for the root state (``S`` from `presort`)."""
+def pack_ranks(Xt, S, yc, lg=QBITS, with_class=True):
+    """``Q`` for the root state (``S`` from `presort`): dense value rank << lg | class (class 0
+    unless ``with_class``); also the ranks a generator call computes for an unpacked state."""
     p, m = S.shape
     Q = np.empty((p, m), np.int32)
     for f in range(p):
@@ -137,7 +138,7 @@ def pack_ranks(Xt, S, yc):
             r = S[f, i]
             if i > 0 and Xt[f, r] > Xt[f, S[f, i - 1]]:
                 rank += 1
-            Q[f, i] = rank * QSHIFT + yc[r]
+            Q[f, i] = (rank << lg) + (yc[r] if with_class else 0)
     return Q
 
 
@@ -424,10 +425,9 @@ def _split_node(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, max_features, f
 
 
 @njit(cache=True)
-def _heap_push(h_key, h_id, n, key, node):
-    """The C++ standard library's push_heap (max-heap on ``key``; a parent moves down only when
-    strictly smaller) of (key, node) onto ``h[:n]``; returns n + 1."""
-    hole = n
+def _sift_up(h_key, h_id, hole, key, node):
+    """Place (key, node) at ``hole`` or above: a parent moves down only when strictly smaller
+    (the C++ standard library's push_heap)."""
     parent = (hole - 1) // 2
     while hole > 0 and h_key[parent] < key:
         h_key[hole] = h_key[parent]
@@ -436,6 +436,12 @@ def _heap_push(h_key, h_id, n, key, node):
         parent = (hole - 1) // 2
     h_key[hole] = key
     h_id[hole] = node
+
+
+@njit(cache=True)
+def _heap_push(h_key, h_id, n, key, node):
+    """push_heap of (key, node) onto the max-heap ``h[:n]``; returns n + 1."""
+    _sift_up(h_key, h_id, n, key, node)
     return n + 1
 
 
@@ -448,8 +454,6 @@ def _heap_pop(h_key, h_id, n):
     n -= 1
     if n == 0:
         return top, 0
-    key = h_key[n]
-    node = h_id[n]
     hole = 0
     child = 0
     while child < (n - 1) // 2:
@@ -464,14 +468,7 @@ def _heap_pop(h_key, h_id, n):
         h_key[hole] = h_key[child - 1]
         h_id[hole] = h_id[child - 1]
         hole = child - 1
-    parent = (hole - 1) // 2
-    while hole > 0 and h_key[parent] < key:
-        h_key[hole] = h_key[parent]
-        h_id[hole] = h_id[parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    h_key[hole] = key
-    h_id[hole] = node
+    _sift_up(h_key, h_id, hole, h_key[n], h_id[n])
     return top, n
 
 
@@ -542,14 +539,7 @@ def _state_copies(Xt, RS, yc, S, Q, packed, regression):
     else:
         while (1 << lg) < K:
             lg += 1
-        Qw = np.empty((p, m), np.int32)
-        for g in range(p):
-            rank = 0
-            for i in range(m):
-                r = S[g, i]
-                if i > 0 and Xt[g, r] > Xt[g, S[g, i - 1]]:
-                    rank += 1
-                Qw[g, i] = (rank << lg) + (0 if regression else yc[r])
+        Qw = pack_ranks(Xt, S, yc, lg, not regression)
     Wa = np.empty((p, m) if not unit else (1, 1))
     Ya = np.empty((p, m) if regression else (1, 1))
     if regression or not unit:
