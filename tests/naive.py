@@ -907,3 +907,39 @@ def naive_brute_force_optimal(X, RS, depth, alpha=0.0, regression=False):
         X, RS, list(range(len(X))), depth,
         lambda rows, d: naive_dpdt_midpoints(X, rows), alpha, regression,
     )[0]
+
+
+# --- dpdt: scikit-learn's tie rule ---
+# Reference for _dpdt_kernels.sk_rand_int / sk_feature_order (TIES_SKLEARN): scikit-learn's
+# splitter draws a node's features by Fisher-Yates from an array that persists across the nodes
+# of one fit, with a 32-bit xorshift generator; constant features are set aside unscanned.
+# Python integers, one list per array.
+
+
+def naive_sk_rand_int(state, low, high):
+    """One xorshift32 step of ``state[0]`` (0 -> 1), reduced modulo 2^31, into [low, high)."""
+    s = state[0] or 1
+    s ^= (s << 13) % 2**32
+    s ^= s >> 17
+    s ^= (s << 5) % 2**32
+    state[0] = s
+    return low + (s % 2**31) % (high - low)
+
+
+def naive_sk_feature_order(features, state, const, max_features):
+    """The features scanned on one node, in visit order (``features`` and ``state`` change)."""
+    order = []
+    f_i = len(features)
+    visited = found = 0
+    while f_i > found and (visited < max_features or visited <= found):
+        visited += 1
+        j = naive_sk_rand_int(state, 0, f_i - found) + found
+        g = features[j]
+        if const[g]:
+            features[j], features[found] = features[found], g
+            found += 1
+        else:
+            f_i -= 1
+            features[j], features[f_i] = features[f_i], g
+            order.append(g)
+    return order
