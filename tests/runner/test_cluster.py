@@ -301,6 +301,7 @@ def test_dask_multithreaded_worker_runs_cells_supervised_and_once(tmp_path):
                            cwd=tmp_path / "driver", env=env, capture_output=True, text=True,
                            timeout=300)
         assert workers[0].poll() is None, "a cell took its worker down"
+    assert r.returncode == 3, r.stderr  # failed cells (oom, crashed) fail the run
     assert "(1 workers, 2 threads)" in r.stderr, r.stderr
     assert f"ran 24 now on 1 dask worker (2 threads) at {address}." in r.stdout, r.stdout
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
@@ -530,7 +531,7 @@ def test_ray_worker_killed_mid_sweep_every_cell_once_and_failures_recorded(tmp_p
         if drv.poll() is None:
             drv.kill()
             drv.wait()
-    assert drv.returncode == 1, err  # crashed cells fail the run (--fail-on error)
+    assert drv.returncode == 3, err  # crashed cells fail the run (--fail-on error)
     assert n_at_kill < 24
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
     assert len(df) == 24 and df["cell_id"].is_unique
