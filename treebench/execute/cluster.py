@@ -437,6 +437,10 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
             except Exception:  # noqa: BLE001 - best effort on the way out
                 pass
         raise
+    except ConnectionError as exc:  # the head or the Ray Client server went away
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"lost the connection to the ray cluster ({first}); finished cells are "
+                        f"saved, run the same command again to resume.") from None
     finally:
         if started:
             ray.shutdown()
