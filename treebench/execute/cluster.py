@@ -289,8 +289,15 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
               show_where, run, on_start) -> None:
     from distributed import as_completed
 
+    import logging
+
     client, own = _dask_client(address, n_jobs)
     futures: list[Any] = []
+    # a lost scheduler is told in one sentence below; dask's client would also log its own
+    # reconnection failure with tracebacks of its cancelled closing coroutines
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
     try:
         info = client.scheduler_info()
         workers = info.get("workers", {})
@@ -343,6 +350,7 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
                 client.close(timeout=10)
             except Exception:  # noqa: BLE001 - closing after a lost connection
                 pass
+        client_log.setLevel(level)
 
 
 def _connection_lost(exc: BaseException | None) -> bool:
