@@ -55,9 +55,11 @@ def run_cells(
     show_progress: bool = True,
     address: str | None = None,
     data_dir_on_workers: bool = False,
+    on_cluster: Callable[[Any], None] | None = None,
 ) -> Counter:
     """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
-    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up."""
+    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up.
+    ``on_cluster`` receives the `treebench.execute.cluster.ClusterRun` of a dask/ray run."""
     from joblib import Parallel, delayed, parallel_config
 
     from treebench.execute.supervise import run_cell
@@ -75,7 +77,7 @@ def run_cells(
                 cells, out, backend=backend, address=address, n_jobs=n_jobs,
                 data_dirs=data_dirs, data_dir_on_workers=data_dir_on_workers, context=context,
                 take=lambda rec: _take(rec, out, progress, on_result, write_cell),
-                show_where=show_progress,
+                show_where=show_progress, on_start=on_cluster,
             )
         finally:
             progress.close()
