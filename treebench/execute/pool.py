@@ -194,8 +194,9 @@ class CellPool:
         if pid == 0:  # pragma: no cover - runs in the worker (coverage does not follow forks)
             parent.close()
             for s in self.slots:  # the other workers' pipes are not this worker's business
-                s.conn.close()
-                os.close(s.pidfd)
+                if s.pidfd >= 0:
+                    s.conn.close()
+                    os.close(s.pidfd)
             _worker_main(child, self.cells, self.data_dirs, self.context)
         child.close()
         self.forks += 1
@@ -221,6 +222,7 @@ class CellPool:
             st, ru = 0, None
         slot.conn.close()
         os.close(slot.pidfd)
+        slot.pidfd = -1  # closed: its number may belong to another file from now on
         return st, ru
 
     def run(self, take: Callable[[dict[str, Any]], None]) -> None:
@@ -234,7 +236,8 @@ class CellPool:
                 self._step(pending, take)
         finally:
             for s in self.slots:
-                self._reap(s, kill=True)
+                if s.pidfd >= 0:
+                    self._reap(s, kill=True)
             self.slots = []
 
     def _send(self, slot: _Slot, pending: deque) -> None:
