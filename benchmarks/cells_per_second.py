@@ -7,10 +7,14 @@ them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
   (nothing to run, nothing to warm): the fixed cost of a command;
 * ``run -j 1`` / ``run -j 2``: the whole sweep without the report, in cells per second;
 * ``report``: `treebench report` on the finished sweep (figures included);
-* ``report (unchanged)``: the same report again, when no input changed.
+* ``report (unchanged)``: the same report again, when no input changed;
+* with ``--report-cells N`` (e.g. 3000): the report of a bigger sweep (3 datasets x CART at
+  depths 1..4 and Top-k k=2 at depth 2, as many seeds as N needs), built once with ``-j 2``
+  (``--keep DIR`` keeps it for another checkout to report on: ``--reuse DIR``).
 
 Prints a table of medians; asserts nothing. Re-run:
-`.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3] [--backend loky]`
+`.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3] [--backend loky]
+[--report-cells 3000]`
 (``--treebench DIR`` measures another checkout's package, e.g. before/after a change).
 """
 
@@ -39,6 +43,37 @@ def _config(n_cells: int) -> dict:
         "limits": {"time": 60, "memory": 1000},
         "execution": {"n_jobs": 1},  # the default backend
     }
+
+
+def _big_config(n_cells: int) -> dict:
+    per_seed = 3 * 5  # datasets x settings
+    return {
+        "name": "overhead-big",
+        "datasets": ["iris", "wine", "breast_cancer"],
+        "split": {"kind": "holdout", "seeds": list(range(max(1, n_cells // per_seed)))},
+        "binarization": {"method": "quantile", "params": {"max_splits": 3}},
+        "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2, 3, 4]}},
+                       {"name": "topk", "params": {"k": 2, "max_depth": 2}}],
+        "limits": {"time": 60, "memory": 1000},
+    }
+
+
+def measure_big_report(n_cells: int, env: dict[str, str], keep: Path | None,
+                       reuse: Path | None) -> dict[str, float]:
+    """Time the report of a sweep of about ``n_cells`` cells (built here unless ``reuse``)."""
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as d:
+        res = reuse
+        if res is None:
+            cfg = Path(d) / "big.yaml"
+            cfg.write_text(yaml.safe_dump(_big_config(n_cells)))
+            res = keep or Path(d) / "big"
+            t = _cli(["run", str(cfg), "-o", str(res), "-q", "--no-report", "-j", "2"], env)
+            out[f"build {n_cells} cells -j 2 (s)"] = t
+        shutil.rmtree(res / "report", ignore_errors=True)
+        out[f"report, {n_cells} cells (s)"] = _cli(["report", str(res)], env)
+        out[f"report, {n_cells} cells, unchanged (s)"] = _cli(["report", str(res)], env)
+    return out
 
 
 def _cli(args: list[str], env: dict[str, str]) -> float:
@@ -78,11 +113,20 @@ def main() -> None:
                     help="also time `-j 2` with this backend (e.g. loky beside the default)")
     ap.add_argument("--treebench", type=Path, default=None,
                     help="checkout whose treebench package to measure (default: the installed one)")
+    ap.add_argument("--report-cells", type=int, default=0,
+                    help="also time the report of a sweep of this many cells (e.g. 3000)")
+    ap.add_argument("--keep", type=Path, default=None, help="keep the big sweep's results here")
+    ap.add_argument("--reuse", type=Path, default=None,
+                    help="report on this existing big sweep instead of building one")
     args = ap.parse_args()
     env = dict(os.environ)
     if args.treebench is not None:
         env["PYTHONPATH"] = str(args.treebench.resolve())
     runs = [measure(args.cells, env, args.backend) for _ in range(args.repeats)]
+    if args.report_cells:
+        big = measure_big_report(args.report_cells, env, args.keep, args.reuse)
+        for r in runs:
+            r.update(big)  # measured once: building it is long
     print(f"{'step':34s} {'median s':>9s} {'cells/s':>9s}")
     for key in runs[0]:
         med = statistics.median(r[key] for r in runs)
