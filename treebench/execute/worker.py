@@ -108,6 +108,12 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
     )
     _PREPARED[key] = prep
+    if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
+        # a large dataset's frame is not kept beside its prepared fold (issue 9, item 10): the
+        # fit needs only the fold's matrices, and another fold or binarizer reloads the frame
+        # from the parsed cache (seconds, against minutes of fitting on such data)
+        _DATASETS.pop(canonical_json([cell.dataset_loader, cell.dataset_params]), None)
+        del ds
     while len(_PREPARED) > PREPARED_CACHE_SIZE:
         _PREPARED.popitem(last=False)
     return prep
