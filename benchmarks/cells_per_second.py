@@ -12,7 +12,8 @@ them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
   depths 1..4 and Top-k k=2 at depth 2, as many seeds as N needs), built once with ``-j 2``
   (``--keep DIR`` keeps it for another checkout to report on: ``--reuse DIR``).
 
-Prints a table of medians; asserts nothing. Re-run:
+Prints a table of medians (wall seconds, and CPU seconds of the command with every process it
+forked, which a loaded machine disturbs far less); asserts nothing. Re-run:
 `.venv/bin/python benchmarks/cells_per_second.py [--cells 120] [--repeats 3] [--backend loky]
 [--report-cells 3000]`
 (``--treebench DIR`` measures another checkout's package, e.g. before/after a change).
@@ -76,11 +77,22 @@ def measure_big_report(n_cells: int, env: dict[str, str], keep: Path | None,
     return out
 
 
+#: CPU seconds (user + system, the command and every process it forked) of each `_cli` call,
+#: by its wall time: on a shared machine, CPU time moves far less with the load than wall time
+CPU: dict[float, float] = {}
+
+
 def _cli(args: list[str], env: dict[str, str]) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=False, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[wall] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall
 
 
 def measure(n_cells: int, env: dict[str, str], backend: str | None) -> dict[str, float]:
@@ -127,11 +139,12 @@ def main() -> None:
         big = measure_big_report(args.report_cells, env, args.keep, args.reuse)
         for r in runs:
             r.update(big)  # measured once: building it is long
-    print(f"{'step':34s} {'median s':>9s} {'cells/s':>9s}")
+    print(f"{'step':38s} {'median s':>9s} {'cells/s':>9s} {'CPU s':>7s}")
     for key in runs[0]:
         med = statistics.median(r[key] for r in runs)
+        cpu = statistics.median(CPU.get(r[key], float("nan")) for r in runs)
         cps = f"{args.cells / med:9.1f}" if key.startswith("run -j") else f"{'':9s}"
-        print(f"{key:34s} {med:9.2f} {cps}")
+        print(f"{key:38s} {med:9.2f} {cps} {cpu:7.2f}")
     print(f"\n{args.cells} cells, median of {args.repeats} fresh-interpreter runs on "
           f"{os.cpu_count()} cores (shared machine: compare runs made side by side).")
 
