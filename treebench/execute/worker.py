@@ -8,6 +8,7 @@ Nothing here knows about YAML or the command line.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import OrderedDict
@@ -133,15 +134,17 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
     result. Large data (over `CHUNKED_ABOVE` values, e.g. KDD Cup 99): each split's matrix is
     allocated once and filled ``CHUNK_ROWS`` rows at a time, so neither a matrix of every row
     nor a DataFrame copy of a split is ever alive beside the splits (issue 9, item 10: the
-    all-rows matrix was 760 MB of a kdd99 cell's 2.2 GB preparation peak). Binarizers
-    transform row by row, so both ways give the same values."""
+    all-rows matrix was 760 MB of a kdd99 cell's 2.2 GB preparation peak). Every part but the
+    first (the training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
+    read-only: its pages are read when the cell scores, not held through the fit (kdd99's test
+    rows are 280 MB). Binarizers transform row by row, so both ways give the same values."""
     if chunked is None:
         chunked = X.shape[0] * max(X.shape[1], 1) > CHUNKED_ABOVE
     if not chunked:
         X_all = np.asarray(binz.transform(X))
         return [None if rows is None else X_all[rows] for rows in parts]
     out = []
-    for rows in parts:
+    for i, rows in enumerate(parts):
         if rows is None:
             out.append(None)
             continue
@@ -149,14 +152,37 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
         if len(rows) == 0:
             out.append(np.asarray(binz.transform(X.iloc[rows])))
             continue
-        M = None
+        M = path = None
         for s in range(0, len(rows), CHUNK_ROWS):
             block = np.asarray(binz.transform(X.iloc[rows[s:s + CHUNK_ROWS]]))
             if M is None:
-                M = np.empty((len(rows), block.shape[1]), dtype=block.dtype)
+                shape = (len(rows), block.shape[1])
+                if i == 0:
+                    M = np.empty(shape, dtype=block.dtype)
+                else:
+                    M, path = _spill_file(shape, block.dtype)
             M[s:s + len(block)] = block
-        out.append(M)
+        out.append(M if path is None else _mapped(M, path))
     return out
+
+
+def _spill_file(shape: tuple[int, int], dtype) -> tuple[np.ndarray, str]:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="treebench-split-", suffix=".npy")
+    os.close(fd)
+    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape), path
+
+
+def _mapped(M: np.ndarray, path: str) -> np.ndarray:
+    """``M``'s file mapped read-only afresh (so none of its pages is resident in this process
+    until read) and unlinked at once (the mapping keeps the data until it is dropped)."""
+    M.flush()
+    del M
+    try:
+        return np.load(path, mmap_mode="r")
+    finally:
+        os.unlink(path)
 
 
 def release_freed_memory() -> None:
