@@ -8,6 +8,9 @@ them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
 * ``run -j 1`` / ``run -j 2``: the whole sweep without the report, in cells per second;
 * ``report``: `treebench report` on the finished sweep (figures included);
 * ``report (unchanged)``: the same report again, when no input changed;
+* ``cell loop``: the executor alone on the same cells in one warm interpreter (no start-up,
+  no tables), per backend: wall cells/s and CPU milliseconds per cell (the driver and every
+  process it forked), which a loaded machine disturbs far less than wall time;
 * with ``--report-cells N`` (e.g. 3000): the report of a bigger sweep (3 datasets x CART at
   depths 1..4 and Top-k k=2 at depth 2, as many seeds as N needs), built once with ``-j 2``
   (``--keep DIR`` keeps it for another checkout to report on: ``--reuse DIR``).
@@ -82,6 +85,39 @@ def measure_big_report(n_cells: int, env: dict[str, str], keep: Path | None,
 CPU: dict[float, float] = {}
 
 
+_LOOP = """
+import json, resource, shutil, sys, tempfile, time
+from pathlib import Path
+from treebench.config import load_config
+from treebench.cells import expand
+from treebench.execute.executor import run_cells
+from treebench.execute.worker import warm, dataset_for
+cells = expand(load_config(sys.argv[1]))
+warm("cart"); dataset_for(cells[0], None)
+def cpu():
+    a = resource.getrusage(resource.RUSAGE_SELF); b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+res = {}
+for backend, n in [("sequential", 1), ("fork", 1), ("fork", 2)]:
+    out = Path(tempfile.mkdtemp())
+    c0, t0 = cpu(), time.perf_counter()
+    run_cells(cells, out, n_jobs=n, backend=backend, data_dirs=None, context={}, show_progress=False)
+    res[f"{backend} -j {n}"] = (time.perf_counter() - t0, cpu() - c0)
+    shutil.rmtree(out)
+print(json.dumps(res))
+"""
+
+
+def measure_loop(cfg: Path, env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """(wall s, CPU s) of the executor alone per backend (``sequential``: a forked child per
+    cell, the path ``fork`` took before the worker pool)."""
+    import json
+
+    r = subprocess.run([sys.executable, "-c", _LOOP, str(cfg)], env=env, capture_output=True,
+                       text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def _cli(args: list[str], env: dict[str, str]) -> float:
     import resource
 
@@ -114,6 +150,9 @@ def measure(n_cells: int, env: dict[str, str], backend: str | None) -> dict[str,
         out["report (s)"] = _cli(["report", str(Path(d) / "o1")], env)
         out["report, unchanged (s)"] = _cli(["report", str(Path(d) / "o1")], env)
         out["--help (s)"] = _cli(["--help"], env)
+        for key, (wall, cpu) in measure_loop(cfg, env).items():
+            out[f"cell loop {key} (s)"] = wall
+            CPU[wall] = cpu
     return out
 
 
@@ -143,7 +182,8 @@ def main() -> None:
     for key in runs[0]:
         med = statistics.median(r[key] for r in runs)
         cpu = statistics.median(CPU.get(r[key], float("nan")) for r in runs)
-        cps = f"{args.cells / med:9.1f}" if key.startswith("run -j") else f"{'':9s}"
+        cps = f"{args.cells / med:9.1f}" if key.startswith(("run -j", "cell loop")) \
+            else f"{'':9s}"
         print(f"{key:38s} {med:9.2f} {cps} {cpu:7.2f}")
     print(f"\n{args.cells} cells, median of {args.repeats} fresh-interpreter runs on "
           f"{os.cpu_count()} cores (shared machine: compare runs made side by side).")
