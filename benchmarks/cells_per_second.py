@@ -114,8 +114,14 @@ def measure_loop(cfg: Path, env: dict[str, str]) -> dict[str, tuple[float, float
     import json
 
     r = subprocess.run([sys.executable, "-c", _LOOP, str(cfg)], env=env, capture_output=True,
-                       text=True, check=True)
+                       text=True, check=True, cwd=_cwd(env))
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _cwd(env: dict[str, str]) -> str | None:
+    """``-m`` and ``-c`` put the working directory first on ``sys.path``: run from the measured
+    checkout, or a checkout in the current directory would be measured instead."""
+    return env.get("PYTHONPATH") or None
 
 
 def _cli(args: list[str], env: dict[str, str]) -> float:
@@ -124,7 +130,7 @@ def _cli(args: list[str], env: dict[str, str]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=False, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=_cwd(env))
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[wall] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
