@@ -90,8 +90,9 @@ def measure_cell(algorithm: str, params: dict) -> None:
         path = Path(d) / "c.yaml"
         path.write_text(yaml.safe_dump(cfg))
         t0 = time.perf_counter()
+        # from the measured checkout: `-m` puts the working directory first on sys.path
         subprocess.run([sys.executable, "-m", "treebench.cli", "run", str(path), "-o", f"{d}/o", "-q",
-                        "--no-report"], check=True)
+                        "--no-report"], check=True, cwd=os.environ.get("PYTHONPATH") or None)
         wall = time.perf_counter() - t0
         row = pd.read_parquet(f"{d}/o/results.parquet").iloc[0]
     dense_mb = int(row["n_train"] + row["n_test"]) * int(row["n_features"]) * 8 / 2**20
