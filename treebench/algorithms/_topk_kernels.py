@@ -41,7 +41,7 @@ from treebench.search.cache import (
     new_cache,
 )
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import feature_counts, node_totals, pair_counts
+from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
@@ -191,7 +191,7 @@ def _depth2(s, rows, h, nnz, ncand, best, floor):
     # pair counts only if some root feature can beat the bound (children: exact leaves when
     # pure, else at least 3 nodes)
     if depth2_may_improve(scr.cnt[h], scr.tot[h], order, ncand, s.M, s.nu, best):
-        pair_counts(rows, scr.nzw[h], nnz, s.data.F, s.data.C, vsl, nv, scr.pair)
+        pair_counts_buf(rows, scr.nzw[h], nnz, s.data.F, s.data.C, vsl, nv, scr.pair, scr.pbuf)
         s.stats[S_SCORED] += nv * (nv - 1) // 2
         return depth2_best(scr.cnt[h], scr.tot[h], order, ncand, vsl, scr.pair, s.msl, s.M,
                            s.nu, best, floor, scr.tmp[0], scr.tmp[1])

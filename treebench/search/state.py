@@ -39,7 +39,8 @@ Scratch = namedtuple(
         "sim_rows",  # (L, 2, W) uint64: the two sets solved last per level (similar support)
         "sim_val",  # (L, 3) float: their bounds, and which slot is replaced next
         "acc",  # (nc, d) int64: popcount accumulator
-        "pair",  # (nc, d, d) int64: pairwise counts of the depth-2 solver (or (1, 1, 1))
+        "pair",  # (nc, d, d) int32: pairwise counts of the depth-2 solver (or (1, 1, 1))
+        "pbuf",  # (d, W) uint64: gather buffer of `counts.pair_counts_buf` (or (1, 1))
     ],
 )
 
@@ -58,9 +59,11 @@ def new_scratch(L, W, d, nc, with_pairs):
     """Per-level buffers for a search of at most ``L - 1`` levels; ``with_pairs`` allocates the
     (nc, d, d) pairwise-count buffer of the depth-2 solver."""
     if with_pairs:
-        pair = np.zeros((nc, d, d), dtype=np.int64)
+        pair = np.zeros((nc, d, d), dtype=np.int32)
+        pbuf = np.zeros((d, W), dtype=np.uint64)
     else:
-        pair = np.zeros((1, 1, 1), dtype=np.int64)
+        pair = np.zeros((1, 1, 1), dtype=np.int32)
+        pbuf = np.zeros((1, 1), dtype=np.uint64)
     return Scratch(
         np.zeros((L, 2, W), dtype=np.uint64),
         np.zeros((L, 2, W), dtype=np.uint64),
@@ -77,4 +80,5 @@ def new_scratch(L, W, d, nc, with_pairs):
         np.zeros((L, 3)),
         np.zeros((nc, d), dtype=np.int64),
         pair,
+        pbuf,
     )
