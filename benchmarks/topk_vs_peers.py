@@ -103,6 +103,9 @@ def _fit_one(solver: str, name: str, depth: int, k, limit: float, cache_mb: floa
         est.fit(Xi, y)
         out["seconds"] = time.perf_counter() - t
         out["accuracy"] = float(np.mean(est.predict(Xi) == y))
+        # at the time limit pystreed returns its best tree without a proof of optimality
+        fr = getattr(est, "fit_result", None)
+        out["timed_out"] = bool(fr is not None and not fr.is_optimal())
     elif solver == "cart":
         from sklearn.tree import DecisionTreeClassifier
 
