@@ -286,7 +286,8 @@ def _summary(rows):
     peers = [p for p in ("dl85-paper", "dl85-default", "streed", "cart")
              if any(r["solver"] == p for r in rows)]
     head = ([f"topk k={k}" for k in ks] + peers
-            + ["all/dl85-paper", "all/dl85-default", "all/streed", "rss topk/dl85-paper MB"])
+            + ["all/dl85-paper", "all/dl85-default", "all/streed", "rss topk/dl85-paper MB",
+               "rss topk/streed MB"])
     print("\n| dataset | h | " + " | ".join(head) + " |")
     print("|" + "---|" * (len(head) + 2))
     rat, ratb, worst = [], [], []
@@ -304,12 +305,16 @@ def _summary(rows):
                 line.append("-")
         ref = c.get(("dl85-paper", "all"))
         line.append(f"{ours['peak_rss_mb']:.0f}/{ref['peak_rss_mb']:.0f}" if ours and ref else "-")
+        ref = c.get(("streed", "all"))
+        line.append(f"{ours['peak_rss_mb']:.0f}/{ref['peak_rss_mb']:.0f}" if ours and ref else "-")
         print(f"| {name} | {depth} | " + " | ".join(line) + " |")
     for label, xs in (("dl85-paper (a)", rat), ("dl85-default (b)", ratb), ("streed", worst)):
         if xs:
             gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
-            print(f"k=all time ratio to {label}: geometric mean {gm:.3f}, worst {max(xs):.3f} "
-                  f"over {len(xs)} cells where both finished")
+            med = sorted(xs)[len(xs) // 2] if len(xs) % 2 else (
+                sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2]) / 2
+            print(f"k=all time ratio to {label}: geometric mean {gm:.3f}, median {med:.3f}, "
+                  f"worst {max(xs):.3f} over {len(xs)} cells where both finished")
 
 
 if __name__ == "__main__":
