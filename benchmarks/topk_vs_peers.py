@@ -24,7 +24,9 @@ Usage (limit the grid on a shared machine; the full grid can take hours)::
 At the end a markdown table gives, per dataset and depth, the fit seconds and training accuracy
 of every solver and the ratios treebench / peer at k = all, measured in the same run, with the
 geometric means; ``--table-from results.csv`` reprints it from an earlier run. Times are never
-asserted.
+asserted. A STreeD fit that returns without a proof of optimality (its time limit) is a
+``timeout`` row. The before/after tables of issue #13 (Top-k k = all against STreeD, depths
+3-5, 120 s) are in ``docs/search-speed.md``.
 """
 
 from __future__ import annotations
