@@ -140,3 +140,28 @@ def test_depth2_search_respects_the_bound(seed):
     assert (v2, f2) == (v, f)
     (v3, f3), _ = _solve_depth2(X, y, nc, 1, False, ub=v)
     assert (v3, f3) == (v, -1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sibling_pair_derivation_keeps_topk_k_all_exact(seed):
+    """At depth >= 3 the pair counts of a split's child 1 are derived as P(parent) - P(child 0)
+    (`_topk_kernels._pairs`); the trees stay those of the naive Figure-1 recursion, with many
+    features (so that parents get several derivation chances), several classes and
+    min_samples_leaf values."""
+    from treebench.algorithms.topk import TopKClassifier
+
+    rng = np.random.default_rng(400 + seed)
+    nc = 2 + seed % 2
+    n, d = 90, 9
+    X = (rng.random((n, d)) < 0.45).astype(np.float64)
+    y = ((X[:, 0] + 2 * X[:, 3] + X[:, 5] + (rng.random(n) < 0.3)) % nc).astype(np.int64)
+    msl = 1 + seed % 3
+    for tie in ("smaller", "first"):
+        est = TopKClassifier(k="all", max_depth=3, min_samples_leaf=msl, tie_break=tie)
+        est.fit(X, y)
+        err, nodes, tree = naive.naive_topk(X.tolist(), y.tolist(), nc, None, 3,
+                                            min_samples_leaf=msl)
+        assert est.solve_info_["training_error"] == err
+        if tie == "smaller":
+            assert est.tree_.n_nodes == nodes
+            assert naive.naive_topk_tree_tuple(est.tree_) == tree
