@@ -943,6 +943,8 @@ def naive_sk_feature_order(features, state, const, max_features):
             features[j], features[f_i] = features[f_i], g
             order.append(g)
     return order
+
+
 # --- search13: depth-2 solver (treebench.search.depth2 / counts.pair_counts_buf) ---
 # Naive twins of the compiled depth-2 kernels: plain Python over lists of rows, no pair table.
 
