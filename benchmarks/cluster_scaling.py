@@ -1,13 +1,20 @@
 """Cells per second on a real dask cluster (issue 15): 1 and 2 workers, and the driver's cost.
 
-Starts a ``dask scheduler`` and N single-threaded workers (no nanny) on 127.0.0.1 as separate
-processes, each in its own temporary directory with ``TREEBENCH_DATA_DIR`` unset (the driver
-ships the dataset), runs a sweep through `treebench.api.run_experiment` with ``--address``,
-and stops every process it started by its pid. Two measurements:
+Starts a ``dask scheduler`` and N workers (no nanny) on 127.0.0.1 as separate processes, each
+in its own temporary directory with ``TREEBENCH_DATA_DIR`` unset (the driver ships the
+dataset), runs a sweep through `treebench.api.run_experiment` with ``--address``, and stops
+every process it started by its pid. Measured:
 
-* **scaling**: CPU-bound Top-k cells (default: ``topk/kr-vs-kp``, depth 4, k = 4, eight
-  permutation splits x five ``min_samples_leaf`` values: 40 cells) with 1 and 2 workers,
-  every worker warmed (imports, JIT) before the measurement : cells/s and speed-up (wall clock of the sweep, connection and tables included).
+* **scaling**: CPU-bound Top-k cells (default: ``topk/telescope``, depth 5, k = 4, about
+  0.5 s of fit each; eight permutation splits x five ``min_samples_leaf`` values: 40 cells)
+  on 1 worker, 2 single-threaded workers and 1 worker with 2 threads, every worker warmed
+  (imports, JIT) before the measurement: cells/s and the wall-clock speed-up (connection and
+  tables included). Because the machine may be shared, the CPU time the worker processes and
+  their cell children used is read from ``/proc/<pid>/stat`` before and after each sweep:
+  *worker CPU s/cell* (the work a cell costs, whatever the load), *cores busy* (worker CPU /
+  wall: how many cores the sweep actually got) and the **CPU-based speed-up**
+  ``n x (CPU/cell with 1 worker) / (CPU/cell with n)``: the speed-up n idle cores would give
+  if the only loss were extra work per cell. The load average is printed beside each row.
 * **driver cost**: tiny cells (CART depth 1 on iris) run on 2 workers; the driver's own CPU
   time (user + sys of this process, from ``getrusage``) divided by the number of cells: what
   receiving a record, writing its cell file and updating the progress costs, i.e. the driver's
@@ -17,8 +24,7 @@ Usage::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/cluster_scaling.py [--tiny 400]
 
-Times are printed as a markdown table, never asserted. On a machine shared with other jobs the
-speed-up is a lower bound of what 2 idle cores give.
+Times are printed as a markdown table, never asserted.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def start_cluster(tmp: Path, n_workers: int):
+def start_cluster(tmp: Path, n_workers: int, nthreads: int = 1):
     env = {k: v for k, v in os.environ.items() if k != "TREEBENCH_DATA_DIR"}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     sched_file = tmp / "scheduler.json"
@@ -55,7 +61,7 @@ def start_cluster(tmp: Path, n_workers: int):
         d = tmp / f"w{i}"
         d.mkdir()
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", str(nthreads),
              "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
             cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     from distributed import Client
@@ -82,27 +88,46 @@ def stop(procs) -> None:
             p.wait()
 
 
-def sweep(tmp: Path, cfg: dict, address: str) -> tuple[float, float, int]:
-    """(wall seconds, driver CPU seconds, cells) of one sweep into a fresh directory."""
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of ``pids`` and of their waited-for children (the cells)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
+def sweep(tmp: Path, cfg: dict, address: str, workers: list[int]) -> dict[str, float]:
+    """Wall seconds, driver and worker CPU seconds, cells and load average of one sweep into
+    a fresh directory."""
     from treebench import api
 
     path = tmp / f"{cfg['name']}.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     out = tmp / f"out-{cfg['name']}-{time.monotonic_ns()}"
+    load0 = os.getloadavg()[0]
+    w0 = cpu_seconds(workers)
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     s = api.run_experiment(path, out=out, backend="dask", address=address, progress=False,
                            report=False)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
+    w1 = cpu_seconds(workers)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return wall, cpu, s.n_ran
+    return {"wall": wall, "driver_cpu": cpu, "worker_cpu": w1 - w0, "cells": s.n_ran,
+            "load": (load0 + os.getloadavg()[0]) / 2,
+            "threads_used": s.cluster.n_threads_used if s.cluster is not None else 0}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dataset", default="topk/kr-vs-kp")
-    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--dataset", default="topk/telescope")
+    ap.add_argument("--depth", type=int, default=5)
     ap.add_argument("--k", default="4")
     ap.add_argument("--splits", type=int, default=8, help="permutation splits (seeds)")
     ap.add_argument("--leaf", default="1,2,3,4,5", help="min_samples_leaf values (cells per split)")
@@ -127,34 +152,46 @@ def main() -> None:
                                                    "min_samples_leaf": list(range(1, n_depths + 1))}}],
         "execution": {"backend": "dask", "n_jobs": -1},
     }
+    ap_layouts = [(1, 1), (2, 1), (1, 2)]  # (workers, threads per worker)
     rows = []
     base = None
-    for n in (1, 2):
-        tmp = Path(tempfile.mkdtemp(prefix=f"tb-cluster{n}-"))
-        address, procs = start_cluster(tmp, n)
+    for n, threads in ap_layouts:
+        tmp = Path(tempfile.mkdtemp(prefix=f"tb-cluster{n}x{threads}-"))
+        address, procs = start_cluster(tmp, n, threads)
+        pids = [p.pid for p in procs[1:]]
         try:
             sweep(tmp, {**heavy, "name": "warm", "split": {**heavy["split"], "seeds": "1"},
                         "algorithms": [{**heavy["algorithms"][0], "params": {
                             **heavy["algorithms"][0]["params"], "min_samples_leaf": [1]}}]},
-                  address)  # the driver's own imports and first connection, not measured
-            wall, cpu, cells = sweep(tmp, heavy, address)
-            rate = cells / wall
-            base = base or rate
-            rows.append((f"Top-k {args.dataset} d={args.depth} k={k}", n, cells, wall, rate,
-                         rate / base, cpu / max(cells, 1)))
-            if n == 2:
-                wall, cpu, cells = sweep(tmp, tiny, address)
-                rows.append(("tiny (CART d=1, iris)", n, cells, wall, cells / wall, float("nan"),
-                             cpu / max(cells, 1)))
+                  address, pids)  # the driver's own imports and first connection, not measured
+            m = sweep(tmp, heavy, address, pids)
+            base = base or m
+            rows.append((f"Top-k {args.dataset} d={args.depth} k={k}", n, threads, m, base))
+            if (n, threads) == (2, 1) and args.tiny:
+                rows.append(("tiny (CART d=1, iris)", n, threads,
+                             sweep(tmp, tiny, address, pids), None))
         finally:
             stop(procs)
             shutil.rmtree(tmp, ignore_errors=True)
-    print("| cells | workers | n | wall s | cells/s | speed-up | driver CPU ms/cell | driver bound cells/s |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, n, cells, wall, rate, sp, cost in rows:
+    print("| cells | workers x threads | n | load avg | wall s | cells/s | speed-up (wall) "
+          "| worker CPU s/cell | cores busy | speed-up (CPU) | driver CPU ms/cell "
+          "| driver bound cells/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, n, threads, m, b in rows:
+        cells = max(m["cells"], 1)
+        rate = m["cells"] / m["wall"]
+        cost = m["driver_cpu"] / cells
         bound = 1.0 / cost if cost > 0 else float("inf")
-        print(f"| {name} | {n} | {cells} | {wall:.1f} | {rate:.1f} | "
-              f"{'' if sp != sp else f'{sp:.2f}x'} | {cost * 1000:.2f} | {bound:.0f} |")
+        per_cell = m["worker_cpu"] / cells
+        sp_wall = sp_cpu = ""
+        if b is not None:
+            sp_wall = f"{rate / (b['cells'] / b['wall']):.2f}x"
+            sp_cpu = f"{n * threads * (b['worker_cpu'] / max(b['cells'], 1)) / per_cell:.2f}x"
+        print(f"| {name} | {n} x {threads} | {m['cells']} | {m['load']:.1f} | {m['wall']:.1f} "
+              f"| {rate:.1f} | {sp_wall} | {per_cell:.3f} | {m['worker_cpu'] / m['wall']:.2f} "
+              f"| {sp_cpu} | {cost * 1000:.2f} | {bound:.0f} |")
+    print(f"\nmachine: {os.cpu_count()} cores; load average = 1-minute average over each sweep "
+          f"(all jobs on the machine, this one included)")
 
 
 if __name__ == "__main__":

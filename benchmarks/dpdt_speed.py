@@ -10,10 +10,19 @@ scikit-learn's CART at depth 3 on the same data as a machine-speed yardstick. Th
 authors' times (their pure-Python code, measured on this kind of 2-core machine, issue 11) next
 to ours; the goal is full >= 10x faster than theirs everywhere, light < 0.3 s, peak RSS < 1 GB.
 
+DPDT's CART calls follow the authors' convention (scikit-learn's tie-breaking, their default
+random_state 42), as in the paper's operation counts; ``--ties index`` times the seed-free rule.
+
+``--regression`` times ``dpdt-regressor`` (B = (16, 16, 16), depths 4 and 5) instead, on
+scikit-learn's diabetes (354 rows: a 5-fold training fold) and a Friedman #1 problem (800 rows,
+noise 1), next to scikit-learn's DecisionTreeRegressor (CART) at the same depth, with training
+R² for both (no exhaustive regression peer is installed).
+
 Usage::
 
     TREEBENCH_DATA_DIR=/path/to/datasets python benchmarks/dpdt_speed.py [--datasets bank,magic]
-        [--configs light,full] [--csv out.csv]
+        [--configs light,full] [--ties sklearn|index] [--csv out.csv]
+    python benchmarks/dpdt_speed.py --regression
 
 Times are never asserted.
 """
@@ -57,7 +66,7 @@ def load(name):
     raise FileNotFoundError(f"quantbnb/train/{name} not found under TREEBENCH_DATA_DIR")
 
 
-def _child(name, budgets, queue):
+def _child(name, budgets, ties, queue):
     import resource
     import time
 
@@ -69,7 +78,7 @@ def _child(name, budgets, queue):
     X, y = load(name)
     warmup()
     c0, t0 = time.process_time(), time.perf_counter()
-    est = DPDTClassifier(max_depth=3, budgets=budgets).fit(X, y)
+    est = DPDTClassifier(max_depth=3, budgets=budgets, tie_break=ties, random_state=42).fit(X, y)
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     c0 = time.process_time()
     for _ in range(3):
@@ -84,10 +93,47 @@ def _child(name, budgets, queue):
     })
 
 
-def run_one(name, config):
+REGRESSION = {"diabetes": 354, "friedman1": 800}
+
+
+def _load_regression(name):
+    from sklearn.datasets import load_diabetes, make_friedman1
+
+    if name == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+        return X[:REGRESSION[name]], y[:REGRESSION[name]]
+    return make_friedman1(n_samples=REGRESSION[name], noise=1.0, random_state=0)
+
+
+def _child_regression(name, depth, queue):
+    import resource
+    import time
+
+    from sklearn.tree import DecisionTreeRegressor
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from treebench.algorithms.dpdt import DPDTRegressor, warmup
+
+    X, y = _load_regression(name)
+    warmup()
+    c0, t0 = time.process_time(), time.perf_counter()
+    est = DPDTRegressor(max_depth=depth, budgets=(16, 16, 16)).fit(X, y)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    c0 = time.process_time()
+    for _ in range(3):
+        cart = DecisionTreeRegressor(max_depth=depth, random_state=0).fit(X, y)
+    queue.put({
+        "n": X.shape[0], "p": X.shape[1], "cpu_s": cpu, "wall_s": wall,
+        "cart_cpu_s": (time.process_time() - c0) / 3,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "states": est.solve_info_["states"], "r2": est.score(X, y), "cart_r2": cart.score(X, y),
+    })
+
+
+def _spawn(target, args):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    proc = ctx.Process(target=_child, args=(name, CONFIGS[config], q))
+    proc = ctx.Process(target=target, args=(*args, q))
     proc.start()
     proc.join(timeout=1800)
     if proc.is_alive():
@@ -96,12 +142,40 @@ def run_one(name, config):
     return {"status": "ok", **q.get()} if proc.exitcode == 0 else {"status": "error"}
 
 
+def main_regression():
+    head = ("| dataset | N×p | depth | dpdt-regressor cpu s | wall s | CART cpu s | dpdt/CART "
+            "| peak RSS MB | states | train R² dpdt | train R² CART |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for name in REGRESSION:
+        for depth in (4, 5):
+            r = _spawn(_child_regression, (name, depth))
+            if r["status"] != "ok":
+                print(f"| {name} | | {depth} | {r['status']} |")
+                continue
+            print(f"| {name} | {r['n']}×{r['p']} | {depth} | {r['cpu_s']:.3f} | {r['wall_s']:.3f} "
+                  f"| {r['cart_cpu_s']:.4f} | {r['cpu_s'] / max(r['cart_cpu_s'], 1e-9):.0f}× "
+                  f"| {r['peak_rss_mb']:.0f} | {r['states']} | {r['r2']:.4f} | {r['cart_r2']:.4f} |",
+                  flush=True)
+
+
+def run_one(name, config, ties="sklearn"):
+    return _spawn(_child, (name, CONFIGS[config], ties))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated names")
     ap.add_argument("--configs", default="light,full", help="light and/or full")
+    ap.add_argument("--ties", default="sklearn", choices=["sklearn", "index"],
+                    help="DPDT's CART tie rule (sklearn: the authors' convention, seed 42)")
+    ap.add_argument("--regression", action="store_true",
+                    help="time dpdt-regressor against scikit-learn's CART instead")
     ap.add_argument("--csv", default=None, help="also write the rows to this CSV file")
     args = ap.parse_args(argv)
+    if args.regression:
+        main_regression()
+        return
     rows = []
     head = ("| dataset | N×p | config | fit cpu s | fit wall s | authors s | authors/ours | "
             "peak RSS MB | states | ops (paper) | acc (paper) | sklearn CART d3 cpu s |")
@@ -109,7 +183,7 @@ def main(argv=None):
     print("|" + "---|" * (head.count("|") - 1))
     for name in args.datasets.split(","):
         for config in args.configs.split(","):
-            r = run_one(name, config)
+            r = run_one(name, config, args.ties)
             r.update(dataset=name, config=config)
             rows.append(r)
             if r["status"] != "ok":

@@ -6,6 +6,14 @@ Steps timed: parse from the raw files (cold, parquet cache empty), load from the
 when the dataset has one, else all rows). Writes a table; asserts nothing about times.
 
     TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py [--repeat 3] [--out results/bench]
+
+``--cell`` measures one whole runner cell instead (issue 9, item 10): the KDD Cup 99 CART cell
+of ``configs/dpdt-kdd99.yaml`` (depth 10, predefined split, raw features with one-hot
+categories) through ``treebench run`` with the default backend, and prints its row's peak
+memory against 3x the data's dense float64 size, and its time outside the fit (the command's
+wall time minus the fit: start-up, load, split, binarize, scoring) against the fit:
+
+    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py --cell [--algorithm cart]
 """
 
 from __future__ import annotations
@@ -71,6 +79,34 @@ def run_child(args: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def measure_cell(algorithm: str, params: dict) -> None:
+    import pandas as pd
+    import yaml
+
+    cfg = {"name": "kdd99-cell", "seed": 0, "datasets": ["kdd99"], "split": {"kind": "predefined"},
+           "binarization": [{"method": "raw"}], "algorithms": [{"name": algorithm, "params": params}],
+           "limits": {"time": 3600, "memory": 4000}, "execution": {"n_jobs": 1}}
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "c.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        t0 = time.perf_counter()
+        # from the measured checkout: `-m` puts the working directory first on sys.path
+        subprocess.run([sys.executable, "-m", "treebench.cli", "run", str(path), "-o", f"{d}/o", "-q",
+                        "--no-report"], check=True, cwd=os.environ.get("PYTHONPATH") or None)
+        wall = time.perf_counter() - t0
+        row = pd.read_parquet(f"{d}/o/results.parquet").iloc[0]
+    dense_mb = int(row["n_train"] + row["n_test"]) * int(row["n_features"]) * 8 / 2**20
+    fit = float(row["fit_seconds"])
+    print(f"{'kdd99 ' + algorithm + ' cell':34s} {'value':>10s}")
+    for k, v in [("status", row["status"]), ("dense float64 size (MB)", dense_mb),
+                 ("3x dense size (MB)", 3 * dense_mb), ("peak_rss_mb", row["peak_rss_mb"]),
+                 ("cell_rss_mb", row["cell_rss_mb"]), ("command wall (s)", wall), ("fit_seconds", fit),
+                 ("prepare_seconds (split+binarize)", row["prepare_seconds"]),
+                 ("outside the fit (s)", wall - fit), ("outside / fit", (wall - fit) / fit),
+                 ("prepare / fit", float(row["prepare_seconds"]) / fit)]:
+        print(f"{k:34s} {v:>10.3f}" if isinstance(v, float) else f"{k:34s} {v!s:>10s}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
@@ -78,7 +114,15 @@ def main() -> None:
     ap.add_argument("--methods", nargs="*", default=[m for m, _ in METHODS])
     ap.add_argument("--out", default="results/bench", help="directory for load_binarize.csv/.md")
     ap.add_argument("--child", nargs=4, metavar=("NAME", "METHOD", "PARAMS", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--cell", action="store_true", help="measure one whole KDD Cup 99 runner cell")
+    ap.add_argument("--algorithm", default="cart", help="the --cell learner (depth 10)")
     a = ap.parse_args()
+    if a.cell:
+        if not os.environ.get("TREEBENCH_DATA_DIR"):
+            sys.exit("set TREEBENCH_DATA_DIR to the shared datasets directory")
+        params = {"max_depth": 10} if a.algorithm != "dpdt" else {"max_depth": 10, "budgets": {"value": [4]}}
+        measure_cell(a.algorithm, params)
+        return
     if a.child:
         name, method, params, cache = a.child
         print(json.dumps(child(name, method, json.loads(params), cache)))

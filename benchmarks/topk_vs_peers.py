@@ -24,7 +24,9 @@ Usage (limit the grid on a shared machine; the full grid can take hours)::
 At the end a markdown table gives, per dataset and depth, the fit seconds and training accuracy
 of every solver and the ratios treebench / peer at k = all, measured in the same run, with the
 geometric means; ``--table-from results.csv`` reprints it from an earlier run. Times are never
-asserted.
+asserted. A STreeD fit that returns without a proof of optimality (its time limit) is a
+``timeout`` row. The before/after tables of issue #13 (Top-k k = all against STreeD, depths
+3-5, 120 s) are in ``docs/search-speed.md``.
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ def _fit_one(solver: str, name: str, depth: int, k, limit: float, cache_mb: floa
         est.fit(Xi, y)
         out["seconds"] = time.perf_counter() - t
         out["accuracy"] = float(np.mean(est.predict(Xi) == y))
+        # at the time limit pystreed returns its best tree without a proof of optimality
+        fr = getattr(est, "fit_result", None)
+        out["timed_out"] = bool(fr is not None and not fr.is_optimal())
     elif solver == "cart":
         from sklearn.tree import DecisionTreeClassifier
 
@@ -283,7 +288,8 @@ def _summary(rows):
     peers = [p for p in ("dl85-paper", "dl85-default", "streed", "cart")
              if any(r["solver"] == p for r in rows)]
     head = ([f"topk k={k}" for k in ks] + peers
-            + ["all/dl85-paper", "all/dl85-default", "all/streed", "rss topk/dl85-paper MB"])
+            + ["all/dl85-paper", "all/dl85-default", "all/streed", "rss topk/dl85-paper MB",
+               "rss topk/streed MB"])
     print("\n| dataset | h | " + " | ".join(head) + " |")
     print("|" + "---|" * (len(head) + 2))
     rat, ratb, worst = [], [], []
@@ -301,12 +307,16 @@ def _summary(rows):
                 line.append("-")
         ref = c.get(("dl85-paper", "all"))
         line.append(f"{ours['peak_rss_mb']:.0f}/{ref['peak_rss_mb']:.0f}" if ours and ref else "-")
+        ref = c.get(("streed", "all"))
+        line.append(f"{ours['peak_rss_mb']:.0f}/{ref['peak_rss_mb']:.0f}" if ours and ref else "-")
         print(f"| {name} | {depth} | " + " | ".join(line) + " |")
     for label, xs in (("dl85-paper (a)", rat), ("dl85-default (b)", ratb), ("streed", worst)):
         if xs:
             gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
-            print(f"k=all time ratio to {label}: geometric mean {gm:.3f}, worst {max(xs):.3f} "
-                  f"over {len(xs)} cells where both finished")
+            med = sorted(xs)[len(xs) // 2] if len(xs) % 2 else (
+                sorted(xs)[len(xs) // 2 - 1] + sorted(xs)[len(xs) // 2]) / 2
+            print(f"k=all time ratio to {label}: geometric mean {gm:.3f}, median {med:.3f}, "
+                  f"worst {max(xs):.3f} over {len(xs)} cells where both finished")
 
 
 if __name__ == "__main__":

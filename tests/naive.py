@@ -907,3 +907,106 @@ def naive_brute_force_optimal(X, RS, depth, alpha=0.0, regression=False):
         X, RS, list(range(len(X))), depth,
         lambda rows, d: naive_dpdt_midpoints(X, rows), alpha, regression,
     )[0]
+
+
+# --- dpdt: scikit-learn's tie rule ---
+# Reference for _dpdt_kernels.sk_rand_int / sk_feature_order (TIES_SKLEARN): scikit-learn's
+# splitter draws a node's features by Fisher-Yates from an array that persists across the nodes
+# of one fit, with a 32-bit xorshift generator; constant features are set aside unscanned.
+# Python integers, one list per array.
+
+
+def naive_sk_rand_int(state, low, high):
+    """One xorshift32 step of ``state[0]`` (0 -> 1), reduced modulo 2^31, into [low, high)."""
+    s = state[0] or 1
+    s ^= (s << 13) % 2**32
+    s ^= s >> 17
+    s ^= (s << 5) % 2**32
+    state[0] = s
+    return low + (s % 2**31) % (high - low)
+
+
+def naive_sk_feature_order(features, state, const, max_features):
+    """The features scanned on one node, in visit order (``features`` and ``state`` change)."""
+    order = []
+    f_i = len(features)
+    visited = found = 0
+    while f_i > found and (visited < max_features or visited <= found):
+        visited += 1
+        j = naive_sk_rand_int(state, 0, f_i - found) + found
+        g = features[j]
+        if const[g]:
+            features[j], features[found] = features[found], g
+            found += 1
+        else:
+            f_i -= 1
+            features[j], features[f_i] = features[f_i], g
+            order.append(g)
+    return order
+
+
+# --- search13: depth-2 solver (treebench.search.depth2 / counts.pair_counts_buf) ---
+# Naive twins of the compiled depth-2 kernels: plain Python over lists of rows, no pair table.
+
+
+def naive_pair_counts(X, y, rows, n_classes):
+    """P[c][i][j] = number of rows of class c in ``rows`` with x_i = x_j = 1 (every i, j)."""
+    d = len(X[0])
+    P = [[[0] * d for _ in range(d)] for _ in range(n_classes)]
+    for r in rows:
+        on = [j for j in range(d) if X[r][j]]
+        for i in on:
+            for j in on:
+                P[y[r]][i][j] += 1
+    return P
+
+
+def _naive_counts(y, rows, n_classes):
+    c = [0] * n_classes
+    for r in rows:
+        c[y[r]] += 1
+    return c
+
+
+def naive_stump_error(X, y, rows, n_classes, features, msl):
+    """Smallest error of a one-split tree on ``rows`` over ``features`` (each side >= msl
+    rows), or None when no feature splits."""
+    best = None
+    for j in features:
+        r0 = [r for r in rows if not X[r][j]]
+        r1 = [r for r in rows if X[r][j]]
+        if len(r0) < msl or len(r1) < msl:
+            continue
+        e = sum(len(s) - max(_naive_counts(y, s, n_classes)) for s in (r0, r1))
+        best = e if best is None else min(best, e)
+    return best
+
+
+def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, nu, lam):
+    """(objective, root) of `depth2_search` by direct enumeration: each root ``order[a]`` in
+    turn, each child costs (Top-k) its leaf when pure else its best stump, or (regularised)
+    min(leaf, best stump); the first root with the smallest total wins; (inf, -1) if none."""
+    rows = list(range(len(y)))
+    best, best_f = float("inf"), -1
+    for i in order:
+        tot = nu if not regularized else 0.0
+        for side in (0, 1):
+            ch = [r for r in rows if bool(X[r][i]) == bool(side)]
+            cnt = _naive_counts(y, ch, n_classes)
+            e_leaf = len(ch) - max(cnt)
+            others = [j for j in features if j != i]
+            if regularized:
+                cost = e_leaf + lam
+                e = naive_stump_error(X, y, ch, n_classes, others, 0)
+                if e is not None and e + 2 * lam < cost:
+                    cost = e + 2 * lam
+            else:
+                cost = e_leaf * M + nu
+                if sum(1 for v in cnt if v > 0) > 1:
+                    e = naive_stump_error(X, y, ch, n_classes, others, msl)
+                    if e is not None:
+                        cost = e * M + 3 * nu
+            tot += cost
+        if tot < best:
+            best, best_f = tot, i
+    return best, best_f

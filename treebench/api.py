@@ -66,6 +66,7 @@ class RunSummary:
     pairs_skipped: list[Skipped] = field(default_factory=list)
     splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
     data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
+    cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
 def resolve_experiment(
@@ -551,6 +552,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
                 pl.to_run, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
                 context=context, show_progress=progress, on_result=_count,
                 address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
+                on_cluster=lambda run: setattr(summary, "cluster", run),
             )
         except KeyboardInterrupt:
             summary.interrupted = True

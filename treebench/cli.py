@@ -184,8 +184,9 @@ def _print_summary(s) -> None:
         typer.echo(f"not paired: {sk.algorithm} with binarization `{sk.binarizer}` on "
                    f"{sk.dataset}: {sk.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
+    on = s.cluster.describe() if getattr(s, "cluster", None) is not None else f"{s.n_jobs} worker(s)"
     typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts} in the directory); ran {s.n_ran} "
-               f"now on {s.n_jobs} worker(s).")
+               f"now on {on}.")
     for name, how in getattr(s, "splits", {}).items():
         typer.echo(f"split:   {name}: {how}")
     for note in getattr(s, "data_warnings", []):

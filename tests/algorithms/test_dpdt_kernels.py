@@ -18,6 +18,12 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from treebench.algorithms import _dpdt_kernels as K
 
 CRIT = {"gini": K.GINI, "entropy": K.ENTROPY, "mse": K.MSE}
+NOQ = np.zeros((1, 1), np.int32)  # no packed ranks (weighted or regression states)
+
+
+def _partition(S, Xt, f, t, flag):
+    """Both children of a state (unpacked), via `partition_side`."""
+    return tuple(K.partition_side(S, NOQ, Xt, f, t, flag, left, False)[0] for left in (True, False))
 
 
 def _data(seed, n=40, p=4, n_classes=3, ties=True, regression=False, weighted=False):
@@ -52,7 +58,8 @@ def test_cart_candidates_match_naive(seed, crit):
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 3, 8):
         for ml in (1, 3):
-            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, CRIT[crit], ml, X.shape[1], 0, flag)
+            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, B, CRIT[crit], ml,
+                                            X.shape[1], 0, flag, K.TIES_INDEX, 0)
             cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
@@ -67,7 +74,8 @@ def test_cart_candidates_equal_sklearn_best_first_on_tie_free_data(seed):
     S = K.presort(Xt)
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 4, 16):
-        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, B, K.GINI, 1, 5, 0, flag)
+        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, B, K.GINI, 1, 5, 0,
+                                        flag, K.TIES_INDEX, 0)
         sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=seed).fit(X, y).tree_
         internal = sk.feature >= 0
         assert nodes == sk.node_count
@@ -81,7 +89,8 @@ def test_cart_candidates_regression_equal_sklearn():
     y = RS[:, 1]
     Xt = np.ascontiguousarray(X.T)
     S = K.presort(Xt)
-    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, 8, K.MSE, 1, 4, 0, np.zeros(100, np.uint8))
+    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, 8, K.MSE, 1, 4, 0,
+                                    np.zeros(100, np.uint8), K.TIES_INDEX, 0)
     sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, y).tree_
     internal = sk.feature >= 0
     assert nodes == sk.node_count
@@ -130,7 +139,7 @@ def test_child_stats_partition_and_hash_match_naive(seed, regression):
             assert np.isclose(eR[c], naive_dpdt_leaf_error(rs, regression), atol=1e-9)
         assert int(h1[c]) == sum(int(Z1[r]) for r in left) % 2**64
         assert int(h2[c]) == sum(int(Z2[r]) for r in left) % 2**64
-        SL, SR = K.partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
+        SL, SR = _partition(S, Xt, int(feats[c]), float(thrs[c]), flag)
         nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), int(feats[c]), float(thrs[c]))
         assert SL.tolist() == nl and SR.tolist() == nr
         assert not flag.any()
@@ -161,12 +170,18 @@ def test_packed_cart_matches_naive(seed, crit, n_classes):
     assert np.array_equal(Q % K.QSHIFT, y[S])
     for B in (2, 3, 8):
         for ml in (1, 3):
-            f, t, nodes = K.cart_candidates_packed(Xt, S, Q, n_classes, B, CRIT[crit], ml,
-                                                   X.shape[1], 0, flag)
+            f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, True, B, CRIT[crit], ml,
+                                            X.shape[1], 0, flag, K.TIES_INDEX, 0)
             cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
             assert not flag.any()
+            # in place on the state's own arrays: the same result, and S, Q restored
+            S2, Q2 = S.copy(), Q.copy()
+            f2, t2, nodes2 = K.cart_candidates(Xt, RS, y, S2, Q2, True, B, CRIT[crit], ml,
+                                               X.shape[1], 0, flag, K.TIES_INDEX, 0, True)
+            assert nodes2 == nodes and f2.tolist() == f.tolist() and t2.tolist() == t.tolist()
+            assert np.array_equal(S2, S) and np.array_equal(Q2, Q) and not flag.any()
 
 
 def test_packed_ranks_and_partition():
@@ -179,12 +194,11 @@ def test_packed_ranks_and_partition():
         assert np.array_equal(Q[g] // K.QSHIFT, ranks[S[g]])
         assert np.array_equal(Q[g] % K.QSHIFT, y[S[g]])
     flag = np.zeros(len(X), np.uint8)
-    SL, SR, QL, QR = K.partition_packed(S, Q, Xt, 1, 2.5, flag)
-    SL2, SR2 = K.partition(S, Xt, 1, 2.5, flag)
-    assert np.array_equal(SL, SL2) and np.array_equal(SR, SR2)
-    for left, (Sx, Qx) in ((True, (SL, QL)), (False, (SR, QR))):
-        Sy, Qy = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, True)
-        assert np.array_equal(Sx, Sy) and np.array_equal(Qx, Qy)
+    SL, QL = K.partition_side(S, Q, Xt, 1, 2.5, flag, True, True)
+    SR, QR = K.partition_side(S, Q, Xt, 1, 2.5, flag, False, True)
+    nl, nr = naive_dpdt_partition(X.tolist(), S.tolist(), 1, 2.5)
+    assert SL.tolist() == nl and SR.tolist() == nr
+    for left, Sx in ((True, SL), (False, SR)):
         Sz, _ = K.partition_side(S, Q, Xt, 1, 2.5, flag, left, False)
         assert np.array_equal(Sx, Sz) and not flag.any()
     lookup = {(g, int(r)): int(q) for g in range(X.shape[1]) for r, q in zip(S[g], Q[g])}
@@ -202,11 +216,11 @@ def test_inplace_partition_then_merge_restores_the_order(packed):
     flag = np.zeros(50, np.uint8)
     tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
     mid = K.partition_inplace(GS, GQ, 0, 50, Xt, 2, 2.5, flag, tmp_s, tmp_q, packed)
-    SL, SR = K.partition(S, Xt, 2, 2.5, flag)
+    SL, SR = _partition(S, Xt, 2, 2.5, flag)
     assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
     # a nested split of the left segment, then both merges (innermost first)
     mid2 = K.partition_inplace(GS, GQ, 0, mid, Xt, 1, 1.5, flag, tmp_s, tmp_q, packed)
-    SLL, SLR = K.partition(SL, Xt, 1, 1.5, flag)
+    SLL, SLR = _partition(SL, Xt, 1, 1.5, flag)
     assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
     K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
     assert np.array_equal(GS[:, :mid], SL)
@@ -230,3 +244,96 @@ def test_leaf_child_stats_packed_equals_child_stats(seed):
     L2, cnt2, eL2, eR2 = K.leaf_child_stats_packed(Xt, S, Q, feats, thrs, tot)
     assert np.array_equal(L, L2) and np.array_equal(cnt, cnt2)
     assert np.array_equal(eL, eL2) and np.array_equal(eR, eR2)
+
+
+# ----------------------------------------------------------------------------- scikit-learn ties
+def _tied_data(seed):
+    """Few distinct values, duplicated and constant columns: many equal-impurity splits."""
+    rng = np.random.default_rng(seed)
+    n, p, nc = int(rng.integers(10, 80)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
+    X = rng.integers(0, int(rng.integers(2, 5)), size=(n, p)).astype(float)
+    if p > 2 and seed % 3 == 0:
+        X[:, 1] = X[:, 0]
+    if seed % 5 == 0:
+        X[:, -1] = 1.0
+    return X, rng.integers(0, nc, n), nc, rng
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_sklearn_tie_rule_gives_sklearns_tree_on_tied_data(seed):
+    """With TIES_SKLEARN the compiled generator proposes exactly the splits (same features in
+    node-creation order, same thresholds, same node count) of scikit-learn's
+    DecisionTreeClassifier(max_leaf_nodes=B, random_state=rs) on data full of ties."""
+    X, y, nc, rng = _tied_data(seed)
+    n, p = X.shape
+    B, rs = int(rng.integers(2, 12)), int(rng.integers(0, 100))
+    mf = None if seed % 4 else int(rng.integers(1, p + 1))
+    crit = "gini" if seed % 2 == 0 else "entropy"
+    sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=rs, max_features=mf,
+                                criterion=crit).fit(X, y).tree_
+    internal = sk.feature >= 0
+    Xt = np.ascontiguousarray(X.T)
+    S = K.presort(Xt)
+    RS = np.ascontiguousarray(np.eye(nc)[y])
+    sk_seed = np.random.RandomState(rs).randint(0, K.SK_RAND_R_MAX)
+    for packed, Q in ((True, K.pack_ranks(Xt, S, y)), (False, NOQ)):
+        f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, packed, B, CRIT[crit], 1, mf or p, 0,
+                                        np.zeros(n, np.uint8), K.TIES_SKLEARN, sk_seed)
+        assert nodes == sk.node_count
+        assert f.tolist() == sk.feature[internal].tolist()
+        np.testing.assert_allclose(t, sk.threshold[internal], atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_sklearn_tie_rule_gives_sklearns_regression_tree(seed):
+    rng = np.random.default_rng(1000 + seed)
+    n, p = int(rng.integers(10, 80)), int(rng.integers(1, 6))
+    X = rng.integers(0, 4, size=(n, p)).astype(float)
+    y = rng.integers(0, 3, n).astype(float)
+    B, rs = int(rng.integers(2, 10)), int(rng.integers(0, 100))
+    sk = DecisionTreeRegressor(max_leaf_nodes=B, random_state=rs).fit(X, y).tree_
+    internal = sk.feature >= 0
+    Xt = np.ascontiguousarray(X.T)
+    RS = np.column_stack([np.ones(n), y, y * y])
+    f, t, nodes = K.cart_candidates(Xt, RS, np.zeros(n, np.int64), K.presort(Xt), NOQ, False, B,
+                                    K.MSE, 1, p, 0, np.zeros(n, np.uint8), K.TIES_SKLEARN,
+                                    np.random.RandomState(rs).randint(0, K.SK_RAND_R_MAX))
+    assert nodes == sk.node_count
+    assert f.tolist() == sk.feature[internal].tolist()
+    np.testing.assert_allclose(t, sk.threshold[internal], atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sk_feature_order_matches_naive(seed):
+    from naive import naive_sk_feature_order
+
+    rng = np.random.default_rng(seed)
+    p = int(rng.integers(1, 12))
+    features = np.arange(p)
+    state = np.array([int(rng.integers(0, 2**31 - 1))], np.int64)
+    ref_features, ref_state = list(range(p)), [int(state[0])]
+    order = np.empty(p, np.int64)
+    for _ in range(5):  # the array and the generator carry over from node to node
+        const = rng.random(p) < 0.3
+        mf = int(rng.integers(1, p + 1))
+        nf = K.sk_feature_order(features, state, const, mf, order)
+        ref = naive_sk_feature_order(ref_features, ref_state, const.tolist(), mf)
+        assert order[:nf].tolist() == ref
+        assert features.tolist() == ref_features and int(state[0]) == ref_state[0]
+        assert not any(const[g] for g in ref)
+
+
+def test_frontier_heap_pops_in_priority_order():
+    """The best-first frontier heap returns every pushed node once, largest priority first."""
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 6, 50).astype(float)  # many equal priorities
+    hk, hi = np.empty(50), np.empty(50, np.int64)
+    n = 0
+    for j, k in enumerate(keys):
+        n = K._heap_push(hk, hi, n, k, j)
+    popped = []
+    while n:
+        j, n = K._heap_pop(hk, hi, n)
+        popped.append(j)
+    assert sorted(popped) == list(range(50))
+    assert all(keys[a] >= keys[b] for a, b in zip(popped, popped[1:]))

@@ -44,6 +44,7 @@ def test_a_shipped_dataset_is_installed_and_counted_once(monkeypatch):
     from treebench.execute import cluster, worker
 
     monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
+    monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
     monkeypatch.setattr(worker, "_DATASETS", worker.OrderedDict())
     ds = object()
     for _ in range(3):  # one task per cell, the same shipped object each time
@@ -55,3 +56,129 @@ def test_a_shipped_dataset_is_installed_and_counted_once(monkeypatch):
     assert worker._DATASETS["k"] is ds and cluster.received_counts() == {"k": 1}
     cluster.install_dataset(None)  # data_dir_on_workers: nothing shipped
     assert cluster.received_counts() == {"k": 1}
+
+
+def _closed_port() -> int:
+    """A loopback port where nothing listens (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("backend, address, match", [
+    ("dask", "tcp://127.0.0.1:{port}", "cannot reach the dask cluster at tcp://127.0.0.1"),
+    ("dask", "127.0.0.1:{port}", "cannot reach the dask cluster"),
+    ("dask", "tcp://127.0.0.1", "is not a dask cluster address; give tcp://host:8786"),
+    ("dask", "ray://127.0.0.1:{port}", "is not a dask cluster address"),
+    ("ray", "ray://127.0.0.1:{port}", "cannot reach the ray cluster at ray://127.0.0.1"),
+    ("ray", "127.0.0.1:{port}", "cannot reach the ray cluster"),
+    ("ray", "nonsense", "is not a ray cluster address; give auto, host:6379 or ray://host:10001"),
+    ("ray", "tcp://127.0.0.1:{port}", "is not a ray cluster address"),
+])
+def test_a_bad_or_silent_address_is_one_sentence(backend, address, match):
+    from treebench.execute.cluster import check_address
+
+    with pytest.raises(UserError, match=match) as info:
+        check_address(backend, address.format(port=_closed_port()))
+    text = str(info.value)
+    assert text.count(". ") == 0 and text.endswith(".") and "\n" not in text
+
+
+def test_ray_auto_is_left_to_ray():
+    from treebench.execute.cluster import check_address
+
+    check_address("ray", "auto")  # no probe: ray itself answers at once when nothing runs
+
+
+@pytest.mark.parametrize("backend, address", [
+    ("dask", "tcp://127.0.0.1:{port}"), ("ray", "ray://127.0.0.1:{port}"), ("ray", "nonsense"),
+])
+def test_cli_unreachable_cluster_exits_2_and_keeps_finished_cells(backend, address, write_config,
+                                                                  tmp_path):
+    """A sweep with finished cells on disk, rerun against a cluster that is not there: exit 2,
+    one sentence, no traceback, and the finished cells untouched."""
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    else:
+        pytest.importorskip("ray")
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    cfg = write_config(tiny_config())
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(cfg), "-o", str(out), "--no-report", "-q"])
+    assert r.exit_code == 0, r.output
+    files = sorted((out / "cells").glob("*.json"))
+    assert len(files) == 6
+    files[0].unlink()  # one cell left to run
+    kept = {p.name: p.read_bytes() for p in files[1:]}
+    r = CliRunner().invoke(app, ["run", str(cfg), "-o", str(out), "--no-report", "-q",
+                                 "--backend", backend, "--address",
+                                 address.format(port=_closed_port())])
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and ("cannot reach" in r.output or "is not a" in r.output)
+    assert {p.name: p.read_bytes() for p in sorted((out / "cells").glob("*.json"))} == kept
+
+
+def test_cluster_run_describes_the_workers_and_threads_used():
+    from treebench.execute.cluster import ClusterRun
+
+    run = ClusterRun(backend="dask", where="tcp://127.0.0.1:8786", workers=3, threads=6)
+    run.note(("h", 10, 1), ["iris"])
+    run.note(("h", 10, 2), [])
+    run.note(("h", 10, 1), [])
+    run.note(("h", 11, 1), ["iris"])
+    # what ran cells, not what the scheduler had: 2 of the 3 workers, 3 threads
+    assert run.describe() == "2 dask workers (3 threads) at tcp://127.0.0.1:8786"
+    assert run.received == {("h", 10, "iris"): 1, ("h", 11, "iris"): 1}
+    one = ClusterRun(backend="dask", where="a local dask cluster")
+    one.note(("h", 10, 1), [])
+    assert one.describe() == "1 dask worker (1 thread) at a local dask cluster"
+    ray = ClusterRun(backend="ray", where="ray://head:10001")
+    ray.note(("a", 1, 1), [])
+    ray.note(("b", 2, 1), [])
+    assert ray.describe() == "2 ray worker processes on 2 hosts at ray://head:10001"
+
+
+def test_cli_summary_names_the_cluster(monkeypatch, capsys, tmp_path):
+    from treebench import cli
+    from treebench.api import RunSummary
+    from treebench.execute.cluster import ClusterRun
+
+    s = RunSummary(experiment="e", out=tmp_path, n_cells=4, n_ran=4, n_jobs=-1)
+    s.cluster = ClusterRun(backend="dask", where="tcp://10.0.0.1:8786")
+    s.cluster.note(("h", 1, 1), [])
+    s.cluster.note(("h", 1, 2), [])
+    cli._print_summary(s)
+    assert "ran 4 now on 1 dask worker (2 threads) at tcp://10.0.0.1:8786." in capsys.readouterr().out
+    s.cluster = None
+    s.n_jobs = 2
+    cli._print_summary(s)
+    assert "ran 4 now on 2 worker(s)." in capsys.readouterr().out
+
+
+def test_a_ray_shipment_is_fetched_once_per_worker_process(monkeypatch):
+    """The ray path: the task gets a reference (`InStore`), the worker process fetches the
+    dataset on its first cell only and keeps it; a new shipment (a new sweep) is fetched again."""
+    import sys
+    import types
+
+    from treebench.execute import cluster, worker
+
+    store = {"ref1": object(), "ref2": object()}
+    fetched: list[str] = []
+    fake = types.ModuleType("ray")
+    fake.get = lambda ref: fetched.append(ref) or store[ref]
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
+    monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
+    monkeypatch.setattr(worker, "_DATASETS", worker.OrderedDict())
+    got = [cluster.install_dataset(("k", cluster.InStore("ref1"))) for _ in range(4)]
+    assert got == [["k"], [], [], []] and fetched == ["ref1"]
+    assert worker._DATASETS["k"] is store["ref1"]
+    assert cluster.install_dataset(("k", cluster.InStore("ref2"))) == ["k"]
+    assert fetched == ["ref1", "ref2"] and worker._DATASETS["k"] is store["ref2"]
+    assert cluster.received_counts() == {"k": 2}

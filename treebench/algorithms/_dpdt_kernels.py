@@ -9,7 +9,7 @@ Representation (plain arrays, GUIDE §4):
   ``yc`` holds each row's class index (unused for regression);
 * an MDP state's rows are kept as ``S`` (``p x m`` int32): for every feature, the state's rows
   sorted by that feature (stable, ties by row id). A child's ``S`` is a stable partition of its
-  parent's (`partition`), so no state ever sorts, and no state copies ``X``;
+  parent's (`partition_side`), so no state ever sorts, and no state copies ``X``;
 * a row set's identity is a pair of order-free 64-bit Zobrist sums (``Z1``, ``Z2``: one random
   word per row, summed modulo 2^64) plus its size; states are memoised by (depth, size, h1, h2).
 
@@ -115,75 +115,31 @@ def midpoint(a, b):
     return t
 
 
-@njit(cache=True)
-def _best_split(Xt, RS, yc, work, s, e, tot, crit, min_leaf, feats, left, out):
-    """Best (proxy) split of the node whose rows are ``work[f, s:e]``. Writes
-    ``out = [proxy, feature, position, threshold]``; feature -1 when none is valid.
+# ----------------------------------------------------------------------------- packed states
+# Unweighted classification (the common case): a state also carries ``Q`` (``p x m`` int32),
+# ``Q[f, i] = rank(x_f of row S[f, i]) * 128 + class``, where ranks are the dense ranks of each
+# feature's distinct values. A CART call then reads only ``Q`` sequentially (comparing ranks is
+# comparing values; the class is the low 7 bits) and looks values up in ``Xt`` only to write a
+# new best threshold. ``Q`` is partitioned with ``S``.
 
-    Classification reads each row's class and weight from ``RS`` once (its one non-zero
-    column) and, for Gini, keeps Σ l_k² and Σ r_k² up to date, so a position costs O(1)."""
-    K = RS.shape[1]
-    m = e - s
-    out[0] = -np.inf
-    out[1] = -1.0
-    out[2] = -1.0
-    out[3] = 0.0
-    wtot = _weight(tot, crit)
-    st2 = 0.0
-    for k in range(K):
-        st2 += tot[k] * tot[k]
-    for fi in range(feats.shape[0]):
-        f = feats[fi]
-        for k in range(K):
-            left[k] = 0.0
-        wl = 0.0
-        sl2 = 0.0
-        sr2 = st2
-        for i in range(s, e - 1):
-            r = work[f, i]
-            if crit == MSE:
-                left[0] += RS[r, 0]
-                left[1] += RS[r, 1]
-                wl = left[0]
-            else:
-                k = yc[r]
-                wr_ = RS[r, k]
-                lk = left[k]
-                rk = tot[k] - lk
-                sl2 += wr_ * (2.0 * lk + wr_)
-                sr2 += wr_ * (wr_ - 2.0 * rk)
-                left[k] = lk + wr_
-                wl += wr_
-            nl = i - s + 1
-            xa = Xt[f, r]
-            xb = Xt[f, work[f, i + 1]]
-            if not (xb > xa):
-                continue
-            if nl < min_leaf or m - nl < min_leaf:
-                continue
-            wr = wtot - wl
-            if wl <= 0.0 or wr <= 0.0:
-                continue
-            if crit == GINI:
-                pr = sl2 / wl + sr2 / wr
-            else:
-                pr = _proxy(left, tot, wl, wr, crit)
-            if pr > out[0]:
-                out[0] = pr
-                out[1] = f
-                out[2] = nl
-                out[3] = midpoint(xa, xb)
+QSHIFT = 128
+QBITS = 7  # QSHIFT == 1 << QBITS
 
 
 @njit(cache=True)
-def _segment_stats(RS, work, s, e, tot):
-    K = RS.shape[1]
-    for k in range(K):
-        tot[k] = 0.0
-    for i in range(s, e):
-        r = work[0, i]
-        for k in range(K):
-            tot[k] += RS[r, k]
+def pack_ranks(Xt, S, yc, lg=QBITS, with_class=True):
+    """``Q`` for the root state (``S`` from `presort`): dense value rank << lg | class (class 0
+    unless ``with_class``); also the ranks a generator call computes for an unpacked state."""
+    p, m = S.shape
+    Q = np.empty((p, m), np.int32)
+    for f in range(p):
+        rank = 0
+        for i in range(m):
+            r = S[f, i]
+            if i > 0 and Xt[f, r] > Xt[f, S[f, i - 1]]:
+                rank += 1
+            Q[f, i] = (rank << lg) + (yc[r] if with_class else 0)
+    return Q
 
 
 @njit(cache=True)
@@ -194,323 +150,152 @@ def _features_for_node(p, max_features):
     return np.sort(perm[:max_features])
 
 
-@njit(cache=True)
-def _best_split_gini2(V, Cc, s, e, tot, min_leaf, feats, out):
-    """`_best_split_seq` for two classes, unit weights and Gini: class counts in registers
-    (same arithmetic: l0² + l1² is Σ l_k² exactly for integer counts)."""
-    m = e - s
-    t0 = tot[0]
-    t1 = tot[1]
-    wtot = t0 + t1
-    for fi in range(feats.shape[0]):
-        f = feats[fi]
-        l1 = 0.0
-        for i in range(s, e - 1):
-            l1 += Cc[f, i]
-            xa = V[f, i]
-            xb = V[f, i + 1]
-            if not (xb > xa):
-                continue
-            nl = i - s + 1
-            if nl < min_leaf or m - nl < min_leaf:
-                continue
-            wl = float(nl)
-            l0 = wl - l1
-            wr = wtot - wl
-            r0 = t0 - l0
-            r1 = t1 - l1
-            pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
-            if pr > out[0]:
-                out[0] = pr
-                out[1] = f
-                out[2] = nl
-                out[3] = midpoint(xa, xb)
+# ----------------------------------------------------------------------------- tie rules
+# TIES_INDEX: between equal proxies the lower feature index, then the smaller threshold; between
+# open nodes of equal priority the one created first (deterministic, seed-free).
+# TIES_SKLEARN: scikit-learn's DecisionTreeClassifier(max_leaf_nodes=B, random_state=rs), the
+# generator of the authors' code (§5.2 "Calls to CART"), whose ties decide which of several
+# equal-Gini splits is proposed:
+#   * its splitter draws the features of every node without replacement by Fisher-Yates from a
+#     ``features`` array that persists across the nodes of one fit, with its own 32-bit xorshift
+#     generator seeded once per fit by ``RandomState(rs).randint(0, 2**31 - 1)``; a feature that
+#     is constant on the node (max - min <= 1e-7) is set aside without being scanned; the best
+#     split is the first strictly better one in that visit order (then the smallest threshold);
+#   * proxies and priorities use its formulas (proxy -w_r I_r - w_l I_l; priority
+#     (w / W) (I - w_r/w I_r - w_l/w I_l)), so exact float ties fall as they fall there;
+#   * the best-first frontier is a binary max-heap (the C++ standard library's push_heap /
+#     pop_heap on the priority), holding leaves (priority 0) as well, and children are split
+#     when their parent is popped, left then right.
+# Not reproduced: scikit-learn's float32 copy of X (values closer than float32 resolution are
+# distinct here) and its summation order for weighted or regression statistics.
+TIES_INDEX = 0
+TIES_SKLEARN = 1
+SK_RAND_R_MAX = 2147483647
 
 
 @njit(cache=True)
-def _best_split_seq(V, Cc, Wa, Ya, s, e, tot, crit, min_leaf, feats, left, out, unit):
-    """`_best_split` on row-aligned copies: ``V[f, i]`` the value, ``Cc[f, i]`` the class,
-    ``Wa[f, i]`` the weight (unused when ``unit``) and ``Ya[f, i]`` w·y (regression) of the
-    ``i``-th row in feature ``f``'s order, so the scan reads memory sequentially."""
+def sk_rand_int(rng, low, high):
+    """scikit-learn's ``rand_int(low, high)``: one xorshift32 step of ``rng[0]`` (0 is replaced by
+    1), the result reduced modulo 2^31, then into [low, high)."""
+    s = rng[0]
+    if s == 0:
+        s = 1
+    s ^= (s << 13) & 0xFFFFFFFF
+    s ^= s >> 17
+    s ^= (s << 5) & 0xFFFFFFFF
+    rng[0] = s
+    return low + (s % (SK_RAND_R_MAX + 1)) % (high - low)
+
+
+@njit(cache=True)
+def sk_feature_order(features, rng, const, max_features, order):
+    """The features scikit-learn's best splitter scans on one node, in its visit order (see the
+    tie rules above); ``features`` and ``rng`` carry over to the next node. ``const[f]``: feature
+    f is constant on the node. Returns how many entries of ``order`` are set."""
+    p = features.shape[0]
+    f_i = p
+    n_visited = 0
+    n_found = 0
+    n_out = 0
+    while f_i > n_found and (n_visited < max_features or n_visited <= n_found):
+        n_visited += 1
+        f_j = sk_rand_int(rng, 0, f_i - n_found) + n_found
+        g = features[f_j]
+        if const[g]:
+            features[f_j] = features[n_found]
+            features[n_found] = g
+            n_found += 1
+            continue
+        f_i -= 1
+        features[f_j] = features[f_i]
+        features[f_i] = g
+        order[n_out] = g
+        n_out += 1
+    return n_out
+
+
+@njit(cache=True)
+def _sk_impurity(c, w, crit):
+    """scikit-learn's node impurity of class weights ``c`` (total ``w``): Gini 1 - Σ c_k²/w²,
+    entropy -Σ (c_k/w) log2(c_k/w) (log2 as ln(x) / ln(2)); regression ``c = [w, Σwy, Σwy²]``:
+    Σwy²/w - (Σwy/w)²."""
+    if crit == MSE:
+        return c[2] / w - (c[1] / w) * (c[1] / w)
+    if crit == GINI:
+        sq = 0.0
+        for k in range(c.shape[0]):
+            sq += c[k] * c[k]
+        return 1.0 - sq / (w * w)
+    ent = 0.0
+    for k in range(c.shape[0]):
+        if c[k] > 0.0:
+            ck = c[k] / w
+            ent -= ck * (np.log(ck) / np.log(2.0))
+    return ent
+
+
+@njit(cache=True)
+def _sk_proxy(left, right, wl, wr, crit):
+    if crit == MSE:
+        return left[1] * left[1] / wl + right[1] * right[1] / wr
+    return -wr * _sk_impurity(right, wr, crit) - wl * _sk_impurity(left, wl, crit)
+
+
+# ----------------------------------------------------------------------------- CART generator
+# One best-first builder for every input kind. A call works on row-aligned copies of its state:
+# ``work[f, i]`` the i-th row in feature f's order and ``Qw[f, i] = rank * shift + class`` its
+# dense value rank and class (class 0 for regression), so the scan compares ranks and reads
+# classes sequentially and looks a value up in ``Xt`` only to write a new best threshold;
+# ``Wa``/``Ya`` hold the row's weight and w·y (only for weighted data / regression; 1 x 1
+# otherwise). Unweighted classification states already carry ``Q`` (packed states, below), so
+# their call copies it; other calls rank their rows once.
+
+
+@njit(cache=True)
+def _sk_gini_proxy(sl2, sr2, wl, wr):
+    """scikit-learn's Gini proxy -w_r (1 - Σr²/w_r²) - w_l (1 - Σl²/w_l²), from the sums of
+    squared class weights (exact for integer weights, so equal to its own evaluation)."""
+    return -wr * (1.0 - sr2 / (wr * wr)) - wl * (1.0 - sl2 / (wl * wl))
+
+
+@njit(cache=True)
+def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, right, out, unit,
+          lg, ties):
+    """Best split of the node ``[s, e)`` over ``feats[:nf]`` (in that order; strictly better
+    proxies win). ``Qw`` packs rank << lg | class. Writes ``out = [proxy, feature, position,
+    threshold]``; feature -1 when none.
+
+    Classification keeps Σ l_k² and Σ r_k² up to date (O(1) per position for Gini; exact for
+    integer weights); two unit-weight classes keep their counts in registers."""
     K = tot.shape[0]
     m = e - s
+    mask = (1 << lg) - 1
     out[0] = -np.inf
     out[1] = -1.0
     out[2] = -1.0
     out[3] = 0.0
     wtot = _weight(tot, crit)
-    if K == 2 and unit and crit == GINI:
-        _best_split_gini2(V, Cc, s, e, tot, min_leaf, feats, out)
-        return
     st2 = 0.0
     for k in range(K):
         st2 += tot[k] * tot[k]
-    for fi in range(feats.shape[0]):
+    sk = ties == TIES_SKLEARN
+    fast2 = K == 2 and unit and crit == GINI
+    t0 = tot[0]
+    t1 = tot[1] if K > 1 else 0.0
+    for fi in range(nf):
         f = feats[fi]
         for k in range(K):
             left[k] = 0.0
         wl = 0.0
         sl2 = 0.0
         sr2 = st2
-        for i in range(s, e - 1):
-            if crit == MSE:
-                left[0] += Wa[f, i]
-                left[1] += Ya[f, i]
-                wl = left[0]
-            else:
-                k = Cc[f, i]
-                wr_ = 1.0 if unit else Wa[f, i]
-                lk = left[k]
-                rk = tot[k] - lk
-                sl2 += wr_ * (2.0 * lk + wr_)
-                sr2 += wr_ * (wr_ - 2.0 * rk)
-                left[k] = lk + wr_
-                wl += wr_
-            xa = V[f, i]
-            xb = V[f, i + 1]
-            if not (xb > xa):
-                continue
-            nl = i - s + 1
-            if nl < min_leaf or m - nl < min_leaf:
-                continue
-            wr = wtot - wl
-            if wl <= 0.0 or wr <= 0.0:
-                continue
-            if crit == GINI:
-                pr = sl2 / wl + sr2 / wr
-            else:
-                pr = _proxy(left, tot, wl, wr, crit)
-            if pr > out[0]:
-                out[0] = pr
-                out[1] = f
-                out[2] = nl
-                out[3] = midpoint(xa, xb)
-
-
-@njit(cache=True)
-def _seg_stats_seq(Cc, Wa, Ya, s, e, tot, crit, unit):
-    for k in range(tot.shape[0]):
-        tot[k] = 0.0
-    if crit == MSE:
-        for i in range(s, e):
-            tot[0] += Wa[0, i]
-            tot[1] += Ya[0, i]
-            tot[2] += Ya[0, i] * Ya[0, i] / Wa[0, i]
-    else:
-        for i in range(s, e):
-            tot[Cc[0, i]] += 1.0 if unit else Wa[0, i]
-
-
-@njit(cache=True)
-def cart_candidates(Xt, RS, yc, S, max_leaves, crit, min_leaf, max_features, seed, flag):
-    """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
-    no depth limit) on the state's rows ``S``. Returns the split of every internal node in
-    node-creation order (features, thresholds) and the CART tree's node count.
-
-    A node is a leaf when it is pure, has fewer than ``2 * min_leaf`` rows or no valid split;
-    the open node with the largest impurity improvement is split next (ties: created first).
-    The two children of the last split are not scored (no split follows). ``flag`` is a zeroed
-    uint8 scratch array of length n (left zeroed on return)."""
-    p, m = S.shape
-    K = RS.shape[1]
-    if max_features < p:
-        np.random.seed(seed)
-    regression = crit == MSE
-    unit = True
-    if not regression:
-        for i in range(m):
-            r = S[0, i]
-            if RS[r, yc[r]] != 1.0:
-                unit = False
-                break
-    else:
-        unit = False
-    work = S.copy()
-    V = np.empty((p, m))
-    Cc = np.empty((p, m) if not regression else (1, 1), np.int32)
-    Wa = np.empty((p, m) if not unit else (1, 1))
-    Ya = np.empty((p, m) if regression else (1, 1))
-    for g in range(p):
-        for i in range(m):
-            r = S[g, i]
-            V[g, i] = Xt[g, r]
-            if regression:
-                Wa[g, i] = RS[r, 0]
-                Ya[g, i] = RS[r, 1]
-            else:
-                Cc[g, i] = yc[r]
-                if not unit:
-                    Wa[g, i] = RS[r, yc[r]]
-    cap = 2 * max_leaves + 1
-    n_start = np.zeros(cap, np.int64)
-    n_end = np.zeros(cap, np.int64)
-    n_imp = np.full(cap, -np.inf)
-    n_feat = np.full(cap, -1, np.int64)
-    n_pos = np.zeros(cap, np.int64)
-    n_thr = np.zeros(cap)
-    n_open = np.zeros(cap, np.bool_)
-    n_split = np.zeros(cap, np.bool_)
-    tot = np.zeros(K)
-    left = np.zeros(K)
-    out = np.zeros(4)
-    tmp_i = np.empty(m, np.int32)
-    tmp_v = np.empty(m)
-    tmp_c = np.empty(m, np.int32)
-    tmp_w = np.empty(m)
-    tmp_y = np.empty(m)
-
-    n_start[0] = 0
-    n_end[0] = m
-    n_nodes = 1
-    _seg_stats_seq(Cc, Wa, Ya, 0, m, tot, crit, unit)
-    if max_leaves >= 2 and m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
-        feats = _features_for_node(p, max_features)
-        _best_split_seq(V, Cc, Wa, Ya, 0, m, tot, crit, min_leaf, feats, left, out, unit)
-        if out[1] >= 0:
-            n_imp[0] = out[0] - _node_term(tot, crit)
-            n_feat[0] = int(out[1])
-            n_pos[0] = int(out[2])
-            n_thr[0] = out[3]
-            n_open[0] = True
-    n_splits = 0
-    while n_splits < max_leaves - 1:
-        best = -1
-        for i in range(n_nodes):
-            if n_open[i] and (best < 0 or n_imp[i] > n_imp[best]):
-                best = i
-        if best < 0:
-            break
-        n_open[best] = False
-        n_split[best] = True
-        n_splits += 1
-        s = n_start[best]
-        e = n_end[best]
-        f = n_feat[best]
-        mid = s + n_pos[best]
-        last = n_splits == max_leaves - 1
-        if not last:
-            for i in range(s, mid):
-                flag[work[f, i]] = 1
-            for g in range(p):
-                if g == f:
-                    continue
-                a = s
-                b = 0
-                for i in range(s, e):
-                    r = work[g, i]
-                    if flag[r]:
-                        work[g, a] = r
-                        V[g, a] = V[g, i]
-                        if not regression:
-                            Cc[g, a] = Cc[g, i]
-                        if not unit:
-                            Wa[g, a] = Wa[g, i]
-                        if regression:
-                            Ya[g, a] = Ya[g, i]
-                        a += 1
-                    else:
-                        tmp_i[b] = r
-                        tmp_v[b] = V[g, i]
-                        if not regression:
-                            tmp_c[b] = Cc[g, i]
-                        if not unit:
-                            tmp_w[b] = Wa[g, i]
-                        if regression:
-                            tmp_y[b] = Ya[g, i]
-                        b += 1
-                for i in range(b):
-                    work[g, a + i] = tmp_i[i]
-                    V[g, a + i] = tmp_v[i]
-                    if not regression:
-                        Cc[g, a + i] = tmp_c[i]
-                    if not unit:
-                        Wa[g, a + i] = tmp_w[i]
-                    if regression:
-                        Ya[g, a + i] = tmp_y[i]
-            for i in range(s, mid):
-                flag[work[f, i]] = 0
-        for c in range(2):
-            cs = s if c == 0 else mid
-            ce = mid if c == 0 else e
-            j = n_nodes
-            n_nodes += 1
-            n_start[j] = cs
-            n_end[j] = ce
-            mm = ce - cs
-            if last:
-                continue
-            _seg_stats_seq(Cc, Wa, Ya, cs, ce, tot, crit, unit)
-            if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
-                feats = _features_for_node(p, max_features)
-                _best_split_seq(V, Cc, Wa, Ya, cs, ce, tot, crit, min_leaf, feats, left, out,
-                                unit)
-                if out[1] >= 0:
-                    n_imp[j] = out[0] - _node_term(tot, crit)
-                    n_feat[j] = int(out[1])
-                    n_pos[j] = int(out[2])
-                    n_thr[j] = out[3]
-                    n_open[j] = True
-    cf = np.empty(n_splits, np.int64)
-    ct = np.empty(n_splits)
-    j = 0
-    for i in range(n_nodes):
-        if n_split[i]:
-            cf[j] = n_feat[i]
-            ct[j] = n_thr[i]
-            j += 1
-    return cf, ct, n_nodes
-
-
-# ----------------------------------------------------------------------------- packed states
-# Unweighted classification (the common case): a state also carries ``Q`` (``p x m`` int32),
-# ``Q[f, i] = rank(x_f of row S[f, i]) * 128 + class``, where ranks are the dense ranks of each
-# feature's distinct values. A CART call then reads only ``Q`` sequentially (comparing ranks is
-# comparing values; the class is the low 7 bits) and looks values up in ``Xt`` only to write a
-# new best threshold. ``Q`` is partitioned with ``S``.
-
-QSHIFT = 128
-
-
-@njit(cache=True)
-def pack_ranks(Xt, S, yc):
-    """``Q`` for the root state (``S`` from `presort`)."""
-    p, m = S.shape
-    Q = np.empty((p, m), np.int32)
-    for f in range(p):
-        rank = 0
-        for i in range(m):
-            r = S[f, i]
-            if i > 0 and Xt[f, r] > Xt[f, S[f, i - 1]]:
-                rank += 1
-            Q[f, i] = rank * QSHIFT + yc[r]
-    return Q
-
-
-@njit(cache=True)
-def _best_split_packed(Xt, work, Qw, s, e, tot, crit, min_leaf, feats, left, out):
-    """`_best_split` for unit weights on packed ranks/classes (same arithmetic and ties)."""
-    K = tot.shape[0]
-    m = e - s
-    out[0] = -np.inf
-    out[1] = -1.0
-    out[2] = -1.0
-    out[3] = 0.0
-    wtot = 0.0
-    st2 = 0.0
-    for k in range(K):
-        wtot += tot[k]
-        st2 += tot[k] * tot[k]
-    for fi in range(feats.shape[0]):
-        f = feats[fi]
-        if K == 2 and crit == GINI:
-            t0 = tot[0]
-            t1 = tot[1]
+        q = Qw[f, s]
+        if fast2:
             l1 = 0.0
-            q = Qw[f, s]
             for i in range(s, e - 1):
-                l1 += q & (QSHIFT - 1)
+                l1 += q & mask
                 qn = Qw[f, i + 1]
-                if (qn // QSHIFT) > (q // QSHIFT):
+                if (qn >> lg) > (q >> lg):
                     nl = i - s + 1
                     if nl >= min_leaf and m - nl >= min_leaf:
                         wl = float(nl)
@@ -518,7 +303,10 @@ def _best_split_packed(Xt, work, Qw, s, e, tot, crit, min_leaf, feats, left, out
                         wr = wtot - wl
                         r0 = t0 - l0
                         r1 = t1 - l1
-                        pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
+                        if sk:
+                            pr = _sk_gini_proxy(l0 * l0 + l1 * l1, r0 * r0 + r1 * r1, wl, wr)
+                        else:
+                            pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
                         if pr > out[0]:
                             out[0] = pr
                             out[1] = f
@@ -526,44 +314,275 @@ def _best_split_packed(Xt, work, Qw, s, e, tot, crit, min_leaf, feats, left, out
                             out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
                 q = qn
             continue
-        for k in range(K):
-            left[k] = 0.0
-        sl2 = 0.0
-        sr2 = st2
-        q = Qw[f, s]
+        yl = 0.0
         for i in range(s, e - 1):
-            k = q & (QSHIFT - 1)
-            lk = left[k]
-            rk = tot[k] - lk
-            sl2 += 2.0 * lk + 1.0
-            sr2 += 1.0 - 2.0 * rk
-            left[k] = lk + 1.0
+            if crit == MSE:
+                wl += 1.0 if unit else Wa[f, i]
+                yl += Ya[f, i]
+            else:
+                k = q & mask
+                wr_ = 1.0 if unit else Wa[f, i]
+                lk = left[k]
+                rk = tot[k] - lk
+                sl2 += wr_ * (2.0 * lk + wr_)
+                sr2 += wr_ * (wr_ - 2.0 * rk)
+                left[k] = lk + wr_
+                wl += wr_
             qn = Qw[f, i + 1]
-            if (qn // QSHIFT) > (q // QSHIFT):
+            if (qn >> lg) > (q >> lg):
                 nl = i - s + 1
                 if nl >= min_leaf and m - nl >= min_leaf:
-                    wl = float(nl)
                     wr = wtot - wl
-                    if crit == GINI:
-                        pr = sl2 / wl + sr2 / wr
-                    else:
-                        pr = _proxy(left, tot, wl, wr, crit)
-                    if pr > out[0]:
-                        out[0] = pr
-                        out[1] = f
-                        out[2] = nl
-                        out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
+                    if wl > 0.0 and wr > 0.0:
+                        if crit == GINI:
+                            pr = _sk_gini_proxy(sl2, sr2, wl, wr) if sk else sl2 / wl + sr2 / wr
+                        elif crit == MSE:  # the same formula as scikit-learn's proxy
+                            yr = t1 - yl
+                            pr = yl * yl / wl + yr * yr / wr
+                        else:
+                            if sk:
+                                for k in range(K):
+                                    right[k] = tot[k] - left[k]
+                                pr = _sk_proxy(left, right, wl, wr, crit)
+                            else:
+                                pr = _proxy(left, tot, wl, wr, crit)
+                        if pr > out[0]:
+                            out[0] = pr
+                            out[1] = f
+                            out[2] = nl
+                            out[3] = midpoint(Xt[f, work[f, i]], Xt[f, work[f, i + 1]])
             q = qn
 
 
 @njit(cache=True)
-def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features, seed, flag):
-    """`cart_candidates` for unweighted classification on a packed state (same result)."""
+def _node_stats(Qw, Wa, Ya, s, e, tot, crit, unit, lg):
+    for k in range(tot.shape[0]):
+        tot[k] = 0.0
+    if crit == MSE:
+        for i in range(s, e):
+            w = 1.0 if unit else Wa[0, i]
+            tot[0] += w
+            tot[1] += Ya[0, i]
+            tot[2] += Ya[0, i] * Ya[0, i] / w
+    else:
+        mask = (1 << lg) - 1
+        for i in range(s, e):
+            tot[Qw[0, i] & mask] += 1.0 if unit else Wa[0, i]
+
+
+@njit(cache=True)
+def _side_stats(Qw, Wa, Ya, f, s, e, out, crit, unit, lg):
+    """Statistics of the rows ``[s, e)`` of feature ``f``'s order (the left child of a split)."""
+    for k in range(out.shape[0]):
+        out[k] = 0.0
+    if crit == MSE:
+        for i in range(s, e):
+            w = 1.0 if unit else Wa[f, i]
+            out[0] += w
+            out[1] += Ya[f, i]
+            out[2] += Ya[f, i] * Ya[f, i] / w
+    else:
+        mask = (1 << lg) - 1
+        for i in range(s, e):
+            out[Qw[f, i] & mask] += 1.0 if unit else Wa[f, i]
+
+
+@njit(cache=True)
+def _split_node(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, max_features, features, rng,
+                const, order, left, right, out, unit, lg, ties, W):
+    """Score node ``[s, e)`` (statistics ``tot``): returns (priority, feature, position,
+    threshold); feature -1 when the node stays a leaf (pure, too small or no valid split)."""
+    p = work.shape[0]
+    m = e - s
+    if m < 2 * min_leaf or m < 2 or _is_pure(tot, crit):
+        return -np.inf, -1, 0, 0.0
+    if ties == TIES_SKLEARN:
+        for g in range(p):
+            const[g] = not (Xt[g, work[g, e - 1]] > Xt[g, work[g, s]] + 1e-7)
+        nf = sk_feature_order(features, rng, const, max_features, order)
+        feats = order
+    else:
+        feats = _features_for_node(p, max_features)
+        nf = feats.shape[0]
+    _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, right, out, unit,
+          lg, ties)
+    if out[1] < 0:
+        return -np.inf, -1, 0, 0.0
+    f = int(out[1])
+    pos = int(out[2])
+    if ties == TIES_SKLEARN:
+        _side_stats(Qw, Wa, Ya, f, s, s + pos, left, crit, unit, lg)
+        for k in range(tot.shape[0]):
+            right[k] = tot[k] - left[k]
+        w = _weight(tot, crit)
+        wl = _weight(left, crit)
+        wr = w - wl
+        imp = (w / W) * (_sk_impurity(tot, w, crit) - wr / w * _sk_impurity(right, wr, crit)
+                         - wl / w * _sk_impurity(left, wl, crit))
+    else:
+        imp = out[0] - _node_term(tot, crit)
+    return imp, f, pos, out[3]
+
+
+@njit(cache=True)
+def _sift_up(h_key, h_id, hole, key, node):
+    """Place (key, node) at ``hole`` or above: a parent moves down only when strictly smaller
+    (the C++ standard library's push_heap)."""
+    parent = (hole - 1) // 2
+    while hole > 0 and h_key[parent] < key:
+        h_key[hole] = h_key[parent]
+        h_id[hole] = h_id[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    h_key[hole] = key
+    h_id[hole] = node
+
+
+@njit(cache=True)
+def _heap_push(h_key, h_id, n, key, node):
+    """push_heap of (key, node) onto the max-heap ``h[:n]``; returns n + 1."""
+    _sift_up(h_key, h_id, n, key, node)
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_pop(h_key, h_id, n):
+    """pop_heap then back/pop_back: returns (node, n - 1). The hole left at the top descends
+    along the larger child (the left one when neither is strictly larger) to the bottom, then
+    the former last element is pushed up from there."""
+    top = h_id[0]
+    n -= 1
+    if n == 0:
+        return top, 0
+    hole = 0
+    child = 0
+    while child < (n - 1) // 2:
+        child = 2 * (child + 1)
+        if h_key[child] < h_key[child - 1]:
+            child -= 1
+        h_key[hole] = h_key[child]
+        h_id[hole] = h_id[child]
+        hole = child
+    if (n & 1) == 0 and child == (n - 2) // 2:
+        child = 2 * (child + 1)
+        h_key[hole] = h_key[child - 1]
+        h_id[hole] = h_id[child - 1]
+        hole = child - 1
+    _sift_up(h_key, h_id, hole, h_key[n], h_id[n])
+    return top, n
+
+
+@njit(cache=True)
+def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
+                    has_q, weighted, regression):
+    """Stable split of the segment ``[s, e)`` of every feature's order but ``f`` (already
+    sorted by x_f: its left rows are the prefix ``[s, mid)``) into left rows first, moving the
+    row-aligned ``Qw`` (when ``has_q``), ``Wa`` (``weighted``) and ``Ya`` (``regression``)
+    along. Used by the CART generator on its copies and by the in-place states."""
+    p = work.shape[0]
+    for i in range(s, mid):
+        flag[work[f, i]] = 1
+    for g in range(p):
+        if g == f:
+            continue
+        a = s
+        b = 0
+        for i in range(s, e):
+            r = work[g, i]
+            if flag[r]:
+                work[g, a] = r
+                if has_q:
+                    Qw[g, a] = Qw[g, i]
+                if weighted:
+                    Wa[g, a] = Wa[g, i]
+                if regression:
+                    Ya[g, a] = Ya[g, i]
+                a += 1
+            else:
+                tmp_i[b] = r
+                if has_q:
+                    tmp_q[b] = Qw[g, i]
+                if weighted:
+                    tmp_w[b] = Wa[g, i]
+                if regression:
+                    tmp_y[b] = Ya[g, i]
+                b += 1
+        for i in range(b):
+            work[g, a + i] = tmp_i[i]
+            if has_q:
+                Qw[g, a + i] = tmp_q[i]
+            if weighted:
+                Wa[g, a + i] = tmp_w[i]
+            if regression:
+                Ya[g, a + i] = tmp_y[i]
+    for i in range(s, mid):
+        flag[work[f, i]] = 0
+
+
+@njit(cache=True)
+def _state_copies(Xt, RS, yc, S, Q, packed, regression):
+    """The row-aligned arrays of a generator call on state ``S`` (see above): ``Qw`` (a copy of
+    the packed ``Q``, or ranks computed here), ``Wa``/``Ya`` (1 x 1 unless weighted /
+    regression), whether the weights are all 1, and the class bits ``lg``."""
     p, m = S.shape
-    if max_features < p:
+    K = RS.shape[1]
+    unit = True  # every weight is 1: no Wa
+    if not packed:
+        for i in range(m):
+            r = S[0, i]
+            if (RS[r, 0] if regression else RS[r, yc[r]]) != 1.0:
+                unit = False
+                break
+    lg = QBITS
+    if packed:
+        Qw = Q.copy()
+    else:
+        while (1 << lg) < K:
+            lg += 1
+        Qw = pack_ranks(Xt, S, yc, lg, not regression)
+    Wa = np.empty((p, m) if not unit else (1, 1))
+    Ya = np.empty((p, m) if regression else (1, 1))
+    if regression or not unit:
+        for g in range(p):
+            for i in range(m):
+                r = S[g, i]
+                if not unit:
+                    Wa[g, i] = RS[r, 0] if regression else RS[r, yc[r]]
+                if regression:
+                    Ya[g, i] = RS[r, 1]
+    return Qw, Wa, Ya, unit, lg
+
+
+@njit(cache=True)
+def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_features, seed,
+                    flag, ties, sk_seed, inplace=False):
+    """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
+    no depth limit) on the state's rows ``S`` (with its packed ranks ``Q`` when ``packed``).
+    Returns the split of every internal node in node-creation order (features, thresholds)
+    and the CART tree's node count.
+
+    A node is a leaf when it is pure, has fewer than ``2 * min_leaf`` rows or no valid split;
+    the open node with the largest impurity improvement is split next; ties follow ``ties``
+    (`TIES_INDEX` or `TIES_SKLEARN` with scikit-learn's per-fit seed ``sk_seed``, see above).
+    ``seed`` drives the ``max_features`` draws of `TIES_INDEX`. ``flag`` is a zeroed uint8
+    scratch array of length n (left zeroed on return). ``inplace`` (packed states only):
+    partition ``S`` and ``Q`` themselves instead of copies and merge every split back at the
+    end (`merge_back`), so a large state costs no second p x m copy of each."""
+    p, m = S.shape
+    K = RS.shape[1]
+    regression = crit == MSE
+    if max_features < p and ties == TIES_INDEX:
         np.random.seed(seed)
-    work = S.copy()
-    Qw = Q.copy()
+    inplace = inplace and packed
+    if inplace:  # unit-weight classification: no Wa / Ya, and Q is used as it is
+        work = S
+        Qw, Wa, Ya, unit, lg = Q, np.empty((1, 1)), np.empty((1, 1)), True, QBITS
+    else:
+        work = S.copy()
+        Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, Q, packed, regression)
+    weighted = not unit
+    sp = np.empty((max(max_leaves, 1), 4), np.int64)  # splits partitioned: s, mid, e, f
+    n_sp = 0
     cap = 2 * max_leaves + 1
     n_start = np.zeros(cap, np.int64)
     n_end = np.zeros(cap, np.int64)
@@ -571,36 +590,48 @@ def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features
     n_feat = np.full(cap, -1, np.int64)
     n_pos = np.zeros(cap, np.int64)
     n_thr = np.zeros(cap)
-    n_open = np.zeros(cap, np.bool_)
     n_split = np.zeros(cap, np.bool_)
+    h_key = np.empty(cap)
+    h_id = np.empty(cap, np.int64)
+    nh = 0
     tot = np.zeros(K)
     left = np.zeros(K)
+    right = np.zeros(K)
     out = np.zeros(4)
     tmp_i = np.empty(m, np.int32)
     tmp_q = np.empty(m, np.int32)
+    tmp_w = np.empty(m if weighted else 1)
+    tmp_y = np.empty(m if regression else 1)
+    features = np.arange(p)
+    rng = np.zeros(1, np.int64)
+    rng[0] = sk_seed
+    const = np.zeros(p, np.bool_)
+    order = np.empty(p, np.int64)
+
+    _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
+    W = _weight(tot, crit)
     n_start[0] = 0
     n_end[0] = m
     n_nodes = 1
-    for i in range(m):
-        tot[Qw[0, i] & (QSHIFT - 1)] += 1.0
-    if max_leaves >= 2 and m >= 2 * min_leaf and m >= 2 and not _is_pure(tot, crit):
-        feats = _features_for_node(p, max_features)
-        _best_split_packed(Xt, work, Qw, 0, m, tot, crit, min_leaf, feats, left, out)
-        if out[1] >= 0:
-            n_imp[0] = out[0] - _node_term(tot, crit)
-            n_feat[0] = int(out[1])
-            n_pos[0] = int(out[2])
-            n_thr[0] = out[3]
-            n_open[0] = True
+    if max_leaves >= 2:
+        imp, f, pos, thr = _split_node(Xt, work, Qw, Wa, Ya, 0, m, tot, crit, min_leaf,
+                                       max_features, features, rng, const, order, left, right,
+                                       out, unit, lg, ties, W)
+        n_imp[0], n_feat[0], n_pos[0], n_thr[0] = imp, f, pos, thr
+    nh = _heap_push(h_key, h_id, nh, n_imp[0] if n_feat[0] >= 0 else 0.0, 0)
     n_splits = 0
-    while n_splits < max_leaves - 1:
-        best = -1
-        for i in range(n_nodes):
-            if n_open[i] and (best < 0 or n_imp[i] > n_imp[best]):
-                best = i
-        if best < 0:
-            break
-        n_open[best] = False
+    while n_splits < max_leaves - 1 and nh > 0:
+        if ties == TIES_SKLEARN:
+            best, nh = _heap_pop(h_key, h_id, nh)
+            if n_feat[best] < 0:
+                continue
+        else:
+            best = -1
+            for i in range(n_nodes):
+                if n_feat[i] >= 0 and not n_split[i] and (best < 0 or n_imp[i] > n_imp[best]):
+                    best = i
+            if best < 0:
+                break
         n_split[best] = True
         n_splits += 1
         s = n_start[best]
@@ -609,51 +640,28 @@ def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features
         mid = s + n_pos[best]
         last = n_splits == max_leaves - 1
         if not last:
-            for i in range(s, mid):
-                flag[work[f, i]] = 1
-            for g in range(p):
-                if g == f:
-                    continue
-                a = s
-                b = 0
-                for i in range(s, e):
-                    r = work[g, i]
-                    if flag[r]:
-                        work[g, a] = r
-                        Qw[g, a] = Qw[g, i]
-                        a += 1
-                    else:
-                        tmp_i[b] = r
-                        tmp_q[b] = Qw[g, i]
-                        b += 1
-                for i in range(b):
-                    work[g, a + i] = tmp_i[i]
-                    Qw[g, a + i] = tmp_q[i]
-            for i in range(s, mid):
-                flag[work[f, i]] = 0
+            _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
+                            True, weighted, regression)
+            sp[n_sp, 0], sp[n_sp, 1], sp[n_sp, 2], sp[n_sp, 3] = s, mid, e, f
+            n_sp += 1
         for c in range(2):
-            cs = s if c == 0 else mid
-            ce = mid if c == 0 else e
             j = n_nodes
             n_nodes += 1
-            n_start[j] = cs
-            n_end[j] = ce
-            mm = ce - cs
+            n_start[j] = s if c == 0 else mid
+            n_end[j] = mid if c == 0 else e
             if last:
                 continue
-            for k in range(K):
-                tot[k] = 0.0
-            for i in range(cs, ce):
-                tot[Qw[0, i] & (QSHIFT - 1)] += 1.0
-            if mm >= 2 * min_leaf and mm >= 2 and not _is_pure(tot, crit):
-                feats = _features_for_node(p, max_features)
-                _best_split_packed(Xt, work, Qw, cs, ce, tot, crit, min_leaf, feats, left, out)
-                if out[1] >= 0:
-                    n_imp[j] = out[0] - _node_term(tot, crit)
-                    n_feat[j] = int(out[1])
-                    n_pos[j] = int(out[2])
-                    n_thr[j] = out[3]
-                    n_open[j] = True
+            _node_stats(Qw, Wa, Ya, n_start[j], n_end[j], tot, crit, unit, lg)
+            imp, fj, pos, thr = _split_node(Xt, work, Qw, Wa, Ya, n_start[j], n_end[j], tot,
+                                            crit, min_leaf, max_features, features, rng, const,
+                                            order, left, right, out, unit, lg, ties, W)
+            n_imp[j], n_feat[j], n_pos[j], n_thr[j] = imp, fj, pos, thr
+        if not last and ties == TIES_SKLEARN:
+            for j in (n_nodes - 2, n_nodes - 1):
+                nh = _heap_push(h_key, h_id, nh, n_imp[j] if n_feat[j] >= 0 else 0.0, j)
+    if inplace:  # undo the partitions, innermost (latest) first
+        for k in range(n_sp - 1, -1, -1):
+            merge_back(work, Qw, sp[k, 0], sp[k, 1], sp[k, 2], sp[k, 3], Xt, tmp_i, tmp_q, True)
     cf = np.empty(n_splits, np.int64)
     ct = np.empty(n_splits)
     j = 0
@@ -666,41 +674,11 @@ def cart_candidates_packed(Xt, S, Q, K, max_leaves, crit, min_leaf, max_features
 
 
 @njit(cache=True)
-def partition_packed(S, Q, Xt, f, t, flag):
-    """`partition` that also splits the packed ranks/classes ``Q``."""
-    p, m = S.shape
-    nl = 0
-    for i in range(m):
-        r = S[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    SL = np.empty((p, nl), np.int32)
-    SR = np.empty((p, m - nl), np.int32)
-    QL = np.empty((p, nl), np.int32)
-    QR = np.empty((p, m - nl), np.int32)
-    for g in range(p):
-        a = 0
-        b = 0
-        for i in range(m):
-            r = S[g, i]
-            if flag[r]:
-                SL[g, a] = r
-                QL[g, a] = Q[g, i]
-                a += 1
-            else:
-                SR[g, b] = r
-                QR[g, b] = Q[g, i]
-                b += 1
-    for i in range(m):
-        flag[S[0, i]] = 0
-    return SL, SR, QL, QR
-
-
-@njit(cache=True)
 def partition_side(S, Q, Xt, f, t, flag, left, packed):
-    """One child of `partition` / `partition_packed` (``left``: the rows with ``x_f <= t``),
-    so that a state's two children need not be alive at the same time. ``Q`` is ignored (and a
+    """One child of splitting state ``S`` (and its packed ranks ``Q``) by ``x_f <= t``
+    (``left``: the rows with ``x_f <= t``): every feature's sorted order is a stable
+    subsequence of the parent's, so no state sorts; a state's two children need not be alive
+    at the same time. ``Q`` is ignored (and a
     1 x 1 array returned) unless ``packed``."""
     p, m = S.shape
     n = 0
@@ -735,37 +713,15 @@ def partition_side(S, Q, Xt, f, t, flag, left, packed):
 
 @njit(cache=True)
 def partition_inplace(GS, GQ, s, e, Xt, f, t, flag, tmp_s, tmp_q, packed):
-    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary."""
-    p = GS.shape[0]
+    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary. The left
+    rows are a prefix of feature f's order, so counting them finds the boundary."""
     nl = 0
-    for i in range(s, e):
-        r = GS[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    for g in range(p):
-        if g == f:
-            continue  # already sorted by x_f: the left rows are a prefix
-        a = s
-        b = 0
-        for i in range(s, e):
-            r = GS[g, i]
-            if flag[r]:
-                GS[g, a] = r
-                if packed:
-                    GQ[g, a] = GQ[g, i]
-                a += 1
-            else:
-                tmp_s[b] = r
-                if packed:
-                    tmp_q[b] = GQ[g, i]
-                b += 1
-        for i in range(b):
-            GS[g, a + i] = tmp_s[i]
-            if packed:
-                GQ[g, a + i] = tmp_q[i]
-    for i in range(s, e):
-        flag[GS[0, i]] = 0
+    while s + nl < e and Xt[f, GS[f, s + nl]] <= t:
+        nl += 1
+    dummy = np.empty((1, 1))
+    dtmp = np.empty(1)
+    _partition_work(GS, GQ, dummy, dummy, s, s + nl, e, f, flag, tmp_s, tmp_q, dtmp, dtmp,
+                    packed, False, False)
     return s + nl
 
 
@@ -820,17 +776,21 @@ def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
     Regression (``crit == MSE``) scores by squared error instead of Gini."""
     p, m = S.shape
     K = RS.shape[1]
+    crit = MSE if crit == MSE else GINI
+    Qw, Wa, Ya, unit, lg = _state_copies(Xt, RS, yc, S, np.zeros((1, 1), np.int32), False,
+                                         crit == MSE)
     tot = np.zeros(K)
-    _segment_stats(RS, S, 0, m, tot)
+    _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
     left = np.zeros(K)
+    right = np.zeros(K)
     out = np.zeros(4)
     score = np.full(p, -np.inf)
     thr = np.zeros(p)
     one = np.zeros(1, np.int64)
     for f in range(p):
         one[0] = f
-        _best_split(Xt, RS, yc, S, 0, m, tot, MSE if crit == MSE else GINI, min_leaf, one, left,
-                    out)
+        _scan(Xt, S, Qw, Wa, Ya, 0, m, tot, crit, min_leaf, one, 1, left, right, out, unit, lg,
+              TIES_INDEX)
         if out[1] >= 0:
             score[f] = out[0]
             thr[f] = out[3]
@@ -1003,35 +963,6 @@ def row_hash(rows, Z1, Z2):
         a += Z1[rows[i]]
         b += Z2[rows[i]]
     return a, b
-
-
-@njit(cache=True)
-def partition(S, Xt, f, t, flag):
-    """Stable split of every feature's sorted row list of ``S`` into ``x_f <= t`` (left) and the
-    rest: the children's sorted orders, shared from the parent without sorting."""
-    p, m = S.shape
-    nl = 0
-    for i in range(m):
-        r = S[0, i]
-        if Xt[f, r] <= t:
-            flag[r] = 1
-            nl += 1
-    SL = np.empty((p, nl), np.int32)
-    SR = np.empty((p, m - nl), np.int32)
-    for g in range(p):
-        a = 0
-        b = 0
-        for i in range(m):
-            r = S[g, i]
-            if flag[r]:
-                SL[g, a] = r
-                a += 1
-            else:
-                SR[g, b] = r
-                b += 1
-    for i in range(m):
-        flag[S[0, i]] = 0
-    return SL, SR
 
 
 @njit(cache=True)

@@ -32,7 +32,7 @@ def budget_at(budgets, depth: int, generator: str) -> int:
 class _Solver:
     """Backward induction over the memoised MDP (Algorithm 1)."""
 
-    def __init__(self, X, RS, crit, regression, est, alpha, deadline, seed, path):
+    def __init__(self, X, RS, crit, regression, est, alpha, deadline, seed, path, sk_seed=0):
         # one transposed copy (features contiguous); the row-major X is not kept
         self.Xt = np.ascontiguousarray(X.T)
         self.RS = RS
@@ -53,6 +53,11 @@ class _Solver:
         self.Z1 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.Z2 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.seed = int(rng.integers(0, 2**31 - 1))
+        # CART's tie rule (see _dpdt_kernels): scikit-learn's draws the same per-fit seed for
+        # every call, as the authors' code fits every CART with the same random_state
+        self.ties = K.TIES_SKLEARN if getattr(est, "tie_break", "index") == "sklearn" else (
+            K.TIES_INDEX)
+        self.sk_seed = int(sk_seed)
         self.flag = np.zeros(n, np.uint8)
         # unweighted classification: states carry packed ranks/classes (see _dpdt_kernels)
         self.packed = (not regression and RS.shape[1] < K.QSHIFT
@@ -75,21 +80,16 @@ class _Solver:
         return float(st[0]) if self.regression else float(st.sum())
 
     # ---------------------------------------------------------------- generator
-    def candidates(self, S, Q, d):
+    def candidates(self, S, Q, d, inplace=False):
         B = budget_at(self.budgets, d, self.gen)
         g = self.gen
-        if g == "cart" and self.packed:
-            self.stats["generator_calls"] += 1
-            f, t, nodes = K.cart_candidates_packed(
-                self.Xt, S, Q, self.RS.shape[1], B, self.crit, self.min_leaf,
-                self.max_features, self.seed + self.stats["generator_calls"], self.flag,
-            )
-            return f, t, int(nodes)
         if g == "cart":
             self.stats["generator_calls"] += 1
             f, t, nodes = K.cart_candidates(
-                self.Xt, self.RS, self.yc, S, B, self.crit, self.min_leaf, self.max_features,
-                self.seed + self.stats["generator_calls"], self.flag,
+                self.Xt, self.RS, self.yc, S, Q if self.packed else self._noq, self.packed, B,
+                self.crit, self.min_leaf, self.max_features,
+                self.seed + self.stats["generator_calls"], self.flag, self.ties, self.sk_seed,
+                inplace,
             )
             return f, t, int(nodes)
         if g == "topb":
@@ -130,7 +130,7 @@ class _Solver:
         err = float(K.leaf_error(st, self.crit))
         leaf = (st,)
         best_cost, best_tree = err, leaf
-        feats, thrs, own_ops = self.candidates(S, Q, d)
+        feats, thrs, own_ops = self.candidates(S, Q, d, seg is not None)
         self.stats["operations_distinct"] += own_ops
         ops = own_ops
         W = self.weight(st)

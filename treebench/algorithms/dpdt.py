@@ -87,6 +87,7 @@ _COMMON_CONSTRAINTS = {
     "random_state": ["random_state"],
     "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
+    "tie_break": [StrOptions({"index", "sklearn"})],
 }
 
 
@@ -103,6 +104,17 @@ class _DPDTMixin:
         t_start = time.perf_counter()
         compile_s = warmup()
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        # scikit-learn's splitter seed for random_state=rs: RandomState(rs).randint(0, 2^31 - 1)
+        sk_rs = self.random_state if isinstance(self.random_state, Integral) else seed
+        sk_seed = int(np.random.RandomState(sk_rs).randint(0, K.SK_RAND_R_MAX))
+        shift = K.QSHIFT  # a state packs value rank * shift + class into int32 (_dpdt_kernels)
+        while shift < RS.shape[1]:
+            shift *= 2
+        if X.shape[0] * shift >= 2**31:
+            raise ValueError(
+                f"DPDT handles at most {(2**31 - 1) // shift:,} training rows with "
+                f"{RS.shape[1]} classes (got {X.shape[0]:,}); subsample the training set."
+            )
         sw = ctx.sample_weight
         if np.all(sw > 0):
             Xk, RSk = X, np.ascontiguousarray(RS)
@@ -112,7 +124,7 @@ class _DPDTMixin:
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
         solver = _Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
-                         bool(self.alpha_path))
+                         bool(self.alpha_path), sk_seed)
         S = K.presort(solver.Xt)
         st = RSk.sum(axis=0)
         h1, h2 = K.row_hash(S[0], solver.Z1, solver.Z2)
@@ -209,6 +221,13 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         ``solve_info_["timed_out"]`` is True.
     cache_limit_mb : float > 0
         Cap of the state memo; when full, new states are solved but not stored.
+    tie_break : {"index", "sklearn"}
+        How the CART generator breaks ties between equal-impurity splits and between open
+        nodes of equal priority: "index" (lower feature index, smaller threshold, node created
+        first; needs no seed) or "sklearn" (scikit-learn's ``DecisionTreeClassifier(
+        max_leaf_nodes=B, random_state=random_state)``: its per-node random feature order and
+        its best-first heap, as in the authors' code; the paper's Table 1 operation counts
+        come from ``random_state=42``, the authors' default). Only matters on data with ties.
     """
 
     _parameter_constraints = {
@@ -229,6 +248,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         random_state=None,
         time_limit=None,
         cache_limit_mb=512,
+        tie_break="index",
     ):
         self.max_depth = max_depth
         self.candidates = candidates
@@ -241,6 +261,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         self.random_state = random_state
         self.time_limit = time_limit
         self.cache_limit_mb = cache_limit_mb
+        self.tie_break = tie_break
 
     def _fit_tree(self, X, y_index, ctx):
         n_classes = len(self.classes_)
@@ -274,7 +295,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (criterion
-    "squared_error")."""
+    "squared_error"; ``tie_break="sklearn"`` follows ``DecisionTreeRegressor``)."""
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
@@ -294,6 +315,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
         random_state=None,
         time_limit=None,
         cache_limit_mb=512,
+        tie_break="index",
     ):
         self.max_depth = max_depth
         self.candidates = candidates
@@ -306,6 +328,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
         self.random_state = random_state
         self.time_limit = time_limit
         self.cache_limit_mb = cache_limit_mb
+        self.tie_break = tie_break
 
     def _fit_tree(self, X, y, ctx):
         sw = ctx.sample_weight
@@ -332,23 +355,23 @@ def warmup() -> float:
     y = rng.integers(0, 2, 30)
     cls = np.ascontiguousarray(np.eye(2)[y])
     reg = np.column_stack([np.ones(30), X[:, 0], X[:, 0] ** 2])
+    Q = K.pack_ranks(Xt, S, y)
+    noq = np.zeros((1, 1), np.int32)
     for RS, crits in ((cls, (K.GINI, K.ENTROPY)), (cls * 1.5, (K.GINI,)), (reg, (K.MSE,))):
         RS = np.ascontiguousarray(RS)
         yc = y if crits[0] != K.MSE else np.zeros(30, np.int64)
         for crit in crits:
-            K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 3, 0, flag)
-            K.cart_candidates(Xt, RS, yc, S, 4, crit, 1, 2, 0, flag)
+            for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
+                for mf in (3, 2):
+                    K.cart_candidates(Xt, RS, yc, S, noq, False, 4, crit, 1, mf, 0, flag, ties, 1)
+                    if crit != K.MSE:
+                        K.cart_candidates(Xt, RS, yc, S, Q, True, 4, crit, 1, mf, 0, flag, ties,
+                                          1)
             f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1, crit)
             K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.midpoint_candidates(Xt, S, 1, 0)
-    Q = K.pack_ranks(Xt, S, y)
-    for crit in (K.GINI, K.ENTROPY):
-        for k in (2, 3):
-            K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 3, 0, flag)
-            K.cart_candidates_packed(Xt, S, Q, k, 4, crit, 1, 2, 0, flag)
-    K.partition_packed(S, Q, Xt, 0, 0.5, flag)
-    fq, tq = K.cart_candidates_packed(Xt, S, Q, 2, 4, K.GINI, 1, 3, 0, flag)[:2]
+    fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, 4, K.GINI, 1, 3, 0, flag, 0, 1)[:2]
     K.leaf_child_stats_packed(Xt, S, Q, fq, tq, np.ones(2))
     for packed in (True, False):
         K.partition_side(S, Q, Xt, 0, 0.5, flag, packed, packed)
@@ -358,16 +381,19 @@ def warmup() -> float:
         K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, tmp, tmp.copy(), packed)
         # non-contiguous state views (segments of the in-place orders)
         Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
-        fv, tv = K.cart_candidates_packed(Xt, Sv, Qv, 2, 4, K.GINI, 1, 3, 0, flag)[:2]
+        for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
+            fv, tv = K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties,
+                                       1)[:2]
+            K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties, 1, True)
+            K.cart_candidates(Xt, cls, y, Sv, noq, False, 4, K.GINI, 1, 3, 0, flag, ties, 1)
+            K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, noq, False, 4, K.MSE, 1,
+                              3, 0, flag, ties, 1)
         K.leaf_child_stats_packed(Xt, Sv, Qv, fv, tv, np.ones(2))
-        K.cart_candidates(Xt, cls, y, Sv, 4, K.GINI, 1, 3, 0, flag)
-        K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, 4, K.MSE, 1, 3, 0, flag)
         for crit, RS in ((K.GINI, cls), (K.MSE, np.ascontiguousarray(reg))):
             f, th = K.topb_candidates(Xt, RS, y, Sv, 2, 1, crit)
             K.child_stats(Xt, RS, y, Sv, f, th, Z, Z, RS.sum(axis=0), crit)
         K.midpoint_candidates(Xt, Sv, 1, 0)
         K.row_hash(Sv[0], Z, Z)
-    K.partition(S, Xt, 0, 0.5, flag)
     K.row_hash(S[0], Z, Z)
     _WARM = True
     return time.perf_counter() - t

@@ -82,3 +82,18 @@ class RaiseClassifier(_LeafBase):
     def _fit_tree(self, X, y_index, ctx):
         sample_weight = ctx.sample_weight
         raise RuntimeError(self.message)
+
+
+@ALGORITHMS.register("test-kill-worker", tags=("test",))
+class KillWorkerClassifier(_LeafBase):
+    """SIGKILLs the process that supervises the cell (its worker), like a node lost mid-cell;
+    for cluster tests (issue 15), where the engine retries the cell on a fresh worker a bounded
+    number of times and then records it ``crashed``. Never run it with a local backend: there
+    the supervising process may be the driver."""
+
+    _parameter_constraints = {}
+
+    def _fit_tree(self, X, y_index, ctx):
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(5)  # pragma: no cover - the worker's death ends this process too
+        return self._leaf(y_index, ctx.sample_weight), {}

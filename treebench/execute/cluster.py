@@ -12,15 +12,25 @@ that loses its connection or is interrupted keeps every finished cell and a reru
 Faults: a worker that dies mid-cell makes the scheduler re-run its cells elsewhere (dask's
 ``distributed.scheduler.allowed-failures``, ray's ``max_retries``: bounded); a cell that keeps
 killing workers is recorded ``crashed`` with the engine's reason. Ctrl-C cancels the pending
-tasks and keeps finished cells.
+tasks and keeps finished cells. An address that is malformed or does not answer is one
+sentence (`UserError`, exit 2), checked before anything runs.
+
+Threads: a dask worker started with ``--nthreads T`` runs T cells at once, each still in its
+own supervised child; the worker's preparation and the fork are serialised
+(`treebench.execute.supervise.PREPARE_LOCK`), the waits run in parallel. Every task reports
+which (host, process, thread) ran it, so the run summary states the workers and threads
+actually used (`ClusterRun`).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +42,58 @@ SHIPMENTS: Counter = Counter()
 #: worker side: datasets this process received from the driver and installed in its cache
 RECEIVED: Counter = Counter()
 
+#: worker side: the shipped datasets this process holds, key -> (shipment, dataset); the most
+#: recent `HELD_SIZE` only, so that a long-lived worker serving many sweeps does not grow
+_HELD: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+HELD_SIZE = 16
+
 #: ray: retries of a task whose worker died (bounded, like dask's allowed-failures default)
 RAY_MAX_RETRIES = 3
+#: seconds to wait for a TCP connection to a cluster address before calling it unreachable
+CONNECT_SECONDS = 10.0
+
+
+@dataclass
+class ClusterRun:
+    """Where a sweep ran: the cluster as found at connection, and what the tasks reported."""
+
+    backend: str
+    where: str  # the scheduler's or the ray cluster's address, or "a local ... cluster"
+    workers: int = 0  # dask workers / ray nodes alive at connection
+    threads: int = 0  # dask worker threads / ray CPUs at connection
+    used: set[tuple[str, int, int]] = field(default_factory=set)  # (host, pid, thread) ran a cell
+    received: Counter = field(default_factory=Counter)  # (host, pid, dataset key) -> shipments
+    shipped: Counter = field(default_factory=Counter)  # dataset key -> copies sent
+
+    def note(self, where: tuple[str, int, int], received: list[str]) -> None:
+        self.used.add(tuple(where))
+        for key in received:
+            self.received[(where[0], where[1], key)] += 1
+
+    @property
+    def n_workers_used(self) -> int:
+        """Worker processes (dask workers, ray worker processes) that ran at least one cell."""
+        return len({(h, p) for h, p, _ in self.used})
+
+    @property
+    def n_threads_used(self) -> int:
+        return len(self.used)
+
+    @property
+    def n_hosts_used(self) -> int:
+        return len({h for h, _, _ in self.used})
+
+    def describe(self) -> str:
+        """What ran the cells, for the run summary: ``2 dask workers (4 threads) at tcp://...``
+        or ``2 ray worker processes on 1 host at ray://...``."""
+        w, t, h = self.n_workers_used, self.n_threads_used, self.n_hosts_used
+        if self.backend == "dask":
+            return f"{_n(w, 'dask worker')} ({_n(t, 'thread')}) at {self.where}"
+        return f"{_n(w, 'ray worker process', 'ray worker processes')} on {_n(h, 'host')} at {self.where}"
+
+
+def _n(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def dataset_key(cell: Cell) -> str:
@@ -55,32 +115,64 @@ def _datasets(cells: list[Cell], data_dirs: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def install_dataset(shipped: tuple[str, Any] | None) -> None:
+class InStore:
+    """A dataset in ray's object store, wrapped so that ray hands the task the reference (not
+    the value): a worker process fetches it once and keeps it (`install_dataset`)."""
+
+    def __init__(self, ref: Any):
+        self.ref = ref
+
+
+def install_dataset(shipped: tuple[str, Any] | None) -> list[str]:
     """Put a shipped ``(key, dataset)`` into this worker's dataset cache (before each cell, so
-    that the cache's eviction never sends a worker looking for a file it does not have)."""
+    that the cache's eviction never sends a worker looking for a file it does not have).
+    Returns the keys received now: a shipment (a dask scatter, a ray object) is counted in
+    `RECEIVED` the first time this process sees it, and a ray object is fetched only then."""
     if shipped is None:
-        return
+        return []
     from treebench.execute import worker
+    from treebench.execute.supervise import PREPARE_LOCK
 
     key, ds = shipped
-    if worker._DATASETS.get(key) is not ds:
-        if key not in RECEIVED:
+    tag = ds.ref if isinstance(ds, InStore) else ds
+    got: list[str] = []
+    with PREPARE_LOCK:  # threads of one dask worker install and prepare one at a time
+        held = _HELD.get(key)
+        if held is None or (held[0] != tag if isinstance(ds, InStore) else held[0] is not tag):
+            if isinstance(ds, InStore):
+                import ray
+
+                ds = ray.get(ds.ref)
+            _HELD[key] = (tag, ds)
             RECEIVED[key] += 1
-        worker._DATASETS[key] = ds
-    worker._DATASETS.move_to_end(key)
+            got.append(key)
+        _HELD.move_to_end(key)
+        ds = _HELD[key][1]
+        while len(_HELD) > HELD_SIZE:
+            _HELD.popitem(last=False)
+        if worker._DATASETS.get(key) is not ds:
+            worker._DATASETS[key] = ds
+        worker._DATASETS.move_to_end(key)
+    return got
+
+
+def here() -> tuple[str, int, int]:
+    """(host, process id, thread id) of the code running this."""
+    return socket.gethostname(), os.getpid(), threading.get_ident()
 
 
 def cluster_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any],
                  shipped: tuple[str, Any] | None) -> dict[str, Any]:
     """The task run on a worker: install the shipped dataset, run the cell supervised (its own
-    child process), return the record."""
+    child process), return ``{"record", "where", "received"}``: the cell's record, which
+    (host, pid, thread) ran it and which shipments it received."""
     from treebench.execute.supervise import run_cell
 
-    install_dataset(shipped)
+    received = install_dataset(shipped)
     record = run_cell(cell, None if shipped is not None else data_dirs, context)
     if record is None:  # the worker was interrupted: let the engine treat it as a failure
         raise RuntimeError("the cell was interrupted on its worker")
-    return record
+    return {"record": record, "where": here(), "received": received}
 
 
 def received_counts() -> dict[str, int]:
@@ -115,24 +207,62 @@ def run_on_cluster(
     context: dict[str, Any],
     take: Callable[[dict[str, Any]], None],
     show_where: bool = True,
-) -> None:
-    """Run ``cells`` on dask or ray; ``take(record)`` writes each record as it arrives."""
+    on_start: Callable[[ClusterRun], None] | None = None,
+) -> ClusterRun:
+    """Run ``cells`` on dask or ray; ``take(record)`` writes each record as it arrives.
+    ``on_start`` receives the `ClusterRun` once connected (it fills in as cells finish, so the
+    caller sees what ran even when the sweep is interrupted); it is also returned."""
     address = resolve_address(backend, address)
+    if address:
+        check_address(backend, address)
+    run = ClusterRun(backend=backend, where="")
+    kw = dict(address=address, n_jobs=n_jobs, data_dirs=data_dirs,
+              data_dir_on_workers=data_dir_on_workers, context=context, take=take,
+              show_where=show_where, run=run, on_start=on_start)
     if backend == "dask":
-        _run_dask(cells, address=address, n_jobs=n_jobs, data_dirs=data_dirs,
-                  data_dir_on_workers=data_dir_on_workers, context=context, take=take,
-                  show_where=show_where)
+        _run_dask(cells, **kw)
     elif backend == "ray":
-        _run_ray(cells, address=address, n_jobs=n_jobs, data_dirs=data_dirs,
-                 data_dir_on_workers=data_dir_on_workers, context=context, take=take,
-                 show_where=show_where)
+        _run_ray(cells, **kw)
     else:  # pragma: no cover - the caller checks
         raise ValueError(f"not a cluster backend: {backend!r}")
+    return run
 
 
 def _say(text: str, enabled: bool) -> None:
     if enabled:
         print(f"treebench: {text}", file=sys.stderr, flush=True)
+
+
+def _host_port(location: str) -> tuple[str, int] | None:
+    """``host:port`` (``[v6]:port`` too) split, or None when it is not of that form."""
+    host, sep, port = location.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_address(backend: str, address: str) -> None:
+    """Refuse, in one sentence, an address that is malformed or where nothing answers (a TCP
+    connection within `CONNECT_SECONDS`): ray would otherwise wait minutes for a GCS that is
+    not there. ``auto`` (ray) is left to ray, which fails at once when no cluster runs here."""
+    if backend == "ray" and address == "auto":
+        return
+    example = "tcp://host:8786" if backend == "dask" else "auto, host:6379 or ray://host:10001"
+    scheme, sep, location = address.partition("://")
+    if not sep:
+        scheme, location = ("tcp" if backend == "dask" else ""), address
+    ok_schemes = ("tcp", "tls") if backend == "dask" else ("", "ray")
+    hp = _host_port(location.rstrip("/"))
+    if scheme not in ok_schemes or hp is None:
+        raise UserError(f"--address {address!r} is not a {backend} cluster address; give "
+                        f"{example}.")
+    try:
+        socket.create_connection(hp, timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        start = "`dask scheduler`" if backend == "dask" else "`ray start --head`"
+        raise UserError(f"cannot reach the {backend} cluster at {address} ({reason}); start it "
+                        f"with {start} or check --address.") from None
 
 
 # ----------------------------------------------------------------------------- dask
@@ -142,7 +272,7 @@ def _dask_client(address: str | None, n_jobs: int):
     if address:
         try:
             return Client(address, timeout="20s", set_as_default=False), True
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise UserError(f"cannot reach the dask scheduler at {address} ({exc}); start it "
                             f"with `dask scheduler` or check --address.") from None
     try:
@@ -156,25 +286,37 @@ def _dask_client(address: str | None, n_jobs: int):
 
 
 def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
-              show_where) -> None:
+              show_where, run, on_start) -> None:
     from distributed import as_completed
+
+    import logging
 
     client, own = _dask_client(address, n_jobs)
     futures: list[Any] = []
+    # a lost scheduler is told in one sentence below; dask's client would also log its own
+    # reconnection failure with tracebacks of its cancelled closing coroutines
+    client_log = logging.getLogger("distributed.client")
+    level = client_log.level
+    client_log.setLevel(logging.CRITICAL)
     try:
         info = client.scheduler_info()
         workers = info.get("workers", {})
         if not workers:
             client.wait_for_workers(1, timeout=60)
             workers = client.scheduler_info().get("workers", {})
-        threads = sum(int(w.get("nthreads", 1)) for w in workers.values())
+        run.where = client.scheduler.address if address else "a local dask cluster"
+        run.workers = len(workers)
+        run.threads = sum(int(w.get("nthreads", 1)) for w in workers.values())
+        if on_start is not None:
+            on_start(run)
         _say(f"running on dask scheduler {client.scheduler.address} "
-             f"({len(workers)} workers, {threads} threads)", show_where)
+             f"({run.workers} workers, {run.threads} threads)", show_where)
         shipped: dict[str, Any] = {}
         if not data_dir_on_workers:
             for key, ds in _datasets(cells, data_dirs).items():
                 shipped[key] = client.scatter((key, ds), broadcast=True, hash=False)
                 SHIPMENTS[key] += len(workers)
+                run.shipped[key] += len(workers)
         by_key: dict[str, Cell] = {}
         for c in cells:
             k = f"treebench-cell-{c.id}"
@@ -184,7 +326,9 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
         for fut in as_completed(futures, loop=client.loop):
             cell = by_key[fut.key]
             if fut.status == "finished":
-                record = fut.result()
+                got = fut.result()
+                run.note(got["where"], got["received"])
+                record = got["record"]
             elif fut.status == "cancelled":  # the scheduler forgot it: connection lost
                 raise OSError(f"cell {cell.id} was cancelled by the scheduler")
             else:
@@ -206,6 +350,7 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
                 client.close(timeout=10)
             except Exception:  # noqa: BLE001 - closing after a lost connection
                 pass
+        client_log.setLevel(level)
 
 
 def _connection_lost(exc: BaseException | None) -> bool:
@@ -222,39 +367,57 @@ def _cancel_dask(client, futures) -> None:
 
 
 # ----------------------------------------------------------------------------- ray
-def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
-             show_where) -> None:
+def _ray_init(address: str | None, n_jobs: int) -> bool:
+    """Connect to (or start) ray unless the caller already did; True when we connected."""
     import ray
 
-    started = False
-    if not ray.is_initialized():
-        kw: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
-        if address:
-            kw["address"] = address
-        else:
-            from treebench.execute.executor import effective_n_jobs
+    if ray.is_initialized():
+        return False
+    kw: dict[str, Any] = {"log_to_driver": False}
+    if address:
+        kw["address"] = address
+    else:
+        from treebench.execute.executor import effective_n_jobs
 
-            kw["num_cpus"] = effective_n_jobs(n_jobs)
-            kw["include_dashboard"] = False
-        try:
-            ray.init(**kw)
-        except ConnectionError as exc:
-            raise UserError(f"cannot reach the ray cluster at {address} ({exc}); start it with "
-                            f"`ray start --head` or check --address.") from None
-        started = True
+        kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
+    try:
+        ray.init(**kw)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"cannot reach the ray cluster at {address or 'this machine'} ({first}); "
+                        f"start it with `ray start --head` or check --address.") from None
+    return True
+
+
+def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
+             show_where, run, on_start) -> None:
+    import ray
+
+    started = _ray_init(address, n_jobs)
     refs: list[Any] = []
     try:
         nodes = [n for n in ray.nodes() if n.get("Alive")]
-        cpus = int(ray.cluster_resources().get("CPU", 0))
-        where = ray.get_runtime_context().gcs_address if address else "a local ray cluster"
-        _say(f"running on ray at {where} ({len(nodes)} nodes, {cpus} CPUs)", show_where)
+        run.workers = len(nodes)
+        run.threads = int(ray.cluster_resources().get("CPU", 0))
+        if not address:
+            run.where = "a local ray cluster"
+        elif address.startswith("ray://"):
+            run.where = address  # Ray Client: the driver talks to the head's client server
+        else:
+            run.where = ray.get_runtime_context().gcs_address
+        if on_start is not None:
+            on_start(run)
+        _say(f"running on ray at {run.where} ({run.workers} nodes, {run.threads} CPUs)",
+             show_where)
         remote = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES)(cluster_cell)
         shipped: dict[str, Any] = {}
         if not data_dir_on_workers:
             for key, ds in _datasets(cells, data_dirs).items():
-                # one copy in the object store of each node that runs the dataset's cells
-                shipped[key] = ray.put((key, ds))
-                SHIPMENTS[key] += len(nodes)
+                # one copy in the object store, moved by ray to each node that runs the
+                # dataset's cells; each worker process fetches it once (`install_dataset`)
+                shipped[key] = (key, InStore(ray.put(ds)))
+                SHIPMENTS[key] += 1
+                run.shipped[key] += 1
         by_ref: dict[Any, Cell] = {}
         for c in cells:
             ref = remote.remote(c, data_dirs, context, shipped.get(dataset_key(c)))
@@ -262,14 +425,18 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
             refs.append(ref)
         pending = list(refs)
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
+            # a bounded wait, so that Ctrl-C is seen between waits
+            done, pending = ray.wait(pending, num_returns=1, timeout=1.0)
             for ref in done:
                 cell = by_ref.pop(ref)
                 try:
-                    record = ray.get(ref)
+                    got = ray.get(ref)
                 except ray.exceptions.RayError as exc:
-                    record = _crashed_record(cell, context, f"{type(exc).__name__}: "
-                                             f"{str(exc).splitlines()[0] if str(exc) else ''}")
+                    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    record = _crashed_record(cell, context, f"{type(exc).__name__}: {text}")
+                else:
+                    run.note(got["where"], got["received"])
+                    record = got["record"]
                 take(record)
     except KeyboardInterrupt:
         for r in refs:
@@ -278,6 +445,10 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
             except Exception:  # noqa: BLE001 - best effort on the way out
                 pass
         raise
+    except ConnectionError as exc:  # the head or the Ray Client server went away
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"lost the connection to the ray cluster ({first}); finished cells are "
+                        f"saved, run the same command again to resume.") from None
     finally:
         if started:
             ray.shutdown()

@@ -1,13 +1,14 @@
-"""Run cells in parallel through joblib and report progress.
+"""Run cells in parallel and report progress.
 
-``fork`` (the default) runs cells in worker processes forked from the driver once it has
-imported and warmed up the learners and loaded the data, so workers start at once and share
-that memory; the other backends go through joblib (``loky``: fresh interpreters,
-``threading``, ``sequential``; ``dask`` or ``ray`` when their packages register a joblib
-backend). Cell code is the same for all of them:
-`treebench.execute.supervise.run_cell`, which forks a supervised child from whatever process
-runs it. Records stream back unordered as cells finish, and this process (the driver) writes
-each cell file: workers need no shared file system.
+``fork`` (the default) runs cells in a pool of long-lived workers forked from the driver once
+it has imported and warmed up the learners and loaded the data (`treebench.execute.pool`):
+workers start at once, share that memory and run many cells each, with every cell's time and
+memory limits still enforced. The other backends go through joblib (``loky``: fresh
+interpreters, ``threading``, ``sequential``; ``dask`` or ``ray`` when their packages register a
+joblib backend) and run each cell through `treebench.execute.supervise.run_cell`, which forks
+a supervised child per cell from whatever process runs it. Records stream back unordered as
+cells finish, and this process (the driver) writes each cell file: workers need no shared
+file system.
 """
 
 from __future__ import annotations
@@ -55,9 +56,11 @@ def run_cells(
     show_progress: bool = True,
     address: str | None = None,
     data_dir_on_workers: bool = False,
+    on_cluster: Callable[[Any], None] | None = None,
 ) -> Counter:
     """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
-    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up."""
+    with its row; returns status counts. Raises KeyboardInterrupt after cleaning up.
+    ``on_cluster`` receives the `treebench.execute.cluster.ClusterRun` of a dask/ray run."""
     from joblib import Parallel, delayed, parallel_config
 
     from treebench.execute.supervise import run_cell
@@ -75,7 +78,7 @@ def run_cells(
                 cells, out, backend=backend, address=address, n_jobs=n_jobs,
                 data_dirs=data_dirs, data_dir_on_workers=data_dir_on_workers, context=context,
                 take=lambda rec: _take(rec, out, progress, on_result, write_cell),
-                show_where=show_progress,
+                show_where=show_progress, on_start=on_cluster,
             )
         finally:
             progress.close()
@@ -94,10 +97,13 @@ def run_cells(
     n_jobs_eff = 1 if backend == "sequential" else min(effective_n_jobs(n_jobs), len(cells))
     progress = _Progress(len(cells), show_progress)
     try:
-        if n_jobs_eff > 1 and backend == "fork":
-            _run_forked(cells, out, n_jobs_eff, data_dirs, context, progress, on_result, write_cell)
+        if backend == "fork":
+            from treebench.execute.pool import run_pool
+
+            run_pool(cells, n_jobs_eff, data_dirs, context,
+                     lambda rec: _take(rec, out, progress, on_result, write_cell))
             return progress.counts
-        if n_jobs_eff == 1 and backend in ("fork", "loky", "sequential"):
+        if n_jobs_eff == 1 and backend in ("loky", "sequential"):
             # one worker: run in this process (already warm, no worker start-up); each cell
             # still runs in its own forked child
             for c in cells:
@@ -116,43 +122,6 @@ def run_cells(
         if own_client is not None:
             own_client.close()
     return progress.counts
-
-
-_FORK_STATE: Any = None
-
-
-def _forked_cell(i: int):
-    cells, data_dirs, context = _FORK_STATE
-    from treebench.execute.supervise import run_cell
-
-    try:
-        return run_cell(cells[i], data_dirs, context)
-    except KeyboardInterrupt:
-        return None
-
-
-def _run_forked(cells, out, n, data_dirs, context, progress, on_result, write_cell) -> None:
-    """Workers forked from this process after it warmed every learner the cells use: they
-    inherit the imports, compiled kernels and loaded datasets, and start at once."""
-    import multiprocessing as mp
-
-    from treebench.execute.worker import warm
-
-    global _FORK_STATE
-    for alg in dict.fromkeys(c.algorithm for c in cells):
-        warm(alg)
-    _FORK_STATE = (cells, data_dirs, context)
-    pool = mp.get_context("fork").Pool(n)
-    try:
-        for record in pool.imap_unordered(_forked_cell, range(len(cells)), chunksize=1):
-            _take(record, out, progress, on_result, write_cell)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
-        _FORK_STATE = None
 
 
 def effective_n_jobs(n_jobs: int) -> int:

@@ -30,6 +30,7 @@ import select
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -38,6 +39,10 @@ from typing import Any
 from treebench.cells import Cell
 
 POLL_SECONDS = 0.02
+#: held while a cell warms its learner, prepares its data and forks: a dask worker with several
+#: threads runs several cells at once, the worker caches are not thread-safe, and a fork while
+#: another thread imports or compiles could leave a lock held in the child (issue 15)
+PREPARE_LOCK = threading.RLock()
 _PR_SET_PDEATHSIG = 1
 
 
@@ -128,10 +133,11 @@ def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -
                             runner=runner, payload=payload)
 
     try:
-        runner["warmup_seconds"] = warm(cell.algorithm)
-        t0 = time.perf_counter()
-        prep = prepare(cell, data_dirs)
-        runner["prepare_seconds"] = time.perf_counter() - t0
+        with PREPARE_LOCK:
+            runner["warmup_seconds"] = warm(cell.algorithm)
+            t0 = time.perf_counter()
+            prep = prepare(cell, data_dirs)
+            runner["prepare_seconds"] = time.perf_counter() - t0
     except KeyboardInterrupt:
         return None
     except MemoryError as exc:
@@ -154,8 +160,9 @@ def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -
     base_rss = _vm_kb(os.getpid(), "VmRSS:")
     sys.stdout.flush()
     sys.stderr.flush()
-    forked = time.perf_counter()
-    pid = os.fork()
+    with PREPARE_LOCK:
+        forked = time.perf_counter()
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child (coverage does not follow forks)
         _child(cell, prep, tmp, mem_mb)
     status, error = None, None

@@ -88,15 +88,6 @@ def write_report(
 
         fig_formats = ("png", "svg") if "svg" in fmts else ("png",)
         infos = write_figures(results, out_dir, fig_formats)
-        from treebench.report.comparison import write_comparison_figures
-
-        infos += write_comparison_figures(results, out_dir, fig_formats)
-        from treebench.report.tradeoff import write_tradeoff_figures
-
-        infos += write_tradeoff_figures(results, out_dir, fig_formats)
-        from treebench.report.time_accuracy import write_time_accuracy_figures
-
-        infos += write_time_accuracy_figures(results, out_dir, fig_formats)
         for kind in ("png", "svg"):
             paths = [i.paths[kind] for i in infos if kind in i.paths]
             if paths:

@@ -1,54 +1,65 @@
 """Figures that compare algorithm settings: Pareto plots of accuracy against tree size (per
 dataset, `pareto`) and critical-difference diagrams over datasets (`critical_difference`).
 
-Written after `figures.write_figures` (which clears the folder first) into the same
-``figures/`` folder; cross-dataset figures carry the dataset label `ALL_DATASETS`.
+Registered with `figures.register_figures`: `figures.write_figures` draws them with the other
+figures (in parallel, and only when their inputs changed: a content hash of the settings each
+one shows is stored beside the figures); cross-dataset figures carry the dataset label
+`ALL_DATASETS`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from treebench.report.aggregate import Results, distinct
-from treebench.report.figures import RC, FigureInfo, save, slug
+from treebench.report.figures import ALL_DATASETS, _Job, make_job, register_figures, slug
 
-ALL_DATASETS = "all datasets"
+__all__ = ["ALL_DATASETS", "CD_METRICS", "comparison_jobs"]
 #: metrics ranked in critical-difference diagrams: test accuracy always, the others when the
 #: config's `metrics:` list names them (the NGI paper ranks AUC and expected cost)
 CD_METRICS = (("test_accuracy", "test accuracy"), ("test_roc_auc", "test ROC AUC"),
               ("expected_cost_test", "expected test cost"))
 
 
-def write_comparison_figures(results: Results, out: Path,
-                             formats: tuple[str, ...] = ("png", "svg")) -> list[FigureInfo]:
-    import matplotlib
+def comparison_jobs(results: Results) -> list[_Job]:
+    """Critical-difference diagrams (one per ranked metric and depth group) and Pareto plots
+    (one per dataset and size measure)."""
+    from treebench.report.critical_difference import ranking_groups
+    from treebench.report.pareto import SIZES
 
-    from treebench.report.critical_difference import cd_figure, rankings
-    from treebench.report.pareto import SIZES, pareto_figure
+    jobs: list[_Job] = []
+    for metric, label in CD_METRICS:
+        if metric != "test_accuracy" and metric not in results.metrics:
+            continue  # other metrics are ranked when the config's `metrics:` names them
+        if metric not in results.table.columns:
+            continue
+        tail = "" if metric == "test_accuracy" else f"_{slug(metric)}"
+        for where, what in ranking_groups(results):
+            stem = f"all-datasets__critical_difference{tail}_{slug(what)}"
+            jobs.append(make_job(stem, ALL_DATASETS, "critical_difference",
+                                 (metric, label, tuple(where.items()), what)))
+    for dataset in distinct(results.settings["dataset"]):
+        for col, label, suffix in SIZES:
+            jobs.append(make_job(f"{slug(dataset)}__pareto_test_accuracy_vs_{suffix}", dataset,
+                                 "pareto", (col, label)))
+    return jobs
 
-    fdir = out / "figures"
-    fdir.mkdir(parents=True, exist_ok=True)
-    infos: list[FigureInfo] = []
-    if results.settings.empty:
-        return infos
-    with matplotlib.rc_context(RC):
-        for metric, label in CD_METRICS:
-            if metric != "test_accuracy" and metric not in results.metrics:
-                continue  # other metrics are ranked when the config's `metrics:` names them
-            for r in rankings(results, metric):
-                fig = cd_figure(r, label)
-                tail = "" if metric == "test_accuracy" else f"_{slug(metric)}"
-                stem = f"all-datasets__critical_difference{tail}_{slug(r.title)}"
-                title = f"Critical difference: {label} ranks over datasets, {r.title}"
-                infos.append(FigureInfo(ALL_DATASETS, stem, title,
-                                        save(fig, fdir / stem, title, formats)))
-        for dataset in distinct(results.settings["dataset"]):
-            for col, label, suffix in SIZES:
-                fig = pareto_figure(results, dataset, col, label)
-                if fig is None:
-                    continue
-                stem = f"{slug(dataset)}__pareto_test_accuracy_vs_{suffix}"
-                title = fig.axes[0].get_title()
-                infos.append(FigureInfo(dataset, stem, title, save(fig, fdir / stem, title,
-                                                                   formats)))
-    return infos
+
+def _draw_cd(results: Results, job: _Job):
+    from treebench.report.critical_difference import cd_figure, ranking
+
+    metric, label, where, what = job.extra
+    r = ranking(results, metric, dict(where), what)
+    if r is None:
+        return None
+    return cd_figure(r, label), f"Critical difference: {label} ranks over datasets, {r.title}"
+
+
+def _draw_pareto(results: Results, job: _Job):
+    from treebench.report.pareto import pareto_figure
+
+    col, label = job.extra
+    fig = pareto_figure(results, job.dataset, col, label)
+    return None if fig is None else (fig, fig.axes[0].get_title())
+
+
+register_figures("critical_difference", comparison_jobs, _draw_cd)
+register_figures("pareto", lambda results: [], _draw_pareto)

@@ -117,16 +117,28 @@ def rankings(results: Results, metric: str = "test_accuracy") -> list[Ranking]:
     if metric not in results.table.columns or results.settings.empty:
         return []
     out = []
-    depths = [d for d in distinct(results.settings[DEPTH]) if d is not NA and d is not None] \
-        if DEPTH in results.settings else []
-    groups = [({DEPTH: d}, f"max_depth={fmt_value(d)}") for d in depths] if len(depths) > 1 \
-        else [({}, "all settings")]
-    for where, what in groups:
-        scores, left = score_matrix(results, metric, where)
-        r = rank_settings(scores, what, left, lower_is_better=metric in LOWER_IS_BETTER)
+    for where, what in ranking_groups(results):
+        r = ranking(results, metric, where, what)
         if r is not None:
             out.append(r)
     return out
+
+
+def ranking_groups(results: Results) -> list[tuple[dict[str, Any], str]]:
+    """The groups settings are ranked within: one per ``max_depth`` when it is swept, else
+    one over all settings; (row filter, title) each."""
+    depths = [d for d in distinct(results.settings[DEPTH]) if d is not NA and d is not None] \
+        if DEPTH in results.settings else []
+    return [({DEPTH: d}, f"max_depth={fmt_value(d)}") for d in depths] if len(depths) > 1 \
+        else [({}, "all settings")]
+
+
+def ranking(results: Results, metric: str, where: dict[str, Any], what: str) -> Ranking | None:
+    """The `Ranking` of one group (None when too few datasets or settings)."""
+    if metric not in results.table.columns or results.settings.empty:
+        return None
+    scores, left = score_matrix(results, metric, where)
+    return rank_settings(scores, what, left, lower_is_better=metric in LOWER_IS_BETTER)
 
 
 def cd_figure(r: Ranking, metric_label: str = "test accuracy") -> Any:

@@ -12,6 +12,7 @@ of them did. Nothing here computes a metric: every number comes from `aggregate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -385,10 +386,41 @@ CACHE_FILE = ".figures.json"
 
 @dataclass(frozen=True)
 class _Job:
+    """One figure file to draw: ``kind`` names its drawer (`DRAWERS`); ``dataset`` is the
+    dataset whose settings it shows, or `ALL_DATASETS` for figures over every dataset (its
+    cache signature then covers every setting); ``extra`` is what its drawer needs besides."""
+
     stem: str
     dataset: str
     axis: str | None  # None: the leaves figure
     metrics: tuple[str, ...]
+    kind: str = "axis"
+    extra: tuple = ()
+
+
+#: the dataset label of figures drawn over every dataset (critical-difference diagrams)
+ALL_DATASETS = "all datasets"
+#: kind -> drawer(results, job) -> (figure, title) or None (no figure for these inputs)
+DRAWERS: dict[str, Callable[[Results, _Job], tuple[Any, str] | None]] = {}
+#: functions listing further figure jobs (comparison and trade-off figures register theirs)
+JOB_MAKERS: list[Callable[[Results], list[_Job]]] = []
+#: modules whose import registers figure kinds (`register_figures`); loaded by `write_figures`
+FIGURE_MODULES = ("treebench.report.comparison", "treebench.report.tradeoff",
+                  "treebench.report.time_accuracy")
+
+
+def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
+                     draw: Callable[[Results, _Job], tuple[Any, str] | None]) -> None:
+    """Add a kind of figure to every report: ``jobs(results)`` lists its files and
+    ``draw(results, job)`` draws one; `write_figures` caches and parallelises them as it does
+    the per-dataset figures."""
+    DRAWERS[kind] = draw
+    if jobs not in JOB_MAKERS:
+        JOB_MAKERS.append(jobs)
+
+
+def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> _Job:
+    return _Job(stem, dataset, None, (), kind, extra)
 
 
 def _jobs(results: Results) -> list[_Job]:
@@ -413,7 +445,7 @@ def _jobs(results: Results) -> list[_Job]:
         for axis in all_axes:
             for name, mets in plans:
                 jobs.append(_Job(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
-        jobs.append(_Job(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, ()))
+        jobs.append(_Job(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, (), "leaves"))
     return jobs
 
 
@@ -422,7 +454,10 @@ def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
     formats and the drawing code's version."""
     import hashlib
 
-    sub = results.settings[results.settings["dataset"] == job.dataset]
+    if job.dataset == ALL_DATASETS:
+        sub = results.settings
+    else:
+        sub = results.settings[results.settings["dataset"] == job.dataset]
     h = hashlib.sha256()
     h.update(repr((STYLE_VERSION, job, formats, results.key_columns, results.metrics)).encode())
     h.update(sub.to_csv(index=False).encode())
@@ -434,15 +469,19 @@ def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
     import matplotlib
 
     with matplotlib.rc_context(RC):
-        if job.axis is None:
+        if job.kind == "leaves":
             fig = leaves_figure(results, job.dataset)
-        else:
+            title = None if fig is None else fig.axes[0].get_title()
+        elif job.kind == "axis":
             axes = sweep_axes(results.settings[results.settings["dataset"] == job.dataset],
                               results.key_columns)
             fig = axis_figure(results, job.dataset, job.axis, job.metrics, axes)
+            title = None if fig is None else fig.axes[0].get_title()
+        else:
+            drawn = DRAWERS[job.kind](results, job)
+            fig, title = (None, None) if drawn is None else drawn
         if fig is None:
             return None
-        title = fig.axes[0].get_title()
         return title, save(fig, fdir / job.stem, title, formats)
 
 
@@ -494,7 +533,14 @@ def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png"
             cache = {}
     except (OSError, ValueError):
         cache = {}
+    import importlib
+
+    for mod in FIGURE_MODULES:
+        importlib.import_module(mod)
     jobs = [] if results.settings.empty else _jobs(results)
+    if not results.settings.empty:
+        for maker in JOB_MAKERS:
+            jobs += maker(results)
     sigs = {j.stem: _signature(results, j, formats) for j in jobs}
     done: dict[str, tuple[str, dict[str, Path]] | None] = {}
     todo = []

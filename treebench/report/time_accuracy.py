@@ -17,14 +17,13 @@ column: `gosdt`, `gosdt-ref`), the solvers the guesses are for. Nothing is compu
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
-from treebench.report.figures import RC, FigureInfo, save, slug
+from treebench.report.figures import _Job, make_job, register_figures, slug
 
 X, Y = "fit_seconds", "train_accuracy"
 GUESS_PARAM = "param_regularization"
@@ -87,24 +86,18 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     return fig
 
 
-def write_time_accuracy_figures(results: Results, out: Path,
-                                formats: tuple[str, ...] = ("png",)) -> list[FigureInfo]:
-    """``figures/<dataset>__train_accuracy_vs_time.*`` for every dataset with regularised
-    optimal-tree settings."""
-    import matplotlib
+def time_accuracy_jobs(results: Results) -> list[_Job]:
+    """``figures/<dataset>__train_accuracy_vs_time.*`` for every dataset (drawn when it has
+    regularised optimal-tree settings)."""
+    if results.settings.empty or GUESS_PARAM not in results.settings:
+        return []
+    return [make_job(f"{slug(d)}__train_accuracy_vs_time", d, "train_accuracy_vs_time")
+            for d in distinct(results.settings["dataset"])]
 
-    infos: list[FigureInfo] = []
-    if results.settings.empty:
-        return infos
-    fdir = out / "figures"
-    fdir.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context(RC):
-        for dataset in distinct(results.settings["dataset"]):
-            fig = time_accuracy_figure(results, dataset)
-            if fig is None:
-                continue
-            stem = f"{slug(dataset)}__train_accuracy_vs_time"
-            title = fig.axes[0].get_title()
-            infos.append(FigureInfo(dataset, stem, title, save(fig, fdir / stem, title,
-                                                               formats)))
-    return infos
+
+def _draw_time_accuracy(results: Results, job: _Job):
+    fig = time_accuracy_figure(results, job.dataset)
+    return None if fig is None else (fig, fig.axes[0].get_title())
+
+
+register_figures("train_accuracy_vs_time", time_accuracy_jobs, _draw_time_accuracy)

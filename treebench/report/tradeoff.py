@@ -17,14 +17,13 @@ protocol lands on the curve (geometric mean: λ grids are powers of ten). Nothin
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
-from treebench.report.figures import RC, FigureInfo, save, slug
+from treebench.report.figures import _Job, make_job, register_figures, slug
 
 LAM = "param_lam"
 COST = "expected_cost_train"
@@ -145,23 +144,17 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     return fig
 
 
-def write_tradeoff_figures(results: Results, out: Path,
-                           formats: tuple[str, ...] = ("png",)) -> list[FigureInfo]:
-    """``figures/<dataset>__lambda_tradeoff.*`` for every dataset with a λ sweep."""
-    import matplotlib
+def tradeoff_jobs(results: Results) -> list[_Job]:
+    """``figures/<dataset>__lambda_tradeoff.*`` for every dataset (drawn when it sweeps λ)."""
+    if LAM not in results.settings:
+        return []
+    return [make_job(f"{slug(d)}__lambda_tradeoff", d, "lambda_tradeoff")
+            for d in distinct(results.settings["dataset"])]
 
-    infos: list[FigureInfo] = []
-    if results.settings.empty or LAM not in results.settings:
-        return infos
-    fdir = out / "figures"
-    fdir.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context(RC):
-        for dataset in distinct(results.settings["dataset"]):
-            fig = tradeoff_figure(results, dataset)
-            if fig is None:
-                continue
-            stem = f"{slug(dataset)}__lambda_tradeoff"
-            title = f"{dataset}: ROC AUC and expected cost against λ"
-            infos.append(FigureInfo(dataset, stem, title, save(fig, fdir / stem, title,
-                                                               formats)))
-    return infos
+
+def _draw_tradeoff(results: Results, job: _Job):
+    fig = tradeoff_figure(results, job.dataset)
+    return None if fig is None else (fig, f"{job.dataset}: ROC AUC and expected cost against λ")
+
+
+register_figures("lambda_tradeoff", tradeoff_jobs, _draw_tradeoff)

@@ -90,29 +90,75 @@ def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
 
 @njit(cache=True)
 def pair_counts(rows, nzw, nnz, F, C, vs, nv, P):
-    """P[c, i, j] (i < j, both in ``vs[:nv]``, ascending) = #rows of class c with x_i = x_j = 1."""
+    """P[c, i, j] = P[c, j, i] (i != j, both in ``vs[:nv]``) = #rows of class c with
+    x_i = x_j = 1 (entries of other features are left as they were). Allocates its gather
+    buffer; searches call `pair_counts_buf` with a preallocated one."""
+    buf = np.empty((max(nv, 1), max(nnz, 1)), dtype=np.uint64)
+    pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf)
+
+
+@njit(cache=True)
+def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
+    """`pair_counts` with a (>= nv, >= nnz) uint64 gather buffer.
+
+    Per class, the node's non-empty words of ``rows & C[c] & F[:, j]`` are first gathered into
+    contiguous rows ``buf[a]`` (feature ``vs[a]``); each pair count is then a popcount dot
+    product of two short contiguous vectors, computed four partner features at a time so that
+    ``buf[a]`` is loaded once per four pairs. Both triangles of ``P`` are written, so solvers
+    read a feature's partners along one contiguous row ``P[c, i]``.
+    """
     nc = C.shape[0]
-    d = F.shape[1]
-    # j runs over the contiguous range i+1..d-1 (entries of invalid j are computed and never
-    # read): a unit-stride loop that LLVM vectorises (vpopcntq where the CPU has it)
     for c in range(nc):
-        for a in range(nv):
-            i = vs[a]
-            P[c, i, i + 1:] = 0
-    for t in range(nnz):
-        w = nzw[t]
-        r = rows[w]
-        Fw = F[w]
-        for c in range(nc):
-            rc = r & C[c, w]
+        m = 0
+        for t in range(nnz):
+            w = nzw[t]
+            rc = rows[w] & C[c, w]
             if rc == 0:
                 continue
-            Pc = P[c]
+            Fw = F[w]
             for a in range(nv):
-                i = vs[a]
-                ti = rc & Fw[i]
-                if ti == 0:
-                    continue
-                Pi = Pc[i]
-                for j in range(i + 1, d):
-                    Pi[j] += popcount(ti & Fw[j])
+                buf[a, m] = rc & Fw[vs[a]]
+            m += 1
+        Pc = P[c]
+        for a in range(nv):
+            i = vs[a]
+            bi = buf[a]
+            Pi = Pc[i]
+            b = a + 1
+            while b + 4 <= nv:
+                b0 = buf[b]
+                b1 = buf[b + 1]
+                b2 = buf[b + 2]
+                b3 = buf[b + 3]
+                s0 = 0
+                s1 = 0
+                s2 = 0
+                s3 = 0
+                for t in range(m):
+                    x = bi[t]
+                    s0 += popcount(x & b0[t])
+                    s1 += popcount(x & b1[t])
+                    s2 += popcount(x & b2[t])
+                    s3 += popcount(x & b3[t])
+                j0 = vs[b]
+                j1 = vs[b + 1]
+                j2 = vs[b + 2]
+                j3 = vs[b + 3]
+                Pi[j0] = s0
+                Pi[j1] = s1
+                Pi[j2] = s2
+                Pi[j3] = s3
+                Pc[j0, i] = s0
+                Pc[j1, i] = s1
+                Pc[j2, i] = s2
+                Pc[j3, i] = s3
+                b += 4
+            while b < nv:
+                bj = buf[b]
+                s0 = 0
+                for t in range(m):
+                    s0 += popcount(bi[t] & bj[t])
+                j0 = vs[b]
+                Pi[j0] = s0
+                Pc[j0, i] = s0
+                b += 1

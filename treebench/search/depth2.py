@@ -5,6 +5,7 @@ instead of recursing."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from treebench.search.criteria import INF
@@ -36,62 +37,124 @@ def depth2_may_improve(cnt1, tot, order, ncand, M, nu, ub):
 
 
 @njit(cache=True)
-def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
-    """Best depth-2 Top-d tree from pairwise counts (the specialised depth-2 solver of
-    DL8.5/MurTree, here for the Figure-1 tree space: impure children always split).
+def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
+    """Smallest training error of a depth-1 tree on the child ``x_i = side`` of a node (integer
+    class counts ``ch``, total ``chtot``) over the features ``j`` with ``allow[j]`` (the caller
+    clears ``allow[i]``) that leave at least ``msl`` rows on each side; INF when none does.
 
-    Returns (objective, root feature) of the first root feature in rank order with the
-    smallest objective, or (ub, -1) when none is below ``ub``. Same result as the recursion.
+    Uses the node's counts per feature (``cntT[c, j]``) and per pair (``P``, both triangles,
+    `counts.pair_counts`): on side 1 the leaf ``x_j = 1`` holds ``v_c = P[c, i, j]`` rows of
+    class c, on side 0 ``v_c = cntT[c, j] - P[c, i, j]``, and the other leaf ``ch_c - v_c``
+    (inclusion-exclusion; MurTree, JMLR 2022, §4.3); its error is
+    ``chtot - max_c v_c - max_c (ch_c - v_c)``. The loops run over contiguous rows of all
+    features (unit stride, vectorised); ``qs``, ``qm``, ``rm`` are int32 scratch of length d
+    (``P``, ``cntT`` and ``ch`` int32 too).
     """
+    nc = ch.shape[0]
+    d = allow.shape[0]
+    qs[:] = 0
+    qm[:] = 0
+    rm[:] = 0
+    for c in range(nc):
+        Pci = P[c, i]
+        cc = cntT[c]
+        chc = ch[c]
+        if side == 1:
+            for j in range(d):
+                v = Pci[j]
+                qs[j] += v
+                qm[j] = max(qm[j], v)
+                rm[j] = max(rm[j], chc - v)
+        else:
+            for j in range(d):
+                v = cc[j] - Pci[j]
+                qs[j] += v
+                qm[j] = max(qm[j], v)
+                rm[j] = max(rm[j], chc - v)
+    big = np.int32(chtot + 1)
+    best = big
+    for j in range(d):
+        e = chtot - qm[j] - rm[j]
+        ok = allow[j] & (qs[j] >= msl) & (chtot - qs[j] >= msl)
+        best = min(best, e if ok else big)
+    if best == big:
+        return INF
+    return float(best)
+
+
+@njit(cache=True)
+def _side_counts(cntT, tot, i, side, ch):
+    """Integer class counts of the child ``x_i = side`` into ``ch``; (total, largest,
+    classes present)."""
+    chtot = np.int32(0)
+    chmax = np.int32(0)
+    npos = 0
+    for c in range(tot.shape[0]):
+        v = cntT[c, i] if side == 1 else np.int32(tot[c]) - cntT[c, i]
+        ch[c] = v
+        chtot += v
+        if v > chmax:
+            chmax = v
+        if v > 0.0:
+            npos += 1
+    return chtot, chmax, npos
+
+
+@njit(cache=True)
+def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, lam, ub,
+                  floor, ch):
+    """The depth-2 solver, one kernel for both objectives: for each root feature ``order[a]``
+    (a < ncand) in rank order, each child costs
+
+    * ``regularized=False`` (Top-k, Figure 1 tree space, objective ``error * M + nodes * nu``):
+      its leaf when pure, else its best stump (``error * M + 3 nu``; the leaf if none splits);
+    * ``regularized=True`` (GOSDT, ``errors + lam * leaves``): min(leaf, best stump), the stump
+      tried only when the leaf errs more than ``lam``;
+
+    plus ``nu`` for the root. The first root with the smallest total below ``ub`` wins; returns
+    (objective, root feature), or (ub, -1) when none is below ``ub``. Stops as soon as a root
+    reaches ``floor`` (a lower bound of the node)."""
     nc = tot.shape[0]
+    d = cnt1.shape[0]
+    # integer counts, one contiguous row per class (int32: 8 lanes of AVX2 min/max)
+    cntT = np.empty((nc, d), dtype=np.int32)
+    for j in range(d):
+        for c in range(nc):
+            cntT[c, j] = np.int32(cnt1[j, c])
+    allow = np.zeros(d, dtype=np.bool_)
+    for b in range(nv):
+        allow[vs[b]] = True
+    chi = np.empty(nc, dtype=np.int32)
+    qs = np.empty(d, dtype=np.int32)
+    qm = np.empty(d, dtype=np.int32)
+    rm = np.empty(d, dtype=np.int32)
     best = ub
     best_f = -1
+    root = 0.0 if regularized else nu
     for a in range(ncand):
         i = order[a]
-        o_i = nu
+        o_i = root
+        was = allow[i]
+        allow[i] = False
         for side in range(2):
-            chtot = 0.0
-            chmax = 0.0
-            npos = 0
-            for c in range(nc):
-                v = cnt1[i, c] if side == 1 else tot[c] - cnt1[i, c]
-                ch[c] = v
-                chtot += v
-                if v > chmax:
-                    chmax = v
-                if v > 0.0:
-                    npos += 1
-            o = (chtot - chmax) * M + nu
-            if npos > 1:
-                min_err = INF
-                for b in range(ncand):
-                    j = vs[b]
-                    if j == i:
-                        continue
-                    lo = i if i < j else j
-                    hi = j if i < j else i
-                    qs = 0.0
-                    qm = 0.0
-                    rm = 0.0
-                    for c in range(nc):
-                        pij = P[c, lo, hi]
-                        v = pij if side == 1 else cnt1[j, c] - pij
-                        qs += v
-                        if v > qm:
-                            qm = v
-                        u = ch[c] - v
-                        if u > rm:
-                            rm = u
-                    if qs < msl or chtot - qs < msl:
-                        continue
-                    err = (qs - qm) + (chtot - qs - rm)
-                    if err < min_err:
-                        min_err = err
-                if min_err < INF:
-                    o = min_err * M + 3.0 * nu
-            o_i += o
+            chtot, chmax, npos = _side_counts(cntT, tot, i, side, chi)
+            e_leaf = float(chtot - chmax)
+            if regularized:
+                cost = e_leaf + lam
+                if e_leaf > lam:  # else the leaf is optimal on this side
+                    e = stump_error(P, cntT, chi, chtot, i, side, allow, msl, qs, qm, rm)
+                    if e + 2.0 * lam < cost:
+                        cost = e + 2.0 * lam
+            else:
+                cost = e_leaf * M + nu
+                if npos > 1:
+                    e = stump_error(P, cntT, chi, chtot, i, side, allow, msl, qs, qm, rm)
+                    if e < INF:
+                        cost = e * M + 3.0 * nu
+            o_i += cost
             if o_i >= best:
                 break
+        allow[i] = was
         if o_i < best:
             best = o_i
             best_f = i
@@ -101,56 +164,23 @@ def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
 
 
 @njit(cache=True)
+def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
+    """Best depth-2 Top-k tree from pairwise counts (the specialised depth-2 solver of
+    DL8.5/MurTree, here for the Figure-1 tree space: impure children always split): the
+    ``regularized=False`` case of `depth2_search` with partners ``vs[:ncand]``. Returns
+    (objective, root feature) of the first root feature in rank order with the smallest
+    objective, or (ub, -1) when none is below ``ub``. Same result as the recursion."""
+    return depth2_search(cnt1, tot, order, ncand, vs, ncand, P, msl, False, M, nu, 0.0, ub,
+                         floor, ch)
+
+
+@njit(cache=True)
 def depth2_regularized(cnt1, tot, order, ncand, vs, nv, P, lam, best, floor, ch):
     """Best tree of depth <= 2 for the regularised objective ``errors + lam * leaves`` (GOSDT)
     from the node's counts per feature (``cnt1``) and per feature pair (``P``): for each root
     feature in rank order, each side costs min(leaf, best stump on that side); the first root
     with the smallest total below ``best`` wins. Returns (objective, root feature) or
-    (best, -1) when no split is below ``best`` (the caller's leaf or bound stands)."""
-    nc = tot.shape[0]
-    best_f = -1
-    for a in range(ncand):
-        i = order[a]
-        o_i = 0.0
-        for side in range(2):
-            chtot = 0.0
-            chmax = 0.0
-            for c in range(nc):
-                v = cnt1[i, c] if side == 1 else tot[c] - cnt1[i, c]
-                ch[c] = v
-                chtot += v
-                if v > chmax:
-                    chmax = v
-            e_leaf = chtot - chmax
-            cost = e_leaf + lam
-            if e_leaf > lam:  # else the leaf is optimal on this side
-                for b in range(nv):
-                    j = vs[b]
-                    if j == i:
-                        continue
-                    lo = i if i < j else j
-                    hi = j if i < j else i
-                    qs = 0.0
-                    qm = 0.0
-                    rm = 0.0
-                    for c in range(nc):
-                        pij = P[c, lo, hi]
-                        v = pij if side == 1 else cnt1[j, c] - pij
-                        qs += v
-                        if v > qm:
-                            qm = v
-                        u = ch[c] - v
-                        if u > rm:
-                            rm = u
-                    o = (qs - qm) + (chtot - qs - rm) + 2.0 * lam
-                    if o < cost:
-                        cost = o
-            o_i += cost
-            if o_i >= best:
-                break
-        if o_i < best:
-            best = o_i
-            best_f = i
-            if best <= floor:
-                break
-    return best, best_f
+    (best, -1) when no split is below ``best`` (the caller's leaf or bound stands). The
+    ``regularized=True`` case of `depth2_search`."""
+    return depth2_search(cnt1, tot, order, ncand, vs, nv, P, 0.0, True, 1.0, 0.0, lam, best,
+                         floor, ch)

@@ -39,7 +39,15 @@ Scratch = namedtuple(
         "sim_rows",  # (L, 2, W) uint64: the two sets solved last per level (similar support)
         "sim_val",  # (L, 3) float: their bounds, and which slot is replaced next
         "acc",  # (nc, d) int64: popcount accumulator
-        "pair",  # (nc, d, d) int64: pairwise counts of the depth-2 solver (or (1, 1, 1))
+        "pair",  # (nc, d, d) int32: pairwise counts of the depth-2 solver (or (1, 1, 1))
+        "pbuf",  # (d, W) uint64: gather buffer of `counts.pair_counts_buf` (or (1, 1))
+        "p_last",  # (nc, d, d) int32: pair counts of the last child 0 of a split (or (1,1,1))
+        "p_par",  # (nc, d, d) int32: pair counts of that split's parent (or (1, 1, 1))
+        "prow",  # (3, W) uint64: rows of p_last, of p_par, of the last derivation chance
+        "pmask",  # (2, d) bool: features whose pairs p_last / p_par hold
+        "pflag",  # (3,) int64: p_last valid, p_par valid, chances seen at prow[2]
+        "plist",  # (d,) int64 feature list; (W,) int64 non-zero words of a parent set
+        "pnzw",
     ],
 )
 
@@ -58,9 +66,15 @@ def new_scratch(L, W, d, nc, with_pairs):
     """Per-level buffers for a search of at most ``L - 1`` levels; ``with_pairs`` allocates the
     (nc, d, d) pairwise-count buffer of the depth-2 solver."""
     if with_pairs:
-        pair = np.zeros((nc, d, d), dtype=np.int64)
+        pair = np.zeros((nc, d, d), dtype=np.int32)
+        pbuf = np.zeros((d, W), dtype=np.uint64)
+        p_last = np.zeros((nc, d, d), dtype=np.int32)
+        p_par = np.zeros((nc, d, d), dtype=np.int32)
     else:
-        pair = np.zeros((1, 1, 1), dtype=np.int64)
+        pair = np.zeros((1, 1, 1), dtype=np.int32)
+        pbuf = np.zeros((1, 1), dtype=np.uint64)
+        p_last = np.zeros((1, 1, 1), dtype=np.int32)
+        p_par = np.zeros((1, 1, 1), dtype=np.int32)
     return Scratch(
         np.zeros((L, 2, W), dtype=np.uint64),
         np.zeros((L, 2, W), dtype=np.uint64),
@@ -77,4 +91,12 @@ def new_scratch(L, W, d, nc, with_pairs):
         np.zeros((L, 3)),
         np.zeros((nc, d), dtype=np.int64),
         pair,
+        pbuf,
+        p_last,
+        p_par,
+        np.zeros((3, W), dtype=np.uint64),
+        np.zeros((2, d), dtype=np.bool_),
+        np.zeros(3, dtype=np.int64),
+        np.zeros(d, dtype=np.int64),
+        np.zeros(W, dtype=np.int64),
     )
