@@ -15,8 +15,19 @@ Usage::
     TREEBENCH_DATA_DIR=... python benchmarks/gosdt_vs_ref.py --cases compas,broward,breast_cancer \
         --depths 3,5 --folds 0 --guesses th,th+lb --csv gosdt.csv
 
-At the end a markdown table gives per fit both solvers' seconds, peak RSS and objective, the
-time ratio ours / ref, with the median and the worst ratio over fits where both finish. Times
+Guesses: ``none`` (every midpoint threshold, ``midpoints`` binarizer: the no-guess baseline of
+the paper's Figure 1), ``th`` (threshold guess), ``th+lb`` (threshold + lower-bound guess).
+
+Issue 13's table (our GOSDT solver vs STreeD's cost-complexity objective vs the package) runs on
+the binary DL8.5 files with cases ``dl85:NAME`` and ``--lams``; ``--solvers ours,ref,streed``
+(``streed`` = pystreed, ``cost-complex-accuracy`` task, same λ and depth; its R is recomputed
+from its tree)::
+
+    TREEBENCH_DATA_DIR=... python benchmarks/gosdt_vs_ref.py --cases dl85:anneal,dl85:tic-tac-toe \
+        --lams 0.001,0.01 --depths 3,4,5 --guesses none --solvers ours,ref,streed --time-limit 120
+
+At the end a markdown table gives per fit every solver's seconds, peak RSS and objective, the
+time ratios ours / peer, with the median and the worst ratio over fits where both finish. Times
 are never asserted.
 """
 
@@ -42,14 +53,28 @@ CASES = {
 }
 
 
-def load_case(name: str, fold: int):
-    """The binarized training rows of one fit (paper protocol)."""
+def load_case(name: str, fold: int, guess: str = "th"):
+    """The binarized training rows of one fit (paper protocol; ``guess == "none"``: every
+    midpoint threshold instead of the threshold guess; ``dl85:NAME``: the binary file as is)."""
     import numpy as np
     import pandas as pd
     from sklearn.model_selection import KFold, train_test_split
 
     from treebench.binarize.threshold_guess import ThresholdGuess
+    from treebench.binarize.thresholds import Midpoints
 
+    if name.startswith("dl85:"):
+        import gzip
+        import pathlib
+
+        base = pathlib.Path(os.environ["TREEBENCH_DATA_DIR"]) / "binary-dl85"
+        stem = name.split(":", 1)[1]
+        for p in (base / f"{stem}.txt", base / f"{stem}.txt.gz"):
+            if p.exists():
+                with (gzip.open(p, "rt") if p.suffix == ".gz" else open(p)) as f:
+                    a = np.loadtxt(f, dtype=np.int64)
+                return a[:, 1:].astype(np.float64), a[:, 0], None, (20, 3)
+        raise FileNotFoundError(f"{stem}: not found in {base}")
     fname, (ne, md), lam = CASES[name]
     if name == "breast_cancer":
         from sklearn.datasets import load_breast_cancer
@@ -66,12 +91,18 @@ def load_case(name: str, fold: int):
         else:
             tr = list(KFold(n_splits=5, shuffle=True, random_state=2021).split(X))[fold][0]
         Xtr, ytr = X.iloc[tr], y[tr]
-    b = ThresholdGuess(n_estimators=ne, max_depth=md, random_state=42).fit(Xtr, ytr)
+    if guess == "none":
+        b = Midpoints().fit(Xtr, ytr)
+    else:
+        b = ThresholdGuess(n_estimators=ne, max_depth=md, random_state=42).fit(Xtr, ytr)
     return np.asarray(b.transform(Xtr), dtype=np.float64), np.asarray(ytr), lam, (ne, md)
 
 
-def _fit_one(solver, name, fold, depth, guess, limit, conn) -> None:
-    Xb, y, lam, (ne, md) = load_case(name, fold)
+def _fit_one(solver, name, fold, depth, guess, limit, lam_arg, conn) -> None:
+    import numpy as np
+
+    Xb, y, lam, (ne, md) = load_case(name, fold, guess)
+    lam = lam if lam_arg is None else lam_arg
     lb = {"n_estimators": ne, "max_depth": md} if guess == "th+lb" else None
     if solver == "ours":
         from treebench.algorithms.gosdt import GOSDTClassifier, warmup
@@ -79,6 +110,14 @@ def _fit_one(solver, name, fold, depth, guess, limit, conn) -> None:
         warmup()
         est = GOSDTClassifier(regularization=lam, max_depth=depth, lb_guess=lb, time_limit=limit,
                               random_state=42)
+    elif solver == "streed":
+        from treebench.registry import ALGORITHMS
+
+        if lb is not None or depth is None:
+            raise SystemExit("streed takes no lower-bound guess and needs a depth")
+        est = ALGORITHMS.get("streed").create(max_depth=depth, cost_complexity=lam,
+                                              time_limit=limit)
+        est.fit(Xb[:20], y[:20])  # import and load the library outside the timed fit
     else:
         from treebench.registry import ALGORITHMS
 
@@ -88,11 +127,17 @@ def _fit_one(solver, name, fold, depth, guess, limit, conn) -> None:
     t = time.perf_counter()
     est.fit(Xb, y)
     secs = time.perf_counter() - t
-    si = est.solve_info_
-    conn.send({"status": "timeout" if si.get("timed_out") else "ok", "seconds": secs,
-               "objective": si["objective"], "leaves": int(est.tree_.n_leaves),
-               "columns": Xb.shape[1], "optimality": si.get("optimality"),
-               "peak_rss_mb": _vm_hwm_mb()})
+    si = getattr(est, "solve_info_", {}) or {}
+    if solver == "streed":
+        obj = est.tree_.training_error(Xb, y) / len(y) + lam * est.tree_.n_leaves
+        timed_out = bool(si.get("timed_out")) or secs >= limit
+    else:
+        obj = si["objective"]
+        timed_out = bool(si.get("timed_out"))
+    conn.send({"status": "timeout" if timed_out else "ok", "seconds": secs,
+               "objective": float(obj), "leaves": int(est.tree_.n_leaves),
+               "columns": Xb.shape[1], "optimality": si.get("optimality"), "lam": lam,
+               "peak_rss_mb": _vm_hwm_mb(), "n": int(np.asarray(y).shape[0])})
     conn.close()
 
 
@@ -104,12 +149,12 @@ def _vm_hwm_mb() -> float:
     return float("nan")
 
 
-def run_one(solver, name, fold, depth, guess, limit, mem_gb):
+def run_one(solver, name, fold, depth, guess, limit, mem_gb, lam=None):
     import psutil
 
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_fit_one, args=(solver, name, fold, depth, guess, limit, child))
+    p = ctx.Process(target=_fit_one, args=(solver, name, fold, depth, guess, limit, lam, child))
     p.start()
     child.close()
     t0 = time.perf_counter()
@@ -149,70 +194,111 @@ def run_one(solver, name, fold, depth, guess, limit, mem_gb):
     return res
 
 
+def _num(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+    return v
+
+
 def table(rows) -> str:
+    """Markdown: one line per fit (case, λ, fold, depth, guess) with every solver's seconds,
+    peak MB and R, and the time ratios ours / peer where both finished."""
+    solvers = [s for s in ("ours", "ref", "streed") if any(r["solver"] == s for r in rows)]
+    peers = [s for s in solvers if s != "ours"]
     by = {}
     for r in rows:
-        by.setdefault((r["case"], r["fold"], r["depth"], r["guess"]), {})[r["solver"]] = r
-    out = ["| case | fold | depth | guess | ours s | ref s | ours/ref | ours MB | ref MB | "
-           "ours R | ref R |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    ratios = []
+        key = (r["case"], f"{_num(r.get('lam')):g}", r["fold"], r["depth"], r["guess"])
+        by.setdefault(key, {})[r["solver"]] = r
+    head = ["case", "λ", "fold", "depth", "guess"]
+    for s in solvers:
+        head += [f"{s} s", f"{s} MB", f"{s} R"]
+    head += [f"ours/{p}" for p in peers]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    ratios = {p: [] for p in peers}
     for key, d in by.items():
-        o, f = d.get("ours", {}), d.get("ref", {})
-
-        def cell(r, k, fmt):
-            v = r.get(k)
-            if r.get("status") not in ("ok", None) and k == "seconds":
-                return r["status"]
-            return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
-
-        ratio = "-"
-        if o.get("status") == "ok" and f.get("status") == "ok":
-            q = o["seconds"] / f["seconds"]
-            ratios.append(q)
-            ratio = f"{q:.3f}"
-        out.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | "
-                   f"{cell(o, 'seconds', '{:.3f}')} | {cell(f, 'seconds', '{:.3f}')} | {ratio} | "
-                   f"{cell(o, 'peak_rss_mb', '{:.0f}')} | "
-                   f"{cell(f, 'peak_rss_mb', '{:.0f}')} | {cell(o, 'objective', '{:.6f}')} | "
-                   f"{cell(f, 'objective', '{:.6f}')} |")
-    if ratios:
-        out.append(f"\nours/ref time ratio over {len(ratios)} fits where both finished: median "
-                   f"{statistics.median(ratios):.3f}, worst {max(ratios):.3f}, geometric mean "
-                   f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+        cells = [str(k) for k in key]
+        for s in solvers:
+            r = d.get(s, {})
+            st = r.get("status")
+            sec, mb, obj = _num(r.get("seconds")), _num(r.get("peak_rss_mb")), _num(r.get("objective"))
+            cells.append("-" if not r else (f"{sec:.3f}" if st == "ok" else f"{st}"))
+            cells.append("-" if math.isnan(mb) else f"{mb:.0f}")
+            cells.append("-" if math.isnan(obj) else f"{obj:.6f}")
+        o = d.get("ours", {})
+        for p in peers:
+            f = d.get(p, {})
+            if o.get("status") == "ok" and f.get("status") == "ok":
+                q = _num(o["seconds"]) / _num(f["seconds"])
+                ratios[p].append(q)
+                cells.append(f"{q:.3f}")
+            else:
+                cells.append("-")
+        out.append("| " + " | ".join(cells) + " |")
+    for p, qs in ratios.items():
+        if qs:
+            out.append(f"\nours/{p} time ratio over {len(qs)} fits where both finished: median "
+                       f"{statistics.median(qs):.3f}, worst {max(qs):.3f}, geometric mean "
+                       f"{math.exp(sum(map(math.log, qs)) / len(qs)):.3f}")
     return "\n".join(out)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="compas,broward,breast_cancer")
+    ap.add_argument("--cases", default="compas,broward,breast_cancer",
+                    help=f"comma list of {', '.join(CASES)} or dl85:NAME (binary DL8.5 files)")
     ap.add_argument("--folds", default="0")
     ap.add_argument("--depths", default="3,5", help="comma list; 'none' = unlimited")
-    ap.add_argument("--guesses", default="th,th+lb", help="th (threshold guess) and/or th+lb")
-    ap.add_argument("--solvers", default="ours,ref")
+    ap.add_argument("--guesses", default="th,th+lb",
+                    help="none (all midpoints), th (threshold guess) and/or th+lb")
+    ap.add_argument("--lams", default=None,
+                    help="comma list of λ (default: the paper's per-dataset λ; needed for dl85:)")
+    ap.add_argument("--solvers", default="ours,ref", help="ours, ref (gosdt-ref), streed")
     ap.add_argument("--time-limit", type=float, default=300.0)
     ap.add_argument("--mem-gb", type=float, default=6.0)
-    ap.add_argument("--csv", default=None)
+    ap.add_argument("--csv", default=None, help="write rows here (appended after every fit)")
+    ap.add_argument("--table-from", default=None, help="reprint the table of an earlier --csv")
     a = ap.parse_args(argv)
+    if a.table_from:
+        with open(a.table_from, newline="") as f:
+            print(table(list(csv.DictReader(f))))
+        return
+    lams = [None] if a.lams is None else [float(v) for v in a.lams.split(",")]
     rows = []
-    for name in a.cases.split(","):
-        folds = [0] if name in ("spiral", "breast_cancer") else [int(f) for f in a.folds.split(",")]
-        for fold in folds:
-            for ds in a.depths.split(","):
-                depth = None if ds == "none" else int(ds)
-                for guess in a.guesses.split(","):
-                    for solver in a.solvers.split(","):
-                        r = run_one(solver, name, fold, depth, guess, a.time_limit, a.mem_gb)
-                        r.update(case=name, fold=fold, depth=ds, guess=guess, solver=solver)
-                        rows.append(r)
-                        print(f"{name:14s} f{fold} d={ds:4s} {guess:5s} {solver:4s} "
-                              f"{r['status']:8s} {r['seconds']:9.3f}s R={r['objective']:.6f} "
-                              f"leaves={r['leaves']} rss={r['peak_rss_mb']:.0f}MB", flush=True)
-    if a.csv:
-        keys = sorted({k for r in rows for k in r})
+    keys = ["case", "lam", "fold", "depth", "guess", "solver", "status", "seconds", "objective",
+            "leaves", "columns", "optimality", "peak_rss_mb", "n"]
+    if a.csv and not os.path.exists(a.csv):
         with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            w.writerows(rows)
+            csv.DictWriter(f, fieldnames=keys).writeheader()
+    for name in a.cases.split(","):
+        one = name in ("spiral", "breast_cancer") or name.startswith("dl85:")
+        folds = [0] if one else [int(f) for f in a.folds.split(",")]
+        for lam in lams:
+            if lam is None and name.startswith("dl85:"):
+                raise SystemExit(f"{name}: give --lams (the DL8.5 files have no paper λ)")
+            for fold in folds:
+                for ds in a.depths.split(","):
+                    depth = None if ds == "none" else int(ds)
+                    for guess in a.guesses.split(","):
+                        for solver in a.solvers.split(","):
+                            if solver == "streed" and (guess == "th+lb" or depth is None):
+                                continue
+                            r = run_one(solver, name, fold, depth, guess, a.time_limit,
+                                        a.mem_gb, lam)
+                            r.update(case=name, fold=fold, depth=ds, guess=guess, solver=solver)
+                            r.setdefault("lam", lam if lam is not None else
+                                         CASES.get(name, (None, None, float("nan")))[2])
+                            rows.append(r)
+                            print(f"{name:14s} λ={_num(r['lam']):g} f{fold} d={ds:4s} "
+                                  f"{guess:5s} {solver:6s} {r['status']:8s} "
+                                  f"{r['seconds']:9.3f}s R={r['objective']:.6f} "
+                                  f"leaves={r['leaves']} rss={r['peak_rss_mb']:.0f}MB",
+                                  flush=True)
+                            if a.csv:
+                                with open(a.csv, "a", newline="") as f:
+                                    csv.DictWriter(f, fieldnames=keys,
+                                                   extrasaction="ignore").writerow(r)
     print()
     print(table(rows))
 

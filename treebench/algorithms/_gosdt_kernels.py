@@ -24,6 +24,15 @@ Bounds (count units; each is a lower bound on every tree's cost, so the result s
 * a subproblem stops as soon as a tree reaches its floor ``max(cached lb, b(S) + 2 lam)`` (the
   paper's step 2a).
 
+With a lower-bound guess every subproblem, down to depth budget 1, follows the paper's §4.3
+steps with ``lb_guess(S) = ref errors(S) + lam`` (eq. 4): step 1 "leaf when ub(S) <= lb_guess(S)
++ lam" is the look-ahead test ``leaf <= b(S) + 2 lam``; otherwise ``lb_curr = lb_guess(S)``, so
+step 2a stops at ``max(b(S) + lam, 2 lam)`` and an unsolved child is bounded by the same (not
+``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss + 2λ), one λ tighter
+than the paper, so it may stop sooner; both satisfy Theorem 4.3). The exact depth-2 solver is
+not used then (it would skip step 1 in budget-1 children, and the tree read back would not be
+the tree the search valued).
+
 Features are tried in order of the children's leaf errors (good trees early, tight bounds
 sooner). After the deadline (`treebench.search.clock`) every new node tries only its first
 feature (greedy) and open frames keep the best tree they have: the anytime tree.
@@ -188,14 +197,27 @@ def _leaf_errors(s, lev, j, total):
 
 
 @njit(cache=True)
+def _guess_floor(s, b):
+    """Under a lower-bound guess, the bound of a subproblem that step 1 did not close: the
+    paper's ``lb_curr = lb_guess(S) = ref errors + lam`` (McTavish et al. §4.3, eq. 4), never
+    below the valid ``2 lam`` of any split tree."""
+    v = b + s.lam
+    if v < 2.0 * s.lam:
+        v = 2.0 * s.lam
+    return v
+
+
+@njit(cache=True)
 def _child_lb(s, rows, lev, leaf, b):
     """Lower bound on a child's optimum (``b`` = its base bound): min(leaf, b + 2 lam), raised
     by the cache and similar support."""
     if lev == 0 or leaf <= 2.0 * s.lam:
         return leaf
     lb = b + 2.0 * s.lam
-    if leaf < lb:
+    if leaf <= lb:
         lb = leaf
+    elif s.use_ref:
+        lb = _guess_floor(s, b)
     lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
     if exact:
         return lb
@@ -299,6 +321,8 @@ def solve(s, rows, lev, ub, b):
         if not timed_out:
             cache_put(s.cache, rows, key, hv, leaf, -1, EXACT)
         return leaf
+    if s.use_ref:
+        floor = _guess_floor(s, b)  # step 2a stops at lb_curr = lb_guess(S)
     # bounds on the optimum also bound every split tree (optimum = min(leaf, best split))
     if lbk > floor:
         floor = lbk
@@ -311,6 +335,11 @@ def solve(s, rows, lev, ub, b):
         ncand = _score(s, rows, lev, nnz, nrows, total)
         order = s.scr.order[lev]
         kk = 1 if timed_out and ncand > 0 else ncand
+        # The depth-2 solver (no guessed bounds inside) runs only without a lower-bound guess:
+        # under the guess, McTavish et al. §4.3 step 1 makes a budget-1 child a leaf when
+        # leaf <= lb_guess + λ, and the tree read back by `_build` applies that step, so an
+        # exact depth-2 value would not be the value of the returned tree (broward d5 fold 0:
+        # search value 0.388925, returned tree 0.389683). The scratch has no pair buffer then.
         if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
             best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor)
             kk = 0
@@ -390,6 +419,10 @@ def root_bound(s, rows, lev):
         return leaf
     b = base_bound(s, rows)
     floor = b + 2.0 * s.lam
+    if leaf <= floor:
+        return leaf
+    if s.use_ref:
+        floor = _guess_floor(s, b)
     ncand = _score(s, rows, lev, nnz, nrows, total)
     split = INF
     r0 = s.scr.child[lev, 0]
@@ -422,8 +455,9 @@ def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entri
     clock[0] = deadline
     return GosdtState(
         Data(F, C, Xd, y, sw, weighted, n_rows),
+        # the depth-2 solver is exact, so it is off under a lower-bound guess (see `solve`)
         new_scratch(depth + 1, W, d, nc, limited and depth >= 2 and not weighted
-                    and nc * d * d <= 2**25),
+                    and not use_ref and nc * d * d <= 2**25),
         new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
         eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
         not weighted,

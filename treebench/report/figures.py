@@ -405,7 +405,8 @@ DRAWERS: dict[str, Callable[[Results, _Job], tuple[Any, str] | None]] = {}
 #: functions listing further figure jobs (comparison and trade-off figures register theirs)
 JOB_MAKERS: list[Callable[[Results], list[_Job]]] = []
 #: modules whose import registers figure kinds (`register_figures`); loaded by `write_figures`
-FIGURE_MODULES = ("treebench.report.comparison", "treebench.report.tradeoff")
+FIGURE_MODULES = ("treebench.report.comparison", "treebench.report.tradeoff",
+                  "treebench.report.time_accuracy")
 
 
 def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
