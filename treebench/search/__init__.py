@@ -16,4 +16,10 @@ arrays or records of arrays (GUIDE §4):
 
 The Top-k recursion (`treebench.algorithms._topk_kernels`) and the GOSDT solver
 (`treebench.algorithms._gosdt_kernels`) are small objective-specific functions over these parts.
+Importing this package first drops compiled kernels cached against an older version of these
+modules (`_cache_stamp`: numba's cache does not see a change in a module a kernel imports).
 """
+
+from treebench.search._cache_stamp import drop_stale_kernels
+
+drop_stale_kernels()

@@ -1,0 +1,86 @@
+"""numba's cache does not see a change of a module a kernel imports: the search layer's stamp
+drops treebench's cached kernels when its sources change, and only then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from treebench.search._cache_stamp import drop_stale_kernels, source_stamp
+
+
+def _package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    for folder in ("search", "algorithms", "report"):
+        (pkg / folder / "__pycache__").mkdir(parents=True)
+    (pkg / "search" / "state.py").write_text("A = 1\n")
+    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 1\n")
+    return pkg
+
+
+def _cached(pkg: Path) -> list[str]:
+    return sorted(p.name for p in pkg.rglob("*.nb[ic]"))
+
+
+def _compile(pkg: Path) -> None:
+    (pkg / "search" / "__pycache__" / "state.f-1.py311.nbi").write_bytes(b"i")
+    (pkg / "algorithms" / "__pycache__" / "_topk_kernels.solve-9.py311.nbi").write_bytes(b"i")
+    (pkg / "algorithms" / "__pycache__" / "_topk_kernels.solve-9.py311.1.nbc").write_bytes(b"c")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch):
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+
+
+def test_kept_while_the_layer_is_unchanged_dropped_when_it_changes(tmp_path):
+    pkg = _package(tmp_path)
+    _compile(pkg)
+    assert drop_stale_kernels(pkg) == 3  # no stamp yet: nothing proves the caches fresh
+    _compile(pkg)
+    assert drop_stale_kernels(pkg) == 0
+    assert len(_cached(pkg)) == 3
+    # a kernel module's own change is numba's business: the stamp ignores it
+    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 2\n")
+    assert drop_stale_kernels(pkg) == 0
+    # a change in the layer the kernels import drops every cached kernel
+    (pkg / "search" / "state.py").write_text("A = 2\n")
+    assert drop_stale_kernels(pkg) == 3
+    assert _cached(pkg) == []
+    assert drop_stale_kernels(pkg) == 0
+
+
+def test_other_folders_and_python_bytecode_untouched(tmp_path):
+    pkg = _package(tmp_path)
+    keep = [pkg / "report" / "__pycache__" / "x.f-1.py311.nbi",
+            pkg / "search" / "__pycache__" / "state.cpython-311.pyc"]
+    for path in keep:
+        path.write_bytes(b"k")
+    drop_stale_kernels(pkg)
+    assert all(path.exists() for path in keep)
+
+
+def test_a_user_cache_dir_is_left_alone(tmp_path, monkeypatch):
+    pkg = _package(tmp_path)
+    _compile(pkg)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert drop_stale_kernels(pkg) == 0
+    assert len(_cached(pkg)) == 3
+
+
+def test_stamp_covers_names_and_bytes(tmp_path):
+    pkg = _package(tmp_path)
+    before = source_stamp(pkg)
+    (pkg / "search" / "state.py").rename(pkg / "search" / "state2.py")
+    assert source_stamp(pkg) != before
+
+
+def test_the_installed_package_has_a_current_stamp():
+    import treebench.search  # noqa: F401  (the import runs the check)
+
+    pkg = Path(treebench.search.__file__).resolve().parent.parent
+    stamp = pkg / "search" / "__pycache__" / "treebench-search.stamp"
+    if not stamp.parent.exists() or not stamp.exists():
+        pytest.skip("the package's folder is read-only here")
+    assert stamp.read_text(encoding="ascii") == source_stamp(pkg)

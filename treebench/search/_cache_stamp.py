@@ -1,0 +1,65 @@
+"""Stale compiled kernels after a change of the search layer.
+
+numba's on-disk cache (``@njit(cache=True)``) checks only the source file of the function it
+caches. A kernel of `treebench.algorithms._topk_kernels` or `_gosdt_kernels` is compiled together
+with the helpers and records it imports from this package (`state.Scratch`, `counts`, ...); when
+one of those changes and the kernel's own file does not, numba loads machine code built for the
+old layout: wrong numbers or a crash. A fresh install is never affected (every file is new), a
+working checkout after ``git pull`` is.
+
+`drop_stale_kernels` keeps one stamp, a hash of this package's sources, beside numba's cache files
+and deletes treebench's cached kernels when the stamp no longer matches, so they are compiled
+again. It runs once per process when `treebench.search` is imported (about a millisecond). With
+``NUMBA_CACHE_DIR`` set the cache lives elsewhere, under the user's control, and is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+#: The package's folders whose ``__pycache__`` holds kernels compiled against this layer.
+KERNEL_FOLDERS = ("search", "algorithms")
+STAMP_NAME = "treebench-search.stamp"
+
+
+def source_stamp(package: Path) -> str:
+    """Hash of the search layer's sources (names and bytes, in name order)."""
+    digest = hashlib.sha1()
+    for path in sorted((package / "search").glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale_kernels(package: Path | None = None) -> int:
+    """Delete numba's cached kernels of `package` when the search layer changed since they were
+    written; returns how many cache files were deleted (0 when the stamp matched)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return 0
+    package = Path(__file__).resolve().parent.parent if package is None else package
+    stamp = source_stamp(package)
+    stamp_file = package / "search" / "__pycache__" / STAMP_NAME
+    try:
+        if stamp_file.read_text(encoding="ascii") == stamp:
+            return 0
+    except OSError:
+        pass
+    removed = 0
+    for folder in KERNEL_FOLDERS:
+        cache = package / folder / "__pycache__"
+        for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass  # gone already (another process) or read-only: numba recompiles or reads
+    try:
+        stamp_file.parent.mkdir(exist_ok=True)
+        tmp = stamp_file.with_name(f"{STAMP_NAME}.{os.getpid()}.tmp")
+        tmp.write_text(stamp, encoding="ascii")
+        os.replace(tmp, stamp_file)
+    except OSError:
+        pass  # a read-only install: nothing was cached there by us either
+    return removed
