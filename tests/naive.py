@@ -961,7 +961,7 @@ def naive_pair_counts(X, y, rows, n_classes):
     return P
 
 
-def _naive_counts(y, rows, n_classes):
+def _naive_label_counts(y, rows, n_classes):
     c = [0] * n_classes
     for r in rows:
         c[y[r]] += 1
@@ -977,7 +977,7 @@ def naive_stump_error(X, y, rows, n_classes, features, msl):
         r1 = [r for r in rows if X[r][j]]
         if len(r0) < msl or len(r1) < msl:
             continue
-        e = sum(len(s) - max(_naive_counts(y, s, n_classes)) for s in (r0, r1))
+        e = sum(len(s) - max(_naive_label_counts(y, s, n_classes)) for s in (r0, r1))
         best = e if best is None else min(best, e)
     return best
 
@@ -992,7 +992,7 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
         tot = nu if not regularized else 0.0
         for side in (0, 1):
             ch = [r for r in rows if bool(X[r][i]) == bool(side)]
-            cnt = _naive_counts(y, ch, n_classes)
+            cnt = _naive_label_counts(y, ch, n_classes)
             e_leaf = len(ch) - max(cnt)
             others = [j for j in features if j != i]
             if regularized:
