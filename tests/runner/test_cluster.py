@@ -102,6 +102,22 @@ def dask_cluster(tmp: Path, n_workers: int = 2, nthreads: int = 1):
         _stop(procs)
 
 
+def _ctrl_c_after(drv: subprocess.Popen, cells: Path, n: int, wait: float) -> str:
+    """Send the driver's process group a SIGINT (a terminal's Ctrl-C) once `n` cell files exist
+    (or after `wait` seconds); returns its stderr. The driver never outlives the call."""
+    try:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < n):
+            time.sleep(0.02)
+        os.killpg(drv.pid, signal.SIGINT)
+        _, err = drv.communicate(timeout=120)
+    finally:
+        if drv.poll() is None:
+            drv.kill()
+            drv.wait()
+    return err
+
+
 def _driver(tmp: Path, *args: str, config: dict | None = None) -> list[str]:
     (tmp / "driver").mkdir(exist_ok=True)
     cfg = tmp / "driver" / "exp.yaml"
@@ -210,16 +226,7 @@ def test_dask_ctrl_c_cancels_pending_and_a_crashing_cell_spares_its_worker(tmp_p
                                cwd=tmp_path / "driver", env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
         cells = tmp_path / "driver" / "out" / "cells"
-        try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
-                time.sleep(0.02)
-            os.killpg(drv.pid, signal.SIGINT)
-            _, err = drv.communicate(timeout=120)
-        finally:
-            if drv.poll() is None:
-                drv.kill()
-                drv.wait()
+        err = _ctrl_c_after(drv, cells, 3, wait=120)
         assert drv.returncode == 130, err
         n_kept = len(list(cells.glob("*.json")))
         assert 3 <= n_kept < 40
@@ -560,16 +567,7 @@ def test_ray_ctrl_c_cancels_keeps_cells_and_a_rerun_resumes(tmp_path, ray_head):
                            cwd=tmp_path / "driver", env=ray_head.env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     cells = tmp_path / "driver" / "out" / "cells"
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
-            time.sleep(0.02)
-        os.killpg(drv.pid, signal.SIGINT)
-        _, err = drv.communicate(timeout=120)
-    finally:
-        if drv.poll() is None:
-            drv.kill()
-            drv.wait()
+    err = _ctrl_c_after(drv, cells, 3, wait=180)
     assert drv.returncode == 130, err
     assert "Traceback" not in err, err
     n_kept = len(list(cells.glob("*.json")))
