@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval
 from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms.base import TreeClassifierBase, majority_label
 from treebench.registry import ALGORITHMS
-from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.bitset import pack_classes, pack_columns, pack_rows, warmup_problem
 from treebench.search.cache import entries_for_mb
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
@@ -249,15 +249,10 @@ def warmup() -> float:
     if _WARM:
         return 0.0
     t = time.perf_counter()
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 2, size=(40, 5)).astype(np.float64)
-    y = rng.integers(0, 3, size=40).astype(np.int64)
-    F = pack_columns(X)
-    C = pack_classes(y, 3)
+    X, y, F, C, weights = warmup_problem()
     mask, grp, ng = equivalence_groups(X, y)
-    for weighted in (False, True):
-        Xd = X.astype(np.uint8)
-        sw = np.ones(40) if not weighted else rng.random(40) + 0.5
+    Xd = X.astype(np.uint8)
+    for weighted, sw in zip((False, True), weights):
         for limited in (False, True):
             G.fit_gosdt(F, C, Xd, y, sw, weighted, 40, 3 if limited else 5, limited, 0.4, 1000,
                         -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng)

@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _topk_kernels as K
 from treebench.algorithms.base import TreeClassifierBase, majority_label
-from treebench.search.bitset import pack_classes, pack_columns
+from treebench.search.bitset import pack_classes, pack_columns, warmup_problem
 from treebench.search.cache import entries_for_mb
 from treebench.registry import ALGORITHMS
 from treebench.tree.arrays import TreeArrays
@@ -211,14 +211,9 @@ def warmup() -> float:
     if _WARM:
         return 0.0
     t = time.perf_counter()
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 2, size=(40, 5)).astype(np.float64)
-    y = rng.integers(0, 3, size=40).astype(np.int64)
-    F = pack_columns(X)
-    C = pack_classes(y, 3)
-    for weighted in (False, True):
-        Xd = X.astype(np.uint8)
-        sw = np.ones(40) if not weighted else rng.random(40) + 0.5
+    X, y, F, C, weights = warmup_problem()
+    Xd = X.astype(np.uint8)
+    for weighted, sw in zip((False, True), weights):
         for crit in range(4):
             K.fit_topk(F, C, Xd, y, sw, weighted, 40, 2, 2, crit, 1, -1.0, 1000, -1.0, True)
     K.fit_topk(F, C, Xd, y, sw, False, 40, 2, 0, 0, 1, 0.0, 1000, time.perf_counter() + 100.0,

@@ -59,6 +59,17 @@ def pack_classes(y_index: np.ndarray, n_classes: int) -> np.ndarray:
     )
 
 
+def warmup_problem(n: int = 40, d: int = 5, n_classes: int = 3):
+    """The tiny random problem the optimal searches compile their kernels on (`warmup`):
+    X (n, d) 0/1 float, y class indices, their packed columns and classes, and weights
+    (unit and random), from one fixed seed."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(n, d)).astype(np.float64)
+    y = rng.integers(0, n_classes, size=n).astype(np.int64)
+    weights = (np.ones(n), rng.random(n) + 0.5)
+    return X, y, pack_columns(X), pack_classes(y, n_classes), weights
+
+
 @njit(cache=True)
 def row_hash(rows, h):
     """64-bit hash of (depth budget ``h``, row set)."""
