@@ -47,6 +47,7 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
     split_stats,
 )
 from treebench.search.depth2 import depth2_best, depth2_may_improve
+from treebench.search.equiv import drop_equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, Data,
     full_set, new_scratch,
@@ -406,6 +407,10 @@ def solve(s, rows, h, ub):
     ncand = _rank(s, h, total)
     if ncand == 0:
         return leaf_obj
+    if s.k <= 0 and h >= 2 and not timed_out:
+        # k = all: one feature per class of equal/complementary columns on this node
+        ncand = drop_equivalent(rows, s.scr.nzw[h], nnz, s.data.F, s.scr.order[h], ncand,
+                                s.scr.valid[h])
     kk = ncand if s.k <= 0 or s.k > ncand else s.k
     if timed_out:
         kk = 1
@@ -424,17 +429,22 @@ def solve(s, rows, h, ub):
     d = s.data.F.shape[1]
     if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
             and s.scr.pair.shape[1] == d:
-        best, best_f = _depth2(s, rows, h, nnz, ncand, best, floor)
+        # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
+        # exact value bounds its parents and similar sets better than "no tree below ub"
+        best, best_f = _depth2(s, rows, h, nnz, ncand, INF, floor)
     elif h == 1:
         best, best_f = _branch_leaves(s, h, kk, total, best, floor)
     else:
         r0 = s.scr.child[h, 0]
         r1 = s.scr.child[h, 1]
         order = s.scr.order[h]
+        lbmin = INF  # smallest lower bound over the root features of their best tree
+        stopped = False  # left the loop early (then lbmin misses some features)
         for t in range(kk):
             j = order[t]
             lb0, lb1, imp0, imp1 = _child_bounds(s, h, j, total)
             if lb0 + lb1 + nu >= best:
+                lbmin = min(lbmin, lb0 + lb1 + nu)
                 continue
             split_rows(rows, s.data.F, j, r0, r1)
             if not timed_out:
@@ -443,19 +453,31 @@ def solve(s, rows, h, ub):
                 if imp1:
                     lb1 = _child_lb(s, r1, h - 1, lb1, sim)
                 if lb0 + lb1 + nu >= best:
+                    lbmin = min(lbmin, lb0 + lb1 + nu)
                     continue
             o0 = solve(s, r0, h - 1, best - nu - lb1)
             if o0 < best - nu - lb1:
                 o1 = solve(s, r1, h - 1, best - nu - o0)
+                lbmin = min(lbmin, o0 + o1 + nu)
                 if o1 < best - nu - o0:
                     best = o0 + o1 + nu
                     best_f = j
+            else:
+                lbmin = min(lbmin, o0 + lb1 + nu)
             if s.stats[S_TIMED_OUT] != 0:
                 if best_f >= 0 or timed_out:
+                    stopped = True
                     break
                 timed_out = True
             if best <= floor:
+                stopped = True
                 break
+        # a failed search (no tree below ub) learns more than "optimum >= ub": every tree here
+        # has some root feature, so it costs at least the smallest of the bounds met above
+        # (MurTree's lower-bound update after a failed subtree search)
+        if best_f < 0 and not stopped and not timed_out and kk == ncand and s.min_imp < 0.0 \
+                and lbmin > lbk:
+            lbk = lbmin
     return _finish(s, rows, h, hv, ub, lbk, best, best_f, split_ub, leaf_obj, sim)
 
 
