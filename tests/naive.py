@@ -1010,3 +1010,16 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
         if tot < best:
             best, best_f = tot, i
     return best, best_f
+
+
+# --- search13c: features equivalent on a node (treebench.search.equiv) ---
+def naive_drop_equivalent(X, rows, order):
+    """(kept, dropped) of `drop_equivalent`: walking ``order``, a feature is dropped when its
+    column on ``rows`` equals, or is the complement of, that of a feature kept before it."""
+    kept, dropped = [], []
+    for j in order:
+        col = [X[r][j] for r in rows]
+        same = any(col == [X[r][k] for r in rows] or col == [1 - X[r][k] for r in rows]
+                   for k in kept)
+        (dropped if same else kept).append(j)
+    return kept, dropped

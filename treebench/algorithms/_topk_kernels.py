@@ -542,3 +542,31 @@ def fit_topk(
     n = pos[0]
     return (obj, M, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
             out_value[:n].copy(), stats)
+
+
+@njit(cache=True)
+def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, crit, smaller_trees, sets, hs, ubs):
+    """Answer the queries ``solve(sets[q], hs[q], ubs[q])`` in order on one shared k = all search
+    state (cache, similarity memory, derivation buffers): the contract of `solve` made testable
+    (a value below ``ub`` is the exact optimum, any other value a lower bound of it), with the
+    bounds that earlier queries left in the cache. Returns (values, M)."""
+    W = F.shape[0]
+    d = F.shape[1]
+    nc = C.shape[0]
+    H = depth
+    M = 1.0
+    while M <= 2.0 ** (H + 1):
+        M *= 2.0
+    nu = 1.0 if smaller_trees else 0.0
+    pairs = not weighted and H >= 2 and nc * d * d <= 2**25
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    clock = np.zeros(1)
+    clock[0] = -1.0
+    s = TopkState(
+        Data(F, C, Xd, y, sw, weighted, n_rows), new_scratch(H + 1, W, d, nc, pairs),
+        new_cache(W, 1 << 20, stats), stats, clock, 0, crit, 1, -1.0, M, nu,
+    )
+    out = np.empty(ubs.shape[0])
+    for q in range(ubs.shape[0]):
+        out[q] = solve(s, sets[q], hs[q], ubs[q])
+    return out, M
