@@ -19,7 +19,16 @@ prune further without changing the answer: the similarity lower bound (an optima
 S errs at least err(S') - |S' minus S| times, for a set S' solved before at the same depth; it
 does not hold for k < all, whose search space depends on the rows), and the specialised depth-2
 solver (`treebench.search.depth2`). At depth 1 with every feature a candidate, only equal-error
-features are scored.
+features are scored. At k = all also (issue #13, `docs/search-speed.md`):
+
+* depth-2 nodes are solved exactly, without the caller's bound, so no row set is solved twice
+  at depth 2 and its exact value bounds parents and similar sets;
+* features equal or complementary on a node's rows are searched once
+  (`treebench.search.equiv.drop_equivalent`): they give the same children, so every tree has
+  an equally good twin, and the one kept is the one "first explored wins" would return;
+* a search that finds no tree below ``ub`` caches the larger of ``ub`` and the smallest bound
+  met over the root features (the bound of both children plus the root; MurTree's
+  lower-bound update after a failed search).
 
 The solver's state is one record (`TopkState`) passed down the recursion; `solve` is a handful
 of small steps (`_node_totals`, `_lookup`, `_score`, `_depth1_all`, `_depth2`, `_branch_leaves`,

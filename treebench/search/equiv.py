@@ -7,7 +7,7 @@ and as a split below the root they cut every descendant the same way. An exhaust
 (k = all) therefore needs only one feature of each class: `drop_equivalent` keeps the first of
 each class in the node's rank order (the one the tie rule "first explored wins" would return
 anyway) and drops the rest. Deep nodes have few rows, and many of their features coincide:
-at depth budget 2 in anneal's depth-5 search about half the candidate features are dropped,
+at depth budget 2 in anneal's depth-4 search about half the candidate features are dropped,
 which quarters the pair-count work of the depth-2 solver (`treebench.search.depth2`).
 
 MurTree (Demirović et al., JMLR 2022) and DL8.5 remove features that are constant on a node;
