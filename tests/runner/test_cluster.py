@@ -133,6 +133,19 @@ def _table(path: Path):
     return df[keep].sort_values("cell_id").reset_index(drop=True)
 
 
+def _assert_manifest_cluster(out: Path, where: str, *, workers: int, threads: int,
+                             backend: str = "dask") -> None:
+    """``manifest.json`` records what ran the cells of the last run (not ``-j``): its
+    ``n_jobs_used`` is the threads that returned records, ``cluster`` the workers and threads."""
+    man = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    for entry in (man, man["runs"][-1]):
+        assert entry["n_jobs_used"] == threads, entry
+        got = entry["cluster"]
+        assert (got["backend"], got["where"], got["workers_used"], got["threads_used"],
+                got["hosts_used"]) == (backend, where, workers, threads, 1), got
+    assert man["runs"][-1]["n_jobs"] == 1
+
+
 def _files_under(d: Path) -> list[Path]:
     return [p for p in d.rglob("*") if p.is_file()]
 
@@ -154,6 +167,8 @@ def test_dask_cluster_sweep_equals_sequential_and_driver_writes(tmp_path):
         assert f"ran 40 now on 2 dask workers (2 threads) at {address}." in r.stdout, r.stdout
         out = tmp_path / "driver" / "out"
         assert len(list((out / "cells").glob("*.json"))) == 40
+        # the manifest, too, says what ran the cells (the config asks n_jobs: 1)
+        _assert_manifest_cluster(out, address, workers=2, threads=2)
         # workers wrote nothing: not in their directories (where a relative `out` would land)
         assert all(_files_under(d) == [] for d in dirs)
         # each worker received iris exactly once from the driver
@@ -311,6 +326,7 @@ def test_dask_multithreaded_worker_runs_cells_supervised_and_once(tmp_path):
     assert r.returncode == 3, r.stderr  # failed cells (oom, crashed) fail the run
     assert "(1 workers, 2 threads)" in r.stderr, r.stderr
     assert f"ran 24 now on 1 dask worker (2 threads) at {address}." in r.stdout, r.stdout
+    _assert_manifest_cluster(tmp_path / "driver" / "out", address, workers=1, threads=2)
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
     assert len(df) == 24 and df["cell_id"].is_unique
     assert len(list((tmp_path / "driver" / "out" / "cells").glob("*.json"))) == 24

@@ -83,6 +83,15 @@ class ClusterRun:
     def n_hosts_used(self) -> int:
         return len({h for h, _, _ in self.used})
 
+    def to_manifest(self) -> dict[str, Any]:
+        """What ran the cells, for ``manifest.json`` (`treebench.api.note_cluster_run`): the
+        cluster as found at connection and the hosts, worker processes and threads that
+        returned at least one record."""
+        return {"backend": self.backend, "where": self.where, "workers": self.workers,
+                "threads": self.threads, "hosts_used": self.n_hosts_used,
+                "workers_used": self.n_workers_used, "threads_used": self.n_threads_used,
+                "describe": self.describe()}
+
     def describe(self) -> str:
         """What ran the cells, for the run summary: ``2 dask workers (4 threads) at tcp://...``
         or ``2 ray worker processes on 1 host at ray://...``."""
