@@ -43,6 +43,30 @@ class Prepared:
     dataset_costs: dict[str, float] | None = None  # the dataset's own per-feature test costs
     binary_columns_per_feature: dict[str, int] | None = None  # original feature -> its binary columns
     data_warnings: str | None = None  # e.g. a split that could not stay stratified
+    output_dtype: str = "|u1"  # the binarizer's own output type (matrices may be float32 instead)
+    values_exact: bool | None = None  # every value a float32 exactly (None: not checked)
+
+
+def learner_float32_policy(algorithm: str) -> str:
+    """The learner's ``float32_input`` declaration (`treebench.execute.precision`)."""
+    from treebench.execute.precision import float32_policy
+    from treebench.registry import ALGORITHMS
+
+    return float32_policy(ALGORITHMS.get(algorithm).obj)
+
+
+def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
+    """The matrix type a cell of ``policy`` needs from the prepared fold ``prep``."""
+    from treebench.execute.precision import float32_exact, matrix_dtype
+
+    def exact() -> bool:
+        if prep.values_exact is not None:
+            return prep.values_exact
+        if prep.X_train.dtype != np.float64:
+            return False  # unknown from rounded values: prepared again, checked then
+        return all(float32_exact(M) for M in (prep.X_train, prep.X_test, prep.X_val) if M is not None)
+
+    return matrix_dtype(np.dtype(prep.output_dtype), policy, exact)
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -70,9 +94,17 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
     )
+    from treebench.execute.precision import float32_exact, matrix_dtype, numeric_part
+
+    policy = learner_float32_policy(cell.algorithm)
     if key in _PREPARED:
-        _PREPARED.move_to_end(key)
-        return _PREPARED[key]
+        cached = _PREPARED[key]
+        if cached.X_train.dtype == _wanted_dtype(cached, policy):
+            _PREPARED.move_to_end(key)
+            return cached
+        # the same fold in the other float type: replaced, never kept beside it
+        del _PREPARED[key], cached
+        release_freed_memory()
     from treebench.binarize import make_binarizer
     from treebench.data.splits import make_split
 
@@ -90,8 +122,16 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         binz.fit(ds.X, y)
     else:
         binz.fit(ds.X.iloc[split.train], y[split.train])
+    output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
+    exact: list[bool] = []
+
+    def values_exact() -> bool:
+        exact.append(float32_exact(numeric_part(ds.X, binz)))
+        return exact[0]
+
+    dtype = matrix_dtype(output_dtype, policy, values_exact)
     X_train, X_test, X_val = transform_splits(
-        binz, ds.X, (split.train, split.test, split.valid))
+        binz, ds.X, (split.train, split.test, split.valid), dtype=dtype)
     seconds = time.perf_counter() - t0
     prep = Prepared(
         X_train=X_train,
@@ -107,6 +147,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         dataset_costs=ds.meta.get("feature_costs"),
         binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
         data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
+        output_dtype=output_dtype.str,
+        values_exact=exact[0] if exact else None,
     )
     _PREPARED[key] = prep
     if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
@@ -127,59 +169,86 @@ CHUNKED_ABOVE = 1 << 22
 CHUNK_ROWS = 1 << 16
 
 
-def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = None) -> list:
+def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = None,
+                     dtype: Any = None) -> list:
     """The binarized rows of each index array in ``parts`` (None stays None).
+
+    ``dtype``: the matrices' type when the binarizer's output is numeric (``raw``): ``float32``
+    for learners that round their input to float32 themselves (`treebench.execute.precision`);
+    0/1 output stays ``uint8``. Each value is rounded as ``astype(np.float32)`` rounds it.
 
     Small data: every row is transformed once and each split takes its rows from the compact
     result. Large data (over `CHUNKED_ABOVE` values, e.g. KDD Cup 99): each split's matrix is
-    allocated once and filled ``CHUNK_ROWS`` rows at a time, so neither a matrix of every row
-    nor a DataFrame copy of a split is ever alive beside the splits (issue 9, item 10: the
-    all-rows matrix was 760 MB of a kdd99 cell's 2.2 GB preparation peak). Every part but the
-    first (the training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
+    allocated once and the binarizer writes into it ``CHUNK_ROWS`` rows at a time
+    (``binz.fill``), so neither a matrix of every row nor a DataFrame copy of a split is ever
+    alive beside the splits (issue 9, item 10: the all-rows matrix was 760 MB of a kdd99 cell's
+    2.2 GB preparation peak); a split that is one run of consecutive rows (a predefined split)
+    is read through row slices, without copying the frame. Every part but the first (the
+    training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
     read-only: its pages are read when the cell scores, not held through the fit (kdd99's test
-    rows are 280 MB). Binarizers transform row by row, so both ways give the same values."""
+    rows are 280 MB as float64). Binarizers transform row by row, so both ways give the same
+    values."""
     if chunked is None:
         chunked = X.shape[0] * max(X.shape[1], 1) > CHUNKED_ABOVE
-    if not chunked:
+    out_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
+    if dtype is not None and out_dtype.kind == "f":
+        out_dtype = np.dtype(dtype)
+    if not chunked or not hasattr(binz, "fill"):
         X_all = np.asarray(binz.transform(X))
-        return [None if rows is None else X_all[rows] for rows in parts]
+        return [None if rows is None else X_all[rows].astype(out_dtype, copy=False) for rows in parts]
     out = []
     for i, rows in enumerate(parts):
         if rows is None:
             out.append(None)
             continue
         rows = np.asarray(rows)
-        if len(rows) == 0:
-            out.append(np.asarray(binz.transform(X.iloc[rows])))
-            continue
-        M = path = None
-        for s in range(0, len(rows), CHUNK_ROWS):
-            block = np.asarray(binz.transform(X.iloc[rows[s:s + CHUNK_ROWS]]))
-            if M is None:
-                shape = (len(rows), block.shape[1])
-                if i == 0:
-                    M = np.empty(shape, dtype=block.dtype)
-                else:
-                    M, path = _spill_file(shape, block.dtype)
-            M[s:s + len(block)] = block
-        out.append(M if path is None else _mapped(M, path))
+        n_cols = int(binz.n_columns_)
+        if i == 0:
+            M = np.empty((len(rows), n_cols), dtype=out_dtype)
+            for s, e, frame in _row_blocks(X, rows):
+                block = M[s:e]
+                block.fill(0)  # touched just before it is written: one pass while in cache
+                binz.fill(frame, block)
+            out.append(M)
+        else:
+            out.append(_spilled(binz, X, rows, n_cols, out_dtype))
     return out
 
 
-def _spill_file(shape: tuple[int, int], dtype) -> tuple[np.ndarray, str]:
+def _row_blocks(X: Any, rows: np.ndarray):
+    """``(start, end, frame)`` for each block of `CHUNK_ROWS` of ``rows``: ``frame`` holds the
+    rows ``rows[start:end]`` of ``X``, a row slice (a view) when they are consecutive."""
+    n = len(rows)
+    consecutive = n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
+    for s in range(0, n, CHUNK_ROWS):
+        e = min(s + CHUNK_ROWS, n)
+        if consecutive:
+            lo = int(rows[0]) + s
+            yield s, e, X.iloc[lo : lo + (e - s)]
+        else:
+            yield s, e, X.iloc[rows[s:e]]
+
+
+def _spilled(binz: Any, X: Any, rows: np.ndarray, n_cols: int, dtype: np.dtype) -> np.ndarray:
+    """The binarized ``rows`` of ``X`` written block by block to an unlinked temporary
+    ``.npy`` file and memory-mapped read-only (none of its pages is resident in this process
+    until read). Plain writes, not a writable mapping: no dirty pages to flush synchronously."""
     import tempfile
 
+    shape = (len(rows), n_cols)
+    if len(rows) == 0:
+        return np.zeros(shape, dtype=dtype)
     fd, path = tempfile.mkstemp(prefix="treebench-split-", suffix=".npy")
-    os.close(fd)
-    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape), path
-
-
-def _mapped(M: np.ndarray, path: str) -> np.ndarray:
-    """``M``'s file mapped read-only afresh (so none of its pages is resident in this process
-    until read) and unlinked at once (the mapping keeps the data until it is dropped)."""
-    M.flush()
-    del M
     try:
+        with os.fdopen(fd, "wb") as fh:
+            np.lib.format.write_array_header_1_0(
+                fh, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape})
+            buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
+            for s, e, frame in _row_blocks(X, rows):
+                block = buf[: e - s]
+                block.fill(0)
+                binz.fill(frame, block)
+                fh.write(memoryview(block).cast("B"))
         return np.load(path, mmap_mode="r")
     finally:
         os.unlink(path)
