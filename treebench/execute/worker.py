@@ -121,7 +121,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
         binz.fit(ds.X, y)
     else:
-        binz.fit(ds.X.iloc[split.train], y[split.train])
+        binz.fit(take_rows(ds.X, split.train), y[split.train])
     output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
     exact: list[bool] = []
 
@@ -215,11 +215,26 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
     return out
 
 
+def _consecutive(rows: np.ndarray) -> bool:
+    """True when ``rows`` is one ascending run ``a, a+1, ..., b`` (a predefined split)."""
+    n = len(rows)
+    return n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
+
+
+def take_rows(X: Any, rows: Any) -> Any:
+    """``X.iloc[rows]``, as a row slice (a view, no copy of the frame) when ``rows`` is one
+    ascending run of consecutive rows."""
+    rows = np.asarray(rows)
+    if _consecutive(rows):
+        return X.iloc[int(rows[0]) : int(rows[0]) + len(rows)]
+    return X.iloc[rows]
+
+
 def _row_blocks(X: Any, rows: np.ndarray):
     """``(start, end, frame)`` for each block of `CHUNK_ROWS` of ``rows``: ``frame`` holds the
     rows ``rows[start:end]`` of ``X``, a row slice (a view) when they are consecutive."""
     n = len(rows)
-    consecutive = n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
+    consecutive = _consecutive(rows)
     for s in range(0, n, CHUNK_ROWS):
         e = min(s + CHUNK_ROWS, n)
         if consecutive:
