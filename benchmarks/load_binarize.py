@@ -109,8 +109,8 @@ def measure_cell(algorithm: str, params: dict) -> None:
                  ("prepare / fit", float(row["prepare_seconds"]) / fit),
                  ("load from the parsed cache (s)", load),
                  ("(load + prepare) / fit", (load + float(row["prepare_seconds"])) / fit),
-                 ("train_accuracy", float(row["train_accuracy"])),
-                 ("test_accuracy", float(row["test_accuracy"])), ("n_leaves", str(row["n_leaves"]))]:
+                 ("train_accuracy", f"{float(row['train_accuracy']):.6f}"),
+                 ("test_accuracy", f"{float(row['test_accuracy']):.6f}"), ("n_leaves", str(row["n_leaves"]))]:
         print(f"{k:34s} {v:>10.3f}" if isinstance(v, float) else f"{k:34s} {v!s:>10s}")
 
 
