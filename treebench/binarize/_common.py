@@ -154,10 +154,10 @@ def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: 
     ``>=`` or ``<=`` thresholds, one-hot categories, contiguous intervals); anything else is
     evaluated column by column.
     """
-    from treebench.binarize import _kernels as K
-
     ops = {c.op for c in cols}
     k = len(cols)
+    if ops & {"==", ">=", "<=", "in"}:  # numba loads only when a kernel may run (not for `raw`)
+        from treebench.binarize import _kernels as K
     if ops == {"=="}:
         K.fill_codes(category_codes(s, [c.value for c in cols]), out, col0)
         return

@@ -429,10 +429,16 @@ def _takes_context(est) -> bool:
     estimators (the black-box references) do not."""
     import inspect
 
-    try:
-        return "context" in inspect.signature(est.fit).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return False
+    cls = type(est)
+    if cls not in _TAKES_CONTEXT:  # one signature read per estimator class and process
+        try:
+            _TAKES_CONTEXT[cls] = "context" in inspect.signature(est.fit).parameters
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            _TAKES_CONTEXT[cls] = False
+    return _TAKES_CONTEXT[cls]
+
+
+_TAKES_CONTEXT: dict[type, bool] = {}
 
 
 def _jsonable(v: Any) -> Any:
