@@ -5,6 +5,9 @@ them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):
 
 * ``start-up``: `treebench run` on a results directory where every cell is already done
   (nothing to run, nothing to warm): the fixed cost of a command;
+* ``validate + plan``: `treebench run --dry-run` on a fresh directory: the config checked
+  against the registries (which import only the learner, binarizer and dataset modules the
+  config names) and expanded into cells, nothing run;
 * ``run -j 1`` / ``run -j 2``: the whole sweep without the report, in cells per second;
 * ``report``: `treebench report` on the finished sweep (figures included);
 * ``report (unchanged)``: the same report again, when no input changed;
@@ -150,6 +153,8 @@ def measure(n_cells: int, env: dict[str, str], backend: str | None) -> dict[str,
             out[f"run -j 2 --backend {backend} (s)"] = _cli(
                 ["run", str(cfg), "-o", str(Path(d) / "ob"), "-q", "--no-report", "-j", "2",
                  "--backend", backend], env)
+        out["validate + plan, --dry-run (s)"] = _cli(
+            ["run", str(cfg), "-o", str(Path(d) / "dry"), "--dry-run"], env)
         out["start-up, nothing to run (s)"] = _cli(
             ["run", str(cfg), "-o", str(Path(d) / "o1"), "-q", "--no-report"], env)
         shutil.rmtree(Path(d) / "o1" / "report", ignore_errors=True)
@@ -179,6 +184,7 @@ def main() -> None:
     env = dict(os.environ)
     if args.treebench is not None:
         env["PYTHONPATH"] = str(args.treebench.resolve())
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs = [measure(args.cells, env, args.backend) for _ in range(args.repeats)]
     if args.report_cells:
         big = measure_big_report(args.report_cells, env, args.keep, args.reuse)
@@ -191,6 +197,7 @@ def main() -> None:
         cps = f"{args.cells / med:9.1f}" if key.startswith(("run -j", "cell loop")) \
             else f"{'':9s}"
         print(f"{key:38s} {med:9.2f} {cps} {cpu:7.2f}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"\n{args.cells} cells, median of {args.repeats} fresh-interpreter runs on "
           f"{os.cpu_count()} cores (shared machine: compare runs made side by side).")
 

@@ -280,6 +280,26 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
     return p
 
 
+def note_cluster_run(out: Path, run: Any) -> None:
+    """Record in ``manifest.json`` what ran a dask/ray run's cells (issue 15): the last run's
+    entry and the top level get ``n_jobs_used`` = the worker threads that returned records
+    (what ran at once, not ``-j``) and ``cluster`` = `ClusterRun.to_manifest` (workers,
+    threads, hosts, address). Written also when the run was interrupted or lost its cluster."""
+    from treebench.execute.supervise import atomic_write_json
+
+    p = out / "manifest.json"
+    try:
+        manifest = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(manifest, dict) or not manifest.get("runs"):
+        return
+    info = run.to_manifest()
+    manifest["runs"][-1].update(n_jobs_used=run.n_threads_used, cluster=info)
+    manifest.update(n_jobs_used=run.n_threads_used, cluster=info)
+    atomic_write_json(p, manifest)
+
+
 def check_writable(path: Path, what: str = "results directory") -> None:
     """Raise `UserError` (one sentence) when ``path`` cannot be created or written."""
     import os
@@ -428,14 +448,19 @@ def run_experiment(
     check_writable(out_dir)
     data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
+    clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
                        command="sweep" if sweep else "run", sweep=sweep)
         _remove_partial_files(out_dir)
-        summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend,
-                              data_dirs=data_dirs, progress=progress, fail_on=fail_on,
-                              report=report, address=address)
-    summary.n_jobs = used
+        try:
+            summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend,
+                                  data_dirs=data_dirs, progress=progress, fail_on=fail_on,
+                                  report=report, address=address, clusters=clusters)
+        finally:
+            if clusters:
+                note_cluster_run(out_dir, clusters[0])
+    summary.n_jobs = clusters[0].n_threads_used if clusters else used
     summary.sweep_applied = applied
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
@@ -536,8 +561,13 @@ def _remember_plan(out: Path, key: str, ids: list[str], name: str) -> None:
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,
                 data_dirs: list[str] | None, progress: bool, fail_on: str, report: bool,
-                address: str | None = None) -> RunSummary:
+                address: str | None = None, clusters: list[Any] | None = None) -> RunSummary:
     summary = RunSummary(experiment=exp.name, out=out_dir, n_cells=len(pl.cells))
+
+    def _on_cluster(run: Any) -> None:
+        summary.cluster = run
+        if clusters is not None:
+            clusters.append(run)
 
     def _count(_row: dict[str, Any]) -> None:
         summary.n_ran += 1
@@ -552,7 +582,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
                 pl.to_run, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
                 context=context, show_progress=progress, on_result=_count,
                 address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
-                on_cluster=lambda run: setattr(summary, "cluster", run),
+                on_cluster=_on_cluster,
             )
         except KeyboardInterrupt:
             summary.interrupted = True

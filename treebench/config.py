@@ -226,13 +226,16 @@ def predefined_split_available(ds: DatasetSpec) -> bool:
         return ds.test_path is not None
     if ds.name == "file":
         return bool(ds.params.get("test_path"))
-    from treebench.data.catalog import load_catalog
     from treebench.registry import DATASETS
 
     if ds.name not in DATASETS:
         return False
     cname = DATASETS.get(str(ds.name)).extra.get("catalog")
-    entry = load_catalog().get(cname) if cname else None
+    if not cname:  # no catalog entry: the catalog need not load
+        return False
+    from treebench.data.catalog import load_catalog
+
+    entry = load_catalog().get(cname)
     return bool(entry is not None and entry.spec.get("split") in ("files", "prefix"))
 
 

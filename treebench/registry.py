@@ -29,6 +29,10 @@ from treebench.errors import ConfigError, did_you_mean
 INPUT_KINDS = ("binary", "numeric", "categorical", "weights", "multiclass", "regression")
 
 
+#: (object, kind) -> its parameters and defaults, read from its signature once per process
+_PARAMETERS: dict[tuple[Any, str], dict[str, Any]] = {}
+
+
 @dataclass
 class Entry:
     """One registered object: an estimator class, a binarizer class or a dataset loader."""
@@ -53,15 +57,23 @@ class Entry:
 
     def parameters(self) -> dict[str, Any]:
         """Parameter names and defaults (from ``__init__`` or the loader's signature)."""
-        target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
-        out: dict[str, Any] = {}
-        for p in inspect.signature(target).parameters.values():
-            if p.name in ("self",) or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            if self.kind == "dataset" and p.name in ("data_dirs", "offline", "cache_dir"):
-                continue
-            out[p.name] = None if p.default is inspect.Parameter.empty else p.default
-        return out
+        try:
+            key: Any = (self.obj, self.kind)
+            known = _PARAMETERS.get(key)
+        except TypeError:  # an unhashable loader object: read its signature each time
+            key, known = None, None
+        if known is None:  # read once per object: every cell asks (issue 9, item 9)
+            target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
+            known = {}
+            for p in inspect.signature(target).parameters.values():
+                if p.name in ("self",) or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    continue
+                if self.kind == "dataset" and p.name in ("data_dirs", "offline", "cache_dir"):
+                    continue
+                known[p.name] = None if p.default is inspect.Parameter.empty else p.default
+            if key is not None:
+                _PARAMETERS[key] = known
+        return dict(known)
 
     def create(self, **params: Any) -> Any:
         if self.missing:
@@ -89,9 +101,14 @@ class Entry:
 class Registry:
     """A name → Entry mapping filled by decorators in lazily imported modules."""
 
-    def __init__(self, kind: str, builtin_modules: tuple[str, ...], entry_point_group: str):
+    def __init__(self, kind: str, builtin_modules: tuple[str, ...], entry_point_group: str,
+                 builtin_names: dict[str, str] | None = None):
         self.kind = kind
         self._builtin = builtin_modules
+        #: name -> the built-in module that registers it, so that looking up one name imports
+        #: that module only (issue 9, item 9: validating `cart` used to import every learner,
+        #: numba and its kernels); names not listed here load everything
+        self._where = dict(builtin_names or {})
         self._group = entry_point_group
         self._entries: dict[str, Entry] = {}
         self._loaded = False
@@ -147,8 +164,20 @@ class Registry:
         except Exception:  # pragma: no cover - metadata backend failure
             pass
 
-    def get(self, name: str) -> Entry:
+    def _load_for(self, name: str) -> None:
+        """Make ``name`` registered if it exists: import the one module the built-in names
+        list for it, or else every module and plug-in."""
+        if self._loaded:
+            return
+        mod = self._where.get(name)
+        if mod is not None:
+            importlib.import_module(mod)
+            if name in self._entries:
+                return
         self._load()
+
+    def get(self, name: str) -> Entry:
+        self._load_for(name)
         try:
             return self._entries[name]
         except KeyError:
@@ -158,7 +187,7 @@ class Registry:
             ) from None
 
     def __contains__(self, name: str) -> bool:
-        self._load()
+        self._load_for(name)
         return name in self._entries
 
     def __iter__(self) -> Iterator[Entry]:
@@ -210,6 +239,12 @@ def binarizer_output(name: str) -> str:
     return BINARIZERS.get(name).extra.get("outputs", "binary")
 
 
+def _names(by_module: dict[str, str]) -> dict[str, str]:
+    """``{module: "name name ..."}`` → ``{name: module}`` (the built-in names of a registry;
+    `tests/test_registry_lazy.py` checks them against what the modules register)."""
+    return {n: mod for mod, names in by_module.items() for n in names.split()}
+
+
 ALGORITHMS = Registry(
     "algorithm",
     (
@@ -226,12 +261,39 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers_continuous",
     ),
     "treebench.algorithms",
+    _names({
+        "treebench.algorithms.cart": "cart cart-regressor",
+        "treebench.algorithms.ensembles": "gbdt random-forest",
+        "treebench.algorithms.peers": "dl85 streed gosdt-ref",
+        "treebench.algorithms.greedy": "greedy",
+        "treebench.algorithms.topk": "topk",
+        "treebench.algorithms.gosdt": "gosdt",
+        "treebench.algorithms.ngi": "ngi ec4.5 ecart asr ip bal bal-fixed ngi-c4.5 ngi-cart cc4.5 ccart",
+        "treebench.algorithms.testing": "test-sleep test-alloc test-abort test-raise test-kill-worker",
+        "treebench.algorithms.dpdt": "dpdt dpdt-regressor",
+        "treebench.algorithms.dpdt_boost": "dpdt-adaboost",
+        "treebench.algorithms.peers_continuous": "contree licketysplit",
+    }),
 )
 
-BINARIZERS = Registry("binarizer", ("treebench.binarize",), "treebench.binarizers")
+BINARIZERS = Registry(
+    "binarizer", ("treebench.binarize",), "treebench.binarizers",
+    _names({
+        "treebench.binarize.kmeans": "kmeans",
+        "treebench.binarize.onehot": "onehot",
+        "treebench.binarize.passthrough": "none raw",
+        "treebench.binarize.threshold_guess": "threshold-guess",
+        "treebench.binarize.thresholds": "quantile midpoints bucketize",
+    }),
+)
 
 DATASETS = Registry(
     "dataset",
     ("treebench.data.embedded", "treebench.data.catalog", "treebench.data.files", "treebench.data.generators"),
     "treebench.datasets",
+    _names({  # catalog names (from the catalog files) load every module
+        "treebench.data.embedded": "breast_cancer wine iris digits diabetes",
+        "treebench.data.files": "file",
+        "treebench.data.generators": "parity-noise tribes-majority xor2d spiral id3-exercise friedman1",
+    }),
 )

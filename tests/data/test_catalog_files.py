@@ -90,9 +90,9 @@ def test_every_catalog_dataset_loads_with_its_shape(name, tmp_path):
         assert check_dataset_split(ds, name, {"kind": "predefined"}) == []
     assert all(f["sha256"] for f in ds.meta["files"]) and ds.meta["task"] == "classification"
     assert ds.meta["licence"] and "origin" in ds.meta
-    # the parquet cache gives back the same data
+    # the parsed cache gives back the same data
     again = build_dataset(e, data_dirs=[d], offline=True, cache_dir=tmp_path)
-    assert list((tmp_path / "parsed").glob("*.parquet"))
+    assert list((tmp_path / "parsed").glob("*.arrow"))
     assert again.X.equals(ds.X) and np.array_equal(again.y, ds.y) and again.categorical == ds.categorical
 
 

@@ -133,6 +133,19 @@ def _table(path: Path):
     return df[keep].sort_values("cell_id").reset_index(drop=True)
 
 
+def _assert_manifest_cluster(out: Path, where: str, *, workers: int, threads: int,
+                             backend: str = "dask") -> None:
+    """``manifest.json`` records what ran the cells of the last run (not ``-j``): its
+    ``n_jobs_used`` is the threads that returned records, ``cluster`` the workers and threads."""
+    man = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    for entry in (man, man["runs"][-1]):
+        assert entry["n_jobs_used"] == threads, entry
+        got = entry["cluster"]
+        assert (got["backend"], got["where"], got["workers_used"], got["threads_used"],
+                got["hosts_used"]) == (backend, where, workers, threads, 1), got
+    assert man["runs"][-1]["n_jobs"] == 1
+
+
 def _files_under(d: Path) -> list[Path]:
     return [p for p in d.rglob("*") if p.is_file()]
 
@@ -154,6 +167,8 @@ def test_dask_cluster_sweep_equals_sequential_and_driver_writes(tmp_path):
         assert f"ran 40 now on 2 dask workers (2 threads) at {address}." in r.stdout, r.stdout
         out = tmp_path / "driver" / "out"
         assert len(list((out / "cells").glob("*.json"))) == 40
+        # the manifest, too, says what ran the cells (the config asks n_jobs: 1)
+        _assert_manifest_cluster(out, address, workers=2, threads=2)
         # workers wrote nothing: not in their directories (where a relative `out` would land)
         assert all(_files_under(d) == [] for d in dirs)
         # each worker received iris exactly once from the driver
@@ -311,6 +326,7 @@ def test_dask_multithreaded_worker_runs_cells_supervised_and_once(tmp_path):
     assert r.returncode == 3, r.stderr  # failed cells (oom, crashed) fail the run
     assert "(1 workers, 2 threads)" in r.stderr, r.stderr
     assert f"ran 24 now on 1 dask worker (2 threads) at {address}." in r.stdout, r.stdout
+    _assert_manifest_cluster(tmp_path / "driver" / "out", address, workers=1, threads=2)
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
     assert len(df) == 24 and df["cell_id"].is_unique
     assert len(list((tmp_path / "driver" / "out" / "cells").glob("*.json"))) == 24
@@ -373,10 +389,33 @@ def _ray_task_workers(head_pid: int) -> list[int]:
 
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
-    """One real ray head for this module's ray tests: ``ray start --head --block`` on
-    127.0.0.1 with 2 CPUs, a 100 MB object store, a Ray Client server port, its own temp dir
-    and working directory, ``TREEBENCH_DATA_DIR`` unset; stopped by its process group, which
-    it leads (started here with a new session)."""
+    """One real ray head for this module's ray tests (`ray_cluster`)."""
+    with ray_cluster(tmp_path_factory.mktemp("ray")) as head:
+        yield head
+
+
+def _stop_ray_head(head: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Stop a head started by `ray_cluster` and whatever of its process group outlives it."""
+    if head.poll() is None:
+        os.killpg(head.pid, sig)
+        try:
+            head.wait(timeout=10)  # `ray start --block` does not always exit on SIGTERM
+        except subprocess.TimeoutExpired:
+            pass
+    try:  # whatever of the group outlived the head
+        os.killpg(head.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if head.poll() is None:
+        head.wait(timeout=10)
+
+
+@contextmanager
+def ray_cluster(tmp: Path):
+    """A real ray head: ``ray start --head --block`` on 127.0.0.1 with 2 CPUs, a 100 MB
+    object store, a Ray Client server port, its own temp dir and working directory,
+    ``TREEBENCH_DATA_DIR`` unset; stopped by its process group, which it leads (started here
+    with a new session)."""
     pytest.importorskip("ray")
     import shutil
     import tempfile
@@ -385,7 +424,6 @@ def ray_head(tmp_path_factory):
     ray_bin = shutil.which("ray", path=str(Path(sys.executable).parent))
     if ray_bin is None:
         pytest.skip("the ray command is not installed")
-    tmp = tmp_path_factory.mktemp("ray")
     env = {**_worker_env(), "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     port, client_port = _free_port(), _free_port()
     head_dir = tmp / "head"
@@ -409,18 +447,7 @@ def ray_head(tmp_path_factory):
         yield SimpleNamespace(address=f"127.0.0.1:{port}", client=f"ray://127.0.0.1:{client_port}",
                               head=head, dir=head_dir, env=drv_env)
     finally:
-        if head.poll() is None:
-            os.killpg(head.pid, signal.SIGTERM)
-            try:
-                head.wait(timeout=10)  # `ray start --block` does not always exit on SIGTERM
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # whatever of the group outlived the head
-            os.killpg(head.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if head.poll() is None:
-            head.wait(timeout=10)
+        _stop_ray_head(head)
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
@@ -428,7 +455,7 @@ def _ray_run(tmp: Path, ray_head, *args: str, config: dict | None = None):
     """The driver's command line against the ray head, retried while the head still refuses
     drivers (it accepts them a few seconds after its ports open)."""
     r = None
-    for _ in range(6):
+    for _ in range(12):
         r = subprocess.run(_driver(tmp, *args, config=config), cwd=tmp / "driver", env=ray_head.env,
                            capture_output=True, text=True, timeout=300)
         if r.returncode == 0 or "cannot reach" not in r.stderr:
@@ -578,6 +605,56 @@ def test_ray_ctrl_c_cancels_keeps_cells_and_a_rerun_resumes(tmp_path, ray_head):
     assert not _ray_task_workers(ray_head.head.pid), "cells left running after Ctrl-C"
     r = _ray_run(tmp_path, ray_head, "-o", "out", "--backend", "ray", "--address",
                  ray_head.address, config=slow)
+    assert r.returncode == 0, r.stderr
+    assert f"ran {40 - n_kept} now" in r.stdout, r.stdout
+    df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
+    assert len(df) == 40 and df["cell_id"].is_unique and set(df["status"]) == {"ok"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("via", ["client", "address"])
+def test_ray_driver_losing_the_cluster_keeps_cells_and_a_rerun_resumes(tmp_path, via):
+    """The ray head (GCS, raylet, Ray Client server) is killed mid-sweep: the driver stops with
+    one sentence and exit 2, every cell it had received is on disk, and the same command
+    against a new head runs only the rest. Its own head: the module's is left alone."""
+    import pandas as pd
+
+    slow = {**CONFIG, "name": "rl", "split": {"kind": "holdout", "seeds": list(range(40))},
+            "algorithms": [{"name": "test-sleep", "params": {"seconds": 0.3}}]}
+    (tmp_path / "one").mkdir()
+    with ray_cluster(tmp_path / "one") as head:
+        address = head.client if via == "client" else head.address
+        warm = _ray_run(tmp_path, head, "-o", "warm", "-q", "--backend", "ray", "--address",
+                        address, config={**slow, "split": {"kind": "holdout", "seeds": [0]}})
+        assert warm.returncode == 0, warm.stderr  # the head accepts drivers now
+        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "-q", "--backend", "ray",
+                                       "--address", address, config=slow),
+                               cwd=tmp_path / "driver", env=head.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cells = tmp_path / "driver" / "out" / "cells"
+        try:
+            deadline = time.monotonic() + 180
+            while (time.monotonic() < deadline and drv.poll() is None
+                   and (not cells.exists() or len(list(cells.glob("*.json"))) < 3)):
+                time.sleep(0.02)
+            assert drv.poll() is None, drv.communicate()[1]
+            _stop_ray_head(head.head, signal.SIGKILL)
+            _, err = drv.communicate(timeout=240)
+        finally:
+            if drv.poll() is None:
+                os.killpg(drv.pid, signal.SIGKILL)
+                drv.wait()
+    assert drv.returncode == 2, err
+    assert "lost the connection to the ray cluster" in err, err
+    assert "finished cells are saved" in err and "Traceback" not in err, err
+    n_kept = len(list(cells.glob("*.json")))
+    assert 3 <= n_kept < 40
+    assert not list(cells.glob(".*.tmp"))  # no half-written cell file
+    (tmp_path / "two").mkdir()
+    with ray_cluster(tmp_path / "two") as head:
+        address = head.client if via == "client" else head.address
+        r = _ray_run(tmp_path, head, "-o", "out", "--backend", "ray", "--address", address,
+                     config=slow)
     assert r.returncode == 0, r.stderr
     assert f"ran {40 - n_kept} now" in r.stdout, r.stdout
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")

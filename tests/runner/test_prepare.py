@@ -62,3 +62,49 @@ def test_chunked_preparation_gives_the_same_cell_rows(write_config, tmp_path, mo
     cols = [c for c in ta.columns if not c.endswith("_seconds") and c not in
             ("peak_rss_mb", "cell_rss_mb", "finished_at")]
     pd.testing.assert_frame_equal(ta[cols], tb[cols])
+
+
+def test_fit_on_all_binarizes_once_and_each_fold_takes_its_rows(write_config, tmp_path, monkeypatch):
+    """``fit_on: all`` (issue 15): the binarizer fitted on every row is the same for every
+    fold, so it is fitted and applied once per (dataset, binarizer); each fold's matrices are
+    exactly the rows of a fresh fit-on-all-and-transform, for 4 folds, and a second binarizer
+    gets its own fit."""
+    from treebench.binarize import make_binarizer
+    from treebench.binarize import thresholds
+
+    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+    monkeypatch.setattr(worker, "_ALL_ROWS", type(worker._ALL_ROWS)())
+    fits = []
+    real_fit = thresholds.Quantile.fit
+
+    def counting_fit(self, X, y=None, **kw):
+        fits.append(len(X))
+        return real_fit(self, X, y, **kw)
+
+    monkeypatch.setattr(thresholds.Quantile, "fit", counting_fit)
+    binz = [{"method": "quantile", "params": {"max_splits": s, "fit_on": "all"}} for s in (3, 5)]
+    cfg = tiny_config(split={"kind": "kfold", "n_splits": 4}, binarization=binz)
+    exp = api.resolve_experiment(write_config(cfg))
+    cells = api.plan(exp, tmp_path / "out").to_run
+    seen, prep_fits = set(), []
+    for c in cells:
+        n = len(fits)
+        prep = worker.prepare(c)
+        prep_fits += fits[n:]
+        ds = worker.dataset_for(c, None)
+        y = np.asarray(ds.y)
+        fresh = make_binarizer(c.binarizer, dict(c.binarizer_params), list(ds.categorical))
+        fresh.fit(ds.X, y)
+        X_all = np.asarray(fresh.transform(ds.X))
+        from treebench.data.splits import make_split
+
+        sp = dict(c.split)
+        split = make_split(sp.pop("kind"), y, fold=c.fold, seed=c.seed,
+                           predefined=(ds.train_index, ds.test_index), **sp)
+        np.testing.assert_array_equal(prep.X_train, X_all[split.train])
+        np.testing.assert_array_equal(prep.X_test, X_all[split.test])
+        np.testing.assert_array_equal(prep.y_train, y[split.train])
+        assert prep.columns == [col.to_dict() for col in fresh.columns_]
+        seen.add((c.fold, c.binarizer_params["max_splits"]))
+    assert len(seen) == 8  # 4 folds x 2 binarizers
+    assert prep_fits == [150, 150]  # one fit on all of iris per binarizer, not one per fold

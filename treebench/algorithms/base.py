@@ -40,6 +40,11 @@ class _TreeModel:
     #: True in learners that work on ``float32`` and ``uint8`` matrices as they are: 0/1 data
     #: then stays one byte per entry instead of being copied to float64 (8×) at fit and predict
     compact_input: bool = False
+    #: whether a float32 matrix of numeric features gives this learner the same model, so the
+    #: runner may prepare one (half the memory, `treebench.execute.precision`): "always" when
+    #: the learner rounds its input to float32 itself (scikit-learn's trees), "exact" when
+    #: every value is a float32 exactly, "never" (float64)
+    float32_input: str = "never"
 
     @staticmethod
     def warmup() -> None:

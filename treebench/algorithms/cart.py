@@ -34,6 +34,7 @@ class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
 
     compact_input = True  # scikit-learn converts to float32 itself; no float64 copy first
+    float32_input = "always"  # scikit-learn validates X with dtype=np.float32 in fit and predict
 
     _parameter_constraints = {
         "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
@@ -84,6 +85,7 @@ class CARTRegressor(TreeRegressorBase):
     regression comparison (`dpdt-regressor`)."""
 
     compact_input = True
+    float32_input = "always"  # as CARTClassifier
 
     _parameter_constraints = {
         "criterion": [StrOptions({"squared_error"})],

@@ -154,13 +154,12 @@ def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: 
     ``>=`` or ``<=`` thresholds, one-hot categories, contiguous intervals); anything else is
     evaluated column by column.
     """
-    from treebench.binarize import _kernels as K
-
     ops = {c.op for c in cols}
     k = len(cols)
+    if ops & {"==", ">=", "<=", "in"}:  # numba loads only when a kernel may run (not for `raw`)
+        from treebench.binarize import _kernels as K
     if ops == {"=="}:
-        codes = pd.Index([c.value for c in cols], dtype=object).get_indexer(s.astype(object))
-        K.fill_codes(codes.astype(np.int64), out, col0)
+        K.fill_codes(category_codes(s, [c.value for c in cols]), out, col0)
         return
     if len(ops) == 1 and ops <= {">=", "<="} and _increasing([c.value for c in cols]):
         x = np.ascontiguousarray(numeric_values(s, feature))
@@ -202,12 +201,39 @@ def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: 
             raise ValueError(f"unknown column op {c.op!r}")
 
 
+def category_codes(s: pd.Series, values: list[Any]) -> np.ndarray:
+    """Index of each row's value in ``values`` (-1 for missing or unseen values), as int64.
+
+    Text columns held by Arrow (pandas' default string dtype) are matched by Arrow's
+    ``index_in`` (10x faster on KDD Cup 99's 805 k rows than converting to Python objects);
+    anything else through a pandas object index. Both match values by equality."""
+    if isinstance(s.dtype, pd.StringDtype) and getattr(s.dtype, "storage", "") == "pyarrow" and all(
+        isinstance(v, str) for v in values
+    ):
+        import pyarrow as pa  # pandas' pyarrow string storage implies pyarrow is installed
+        import pyarrow.compute as pc
+
+        idx = pc.index_in(pa.array(s.array), value_set=pa.array(values, type=pa.string()))
+        return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return pd.Index(values, dtype=object).get_indexer(s.astype(object)).astype(np.int64)
+
+
 def zeroed(shape: tuple[int, int], dtype: Any) -> np.ndarray:
     """A zero matrix whose pages are touched up front: the kernels then write at memory speed
     instead of taking one page fault per first write (6x faster on 1.8 GB outputs)."""
     out = np.empty(shape, dtype=dtype)
     out.fill(0)
     return out
+
+
+def check_out(out: np.ndarray, n_rows: int, n_columns: int) -> None:
+    """``out`` must be a C-ordered matrix of ``n_rows`` x ``n_columns`` (a programming error
+    otherwise, not a data error)."""
+    if out.shape != (n_rows, n_columns) or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(
+            f"binarized rows need a writeable C-ordered {n_rows} x {n_columns} matrix, got "
+            f"shape {out.shape} (C-contiguous: {out.flags.c_contiguous})."
+        )
 
 
 def check_binary_values(x: np.ndarray, feature: str) -> None:
@@ -277,6 +303,15 @@ class TableBinarizer(Binarizer):
         check_is_fitted(self, "columns_")
         X = check_width(self, X)
         out = zeroed((X.shape[0], self.n_columns_), self.output_dtype)
+        self.fill(X, out)
+        return out
+
+    def fill(self, X, out: np.ndarray) -> np.ndarray:
+        """Write the binarized rows of ``X`` into the zeroed C-ordered ``out`` (shape
+        ``(len(X), n_columns_)``; ``float32`` is allowed for numeric output) and return it."""
+        check_is_fitted(self, "columns_")
+        X = check_width(self, X)
+        check_out(out, X.shape[0], self.n_columns_)
         starts, j = {}, 0
         for f, cols in self._blocks:
             starts[f] = j

@@ -20,6 +20,7 @@ from treebench.binarize._common import (
     as_frame,
     check_choice,
     check_nonempty,
+    check_out,
     check_width,
     is_numeric_column,
     weights,
@@ -114,6 +115,16 @@ class ColumnBinarizer(Binarizer):
                 f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
             )
         out = zeroed((X.shape[0], self.n_columns_), self.output_dtype_)
+        return self.fill(X, out)
+
+    def fill(self, X, out: np.ndarray) -> np.ndarray:
+        """Write the binarized rows of ``X`` into ``out``, a zeroed C-ordered matrix of
+        ``len(X)`` x ``n_columns_`` (e.g. a block of rows of a larger matrix), and return it.
+        ``out`` may be ``float32`` when the output is numeric (``raw``): each value is then
+        rounded to the nearest float32, exactly as ``astype(np.float32)`` rounds it."""
+        check_is_fitted(self, "columns_")
+        X = check_width(self, X)
+        check_out(out, X.shape[0], self.n_columns_)
         for part, _cols in self.parts_:  # each part reads only its own features: no X[cols] copy
             part._fill(X, out, self.feature_start_)
         return out

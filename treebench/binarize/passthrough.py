@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from treebench.binarize._common import TableBinarizer, check_binary_values, numeric_values
+from treebench.binarize._common import TableBinarizer, check_binary_values, is_numeric_column, numeric_values
 from treebench.binarize.base import BinaryColumn
 from treebench.registry import BINARIZERS
 
@@ -37,3 +37,19 @@ class RawPassthrough(TableBinarizer):
         for f in X.columns:
             numeric_values(X[f], str(f))  # a clear error for text in a numeric column
         return [[BinaryColumn(str(f), "raw")] for f in X.columns]
+
+    def _fill(self, X, out, starts):
+        """Every feature's values at once when all are numeric dtypes (one 2-D conversion and
+        one scatter into ``out`` instead of a strided column write per feature); the same
+        float64 values (NaN for missing) as `numeric_values` gives column by column."""
+        feats = [f for f, cols in self._blocks if cols]
+        if not feats or any(f not in X.columns for f in feats) or not all(
+            is_numeric_column(X[f]) for f in feats
+        ):
+            return super()._fill(X, out, starts)
+        values = X[feats].to_numpy(dtype=np.float64, na_value=np.nan)
+        pos = np.asarray([starts[f] for f in feats])
+        if pos.size and np.array_equal(pos, np.arange(pos[0], pos[0] + pos.size)):
+            out[:, pos[0] : pos[0] + pos.size] = values
+        else:
+            out[:, pos] = values

@@ -6,8 +6,9 @@ value tokens, per-file fixes, a predefined split if any, a label mapping where a
 the target, and provenance (origin, citation, licence). Importing this module registers one
 loader per entry (and per alias) in `treebench.registry.DATASETS`.
 
-Parsed datasets are cached as parquet under ``<cache>/parsed/``, keyed by the checksums of the
-source files and the parsing options, so a second load skips parsing.
+Parsed datasets are cached as memory-mapped Arrow files under ``<cache>/parsed/``
+(`treebench.data.parsed_cache`), keyed by the checksums of the source files and the parsing
+options, so a second load skips parsing.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 
 from treebench.data.base import Dataset
 from treebench.data.locate import FileSpec, cache_root, locate
-from treebench.data.parsed_cache import cache_key, read_parsed, slug, write_parsed
+from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, write_parsed
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 
@@ -374,7 +375,7 @@ def build_dataset(
     cache_dir: Path | None = None,
     use_cache: bool = True,
 ) -> Dataset:
-    """Locate, verify, parse (or read the parquet cache) and assemble a catalog dataset."""
+    """Locate, verify, parse (or read the parsed cache) and assemble a catalog dataset."""
     oid = (entry.spec.get("origin") or {}).get("openml")
     try:
         paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name) for f in entry.files]
@@ -389,7 +390,7 @@ def build_dataset(
         return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
     opts = entry.parse_options()
     key = cache_key(PARSER_VERSION, entry.parse_options(), paths)
-    cpath = cache_root(cache_dir) / "parsed" / f"{slug(entry.name)}-{key}.parquet"
+    cpath = cache_root(cache_dir) / "parsed" / f"{slug(entry.name)}-{key}{SUFFIX}"
     got = read_parsed(cpath) if use_cache and cpath.is_file() else None
     if got is None:
         parts = []

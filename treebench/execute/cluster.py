@@ -83,6 +83,15 @@ class ClusterRun:
     def n_hosts_used(self) -> int:
         return len({h for h, _, _ in self.used})
 
+    def to_manifest(self) -> dict[str, Any]:
+        """What ran the cells, for ``manifest.json`` (`treebench.api.note_cluster_run`): the
+        cluster as found at connection and the hosts, worker processes and threads that
+        returned at least one record."""
+        return {"backend": self.backend, "where": self.where, "workers": self.workers,
+                "threads": self.threads, "hosts_used": self.n_hosts_used,
+                "workers_used": self.n_workers_used, "threads_used": self.n_threads_used,
+                "describe": self.describe()}
+
     def describe(self) -> str:
         """What ran the cells, for the run summary: ``2 dask workers (4 threads) at tcp://...``
         or ``2 ray worker processes on 1 host at ray://...``."""
@@ -367,6 +376,37 @@ def _cancel_dask(client, futures) -> None:
 
 
 # ----------------------------------------------------------------------------- ray
+#: a driver joined to a ray head by its GCS address checks, while no cell finishes, that the
+#: GCS still takes connections; this many refusals in a row (one a second) mean it is gone
+HEAD_REFUSALS = 3
+
+
+class _HeadWatch:
+    """Notices a dead ray head before ray does: a driver joined by the GCS address is ended
+    by ray's core worker (``Failed to connect to GCS within 60 seconds ... The program will
+    terminate``, exit 1, no Python exception) a minute after its head dies. Raising
+    `ConnectionError` first gives the one-sentence message and exit 2 (issue 15). Ray Client
+    drivers (``ray://``) get a `ConnectionError` from ray itself and are not watched."""
+
+    def __init__(self, gcs: str | None):
+        self.hp = _host_port(gcs) if gcs else None
+        self.refused = 0
+
+    def check(self) -> None:
+        if self.hp is None:
+            return
+        try:
+            socket.create_connection(self.hp, timeout=2.0).close()
+            self.refused = 0
+        except ConnectionRefusedError:
+            self.refused += 1
+        except OSError:  # a slow or unreachable network is not a refusal: leave it to ray
+            return
+        if self.refused >= HEAD_REFUSALS:
+            raise ConnectionError(f"the ray head's GCS at {self.hp[0]}:{self.hp[1]} refuses "
+                                  f"connections")
+
+
 def _ray_init(address: str | None, n_jobs: int) -> bool:
     """Connect to (or start) ray unless the caller already did; True when we connected."""
     import ray
@@ -395,6 +435,7 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
 
     started = _ray_init(address, n_jobs)
     refs: list[Any] = []
+    lost = False
     try:
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         run.workers = len(nodes)
@@ -424,9 +465,12 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
             by_ref[ref] = c
             refs.append(ref)
         pending = list(refs)
+        watch = _HeadWatch(None if run.where.startswith("ray://") or not address else run.where)
         while pending:
             # a bounded wait, so that Ctrl-C is seen between waits
             done, pending = ray.wait(pending, num_returns=1, timeout=1.0)
+            if not done:
+                watch.check()
             for ref in done:
                 cell = by_ref.pop(ref)
                 try:
@@ -447,8 +491,9 @@ def _run_ray(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context,
         raise
     except ConnectionError as exc:  # the head or the Ray Client server went away
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        lost = True
         raise UserError(f"lost the connection to the ray cluster ({first}); finished cells are "
                         f"saved, run the same command again to resume.") from None
     finally:
-        if started:
-            ray.shutdown()
+        if started and not lost:
+            ray.shutdown()  # (not after a lost head: it would wait for it; the process exits)

@@ -68,7 +68,9 @@ def _die_with_parent() -> None:
 def atomic_write_json(path: Path, payload: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, default=str, allow_nan=True)
+        # json.dumps, not json.dump: dump streams through the pure-Python encoder, dumps
+        # runs the C one (5-10x less CPU on a Top-k record; same text)
+        fh.write(json.dumps(payload, default=str, allow_nan=True))
         # no fsync: the rename is atomic, and a killed process (SIGKILL included) loses nothing
         # the kernel already holds; only a power cut could, at a cost of ~10 ms per cell.
     os.replace(tmp, path)
@@ -105,7 +107,7 @@ def _child(cell: Cell, prep: Any, tmp: Path, mem_mb: float | None) -> None:
                 "traceback": traceback.format_exc(limit=20),
             }
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, default=str)
+            fh.write(json.dumps(payload, default=str))  # the C encoder (see atomic_write_json)
     except MemoryError:
         code = 3
     except BaseException:  # pragma: no cover - last resort, reported as crashed

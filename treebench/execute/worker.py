@@ -43,6 +43,30 @@ class Prepared:
     dataset_costs: dict[str, float] | None = None  # the dataset's own per-feature test costs
     binary_columns_per_feature: dict[str, int] | None = None  # original feature -> its binary columns
     data_warnings: str | None = None  # e.g. a split that could not stay stratified
+    output_dtype: str = "|u1"  # the binarizer's own output type (matrices may be float32 instead)
+    values_exact: bool | None = None  # every value a float32 exactly (None: not checked)
+
+
+def learner_float32_policy(algorithm: str) -> str:
+    """The learner's ``float32_input`` declaration (`treebench.execute.precision`)."""
+    from treebench.execute.precision import float32_policy
+    from treebench.registry import ALGORITHMS
+
+    return float32_policy(ALGORITHMS.get(algorithm).obj)
+
+
+def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
+    """The matrix type a cell of ``policy`` needs from the prepared fold ``prep``."""
+    from treebench.execute.precision import float32_exact, matrix_dtype
+
+    def exact() -> bool:
+        if prep.values_exact is not None:
+            return prep.values_exact
+        if prep.X_train.dtype != np.float64:
+            return False  # unknown from rounded values: prepared again, checked then
+        return all(float32_exact(M) for M in (prep.X_train, prep.X_test, prep.X_val) if M is not None)
+
+    return matrix_dtype(np.dtype(prep.output_dtype), policy, exact)
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -70,9 +94,17 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
     )
+    from treebench.execute.precision import float32_exact, matrix_dtype, numeric_part
+
+    policy = learner_float32_policy(cell.algorithm)
     if key in _PREPARED:
-        _PREPARED.move_to_end(key)
-        return _PREPARED[key]
+        cached = _PREPARED[key]
+        if cached.X_train.dtype == _wanted_dtype(cached, policy):
+            _PREPARED.move_to_end(key)
+            return cached
+        # the same fold in the other float type: replaced, never kept beside it
+        del _PREPARED[key], cached
+        release_freed_memory()
     from treebench.binarize import make_binarizer
     from treebench.data.splits import make_split
 
@@ -86,13 +118,22 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     )
     t0 = time.perf_counter()
     binz = make_binarizer(cell.binarizer, dict(cell.binarizer_params), list(ds.categorical))
+    parts = (split.train, split.test, split.valid)
+    X_all = None
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
-        binz.fit(ds.X, y)
+        binz, X_all, shared_seconds = _binarized_on_all(key[1], binz, ds, y)
     else:
-        binz.fit(ds.X.iloc[split.train], y[split.train])
-    X_train, X_test, X_val = transform_splits(
-        binz, ds.X, (split.train, split.test, split.valid))
-    seconds = time.perf_counter() - t0
+        binz.fit(take_rows(ds.X, split.train), y[split.train])
+    output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
+    exact: list[bool] = []
+
+    def values_exact() -> bool:
+        exact.append(float32_exact(numeric_part(ds.X, binz)))
+        return exact[0]
+
+    dtype = matrix_dtype(output_dtype, policy, values_exact)
+    X_train, X_test, X_val = transform_splits(binz, ds.X, parts, dtype=dtype, X_all=X_all)
+    seconds = time.perf_counter() - t0 if X_all is None else shared_seconds
     prep = Prepared(
         X_train=X_train,
         y_train=y[split.train],
@@ -107,6 +148,8 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         dataset_costs=ds.meta.get("feature_costs"),
         binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
         data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
+        output_dtype=output_dtype.str,
+        values_exact=exact[0] if exact else None,
     )
     _PREPARED[key] = prep
     if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
@@ -121,65 +164,140 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     return prep
 
 
+#: binarizers fitted on every row (``fit_on: all``) and their transform of every row, per
+#: (dataset, binarizer): the same for every fold, so a fold takes its rows from it
+#: (keyed by the dataset object itself, which the entry holds: a reshipped or reloaded dataset
+#: is binarized afresh)
+_ALL_ROWS: OrderedDict[tuple[int, str], tuple[Any, Any, np.ndarray, float]] = OrderedDict()
+ALL_ROWS_CACHE_SIZE = 2
+
+
+def _binarized_on_all(binz_key: str, binz: Any, ds: Any, y: np.ndarray) -> tuple[Any, Any, float]:
+    """``fit_on: all``: the binarizer is fitted on every row, so it and its transform of every
+    row do not depend on the fold; they are computed once per (dataset, binarizer) and each
+    fold indexes its rows (a Top-k Figure 2 sweep has 10 folds x many parameter values per
+    dataset; on a cluster each worker meets most folds). Returns the fitted binarizer, its
+    transform of every row and the seconds the (shared) binarization took. Large datasets
+    keep the chunked, one-fold-at-a-time path (`transform_splits`): ``(binz, None, 0.0)``."""
+    if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
+        binz.fit(ds.X, y)
+        return binz, None, 0.0
+    data_key = (id(ds), binz_key)
+    hit = _ALL_ROWS.get(data_key)
+    if hit is None or hit[0] is not ds:  # (an id is reused only once its dataset is gone)
+        t0 = time.perf_counter()
+        binz.fit(ds.X, y)
+        X_all = np.asarray(binz.transform(ds.X))
+        hit = _ALL_ROWS[data_key] = (ds, binz, X_all, time.perf_counter() - t0)
+        while len(_ALL_ROWS) > ALL_ROWS_CACHE_SIZE:
+            _ALL_ROWS.popitem(last=False)
+    _ALL_ROWS.move_to_end(data_key)
+    _, fitted, X_all, seconds = hit
+    return fitted, X_all, seconds
+
+
 #: datasets with more values than this (rows x columns) are binarized in row chunks written
 #: straight into each split's matrix (`transform_splits`)
 CHUNKED_ABOVE = 1 << 22
 CHUNK_ROWS = 1 << 16
 
 
-def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = None) -> list:
+def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = None,
+                     dtype: Any = None, X_all: Any = None) -> list:
     """The binarized rows of each index array in ``parts`` (None stays None).
+
+    ``dtype``: the matrices' type when the binarizer's output is numeric (``raw``): ``float32``
+    for learners that round their input to float32 themselves (`treebench.execute.precision`);
+    0/1 output stays ``uint8``. Each value is rounded as ``astype(np.float32)`` rounds it.
 
     Small data: every row is transformed once and each split takes its rows from the compact
     result. Large data (over `CHUNKED_ABOVE` values, e.g. KDD Cup 99): each split's matrix is
-    allocated once and filled ``CHUNK_ROWS`` rows at a time, so neither a matrix of every row
-    nor a DataFrame copy of a split is ever alive beside the splits (issue 9, item 10: the
-    all-rows matrix was 760 MB of a kdd99 cell's 2.2 GB preparation peak). Every part but the
-    first (the training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
+    allocated once and the binarizer writes into it ``CHUNK_ROWS`` rows at a time
+    (``binz.fill``), so neither a matrix of every row nor a DataFrame copy of a split is ever
+    alive beside the splits (issue 9, item 10: the all-rows matrix was 760 MB of a kdd99 cell's
+    2.2 GB preparation peak); a split that is one run of consecutive rows (a predefined split)
+    is read through row slices, without copying the frame. Every part but the first (the
+    training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
     read-only: its pages are read when the cell scores, not held through the fit (kdd99's test
-    rows are 280 MB). Binarizers transform row by row, so both ways give the same values."""
+    rows are 280 MB as float64). Binarizers transform row by row, so both ways give the same
+    values."""
     if chunked is None:
         chunked = X.shape[0] * max(X.shape[1], 1) > CHUNKED_ABOVE
-    if not chunked:
-        X_all = np.asarray(binz.transform(X))
-        return [None if rows is None else X_all[rows] for rows in parts]
+    out_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
+    if dtype is not None and out_dtype.kind == "f":
+        out_dtype = np.dtype(dtype)
+    if X_all is not None or not chunked or not hasattr(binz, "fill"):
+        # ``X_all``: every row already transformed (`_binarized_on_all`)
+        X_all = np.asarray(binz.transform(X)) if X_all is None else X_all
+        return [None if rows is None else X_all[rows].astype(out_dtype, copy=False) for rows in parts]
     out = []
     for i, rows in enumerate(parts):
         if rows is None:
             out.append(None)
             continue
         rows = np.asarray(rows)
-        if len(rows) == 0:
-            out.append(np.asarray(binz.transform(X.iloc[rows])))
-            continue
-        M = path = None
-        for s in range(0, len(rows), CHUNK_ROWS):
-            block = np.asarray(binz.transform(X.iloc[rows[s:s + CHUNK_ROWS]]))
-            if M is None:
-                shape = (len(rows), block.shape[1])
-                if i == 0:
-                    M = np.empty(shape, dtype=block.dtype)
-                else:
-                    M, path = _spill_file(shape, block.dtype)
-            M[s:s + len(block)] = block
-        out.append(M if path is None else _mapped(M, path))
+        n_cols = int(binz.n_columns_)
+        if i == 0:
+            M = np.empty((len(rows), n_cols), dtype=out_dtype)
+            for s, e, frame in _row_blocks(X, rows):
+                block = M[s:e]
+                block.fill(0)  # touched just before it is written: one pass while in cache
+                binz.fill(frame, block)
+            out.append(M)
+        else:
+            out.append(_spilled(binz, X, rows, n_cols, out_dtype))
     return out
 
 
-def _spill_file(shape: tuple[int, int], dtype) -> tuple[np.ndarray, str]:
+def _consecutive(rows: np.ndarray) -> bool:
+    """True when ``rows`` is one ascending run ``a, a+1, ..., b`` (a predefined split)."""
+    n = len(rows)
+    return n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
+
+
+def take_rows(X: Any, rows: Any) -> Any:
+    """``X.iloc[rows]``, as a row slice (a view, no copy of the frame) when ``rows`` is one
+    ascending run of consecutive rows."""
+    rows = np.asarray(rows)
+    if _consecutive(rows):
+        return X.iloc[int(rows[0]) : int(rows[0]) + len(rows)]
+    return X.iloc[rows]
+
+
+def _row_blocks(X: Any, rows: np.ndarray):
+    """``(start, end, frame)`` for each block of `CHUNK_ROWS` of ``rows``: ``frame`` holds the
+    rows ``rows[start:end]`` of ``X``, a row slice (a view) when they are consecutive."""
+    n = len(rows)
+    consecutive = _consecutive(rows)
+    for s in range(0, n, CHUNK_ROWS):
+        e = min(s + CHUNK_ROWS, n)
+        if consecutive:
+            lo = int(rows[0]) + s
+            yield s, e, X.iloc[lo : lo + (e - s)]
+        else:
+            yield s, e, X.iloc[rows[s:e]]
+
+
+def _spilled(binz: Any, X: Any, rows: np.ndarray, n_cols: int, dtype: np.dtype) -> np.ndarray:
+    """The binarized ``rows`` of ``X`` written block by block to an unlinked temporary
+    ``.npy`` file and memory-mapped read-only (none of its pages is resident in this process
+    until read). Plain writes, not a writable mapping: no dirty pages to flush synchronously."""
     import tempfile
 
+    shape = (len(rows), n_cols)
+    if len(rows) == 0:
+        return np.zeros(shape, dtype=dtype)
     fd, path = tempfile.mkstemp(prefix="treebench-split-", suffix=".npy")
-    os.close(fd)
-    return np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape), path
-
-
-def _mapped(M: np.ndarray, path: str) -> np.ndarray:
-    """``M``'s file mapped read-only afresh (so none of its pages is resident in this process
-    until read) and unlinked at once (the mapping keeps the data until it is dropped)."""
-    M.flush()
-    del M
     try:
+        with os.fdopen(fd, "wb") as fh:
+            np.lib.format.write_array_header_1_0(
+                fh, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape})
+            buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
+            for s, e, frame in _row_blocks(X, rows):
+                block = buf[: e - s]
+                block.fill(0)
+                binz.fill(frame, block)
+                fh.write(memoryview(block).cast("B"))
         return np.load(path, mmap_mode="r")
     finally:
         os.unlink(path)
@@ -345,10 +463,16 @@ def _takes_context(est) -> bool:
     estimators (the black-box references) do not."""
     import inspect
 
-    try:
-        return "context" in inspect.signature(est.fit).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return False
+    cls = type(est)
+    if cls not in _TAKES_CONTEXT:  # one signature read per estimator class and process
+        try:
+            _TAKES_CONTEXT[cls] = "context" in inspect.signature(est.fit).parameters
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            _TAKES_CONTEXT[cls] = False
+    return _TAKES_CONTEXT[cls]
+
+
+_TAKES_CONTEXT: dict[type, bool] = {}
 
 
 def _jsonable(v: Any) -> Any:

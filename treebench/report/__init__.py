@@ -73,21 +73,28 @@ def write_report(
         raise UserError(f"Cannot create the report directory {out_dir} ({exc.strerror}).") \
             from None
 
-    from treebench.report.tables import write_tables
+    pending = None
+    if figures:  # drawn in forked workers while this process writes the tables
+        from treebench.report.figures import start_figures
 
-    written: dict[str, list[Path]] = {}
-    written.update(write_tables(results, out_dir, set(fmts)))
-    from treebench.report.reproduction import verification
-    from treebench.report.reproduction import write_tables as write_reproduction
+        pending = start_figures(results, out_dir, ("png", "svg") if "svg" in fmts else ("png",))
+    try:
+        from treebench.report.tables import write_tables
 
-    for kind, paths in write_reproduction(verification(results), out_dir, set(fmts)).items():
-        written[kind] = paths + written.get(kind, [])
+        written: dict[str, list[Path]] = {}
+        written.update(write_tables(results, out_dir, set(fmts)))
+        from treebench.report.reproduction import verification
+        from treebench.report.reproduction import write_tables as write_reproduction
+
+        for kind, paths in write_reproduction(verification(results), out_dir, set(fmts)).items():
+            written[kind] = paths + written.get(kind, [])
+    except BaseException:
+        if pending is not None:
+            pending.close()
+        raise
     infos = []
-    if figures:
-        from treebench.report.figures import write_figures
-
-        fig_formats = ("png", "svg") if "svg" in fmts else ("png",)
-        infos = write_figures(results, out_dir, fig_formats)
+    if pending is not None:
+        infos = pending.finish()
         for kind in ("png", "svg"):
             paths = [i.paths[kind] for i in infos if kind in i.paths]
             if paths:

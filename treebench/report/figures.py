@@ -485,24 +485,86 @@ def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
         return title, save(fig, fdir / job.stem, title, formats)
 
 
-def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[str, ...],
-               n_jobs: int) -> list[tuple[str, dict[str, Path]] | None]:
-    """Draw ``jobs``, in forked worker processes when there are enough of them to pay off."""
+def _warm_matplotlib() -> None:
+    """Import matplotlib's figure and Agg modules and render one glyph, once per process: done
+    in the report's process before it forks the drawing workers, every worker starts with
+    them loaded instead of paying for them (about 0.6 CPU s each) itself."""
+    global _WARM
+    if _WARM:
+        return
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with __import__("matplotlib").rc_context(RC):
+        fig = Figure(figsize=(0.5, 0.5), dpi=20)
+        fig.text(0.1, 0.1, "0.9")
+        FigureCanvasAgg(fig).print_png(io.BytesIO())
+    _WARM = True
+
+
+_WARM = False
+
+
+def _workers(n_jobs: int, n_items: int) -> int:
+    """Drawing processes for ``n_items`` figures: one per core (``n_jobs`` > 0 caps it), none
+    when there are fewer than two figures."""
     import os
 
-    n = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), len(jobs) // 6)
-    if n < 2 or not hasattr(os, "fork"):
-        return [_draw(results, j, fdir, formats) for j in jobs]
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    n = min(n_jobs if n_jobs > 0 else (os.cpu_count() or 1), n_items)
+    return n if n >= 2 and hasattr(os, "fork") else 0
 
-    global _POOL_STATE
-    _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled
-    try:
-        with ProcessPoolExecutor(n, mp_context=mp.get_context("fork")) as pool:
-            return list(pool.map(_draw_in_child, jobs, chunksize=max(1, len(jobs) // (4 * n))))
-    finally:
+
+class _Drawing:
+    """Figures being drawn: in forked workers (the caller goes on with other work, e.g. the
+    tables, until `result`), or here, at `result`, when a pool does not pay off."""
+
+    def __init__(self, results: Results, jobs: list[_Job], fdir: Path,
+                 formats: tuple[str, ...], n_jobs: int):
+        self.args = (results, jobs, fdir, formats)
+        self.pool = None
+        self.pending: Any = None
+        if not jobs:
+            return
+        _warm_matplotlib()
+        n = _workers(n_jobs, len(jobs))
+        if not n:
+            return
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _POOL_STATE
+        _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled
+        self.pool = ProcessPoolExecutor(n, mp_context=mp.get_context("fork"))
+        try:
+            # workers fork at submission; each takes jobs one at a time (their costs differ)
+            self.pending = [self.pool.submit(_draw_in_child, j) for j in jobs]
+        except BaseException:
+            self.close()
+            raise
+
+    def result(self) -> list[tuple[str, dict[str, Path]] | None]:
+        results, jobs, fdir, formats = self.args
+        if self.pool is None:
+            return [_draw(results, j, fdir, formats) for j in jobs]
+        try:
+            return [f.result() for f in self.pending]
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        global _POOL_STATE
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
         _POOL_STATE = None
+
+
+def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[str, ...],
+               n_jobs: int) -> list[tuple[str, dict[str, Path]] | None]:
+    """Draw ``jobs``, in forked worker processes when there are two or more."""
+    return _Drawing(results, jobs, fdir, formats, n_jobs).result()
 
 
 _POOL_STATE: Any = None
@@ -519,55 +581,82 @@ def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png"
 
     A figure whose inputs (its dataset's settings, the formats, the drawing code's version) did
     not change since the last report, and whose files are still there, is not drawn again; the
-    others are drawn in parallel (forked processes) when there are many. Files of figures that
-    no longer exist are removed."""
-    import json
-    import os
+    others are drawn in parallel (forked processes). Files of figures that no longer exist are
+    removed."""
+    return start_figures(results, out, formats, n_jobs).finish()
 
-    fdir = out / "figures"
-    fdir.mkdir(parents=True, exist_ok=True)
-    cache_path = fdir / CACHE_FILE
-    try:
-        cache = json.loads(cache_path.read_text(encoding="utf-8"))
-        if not isinstance(cache, dict):
+
+def start_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png",),
+                  n_jobs: int = -1) -> PendingFigures:
+    """`write_figures` in two steps: start drawing the figures that changed (in forked
+    workers) and return at once; `PendingFigures.finish` waits for them and returns what
+    `write_figures` returns. The report writes its tables in between (issue 9, item 9)."""
+    return PendingFigures(results, out, formats, n_jobs)
+
+
+class PendingFigures:
+    """The figures `start_figures` set drawing; `finish` collects them."""
+
+    def __init__(self, results: Results, out: Path, formats: tuple[str, ...], n_jobs: int):
+        import importlib
+        import json
+
+        self.fdir = fdir = out / "figures"
+        fdir.mkdir(parents=True, exist_ok=True)
+        self.formats = formats
+        cache_path = fdir / CACHE_FILE
+        try:
+            cache = json.loads(cache_path.read_text(encoding="utf-8"))
+            if not isinstance(cache, dict):
+                cache = {}
+        except (OSError, ValueError):
             cache = {}
-    except (OSError, ValueError):
-        cache = {}
-    import importlib
+        for mod in FIGURE_MODULES:
+            importlib.import_module(mod)
+        jobs = [] if results.settings.empty else _jobs(results)
+        if not results.settings.empty:
+            for maker in JOB_MAKERS:
+                jobs += maker(results)
+        self.jobs = jobs
+        self.sigs = sigs = {j.stem: _signature(results, j, formats) for j in jobs}
+        self.done: dict[str, tuple[str, dict[str, Path]] | None] = {}
+        todo = []
+        for j in jobs:
+            c = cache.get(j.stem)
+            if isinstance(c, dict) and c.get("signature") == sigs[j.stem]:
+                if c.get("title") is None:
+                    self.done[j.stem] = None
+                    continue
+                paths = {fmt: fdir / f"{j.stem}.{fmt}" for fmt in formats}
+                if all(p.is_file() for p in paths.values()):
+                    self.done[j.stem] = (c["title"], paths)
+                    continue
+            todo.append(j)
+        self.todo = todo
+        self.drawing = _Drawing(results, todo, fdir, formats, n_jobs)
 
-    for mod in FIGURE_MODULES:
-        importlib.import_module(mod)
-    jobs = [] if results.settings.empty else _jobs(results)
-    if not results.settings.empty:
-        for maker in JOB_MAKERS:
-            jobs += maker(results)
-    sigs = {j.stem: _signature(results, j, formats) for j in jobs}
-    done: dict[str, tuple[str, dict[str, Path]] | None] = {}
-    todo = []
-    for j in jobs:
-        c = cache.get(j.stem)
-        if isinstance(c, dict) and c.get("signature") == sigs[j.stem]:
-            if c.get("title") is None:
-                done[j.stem] = None
-                continue
-            paths = {fmt: fdir / f"{j.stem}.{fmt}" for fmt in formats}
-            if all(p.is_file() for p in paths.values()):
-                done[j.stem] = (c["title"], paths)
-                continue
-        todo.append(j)
-    for j, res in zip(todo, _draw_many(results, todo, fdir, formats, n_jobs), strict=True):
-        done[j.stem] = res
-    infos = [FigureInfo(j.dataset, j.stem, done[j.stem][0], done[j.stem][1])
-             for j in jobs if done[j.stem] is not None]
-    check_unique(infos)
-    keep = {p.name for i in infos for p in i.paths.values()}
-    for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
-        if old.name not in keep:
-            old.unlink()
-    new_cache = {j.stem: {"signature": sigs[j.stem],
-                          "title": None if done[j.stem] is None else done[j.stem][0]}
-                 for j in jobs}
-    tmp = fdir / f".{CACHE_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(new_cache, sort_keys=True, indent=0), encoding="utf-8")
-    os.replace(tmp, cache_path)
-    return infos
+    def finish(self) -> list[FigureInfo]:
+        import json
+        import os
+
+        for j, res in zip(self.todo, self.drawing.result(), strict=True):
+            self.done[j.stem] = res
+        done, jobs, fdir = self.done, self.jobs, self.fdir
+        infos = [FigureInfo(j.dataset, j.stem, done[j.stem][0], done[j.stem][1])
+                 for j in jobs if done[j.stem] is not None]
+        check_unique(infos)
+        keep = {p.name for i in infos for p in i.paths.values()}
+        for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
+            if old.name not in keep:
+                old.unlink()
+        new_cache = {j.stem: {"signature": self.sigs[j.stem],
+                              "title": None if done[j.stem] is None else done[j.stem][0]}
+                     for j in jobs}
+        tmp = fdir / f".{CACHE_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(new_cache, sort_keys=True, indent=0), encoding="utf-8")
+        os.replace(tmp, fdir / CACHE_FILE)
+        return infos
+
+    def close(self) -> None:
+        """Stop drawing (an error elsewhere in the report)."""
+        self.drawing.close()

@@ -9,9 +9,12 @@ write and on read and raises `SchemaError` naming the column.
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from treebench import metrics as _metrics
+
+if TYPE_CHECKING:  # pandas loads when a table is handled, not when the schema is read
+    import pandas as pd
 
 
 def _metric_columns(recorded: bool = False) -> dict[str, str]:
@@ -111,6 +114,8 @@ def bparam_columns(df: pd.DataFrame) -> list[str]:
 def conform(df: pd.DataFrame) -> pd.DataFrame:
     """Return ``df`` with every schema column present (missing ones null), schema dtypes, and
     the column order: schema columns, then ``param_*``, then ``bparam_*``."""
+    import pandas as pd
+
     out = df.copy()
     for col, dtype in COLUMNS.items():
         if col not in out.columns:
@@ -124,6 +129,8 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _isna(v) -> bool:
+    import pandas as pd
+
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
 
 

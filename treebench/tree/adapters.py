@@ -105,6 +105,40 @@ def describe_gosdt(node: Any):
     return ("split", int(node.feature), node.right_child, node.left_child)
 
 
+def _lay_out(root: Any, describe, with_threshold: bool):
+    """Walk a nested tree in pre-order (a node gets its id before its children) and return
+    ``(feature, threshold, left, right, label)`` lists; ``threshold`` is ``None`` for 0/1
+    describers (``("split", feature, child_when_0, child_when_1)``), else each split's
+    ``x <= t`` threshold (``("split", feature, t, left_child, right_child)``) and ``-2.0`` at
+    leaves."""
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    label: list[int] = []
+    stack: list[tuple[Any, int, bool]] = [(root, -1, False)]
+    while stack:
+        node, parent, is_right = stack.pop()
+        i = len(feature)
+        if parent >= 0:
+            (right if is_right else left)[parent] = i
+        d = describe(node)
+        left.append(-1)
+        right.append(-1)
+        if d[0] == "leaf":
+            feature.append(-1)
+            threshold.append(-2.0)
+            label.append(d[1])
+            continue
+        feature.append(d[1])
+        label.append(0)
+        if with_threshold:
+            threshold.append(d[2])
+        stack.append((d[-1], i, True))
+        stack.append((d[-2], i, False))
+    return feature, (threshold if with_threshold else None), left, right, label
+
+
 def from_nested(
     root: Any,
     describe,
@@ -117,27 +151,7 @@ def from_nested(
     features, with ``value`` counted from the training data and every node labelled by the one
     tie rule (`treebench.tree.labels`): a solver's leaf label is the majority of its leaf, so
     only a tie can change it, and ties then go the same way for every learner."""
-    feature: list[int] = []
-    left: list[int] = []
-    right: list[int] = []
-    label: list[int] = []
-    stack: list[tuple[Any, int, bool]] = [(root, -1, False)]
-    while stack:  # pre-order: a node gets its id before its children
-        node, parent, is_right = stack.pop()
-        i = len(feature)
-        if parent >= 0:
-            (right if is_right else left)[parent] = i
-        d = describe(node)
-        left.append(-1)
-        right.append(-1)
-        if d[0] == "leaf":
-            feature.append(-1)
-            label.append(d[1])
-        else:
-            feature.append(d[1])
-            label.append(0)
-            stack.append((d[3], i, True))
-            stack.append((d[2], i, False))
+    feature, _, left, right, label = _lay_out(root, describe, with_threshold=False)
     f = np.asarray(feature)
     tree = TreeArrays(
         f, binary_thresholds(f), left, right, np.zeros((len(f), n_classes)), label
@@ -198,30 +212,7 @@ def from_threshold_nested(
     """Like `from_nested` for solvers with real thresholds: ``describe(node)`` returns
     ``("leaf", class_index)`` or ``("split", feature, threshold, left_child, right_child)`` with
     the left child holding ``x[feature] <= threshold``."""
-    feature: list[int] = []
-    threshold: list[float] = []
-    left: list[int] = []
-    right: list[int] = []
-    label: list[int] = []
-    stack: list[tuple[Any, int, bool]] = [(root, -1, False)]
-    while stack:
-        node, parent, is_right = stack.pop()
-        i = len(feature)
-        if parent >= 0:
-            (right if is_right else left)[parent] = i
-        d = describe(node)
-        left.append(-1)
-        right.append(-1)
-        if d[0] == "leaf":
-            feature.append(-1)
-            threshold.append(-2.0)
-            label.append(d[1])
-        else:
-            feature.append(d[1])
-            threshold.append(d[2])
-            label.append(0)
-            stack.append((d[4], i, True))
-            stack.append((d[3], i, False))
+    feature, threshold, left, right, label = _lay_out(root, describe, with_threshold=True)
     tree = TreeArrays(
         np.asarray(feature), np.asarray(threshold), left, right,
         np.zeros((len(feature), n_classes)), label,

@@ -1,0 +1,56 @@
+"""Figures drawn in forked workers while the tables are written (issue 9, item 9): the same
+files, byte for byte, as drawing them one by one in the report's own process."""
+
+from __future__ import annotations
+
+import os
+
+from treebench.report import figures as F
+from treebench.report.aggregate import load_results
+
+
+def _files(d):
+    return {p.name: p.read_bytes() for p in sorted((d / "figures").glob("*.png"))}
+
+
+def test_parallel_drawing_gives_the_sequential_files(results_dir, tmp_path):
+    results = load_results(results_dir)
+    seq = F.write_figures(results, tmp_path / "seq", n_jobs=1)
+    pending = F.start_figures(results, tmp_path / "par", n_jobs=2)
+    assert pending.drawing.pool is not None  # really drawn by workers
+    par = pending.finish()
+    assert [(i.stem, i.title) for i in par] == [(i.stem, i.title) for i in seq]
+    assert _files(tmp_path / "par") == _files(tmp_path / "seq")
+    assert len(_files(tmp_path / "seq")) >= 2
+    assert F._POOL_STATE is None  # nothing left for a later fork
+
+
+def test_unchanged_figures_are_not_drawn_again(results_dir, tmp_path):
+    results = load_results(results_dir)
+    F.write_figures(results, tmp_path / "r")
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "r" / "figures").glob("*.png")}
+    pending = F.start_figures(results, tmp_path / "r")
+    assert pending.todo == [] and pending.drawing.pool is None
+    pending.finish()
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "r" / "figures").glob("*.png")} == before
+
+
+def test_close_stops_the_workers(results_dir, tmp_path):
+    results = load_results(results_dir)
+    pending = F.start_figures(results, tmp_path / "x", n_jobs=2)
+    pids = list(pending.drawing.pool._processes)
+    pending.close()
+    for pid in pids:  # reaped: no such child left
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+    assert pending.drawing.pool is None and F._POOL_STATE is None
+
+
+def test_workers_one_per_core_and_none_for_one_figure():
+    assert F._workers(1, 10) == 0
+    assert F._workers(2, 1) == 0
+    assert F._workers(3, 2) == 2
+    cores = os.cpu_count() or 1
+    assert F._workers(-1, 50) == (cores if cores >= 2 else 0)
