@@ -48,7 +48,7 @@ def test_equivalent_points_kernel_matches_naive(weighted):
     mask, grp, ng = equivalence_groups(X, y)
     F, C = pack_columns(X), pack_classes(y, 3)
     s = G.make_state(F, C, X.astype(np.uint8), y, sw, weighted, n, d, True, 0.1, 1000, -1.0,
-                     False, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                     False, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
     for t in range(20):
         rows = rng.random(n) < 0.6
         got = G.equivalent_points(s, pack_rows(rows))
@@ -159,7 +159,7 @@ def test_theorem_4_3_for_every_tree(seed):
             assert r >= naive.naive_gosdt(X, yi, 2, lam, depth) - 1e-12
 
 
-def _guessed_fit(X, yi, ref_wrong, lam_count, depth):
+def _guessed_fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     """Run the kernel directly with a given set of reference errors; returns (search value,
     feature, value) in count units."""
     n = len(yi)
@@ -168,7 +168,7 @@ def _guessed_fit(X, yi, ref_wrong, lam_count, depth):
     obj, _lb, feat, _l, _r, value, stats = G.fit_gosdt(
         pack_columns(X), pack_classes(yi, nc), np.zeros((1, X.shape[1]), np.uint8),
         yi.astype(np.int64), np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0, True,
-        pack_rows(ref_wrong), pack_rows(mask), grp, ng)
+        pack_rows(ref_wrong), pack_rows(mask), grp, ng, shortcut)
     return obj, feat, value
 
 

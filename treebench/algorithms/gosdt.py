@@ -200,7 +200,7 @@ class GOSDTClassifier(TreeClassifierBase):
         obj, lb, feat, left, right, value, stats = G.fit_gosdt(
             F, C, Xd, y64, swc, weighted, n, H, limited, lam_rate * w_total, max_entries,
             -1.0 if deadline is None else float(deadline), use_ref, ref_wrong,
-            pack_rows(eq_mask), grp, n_groups,
+            pack_rows(eq_mask), grp, n_groups, True,
         )
         search_s = time.perf_counter() - t0
         value = value * unit
@@ -255,9 +255,10 @@ def warmup() -> float:
     for weighted, sw in zip((False, True), weights):
         for limited in (False, True):
             G.fit_gosdt(F, C, Xd, y, sw, weighted, 40, 3 if limited else 5, limited, 0.4, 1000,
-                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
     G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
-                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng,
+                True)
     from treebench.search.clock import now_seconds
 
     now_seconds()
