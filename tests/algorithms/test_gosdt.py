@@ -14,7 +14,9 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms.gosdt import GOSDTClassifier, equivalence_groups, fit_reference
+from treebench.algorithms.gosdt import (
+    GOSDTClassifier, equivalence_groups, fit_reference, row_groups,
+)
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.tree.arrays import check_tree
@@ -57,6 +59,17 @@ def test_equivalent_points_kernel_matches_naive(weighted):
         wrong = y == 0
         assert G.weight_of(s, pack_rows(rows), pack_rows(wrong)) == pytest.approx(
             float(np.sum(sw[rows & wrong])))
+
+
+@pytest.mark.parametrize("d", [0, 1, 3, 8, 9, 64, 70])
+def test_row_groups_is_the_partition_of_equal_rows(d):
+    rng = np.random.default_rng(d)
+    X = (rng.random((200, d)) < 0.15).astype(np.float64)
+    g = row_groups(X)
+    assert g.dtype == np.int64 and g.shape == (200,)
+    for i in range(0, 200, 7):
+        same = np.all(X == X[i], axis=1)
+        np.testing.assert_array_equal(g == g[i], same)
 
 
 # ------------------------------------------------------------------ brute force
