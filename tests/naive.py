@@ -1023,3 +1023,102 @@ def naive_drop_equivalent(X, rows, order):
                    for k in kept)
         (dropped if same else kept).append(j)
     return kept, dropped
+
+
+# --- gosdt12c: depth-2 search under a lower-bound guess (treebench.algorithms._gosdt_depth2) ---
+# The recursion of `_gosdt_kernels.solve` at depth budgets 1 and 2 under a lower-bound guess
+# (McTavish et al. AAAI 2022 §4.3 steps 1, 2a, 2b), written out on Python lists of rows: every
+# feature ranking sorted explicitly by (leaf errors of the children, feature index), the same
+# floating-point expressions as the kernels. ``ref_wrong[r]`` is 1 when the reference errs on r.
+
+
+def _naive_guess_side(X, y, rows, n_classes, j):
+    """(rows with x_j = 0, rows with x_j = 1, their leaf errors, classes present in each)."""
+    r0 = [r for r in rows if not X[r][j]]
+    r1 = [r for r in rows if X[r][j]]
+    out = [r0, r1]
+    for part in (r0, r1):
+        c = _naive_label_counts(y, part, n_classes)
+        out.append(len(part) - max(c))
+    for part in (r0, r1):
+        c = _naive_label_counts(y, part, n_classes)
+        out.append(sum(1 for v in c if v > 0))
+    return out
+
+
+def naive_guess_child_bound(e, b, lam):
+    """lb_curr of a budget-1 child (leaf error e, reference errors b): its leaf when step 1
+    applies (e + lam <= 2 lam or <= b + 2 lam), else max(b + lam, 2 lam)."""
+    leaf = e + lam
+    if leaf <= 2.0 * lam or leaf <= b + 2.0 * lam:
+        return leaf
+    return max(b + lam, 2.0 * lam)
+
+
+def naive_guess_budget1(X, y, n_classes, ref_wrong, rows, lam, ub):
+    """(value, feature) of a depth-budget-1 subproblem under the guess and the bound ``ub``:
+    a value < ub is the recursion's tree (feature -1: a leaf); otherwise a value >= ub."""
+    cnt = _naive_label_counts(y, rows, n_classes)
+    e = len(rows) - max(cnt)
+    leaf = e + lam
+    if sum(1 for v in cnt if v > 0) <= 1 or e <= lam:
+        return leaf, -1
+    b = float(sum(int(ref_wrong[r]) for r in rows))
+    if leaf <= b + 2.0 * lam:  # step 1
+        return leaf, -1
+    floor = max(b + lam, 2.0 * lam)
+    found = leaf < ub
+    best = leaf if found else ub
+    best_f = -1
+    if floor < best:
+        cand = []
+        for j in range(len(X[0])):
+            r0, r1, e0, e1, _, _ = _naive_guess_side(X, y, rows, n_classes, j)
+            if r0 and r1:
+                cand.append((e0 + e1, j, e0, e1))
+        cand.sort()
+        for _, j, e0, e1 in cand:
+            v = (e0 + lam) + (e1 + lam)
+            if v >= best:
+                continue
+            best, best_f, found = v, j, True
+            if best <= floor:  # step 2a
+                break
+    if found:
+        return best, best_f
+    return (ub if ub > floor else floor), -1
+
+
+def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
+    """(value, root feature) of a depth-budget-2 node under the guess, as the recursion finds
+    it from the node's ``best`` (its leaf or bound to beat) and ``floor``; (best, -1) when no
+    split is below ``best``."""
+    b = float(sum(int(ref_wrong[r]) for r in rows))
+    cand = []
+    for j in range(len(X[0])):
+        sides = _naive_guess_side(X, y, rows, n_classes, j)
+        if sides[0] and sides[1]:
+            cand.append((sides[2] + sides[3], j, sides))
+    cand.sort(key=lambda t: (t[0], t[1]))
+    best_f = -1
+    if not floor < best:
+        return best, best_f
+    for _, j, (r0, r1, e0, e1, p0, p1) in cand:
+        s0 = 2.0 * lam if (p0 > 1 and e0 > lam and 2.0 * lam < e0 + lam) else e0 + lam
+        s1 = 2.0 * lam if (p1 > 1 and e1 > lam and 2.0 * lam < e1 + lam) else e1 + lam
+        if s0 + s1 >= best:
+            continue
+        b0 = float(sum(int(ref_wrong[r]) for r in r0))
+        b1 = max(b - b0, 0.0)
+        lb0 = naive_guess_child_bound(e0, b0, lam)
+        lb1 = naive_guess_child_bound(e1, b1, lam)
+        if lb0 + lb1 >= best:
+            continue
+        o0, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r0, lam, best - lb1)
+        if o0 < best - lb1:
+            o1, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r1, lam, best - o0)
+            if o1 < best - o0:
+                best, best_f = o0 + o1, j
+        if best <= floor:
+            break
+    return best, best_f

@@ -14,7 +14,9 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms.gosdt import GOSDTClassifier, equivalence_groups, fit_reference
+from treebench.algorithms.gosdt import (
+    GOSDTClassifier, equivalence_groups, fit_reference, row_groups,
+)
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.tree.arrays import check_tree
@@ -48,7 +50,7 @@ def test_equivalent_points_kernel_matches_naive(weighted):
     mask, grp, ng = equivalence_groups(X, y)
     F, C = pack_columns(X), pack_classes(y, 3)
     s = G.make_state(F, C, X.astype(np.uint8), y, sw, weighted, n, d, True, 0.1, 1000, -1.0,
-                     False, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                     False, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
     for t in range(20):
         rows = rng.random(n) < 0.6
         got = G.equivalent_points(s, pack_rows(rows))
@@ -57,6 +59,17 @@ def test_equivalent_points_kernel_matches_naive(weighted):
         wrong = y == 0
         assert G.weight_of(s, pack_rows(rows), pack_rows(wrong)) == pytest.approx(
             float(np.sum(sw[rows & wrong])))
+
+
+@pytest.mark.parametrize("d", [0, 1, 3, 8, 9, 64, 70])
+def test_row_groups_is_the_partition_of_equal_rows(d):
+    rng = np.random.default_rng(d)
+    X = (rng.random((200, d)) < 0.15).astype(np.float64)
+    g = row_groups(X)
+    assert g.dtype == np.int64 and g.shape == (200,)
+    for i in range(0, 200, 7):
+        same = np.all(X == X[i], axis=1)
+        np.testing.assert_array_equal(g == g[i], same)
 
 
 # ------------------------------------------------------------------ brute force
@@ -159,7 +172,7 @@ def test_theorem_4_3_for_every_tree(seed):
             assert r >= naive.naive_gosdt(X, yi, 2, lam, depth) - 1e-12
 
 
-def _guessed_fit(X, yi, ref_wrong, lam_count, depth):
+def _guessed_fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     """Run the kernel directly with a given set of reference errors; returns (search value,
     feature, value) in count units."""
     n = len(yi)
@@ -168,7 +181,7 @@ def _guessed_fit(X, yi, ref_wrong, lam_count, depth):
     obj, _lb, feat, _l, _r, value, stats = G.fit_gosdt(
         pack_columns(X), pack_classes(yi, nc), np.zeros((1, X.shape[1]), np.uint8),
         yi.astype(np.int64), np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0, True,
-        pack_rows(ref_wrong), pack_rows(mask), grp, ng)
+        pack_rows(ref_wrong), pack_rows(mask), grp, ng, shortcut)
     return obj, feat, value
 
 

@@ -29,9 +29,13 @@ steps with ``lb_guess(S) = ref errors(S) + lam`` (eq. 4): step 1 "leaf when ub(S
 + lam" is the look-ahead test ``leaf <= b(S) + 2 lam``; otherwise ``lb_curr = lb_guess(S)``, so
 step 2a stops at ``max(b(S) + lam, 2 lam)`` and an unsolved child is bounded by the same (not
 ``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss + 2λ), one λ tighter
-than the paper, so it may stop sooner; both satisfy Theorem 4.3). The exact depth-2 solver is
-not used then (it would skip step 1 in budget-1 children, and the tree read back would not be
-the tree the search valued).
+than the paper, so it may stop sooner; both satisfy Theorem 4.3). A budget-1 node is bounded
+by its ``lb_curr`` only (no cache or similar-support bound: guessed values are not bounds, and
+this keeps a budget-2 node's result independent of the search's history). Budget-2 nodes are
+then valued by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps
+in the node and its children and returns the recursion's objective and root (the exact
+depth-2 solver would skip step 1 in the children, and the tree read back would not be the tree
+the search valued).
 
 Features are tried in order of the children's leaf errors (good trees early, tight bounds
 sooner). After the deadline (`treebench.search.clock`) every new node tries only its first
@@ -45,6 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from treebench.algorithms._gosdt_depth2 import depth2_guessed, ref_wrong_counts
 from treebench.search.bitset import ctz, popcount, row_hash, split_rows
 from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
 from treebench.search.cache import (
@@ -218,6 +223,12 @@ def _child_lb(s, rows, lev, leaf, b):
         lb = leaf
     elif s.use_ref:
         lb = _guess_floor(s, b)
+        if lev == 1:
+            # under the guess a budget-1 child is bounded by its lb_curr = lb_guess only (§4.3
+            # step 2b), never by the cache or similar support, so that the node's result does
+            # not depend on what the search saw before and the depth-2 shortcut
+            # (`_gosdt_depth2`) values the same trees
+            return lb
     lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
     if exact:
         return lb
@@ -231,15 +242,16 @@ def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
     """Cache and return the answer: the best tree when one is below ``ub``, else the lower
     bound max(ub, node_lb)."""
     timed_out = s.stats[S_TIMED_OUT] != 0
+    sim = s.sim and not (s.use_ref and lev == 1)
     if found:
-        if s.sim and not timed_out:
+        if sim and not timed_out:
             remember_similar(rows, lev, best, s.scr.sim_rows, s.scr.sim_val)
         cache_put(s.cache, rows, key, hv, best, best_f, ANYTIME if timed_out else EXACT)
         s.scr.feat[lev] = best_f
         return best
     lb = ub if ub > node_lb else node_lb
     if not timed_out:
-        if s.sim:
+        if sim:
             remember_similar(rows, lev, lb, s.scr.sim_rows, s.scr.sim_val)
         cache_put(s.cache, rows, key, hv, lb, -1, LOWER)
     return lb
@@ -295,6 +307,31 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
 
 
 @njit(cache=True)
+def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
+    """Depth budget 2 (unweighted) under a lower-bound guess: every depth-<= 2 tree valued as
+    this recursion values it (`_gosdt_depth2.depth2_guessed`), from pair counts."""
+    scr = s.scr
+    D = s.data
+    d = D.F.shape[1]
+    valid = scr.valid[lev]
+    nv = 0
+    for j in range(d):
+        if valid[j]:
+            scr.order[0, nv] = j
+            nv += 1
+    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    pair_counts(rows, scr.nzw[lev], nnz, D.F, D.C, vs, nv, scr.pair)
+    rw1 = scr.gain[0]  # level-0 scratch too
+    ref_wrong_counts(rows, scr.nzw[lev], nnz, D.F, s.ref_wrong, rw1)
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+    v, f = depth2_guessed(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair,
+                          rw1, b, s.lam, best, floor)
+    if f >= 0:
+        return v, f, True
+    return best, best_f, found
+
+
+@njit(cache=True)
 def solve(s, rows, lev, ub, b):
     """Optimum (count units) of ``rows`` with depth budget ``lev`` (or, unlimited, ``lev`` =
     features still usable): a value < ub with the root feature in ``s.scr.feat[lev]`` (-1 =
@@ -326,7 +363,8 @@ def solve(s, rows, lev, ub, b):
     # bounds on the optimum also bound every split tree (optimum = min(leaf, best split))
     if lbk > floor:
         floor = lbk
-    if s.sim and not timed_out:
+    if s.sim and not timed_out and not (s.use_ref and lev == 1):
+        # (under the guess a budget-1 node stops at its lb_curr only: see `_child_lb`)
         floor = similarity_bound(rows, lev, floor, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
     found = leaf < ub
     best = leaf if found else ub
@@ -335,13 +373,17 @@ def solve(s, rows, lev, ub, b):
         ncand = _score(s, rows, lev, nnz, nrows, total)
         order = s.scr.order[lev]
         kk = 1 if timed_out and ncand > 0 else ncand
-        # The depth-2 solver (no guessed bounds inside) runs only without a lower-bound guess:
-        # under the guess, McTavish et al. §4.3 step 1 makes a budget-1 child a leaf when
-        # leaf <= lb_guess + λ, and the tree read back by `_build` applies that step, so an
-        # exact depth-2 value would not be the value of the returned tree (broward d5 fold 0:
-        # search value 0.388925, returned tree 0.389683). The scratch has no pair buffer then.
+        # Depth budget 2 from pair counts. Under a lower-bound guess the exact solver would
+        # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree `_build`
+        # reads back applies it (broward d5 fold 0: search value 0.388925, returned tree
+        # 0.389683); `_gosdt_depth2.depth2_guessed` values the trees as this recursion does.
         if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
-            best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor)
+            if s.use_ref:
+                best, best_f, found = _depth2_guess(s, rows, lev, nnz, ncand, best, best_f,
+                                                    found, floor, b)
+            else:
+                best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found,
+                                              floor)
             kk = 0
         r0 = s.scr.child[lev, 0]
         r1 = s.scr.child[lev, 1]
@@ -444,7 +486,7 @@ def root_bound(s, rows, lev):
 
 @njit(cache=True)
 def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
-               use_ref, ref_wrong, eq_rows, grp, n_groups):
+               use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut):
     """The solver's record: data, per-level scratch for ``depth`` levels, an empty capped cache,
     the clock and the bound inputs."""
     W = F.shape[0]
@@ -455,9 +497,9 @@ def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entri
     clock[0] = deadline
     return GosdtState(
         Data(F, C, Xd, y, sw, weighted, n_rows),
-        # the depth-2 solver is exact, so it is off under a lower-bound guess (see `solve`)
-        new_scratch(depth + 1, W, d, nc, limited and depth >= 2 and not weighted
-                    and not use_ref and nc * d * d <= 2**25),
+        # the depth-2 shortcut (``shortcut``; unweighted data, depth budget given)
+        new_scratch(depth + 1, W, d, nc, shortcut and limited and depth >= 2 and not weighted
+                    and nc * d * d <= 2**25),
         new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
         eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
         not weighted,
@@ -466,12 +508,14 @@ def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entri
 
 @njit(cache=True)
 def fit_gosdt(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
-              use_ref, ref_wrong, eq_rows, grp, n_groups):
+              use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut):
     """Search from the root and read the tree back. Returns (objective, lower bound, feature,
-    left, right, value, stats), counts in weight units, the tree in pre-order."""
+    left, right, value, stats), counts in weight units, the tree in pre-order. ``shortcut``
+    = False turns the depth-2 solvers off (the recursion then values budget-2 nodes; same
+    objective and tree, for tests)."""
     H = depth
     s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries,
-                   deadline, use_ref, ref_wrong, eq_rows, grp, n_groups)
+                   deadline, use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut)
     stats = s.stats
     nc = C.shape[0]
     root = full_set(n_rows, F.shape[0])

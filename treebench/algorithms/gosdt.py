@@ -63,14 +63,32 @@ def _check_lb_guess(lb_guess) -> dict:
     return dict(lb_guess)
 
 
+def row_groups(X01: np.ndarray) -> np.ndarray:
+    """Group id (0..G-1) of each row of a 0/1 matrix, equal ids for equal rows. The rows are
+    packed to bits and compared as one integer (<= 64 columns) or one byte string each, much
+    faster than ``np.unique(X01, axis=0)`` (0.13 s on fico's 8367 x 24)."""
+    n, d = X01.shape
+    if d == 0:
+        return np.zeros(n, dtype=np.int64)
+    packed = np.packbits(np.asarray(X01) != 0, axis=1)
+    nb = packed.shape[1]
+    if nb <= 8:
+        wide = np.zeros((n, 8), dtype=np.uint8)
+        wide[:, :nb] = packed
+        keys = wide.view(np.uint64).ravel()
+    else:
+        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, nb))).ravel()
+    _, inv = np.unique(keys, return_inverse=True)
+    return np.asarray(inv, dtype=np.int64).ravel()
+
+
 def equivalence_groups(X01: np.ndarray, y_index: np.ndarray):
     """Rows whose feature vector is shared with a row of another class ("equivalent points",
     Lin et al. 2020 §3): (mask of those rows, group id per row in 0..G-1 (-1 elsewhere), G)."""
     n = X01.shape[0]
     if n == 0:
         return np.zeros(0, bool), np.full(0, -1, np.int64), 0
-    _, inv = np.unique(X01, axis=0, return_inverse=True)
-    inv = inv.ravel()
+    inv = row_groups(X01)
     n_groups = int(inv.max()) + 1
     lo = np.full(n_groups, np.iinfo(np.int64).max)
     hi = np.full(n_groups, -1)
@@ -186,7 +204,10 @@ class GOSDTClassifier(TreeClassifierBase):
             ref_wrong = pack_rows(pred != yk)
         else:
             ref_wrong = np.zeros(max(1, (n + 63) // 64), np.uint64)
-        eq_mask, grp, n_groups = equivalence_groups(Xk, yk)
+        if use_ref:  # the reference's errors replace the equivalent-points bound
+            eq_mask, grp, n_groups = np.zeros(n, bool), np.full(n, -1, np.int64), 0
+        else:
+            eq_mask, grp, n_groups = equivalence_groups(Xk, yk)
         F = pack_columns(Xk)
         C = pack_classes(yk, n_classes)
         Xd = np.ascontiguousarray(Xk, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
@@ -200,7 +221,7 @@ class GOSDTClassifier(TreeClassifierBase):
         obj, lb, feat, left, right, value, stats = G.fit_gosdt(
             F, C, Xd, y64, swc, weighted, n, H, limited, lam_rate * w_total, max_entries,
             -1.0 if deadline is None else float(deadline), use_ref, ref_wrong,
-            pack_rows(eq_mask), grp, n_groups,
+            pack_rows(eq_mask), grp, n_groups, True,
         )
         search_s = time.perf_counter() - t0
         value = value * unit
@@ -255,9 +276,10 @@ def warmup() -> float:
     for weighted, sw in zip((False, True), weights):
         for limited in (False, True):
             G.fit_gosdt(F, C, Xd, y, sw, weighted, 40, 3 if limited else 5, limited, 0.4, 1000,
-                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
     G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
-                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng)
+                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng,
+                True)
     from treebench.search.clock import now_seconds
 
     now_seconds()

@@ -1,0 +1,174 @@
+"""The depth-2 shortcut of our GOSDT search under a lower-bound guess
+(`treebench.algorithms._gosdt_depth2`, McTavish et al. AAAI 2022 §4.3): the kernel against its
+naive twin, and whole searches with the shortcut against the recursion without it (same
+objective and same tree) on random data with random references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import naive
+from treebench.algorithms import _gosdt_depth2 as D2
+from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms.gosdt import equivalence_groups
+from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+
+INF = float("inf")
+
+
+def _node_inputs(X, y, nc, ref_wrong, rows):
+    """The kernel's inputs for the node ``rows``: per-feature class counts, totals, the rank
+    order (children's leaf errors, then index; valid features first), the valid features,
+    the pair counts (both triangles), the reference's errors per feature and in the node."""
+    n, d = X.shape
+    r = np.zeros(n, bool)
+    r[rows] = True
+    cnt1 = np.zeros((d, nc))
+    for c in range(nc):
+        cnt1[:, c] = X[r & (y == c)].sum(axis=0)
+    tot = np.bincount(y[r], minlength=nc).astype(float)
+    valid = [j for j in range(d) if 0 < cnt1[j].sum() < r.sum()]
+    gain = {}
+    for j in valid:
+        e1 = cnt1[j].sum() - cnt1[j].max()
+        e0 = (tot - cnt1[j]).sum() - (tot - cnt1[j]).max()
+        gain[j] = e0 + e1
+    ranked = sorted(valid, key=lambda j: (gain[j], j))
+    order = np.array(ranked + [j for j in range(d) if j not in valid], np.int64)
+    vs = np.array(valid + [0] * (d - len(valid)), np.int64)
+    P = np.array(naive.naive_pair_counts(X.astype(int).tolist(), y.tolist(), rows, nc),
+                 dtype=np.int32).reshape(nc, d, d)
+    rw1 = X[r & ref_wrong].sum(axis=0).astype(float)
+    b = float((r & ref_wrong).sum())
+    return cnt1, tot, order, len(valid), vs, P, rw1, b
+
+
+def _random_problem(rng, n, d, nc):
+    X = rng.integers(0, 2, size=(n, d)).astype(float)
+    y = ((X[:, 0].astype(int) + X[:, 1].astype(int) * X[:, 2].astype(int)
+          + (rng.random(n) < 0.3)) % nc).astype(np.int64)
+    ref_wrong = rng.random(n) < rng.choice([0.05, 0.15, 0.3])
+    return X, y, ref_wrong
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(12))
+def test_depth2_guessed_matches_naive_twin(seed):
+    rng = np.random.default_rng(1200 + seed)
+    nc = 2 + seed % 2
+    n, d = int(rng.integers(20, 90)), int(rng.integers(3, 8))
+    X, y, ref_wrong = _random_problem(rng, n, d, nc)
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    for _ in range(12):
+        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.4, 1.0)).tolist())
+        if not rows:
+            continue
+        cnt1, tot, order, ncand, vs, P, rw1, b = _node_inputs(X, y, nc, ref_wrong, rows)
+        lam = float(rng.choice([0.0, 0.3, 0.6, 1.0, 1.5, 2.5, 0.001 * n, 0.01 * n]))
+        leaf = float(tot.sum() - tot.max()) + lam
+        ub = float(rng.choice([INF, leaf, leaf * rng.uniform(0.5, 1.2)]))
+        best = leaf if leaf < ub else ub
+        floor = max(b + lam, 2.0 * lam) + float(rng.choice([0.0, 0.0, rng.uniform(0, 4)]))
+        got = D2.depth2_guessed(cnt1, tot, order, ncand, vs, ncand, P, rw1, b, lam, best, floor)
+        want = naive.naive_depth2_guessed(Xl, yl, nc, ref_wrong.tolist(), rows, lam, best,
+                                          floor)
+        assert got[1] == want[1], (rows, lam, best, floor)
+        assert got[0] == want[0]
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(6))
+def test_guessed_child_value_matches_naive_twin(seed):
+    """The budget-1 scan (only the best error class can improve, scanned in index order)
+    against the explicit ranked scan, for every child of every root feature."""
+    rng = np.random.default_rng(1300 + seed)
+    nc = 2 + seed % 2
+    n, d = int(rng.integers(20, 120)), int(rng.integers(3, 9))
+    X, y, ref_wrong = _random_problem(rng, n, d, nc)
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    rows = list(range(n))
+    cnt1, tot, order, ncand, vs, P, rw1, b = _node_inputs(X, y, nc, ref_wrong, rows)
+    cntT = np.ascontiguousarray(cnt1.T.astype(np.int32))
+    qs, qm, rm = (np.empty(d, np.int32) for _ in range(3))
+    for i in vs[:ncand]:
+        allow = np.zeros(d, bool)
+        allow[vs[:ncand]] = True
+        allow[i] = False
+        for side in (0, 1):
+            ch = (cntT[:, i] if side == 1 else tot.astype(np.int32) - cntT[:, i]).astype(
+                np.int32)
+            child = [r for r in rows if int(X[r, i]) == side]
+            e = float(ch.sum() - ch.max())
+            npos = int((ch > 0).sum())
+            bc = float(ref_wrong[child].sum())
+            for lam in (0.0, 0.5, 1.0, 2.0, 0.0005 * n):
+                for ub in (INF, e + lam, 3.0 * lam + 1.0):
+                    got = D2.guessed_child_value(P, cntT, ch, np.int32(ch.sum()), e, npos, i,
+                                                 side, allow, bc, lam, ub, qs, qm, rm)
+                    want = naive.naive_guess_budget1(Xl, yl, nc, ref_wrong.tolist(), child,
+                                                     lam, ub)
+                    if want[0] < ub:
+                        assert got == want, (i, side, lam, ub)
+                    else:
+                        assert got[0] >= ub
+
+
+def _fit(X, yi, ref_wrong, lam_count, depth, shortcut, use_ref=True):
+    n = len(yi)
+    nc = int(yi.max()) + 1
+    mask, grp, ng = equivalence_groups(X, yi)
+    obj, lb, feat, left, right, value, stats = G.fit_gosdt(
+        pack_columns(X), pack_classes(yi, nc), np.zeros((1, X.shape[1]), np.uint8),
+        yi.astype(np.int64), np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0,
+        use_ref, pack_rows(ref_wrong), pack_rows(mask), grp, ng, shortcut)
+    return obj, lb, feat, value
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_shortcut_gives_the_recursions_objective_and_tree(seed):
+    """With a random reference, several λ and depth budgets: the search with the guessed
+    depth-2 shortcut returns the objective and the tree of the recursion without it, and the
+    objective is the returned tree's cost."""
+    rng = np.random.default_rng(1400 + seed)
+    nc = 2 + (seed % 3 == 2)
+    n, d = int(rng.integers(40, 160)), int(rng.integers(4, 9))
+    X, yi, ref_wrong = _random_problem(rng, n, d, nc)
+    for lam_count in (0.3, 1.0, 2.5, 0.001 * n, 0.01 * n):
+        for depth in (2, 3, 4):
+            o1, lb1, f1, v1 = _fit(X, yi, ref_wrong, lam_count, depth, True)
+            o0, lb0, f0, v0 = _fit(X, yi, ref_wrong, lam_count, depth, False)
+            assert o1 == o0, (lam_count, depth)
+            np.testing.assert_array_equal(f1, f0)
+            np.testing.assert_array_equal(v1, v0)
+            leaves = f1 < 0
+            cost = float(np.sum(v1[leaves].sum(1) - v1[leaves].max(1))
+                         + lam_count * leaves.sum())
+            assert o1 == pytest.approx(cost, abs=1e-9)
+            assert lb1 == o1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shortcut_without_guess_is_exact(seed):
+    """Without a guess both searches are exact: equal objectives (ties may pick other trees)."""
+    rng = np.random.default_rng(1500 + seed)
+    X, yi, ref_wrong = _random_problem(rng, 80, 6, 2)
+    for lam_count in (0.5, 2.0):
+        for depth in (2, 3):
+            o1 = _fit(X, yi, ref_wrong, lam_count, depth, True, use_ref=False)[0]
+            o0 = _fit(X, yi, ref_wrong, lam_count, depth, False, use_ref=False)[0]
+            assert o1 == pytest.approx(o0, abs=1e-9)
+
+
+def test_perfect_reference_gives_the_exact_optimum_with_the_shortcut():
+    """A reference that errs nowhere: lb_guess(S) = λ, step 1 makes a leaf only where the leaf
+    errs at most λ·N, which no split can beat, and lb_curr = 2λ bounds every split: the guessed
+    bounds are valid, so the optimum is the true one."""
+    rng = np.random.default_rng(16)
+    X, yi, _ = _random_problem(rng, 100, 6, 2)
+    none = np.zeros(len(yi), bool)
+    for lam_count in (0.5, 1.5):
+        for depth in (2, 3):
+            exact = _fit(X, yi, none, lam_count, depth, True, use_ref=False)[0]
+            guessed = _fit(X, yi, none, lam_count, depth, True)[0]
+            assert guessed == pytest.approx(exact, abs=1e-9)

@@ -1,0 +1,218 @@
+"""The depth-2 shortcut of the GOSDT search under a lower-bound guess (McTavish et al., AAAI
+2022, §4.3), for `_gosdt_kernels.solve`.
+
+Without a guess a node with depth budget 2 is solved exactly from its class counts per
+feature and per feature pair (`treebench.search.depth2.depth2_regularized`). Under a guess the
+search is not exact: every subproblem it values follows the paper's steps, so this kernel
+values every depth-<= 2 tree of a node exactly as the recursion of `_gosdt_kernels.solve`
+does, from the same counts (plus the reference's errors per feature), and returns the same
+objective and root feature:
+
+* a child ``S`` (depth budget 1) with leaf cost ``ub(S) = e + lam`` is a leaf when ``e <= lam``
+  or ``ub(S) <= lb_guess(S) + lam = b(S) + 2 lam`` (step 1; ``b(S)`` = the reference's errors
+  in S, eq. 4); otherwise its guessed bound is ``lb_curr(S) = max(b(S) + lam, 2 lam)`` and its
+  value is the search of its stumps in rank order (fewest leaf errors first, ties: lower
+  feature index), stopped at the first stump whose cost is <= ``lb_curr(S)`` (step 2a);
+* the node's root features are tried in the node's rank order; a root is skipped when the
+  children's guessed bounds already reach the best cost so far (step 2b's ``lb_spl``), child 0
+  is searched under ``best - lb_curr(child 1)`` and child 1 under ``best - value(child 0)``,
+  with the recursion's exact floating-point expressions; the search stops at the first root
+  that reaches the node's floor (step 2a at the node).
+
+The children's values do not depend on what the search saw before (the recursion, under a
+guess, bounds a budget-1 child by its guessed bound only, never by the cache or similar
+support), so the tree `_gosdt_kernels._build` reads back is the tree valued here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from treebench.search.bitset import popcount
+
+
+@njit(cache=True)
+def ref_wrong_counts(rows, nzw, nnz, F, ref_wrong, out):
+    """out[j] = number of rows in ``rows`` the reference misclassifies with x_j = 1
+    (unweighted data)."""
+    d = F.shape[1]
+    out[:] = 0.0
+    for t in range(nnz):
+        w = nzw[t]
+        r = rows[w] & ref_wrong[w]
+        if r == 0:
+            continue
+        Fw = F[w]
+        for j in range(d):
+            out[j] += popcount(r & Fw[j])
+
+
+@njit(cache=True)
+def guessed_child_bound(e, b, lam):
+    """(lb_curr of a budget-1 child with leaf error ``e`` and reference errors ``b``, step 1
+    makes it a leaf): its leaf cost when step 1 applies, else max(b + lam, 2 lam) (the
+    expressions of `_gosdt_kernels._child_lb`)."""
+    leaf = e + lam
+    if leaf <= 2.0 * lam:
+        return leaf, True
+    if leaf <= b + 2.0 * lam:
+        return leaf, True
+    v = b + lam
+    if v < 2.0 * lam:
+        v = 2.0 * lam
+    return v, False
+
+
+@njit(cache=True)
+def guessed_child_value(P, cntT, ch, chtot, e, npos, i, side, allow, b, lam, ub, qs, qm, rm):
+    """The recursion's answer for the child ``x_i = side`` of a node with depth budget 1
+    (class counts ``ch``, total ``chtot``, leaf error ``e``, ``npos`` classes present,
+    reference errors ``b``) under the bound ``ub``: (value, feature), value < ub exact
+    (feature -1 = leaf), else a value >= ub.
+
+    The child's features are ranked by the stump's leaf errors (integers), ties by index, so
+    only the features with the fewest errors can improve on the best cost (the next class is
+    a whole error worse); they are scanned in index order with the recursion's rule (improve
+    when strictly cheaper, stop when the best is <= lb_curr)."""
+    leaf = e + lam
+    if npos <= 1 or e <= lam:
+        return leaf, -1
+    if leaf <= b + 2.0 * lam:  # step 1
+        return leaf, -1
+    floor = b + lam
+    if floor < 2.0 * lam:
+        floor = 2.0 * lam
+    found = leaf < ub
+    best = leaf if found else ub
+    best_f = -1
+    if floor < best:
+        nc = ch.shape[0]
+        d = allow.shape[0]
+        qs[:] = 0
+        qm[:] = 0
+        rm[:] = 0
+        for c in range(nc):
+            Pci = P[c, i]
+            cc = cntT[c]
+            chc = ch[c]
+            if side == 1:
+                for j in range(d):
+                    v = Pci[j]
+                    qs[j] += v
+                    qm[j] = max(qm[j], v)
+                    rm[j] = max(rm[j], chc - v)
+            else:
+                for j in range(d):
+                    v = cc[j] - Pci[j]
+                    qs[j] += v
+                    qm[j] = max(qm[j], v)
+                    rm[j] = max(rm[j], chc - v)
+        e_min = chtot + 1
+        c_best = best
+        c_f = -1
+        done = False
+        for j in range(d):
+            if not allow[j] or qs[j] < 1 or chtot - qs[j] < 1:
+                continue
+            e0 = float(chtot - qs[j] - rm[j])  # leaf errors of x_j = 0 in the child
+            e1 = float(qs[j] - qm[j])
+            ej = chtot - qs[j] - rm[j] + qs[j] - qm[j]
+            if ej < e_min:  # a new best error class: its scan starts again
+                e_min = ej
+                c_best = best
+                c_f = -1
+                done = False
+            elif ej > e_min or done:
+                continue
+            v = (e0 + lam) + (e1 + lam)
+            if v < c_best:
+                c_best = v
+                c_f = j
+                if c_best <= floor:
+                    done = True
+        if c_f >= 0:
+            return c_best, c_f
+    if found:
+        return best, best_f
+    return (ub if ub > floor else floor), -1
+
+
+@njit(cache=True)
+def _side(cntT, tot, i, side, ch):
+    """Integer class counts of the child ``x_i = side`` into ``ch``; (total, leaf errors,
+    classes present)."""
+    chtot = np.int32(0)
+    chmax = np.int32(0)
+    npos = 0
+    for c in range(tot.shape[0]):
+        v = cntT[c, i] if side == 1 else np.int32(tot[c]) - cntT[c, i]
+        ch[c] = v
+        chtot += v
+        if v > chmax:
+            chmax = v
+        if v > 0:
+            npos += 1
+    return chtot, float(chtot - chmax), npos
+
+
+@njit(cache=True)
+def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor):
+    """Best tree of depth <= 2 of a node under a lower-bound guess, valued exactly as the
+    recursion of `_gosdt_kernels.solve` values it (module docstring): root features
+    ``order[:ncand]`` in rank order, partners ``vs[:nv]`` (pair counts ``P`` filled for them,
+    both triangles), ``rw1[j]`` the reference's errors with x_j = 1, ``b`` the node's, ``best``
+    the node's leaf or bound to beat, ``floor`` where the node's search stops. Returns
+    (objective, root feature), or (best, -1) when no split is below ``best``."""
+    nc = tot.shape[0]
+    d = cnt1.shape[0]
+    cntT = np.empty((nc, d), dtype=np.int32)
+    for j in range(d):
+        for c in range(nc):
+            cntT[c, j] = np.int32(cnt1[j, c])
+    allow = np.zeros(d, dtype=np.bool_)
+    for a in range(nv):
+        allow[vs[a]] = True
+    ch0 = np.empty(nc, dtype=np.int32)
+    ch1 = np.empty(nc, dtype=np.int32)
+    qs = np.empty(d, dtype=np.int32)
+    qm = np.empty(d, dtype=np.int32)
+    rm = np.empty(d, dtype=np.int32)
+    best_f = -1
+    if not floor < best:
+        return best, best_f
+    for a in range(ncand):
+        i = order[a]
+        t0, e0, np0 = _side(cntT, tot, i, 0, ch0)
+        t1, e1, np1 = _side(cntT, tot, i, 1, ch1)
+        # `_static_lb` at budget 2: a child that can split costs at least 2 lam
+        s0 = e0 + lam
+        if np0 > 1 and e0 > lam and 2.0 * lam < s0:
+            s0 = 2.0 * lam
+        s1 = e1 + lam
+        if np1 > 1 and e1 > lam and 2.0 * lam < s1:
+            s1 = 2.0 * lam
+        if s0 + s1 >= best:
+            continue
+        b0 = b - rw1[i]
+        b1 = b - b0
+        if b1 < 0.0:
+            b1 = 0.0
+        lb0, _ = guessed_child_bound(e0, b0, lam)
+        lb1, _ = guessed_child_bound(e1, b1, lam)
+        if lb0 + lb1 >= best:
+            continue
+        was = allow[i]
+        allow[i] = False
+        o0, _ = guessed_child_value(P, cntT, ch0, t0, e0, np0, i, 0, allow, b0, lam,
+                                    best - lb1, qs, qm, rm)
+        if o0 < best - lb1:
+            o1, _ = guessed_child_value(P, cntT, ch1, t1, e1, np1, i, 1, allow, b1, lam,
+                                        best - o0, qs, qm, rm)
+            if o1 < best - o0:
+                best = o0 + o1
+                best_f = i
+        allow[i] = was
+        if best <= floor:
+            break
+    return best, best_f
