@@ -57,9 +57,10 @@ from treebench.search.cache import (
     new_cache,
 )
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals, pair_counts
+from treebench.search.counts import feature_counts, node_totals, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized
+from treebench.search.equiv import drop_equivalent
 from treebench.search.state import (
     N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
 )
@@ -297,7 +298,7 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
             scr.order[0, nv] = j
             nv += 1
     vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
-    pair_counts(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair)
+    pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
     v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
                               scr.pair, s.lam, best, floor, scr.tmp[0])
@@ -366,13 +367,28 @@ def solve(s, rows, lev, ub, b):
     if s.sim and not timed_out and not (s.use_ref and lev == 1):
         # (under the guess a budget-1 node stops at its lb_curr only: see `_child_lb`)
         floor = similarity_bound(rows, lev, floor, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
-    found = leaf < ub
+    # Without a guess a budget-2 node is solved exactly, whatever ``ub`` (issue #13): the leaf
+    # is the starting point instead of ``ub``, so its value is cached as exact and the row
+    # set is never solved twice at budget 2 (Top-k's search13c change, same argument: the
+    # optimum of a subproblem does not depend on the caller's bound)
+    exact2 = (lev == 2 and s.limited and not timed_out and not s.use_ref
+              and s.scr.pair.shape[1] == s.data.F.shape[1])
+    found = leaf < ub or exact2
     best = leaf if found else ub
     best_f = -1
+    lbmin = INF  # smallest lower bound met over the root features (failed-search bound)
+    complete = False  # every root feature was examined without early stop or timeout
     if floor < best:
         ncand = _score(s, rows, lev, nnz, nrows, total)
         order = s.scr.order[lev]
+        if lev >= 2 and not timed_out and not s.use_ref:
+            # features equal or complementary on these rows give the same two children, so
+            # the same subtrees and cost: one of each class is searched, the first in rank
+            # order (the one the strict-improvement rule keeps anyway); `search.equiv`
+            ncand = drop_equivalent(rows, s.scr.nzw[lev], nnz, s.data.F, order, ncand,
+                                    s.scr.valid[lev])
         kk = 1 if timed_out and ncand > 0 else ncand
+        complete = not timed_out and not s.use_ref and lev >= 2
         # Depth budget 2 from pair counts. Under a lower-bound guess the exact solver would
         # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree `_build`
         # reads back applies it (broward d5 fold 0: search value 0.388925, returned tree
@@ -385,6 +401,7 @@ def solve(s, rows, lev, ub, b):
                 best, best_f, found = _depth2(s, rows, lev, nnz, ncand, best, best_f, found,
                                               floor)
             kk = 0
+            complete = False
         r0 = s.scr.child[lev, 0]
         r1 = s.scr.child[lev, 1]
         for t in range(kk):
@@ -393,6 +410,7 @@ def solve(s, rows, lev, ub, b):
             lb0 = _static_lb(s, lev, e0, pure0)
             lb1 = _static_lb(s, lev, e1, pure1)
             if lb0 + lb1 >= best:
+                lbmin = min(lbmin, lb0 + lb1)
                 continue
             if lev == 1:  # children are leaves: exact
                 best = lb0 + lb1
@@ -412,21 +430,34 @@ def solve(s, rows, lev, ub, b):
                 lb0 = _child_lb(s, r0, lev - 1, e0 + lam, b0)
                 lb1 = _child_lb(s, r1, lev - 1, e1 + lam, b1)
                 if lb0 + lb1 >= best:
+                    lbmin = min(lbmin, lb0 + lb1)
                     continue
             o0 = solve(s, r0, lev - 1, best - lb1, b0)
             if o0 < best - lb1:
                 o1 = solve(s, r1, lev - 1, best - o0, b1)
+                lbmin = min(lbmin, o0 + o1)
                 if o1 < best - o0:
                     best = o0 + o1
                     best_f = j
                     found = True
+            else:
+                lbmin = min(lbmin, o0 + lb1)
             if s.stats[S_TIMED_OUT] != 0:
+                complete = False
                 if timed_out or found:
                     break
                 timed_out = True
             if best <= floor:
+                complete = False
                 break
-    return _finish(s, rows, lev, key, hv, ub, min(leaf, floor), best, best_f, found)
+    node_lb = min(leaf, floor)
+    if complete and not found and lbmin > floor:
+        # a failed search (no tree below ub) proved more than "optimum >= ub": every split
+        # tree has a root feature, so it costs at least the smallest bound met above
+        # (MurTree's lower-bound update after a failed search, as in `_topk_kernels`); the
+        # leaf stays a candidate of this objective
+        node_lb = min(leaf, lbmin)
+    return _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found)
 
 
 @njit(cache=True)
