@@ -1122,3 +1122,33 @@ def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
         if best <= floor:
             break
     return best, best_f
+
+
+# --- gosdt13d: the GOSDT search's exactness techniques (treebench.algorithms._gosdt_kernels) ---
+# The dynamic programme of McTavish et al. (AAAI 2022) eq. (5) without any bound, pruning or
+# memo: the optimum of (rows, depth budget) in count units (errors + lam * leaves) is the better
+# of the leaf and, over every feature that splits the rows, the sum of the two children's
+# optima. Rows as Python lists; exponential in the depth, tiny inputs only.
+
+
+def naive_gosdt_dp(X, y, n_classes, rows, depth, lam, sample_weight=None):
+    """Optimum of errors(t) + lam * leaves(t) over trees of depth <= ``depth`` on ``rows``."""
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+    cnt = [0.0] * n_classes
+    for r in rows:
+        cnt[y[r]] += w[r]
+    best = sum(cnt) - max(cnt) + lam
+    if depth == 0:
+        return best
+    for j in range(len(X[0])):
+        r0 = [r for r in rows if not X[r][j]]
+        r1 = [r for r in rows if X[r][j]]
+        if not r0 or not r1:
+            continue
+        v = naive_gosdt_dp(X, y, n_classes, r0, depth - 1, lam, sample_weight)
+        if v >= best:
+            continue
+        v += naive_gosdt_dp(X, y, n_classes, r1, depth - 1, lam, sample_weight)
+        if v < best:
+            best = v
+    return best

@@ -567,3 +567,19 @@ def fit_gosdt(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entrie
     n = pos[0]
     return (obj, lb, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
             out_value[:n].copy(), stats)
+
+
+@njit(cache=True)
+def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, lam, eq_rows, grp, n_groups, sets,
+                  levs, ubs):
+    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state (depth
+    budget given, no guess, no deadline): the contract of `solve` made testable with the
+    bounds earlier queries left in the cache and the similar-support memory. A value below
+    ``ub`` must be the exact optimum, any other value a lower bound of it that is >= ``ub``;
+    at budget 2 (unweighted) every value is the exact optimum."""
+    s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, True, lam, 1 << 20, -1.0, False,
+                   np.zeros(F.shape[0], np.uint64), eq_rows, grp, n_groups, True)
+    out = np.empty(ubs.shape[0])
+    for q in range(ubs.shape[0]):
+        out[q] = solve(s, sets[q], levs[q], ubs[q], -1.0)
+    return out
