@@ -37,6 +37,21 @@ in the node and its children and returns the recursion's objective and root (the
 depth-2 solver would skip step 1 in the children, and the tree read back would not be the tree
 the search valued).
 
+Without a guess, three exactness-preserving techniques of the optimal-tree literature (issue
+#13, as in Top-k's k = all search, `_topk_kernels`):
+
+* budget-2 nodes are solved exactly by the depth-2 solver from pair counts whatever the
+  caller's bound (the leaf is the starting point, not ``ub``): their values are cached as
+  optima, so a row set is never solved twice at budget 2, and they bound parents and similar
+  sets as tightly as possible; the second child's pair counts are derived as parent minus
+  first child when possible (`treebench.search.pairs`);
+* features equal or complementary on a node's rows (`treebench.search.equiv`) split it into
+  the same two row sets, so they have the same subtrees and cost: one of each class is
+  searched, the first in rank order (the one the strict-improvement rule keeps anyway);
+* a search that finds no tree below ``ub`` caches min(leaf, smallest bound met over the root
+  features) when larger than ``ub`` (MurTree's lower-bound update after a failed search, with
+  the leaf as a candidate of this objective), taken only when every root feature was examined.
+
 Features are tried in order of the children's leaf errors (good trees early, tight bounds
 sooner). After the deadline (`treebench.search.clock`) every new node tries only its first
 feature (greedy) and open frames keep the best tree they have: the anytime tree.
@@ -57,10 +72,11 @@ from treebench.search.cache import (
     new_cache,
 )
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals, pair_counts, pair_counts_buf
+from treebench.search.counts import feature_counts, node_totals, pair_counts
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized
 from treebench.search.equiv import drop_equivalent
+from treebench.search.pairs import depth2_pairs
 from treebench.search.state import (
     N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
 )
@@ -288,20 +304,21 @@ def _static_lb(s, lev, e, pure):
 @njit(cache=True)
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
-    (`treebench.search.depth2.depth2_regularized`) instead of recursing."""
+    (`treebench.search.depth2.depth2_regularized`) instead of recursing. The pair counts of
+    the second child of a split are derived as parent minus first child when possible
+    (`treebench.search.pairs.depth2_pairs`)."""
     scr = s.scr
     d = s.data.F.shape[1]
     valid = scr.valid[lev]
     nv = 0
     for j in range(d):
         if valid[j]:
-            scr.order[0, nv] = j
             nv += 1
-    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
-    pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
-    s.stats[S_SCORED] += nv * (nv - 1) // 2
-    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
-                              scr.pair, s.lam, best, floor, scr.tmp[0])
+    # fills scr.order[0] (level-0 scratch: budget-0 nodes are leaves, never scored) with the
+    # node's valid features
+    P = depth2_pairs(s, rows, lev, nnz)
+    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, scr.order[0],
+                              nv, P, s.lam, best, floor, scr.tmp[0])
     if f >= 0:
         return v, f, True
     return best, best_f, found
