@@ -43,8 +43,7 @@ Without a guess, three exactness-preserving techniques of the optimal-tree liter
 * budget-2 nodes are solved exactly by the depth-2 solver from pair counts whatever the
   caller's bound (the leaf is the starting point, not ``ub``): their values are cached as
   optima, so a row set is never solved twice at budget 2, and they bound parents and similar
-  sets as tightly as possible; the second child's pair counts are derived as parent minus
-  first child when possible (`treebench.search.pairs`);
+  sets as tightly as possible;
 * features equal or complementary on a node's rows (`treebench.search.equiv`) split it into
   the same two row sets, so they have the same subtrees and cost: one of each class is
   searched, the first in rank order (the one the strict-improvement rule keeps anyway);
@@ -72,11 +71,10 @@ from treebench.search.cache import (
     new_cache,
 )
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals, pair_counts
+from treebench.search.counts import feature_counts, node_totals, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized
 from treebench.search.equiv import drop_equivalent
-from treebench.search.pairs import depth2_pairs
 from treebench.search.state import (
     N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
 )
@@ -304,21 +302,22 @@ def _static_lb(s, lev, e, pure):
 @njit(cache=True)
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
-    (`treebench.search.depth2.depth2_regularized`) instead of recursing. The pair counts of
-    the second child of a split are derived as parent minus first child when possible
-    (`treebench.search.pairs.depth2_pairs`)."""
+    (`treebench.search.depth2.depth2_regularized`) instead of recursing. (Deriving the second
+    child's pair counts as parent minus first child, as Top-k does, was measured: no gain
+    here, where the second child is often pruned or cached, so the parent's count is wasted.)"""
     scr = s.scr
     d = s.data.F.shape[1]
     valid = scr.valid[lev]
     nv = 0
     for j in range(d):
         if valid[j]:
+            scr.order[0, nv] = j
             nv += 1
-    # fills scr.order[0] (level-0 scratch: budget-0 nodes are leaves, never scored) with the
-    # node's valid features
-    P = depth2_pairs(s, rows, lev, nnz)
-    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, scr.order[0],
-                              nv, P, s.lam, best, floor, scr.tmp[0])
+    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
+                              scr.pair, s.lam, best, floor, scr.tmp[0])
     if f >= 0:
         return v, f, True
     return best, best_f, found

@@ -10,7 +10,6 @@ arrays or records of arrays (GUIDE §4):
   (when full, new entries are not stored: slower, never wrong);
 * `bounds`: lower bounds shared by the optimal searches (cached bounds, similar support);
 * `depth2`: the specialised depth-2 solver from pairwise counts (DL8.5/MurTree);
-* `pairs`: a depth-2 node's pair counts, the second child's derived as parent minus first;
 * `equiv`: features equal or complementary on a node (searched once by exhaustive searches);
 * `clock`: the deadline clock of anytime searches;
 * `state`: the records a solver carries through its recursion (data, per-level scratch,
