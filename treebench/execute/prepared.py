@@ -1,0 +1,279 @@
+"""The prepared-matrix cache: a large dataset's binarized rows, stored once, memory-mapped.
+
+Issue 9, item 10 asks to "pass prepared data to cells without copies (memory-mapped arrays
+prepared once per dataset and split, float32 or uint8 where exact)". For a large dataset (the
+runner's chunked path, `worker.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
+binarizer is written once to ``<cache>/prepared/`` (next to the parsed-dataset cache, same root:
+``TREEBENCH_CACHE_DIR``), in the type the learner takes (`treebench.execute.precision`:
+float32 for CART, float64 for learners that need exact values, uint8 for 0/1 columns), row-major.
+Later cells, in this or any other process or run, map it read-only:
+
+* rows that form one ascending run (a predefined split: training rows first, then the test
+  file's rows) are a *view* of the mapped file: no copy, no page written; the learner's reads
+  come from the page cache, shared by every worker. scikit-learn's ``check_array`` takes a
+  C-ordered read-only float32 array as it is (tested with ``np.shares_memory``);
+* other rows (permutation, k-fold, hold-out splits) are gathered into a fresh array
+  (`gather_rows`): the source is read in row order while the result is written in the
+  split's own order (the order the learner always saw), and the source pages already read
+  are dropped from the process (``madvise(MADV_DONTNEED)``), so the gather never holds the
+  whole file resident beside its result.
+
+The transform of a row depends only on the fitted binarizer's column table (every binarizer is
+a `TableBinarizer`: "the column table is the single source of truth"), so a file is keyed by
+the dataset's identity (``Dataset.meta["data_key"]``: the checksums of its source files and the
+parse options), the binarizer classes, the column table, the column order and the matrix type.
+Folds whose training rows give the same table (a predefined split, ``fit_on: all``, a ``raw``
+binarization with every category in every fold) share one file.
+
+Files are written to a temporary name and renamed into place (never modified in place: a
+mapped file stays valid while another process replaces or evicts it). On open, the magic, the
+key, the shape, the type and the file size are checked; a file that fails any check (a
+truncated or foreign file) is ignored and rebuilt. A changed source file changes the key.
+The directory is capped at ``TREEBENCH_PREPARED_CACHE_GB`` (default 8; 0 turns the cache off):
+least recently used files are removed first. Writing is an optimisation: a failure warns and
+the cell is prepared in memory as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import shutil
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: bump to invalidate every prepared file after a change of the format or of the transforms
+VERSION = "1"
+MAGIC = b"TBPREP1\n"
+SUFFIX = ".tbm"
+#: the matrix starts at a multiple of this (a page): the mapped rows are page-aligned
+ALIGN = 4096
+#: rows gathered per step (`gather_rows`)
+GATHER_ROWS = 1 << 16
+
+
+def cache_dir() -> Path:
+    from treebench.data.locate import cache_root
+
+    return cache_root() / "prepared"
+
+
+def cap_bytes() -> float:
+    """The directory's size cap: ``TREEBENCH_PREPARED_CACHE_GB`` (default 8; 0 disables)."""
+    try:
+        return float(os.environ.get("TREEBENCH_PREPARED_CACHE_GB", "8")) * 2**30
+    except ValueError:
+        return 8.0 * 2**30
+
+
+def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
+    """The key of the matrix of all ``n_rows`` rows of the dataset ``data_key`` transformed by
+    the fitted binarizer ``binz`` into ``dtype``."""
+    parts = getattr(binz, "parts_", None)
+    classes = [f"{type(p).__module__}.{type(p).__qualname__}" for p, _ in parts] if parts else [
+        f"{type(binz).__module__}.{type(binz).__qualname__}"]
+    table = [[c.feature, c.op, c.value] for c in binz.columns_]
+    spec = {
+        "version": VERSION,
+        "data": data_key,
+        "rows": int(n_rows),
+        "classes": classes,
+        "columns": table,
+        "starts": getattr(binz, "feature_start_", None),
+        "dtype": np.dtype(dtype).str,
+    }
+    # repr keeps every float exactly (and tells 1 from 1.0 from True)
+    text = json.dumps(spec, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def path_for(name: str, key: str) -> Path:
+    from treebench.text import slug
+
+    return cache_dir() / f"{slug(name)}-{key}{SUFFIX}"
+
+
+# ------------------------------------------------------------------------------ the file
+
+
+def _header(key: str, shape: tuple[int, int], dtype: np.dtype) -> bytes:
+    meta = json.dumps({"key": key, "shape": list(shape), "dtype": dtype.str}).encode()
+    head = MAGIC + len(meta).to_bytes(8, "little") + meta
+    return head + b"\0" * (-len(head) % ALIGN)
+
+
+def open_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any) -> np.ndarray | None:
+    """The read-only mapped matrix in ``path``, or None when the file is missing, foreign,
+    of another key, shape or type, or truncated (the caller rebuilds it)."""
+    dtype = np.dtype(dtype)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC) + 8)
+            if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
+                return None
+            n = int.from_bytes(head[len(MAGIC) :], "little")
+            if n > 1 << 20:
+                return None
+            meta = json.loads(fh.read(n).decode())
+            offset = len(MAGIC) + 8 + n
+            offset += -offset % ALIGN
+            if meta.get("key") != key or list(meta.get("shape", ())) != list(shape) or meta.get("dtype") != dtype.str:
+                return None
+            nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
+            if os.fstat(fh.fileno()).st_size != offset + nbytes:
+                return None  # truncated (or grown): never read wrong
+            if nbytes == 0:
+                return np.zeros(shape, dtype=dtype)
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        return None
+    try:
+        os.utime(path)  # least recently used goes first (`evict`)
+    except OSError:
+        pass
+    # the array keeps the mapping alive; it is read-only (an ACCESS_READ buffer)
+    return np.frombuffer(mm, dtype=dtype, count=int(shape[0]) * int(shape[1]), offset=offset).reshape(shape)
+
+
+def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
+                 blocks: Iterator[np.ndarray]) -> bool:
+    """Write the matrix given as consecutive row ``blocks`` to ``path`` (atomically: a
+    temporary file renamed into place), then evict old files over the cap. Returns False (and
+    warns) when it could not: no room under the cap or on the disk, or an OS error."""
+    dtype = np.dtype(dtype)
+    nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
+    cap = cap_bytes()
+    if nbytes > cap:
+        return False
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if shutil.disk_usage(path.parent).free < nbytes + (256 << 20):
+            warnings.warn(f"no room to cache the prepared matrix ({nbytes / 2**20:.0f} MB) in "
+                          f"{path.parent}; preparing in memory.", RuntimeWarning, stacklevel=3)
+            return False
+        written = 0
+        with open(tmp, "wb") as fh:
+            fh.write(_header(key, shape, dtype))
+            for block in blocks:
+                block = np.ascontiguousarray(block, dtype=dtype)
+                fh.write(memoryview(block).cast("B"))
+                written += block.nbytes
+        if written != nbytes:
+            raise ValueError(f"wrote {written} bytes of a {nbytes}-byte matrix")
+        os.replace(tmp, path)
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", RuntimeWarning, stacklevel=3)
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+    evict(cap, keep=path)
+    return True
+
+
+def evict(cap: float, keep: Path | None = None) -> None:
+    """Remove the least recently used prepared files until the directory is under ``cap``
+    bytes (``keep`` stays; a file another process has mapped stays valid there)."""
+    try:
+        files = [(p.stat().st_mtime_ns, p.stat().st_size, p) for p in cache_dir().glob(f"*{SUFFIX}")]
+    except OSError:
+        return
+    total = sum(s for _, s, _ in files)
+    for _, size, p in sorted(files):
+        if total <= cap:
+            break
+        if keep is not None and p == keep:
+            continue
+        try:
+            p.unlink()
+            total -= size
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------------------ the rows
+
+
+def all_rows_matrix(ds: Any, binz: Any, dtype: Any,
+                    fill_blocks: Callable[[], Iterator[np.ndarray]]) -> np.ndarray | None:
+    """The mapped matrix of every row of the dataset ``ds`` under the fitted ``binz`` in
+    ``dtype``: read from the cache, else built by ``fill_blocks()`` (consecutive row blocks of
+    every row), written and mapped. None when the dataset has no identity (a generated or
+    in-memory dataset), the cache is off, or the file cannot be written."""
+    data_key = (getattr(ds, "meta", None) or {}).get("data_key")
+    if not data_key or cap_bytes() <= 0:
+        return None
+    shape = (int(ds.X.shape[0]), int(binz.n_columns_))
+    key = matrix_key(str(data_key), binz, dtype, shape[0])
+    path = path_for(ds.name, key)
+    M = open_matrix(path, key, shape, dtype)
+    if M is not None:
+        return M
+    if not write_matrix(path, key, shape, dtype, fill_blocks()):
+        return None
+    return open_matrix(path, key, shape, dtype)
+
+
+def consecutive(rows: np.ndarray) -> bool:
+    """True when ``rows`` is one ascending run ``a, a+1, ..., b`` (a predefined split)."""
+    n = len(rows)
+    return n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
+
+
+def _mapping(M: np.ndarray) -> tuple[mmap.mmap | None, int]:
+    """The mmap under ``M`` (a `open_matrix` array or a row slice of one) and ``M``'s byte
+    offset inside it; ``(None, 0)`` for arrays in ordinary memory."""
+    base: Any = M
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if not isinstance(base, mmap.mmap):
+        return None, 0
+    # the offset of M's first byte in the mapping: both addresses through the array interface
+    root = np.frombuffer(base, dtype=np.uint8, count=1)
+    return base, int(M.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+
+
+def gather_rows(M: np.ndarray, rows: np.ndarray, step: int = GATHER_ROWS) -> np.ndarray:
+    """``M[rows]`` as a fresh C-ordered array, in the order of ``rows``.
+
+    ``M`` is read in ascending row order, ``step`` rows at a time, each step's rows written to
+    their places in the result; when ``M`` is a mapped file, the pages of rows already read
+    are dropped from this process (they stay in the page cache), so at most one step of the
+    source is resident beside the result."""
+    rows = np.asarray(rows, dtype=np.intp)
+    out = np.empty((len(rows), M.shape[1]), dtype=M.dtype)
+    if len(rows) == 0:
+        return out
+    order = np.argsort(rows, kind="stable")
+    srt = rows[order]
+    mm, off = _mapping(M)
+    row_bytes = int(M.strides[0]) if M.ndim == 2 else 0
+    page = mmap.PAGESIZE
+    released = (off // page) * page
+    for a in range(0, len(rows), step):
+        b = min(a + step, len(rows))
+        out[order[a:b]] = M[srt[a:b]]
+        if mm is not None and row_bytes and hasattr(mm, "madvise"):
+            upto = ((off + int(srt[b - 1]) * row_bytes) // page) * page  # the last row's page stays
+            if upto > released:
+                try:
+                    mm.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                except (OSError, ValueError, AttributeError):  # pragma: no cover - not Linux
+                    mm = None
+                released = upto
+    if mm is not None and row_bytes and hasattr(mm, "madvise"):
+        end = min(len(mm), -(-(off + M.shape[0] * row_bytes) // page) * page)
+        if end > released:
+            try:
+                mm.madvise(mmap.MADV_DONTNEED, released, end - released)
+            except (OSError, ValueError):  # pragma: no cover
+                pass
+    return out
