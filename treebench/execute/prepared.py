@@ -234,6 +234,8 @@ def _mapping(M: np.ndarray) -> tuple[mmap.mmap | None, int]:
     base: Any = M
     while isinstance(base, np.ndarray):
         base = base.base
+    if isinstance(base, memoryview):  # `np.frombuffer` keeps a memoryview of the mmap
+        base = base.obj
     if not isinstance(base, mmap.mmap):
         return None, 0
     # the offset of M's first byte in the mapping: both addresses through the array interface
