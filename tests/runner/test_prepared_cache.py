@@ -264,3 +264,30 @@ def test_anonymous_and_small_data_do_not_use_the_cache(tmp_path, monkeypatch, ca
     prep = worker.prepare(_cell(_net(tmp_path)))  # small: the in-memory path
     assert prepared._mapping(prep.X_train)[0] is None
     assert not cache.exists() or not list(cache.iterdir())
+
+
+def test_concurrent_builders_build_once(tmp_path, monkeypatch, cache):
+    """Two processes that need the same missing matrix: one builds it, the other maps the file
+    the first wrote (waiting on the build lock when they overlap)."""
+    import multiprocessing as mp
+
+    ds = _net(tmp_path, n=3000)
+    cell = _cell(ds)
+    built = mp.get_context("fork").Queue()
+
+    def run():
+        calls = []
+        real = prepared.write_matrix
+        monkeypatch.setattr(prepared, "write_matrix", lambda *a, **k: calls.append(1) or real(*a, **k))
+        prep = worker.prepare(cell)
+        built.put((len(calls), float(np.asarray(prep.X_train, dtype=np.float64).sum())))
+
+    procs = [mp.get_context("fork").Process(target=run) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    got = [built.get(timeout=5) for _ in procs]
+    assert sorted(n for n, _ in got) == [0, 1]
+    assert got[0][1] == got[1][1]
+    assert len(list(cache.glob(f"*{prepared.SUFFIX}"))) == 1

@@ -43,6 +43,7 @@ import os
 import shutil
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,7 @@ def evict(cap: float, keep: Path | None = None) -> None:
         try:
             p.unlink()
             total -= size
+            p.with_name(p.name + ".lock").unlink(missing_ok=True)
         except OSError:
             pass
 
@@ -217,9 +219,33 @@ def all_rows_matrix(ds: Any, binz: Any, dtype: Any,
     M = open_matrix(path, key, shape, dtype)
     if M is not None:
         return M
-    if not write_matrix(path, key, shape, dtype, fill_blocks()):
-        return None
-    return open_matrix(path, key, shape, dtype)
+    with _build_lock(path):  # workers that need the same matrix at once build it once
+        M = open_matrix(path, key, shape, dtype)
+        if M is None and write_matrix(path, key, shape, dtype, fill_blocks()):
+            M = open_matrix(path, key, shape, dtype)
+    return M
+
+
+@contextmanager
+def _build_lock(path: Path):
+    """An exclusive ``flock`` on ``<path>.lock`` while the matrix is built (none where the
+    lock cannot be taken: building twice is only slower)."""
+    fh = None
+    try:
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path.with_name(path.name + ".lock"), "a+b")  # noqa: SIM115
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    except (ImportError, OSError):
+        if fh is not None:
+            fh.close()
+        fh = None
+    try:
+        yield
+    finally:
+        if fh is not None:
+            fh.close()  # releases the lock
 
 
 def consecutive(rows: np.ndarray) -> bool:
