@@ -248,12 +248,6 @@ def _build_lock(path: Path):
             fh.close()  # releases the lock
 
 
-def consecutive(rows: np.ndarray) -> bool:
-    """True when ``rows`` is one ascending run ``a, a+1, ..., b`` (a predefined split)."""
-    n = len(rows)
-    return n > 0 and int(rows[-1]) - int(rows[0]) == n - 1 and bool(np.all(np.diff(rows) == 1))
-
-
 def _mapping(M: np.ndarray) -> tuple[mmap.mmap | None, int]:
     """The mmap under ``M`` (a `open_matrix` array or a row slice of one) and ``M``'s byte
     offset inside it; ``(None, 0)`` for arrays in ordinary memory."""
