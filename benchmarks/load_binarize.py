@@ -16,7 +16,7 @@ from the parsed cache (timed in a fresh process) plus preparation (split + binar
 fit, and the row's accuracies and leaf count (unchanged by the memory work):
 
     TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py --cell [--algorithm cart] \
-        [--prepared warm|cold|off]
+        [--prepared warm|cold|off] [--split predefined|permutation]
 
 ``--prepared`` sets the prepared-matrix cache (`treebench.execute.prepared`) for the cell:
 ``warm`` (default) reads the matrix a previous run wrote (built first if it is missing: the
@@ -88,7 +88,7 @@ def run_child(args: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure_cell(algorithm: str, params: dict, prepared: str = "warm") -> None:
+def measure_cell(algorithm: str, params: dict, prepared: str = "warm", split: str = "predefined") -> None:
     import pandas as pd
     import yaml
 
@@ -104,7 +104,9 @@ def measure_cell(algorithm: str, params: dict, prepared: str = "warm") -> None:
             if f.stem.rsplit("-", 1)[0] == "kdd99":
                 f.unlink()
 
-    cfg = {"name": "kdd99-cell", "seed": 0, "datasets": ["kdd99"], "split": {"kind": "predefined"},
+    # permutation: the training and test files merged, 80 % of the rows drawn to train
+    sp = {"kind": "predefined"} if split == "predefined" else {"kind": split, "test_files": "merge"}
+    cfg = {"name": "kdd99-cell", "seed": 0, "datasets": ["kdd99"], "split": sp,
            "binarization": [{"method": "raw"}], "algorithms": [{"name": algorithm, "params": params}],
            "limits": {"time": 3600, "memory": 4000}, "execution": {"n_jobs": 1}}
     with tempfile.TemporaryDirectory() as d:
@@ -120,7 +122,7 @@ def measure_cell(algorithm: str, params: dict, prepared: str = "warm") -> None:
     fit = float(row["fit_seconds"])
     load = load_seconds("kdd99")
     print(f"{'kdd99 ' + algorithm + ' cell':34s} {'value':>10s}")
-    for k, v in [("status", row["status"]), ("prepared-matrix cache", prepared),
+    for k, v in [("status", row["status"]), ("split", split), ("prepared-matrix cache", prepared),
                  ("dense float64 size (MB)", dense_mb),
                  ("3x dense size (MB)", 3 * dense_mb), ("peak_rss_mb", row["peak_rss_mb"]),
                  ("cell_rss_mb", row["cell_rss_mb"]), ("command wall (s)", wall), ("fit_seconds", fit),
@@ -159,12 +161,14 @@ def main() -> None:
     ap.add_argument("--algorithm", default="cart", help="the --cell learner (depth 10)")
     ap.add_argument("--prepared", choices=["warm", "cold", "off"], default="warm",
                     help="the --cell's prepared-matrix cache: read it, rebuild it, or turn it off")
+    ap.add_argument("--split", choices=["predefined", "permutation"], default="predefined",
+                    help="the --cell's split: the dataset's own test file, or a permutation of all rows")
     a = ap.parse_args()
     if a.cell:
         if not os.environ.get("TREEBENCH_DATA_DIR"):
             sys.exit("set TREEBENCH_DATA_DIR to the shared datasets directory")
         params = {"max_depth": 10} if a.algorithm != "dpdt" else {"max_depth": 10, "budgets": {"value": [4]}}
-        measure_cell(a.algorithm, params, a.prepared)
+        measure_cell(a.algorithm, params, a.prepared, a.split)
         return
     if a.child:
         name, method, params, cache = a.child
