@@ -12,11 +12,9 @@ Later cells, in this or any other process or run, map it read-only:
   file's rows) are a *view* of the mapped file: no copy, no page written; the learner's reads
   come from the page cache, shared by every worker. scikit-learn's ``check_array`` takes a
   C-ordered read-only float32 array as it is (tested with ``np.shares_memory``);
-* other rows (permutation, k-fold, hold-out splits) are gathered into a fresh array
-  (`gather_rows`): the source is read in row order while the result is written in the
-  split's own order (the order the learner always saw), and the source pages already read
-  are dropped from the process (``madvise(MADV_DONTNEED)``), so the gather never holds the
-  whole file resident beside its result.
+* other rows (permutation, k-fold, hold-out splits) are gathered into a fresh array in the
+  split's own order (`gather_rows`, the order the learner always saw); the source pages the
+  gather touched are then dropped from the process (``madvise(MADV_DONTNEED)``).
 
 The transform of a row depends only on the fitted binarizer's column table (every binarizer is
 a `TableBinarizer`: "the column table is the single source of truth"), so a file is keyed by
@@ -55,8 +53,6 @@ MAGIC = b"TBPREP1\n"
 SUFFIX = ".tbm"
 #: the matrix starts at a multiple of this (a page): the mapped rows are page-aligned
 ALIGN = 4096
-#: rows gathered per step (`gather_rows`)
-GATHER_ROWS = 1 << 16
 
 
 def cache_dir() -> Path:
@@ -263,39 +259,34 @@ def _mapping(M: np.ndarray) -> tuple[mmap.mmap | None, int]:
     return base, int(M.__array_interface__["data"][0] - root.__array_interface__["data"][0])
 
 
-def gather_rows(M: np.ndarray, rows: np.ndarray, step: int = GATHER_ROWS) -> np.ndarray:
-    """``M[rows]`` as a fresh C-ordered array, in the order of ``rows``.
+def gather_rows(M: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``M[rows]`` as a fresh C-ordered array, in the order of ``rows`` (the order the learner
+    has always seen), then the source pages this process touched are dropped (`release`).
 
-    ``M`` is read in ascending row order, ``step`` rows at a time, each step's rows written to
-    their places in the result; when ``M`` is a mapped file, the pages of rows already read
-    are dropped from this process (they stay in the page cache), so at most one step of the
-    source is resident beside the result."""
+    One ``np.take`` in the split's order: random reads of whole rows from the page cache. On
+    KDD Cup 99 (80 % of 805 k rows of 472 bytes) it took 0.23 s where walking the source in
+    ascending row order and scattering each block into the result's order took 0.5-1.3 s (the
+    scatter costs more than the random reads); the walk kept at most one block of the source
+    resident, the take holds the touched source pages (clean page-cache pages, which the
+    kernel may reclaim at any time) until the release right after it."""
     rows = np.asarray(rows, dtype=np.intp)
-    out = np.empty((len(rows), M.shape[1]), dtype=M.dtype)
-    if len(rows) == 0:
-        return out
-    order = np.argsort(rows, kind="stable")
-    srt = rows[order]
+    out = np.take(M, rows, axis=0)
+    release(M)
+    return np.ascontiguousarray(out)
+
+
+def release(M: np.ndarray) -> None:
+    """Drop the pages of the mapped matrix ``M`` from this process (``madvise(MADV_DONTNEED)``
+    on a read-only shared mapping: they stay in the page cache and are read back on the next
+    access); nothing for arrays in ordinary memory."""
     mm, off = _mapping(M)
-    row_bytes = int(M.strides[0]) if M.ndim == 2 else 0
+    if mm is None or M.ndim != 2 or not hasattr(mm, "madvise"):
+        return
     page = mmap.PAGESIZE
-    released = (off // page) * page
-    for a in range(0, len(rows), step):
-        b = min(a + step, len(rows))
-        out[order[a:b]] = M[srt[a:b]]
-        if mm is not None and row_bytes and hasattr(mm, "madvise"):
-            upto = ((off + int(srt[b - 1]) * row_bytes) // page) * page  # the last row's page stays
-            if upto > released:
-                try:
-                    mm.madvise(mmap.MADV_DONTNEED, released, upto - released)
-                except (OSError, ValueError, AttributeError):  # pragma: no cover - not Linux
-                    mm = None
-                released = upto
-    if mm is not None and row_bytes and hasattr(mm, "madvise"):
-        end = min(len(mm), -(-(off + M.shape[0] * row_bytes) // page) * page)
-        if end > released:
-            try:
-                mm.madvise(mmap.MADV_DONTNEED, released, end - released)
-            except (OSError, ValueError):  # pragma: no cover
-                pass
-    return out
+    start = (off // page) * page
+    end = min(len(mm), -(-(off + M.shape[0] * int(M.strides[0])) // page) * page)
+    if end > start:
+        try:
+            mm.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError):  # pragma: no cover - not Linux
+            pass
