@@ -293,3 +293,36 @@ def test_concurrent_builders_build_once(tmp_path, monkeypatch, cache):
     assert sorted(n for n, _ in got) == [0, 1]
     assert got[0][1] == got[1][1]
     assert len(list(cache.glob(f"*{prepared.SUFFIX}"))) == 1
+
+
+def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(tmp_path, monkeypatch, cache):
+    from treebench.binarize.compose import ColumnBinarizer
+
+    ds = _net(tmp_path, n=400, test_rows=100)
+    split = {"kind": "permutation", "seeds": [5], "test_files": "merge"}
+    first = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    want = [np.array(m) for m in (first.X_train, first.X_test)], first.columns
+    fits = sorted(cache.glob(f"*{prepared.FIT_SUFFIX}"))
+    assert len(fits) == 1
+    _fresh(monkeypatch)
+
+    def no_fit(self, *a, **k):
+        raise AssertionError("fitted again")
+
+    with monkeypatch.context() as m:
+        m.setattr(ColumnBinarizer, "fit", no_fit)
+        again = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    np.testing.assert_array_equal(again.X_train, want[0][0])
+    np.testing.assert_array_equal(again.X_test, want[0][1])
+    assert again.columns == want[1]
+    # other training rows (another seed) are another fit
+    _fresh(monkeypatch)
+    other = dict(split, seeds=[6])
+    worker.prepare(_cell(ds, binarizer="quantile", split=other, params={"max_splits": 3}))
+    assert len(list(cache.glob(f"*{prepared.FIT_SUFFIX}"))) == 2
+    # a truncated file is fitted again, with the same result
+    fits[0].write_bytes(fits[0].read_bytes()[:-5])
+    _fresh(monkeypatch)
+    third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    np.testing.assert_array_equal(third.X_train, want[0][0])
+    assert third.columns == want[1]

@@ -123,7 +123,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
         binz, X_all, shared_seconds = _binarized_on_all(key[1], binz, ds, y)
     else:
-        binz.fit(take_rows(ds.X, split.train), y[split.train])
+        binz = _fit_on_train(binz, ds, y, split.train, key[1])
     output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
     exact: list[bool] = []
 
@@ -248,6 +248,23 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
         else:
             out.append(_spilled(binz, X, rows, n_cols, out_dtype))
     return out
+
+
+def _fit_on_train(binz: Any, ds: Any, y: np.ndarray, train: np.ndarray, spec: str) -> Any:
+    """``binz`` fitted on the training rows; for a large dataset, the same binarizer fitted on
+    the same rows by an earlier cell is read from the prepared cache instead
+    (`treebench.execute.prepared.load_fitted`), and a new fit is stored there."""
+    large = ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE
+    if large:
+        from treebench.execute import prepared
+
+        hit = prepared.load_fitted(ds, spec, train)
+        if hit is not None:
+            return hit
+    binz.fit(take_rows(ds.X, train), y[train])
+    if large:
+        prepared.store_fitted(ds, spec, train, binz)
+    return binz
 
 
 def from_prepared_cache(ds: Any, binz: Any, parts: tuple, dtype: Any = None) -> list | None:
