@@ -74,6 +74,27 @@ def cap_bytes() -> float:
         return 8.0 * 2**30
 
 
+_CODE: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """A digest of the binarizers' source (``treebench/binarize/*.py``) and of this module:
+    a change to how columns are fitted or evaluated gives new keys, so no file written by other
+    code is ever read (computed once per process)."""
+    if not _CODE:
+        import treebench.binarize as pkg
+
+        h = hashlib.sha256()
+        files = sorted(Path(pkg.__file__).parent.glob("*.py")) + [Path(__file__)]
+        for f in files:
+            try:
+                h.update(f.name.encode() + b"\0" + f.read_bytes())
+            except OSError:  # pragma: no cover - a packaged install without sources
+                h.update(f.name.encode())
+        _CODE.append(h.hexdigest()[:16])
+    return _CODE[0]
+
+
 def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
     """The key of the matrix of all ``n_rows`` rows of the dataset ``data_key`` transformed by
     the fitted binarizer ``binz`` into ``dtype``."""
@@ -83,6 +104,7 @@ def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
     table = [[c.feature, c.op, c.value] for c in binz.columns_]
     spec = {
         "version": VERSION,
+        "code": code_fingerprint(),
         "data": data_key,
         "rows": int(n_rows),
         "classes": classes,
@@ -213,7 +235,7 @@ def fit_key(data_key: str, spec: str, categorical: list[str], train: np.ndarray)
     """The key of a binarizer ``spec`` (canonical JSON of its method and parameters) fitted on
     the rows ``train`` of the dataset ``data_key`` (its labels included)."""
     h = hashlib.sha256()
-    h.update(json.dumps([VERSION, data_key, spec, list(categorical)]).encode())
+    h.update(json.dumps([VERSION, code_fingerprint(), data_key, spec, list(categorical)]).encode())
     h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
     return h.hexdigest()[:24]
 
