@@ -326,3 +326,21 @@ def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(
     third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     np.testing.assert_array_equal(third.X_train, want[0][0])
     assert third.columns == want[1]
+
+
+def test_a_data_error_while_building_leaves_no_file_and_reaches_the_cell(tmp_path, monkeypatch, cache):
+    """`none` needs 0/1 values: the test file's 2 is the same error as in memory, and no
+    temporary or partial file is left."""
+    from treebench.errors import DataError
+
+    train, test = tmp_path / "b-train.csv", tmp_path / "b-test.csv"
+    pd.DataFrame({"a": [0, 1, 0, 1] * 5, "b": [1, 1, 0, 0] * 5, "y": [0, 1, 1, 0] * 5}).to_csv(train, index=False)
+    pd.DataFrame({"a": [0, 2], "b": [1, 0], "y": [0, 1]}).to_csv(test, index=False)
+    ds = {"path": str(train), "test_path": str(test), "label": "y", "name": "bin"}
+    with pytest.raises(DataError, match="0/1"):
+        worker.prepare(_cell(ds, binarizer="none"))
+    assert not [p for p in cache.iterdir() if not p.name.endswith((".lock", prepared.FIT_SUFFIX))]
+    monkeypatch.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
+    _fresh(monkeypatch)
+    with pytest.raises(DataError, match="0/1"):
+        worker.prepare(_cell(ds, binarizer="none"))

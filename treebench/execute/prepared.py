@@ -190,17 +190,24 @@ def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
                 fh.write(memoryview(block).cast("B"))
                 written += block.nbytes
         if written != nbytes:
-            raise ValueError(f"wrote {written} bytes of a {nbytes}-byte matrix")
+            raise OSError(f"wrote {written} bytes of a {nbytes}-byte matrix")
         os.replace(tmp, path)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", RuntimeWarning, stacklevel=3)
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        _remove(tmp)
         return False
+    except BaseException:  # the binarizer's own error (bad data) or an interrupt: no file left
+        _remove(tmp)
+        raise
     evict(cap, keep=path)
     return True
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def evict(cap: float, keep: Path | None = None) -> None:
@@ -220,7 +227,7 @@ def evict(cap: float, keep: Path | None = None) -> None:
         try:
             p.unlink()
             total -= size
-            p.with_name(p.name + ".lock").unlink(missing_ok=True)
+            _remove(p.with_name(p.name + ".lock"))
         except OSError:
             pass
 
@@ -276,10 +283,7 @@ def store_fitted(ds: Any, spec: str, train: np.ndarray, binz: Any) -> None:
             pickle.dump({"key": key, "binarizer": binz}, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except Exception:  # caching is an optimisation
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        _remove(tmp)
 
 
 def _slug(name: str) -> str:
