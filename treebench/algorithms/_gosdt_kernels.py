@@ -27,15 +27,19 @@ Bounds (count units; each is a lower bound on every tree's cost, so the result s
 With a lower-bound guess every subproblem, down to depth budget 1, follows the paper's §4.3
 steps with ``lb_guess(S) = ref errors(S) + lam`` (eq. 4): step 1 "leaf when ub(S) <= lb_guess(S)
 + lam" is the look-ahead test ``leaf <= b(S) + 2 lam``; otherwise ``lb_curr = lb_guess(S)``, so
-step 2a stops at ``max(b(S) + lam, 2 lam)`` and an unsolved child is bounded by the same (not
-``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss + 2λ), one λ tighter
-than the paper, so it may stop sooner; both satisfy Theorem 4.3). A budget-1 node is bounded
-by its ``lb_curr`` only (no cache or similar-support bound: guessed values are not bounds, and
-this keeps a budget-2 node's result independent of the search's history). Budget-2 nodes are
-then valued by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps
-in the node and its children and returns the recursion's objective and root (the exact
-depth-2 solver would skip step 1 in the children, and the tree read back would not be the tree
-the search valued).
+step 2a stops at ``max(b(S) + lam, 2 lam)`` and step 2b omits a feature whose children's
+guessed bounds (the same, or the child's leaf when step 1 closes it) reach the best tree so
+far (not ``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss +
+2λ), one λ tighter than the paper). A subproblem is "identified by (s_a, d)" (§4.3): under the
+guess its two children are solved on their own, never under a bound from the caller's best
+tree (that bound, minus a guessed sibling bound, cut children whose sibling beats the
+reference and lost their split), and guessed values are never read back as bounds (no cache
+or similar-support bounds), so a subproblem's value is a function of its rows and depth
+budget, whoever asks (`tests/algorithms/test_gosdt_guess_rule.py`). Budget-2 nodes are valued
+by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps in the node
+and its children and returns the recursion's objective and root (the exact depth-2 solver
+would skip step 1 in the children, and the tree read back would not be the tree the search
+valued).
 
 Features are tried in order of the children's leaf errors (good trees early, tight bounds
 sooner). After the deadline (`treebench.search.clock`) every new node tries only its first
