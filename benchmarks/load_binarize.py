@@ -15,7 +15,14 @@ wall time minus the fit: start-up, load, split, binarize, scoring) against the f
 from the parsed cache (timed in a fresh process) plus preparation (split + binarize) against the
 fit, and the row's accuracies and leaf count (unchanged by the memory work):
 
-    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py --cell [--algorithm cart]
+    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py --cell [--algorithm cart] \
+        [--prepared warm|cold|off] [--split predefined|permutation]
+
+``--prepared`` sets the prepared-matrix cache (`treebench.execute.prepared`) for the cell:
+``warm`` (default) reads the matrix a previous run wrote (built first if it is missing: the
+steady state of any later cell on the dataset), ``cold`` removes the dataset's prepared files
+first so the cell builds them, ``off`` turns the cache off (``TREEBENCH_PREPARED_CACHE_GB=0``:
+the in-memory preparation of before, for a side-by-side comparison).
 """
 
 from __future__ import annotations
@@ -81,11 +88,25 @@ def run_child(args: list[str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def measure_cell(algorithm: str, params: dict) -> None:
+def measure_cell(algorithm: str, params: dict, prepared: str = "warm", split: str = "predefined") -> None:
     import pandas as pd
     import yaml
 
-    cfg = {"name": "kdd99-cell", "seed": 0, "datasets": ["kdd99"], "split": {"kind": "predefined"},
+    env = dict(os.environ)
+    if prepared == "off":
+        env["TREEBENCH_PREPARED_CACHE_GB"] = "0"
+    else:
+        env.pop("TREEBENCH_PREPARED_CACHE_GB", None)
+    if prepared == "cold":
+        from treebench.execute.prepared import SUFFIX, cache_dir
+
+        for f in cache_dir().glob(f"kdd99-*{SUFFIX}"):
+            if f.stem.rsplit("-", 1)[0] == "kdd99":
+                f.unlink()
+
+    # permutation: the training and test files merged, 80 % of the rows drawn to train
+    sp = {"kind": "predefined"} if split == "predefined" else {"kind": split, "test_files": "merge"}
+    cfg = {"name": "kdd99-cell", "seed": 0, "datasets": ["kdd99"], "split": sp,
            "binarization": [{"method": "raw"}], "algorithms": [{"name": algorithm, "params": params}],
            "limits": {"time": 3600, "memory": 4000}, "execution": {"n_jobs": 1}}
     with tempfile.TemporaryDirectory() as d:
@@ -94,14 +115,15 @@ def measure_cell(algorithm: str, params: dict) -> None:
         t0 = time.perf_counter()
         # from the measured checkout: `-m` puts the working directory first on sys.path
         subprocess.run([sys.executable, "-m", "treebench.cli", "run", str(path), "-o", f"{d}/o", "-q",
-                        "--no-report"], check=True, cwd=os.environ.get("PYTHONPATH") or None)
+                        "--no-report"], check=True, cwd=os.environ.get("PYTHONPATH") or None, env=env)
         wall = time.perf_counter() - t0
         row = pd.read_parquet(f"{d}/o/results.parquet").iloc[0]
     dense_mb = int(row["n_train"] + row["n_test"]) * int(row["n_features"]) * 8 / 2**20
     fit = float(row["fit_seconds"])
     load = load_seconds("kdd99")
     print(f"{'kdd99 ' + algorithm + ' cell':34s} {'value':>10s}")
-    for k, v in [("status", row["status"]), ("dense float64 size (MB)", dense_mb),
+    for k, v in [("status", row["status"]), ("split", split), ("prepared-matrix cache", prepared),
+                 ("dense float64 size (MB)", dense_mb),
                  ("3x dense size (MB)", 3 * dense_mb), ("peak_rss_mb", row["peak_rss_mb"]),
                  ("cell_rss_mb", row["cell_rss_mb"]), ("command wall (s)", wall), ("fit_seconds", fit),
                  ("prepare_seconds (split+binarize)", row["prepare_seconds"]),
@@ -137,12 +159,16 @@ def main() -> None:
     ap.add_argument("--child", nargs=4, metavar=("NAME", "METHOD", "PARAMS", "CACHE"), help=argparse.SUPPRESS)
     ap.add_argument("--cell", action="store_true", help="measure one whole KDD Cup 99 runner cell")
     ap.add_argument("--algorithm", default="cart", help="the --cell learner (depth 10)")
+    ap.add_argument("--prepared", choices=["warm", "cold", "off"], default="warm",
+                    help="the --cell's prepared-matrix cache: read it, rebuild it, or turn it off")
+    ap.add_argument("--split", choices=["predefined", "permutation"], default="predefined",
+                    help="the --cell's split: the dataset's own test file, or a permutation of all rows")
     a = ap.parse_args()
     if a.cell:
         if not os.environ.get("TREEBENCH_DATA_DIR"):
             sys.exit("set TREEBENCH_DATA_DIR to the shared datasets directory")
         params = {"max_depth": 10} if a.algorithm != "dpdt" else {"max_depth": 10, "budgets": {"value": [4]}}
-        measure_cell(a.algorithm, params)
+        measure_cell(a.algorithm, params, a.prepared, a.split)
         return
     if a.child:
         name, method, params, cache = a.child

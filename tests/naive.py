@@ -1114,14 +1114,86 @@ def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
         lb1 = naive_guess_child_bound(e1, b1, lam)
         if lb0 + lb1 >= best:
             continue
-        o0, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r0, lam, best - lb1)
-        if o0 < best - lb1:
-            o1, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r1, lam, best - o0)
-            if o1 < best - o0:
-                best, best_f = o0 + o1, j
+        # each child solved on its own (gosdt12d: no bound from the node's best tree)
+        o0, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r0, lam, float("inf"))
+        o1, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r1, lam, float("inf"))
+        if o0 + o1 < best:
+            best, best_f = o0 + o1, j
         if best <= floor:
             break
     return best, best_f
+
+
+# --- gosdt12d: the whole search under a lower-bound guess (treebench.algorithms._gosdt_kernels) ---
+# McTavish et al. (AAAI 2022) §4.3 as a plain recursion on lists of rows, the rule of
+# `_gosdt_kernels.solve` under a guess: a subproblem (rows, depth budget) has one value,
+# whoever asks (its children are solved on their own, never under the caller's best tree);
+# step 1 makes a leaf when ub <= lb_guess + lam (b + 2 lam, b = the reference's errors);
+# otherwise features are tried in rank order (children's leaf errors, then index), a feature is
+# omitted when its children's guessed bounds reach the best so far (step 2b) and the node stops
+# at the first tree <= lb_curr = max(b + lam, 2 lam) (step 2a). Same floating-point expressions.
+
+
+def _naive_guess_child_lb(e, b, lam, lev):
+    """The guessed bound of a child with leaf error e, reference errors b, budget lev."""
+    leaf = e + lam
+    if lev == 0 or leaf <= 2.0 * lam or leaf <= b + 2.0 * lam:
+        return leaf
+    return max(b + lam, 2.0 * lam)
+
+
+def naive_gosdt_guessed(X, y, n_classes, ref_wrong, rows, lam, lev):
+    """(value, tree) of the subproblem (rows, lev) under the guess; tree = None for a leaf or
+    (feature, tree when 0, tree when 1)."""
+    cnt = _naive_label_counts(y, rows, n_classes)
+    e = float(len(rows) - max(cnt))
+    leaf = e + lam
+    if lev == 0 or sum(1 for v in cnt if v > 0) <= 1 or e <= lam:
+        return leaf, None
+    b = float(sum(int(ref_wrong[r]) for r in rows))
+    if leaf <= b + 2.0 * lam:  # step 1
+        return leaf, None
+    floor = max(b + lam, 2.0 * lam)
+    best, tree = leaf, None
+    if not floor < best:
+        return best, tree
+    cand = []
+    for j in range(len(X[0])):
+        r0, r1, e0, e1, p0, p1 = _naive_guess_side(X, y, rows, n_classes, j)
+        if r0 and r1:
+            cand.append((e0 + e1, j, r0, r1, float(e0), float(e1), p0, p1))
+    cand.sort(key=lambda t: (t[0], t[1]))
+    for _, j, r0, r1, e0, e1, p0, p1 in cand:
+        if lev == 1:
+            v = (e0 + lam) + (e1 + lam)
+            if v >= best:
+                continue
+            best, tree = v, (j, None, None)
+        else:
+            s0 = 2.0 * lam if (p0 > 1 and e0 > lam and 2.0 * lam < e0 + lam) else e0 + lam
+            s1 = 2.0 * lam if (p1 > 1 and e1 > lam and 2.0 * lam < e1 + lam) else e1 + lam
+            if s0 + s1 >= best:
+                continue
+            b0 = float(sum(int(ref_wrong[r]) for r in r0))
+            b1 = max(b - b0, 0.0)
+            if (_naive_guess_child_lb(e0, b0, lam, lev - 1)
+                    + _naive_guess_child_lb(e1, b1, lam, lev - 1)) >= best:  # step 2b
+                continue
+            o0, t0 = naive_gosdt_guessed(X, y, n_classes, ref_wrong, r0, lam, lev - 1)
+            o1, t1 = naive_gosdt_guessed(X, y, n_classes, ref_wrong, r1, lam, lev - 1)
+            if o0 + o1 < best:
+                best, tree = o0 + o1, (j, t0, t1)
+        if best <= floor:  # step 2a
+            break
+    return best, tree
+
+
+def naive_tree_preorder(tree):
+    """Feature of every node in pre-order (-1 at leaves), the layout of `fit_gosdt`."""
+    if tree is None:
+        return [-1]
+    j, t0, t1 = tree
+    return [j] + naive_tree_preorder(t0) + naive_tree_preorder(t1)
 
 
 # --- gosdt13d: the GOSDT search's exactness techniques (treebench.algorithms._gosdt_kernels) ---

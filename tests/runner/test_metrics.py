@@ -146,3 +146,60 @@ def test_predictions_read_off_the_tree_equal_the_estimators():
     assert d._from_tree()
     assert np.array_equal(d.pred, est.predict(X))
     assert np.allclose(d.proba, est.predict_proba(X))
+
+
+def _row_wise(d):
+    """Every classification metric of ``d`` computed on rows (the per-row probability matrix
+    and label comparisons), bypassing the leaf view."""
+    w = d.sample_weight
+    return {
+        "accuracy": metrics.accuracy(d.y, d.pred, w),
+        "balanced_accuracy": metrics.balanced_accuracy(d.y, d.pred, w),
+        "log_loss": metrics.log_loss(d.y, d.proba, d.classes, w),
+        "roc_auc": metrics.roc_auc(d.y, d.proba, d.classes, w),
+        "roc_auc_ovo": metrics.roc_auc_ovo(d.y, d.proba, d.classes),
+    }
+
+
+@pytest.mark.parametrize("labels", ["int", "str"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+@pytest.mark.parametrize("seed", range(4))
+def test_leaf_view_equals_row_wise_metrics(seed, n_classes, weighted, labels):
+    """The leaf view (codes, per-node counts) gives the row-wise values: to the bit without
+    weights, to rounding with them; also with test labels the model never saw (AUC NaN) and a
+    split that lacks a class."""
+    from treebench.algorithms.greedy import GreedyTreeClassifier
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    X = rng.integers(0, 2, (n, 6)).astype(float)
+    names = np.array([f"c{i:02d}" for i in range(n_classes + 2)], dtype=object)
+    codes = (X[:, 0] + 2 * X[:, 1] + rng.integers(0, 2, n)).astype(int) % n_classes
+    y = names[codes] if labels == "str" else codes * 7 + 3
+    est = GreedyTreeClassifier(max_depth=3).fit(X, y)
+    cases = {"train": (X, y)}
+    y_new = y.copy()
+    y_new[:5] = names[n_classes + 1] if labels == "str" else -4  # never seen, sorts in between
+    y_new[5:9] = names[n_classes] if labels == "str" else 1000
+    cases["unseen"] = (X, y_new)
+    keep = codes != 0
+    cases["lacks a class"] = (X[keep], y[keep])
+    for name, (Xs, ys) in cases.items():
+        w = rng.integers(1, 6, len(ys)).astype(float) if weighted else None
+        d = metrics.Inputs(est, Xs, ys, w)
+        assert d.by_leaf is not None
+        want = _row_wise(metrics.Inputs(est, Xs, ys, w))
+        got = {k: getattr(d.by_leaf, k)() for k in want}
+        for k in want:
+            if np.isnan(want[k]):
+                assert np.isnan(got[k]), (name, k)
+            elif weighted and k in ("roc_auc",):
+                assert got[k] == pytest.approx(want[k], rel=1e-12), (name, k)
+            else:
+                assert got[k] == want[k], (name, k, got[k], want[k])
+        if name == "unseen":
+            assert np.isnan(got["roc_auc"]) and got["log_loss"] > 30 * 5 / len(ys)
+        assert d.proba is not None  # the row path still works after the view
+    row = metrics.score_split(est, X, y, "train")
+    assert row["train_roc_auc"] == metrics.roc_auc(y, est.predict_proba(X), est.classes_)

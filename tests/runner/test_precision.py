@@ -158,6 +158,8 @@ def test_new_preparation_gives_the_rows_of_the_old_one(write_config, tmp_path, m
                     {"name": "topk", "params": {"k": 2, "max_depth": 2}}])
     path = write_config(cfg)
     if chunked:  # the row-block path that large datasets take, with a short last block
+        # (the file dataset then goes through the prepared-matrix cache, kept in tmp_path)
+        monkeypatch.setenv("TREEBENCH_CACHE_DIR", str(tmp_path / "cache"))
         monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
         monkeypatch.setattr(worker, "CHUNK_ROWS", 17)
     monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())

@@ -14,14 +14,16 @@ objective and root feature:
   value is the search of its stumps in rank order (fewest leaf errors first, ties: lower
   feature index), stopped at the first stump whose cost is <= ``lb_curr(S)`` (step 2a);
 * the node's root features are tried in the node's rank order; a root is skipped when the
-  children's guessed bounds already reach the best cost so far (step 2b's ``lb_spl``), child 0
-  is searched under ``best - lb_curr(child 1)`` and child 1 under ``best - value(child 0)``,
-  with the recursion's exact floating-point expressions; the search stops at the first root
-  that reaches the node's floor (step 2a at the node).
+  children's guessed bounds already reach the best cost so far (step 2b's ``lb_spl``),
+  otherwise both children are solved on their own (a subproblem is identified by its rows
+  and depth budget, §4.3: its value never depends on the caller's best tree) and their sum
+  replaces the best when strictly lower, with the recursion's floating-point expressions; the
+  search stops at the first root that reaches the node's floor (step 2a at the node).
 
 The children's values do not depend on what the search saw before (the recursion, under a
-guess, bounds a budget-1 child by its guessed bound only, never by the cache or similar
-support), so the tree `_gosdt_kernels._build` reads back is the tree valued here.
+guess, bounds a child by its guessed bound only, never by the cache or similar support, and
+solves it without a bound from its caller), so the tree `_gosdt_kernels._build` reads back is
+the tree valued here.
 """
 
 from __future__ import annotations
@@ -204,14 +206,14 @@ def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor)
             continue
         was = allow[i]
         allow[i] = False
-        o0, _ = guessed_child_value(P, cntT, ch0, t0, e0, np0, i, 0, allow, b0, lam,
-                                    best - lb1, qs, qm, rm)
-        if o0 < best - lb1:
-            o1, _ = guessed_child_value(P, cntT, ch1, t1, e1, np1, i, 1, allow, b1, lam,
-                                        best - o0, qs, qm, rm)
-            if o1 < best - o0:
-                best = o0 + o1
-                best_f = i
+        # both children solved on their own (no bound from this node's incumbent)
+        o0, _ = guessed_child_value(P, cntT, ch0, t0, e0, np0, i, 0, allow, b0, lam, np.inf,
+                                    qs, qm, rm)
+        o1, _ = guessed_child_value(P, cntT, ch1, t1, e1, np1, i, 1, allow, b1, lam, np.inf,
+                                    qs, qm, rm)
+        if o0 + o1 < best:
+            best = o0 + o1
+            best_f = i
         allow[i] = was
         if best <= floor:
             break

@@ -27,15 +27,19 @@ Bounds (count units; each is a lower bound on every tree's cost, so the result s
 With a lower-bound guess every subproblem, down to depth budget 1, follows the paper's §4.3
 steps with ``lb_guess(S) = ref errors(S) + lam`` (eq. 4): step 1 "leaf when ub(S) <= lb_guess(S)
 + lam" is the look-ahead test ``leaf <= b(S) + 2 lam``; otherwise ``lb_curr = lb_guess(S)``, so
-step 2a stops at ``max(b(S) + lam, 2 lam)`` and an unsolved child is bounded by the same (not
-``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss + 2λ), one λ tighter
-than the paper, so it may stop sooner; both satisfy Theorem 4.3). A budget-1 node is bounded
-by its ``lb_curr`` only (no cache or similar-support bound: guessed values are not bounds, and
-this keeps a budget-2 node's result independent of the search's history). Budget-2 nodes are
-then valued by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps
-in the node and its children and returns the recursion's objective and root (the exact
-depth-2 solver would skip step 1 in the children, and the tree read back would not be the tree
-the search valued).
+step 2a stops at ``max(b(S) + lam, 2 lam)`` and step 2b omits a feature whose children's
+guessed bounds (the same, or the child's leaf when step 1 closes it) reach the best tree so
+far (not ``b + 2 lam``: the authors' package starts its subproblems at min(leaf, min_loss +
+2λ), one λ tighter than the paper). A subproblem is "identified by (s_a, d)" (§4.3): under the
+guess its two children are solved on their own, never under a bound from the caller's best
+tree (that bound, minus a guessed sibling bound, cut children whose sibling beats the
+reference and lost their split), and guessed values are never read back as bounds (no cache
+or similar-support bounds), so a subproblem's value is a function of its rows and depth
+budget, whoever asks (`tests/algorithms/test_gosdt_guess_rule.py`). Budget-2 nodes are valued
+by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps in the node
+and its children and returns the recursion's objective and root (the exact depth-2 solver
+would skip step 1 in the children, and the tree read back would not be the tree the search
+valued).
 
 Without a guess, three exactness-preserving techniques of the optimal-tree literature (issue
 #13, as in Top-k's k = all search, `_topk_kernels`):
@@ -237,13 +241,11 @@ def _child_lb(s, rows, lev, leaf, b):
     if leaf <= lb:
         lb = leaf
     elif s.use_ref:
-        lb = _guess_floor(s, b)
-        if lev == 1:
-            # under the guess a budget-1 child is bounded by its lb_curr = lb_guess only (§4.3
-            # step 2b), never by the cache or similar support, so that the node's result does
-            # not depend on what the search saw before and the depth-2 shortcut
-            # (`_gosdt_depth2`) values the same trees
-            return lb
+        # under the guess a child is bounded by its lb_curr = lb_guess only (§4.3 step 2b),
+        # never by the cache or similar support, so that a subproblem's value is a function
+        # of (rows, depth budget) alone (see `solve`) and the depth-2 shortcut
+        # (`_gosdt_depth2`) values the same trees
+        return _guess_floor(s, b)
     lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
     if exact:
         return lb
@@ -257,7 +259,7 @@ def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
     """Cache and return the answer: the best tree when one is below ``ub``, else the lower
     bound max(ub, node_lb)."""
     timed_out = s.stats[S_TIMED_OUT] != 0
-    sim = s.sim and not (s.use_ref and lev == 1)
+    sim = s.sim  # (off under a lower-bound guess)
     if found:
         if sim and not timed_out:
             remember_similar(rows, lev, best, s.scr.sim_rows, s.scr.sim_val)
@@ -380,8 +382,7 @@ def solve(s, rows, lev, ub, b):
     # bounds on the optimum also bound every split tree (optimum = min(leaf, best split))
     if lbk > floor:
         floor = lbk
-    if s.sim and not timed_out and not (s.use_ref and lev == 1):
-        # (under the guess a budget-1 node stops at its lb_curr only: see `_child_lb`)
+    if s.sim and not timed_out:  # (off under a lower-bound guess: see `_child_lb`)
         floor = similarity_bound(rows, lev, floor, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
     # Without a guess a budget-2 node is solved exactly, whatever ``ub`` (issue #13): the leaf
     # is the starting point instead of ``ub``, so its value is cached as exact and the row
@@ -448,16 +449,29 @@ def solve(s, rows, lev, ub, b):
                 if lb0 + lb1 >= best:
                     lbmin = min(lbmin, lb0 + lb1)
                     continue
-            o0 = solve(s, r0, lev - 1, best - lb1, b0)
-            if o0 < best - lb1:
-                o1 = solve(s, r1, lev - 1, best - o0, b1)
-                lbmin = min(lbmin, o0 + o1)
-                if o1 < best - o0:
+            if s.use_ref and not timed_out:
+                # §4.3: a subproblem is identified by (rows, depth budget) and solved by the
+                # same steps whatever its caller has found; the guessed bounds only omit
+                # features here (step 2b) and stop this node (step 2a). Bounding a child's
+                # search by the caller's incumbent minus its sibling's *guessed* bound lost
+                # splits whose sibling beats the reference (coupon_carryout fold 0 depth 3).
+                o0 = solve(s, r0, lev - 1, INF, b0)
+                o1 = solve(s, r1, lev - 1, INF, b1)
+                if o0 + o1 < best:
                     best = o0 + o1
                     best_f = j
                     found = True
             else:
-                lbmin = min(lbmin, o0 + lb1)
+                o0 = solve(s, r0, lev - 1, best - lb1, b0)
+                if o0 < best - lb1:
+                    o1 = solve(s, r1, lev - 1, best - o0, b1)
+                    lbmin = min(lbmin, o0 + o1)
+                    if o1 < best - o0:
+                        best = o0 + o1
+                        best_f = j
+                        found = True
+                else:
+                    lbmin = min(lbmin, o0 + lb1)
             if s.stats[S_TIMED_OUT] != 0:
                 complete = False
                 if timed_out or found:
@@ -549,7 +563,7 @@ def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entri
                     and nc * d * d <= 2**25),
         new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
         eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
-        not weighted,
+        not weighted and not use_ref,  # similar support: not from guessed values
     )
 
 

@@ -514,6 +514,16 @@ def _build(s, rows, h, out_feat, out_left, out_right, out_value, pos):
 
 
 @njit(cache=True)
+def _big_m(H):
+    """The smallest power of two above 2^(H+1), more than the nodes of any depth-H tree:
+    objectives ``error * M + nu * nodes`` then order by error first, nodes second."""
+    M = 1.0
+    while M <= 2.0 ** (H + 1):
+        M *= 2.0
+    return M
+
+
+@njit(cache=True)
 def fit_topk(
     F, C, Xd, y, sw, weighted, n_rows, depth, k, crit, msl, min_imp, max_entries, deadline,
     smaller_trees,
@@ -526,9 +536,7 @@ def fit_topk(
     d = F.shape[1]
     nc = C.shape[0]
     H = depth
-    M = 1.0
-    while M <= 2.0 ** (H + 1):
-        M *= 2.0
+    M = _big_m(H)
     nu = 1.0 if smaller_trees else 0.0
     # pairwise counts for the depth-2 solver (k = all, unweighted), at most 256 MB
     pairs = k <= 0 and not weighted and H >= 2 and min_imp < 0.0 and nc * d * d <= 2**25
@@ -563,9 +571,7 @@ def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, crit, smaller_trees,
     d = F.shape[1]
     nc = C.shape[0]
     H = depth
-    M = 1.0
-    while M <= 2.0 ** (H + 1):
-        M *= 2.0
+    M = _big_m(H)
     nu = 1.0 if smaller_trees else 0.0
     pairs = not weighted and H >= 2 and nc * d * d <= 2**25
     stats = np.zeros(N_STATS, dtype=np.int64)

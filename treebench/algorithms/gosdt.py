@@ -191,7 +191,10 @@ class GOSDTClassifier(TreeClassifierBase):
         compile_s = warmup()
         prior = np.bincount(y_index, weights=sw, minlength=n_classes)
         keep = sw > 0
-        Xk, yk, swk = X[keep], y_index[keep], sw[keep]
+        if keep.all():  # no copy of X (the reference GBDT then sees the very rows gosdt-ref's does)
+            Xk, yk, swk = X, y_index, sw
+        else:
+            Xk, yk, swk = X[keep], y_index[keep], sw[keep]
         n, d = Xk.shape
         scale = float(swk[0])
         weighted = not np.all(swk == scale)
@@ -200,7 +203,9 @@ class GOSDTClassifier(TreeClassifierBase):
         guess_s = 0.0
         use_ref = self.lb_guess is not None
         if use_ref:
-            pred, guess_s = fit_reference(Xk, yk, swk, params, self.random_state, self.classes_)
+            # unweighted rows go in without a weight vector, exactly as `gosdt-ref` fits it
+            pred, guess_s = fit_reference(Xk, yk, swk if weighted else None, params,
+                                          self.random_state, self.classes_)
             ref_wrong = pack_rows(pred != yk)
         else:
             ref_wrong = np.zeros(max(1, (n + 63) // 64), np.uint64)

@@ -412,6 +412,8 @@ def build_dataset(
         train_index = np.arange(n_train)
         test_index = np.arange(n_train, X.shape[0])
     meta = {"task": entry.task, "catalog": str(entry.source) if entry.source else None, **entry.provenance()}
+    # the parsed data's identity (source checksums + parse options): the prepared-matrix cache's key
+    meta["data_key"] = f"catalog:{key}"
     meta["files"] = [dict(m, found_at=str(p)) for m, p in zip(meta["files"], paths, strict=True)]
     for k in ("title", "notes", "paper", "unseen_test_labels"):
         if k in entry.spec:

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from treebench.data.base import Dataset
-from treebench.data.catalog import frame_to_dataset, parse_file
+from treebench.data.catalog import PARSER_VERSION, frame_to_dataset, parse_file
 from treebench.data.locate import sha256_file
+from treebench.data.parsed_cache import cache_key
 from treebench.data.parsers import FORMATS, guess_format, header_mode
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
@@ -113,5 +114,7 @@ def file(
         "files": [{"path": str(q), "role": r, "sha256": sha256_file(q), "bytes": q.stat().st_size} for (r, _, _), q in zip(parts, paths, strict=True)],
         "parse_notes": notes,
         "unseen_test_labels": unseen_test_labels,
+        # the parsed data's identity (checksums + parse options): the prepared-matrix cache's key
+        "data_key": "file:" + cache_key(PARSER_VERSION, {**opts, "unseen_test_labels": unseen_test_labels}, paths),
     }
     return Dataset(name=name or p.name, X=X, y=y, categorical=cats, train_index=tr, test_index=te, meta=meta)

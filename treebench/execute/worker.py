@@ -123,7 +123,7 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
         binz, X_all, shared_seconds = _binarized_on_all(key[1], binz, ds, y)
     else:
-        binz.fit(take_rows(ds.X, split.train), y[split.train])
+        binz = _fit_on_train(binz, ds, y, split.train, key[1])
     output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
     exact: list[bool] = []
 
@@ -132,7 +132,10 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         return exact[0]
 
     dtype = matrix_dtype(output_dtype, policy, values_exact)
-    X_train, X_test, X_val = transform_splits(binz, ds.X, parts, dtype=dtype, X_all=X_all)
+    mats = None if X_all is not None else from_prepared_cache(ds, binz, parts, dtype)
+    if mats is None:
+        mats = transform_splits(binz, ds.X, parts, dtype=dtype, X_all=X_all)
+    X_train, X_test, X_val = mats
     seconds = time.perf_counter() - t0 if X_all is None else shared_seconds
     prep = Prepared(
         X_train=X_train,
@@ -223,9 +226,7 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
     values."""
     if chunked is None:
         chunked = X.shape[0] * max(X.shape[1], 1) > CHUNKED_ABOVE
-    out_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
-    if dtype is not None and out_dtype.kind == "f":
-        out_dtype = np.dtype(dtype)
+    out_dtype = _out_dtype(binz, dtype)
     if X_all is not None or not chunked or not hasattr(binz, "fill"):
         # ``X_all``: every row already transformed (`_binarized_on_all`)
         X_all = np.asarray(binz.transform(X)) if X_all is None else X_all
@@ -247,6 +248,72 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
         else:
             out.append(_spilled(binz, X, rows, n_cols, out_dtype))
     return out
+
+
+def _fit_on_train(binz: Any, ds: Any, y: np.ndarray, train: np.ndarray, spec: str) -> Any:
+    """``binz`` fitted on the training rows; for a large dataset, the same binarizer fitted on
+    the same rows by an earlier cell is read from the prepared cache instead
+    (`treebench.execute.prepared.load_fitted`), and a new fit is stored there."""
+    large = ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE
+    if large:
+        from treebench.execute import prepared
+
+        hit = prepared.load_fitted(ds, spec, train)
+        if hit is not None:
+            return hit
+    binz.fit(take_rows(ds.X, train), y[train])
+    if large:
+        prepared.store_fitted(ds, spec, train, binz)
+    return binz
+
+
+def from_prepared_cache(ds: Any, binz: Any, parts: tuple, dtype: Any = None) -> list | None:
+    """The matrices of ``parts`` (as `transform_splits` returns them) through the
+    prepared-matrix cache (`treebench.execute.prepared`), for large datasets (over
+    `CHUNKED_ABOVE` values) with an identity: the dataset's rows under the fitted ``binz`` are
+    binarized once into a mapped file; a run of consecutive rows (a predefined split) is a
+    read-only view of it, other rows are gathered (training rows into memory, the others into
+    an unlinked mapped file, as `transform_splits` spills them). None when the cache does not
+    apply (small or anonymous data, cache off or not writable): prepare in memory then."""
+    if not hasattr(binz, "fill") or ds.X.shape[0] * max(ds.X.shape[1], 1) <= CHUNKED_ABOVE:
+        return None
+    from treebench.execute import prepared
+
+    out_dtype = _out_dtype(binz, dtype)
+    n, n_cols = int(ds.X.shape[0]), int(binz.n_columns_)
+
+    def blocks():
+        buf = np.empty((min(CHUNK_ROWS, n), n_cols), dtype=out_dtype)
+        for s, e, frame in _row_blocks(ds.X, np.arange(n)):
+            block = buf[: e - s]
+            block.fill(0)
+            binz.fill(frame, block)
+            yield block
+
+    M = prepared.all_rows_matrix(ds, binz, out_dtype, blocks)
+    if M is None:
+        return None
+    out: list = []
+    for i, rows in enumerate(parts):
+        if rows is None:
+            out.append(None)
+            continue
+        rows = np.asarray(rows)
+        if _consecutive(rows):
+            out.append(M[int(rows[0]) : int(rows[0]) + len(rows)])
+        elif i == 0:
+            out.append(prepared.gather_rows(M, rows))
+        else:  # not resident through the fit (`transform_splits`)
+            out.append(_spill(prepared.gather_rows(M, rows)))
+    return out
+
+
+def _out_dtype(binz: Any, dtype: Any) -> np.dtype:
+    """The binarizer's output type, ``dtype`` instead when both are floats (`transform_splits`)."""
+    out_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
+    if dtype is not None and out_dtype.kind == "f":
+        out_dtype = np.dtype(dtype)
+    return out_dtype
 
 
 def _consecutive(rows: np.ndarray) -> bool:
@@ -282,22 +349,39 @@ def _spilled(binz: Any, X: Any, rows: np.ndarray, n_cols: int, dtype: np.dtype) 
     """The binarized ``rows`` of ``X`` written block by block to an unlinked temporary
     ``.npy`` file and memory-mapped read-only (none of its pages is resident in this process
     until read). Plain writes, not a writable mapping: no dirty pages to flush synchronously."""
-    import tempfile
-
     shape = (len(rows), n_cols)
     if len(rows) == 0:
         return np.zeros(shape, dtype=dtype)
+
+    def blocks():
+        buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
+        for s, e, frame in _row_blocks(X, rows):
+            block = buf[: e - s]
+            block.fill(0)
+            binz.fill(frame, block)
+            yield block
+
+    return _spilled_blocks(shape, np.dtype(dtype), blocks())
+
+
+def _spill(M: np.ndarray) -> np.ndarray:
+    """``M`` moved to an unlinked temporary mapped file (`_spilled`); ``M`` itself is freed
+    when the caller drops it."""
+    if M.shape[0] == 0:
+        return M
+    return _spilled_blocks(M.shape, M.dtype, (M[s : s + CHUNK_ROWS] for s in range(0, M.shape[0], CHUNK_ROWS)))
+
+
+def _spilled_blocks(shape: tuple, dtype: np.dtype, blocks) -> np.ndarray:
+    import tempfile
+
     fd, path = tempfile.mkstemp(prefix="treebench-split-", suffix=".npy")
     try:
         with os.fdopen(fd, "wb") as fh:
             np.lib.format.write_array_header_1_0(
                 fh, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape})
-            buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
-            for s, e, frame in _row_blocks(X, rows):
-                block = buf[: e - s]
-                block.fill(0)
-                binz.fill(frame, block)
-                fh.write(memoryview(block).cast("B"))
+            for block in blocks:
+                fh.write(memoryview(np.ascontiguousarray(block)).cast("B"))
         return np.load(path, mmap_mode="r")
     finally:
         os.unlink(path)

@@ -151,13 +151,7 @@ def from_nested(
     features, with ``value`` counted from the training data and every node labelled by the one
     tie rule (`treebench.tree.labels`): a solver's leaf label is the majority of its leaf, so
     only a tie can change it, and ties then go the same way for every learner."""
-    feature, _, left, right, label = _lay_out(root, describe, with_threshold=False)
-    f = np.asarray(feature)
-    tree = TreeArrays(
-        f, binary_thresholds(f), left, right, np.zeros((len(f), n_classes)), label
-    )
-    recount(tree, X, y_index, sample_weight)
-    return tree
+    return _nested_tree(root, describe, n_classes, X, y_index, sample_weight, False)
 
 
 # ----------------------------------------------------------------------------- continuous peers
@@ -212,10 +206,15 @@ def from_threshold_nested(
     """Like `from_nested` for solvers with real thresholds: ``describe(node)`` returns
     ``("leaf", class_index)`` or ``("split", feature, threshold, left_child, right_child)`` with
     the left child holding ``x[feature] <= threshold``."""
-    feature, threshold, left, right, label = _lay_out(root, describe, with_threshold=True)
-    tree = TreeArrays(
-        np.asarray(feature), np.asarray(threshold), left, right,
-        np.zeros((len(feature), n_classes)), label,
-    )
-    recount(tree, X, y_index, sample_weight, keep_leaf_labels=True)  # the solver's leaf labels
+    return _nested_tree(root, describe, n_classes, X, y_index, sample_weight, True)
+
+
+def _nested_tree(root, describe, n_classes, X, y_index, sample_weight, with_threshold):
+    """`from_nested` (0/1 features, labels by the one tie rule) and `from_threshold_nested`
+    (real thresholds, the solver's own leaf labels kept)."""
+    feature, threshold, left, right, label = _lay_out(root, describe, with_threshold)
+    f = np.asarray(feature)
+    thr = np.asarray(threshold) if with_threshold else binary_thresholds(f)
+    tree = TreeArrays(f, thr, left, right, np.zeros((len(f), n_classes)), label)
+    recount(tree, X, y_index, sample_weight, keep_leaf_labels=with_threshold)
     return tree
