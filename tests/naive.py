@@ -1224,3 +1224,15 @@ def naive_gosdt_dp(X, y, n_classes, rows, depth, lam, sample_weight=None):
         if v < best:
             best = v
     return best
+
+
+# ----------------------------------------------------------------------------- test data
+def twinned_columns(rng, n, d_base, density=0.5):
+    """Random 0/1 columns (n x 2 d_base) of which half are copies or complements of the others,
+    shuffled: data on which equivalent-feature dropping has work to do."""
+    X = (rng.random((n, d_base)) < density).astype(np.int64)
+    extra = []
+    for _ in range(d_base):
+        j = int(rng.integers(0, d_base))
+        extra.append(X[:, j] if rng.random() < 0.5 else 1 - X[:, j])
+    return np.column_stack([X] + extra)[:, rng.permutation(2 * d_base)]

@@ -24,12 +24,7 @@ pytestmark = pytest.mark.kernels
 def _twinned(seed, n, d_base, n_classes=2, density=0.5):
     """Random 0/1 data whose columns include copies and complements of earlier columns."""
     rng = np.random.default_rng(seed)
-    X = (rng.random((n, d_base)) < density).astype(np.int64)
-    extra = []
-    for _ in range(d_base):
-        j = int(rng.integers(0, d_base))
-        extra.append(X[:, j] if rng.random() < 0.5 else 1 - X[:, j])
-    X = np.column_stack([X] + extra)[:, rng.permutation(2 * d_base)]
+    X = naive.twinned_columns(rng, n, d_base, density)
     y = rng.integers(0, n_classes, size=n).astype(np.int64)
     return X, y
 
