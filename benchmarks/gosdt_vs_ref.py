@@ -145,7 +145,8 @@ def _fit_one(solver, name, fold, depth, guess, limit, lam_arg, conn) -> None:
                "ref_seconds": ref_s, "search_seconds": secs - ref_s,
                "objective": float(obj), "leaves": int(est.tree_.n_leaves),
                "columns": Xb.shape[1], "optimality": si.get("optimality"), "lam": lam,
-               "peak_rss_mb": _vm_hwm_mb(), "n": int(np.asarray(y).shape[0])})
+               "peak_rss_mb": _vm_hwm_mb(), "n": int(np.asarray(y).shape[0]),
+               "reference_bound": float(si.get("reference_bound", float("nan")))})
     conn.close()
 
 
@@ -240,8 +241,12 @@ def table(rows) -> str:
         head += [f"{s} s", f"{s} ref s", f"{s} MB", f"{s} R"]
     for p in peers:
         head += [f"search ours/{p}", f"fit ours/{p}"]
+    lb_rows = any(k == "th+lb" for k in (r["guess"] for r in rows)) and "ref" in peers
+    if lb_rows:  # issue 12: never worse than the package's tree by more than Theorem 4.3 allows
+        head += ["ref's Thm 4.3 bound − ours R"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios = {p: ([], []) for p in peers}
+    margins = []
     for key, d in by.items():
         cells = [str(k) for k in key]
         for s in solvers:
@@ -265,12 +270,23 @@ def table(rows) -> str:
                 cells += ["-" if math.isnan(qs) else f"{qs:.3f}", f"{q:.3f}"]
             else:
                 cells += ["-", "-"]
+        if lb_rows:
+            f = d.get("ref", {})
+            m = _num(f.get("reference_bound")) - _num(o.get("objective"))
+            ok = key[4] == "th+lb" and o.get("status") == "ok" and f.get("status") == "ok"
+            if ok and not math.isnan(m):
+                margins.append(m)
+            cells.append(f"{m:+.6f}" if ok and not math.isnan(m) else "-")
         out.append("| " + " | ".join(cells) + " |")
     for p, (qs, qf) in ratios.items():
         if qs:
             out.append("\nsearch seconds " + _summary(p, qs))
         if qf:
             out.append(("\n" if not qs else "") + "fit seconds " + _summary(p, qf))
+    if margins:
+        out.append(f"\nTheorem 4.3 with t = the package's tree (ours R ≤ its bound): holds on "
+                   f"{sum(m >= -1e-9 for m in margins)} of {len(margins)} fits, smallest "
+                   f"margin {min(margins):.6f}")
     return "\n".join(out)
 
 
@@ -298,7 +314,7 @@ def main(argv=None):
     rows = []
     keys = ["case", "lam", "fold", "depth", "guess", "solver", "status", "seconds", "objective",
             "leaves", "columns", "optimality", "peak_rss_mb", "n", "ref_seconds",
-            "search_seconds"]
+            "search_seconds", "reference_bound"]
     if a.csv and not os.path.exists(a.csv):
         with open(a.csv, "w", newline="") as f:
             csv.DictWriter(f, fieldnames=keys).writeheader()

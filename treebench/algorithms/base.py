@@ -26,7 +26,8 @@ from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
 from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 
-SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out")
+SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out",
+                   "reference_bound")
 
 
 class _TreeModel:

@@ -135,6 +135,19 @@ def fit_reference(X, y_index, sw, params: dict, random_state, classes):
     return pred, time.perf_counter() - t0
 
 
+def reference_bound(tree, X, y_index, sw, ref_pred, lam: float) -> float:
+    """The right-hand side of Theorem 4.3 (McTavish et al. 2022, §4.3) for ``tree``: (the
+    reference's errors + the tree's errors on the rows the reference gets right) / N
+    + λ·leaves, with rows weighted by ``sw``. Any tree returned with the lower-bound guess has
+    an objective at most this bound for *every* tree of its depth budget, so the bound of
+    another solver's tree says how much worse than that tree a guessed run may be."""
+    sw = np.asarray(sw, dtype=np.float64)
+    ref_wrong = np.asarray(ref_pred) != y_index
+    tree_wrong = tree.predict_index(X) != y_index
+    charged = float(sw[ref_wrong].sum() + sw[tree_wrong & ~ref_wrong].sum())
+    return charged / float(sw.sum()) + lam * int(tree.n_leaves)
+
+
 @ALGORITHMS.register("gosdt", tags=("optimal", "regularized", "gosdt"))
 class GOSDTClassifier(TreeClassifierBase):
     """Optimal sparse tree for ``error rate + regularization · leaves`` (GOSDT, Lin et al. 2020)
@@ -265,6 +278,8 @@ class GOSDTClassifier(TreeClassifierBase):
             "timed_out": timed_out,
             "compile_seconds": compile_s,
         }
+        if use_ref:
+            info["reference_bound"] = reference_bound(tree, Xk, yk, swk, pred, lam_rate)
         return tree, info
 
 

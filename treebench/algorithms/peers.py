@@ -205,7 +205,7 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         Xr, yr = _replicate(X, y_index, sample_weight, "gosdt-ref")
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
-            from treebench.algorithms.gosdt import _check_lb_guess, fit_reference
+            from treebench.algorithms.gosdt import _check_lb_guess, fit_reference, reference_bound
 
             y_ref, guess_s = fit_reference(Xr, yr, None, _check_lb_guess(self.lb_guess),
                                            self.random_state, self.classes_)
@@ -232,7 +232,7 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         objective = err / sample_weight.sum() + self.regularization * tree.n_leaves
         status = str(est.result_.status).split(".")[-1]
         converged = status == "CONVERGED"
-        return tree, {
+        info = {
             "objective": float(objective),
             "optimal": converged and y_ref is None,
             "optimality": ("reference" if y_ref is not None else "global") if converged else "none",
@@ -245,3 +245,7 @@ class GOSDTPeerClassifier(TreeClassifierBase):
             "guess_seconds": guess_s,
             "solver_seconds": secs,
         }
+        if y_ref is not None:  # Theorem 4.3's right-hand side for the package's tree
+            info["reference_bound"] = reference_bound(tree, Xr, yr, np.ones(len(yr)), y_ref,
+                                                      self.regularization)
+        return tree, info

@@ -78,6 +78,9 @@ COLUMNS: dict[str, str] = {
     "gap": "Float64",
     "operations": "Int64",
     "timed_out": "boolean",
+    # lower-bound guess (GOSDT): Theorem 4.3's right-hand side for the returned tree, McTavish
+    # et al. 2022 (a guessed run's objective is at most this for every tree of its depth budget)
+    "reference_bound": "Float64",
     # outcome
     "status": "string",
     "error": "string",
