@@ -10,11 +10,19 @@ in `PYTHON_TWINS` found in a loaded ``treebench`` module is replaced by its twin
 """
 
 import pathlib
+import signal
 import sys
 
 _TESTS = str(pathlib.Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
+
+# A suite started in the background by a non-interactive shell (`cmd &` without job control)
+# inherits SIGINT *ignored*, and an ignored signal stays ignored across exec: the Ctrl-C tests'
+# `treebench run` children would then never see their SIGINT and exit 0. Restore Python's
+# default handling here, so children start with SIGINT at its default, as under a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 PYTHON_TWINS = ("popcount", "ctz")
