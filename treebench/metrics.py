@@ -355,30 +355,38 @@ class _LeafView:
         reached = self.counts(False).sum(axis=1) > 0
         return self.node_proba[reached], C[reached]
 
-    def roc_auc(self) -> float:
-        parts = self._auc_parts(True)
+    def _node_auc(self, weighted: bool, multiclass) -> float:
+        """The AUC from the nodes' class counts: binary directly, else ``multiclass(P, C)``."""
+        parts = self._auc_parts(weighted)
         if parts is None:
             return float("nan")
         P, C = parts
         if P.shape[1] == 2:
             return _auc_grouped(P[:, 1], C[:, 1], C[:, 0])
-        tot = C.sum(axis=1)
-        return float(np.mean([_auc_grouped(P[:, j], C[:, j], tot - C[:, j])
-                              for j in range(P.shape[1])]))
+        return multiclass(P, C)
+
+    def roc_auc(self) -> float:
+        return self._node_auc(True, _auc_ovr_grouped)
 
     def roc_auc_ovo(self) -> float:
-        parts = self._auc_parts(False)
-        if parts is None:
-            return float("nan")
-        P, C = parts
-        if P.shape[1] == 2:
-            return _auc_grouped(P[:, 1], C[:, 1], C[:, 0])
-        pairs = []
-        for a in range(P.shape[1]):
-            for b in range(a + 1, P.shape[1]):
-                pairs.append(0.5 * (_auc_grouped(P[:, a], C[:, a], C[:, b])
-                                    + _auc_grouped(P[:, b], C[:, b], C[:, a])))
-        return float(np.mean(pairs))
+        return self._node_auc(False, _auc_ovo_grouped)
+
+
+def _auc_ovr_grouped(P, C) -> float:
+    """One-vs-rest macro AUC over node groups (scores ``P``, class counts ``C``)."""
+    tot = C.sum(axis=1)
+    return float(np.mean([_auc_grouped(P[:, j], C[:, j], tot - C[:, j])
+                          for j in range(P.shape[1])]))
+
+
+def _auc_ovo_grouped(P, C) -> float:
+    """One-vs-one macro AUC (Hand & Till) over node groups."""
+    pairs = []
+    for a in range(P.shape[1]):
+        for b in range(a + 1, P.shape[1]):
+            pairs.append(0.5 * (_auc_grouped(P[:, a], C[:, a], C[:, b])
+                                + _auc_grouped(P[:, b], C[:, b], C[:, a])))
+    return float(np.mean(pairs))
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
+
+from treebench.results.store import read_table
 
 
 @pytest.fixture
@@ -30,3 +34,25 @@ def tiny_config(**over) -> dict:
     }
     cfg.update(over)
     return cfg
+
+
+def net_frame(rng, m: int) -> pd.DataFrame:
+    """``m`` rows of a small network-log table with values float32 cannot hold (integers above
+    2**24, two-decimal rates), a text column ``proto`` and a two-class ``label``."""
+    df = pd.DataFrame({
+        "bytes": rng.integers(2**24, 2**24 + 40, m).astype(float),
+        "rate": np.round(rng.uniform(0, 1, m), 2),
+        "proto": rng.choice(["tcp", "udp", "icmp"], m),
+        "count": rng.integers(0, 9, m).astype(float),
+    })
+    df["label"] = np.where((df["bytes"] % 3 == 0) ^ (df["rate"] > 0.37) | (df["proto"] == "icmp"), "a", "b")
+    return df
+
+
+def result_rows(path: Path) -> pd.DataFrame:
+    """The results table of a run directory in cell order, without the columns that vary from
+    run to run (times, memory, finishing time)."""
+    t = read_table(path / "results.parquet").sort_values("cell_id").reset_index(drop=True)
+    cols = [c for c in t.columns if not c.endswith("_seconds") and c not in
+            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
+    return t[cols]

@@ -16,9 +16,8 @@ from treebench.binarize import passthrough
 from treebench.binarize import _common as binarize_common
 from treebench.execute import precision, worker
 from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype
-from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from .conftest import net_frame, result_rows, tiny_config
 
 # ------------------------------------------------------------------ the dtype decision
 
@@ -122,24 +121,9 @@ def _old_paths(monkeypatch):
         values, dtype=object).get_indexer(s.astype(object)).astype(np.int64))
 
 
-def _rows(path):
-    t = read_table(path / "results.parquet").sort_values("cell_id").reset_index(drop=True)
-    cols = [c for c in t.columns if not c.endswith("_seconds") and c not in
-            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
-    return t[cols]
-
-
 def _file_dataset(tmp_path):
     """Values float32 cannot hold (two-decimal rates, integers above 2**24), a text column."""
-    rng = np.random.default_rng(3)
-    n = 240
-    df = pd.DataFrame({
-        "bytes": rng.integers(2**24, 2**24 + 40, n).astype(float),
-        "rate": np.round(rng.uniform(0, 1, n), 2),
-        "proto": rng.choice(["tcp", "udp", "icmp"], n),
-        "count": rng.integers(0, 9, n).astype(float),
-    })
-    df["label"] = np.where((df["bytes"] % 3 == 0) ^ (df["rate"] > 0.37) | (df["proto"] == "icmp"), "a", "b")
+    df = net_frame(np.random.default_rng(3), 240)
     path = tmp_path / "net.csv"
     df.to_csv(path, index=False)
     return {"path": str(path), "label": "label", "categorical": ["proto"], "name": "net"}
@@ -168,7 +152,7 @@ def test_new_preparation_gives_the_rows_of_the_old_one(write_config, tmp_path, m
         _old_paths(m)
         m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
         old = api.run_experiment(path, out=tmp_path / "old", progress=False, report=False)
-    a, b = _rows(new.out), _rows(old.out)
+    a, b = result_rows(new.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
     assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}
     assert set(a["binarizer"]) >= {"raw", "quantile", "kmeans"}

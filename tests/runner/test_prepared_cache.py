@@ -14,9 +14,8 @@ import pytest
 
 from treebench import api
 from treebench.execute import prepared, worker
-from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from .conftest import net_frame, result_rows, tiny_config
 
 
 @pytest.fixture
@@ -36,28 +35,10 @@ def _net(tmp_path, n=300, seed=3, test_rows=120):
     """A CSV with values float32 cannot hold (integers above 2**24, two-decimal rates), a text
     column, and a second file as the predefined test split."""
     rng = np.random.default_rng(seed)
-
-    def frame(m):
-        df = pd.DataFrame({
-            "bytes": rng.integers(2**24, 2**24 + 40, m).astype(float),
-            "rate": np.round(rng.uniform(0, 1, m), 2),
-            "proto": rng.choice(["tcp", "udp", "icmp"], m),
-            "count": rng.integers(0, 9, m).astype(float),
-        })
-        df["label"] = np.where((df["bytes"] % 3 == 0) ^ (df["rate"] > 0.37) | (df["proto"] == "icmp"), "a", "b")
-        return df
-
     train, test = tmp_path / "net-train.csv", tmp_path / "net-test.csv"
-    frame(n).to_csv(train, index=False)
-    frame(test_rows).to_csv(test, index=False)
+    net_frame(rng, n).to_csv(train, index=False)
+    net_frame(rng, test_rows).to_csv(test, index=False)
     return {"path": str(train), "test_path": str(test), "label": "label", "categorical": ["proto"], "name": "net"}
-
-
-def _rows(path):
-    t = read_table(path / "results.parquet").sort_values("cell_id").reset_index(drop=True)
-    cols = [c for c in t.columns if not c.endswith("_seconds") and c not in
-            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
-    return t[cols]
 
 
 def _cell(ds, algorithm="cart", binarizer="raw", split=None, params=None):
@@ -100,7 +81,7 @@ def test_cached_matrices_give_the_rows_of_the_in_memory_path(write_config, tmp_p
         m.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
         m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
         old = api.run_experiment(path, out=tmp_path / "old", progress=False, report=False)
-    a, b, c = _rows(built.out), _rows(hit.out), _rows(old.out)
+    a, b, c = result_rows(built.out), result_rows(hit.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
     assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}
     assert set(a["split"]) == {split["kind"]}, set(a["split"])

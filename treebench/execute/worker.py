@@ -282,15 +282,8 @@ def from_prepared_cache(ds: Any, binz: Any, parts: tuple, dtype: Any = None) -> 
     out_dtype = _out_dtype(binz, dtype)
     n, n_cols = int(ds.X.shape[0]), int(binz.n_columns_)
 
-    def blocks():
-        buf = np.empty((min(CHUNK_ROWS, n), n_cols), dtype=out_dtype)
-        for s, e, frame in _row_blocks(ds.X, np.arange(n)):
-            block = buf[: e - s]
-            block.fill(0)
-            binz.fill(frame, block)
-            yield block
-
-    M = prepared.all_rows_matrix(ds, binz, out_dtype, blocks)
+    M = prepared.all_rows_matrix(
+        ds, binz, out_dtype, lambda: _binarized_blocks(binz, ds.X, np.arange(n), n_cols, out_dtype))
     if M is None:
         return None
     out: list = []
@@ -352,16 +345,18 @@ def _spilled(binz: Any, X: Any, rows: np.ndarray, n_cols: int, dtype: np.dtype) 
     shape = (len(rows), n_cols)
     if len(rows) == 0:
         return np.zeros(shape, dtype=dtype)
+    return _spilled_blocks(shape, np.dtype(dtype), _binarized_blocks(binz, X, rows, n_cols, dtype))
 
-    def blocks():
-        buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
-        for s, e, frame in _row_blocks(X, rows):
-            block = buf[: e - s]
-            block.fill(0)
-            binz.fill(frame, block)
-            yield block
 
-    return _spilled_blocks(shape, np.dtype(dtype), blocks())
+def _binarized_blocks(binz: Any, X: Any, rows: np.ndarray, n_cols: int, dtype: Any):
+    """The binarized ``rows`` of ``X`` in blocks of at most `CHUNK_ROWS` rows, each written
+    into one reused buffer (valid until the next block is drawn)."""
+    buf = np.empty((min(CHUNK_ROWS, len(rows)), n_cols), dtype=dtype)
+    for s, e, frame in _row_blocks(X, rows):
+        block = buf[: e - s]
+        block.fill(0)
+        binz.fill(frame, block)
+        yield block
 
 
 def _spill(M: np.ndarray) -> np.ndarray:
