@@ -1226,6 +1226,20 @@ def naive_gosdt_dp(X, y, n_classes, rows, depth, lam, sample_weight=None):
     return best
 
 
+# --- search13m: compact cache keys (treebench.search.cache.row_key) ---
+def naive_row_key(rows, modulus=(1 << 61) - 1, point=0x0B3D5A7C19E2F4D1):
+    """The row set's fingerprint with Python integers: its bitset's 32-bit chunks (low half of
+    word 0 first) as the coefficients of a polynomial with no constant term, evaluated at
+    ``point mod modulus``."""
+    r = point % modulus
+    acc = 0
+    for w, word in enumerate(rows):
+        word = int(word)
+        acc += (word & 0xFFFFFFFF) * pow(r, 2 * w + 1, modulus)
+        acc += (word >> 32) * pow(r, 2 * w + 2, modulus)
+    return acc % modulus
+
+
 # ----------------------------------------------------------------------------- test data
 def twinned_columns(rng, n, d_base, density=0.5):
     """Random 0/1 columns (n x 2 d_base) of which half are copies or complements of the others,
