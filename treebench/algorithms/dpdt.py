@@ -41,6 +41,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _dpdt_kernels as K
+from treebench.algorithms import _dpdt_layer as LAYER
 from treebench.algorithms._dpdt_solver import _Solver, _to_arrays, _tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
@@ -88,6 +89,7 @@ _COMMON_CONSTRAINTS = {
     "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
     "tie_break": [StrOptions({"index", "sklearn"})],
+    "search": [StrOptions({"auto", "dp", "layer"})],
 }
 
 
@@ -101,6 +103,17 @@ class _DPDTMixin:
                 "max_depth an integer (the paper uses 2 to 10)."
             )
         check_budgets(self.budgets)
+        search = getattr(self, "search", "dp")
+        if search != "dp":
+            why = LAYER.eligible(X, ctx.sample_weight, regression, self.candidates,
+                                 bool(self.alpha_path), self.max_features)
+            if search == "layer" and why is not None:
+                raise ValueError(
+                    f"search='layer' cannot fit this problem: {why}; use search='auto' or "
+                    f"'dp'."
+                )
+            if why is None:
+                return self._solve_layer(X, RS, ctx, prior)
         t_start = time.perf_counter()
         compile_s = warmup()
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
@@ -165,6 +178,7 @@ class _DPDTMixin:
             "search_seconds": time.perf_counter() - t0,
             "seconds": time.perf_counter() - t_start - compile_s,
             "compile_seconds": compile_s,
+            "search": "dp",
         }
         if not regression:
             info["training_accuracy"] = 1.0 - float(err) / W if W > 0 else 1.0
@@ -186,6 +200,46 @@ class _DPDTMixin:
             path.reverse()  # α increasing: from the most accurate tree to the lone leaf
             info["alpha_path_length"] = len(path)
         return arrays, info, path
+
+    def _solve_layer(self, X, RS, ctx, prior):
+        """The exhaustive generator on the search layer (`_dpdt_layer`): the DP's tree and
+        objective, by branch-and-bound on bitsets. ``operations`` (the paper's count over the
+        unmemoised MDP) is NaN: a pruned search does not visit every state;
+        ``operations_distinct`` counts the candidate splits it scored."""
+        t_start = time.perf_counter()
+        compile_s = warmup()
+        deadline = ctx.deadline_for(self.time_limit)
+        t0 = time.perf_counter()
+        n_classes = RS.shape[1]
+        y_index = np.argmax(RS, axis=1)
+        tree, obj, st = LAYER.fit_layer(X, y_index, n_classes, self.max_depth, self.alpha,
+                                        self.min_samples_leaf, self.cache_limit_mb, deadline)
+        arrays = _to_arrays(tree, n_classes, "classification", prior)
+        W = float(X.shape[0])
+        L, _ = _tree_stats(tree, lambda s: float(s.sum()))
+        err = obj - self.alpha * L
+        info = {
+            "objective": float(obj),
+            "training_error": float(err),
+            "expected_path_length": float(L / W) if W > 0 else 0.0,
+            "operations": float("nan"),
+            "operations_distinct": st["operations_distinct"],
+            "states": st["states"],
+            "candidate_splits": st["operations_distinct"],
+            "generator_calls": st["states"],
+            "cache_hits": st["cache_hits"],
+            "cache_entries": st["cache_entries"],
+            "cache_full": st["cache_full"],
+            "timed_out": st["timed_out"],
+            "optimal": not st["timed_out"],
+            "optimal_for_mdp": not st["timed_out"],
+            "search_seconds": time.perf_counter() - t0,
+            "seconds": time.perf_counter() - t_start - compile_s,
+            "compile_seconds": compile_s,
+            "search": "layer",
+            "training_accuracy": 1.0 - float(err) / W if W > 0 else 1.0,
+        }
+        return arrays, info, None
 
 
 @ALGORITHMS.register("dpdt", tags=("dpdt", "anytime"),
@@ -228,6 +282,16 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         max_leaf_nodes=B, random_state=random_state)``: its per-node random feature order and
         its best-first heap, as in the authors' code; the paper's Table 1 operation counts
         come from ``random_state=42``, the authors' default). Only matters on data with ties.
+    search : {"auto", "dp", "layer"}
+        How the exhaustive generator is solved. "dp": backward induction over every state
+        (Algorithm 1). "layer": branch-and-bound on the shared search layer
+        (`treebench.algorithms._dpdt_layer`), which returns the same tree and bit-identical
+        objective; it needs ``candidates="exhaustive"``, 0/1 features, unit sample weights,
+        ``alpha_path=False`` and ``max_features=None`` (a ValueError otherwise), and reports
+        ``operations`` as NaN (the paper's count is over every state of the unmemoised MDP,
+        which a pruned search does not visit; ``operations_distinct`` counts the candidate
+        splits it scored). "auto" (default): "layer" when eligible, else "dp".
+        ``solve_info_["search"]`` says which one ran.
     """
 
     _parameter_constraints = {
@@ -249,6 +313,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         time_limit=None,
         cache_limit_mb=512,
         tie_break="index",
+        search="auto",
     ):
         self.max_depth = max_depth
         self.candidates = candidates
@@ -262,6 +327,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         self.time_limit = time_limit
         self.cache_limit_mb = cache_limit_mb
         self.tie_break = tie_break
+        self.search = search
 
     def _fit_tree(self, X, y_index, ctx):
         n_classes = len(self.classes_)
@@ -295,7 +361,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (criterion
-    "squared_error"; ``tie_break="sklearn"`` follows ``DecisionTreeRegressor``)."""
+    "squared_error"; ``tie_break="sklearn"`` follows ``DecisionTreeRegressor``;
+    ``search`` "auto" always runs the DP, "layer" raises a ValueError)."""
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
@@ -316,6 +383,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
         time_limit=None,
         cache_limit_mb=512,
         tie_break="index",
+        search="auto",
     ):
         self.max_depth = max_depth
         self.candidates = candidates
@@ -329,6 +397,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
         self.time_limit = time_limit
         self.cache_limit_mb = cache_limit_mb
         self.tie_break = tie_break
+        self.search = search
 
     def _fit_tree(self, X, y, ctx):
         sw = ctx.sample_weight
@@ -395,5 +464,6 @@ def warmup() -> float:
         K.midpoint_candidates(Xt, Sv, 1, 0)
         K.row_hash(Sv[0], Z, Z)
     K.row_hash(S[0], Z, Z)
+    LAYER.warmup_kernels()
     _WARM = True
     return time.perf_counter() - t

@@ -1,0 +1,526 @@
+"""DPDT's exhaustive generator on the search layer (`treebench.search`): a bitset
+branch-and-bound that returns exactly the tree and the objective of the backward induction of
+`_dpdt_solver` (Kohler, Akrour & Preux, KDD 2025, §4, Algorithm 1; the "exhaustive" generator
+of §5.2) on 0/1 features with unit sample weights.
+
+Objective (mass units, as the DP): ``V(S, h) = E + α·L`` minimised over the trees of depth
+budget ``h`` on the rows ``S``; a split costs ``α·|S|`` plus its children's values. The DP's
+rules, which decide which of several equally good trees it returns, are kept exactly:
+
+* a state is a leaf when ``h = 0``, when it has fewer than ``2·min_samples_leaf`` rows or when
+  it is pure;
+* the candidates are the features in index order (one threshold, 0.5, per non-constant 0/1
+  feature), valid when both children keep ``min_samples_leaf`` rows;
+* the value of a state is the FIRST argmin over (leaf, candidate 1, candidate 2, ...): a
+  candidate wins only when it is strictly better than the leaf and every earlier candidate;
+* a candidate's cost is the float ``(aW + v_left) + v_right`` with ``aW = α * |S|`` one float
+  product and ``v_*`` the children's own such floats (left = ``x_f = 0``).
+
+Search (``solve(rows, h, ub)``, the contract of the other layer solvers): a returned value
+``< ub`` is exactly the DP's value of the state (and the cache holds its root feature); any
+other returned value ``v`` satisfies ``ub <= v <= V(S, h)`` (a lower bound, cached as LOWER).
+
+Tie rule under pruning. With ``bound = min(best_so_far, ub)`` a candidate whose cost is proven
+``>= bound`` is skipped: it is either not strictly better than an earlier one (so the DP does
+not take it either) or ``>= ub`` where no exactness is promised. A candidate whose cost is
+computed is taken only when ``cost < best_so_far``, the DP's comparison on the DP's float.
+
+Floating point. Every proof of ``cost >= bound`` is made in floats, on the same expression as
+the DP's cost: IEEE addition is monotone (``a <= a'`` and ``b <= b'`` give
+``fl(a + b) <= fl(a' + b')``), so ``fl(fl(aW + lb_L) + lb_R)`` with lower bounds ``lb_*`` of the
+children's float values is a lower bound of the DP's float cost, and comparing it with
+``bound`` decides exactly. The children are searched with ``ub_L = bound - aW - lb_R + margin``
+and ``ub_R = bound - aW - v_L + margin`` (``margin = 1e-9·max(1, |bound|)``): the subtraction
+is rounded, so without the margin a child could return a lower bound just below what the
+parent needs; with it, a child that fails (returns ``>= ub_L``) has proven, up to rounding far
+below the margin, that the candidate costs more than ``bound``. The parent still checks that
+proof in floats with the monotone expression, and in the (near-tie) case where it does not
+hold it solves the child again without a bound, so near-ties are always resolved on exact
+values and no decision rests on the margin.
+
+Lower bounds (each a lower bound of the float value, by the monotonicity above): a split costs
+at least ``aW`` (its children cost >= 0), so a state with ``leaf <= aW`` is a leaf (exact); a
+child is bounded by ``min(leaf, α·|child|)``, raised by cached LOWER/EXACT values
+(`search.bounds.cached_bound`); a state stops as soon as its best tree reaches a cached lower
+bound of it. The similarity bound of the other searches is not used: ``min_samples_leaf``
+makes the feasible trees depend on the rows, and it is not proven here for ``E + α·L``.
+
+Budget 2 is valued by `depth2_dpdt` from the node's pair counts (`search.counts`) in one pass
+with the same rules and floats, budget 1 from the per-feature counts; budget-2 values are
+cached as exact whatever ``ub`` (as in the GOSDT and Top-k searches).
+
+Deadline (`search.clock`): after it, states not yet in the cache become leaves (budget-1 states
+are still valued, from counts) and open states keep the best candidate found so far, as the DP
+does; the returned tree is then read back from the cache (ANYTIME entries) and its objective
+recomputed from the tree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from treebench.search.bitset import (
+    pack_classes, pack_columns, row_hash, split_rows, warmup_problem,
+)
+from treebench.search.bounds import cached_bound
+from treebench.search.cache import (
+    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
+    entries_for_mb, new_cache,
+)
+from treebench.search.clock import check_time
+from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
+from treebench.search.state import (
+    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set,
+    new_scratch,
+)
+
+INF = np.inf
+#: relative slack added to the children's bounds (see the module docstring)
+MARGIN = 1e-9
+
+DpdtLayerState = namedtuple(
+    "DpdtLayerState",
+    [
+        "data", "scr", "cache", "stats", "clock",
+        "alpha",  # price of one test per row
+        "msl",  # min_samples_leaf
+        "pairs",  # budget-2 states from pair counts (else the recursion values them)
+        "hits",  # (1,) int64: cache hits (exact answers and sufficient lower bounds)
+    ],
+)
+
+
+@njit(cache=True)
+def _margin(bound):
+    a = abs(bound)
+    return MARGIN * (a if a > 1.0 else 1.0)
+
+
+@njit(cache=True)
+def _side(cnt1j, tot, side, ch):
+    """Class counts of the child ``x_j = side`` (from the node's counts among x_j = 1) into
+    ``ch``; returns (rows, leaf error)."""
+    s = 0.0
+    mx = 0.0
+    for c in range(tot.shape[0]):
+        v = cnt1j[c] if side == 1 else tot[c] - cnt1j[c]
+        ch[c] = v
+        s += v
+        if v > mx:
+            mx = v
+    return s, s - mx
+
+
+@njit(cache=True)
+def _stump_value(cnt1, P, ch, ms, es, i, side, vs, nv, alpha, msl):
+    """DP value of the child ``x_i = side`` (class counts ``ch``, ``ms`` rows, leaf error
+    ``es``) with depth budget 1: the first argmin over (leaf, split on each feature of
+    ``vs[:nv]`` in order), each split costing ``(α·ms + e_left) + e_right``; the counts of the
+    grandchildren come from the pair counts ``P`` (both triangles). Returns (value, splits
+    scored)."""
+    if es == 0.0 or ms < 2 * msl:
+        return es, 0
+    aW = alpha * ms
+    if es <= aW:  # any split costs >= aW: the leaf is the first argmin
+        return es, 0
+    nc = ch.shape[0]
+    best = es
+    scored = 0
+    for b in range(nv):
+        j = vs[b]
+        if j == i:
+            continue
+        n1 = 0.0
+        m1 = 0.0
+        m0 = 0.0
+        for c in range(nc):
+            if side == 1:
+                v = float(P[c, i, j])
+            else:
+                v = cnt1[j, c] - float(P[c, i, j])
+            n1 += v
+            if v > m1:
+                m1 = v
+            r = ch[c] - v
+            if r > m0:
+                m0 = r
+        n0 = ms - n1
+        if n1 < msl or n0 < msl:
+            continue
+        scored += 1
+        cost = (aW + (n0 - m0)) + (n1 - m1)
+        if cost < best:
+            best = cost
+    return best, scored
+
+
+@njit(cache=True)
+def depth2_dpdt(cnt1, rc1, tot, P, vs, nv, alpha, msl):
+    """The DP's value of a state with depth budget 2, from its class counts ``tot``, its counts
+    among rows with x_j = 1 (``cnt1[j, c]``, ``rc1[j]``) and its pair counts
+    (``P[c, i, j]``, both triangles, for the features ``vs[:nv]``, in increasing index order:
+    the features not constant on the state). Same terminal rules, candidates, first-argmin tie
+    rule and float expressions as `_dpdt_solver` (module docstring). Returns (value, root
+    feature or -1 for the leaf, splits scored)."""
+    nc = tot.shape[0]
+    m = 0.0
+    mx = 0.0
+    for c in range(nc):
+        m += tot[c]
+        if tot[c] > mx:
+            mx = tot[c]
+    err = m - mx
+    if err == 0.0 or m < 2 * msl:
+        return err, -1, 0
+    aW = alpha * m
+    if err <= aW:
+        return err, -1, 0
+    ch = np.empty(nc)
+    best = err
+    best_f = -1
+    scored = 0
+    for a in range(nv):
+        i = vs[a]
+        n1 = rc1[i]
+        if n1 < msl or m - n1 < msl:
+            continue
+        scored += 1
+        m0, e0 = _side(cnt1[i], tot, 0, ch)
+        v0, k = _stump_value(cnt1, P, ch, m0, e0, i, 0, vs, nv, alpha, msl)
+        scored += k
+        lb = aW + v0  # the right child costs >= 0: (aW + v0) + v1 >= aW + v0
+        if lb >= best:
+            continue
+        m1, e1 = _side(cnt1[i], tot, 1, ch)
+        v1, k = _stump_value(cnt1, P, ch, m1, e1, i, 1, vs, nv, alpha, msl)
+        scored += k
+        cost = (aW + v0) + v1
+        if cost < best:
+            best = cost
+            best_f = i
+    return best, best_f, scored
+
+
+@njit(cache=True)
+def _budget1(s, h, m, err, aW):
+    """Budget-1 state (counts of level ``h`` filled): children are leaves, every candidate is
+    exact. Returns (value, feature)."""
+    scr = s.scr
+    cnt1 = scr.cnt[h]
+    rc1 = scr.rc[h]
+    tot = scr.tot[h]
+    ch = scr.tmp[h]
+    best = err
+    best_f = -1
+    msl = s.msl
+    for j in range(cnt1.shape[0]):
+        n1 = rc1[j]
+        if n1 < msl or m - n1 < msl:
+            continue
+        s.stats[S_SCORED] += 1
+        _, e0 = _side(cnt1[j], tot, 0, ch)
+        _, e1 = _side(cnt1[j], tot, 1, ch)
+        cost = (aW + e0) + e1
+        if cost < best:
+            best = cost
+            best_f = j
+    return best, best_f
+
+
+@njit(cache=True)
+def _child_lb(s, rows, hc, mc, ec):
+    """(lower bound of the child's float value, True when it is its exact value)."""
+    if hc == 0 or ec == 0.0 or mc < 2 * s.msl:
+        return ec, True
+    aW = s.alpha * mc
+    if ec <= aW:
+        return ec, True
+    lb, exact = cached_bound(s.cache, rows, hc, aW)  # a split costs >= aW, the leaf ec > aW
+    if lb > ec:
+        lb = ec
+    return lb, exact
+
+
+@njit(cache=True)
+def solve(s, rows, h, ub):
+    """The DP's value of ``rows`` with depth budget ``h`` when it is < ``ub`` (root feature in
+    ``s.scr.feat[h]``, -1 = leaf); otherwise a lower bound of it that is >= ``ub``."""
+    D = s.data
+    scr = s.scr
+    scr.feat[h] = -1
+    tot = scr.tot[h]
+    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, False, tot, scr.nzw[h])
+    m = float(nrows)
+    mx = 0.0
+    for c in range(tot.shape[0]):
+        if tot[c] > mx:
+            mx = tot[c]
+    err = m - mx
+    if h == 0 or err == 0.0 or nrows < 2 * s.msl:
+        return err
+    aW = s.alpha * m
+    if err <= aW:  # a split costs >= aW: the leaf is the first argmin
+        return err
+    if h == 1:  # always valued (cheap), also after the deadline
+        feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, False, scr.cnt[h],
+                       scr.rc[h], scr.acc)
+        s.stats[S_EXPANDED] += 1
+        v, f = _budget1(s, h, m, err, aW)
+        scr.feat[h] = f
+        return v
+    hv = row_hash(rows, h)
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    floor = 0.0
+    e = cache_find(s.cache, rows, h, hv)
+    if e >= 0:
+        st = cache_state(s.cache, e)
+        ov = cache_value(s.cache, e)
+        if st == EXACT or (timed_out and st == ANYTIME):
+            scr.feat[h] = cache_feature(s.cache, e)
+            s.hits[0] += 1
+            return ov
+        if st == LOWER:
+            if ov >= ub:
+                s.hits[0] += 1
+                return ov
+            floor = ov
+    if timed_out:
+        return err  # past the deadline a new state is a leaf (as in the DP)
+    check_time(s.stats, s.clock)
+    if s.stats[S_TIMED_OUT] != 0:
+        return err
+    s.stats[S_EXPANDED] += 1
+    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, False, scr.cnt[h],
+                   scr.rc[h], scr.acc)
+    cnt1 = scr.cnt[h]
+    rc1 = scr.rc[h]
+    dd = cnt1.shape[0]
+    if h == 2 and s.pairs:
+        vs = scr.order[h]
+        nv = 0
+        for j in range(dd):
+            if rc1[j] >= 1.0 and m - rc1[j] >= 1.0:
+                vs[nv] = j
+                nv += 1
+        pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, vs, nv, scr.pair, scr.pbuf)
+        v, f, k = depth2_dpdt(cnt1, rc1, tot, scr.pair, vs, nv, s.alpha, s.msl)
+        s.stats[S_SCORED] += k
+        cache_put(s.cache, rows, h, hv, v, f, EXACT)
+        scr.feat[h] = f
+        return v
+    best = err
+    best_f = -1
+    lbmin = INF  # smallest proven cost among the candidates not taken (all >= bound)
+    r0 = scr.child[h, 0]
+    r1 = scr.child[h, 1]
+    ch = scr.tmp[h]
+    msl = s.msl
+    hc = h - 1
+    stopped = False
+    for j in range(dd):
+        if best <= floor:  # no later candidate can be strictly better
+            break
+        n1 = rc1[j]
+        n0 = m - n1
+        if n1 < msl or n0 < msl:
+            continue
+        s.stats[S_SCORED] += 1
+        bound = best if best < ub else ub
+        _, e0 = _side(cnt1[j], tot, 0, ch)
+        _, e1 = _side(cnt1[j], tot, 1, ch)
+        split_rows(rows, D.F, j, r0, r1)
+        lb0, x0 = _child_lb(s, r0, hc, n0, e0)
+        lb1, x1 = _child_lb(s, r1, hc, n1, e1)
+        lbc = (aW + lb0) + lb1
+        if lbc >= bound:
+            if lbc < lbmin:
+                lbmin = lbc
+            continue
+        # left child
+        if x0:
+            v0 = lb0
+        else:
+            ub0 = (bound - aW - lb1) + _margin(bound)
+            v0 = solve(s, r0, hc, ub0)
+            if s.stats[S_TIMED_OUT] != 0:
+                stopped = True
+                if v0 >= ub0:
+                    break
+            if v0 >= ub0:
+                lbc = (aW + v0) + lb1
+                if lbc >= bound:
+                    if lbc < lbmin:
+                        lbmin = lbc
+                    continue
+                v0 = solve(s, r0, hc, INF)  # a near-tie: the exact value decides
+        # right child
+        if x1:
+            v1 = lb1
+        else:
+            ub1 = (bound - aW - v0) + _margin(bound)
+            v1 = solve(s, r1, hc, ub1)
+            if s.stats[S_TIMED_OUT] != 0:
+                stopped = True
+                if v1 >= ub1:
+                    break
+            if v1 >= ub1:
+                lbc = (aW + v0) + v1
+                if lbc >= bound:
+                    if lbc < lbmin:
+                        lbmin = lbc
+                    continue
+                v1 = solve(s, r1, hc, INF)
+        cost = (aW + v0) + v1
+        if cost < best:
+            best = cost
+            best_f = j
+        elif cost < lbmin:
+            lbmin = cost
+        if stopped:
+            break
+    if stopped or s.stats[S_TIMED_OUT] != 0:
+        if best_f >= 0:
+            cache_put(s.cache, rows, h, hv, best, best_f, ANYTIME)
+        scr.feat[h] = best_f
+        return best
+    if best < ub:
+        cache_put(s.cache, rows, h, hv, best, best_f, EXACT)
+        scr.feat[h] = best_f
+        return best
+    # every candidate and the leaf cost >= ub: the smallest proven cost is a lower bound
+    lb = best if best < lbmin else lbmin
+    if lb < ub:  # (cannot happen; kept as a guard of the contract)
+        lb = ub
+    cache_put(s.cache, rows, h, hv, lb, -1, LOWER)
+    return lb
+
+
+@njit(cache=True)
+def decide(s, rows, h):
+    """Root feature (-1 = leaf) of the tree the search chose for ``(rows, h)``, read back from
+    the cache (searched again when it is not there); the state's class counts are left in
+    ``s.scr.tot[h]``."""
+    solve(s, rows, h, INF)
+    f = s.scr.feat[h]
+    D = s.data
+    node_totals(rows, D.C, D.y, D.sw, False, s.scr.tot[h], s.scr.nzw[h])
+    return f
+
+
+@njit(cache=True)
+def make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
+    """The solver's record: the 0/1 data as bitsets, per-level scratch for ``depth`` levels,
+    an empty capped cache and the clock (``deadline`` <= 0: none)."""
+    W = F.shape[0]
+    d = F.shape[1]
+    nc = C.shape[0]
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    clock = np.zeros(1)
+    clock[0] = deadline
+    data = Data(F, C, np.zeros((1, 1), dtype=np.uint8), np.zeros(1, dtype=np.int64),
+                np.ones(1), False, n_rows)
+    with_pairs = pairs and depth >= 2
+    return DpdtLayerState(data, new_scratch(depth + 1, W, d, nc, with_pairs),
+                          new_cache(W, max_entries, stats), stats, clock, alpha, msl,
+                          with_pairs, np.zeros(1, dtype=np.int64))
+
+
+@njit(cache=True)
+def solve_root(s, n_rows, depth):
+    """Search the whole training set; returns its value (see `solve`, ub = inf)."""
+    root = full_set(n_rows, s.data.F.shape[0])
+    return solve(s, root, depth, INF)
+
+
+@njit(cache=True)
+def solve_queries(F, C, n_rows, depth, alpha, msl, pairs, sets, levs, ubs):
+    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state (no
+    deadline): the contract of `solve` made testable with the exact values and lower bounds
+    earlier queries left in the cache."""
+    s = make_state(F, C, n_rows, depth, alpha, msl, 1 << 20, -1.0, pairs)
+    out = np.empty(ubs.shape[0])
+    for q in range(ubs.shape[0]):
+        out[q] = solve(s, sets[q], levs[q], ubs[q])
+    return out
+
+
+# ----------------------------------------------------------------------------- driver
+def eligible(X, sample_weight, regression, candidates, alpha_path, max_features):
+    """None when the layer path applies to this fit, else the reason it does not (one clause,
+    used in the error message of ``search="layer"``)."""
+    if regression:
+        return "it solves classification only"
+    if candidates != "exhaustive":
+        return f"it implements the exhaustive generator only (candidates={candidates!r})"
+    if alpha_path:
+        return "it does not compute the α path (alpha_path=True)"
+    if max_features is not None:
+        return "the exhaustive generator uses every feature (max_features must be None)"
+    if not np.all(sample_weight == 1.0):
+        return "it needs every sample weight to be exactly 1"
+    if not np.all((X == 0.0) | (X == 1.0)):
+        return "it needs every feature to be 0/1"
+    return None
+
+
+def fit_layer(X, y_index, n_classes, max_depth, alpha, min_samples_leaf, cache_limit_mb,
+              deadline):
+    """Search a 0/1 problem with unit weights; returns (nested-tuple tree in `_dpdt_solver`'s
+    format, objective recomputed from that tree, stats dict)."""
+    n, d = X.shape
+    F = pack_columns(X)
+    C = pack_classes(np.asarray(y_index), n_classes)
+    W = F.shape[0]
+    D = int(max_depth)
+    pairs = D >= 2 and n_classes * d * d <= 2**25
+    s = make_state(F, C, n, D, float(alpha), int(min_samples_leaf),
+                   entries_for_mb(cache_limit_mb, W), -1.0 if deadline is None else deadline,
+                   pairs)
+    solve_root(s, n, D)
+    st = s.stats
+    stats = {
+        "cache_hits": int(s.hits[0]),
+        "cache_full": bool(st[S_CAP_HIT] > 0),
+        "states": int(st[S_EXPANDED]),
+        "operations_distinct": int(st[S_SCORED]),
+        "cache_entries": int(st[S_ENTRIES]),
+        "timed_out": bool(st[S_TIMED_OUT]),
+    }
+    tree = _read_tree(s, F, full_set(n, W), D)
+    obj = tree_objective(tree, float(alpha))
+    return tree, obj, stats
+
+
+def _read_tree(s, F, rows, h):
+    f = int(decide(s, rows, h))
+    st = s.scr.tot[h].copy()
+    if f < 0:
+        return (st,)
+    left = rows & ~F[:, f]
+    right = rows & F[:, f]
+    return (st, f, 0.5, _read_tree(s, F, left, h - 1), _read_tree(s, F, right, h - 1))
+
+
+def tree_objective(tree, alpha):
+    """``E + α·L`` of a nested-tuple tree with the DP's float expressions (a split:
+    ``(α·W + left) + right``; a leaf: its misclassified mass)."""
+    if len(tree) == 1:
+        st = tree[0]
+        return float(st.sum() - st.max())
+    st = tree[0]
+    aW = alpha * float(st.sum())
+    return (aW + tree_objective(tree[3], alpha)) + tree_objective(tree[4], alpha)
+
+
+def warmup_kernels():
+    """Compile (or load) the kernels on the layer's tiny warm-up problem."""
+    X, y, F, C, _ = warmup_problem()
+    fit_layer(X, y, 3, 3, 0.01, 1, 8, None)
+    fit_layer(X, y, 3, 2, 0.0, 2, 8, time.perf_counter() + 100.0)
+    fit_layer(X, y, 3, 1, 0.0, 1, 8, None)
+    sets = np.ascontiguousarray(np.stack([F[:, 0], F[:, 1]]))
+    solve_queries(F, C, 40, 3, 0.1, 1, True, sets, np.array([3, 2]), np.array([INF, 1.0]))
