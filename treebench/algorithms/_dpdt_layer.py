@@ -400,15 +400,29 @@ def solve(s, rows, h, ub):
 
 
 @njit(cache=True)
-def decide(s, rows, h):
-    """Root feature (-1 = leaf) of the tree the search chose for ``(rows, h)``, read back from
-    the cache (searched again when it is not there); the state's class counts are left in
-    ``s.scr.tot[h]``."""
+def _build(s, rows, h, out_feat, out_left, out_right, out_value, pos):
+    """Read the chosen tree back in pre-order: each node's root feature comes from the cache
+    (the state is searched again when it is not there, e.g. with the cache full)."""
+    node = pos[0]
+    pos[0] += 1
     solve(s, rows, h, INF)
     f = s.scr.feat[h]
     D = s.data
     node_totals(rows, D.C, D.y, D.sw, False, s.scr.tot[h], s.scr.nzw[h])
-    return f
+    for c in range(out_value.shape[1]):
+        out_value[node, c] = s.scr.tot[h][c]
+    out_feat[node] = f
+    out_left[node] = -1
+    out_right[node] = -1
+    if f < 0:
+        return
+    r0 = s.scr.rec[h, 0]
+    r1 = s.scr.rec[h, 1]
+    split_rows(rows, D.F, f, r0, r1)
+    out_left[node] = pos[0]
+    _build(s, r0, h - 1, out_feat, out_left, out_right, out_value, pos)
+    out_right[node] = pos[0]
+    _build(s, r1, h - 1, out_feat, out_left, out_right, out_value, pos)
 
 
 @njit(cache=True)
@@ -430,10 +444,28 @@ def make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
 
 
 @njit(cache=True)
-def solve_root(s, n_rows, depth):
-    """Search the whole training set; returns its value (see `solve`, ub = inf)."""
-    root = full_set(n_rows, s.data.F.shape[0])
-    return solve(s, root, depth, INF)
+def fit_search(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
+    """Search the whole training set and read the tree back (one compiled call: the cache's
+    growable arrays live inside it). Returns (value of the root search, feature, left, right,
+    class counts of the tree in pre-order, stats, cache hits)."""
+    s = make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs)
+    root = full_set(n_rows, F.shape[0])
+    v = solve(s, root, depth, INF)
+    stats = s.stats.copy()  # before the read-back (its re-searches are not counted)
+    hits = s.hits[0]
+    nmax = 2 * n_rows + 1
+    if depth < 40 and 2 ** (depth + 1) < nmax:
+        nmax = 2 ** (depth + 1)
+    nc = C.shape[0]
+    out_feat = np.full(nmax, -1, dtype=np.int64)
+    out_left = np.full(nmax, -1, dtype=np.int64)
+    out_right = np.full(nmax, -1, dtype=np.int64)
+    out_value = np.zeros((nmax, nc))
+    pos = np.zeros(1, dtype=np.int64)
+    _build(s, root, depth, out_feat, out_left, out_right, out_value, pos)
+    n = pos[0]
+    return (v, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
+            out_value[:n].copy(), stats, hits)
 
 
 @njit(cache=True)
@@ -477,32 +509,28 @@ def fit_layer(X, y_index, n_classes, max_depth, alpha, min_samples_leaf, cache_l
     W = F.shape[0]
     D = int(max_depth)
     pairs = D >= 2 and n_classes * d * d <= 2**25
-    s = make_state(F, C, n, D, float(alpha), int(min_samples_leaf),
-                   entries_for_mb(cache_limit_mb, W), -1.0 if deadline is None else deadline,
-                   pairs)
-    solve_root(s, n, D)
-    st = s.stats
+    v, feat, left, right, value, st, hits = fit_search(
+        F, C, n, D, float(alpha), int(min_samples_leaf), entries_for_mb(cache_limit_mb, W),
+        -1.0 if deadline is None else deadline, pairs)
     stats = {
-        "cache_hits": int(s.hits[0]),
+        "cache_hits": int(hits),
         "cache_full": bool(st[S_CAP_HIT] > 0),
         "states": int(st[S_EXPANDED]),
         "operations_distinct": int(st[S_SCORED]),
         "cache_entries": int(st[S_ENTRIES]),
         "timed_out": bool(st[S_TIMED_OUT]),
     }
-    tree = _read_tree(s, F, full_set(n, W), D)
+
+    def nested(i):
+        if feat[i] < 0:
+            return (value[i].copy(),)
+        return (value[i].copy(), int(feat[i]), 0.5, nested(left[i]), nested(right[i]))
+
+    tree = nested(0)
     obj = tree_objective(tree, float(alpha))
+    if not stats["timed_out"] and obj != v:  # the read-back tree is the searched one
+        raise AssertionError(f"DPDT layer: search value {v!r} != tree objective {obj!r}")
     return tree, obj, stats
-
-
-def _read_tree(s, F, rows, h):
-    f = int(decide(s, rows, h))
-    st = s.scr.tot[h].copy()
-    if f < 0:
-        return (st,)
-    left = rows & ~F[:, f]
-    right = rows & F[:, f]
-    return (st, f, 0.5, _read_tree(s, F, left, h - 1), _read_tree(s, F, right, h - 1))
 
 
 def tree_objective(tree, alpha):
