@@ -1240,6 +1240,80 @@ def naive_row_key(rows, modulus=(1 << 61) - 1, point=0x0B3D5A7C19E2F4D1):
     return acc % modulus
 
 
+# --- dpdt13: DPDT's exhaustive generator on the search layer (treebench.algorithms._dpdt_layer) ---
+def _dpdt13_leaf(rows, y, n_classes):
+    counts = [0] * n_classes
+    for r in rows:
+        counts[y[r]] += 1
+    return float(len(rows) - max(counts)), counts
+
+
+def _dpdt13_sides(X01, rows, j):
+    left = [r for r in rows if X01[r][j] == 0]
+    right = [r for r in rows if X01[r][j] == 1]
+    return left, right
+
+
+def naive_dpdt13_stump(X01, y, n_classes, rows, alpha, min_leaf):
+    """DP value of a depth-budget-1 state by trying every tree of depth <= 1: the first
+    argmin over (leaf, split on feature 0, 1, ...), a split valid when both sides keep
+    ``min_leaf`` rows, costing ``(alpha * |rows| + e_left) + e_right``."""
+    err, counts = _dpdt13_leaf(rows, y, n_classes)
+    if err == 0.0 or len(rows) < 2 * min_leaf:
+        return err, -1
+    best, best_f = err, -1
+    for j in range(len(X01[0]) if X01 else 0):
+        left, right = _dpdt13_sides(X01, rows, j)
+        if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
+            continue
+        cost = (alpha * float(len(rows)) + _dpdt13_leaf(left, y, n_classes)[0]) + _dpdt13_leaf(
+            right, y, n_classes)[0]
+        if cost < best:
+            best, best_f = cost, j
+    return best, best_f
+
+
+def naive_dpdt13_depth2(X01, y, n_classes, rows, alpha, min_leaf):
+    """DP value and root feature of a depth-budget-2 state by trying every tree of depth <= 2
+    (X01: lists of 0/1, y: class indices): each root option in order (leaf, then every valid
+    feature), each child its own first argmin over (leaf, stumps) as in
+    `naive_dpdt13_stump`; the root takes the first option strictly better than every earlier
+    one. Pure states and states with fewer than ``2 * min_leaf`` rows are leaves."""
+    err, _ = _dpdt13_leaf(rows, y, n_classes)
+    if err == 0.0 or len(rows) < 2 * min_leaf:
+        return err, -1
+    best, best_f = err, -1
+    for i in range(len(X01[0]) if X01 else 0):
+        left, right = _dpdt13_sides(X01, rows, i)
+        if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
+            continue
+        vl = naive_dpdt13_stump(X01, y, n_classes, left, alpha, min_leaf)[0]
+        vr = naive_dpdt13_stump(X01, y, n_classes, right, alpha, min_leaf)[0]
+        cost = (alpha * float(len(rows)) + vl) + vr
+        if cost < best:
+            best, best_f = cost, i
+    return best, best_f
+
+
+def naive_dpdt13_value(X01, y, n_classes, rows, depth, alpha, min_leaf):
+    """DP value of ``(rows, depth budget)`` by plain backward induction with the same rules
+    and float expressions (the oracle of the layer solver's contract)."""
+    err, _ = _dpdt13_leaf(rows, y, n_classes)
+    if depth == 0 or err == 0.0 or len(rows) < 2 * min_leaf:
+        return err
+    best = err
+    for i in range(len(X01[0]) if X01 else 0):
+        left, right = _dpdt13_sides(X01, rows, i)
+        if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
+            continue
+        cost = (alpha * float(len(rows))
+                + naive_dpdt13_value(X01, y, n_classes, left, depth - 1, alpha, min_leaf)) + (
+            naive_dpdt13_value(X01, y, n_classes, right, depth - 1, alpha, min_leaf))
+        if cost < best:
+            best = cost
+    return best
+
+
 # ----------------------------------------------------------------------------- test data
 def twinned_columns(rng, n, d_base, density=0.5):
     """Random 0/1 columns (n x 2 d_base) of which half are copies or complements of the others,
