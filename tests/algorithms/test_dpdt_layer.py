@@ -262,3 +262,64 @@ def test_results_row_accepts_nan_operations():
 
     df = conform(pd.DataFrame([{"operations": float("nan")}, {"operations": 12}]))
     assert df["operations"].isna().tolist() == [True, False]
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(8))
+def test_solve_contract_similar_sets(seed):
+    """The contract on sequences of row sets that differ by a few rows (where the
+    similar-support bound of `_dpdt_layer._similar` is tight), min_samples_leaf = 1."""
+    rng = np.random.default_rng(100 + seed)
+    n = 80
+    X = rng.integers(0, 2, size=(n, 6)).astype(float)
+    y = (X[:, 4].astype(int) ^ X[:, 5].astype(int) ^ (rng.random(n) < 0.15)).astype(np.int64)
+    alpha = [0.0, 0.01, 0.1, 1 / 3][seed % 4]
+    depth = 3
+    r = rng.random(n) < 0.8
+    sets, levs, rowlists = [], [], []
+    for _ in range(40):
+        flip = rng.choice(n, size=int(rng.integers(1, 4)), replace=False)
+        r = r.copy()
+        r[flip] = ~r[flip]
+        sets.append(pack_rows(r))
+        rowlists.append(list(np.flatnonzero(r)))
+        levs.append(int(rng.integers(2, depth + 1)))
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    opts = [naive.naive_dpdt13_value(Xl, yl, 2, rl, h, alpha, 1) for rl, h in zip(rowlists, levs)]
+    ubs = np.array([o + rng.choice([-1.0, 0.0, 1e-12, 0.5, 2.0, INF]) for o in opts])
+    out = L.solve_queries(pack_columns(X), pack_classes(y, 2), n, depth, alpha, 1, True,
+                          np.array(sets), np.array(levs, np.int64), ubs)
+    for v, ub, opt in zip(out, ubs, opts):
+        if v < ub:
+            assert v == opt
+        else:
+            assert ub <= v <= opt
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(10))
+def test_similar_support_bound_is_a_lower_bound(seed):
+    """`_dpdt_layer._similar` (V(S) >= V(S') - |S' minus S| (1 + α h), min_samples_leaf = 1):
+    after remembering S' with its exact value, the bound of a set S a few rows away never
+    exceeds the DP's value of S (plain backward induction), and it is not vacuous."""
+    rng = np.random.default_rng(200 + seed)
+    n = 50
+    X = rng.integers(0, 2, size=(n, 5)).astype(float)
+    y = rng.integers(0, 2, size=n)
+    F, C = pack_columns(X), pack_classes(y, 2)
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    positive = 0
+    for q in range(12):
+        alpha = ALPHAS[q % 4]
+        h = int(rng.integers(2, 4))
+        known = rng.random(n) < 0.7
+        rows = known.copy()
+        flip = rng.choice(n, size=int(rng.integers(0, 4)), replace=False)
+        rows[flip] = ~rows[flip]
+        vk = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(known)), h, alpha, 1)
+        v = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(rows)), h, alpha, 1)
+        lb = L.similar_bound_after(F, C, n, 3, alpha, 1, pack_rows(known), h, vk,
+                                   pack_rows(rows))
+        assert lb <= v
+        positive += lb > 0
+    assert positive >= 6

@@ -41,9 +41,9 @@ values and no decision rests on the margin.
 Lower bounds (each a lower bound of the float value, by the monotonicity above): a split costs
 at least ``aW`` (its children cost >= 0), so a state with ``leaf <= aW`` is a leaf (exact); a
 child is bounded by ``min(leaf, α·|child|)``, raised by cached LOWER/EXACT values
-(`search.bounds.cached_bound`); a state stops as soon as its best tree reaches a cached lower
-bound of it. The similarity bound of the other searches is not used: ``min_samples_leaf``
-makes the feasible trees depend on the rows, and it is not proven here for ``E + α·L``.
+(`search.bounds.cached_bound`) and, with ``min_samples_leaf = 1``, by similar support
+(`_similar`, proven there for ``E + α·L``); a state stops as soon as its best tree reaches a
+lower bound of it.
 
 Budget 2 is valued by `depth2_dpdt` from the node's pair counts (`search.counts`) in one pass
 with the same rules and floats, budget 1 from the per-feature counts; budget-2 values are
@@ -66,7 +66,7 @@ from numba import njit
 from treebench.search.bitset import (
     pack_classes, pack_columns, row_hash, split_rows, warmup_problem,
 )
-from treebench.search.bounds import cached_bound
+from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
 from treebench.search.cache import (
     ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
     entries_for_mb, new_cache,
@@ -81,6 +81,8 @@ from treebench.search.state import (
 INF = np.inf
 #: relative slack added to the children's bounds (see the module docstring)
 MARGIN = 1e-9
+#: relative slack of the similar-support bound (see `_similar`)
+SIM_SLACK = 1e-9
 
 DpdtLayerState = namedtuple(
     "DpdtLayerState",
@@ -90,6 +92,8 @@ DpdtLayerState = namedtuple(
         "msl",  # min_samples_leaf
         "pairs",  # budget-2 states from pair counts (else the recursion values them)
         "hits",  # (1,) int64: cache hits (exact answers and sufficient lower bounds)
+        "sim",  # similar-support bound on (min_samples_leaf == 1)
+        "sim_slack",  # absolute slack subtracted from it (float rounding, see `_similar`)
     ],
 )
 
@@ -232,6 +236,31 @@ def _budget1(s, h, m, err, aW):
 
 
 @njit(cache=True)
+def _similar(s, rows, h, lb):
+    """Raise ``lb`` by similar support (``min_samples_leaf = 1`` only). For row sets S, S' and
+    budget h, ``V(S) >= V(S') - |S' minus S| * (1 + α h)``: the DP's optimal tree T of S, applied
+    to S', costs at most ``V(S) + (1 + α h)`` per row of S' not in S (one error and at most h
+    tests; rows of S not in S' only lower the cost), and collapsing the splits of T that leave
+    a side of S' empty, or that split a pure node, lowers it further, giving a tree the DP of
+    S' considers, so ``V(S') <=`` that cost. (With ``min_samples_leaf > 1`` a split too small
+    on S' cannot be collapsed without moving rows of S, so the argument fails: off.) The
+    remembered values are ``V / (1 + α h)`` (`search.bounds.similarity_bound` subtracts the
+    difference before scaling), and a slack of ``1e-9 * (1 + n (1 + α h))`` is subtracted so
+    that float rounding of the values never makes the bound exceed the DP's float value."""
+    if not s.sim or h < 2:
+        return lb
+    k = 1.0 + s.alpha * h
+    return similarity_bound(rows, h, lb, k, -s.sim_slack, s.scr.sim_rows, s.scr.sim_val)
+
+
+@njit(cache=True)
+def _remember(s, rows, h, v):
+    """Remember ``rows`` solved at budget ``h`` with value (or lower bound) ``v``."""
+    if s.sim and h >= 2:
+        remember_similar(rows, h, v / (1.0 + s.alpha * h), s.scr.sim_rows, s.scr.sim_val)
+
+
+@njit(cache=True)
 def _child_lb(s, rows, hc, mc, ec):
     """(lower bound of the child's float value, True when it is its exact value)."""
     if hc == 0 or ec == 0.0 or mc < 2 * s.msl:
@@ -240,6 +269,8 @@ def _child_lb(s, rows, hc, mc, ec):
     if ec <= aW:
         return ec, True
     lb, exact = cached_bound(s.cache, rows, hc, aW)  # a split costs >= aW, the leaf ec > aW
+    if not exact:
+        lb = _similar(s, rows, hc, lb)
     if lb > ec:
         lb = ec
     return lb, exact
@@ -310,8 +341,16 @@ def solve(s, rows, h, ub):
         v, f, k = depth2_dpdt(cnt1, rc1, tot, scr.pair, vs, nv, s.alpha, s.msl)
         s.stats[S_SCORED] += k
         cache_put(s.cache, rows, h, hv, v, f, EXACT)
+        _remember(s, rows, h, v)
         scr.feat[h] = f
         return v
+    floor = _similar(s, rows, h, floor)
+    if floor >= ub:  # a lower bound >= ub: nothing to search
+        cache_put(s.cache, rows, h, hv, floor, -1, LOWER)
+        return floor
+    if floor >= err:  # every candidate costs >= V >= leaf: the leaf is the first argmin
+        cache_put(s.cache, rows, h, hv, err, -1, EXACT)
+        return err
     best = err
     best_f = -1
     lbmin = INF  # smallest proven cost among the candidates not taken (all >= bound)
@@ -389,6 +428,7 @@ def solve(s, rows, h, ub):
         return best
     if best < ub:
         cache_put(s.cache, rows, h, hv, best, best_f, EXACT)
+        _remember(s, rows, h, best)
         scr.feat[h] = best_f
         return best
     # every candidate and the leaf cost >= ub: the smallest proven cost is a lower bound
@@ -396,6 +436,7 @@ def solve(s, rows, h, ub):
     if lb < ub:  # (cannot happen; kept as a guard of the contract)
         lb = ub
     cache_put(s.cache, rows, h, hv, lb, -1, LOWER)
+    _remember(s, rows, h, lb)
     return lb
 
 
@@ -440,7 +481,8 @@ def make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
     with_pairs = pairs and depth >= 2
     return DpdtLayerState(data, new_scratch(depth + 1, W, d, nc, with_pairs),
                           new_cache(W, max_entries, stats), stats, clock, alpha, msl,
-                          with_pairs, np.zeros(1, dtype=np.int64))
+                          with_pairs, np.zeros(1, dtype=np.int64), msl == 1,
+                          SIM_SLACK * (1.0 + n_rows * (1.0 + alpha * depth)))
 
 
 @njit(cache=True)
@@ -556,3 +598,12 @@ def warmup_kernels():
     fit_layer(X, y, 3, 1, 0.0, 1, 8, None)
     sets = np.ascontiguousarray(np.stack([F[:, 0], F[:, 1]]))
     solve_queries(F, C, 40, 3, 0.1, 1, True, sets, np.array([3, 2]), np.array([INF, 1.0]))
+
+
+@njit(cache=True)
+def similar_bound_after(F, C, n_rows, depth, alpha, msl, known, h, value, rows):
+    """Test hook: the similar-support bound (`_similar`) of ``rows`` at budget ``h`` once the
+    set ``known`` was remembered at that budget with value ``value``."""
+    s = make_state(F, C, n_rows, depth, alpha, msl, 16, -1.0, False)
+    _remember(s, known, h, value)
+    return _similar(s, rows, h, 0.0)
