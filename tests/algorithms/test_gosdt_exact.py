@@ -118,7 +118,9 @@ def test_solve_contract_on_a_shared_state(seed):
         got = G.solve_queries(*data, H, lam, *eq, np.array(sets), np.array(levs, np.int64),
                               np.array(ubs))
         for g, ub, opt, lev in zip(got, ubs, opts, levs):
-            if g < ub or lev == 2:
+            # a budget-2 node is solved exactly whatever ub, unless ub makes a smaller budget
+            # enough (`_budget_for`), when it answers ub like any other bounded search
+            if g < ub or (lev == 2 and G._budget_for(2, ub, lam) == 2):
                 assert g == pytest.approx(opt, abs=1e-9), (lam, lev, ub)
             else:
                 assert g >= ub - 1e-12 and g <= opt + 1e-9, (lam, lev, ub, g, opt)
@@ -142,3 +144,28 @@ def test_exact_budget2_equals_recursion(seed):
             leaves = feat < 0
             cost = np.sum(value[leaves].sum(1) - value[leaves].max(1)) + lam * leaves.sum()
             assert a[0] == pytest.approx(cost, abs=1e-9)
+
+
+def test_budget_for_is_the_depth_of_the_largest_tree_below_ub():
+    """`_budget_for(lev, ub, lam)` = min(lev, L - 1) (at least 0), L the largest number of
+    leaves with L * lam < ub + margin (margin 1e-9 max(1, ub), for the search's rounding):
+    checked with exact fractions on random and boundary bounds, and never below the count
+    without the margin (a budget too small would lose trees)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    cases = [(lev, float(k) * lam, lam) for lev in range(6) for lam in (0.5, 2.0, 81.24, 1 / 3)
+             for k in range(0, 9)]  # ub exactly on a multiple of lam
+    cases += [(int(rng.integers(0, 7)), float(rng.uniform(0, 30)), float(rng.uniform(0.1, 5)))
+              for _ in range(500)]
+    for lev, ub, lam in cases:
+        top = Fraction(ub) + Fraction(1e-9 * max(1.0, ub))
+        L = 0
+        while Fraction(L + 1) * Fraction(lam) < top:
+            L += 1
+        L_exact = 0
+        while Fraction(L_exact + 1) * Fraction(lam) < Fraction(ub):
+            L_exact += 1
+        got = G._budget_for(lev, ub, lam)
+        assert got == min(lev, max(L - 1, 0)), (lev, ub, lam)
+        assert got >= min(lev, max(L_exact - 1, 0))

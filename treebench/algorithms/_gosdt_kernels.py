@@ -292,6 +292,48 @@ def _lookup(s, rows, key, hv, ub, timed_out, lev):
 
 
 @njit(cache=True)
+def _budget_for(lev, ub, lam):
+    """The depth budget that is enough below ``ub`` (issue #13): a tree costs at least ``lam``
+    per leaf, so a tree cheaper than ``ub`` has at most L leaves, L the largest integer with
+    ``L * lam < ub``, hence depth at most L - 1. Below ``ub`` the trees of depth <= ``lev``
+    and those of depth <= min(lev, L - 1) are the same trees, so both budgets have the same
+    optimum when it is below ``ub``, and both optima are >= ``ub`` otherwise."""
+    if lam <= 0.0 or ub >= INF:
+        return lev
+    # the search sums costs in floating point: L is counted against ub plus a margin, so it
+    # is never smaller than the exact count (a larger budget is always safe)
+    top = ub + 1e-9 * max(1.0, abs(ub))
+    q = top / lam
+    if q > lev + 2.0:
+        return lev
+    L = np.int64(q)
+    while L > 0 and L * lam >= top:
+        L -= 1
+    while (L + 1) * lam < top:
+        L += 1
+    d = L - 1
+    if d < 0:
+        d = 0
+    return d if d < lev else lev
+
+
+@njit(cache=True)
+def _at_budget(s, rows, lev0, lev, ub, v):
+    """The answer of a subproblem solved at the reduced budget ``lev`` (`_budget_for`) for
+    budget ``lev0``: below ``ub`` it is the exact optimum of both, and it is cached for
+    ``lev0`` too (the tree read-back asks for ``lev0``); otherwise only ``ub`` is a lower
+    bound of the budget-``lev0`` optimum (the reduced search bounds the reduced optimum)."""
+    if lev == lev0:
+        return v
+    if v < ub:
+        if s.stats[S_TIMED_OUT] == 0:
+            cache_put(s.cache, rows, lev0, row_hash(rows, lev0), v, s.scr.feat[lev], EXACT)
+        s.scr.feat[lev0] = s.scr.feat[lev]
+        return v
+    return ub
+
+
+@njit(cache=True)
 def _static_lb(s, lev, e, pure):
     """A child with leaf error ``e``: its leaf cost when it cannot usefully split, else
     min(leaf, 2 lam) (a split has two leaves)."""
@@ -357,17 +399,22 @@ def solve(s, rows, lev, ub, b):
     leaf), or a lower bound >= ub. ``b`` is the node's base bound when the caller knows it
     (else < 0)."""
     lam = s.lam
+    lev0 = lev
+    if s.limited and not s.use_ref:
+        lev = _budget_for(lev, ub, lam)
     s.scr.feat[lev] = -1
     nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
     leaf = leaf_err + lam
-    if lev == 0 or npos <= 1 or leaf_err <= lam:
+    if npos <= 1 or leaf_err <= lam:
         return leaf  # no split can pay for its extra leaf
+    if lev == 0:
+        return leaf if lev0 == 0 or leaf < ub else ub
     key = lev if s.limited else 0
     hv = row_hash(rows, key)
     timed_out = s.stats[S_TIMED_OUT] != 0
     hit, val, lbk = _lookup(s, rows, key, hv, ub, timed_out, lev)
     if hit:
-        return val
+        return _at_budget(s, rows, lev0, lev, ub, val)
     check_time(s.stats, s.clock)
     timed_out = s.stats[S_TIMED_OUT] != 0
     if b < 0.0:
@@ -487,7 +534,8 @@ def solve(s, rows, lev, ub, b):
         # (MurTree's lower-bound update after a failed search, as in `_topk_kernels`); the
         # leaf stays a candidate of this objective
         node_lb = min(leaf, lbmin)
-    return _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found)
+    v = _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found)
+    return _at_budget(s, rows, lev0, lev, ub, v)
 
 
 @njit(cache=True)
@@ -606,7 +654,8 @@ def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, lam, eq_rows, grp, n
     budget given, no guess, no deadline): the contract of `solve` made testable with the
     bounds earlier queries left in the cache and the similar-support memory. A value below
     ``ub`` must be the exact optimum, any other value a lower bound of it that is >= ``ub``;
-    at budget 2 (unweighted) every value is the exact optimum."""
+    at budget 2 (unweighted) every value is the exact optimum unless ``ub`` makes a smaller
+    budget enough (`_budget_for`)."""
     s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, True, lam, 1 << 20, -1.0, False,
                    np.zeros(F.shape[0], np.uint64), eq_rows, grp, n_groups, True)
     out = np.empty(ubs.shape[0])
