@@ -592,12 +592,10 @@ def tree_objective(tree, alpha):
 
 def warmup_kernels():
     """Compile (or load) the kernels on the layer's tiny warm-up problem."""
-    X, y, F, C, _ = warmup_problem()
+    X, y, _, _, _ = warmup_problem()
     fit_layer(X, y, 3, 3, 0.01, 1, 8, None)
     fit_layer(X, y, 3, 2, 0.0, 2, 8, time.perf_counter() + 100.0)
     fit_layer(X, y, 3, 1, 0.0, 1, 8, None)
-    sets = np.ascontiguousarray(np.stack([F[:, 0], F[:, 1]]))
-    solve_queries(F, C, 40, 3, 0.1, 1, True, sets, np.array([3, 2]), np.array([INF, 1.0]))
 
 
 @njit(cache=True)
