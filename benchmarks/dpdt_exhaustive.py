@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import multiprocessing as mp
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from topk_vs_peers import DATASETS, _vm_hwm_mb, load_dl85  # noqa: E402
+from _fresh import run_fresh, vm_hwm_mb  # noqa: E402
+from topk_vs_peers import DATASETS, load_dl85  # noqa: E402
 
 
 def _fit_one(search, name, depth, alpha, limit, conn):
@@ -50,37 +50,14 @@ def _fit_one(search, name, depth, alpha, limit, conn):
         "search": info["search"],
         "tree": (tr.feature.tolist(), tr.threshold.tolist(), tr.left.tolist(),
                  tr.right.tolist(), tr.value.tolist()),
-        "peak_rss_mb": _vm_hwm_mb(),
+        "peak_rss_mb": vm_hwm_mb(),
     })
     conn.close()
 
 
 def run_one(search, name, depth, alpha, limit):
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_fit_one, args=(search, name, depth, alpha, limit, child))
-    p.start()
-    child.close()
-    res = None
-    t0 = time.perf_counter()
-    ready = False
-    while True:
-        if parent.poll(0.2):
-            try:
-                msg = parent.recv()
-            except EOFError:
-                break
-            if msg == "ready":
-                ready, t0 = True, time.perf_counter()
-                continue
-            res = msg
-            break
-        if not p.is_alive():
-            break
-        if time.perf_counter() - t0 > (limit + 60 if ready else 600):
-            p.kill()
-            break
-    p.join()
+    _, res, _ = run_fresh(_fit_one, (search, name, depth, alpha, limit), limit, grace=60,
+                          startup=600)
     if res is None:
         return {"seconds": math.nan, "objective": math.nan, "timed_out": True, "tree": None,
                 "peak_rss_mb": math.nan, "states": -1, "search": search}

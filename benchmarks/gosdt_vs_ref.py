@@ -39,10 +39,13 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import multiprocessing as mp
 import os
 import statistics
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _fresh import run_fresh, vm_hwm_mb  # noqa: E402
 
 # name -> (file, (n_estimators, max_depth) of the GBDT, λ)
 CASES = {
@@ -145,61 +148,17 @@ def _fit_one(solver, name, fold, depth, guess, limit, lam_arg, conn) -> None:
                "ref_seconds": ref_s, "search_seconds": secs - ref_s,
                "objective": float(obj), "leaves": int(est.tree_.n_leaves),
                "columns": Xb.shape[1], "optimality": si.get("optimality"), "lam": lam,
-               "peak_rss_mb": _vm_hwm_mb(), "n": int(np.asarray(y).shape[0]),
+               "peak_rss_mb": vm_hwm_mb(), "n": int(np.asarray(y).shape[0]),
                "reference_bound": float(si.get("reference_bound", float("nan")))})
     conn.close()
 
 
-def _vm_hwm_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def run_one(solver, name, fold, depth, guess, limit, mem_gb, lam=None):
-    import psutil
-
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_fit_one, args=(solver, name, fold, depth, guess, limit, lam, child))
-    p.start()
-    child.close()
-    t0 = time.perf_counter()
-    status, peak, res, ready = "ok", 0.0, None, False
-    proc = psutil.Process(p.pid)
-    while True:
-        if parent.poll(0.1):
-            try:
-                msg = parent.recv()
-            except EOFError:
-                break
-            if msg == "ready":
-                ready, t0 = True, time.perf_counter()
-                continue
-            res = msg
-            break
-        if not p.is_alive():
-            break
-        try:
-            rss = proc.memory_info().rss / 2**30
-        except psutil.NoSuchProcess:
-            break
-        peak = max(peak, rss)
-        if rss > mem_gb:
-            status = "memout"
-            p.kill()
-            break
-        if time.perf_counter() - t0 > (limit + 30 if ready else 900):
-            status = "timeout"
-            p.kill()
-            break
-    p.join()
+    status, res, peak = run_fresh(_fit_one, (solver, name, fold, depth, guess, limit, lam),
+                                  limit, mem_gb=mem_gb)
     if res is None:
-        return {"status": status if status != "ok" else f"crash({p.exitcode})",
-                "seconds": float("nan"), "objective": float("nan"), "leaves": -1,
-                "peak_rss_mb": peak * 1024}
+        return {"status": status, "seconds": float("nan"), "objective": float("nan"),
+                "leaves": -1, "peak_rss_mb": peak}
     return res
 
 

@@ -23,15 +23,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _fresh import vm_hwm_mb  # noqa: E402
 from topk_vs_peers import load_dl85  # noqa: E402
-
-
-def _vm_hwm_mb() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) // 1024
-    return -1
 
 
 def main(argv=None) -> int:
@@ -66,7 +59,7 @@ def main(argv=None) -> int:
     print(json.dumps({
         "algorithm": a.algorithm, "dataset": a.dataset, "depth": a.depth,
         "lam": a.lam if a.algorithm == "gosdt" else None,
-        "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "peak_mb": _vm_hwm_mb(),
+        "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "peak_mb": int(vm_hwm_mb()),
         "timed_out": bool(si.get("timed_out")), "cache_entries": si.get("cache_entries"),
         "cache_mb": round(si.get("cache_peak_bytes", 0) / 2**20, 1),
         "objective": si.get("objective"),

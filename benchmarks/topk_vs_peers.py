@@ -35,10 +35,13 @@ import argparse
 import csv
 import gzip
 import math
-import multiprocessing as mp
 import os
 import pathlib
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _fresh import run_fresh, vm_hwm_mb  # noqa: E402
 
 DATASETS = ["tic-tac-toe", "kr-vs-kp", "mushroom", "splice-1", "pendigits", "segment", "anneal",
             "german-credit"]
@@ -120,67 +123,17 @@ def _fit_one(solver: str, name: str, depth: int, k, limit: float, cache_mb: floa
         out["accuracy"] = float(est.score(X, y))
     else:  # pragma: no cover
         raise ValueError(solver)
-    out["peak_rss_mb"] = _vm_hwm_mb()
+    out["peak_rss_mb"] = vm_hwm_mb()
     conn.send(out)
     conn.close()
 
 
-def _vm_hwm_mb() -> float:
-    """Peak resident memory of this process (VmHWM; unlike ru_maxrss it is not inherited from
-    the parent across fork/exec)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def run_one(solver, name, depth, k, limit, mem_gb, cache_mb, tie_break="smaller"):
-    import psutil
-
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_fit_one,
-                    args=(solver, name, depth, k, limit, cache_mb, tie_break, child))
-    p.start()
-    child.close()
-    t0 = time.perf_counter()
-    status, peak = "ok", 0.0
-    proc = psutil.Process(p.pid)
-    res = None
-    ready = False
-    while True:
-        if parent.poll(0.1):
-            try:
-                msg = parent.recv()
-            except EOFError:
-                res = None
-                break
-            if msg == "ready":  # the time limit starts now (loading/compiling excluded)
-                ready = True
-                t0 = time.perf_counter()
-                continue
-            res = msg
-            break
-        if not p.is_alive():
-            break
-        try:
-            rss = proc.memory_info().rss / 2**30
-        except psutil.NoSuchProcess:
-            break
-        peak = max(peak, rss)
-        if rss > mem_gb:
-            status = "memout"
-            p.kill()
-            break
-        if time.perf_counter() - t0 > (limit + 30 if ready else 900):
-            status = "timeout"
-            p.kill()
-            break
-    p.join()
+    status, res, peak = run_fresh(_fit_one, (solver, name, depth, k, limit, cache_mb, tie_break),
+                                  limit, mem_gb=mem_gb)
     if res is None:
-        return {"status": status if status != "ok" else f"crash({p.exitcode})",
-                "seconds": float("nan"), "accuracy": float("nan"), "peak_rss_mb": peak * 1024}
+        return {"status": status, "seconds": float("nan"), "accuracy": float("nan"),
+                "peak_rss_mb": peak}
     if res.get("timed_out"):
         res["status"] = "timeout"
     return res
