@@ -1254,41 +1254,23 @@ def _dpdt13_sides(X01, rows, j):
     return left, right
 
 
-def naive_dpdt13_stump(X01, y, n_classes, rows, alpha, min_leaf):
-    """DP value of a depth-budget-1 state by trying every tree of depth <= 1: the first
-    argmin over (leaf, split on feature 0, 1, ...), a split valid when both sides keep
-    ``min_leaf`` rows, costing ``(alpha * |rows| + e_left) + e_right``."""
-    err, counts = _dpdt13_leaf(rows, y, n_classes)
-    if err == 0.0 or len(rows) < 2 * min_leaf:
-        return err, -1
-    best, best_f = err, -1
-    for j in range(len(X01[0]) if X01 else 0):
-        left, right = _dpdt13_sides(X01, rows, j)
-        if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
-            continue
-        cost = (alpha * float(len(rows)) + _dpdt13_leaf(left, y, n_classes)[0]) + _dpdt13_leaf(
-            right, y, n_classes)[0]
-        if cost < best:
-            best, best_f = cost, j
-    return best, best_f
-
-
-def naive_dpdt13_depth2(X01, y, n_classes, rows, alpha, min_leaf):
-    """DP value and root feature of a depth-budget-2 state by trying every tree of depth <= 2
-    (X01: lists of 0/1, y: class indices): each root option in order (leaf, then every valid
-    feature), each child its own first argmin over (leaf, stumps) as in
-    `naive_dpdt13_stump`; the root takes the first option strictly better than every earlier
-    one. Pure states and states with fewer than ``2 * min_leaf`` rows are leaves."""
+def naive_dpdt13_best(X01, y, n_classes, rows, depth, alpha, min_leaf):
+    """DP value and root feature (-1: leaf) of ``(rows, depth budget)`` by plain backward
+    induction over every tree (X01: lists of 0/1, y: class indices), with the DP's rules: pure
+    states, states with fewer than ``2 * min_leaf`` rows and budget 0 are leaves; a split is
+    valid when both sides keep ``min_leaf`` rows and costs ``(alpha * |rows| + v_left) +
+    v_right``; the first option in order (leaf, feature 0, 1, ...) strictly better than every
+    earlier one is taken. The oracle of the layer solver's contract and depth-2 kernel."""
     err, _ = _dpdt13_leaf(rows, y, n_classes)
-    if err == 0.0 or len(rows) < 2 * min_leaf:
+    if depth == 0 or err == 0.0 or len(rows) < 2 * min_leaf:
         return err, -1
     best, best_f = err, -1
     for i in range(len(X01[0]) if X01 else 0):
         left, right = _dpdt13_sides(X01, rows, i)
         if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
             continue
-        vl = naive_dpdt13_stump(X01, y, n_classes, left, alpha, min_leaf)[0]
-        vr = naive_dpdt13_stump(X01, y, n_classes, right, alpha, min_leaf)[0]
+        vl = naive_dpdt13_best(X01, y, n_classes, left, depth - 1, alpha, min_leaf)[0]
+        vr = naive_dpdt13_best(X01, y, n_classes, right, depth - 1, alpha, min_leaf)[0]
         cost = (alpha * float(len(rows)) + vl) + vr
         if cost < best:
             best, best_f = cost, i
@@ -1296,25 +1278,23 @@ def naive_dpdt13_depth2(X01, y, n_classes, rows, alpha, min_leaf):
 
 
 def naive_dpdt13_value(X01, y, n_classes, rows, depth, alpha, min_leaf):
-    """DP value of ``(rows, depth budget)`` by plain backward induction with the same rules
-    and float expressions (the oracle of the layer solver's contract)."""
-    err, _ = _dpdt13_leaf(rows, y, n_classes)
-    if depth == 0 or err == 0.0 or len(rows) < 2 * min_leaf:
-        return err
-    best = err
-    for i in range(len(X01[0]) if X01 else 0):
-        left, right = _dpdt13_sides(X01, rows, i)
-        if len(left) < max(1, min_leaf) or len(right) < max(1, min_leaf):
-            continue
-        cost = (alpha * float(len(rows))
-                + naive_dpdt13_value(X01, y, n_classes, left, depth - 1, alpha, min_leaf)) + (
-            naive_dpdt13_value(X01, y, n_classes, right, depth - 1, alpha, min_leaf))
-        if cost < best:
-            best = cost
-    return best
+    """DP value of ``(rows, depth budget)`` (`naive_dpdt13_best`)."""
+    return naive_dpdt13_best(X01, y, n_classes, rows, depth, alpha, min_leaf)[0]
 
 
 # ----------------------------------------------------------------------------- test data
+def node_class_counts(X, y, n_classes, rows):
+    """A node's inputs to the depth-2 kernels: its row mask, the class counts among the rows
+    with each feature = 1 (d x n_classes) and the node's class totals."""
+    n, d = X.shape
+    r = np.zeros(n, bool)
+    r[rows] = True
+    cnt1 = np.zeros((d, n_classes))
+    for c in range(n_classes):
+        cnt1[:, c] = X[r & (y == c)].sum(axis=0)
+    return r, cnt1, np.bincount(y[r], minlength=n_classes).astype(float)
+
+
 def twinned_columns(rng, n, d_base, density=0.5):
     """Random 0/1 columns (n x 2 d_base) of which half are copies or complements of the others,
     shuffled: data on which equivalent-feature dropping has work to do."""

@@ -106,14 +106,9 @@ def test_layer_equals_naive_and_tree_objective():
 
 # ------------------------------------------------------------------ depth-2 kernel
 def _kernel_inputs(X, y, nc, rows):
-    n, d = X.shape
-    r = np.zeros(n, bool)
-    r[rows] = True
-    cnt1 = np.zeros((d, nc))
-    for c in range(nc):
-        cnt1[:, c] = X[r & (y == c)].sum(axis=0)
+    d = X.shape[1]
+    r, cnt1, tot = naive.node_class_counts(X, y, nc, rows)
     rc1 = cnt1.sum(axis=1)
-    tot = np.bincount(y[r], minlength=nc).astype(float)
     vs = np.array([j for j in range(d) if 0 < rc1[j] < r.sum()] + [0] * d, np.int64)
     nv = int(sum(1 for j in range(d) if 0 < rc1[j] < r.sum()))
     F = pack_columns(X)
@@ -141,7 +136,7 @@ def test_depth2_kernel_equals_brute_force(seed):
         for msl in (1, 2, 3):
             cnt1, rc1, tot, P, vs, nv = _kernel_inputs(X, yi, nc, rows)
             v, f, _ = L.depth2_dpdt(cnt1, rc1, tot, P, vs, nv, alpha, msl)
-            nv_, nf = naive.naive_dpdt13_depth2(Xl, yi.tolist(), nc, rows, alpha, msl)
+            nv_, nf = naive.naive_dpdt13_best(Xl, yi.tolist(), nc, rows, 2, alpha, msl)
             assert (v, f) == (nv_, nf), (alpha, msl)
 
 

@@ -21,13 +21,8 @@ def _node_inputs(X, y, nc, ref_wrong, rows):
     """The kernel's inputs for the node ``rows``: per-feature class counts, totals, the rank
     order (children's leaf errors, then index; valid features first), the valid features,
     the pair counts (both triangles), the reference's errors per feature and in the node."""
-    n, d = X.shape
-    r = np.zeros(n, bool)
-    r[rows] = True
-    cnt1 = np.zeros((d, nc))
-    for c in range(nc):
-        cnt1[:, c] = X[r & (y == c)].sum(axis=0)
-    tot = np.bincount(y[r], minlength=nc).astype(float)
+    d = X.shape[1]
+    r, cnt1, tot = naive.node_class_counts(X, y, nc, rows)
     valid = [j for j in range(d) if 0 < cnt1[j].sum() < r.sum()]
     gain = {}
     for j in valid:
