@@ -66,6 +66,7 @@ class RunSummary:
     pairs_skipped: list[Skipped] = field(default_factory=list)
     splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
     data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
+    notes: list[str] = field(default_factory=list)  # what the results store found and did
     cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
@@ -235,49 +236,49 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
 
 def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | None = None,
                    n_jobs_used: int | None = None, command: str = "run",
-                   sweep: dict[str, list[Any]] | None = None) -> Path:
-    """Write ``manifest.json``: the experiment's config (the first run's; a sweep that adds to
-    the directory appends its own config to ``runs`` instead of replacing it), the environment,
-    and one entry per run with the ``n_jobs`` asked for and the number of workers used."""
+                   sweep: dict[str, list[Any]] | None = None, cells: list[Cell] | None = None,
+                   variant: dict[str, Any] | None = None) -> list[str]:
+    """Write ``manifest.json``: one experiment record per config (and profile) and per variant
+    of it that ran here, with the cells it defines (`treebench.results.experiments`), the
+    environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
+    Returns notes (a damaged manifest is set aside and rewritten)."""
     from treebench.execute.supervise import atomic_write_json
+    from treebench.results import experiments as xp
     from treebench.results.provenance import environment
 
     out.mkdir(parents=True, exist_ok=True)
-    p = out / "manifest.json"
-    previous: dict[str, Any] = {}
-    if p.is_file():
-        try:
-            previous = json.loads(p.read_text(encoding="utf-8"))
-        except ValueError:
-            previous = {}
-        if not isinstance(previous, dict):
-            previous = {}
+    p = out / xp.MANIFEST
+    notes: list[str] = []
+    try:
+        previous = xp.read_manifest(out) or {}
+    except xp.ManifestError:
+        bad = out / f"manifest.damaged.{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+        p.replace(bad)
+        notes.append(f"{p} was damaged; kept it as {bad.name} and wrote a new one (records of "
+                     f"earlier sweeps in it are lost: their cells count as other cells)")
+        previous = {}
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    config = exp.model_dump(mode="json")
-    base = previous.get("config") if isinstance(previous.get("config"), dict) else config
-    runs = list(previous.get("runs") or [])
-    entry: dict[str, Any] = {"at": now, "command": command, "n_cells": n_cells,
-                             "n_jobs": n_jobs, "n_jobs_used": n_jobs_used}
+    rec = xp.make_record(exp, list(cells or []), variant, command)
+    entry: dict[str, Any] = {"at": now, "command": command, "experiment": rec["key"],
+                             "n_cells": n_cells, "n_jobs": n_jobs, "n_jobs_used": n_jobs_used}
     if sweep:
         entry["sweep"] = {k: list(v) for k, v in sweep.items()}
-    if config != base:
-        entry["config"] = config
-    runs.append(entry)
-    atomic_write_json(
-        p,
-        {
-            "experiment": previous.get("experiment") or exp.name,
-            "config": base,
-            "n_cells": n_cells if config == base else previous.get("n_cells", n_cells),
-            "n_jobs": n_jobs,
-            "n_jobs_used": n_jobs_used,
-            "created_at": previous.get("created_at") or now,
-            "updated_at": now,
-            "runs": runs,
-            "environment": environment(),
-        },
-    )
-    return p
+    man = xp.upsert(dict(previous), rec)
+    runs = [r for r in xp.claim_records(man) if r.get("kind") == "run"]
+    head = runs[0] if runs else rec
+    man.update({
+        "experiment": head["name"],
+        "config": head["config"],
+        "n_cells": head["n_cells"],
+        "n_jobs": n_jobs,
+        "n_jobs_used": n_jobs_used,
+        "created_at": previous.get("created_at") or now,
+        "updated_at": now,
+        "runs": list(previous.get("runs") or []) + [entry],
+        "environment": environment(),
+    })
+    atomic_write_json(p, man)
+    return notes
 
 
 def note_cluster_run(out: Path, run: Any) -> None:
@@ -354,12 +355,16 @@ def _remove_partial_files(out: Path) -> None:
 
 
 def consolidate(exp: Experiment, out: Path, cells: list[Cell] | None = None):
-    """Rebuild the tables from every cell file of ``out`` (never only this run's: a sweep that
-    adds cells keeps the experiment's own rows). Returns the table and the two paths."""
-    from treebench.results.store import load_rows, to_frame, write_tables
+    """Rebuild the tables from every usable cell file of ``out`` (never only this run's: a
+    sweep that adds cells keeps the experiment's own rows). Returns the table and the paths."""
+    from treebench.results.index import record_tables, scan
+    from treebench.results.store import build_table, write_tables
 
-    df = to_frame(load_rows(out), experiment=exp.name)
-    return df, write_tables(out, df)
+    current = scan(out, save=True)
+    df = build_table(out, current, exp.name)
+    paths = write_tables(out, df)
+    record_tables(out, current)
+    return df, paths
 
 
 def exit_code_for(counts: Counter, fail_on: str) -> int:
@@ -393,6 +398,7 @@ def run_experiment(
     report: bool = True,
     profile: str | None = None,
     address: str | None = None,
+    add_experiment: bool = False,
 ) -> RunSummary:
     """Validate, plan and run an experiment; consolidate tables; write the report.
 
@@ -405,7 +411,11 @@ def run_experiment(
     text, overrides and sweep expanded to last time) without validating again or importing any
     learner, so it takes a fraction of a second.
 
-    ``profile`` applies a named reduction of the config first (its ``profiles:``)."""
+    ``profile`` applies a named reduction of the config first (its ``profiles:``).
+    ``add_experiment`` lets a config write into a folder that holds another experiment's cells.
+
+    Each run records in ``manifest.json`` the cells its config defines, so that the config's
+    claims are checked on exactly those (`treebench.results.experiments`)."""
     if fail_on not in ("error", "timeout", "never"):
         raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
     bad = [r for r in retry if r not in RETRYABLE]
@@ -414,7 +424,7 @@ def run_experiment(
     if n_jobs is not None:
         check_n_jobs(n_jobs)
     key = _plan_key(config, seed=seed, overrides=overrides, sweep=sweep) if profile is None else None
-    if key is not None and not force:
+    if key is not None and not force and not add_experiment:
         fast = _nothing_to_do(key, config, out, retry=retry, fail_on=fail_on, report=report)
         if fast is not None:
             return fast
@@ -435,6 +445,12 @@ def run_experiment(
                 f"{out_dir}: --force would replace {n_done} finished cell(s); add --overwrite "
                 f"to do so, use --retry STATUS to rerun failed cells only, or give another --out."
             )
+    from treebench.results import experiments as xp
+
+    try:
+        xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, add_experiment)
+    except xp.ManifestError:
+        pass  # rewritten by this run (with a note)
     pl = plan(exp, out_dir, force=force, retry=retry)
     backend = backend or exp.execution.backend
     n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
@@ -449,9 +465,14 @@ def run_experiment(
     data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
     used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
+    variant = _variant(sweep, overrides, seed)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
-        write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
-                       command="sweep" if sweep else "run", sweep=sweep)
+        notes = _set_aside_damaged(out_dir)
+        if notes:  # their cells are not done after all
+            pl = plan(exp, out_dir, force=force, retry=retry)
+        notes += write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
+                                command="sweep" if sweep else "run", sweep=sweep,
+                                cells=pl.cells, variant=variant)
         _remove_partial_files(out_dir)
         try:
             summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend,
@@ -460,13 +481,39 @@ def run_experiment(
         finally:
             if clusters:
                 note_cluster_run(out_dir, clusters[0])
+    summary.notes = notes + summary.notes
     summary.n_jobs = clusters[0].n_threads_used if clusters else used
     summary.sweep_applied = applied
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
-        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name)
+        from treebench.results.experiments import record_key
+
+        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
+                       record_key(exp, variant))
     return summary
+
+
+def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
+             seed: int | None) -> dict[str, Any] | None:
+    """What makes a run a variant of its config (its claims are not checked on it): sweep
+    axes, overrides other than limits, an experiment seed given on the command line."""
+    ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
+    v: dict[str, Any] = {}
+    if sweep:
+        v["sweep"] = {k: list(x) for k, x in sweep.items()}
+    if ov:
+        v["overrides"] = ov
+    if seed is not None:
+        v["seed"] = seed
+    return v or None
+
+
+def _set_aside_damaged(out: Path) -> list[str]:
+    """Quarantine the unusable cell files of ``out`` (the caller holds the lock)."""
+    from treebench.results.index import quarantine, scan
+
+    return quarantine(out, scan(out))
 
 
 def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
@@ -518,12 +565,22 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
         ids, name = list(entry["cells"]), str(entry["experiment"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    status = existing_status(out_dir)
+    from treebench.results import experiments as xp
+    from treebench.results.index import scan, tables_state
+
+    try:
+        recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
+    except xp.ManifestError:
+        return None
+    if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
+        return None  # the manifest does not record this run's cells (deleted, rewritten)
+    current = scan(out_dir)
+    if current.problems or tables_state(out_dir, current) is not None:
+        return None
+    status = {cid: e.status for cid, e in current.cells.items()}
     if any(status.get(i) is None or status[i] in retry for i in ids):
         return None
-    if not _tables_current(out_dir):
-        return None
-    if report and not _report_current(out_dir):
+    if report and not _report_current(out_dir, current.digest):
         return None
     counts = Counter(status.values())
     s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
@@ -534,15 +591,21 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
     return s
 
 
-def _report_current(out: Path) -> bool:
+REPORT_STAMP = ".built-from.json"
+
+
+def _report_current(out: Path, digest: str) -> bool:
+    """The report was written from the cells whose digest is ``digest`` and still has its
+    index page."""
     try:
-        return (out / "report" / "index.html").stat().st_mtime_ns >= \
-            (out / "results.parquet").stat().st_mtime_ns
-    except OSError:
+        stamp = json.loads((out / "report" / REPORT_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return False
+    return isinstance(stamp, dict) and stamp.get("digest") == digest and \
+        (out / "report" / "index.html").is_file()
 
 
-def _remember_plan(out: Path, key: str, ids: list[str], name: str) -> None:
+def _remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -> None:
     from treebench.execute.supervise import atomic_write_json
 
     p = out / PLAN_CACHE
@@ -553,7 +616,7 @@ def _remember_plan(out: Path, key: str, ids: list[str], name: str) -> None:
     except (OSError, ValueError):
         cache = {}
     cache.pop(key, None)
-    cache[key] = {"experiment": name, "cells": ids}
+    cache[key] = {"experiment": name, "cells": ids, "record": record}
     while len(cache) > 16:  # the most recent plans only
         cache.pop(next(iter(cache)))
     atomic_write_json(p, cache)
@@ -586,14 +649,14 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
             )
         except KeyboardInterrupt:
             summary.interrupted = True
-    tables = (out_dir / "results.parquet", out_dir / "results.csv")
-    if summary.n_ran or not _tables_current(out_dir):
-        df, tables = consolidate(exp, out_dir)
-        counts = Counter(df["status"].astype(str).tolist())
-    else:  # nothing ran and the tables are newer than every cell file: no pandas needed
-        from treebench.results.store import existing_status
+    from treebench.results.store import refresh_tables
 
-        counts = Counter(existing_status(out_dir).values())
+    tables = (out_dir / "results.parquet", out_dir / "results.csv")
+    _, why, current = refresh_tables(out_dir, exp.name)  # a no-op when they are current
+    if why is not None and not summary.n_ran:
+        summary.notes.append(f"rewrote the results tables from the cell files ({why})")
+    summary.notes += _set_aside_damaged(out_dir) if current.problems else []
+    counts = Counter(e.status for e in current.cells.values())
     summary.tables = tables
     summary.counts = counts
     if summary.interrupted:
@@ -605,18 +668,26 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
     return summary
 
 
-def _tables_current(out: Path) -> bool:
-    """Both tables exist and are newer than every cell file."""
-    from treebench.results.store import cells_dir
+def refresh_results(results_dir: str | Path) -> list[str]:
+    """Rewrite the tables of ``results_dir`` when they no longer match its usable cell files
+    (changed cells, a damaged or missing table), under the directory's lock; a directory that
+    another run is writing, or that cannot be written, is left as it is (readers then rebuild
+    the table in memory). Returns a note when the tables were rewritten."""
+    from treebench.results.store import ResultsWriteError, refresh_tables
 
+    d = Path(results_dir)
+    if not (d / "cells").is_dir():
+        return []
     try:
-        t = min((out / "results.parquet").stat().st_mtime_ns, (out / "results.csv").stat().st_mtime_ns)
-    except OSError:
-        return False
-    d = cells_dir(out)
-    if not d.is_dir():
-        return True
-    return all(p.stat().st_mtime_ns <= t for p in d.glob("*.json"))
+        lock = _lock(d)
+    except (UserError, OSError):
+        return []
+    with lock:
+        try:
+            _, why, _ = refresh_tables(d)
+        except (ResultsWriteError, OSError):
+            return []
+    return [f"rewrote the results tables from the cell files ({why})"] if why else []
 
 
 def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
@@ -626,8 +697,30 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     check_writable(target, "report directory")
-    _write(results_dir, target, formats=tuple(formats))
+    try:
+        _write(results_dir, target, formats=tuple(formats))
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise UserError(
+            f"{target}: cannot write the report ({reason}); the results tables and cell files "
+            f"are complete: free space, then run `treebench report {results_dir}`."
+        ) from None
+    if out is None:
+        _stamp_report(results_dir)
     return target
+
+
+def _stamp_report(results_dir: Path) -> None:
+    """Record which cells the report was built from (`_report_current`)."""
+    from treebench.execute.supervise import atomic_write_json
+    from treebench.results.index import read_index
+
+    digest = (read_index(results_dir).get("tables") or {}).get("digest")
+    if digest:
+        try:
+            atomic_write_json(results_dir / "report" / REPORT_STAMP, {"digest": digest})
+        except OSError:
+            pass
 
 
 def experiment_dirs(root: str | Path) -> list[Path]:

@@ -82,6 +82,8 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="Do not write the report after the run.")]
 Profile = Annotated[str | None, typer.Option("--profile", help="Apply a named profile of the config (e.g. ci: fewer seeds, datasets, depths) with its own expectations.")]
 Verify = Annotated[bool, typer.Option("--verify", help="Check the config's expectations after the run; exit 5 when one fails.")]
+AddExperiment = Annotated[bool, typer.Option("--add-experiment", help="Allow writing into a results directory that holds another experiment's cells (each config's claims are still checked on its own cells).")]
+AllCells = Annotated[bool, typer.Option("--all-cells", help="Check the claims on every cell of the folder (sweeps and other experiments pooled) instead of exactly the cells the config defines.")]
 
 
 def _run(
@@ -90,7 +92,7 @@ def _run(
     out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
     overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
-    verify: bool = False, address: str | None = None,
+    verify: bool = False, address: str | None = None, add_experiment: bool = False,
 ) -> None:
     with _user_errors():
         from treebench import api
@@ -118,17 +120,18 @@ def _run(
             memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
             fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
             offline=True if offline else None, progress=not quiet, report=not no_report,
-            profile=profile, address=address,
+            profile=profile, address=address, add_experiment=add_experiment,
         )
     _print_summary(summary)
     code = summary.exit_code
     if verify and not summary.interrupted:
         with _user_errors():
-            from treebench.verify import EXIT_FAILED, verify_results
+            from treebench.verify import EXIT_FAILED, verify_dir
 
-            v = verify_results(summary.out)
-        _print_verification(v)
-        if not v.passed:
+            found = verify_dir(summary.out)
+        for v in found:
+            _print_verification(v)
+        if not all(v.passed for v in found):
             code = EXIT_FAILED
     raise typer.Exit(code)
 
@@ -191,6 +194,8 @@ def _print_summary(s) -> None:
         typer.echo(f"split:   {name}: {how}")
     for note in getattr(s, "data_warnings", []):
         typer.echo(f"warning: {note}")
+    for note in getattr(s, "notes", []):
+        typer.echo(f"note:    {note}")
     if s.tables:
         typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
     if s.report_dir:
@@ -207,12 +212,14 @@ def run(
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
+    add_experiment: AddExperiment = False,
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
-         overwrite=overwrite, profile=profile, verify=verify, address=address)
+         overwrite=overwrite, profile=profile, verify=verify, address=address,
+         add_experiment=add_experiment)
 
 
 @app.command()
@@ -227,6 +234,7 @@ def sweep(
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
+    add_experiment: AddExperiment = False,
 ) -> None:
     """Override sweep axes of a config from the command line (explicit flags beat the config), then
     run. The sweep's cells are added to the experiment's results directory (finished cells are
@@ -250,7 +258,8 @@ def sweep(
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
-         overwrite=overwrite, profile=profile, verify=verify, address=address)
+         overwrite=overwrite, profile=profile, verify=verify, address=address,
+         add_experiment=add_experiment)
 
 
 # ----------------------------------------------------------------------------- verify
@@ -265,6 +274,8 @@ def _print_verification(v) -> None:
     if not v.verdicts:
         con.print(escape(v.headline()))
         return
+    for note in filter(None, v.note.split("; ")):
+        con.print(escape(f"note: {note}"))
     t = Table(title=escape(v.headline()), show_lines=False)
     for col in HEADER:
         t.add_column(col, overflow="fold", justify="right" if col in ("measured", "difference") else "left")
@@ -277,29 +288,34 @@ def _print_verification(v) -> None:
 @app.command()
 def verify(
     results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`, or a folder of them (each verified on its own).")],
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Take the expectations from this config instead of the run's manifest.json.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Take the expectations (and the cells they are checked on) from this config instead of the run's manifest.json.")] = None,
     profile: Profile = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Also write the verdicts as JSON to this file (one experiment) or folder (several).")] = None,
+    all_cells: AllCells = False,
 ) -> None:
     """Check the expectations of a config (`expect:`) against its results: measured, expected,
-    difference, pass/fail. Exit 5 when one fails."""
+    difference, pass/fail, on exactly the cells the config defines. Exit 5 when one fails."""
     with _user_errors():
-        from treebench.verify import EXIT_FAILED, experiment_dirs, verify_results, write_json
+        from treebench import api
+        from treebench.verify import EXIT_FAILED, experiment_dirs, verify_dir, write_json
 
-        dirs = experiment_dirs(results_dir)
-        failed = 0
-        for d in dirs:  # one experiment at a time
-            v = verify_results(d, config=config, profile=profile)
-            _print_verification(v)
-            failed += not v.passed
-            if json_out is not None:
-                if len(dirs) > 1:
+        found = []
+        for d in experiment_dirs(results_dir):  # one experiment at a time
+            api.refresh_results(d)
+            for v in verify_dir(d, config=config, profile=profile, all_cells=all_cells):
+                _print_verification(v)
+                found.append((d, v))
+        if json_out is not None:
+            for d, v in found:
+                if len(found) > 1:
                     json_out.mkdir(parents=True, exist_ok=True)
-                    write_json(v, json_out / f"{d.name}.json")
+                    name = d.name if sum(x is d for x, _ in found) == 1 else f"{d.name}-{v.experiment}"
+                    write_json(v, json_out / f"{name}.json")
                 else:
                     write_json(v, json_out)
-    if len(dirs) > 1:
-        typer.echo(f"{len(dirs) - failed} of {len(dirs)} experiment(s) verified"
+    failed = sum(not v.passed for _, v in found)
+    if len(found) > 1:
+        typer.echo(f"{len(found) - failed} of {len(found)} experiment(s) verified"
                    + (f"; {failed} failed" if failed else ""))
     raise typer.Exit(EXIT_FAILED if failed else 0)
 
@@ -321,6 +337,8 @@ def report(
         from treebench.errors import UserError
 
         fmts = [f.strip() for f in format.split(",") if f.strip()]
+        for note in api.refresh_results(results_dir):
+            typer.echo(f"note: {note}")
         if (results_dir / "results.parquet").is_file():
             target = api.write_report(results_dir, out, formats=fmts)
         elif results_dir.is_dir() and api.experiment_dirs(results_dir):

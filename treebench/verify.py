@@ -423,16 +423,6 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
 
 
 # ----------------------------------------------------------------------------- directories
-def _manifest(results_dir: Path) -> dict[str, Any]:
-    p = results_dir / "manifest.json"
-    if not p.is_file():
-        return {}
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except ValueError:
-        raise UserError(f"{p}: not valid JSON; rerun the experiment to rewrite it.") from None
-
-
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     from treebench.config import _loc, _pyd_message  # one wording for config errors
     from pydantic import ValidationError
@@ -448,84 +438,132 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     return out
 
 
-def expectations_for(results_dir: Path, *, config: str | Path | None = None,
-                     profile: str | None = None) -> tuple[str, str | None, list[Expectation], str]:
-    """(experiment name, profile, expectations, note) for ``results_dir``: from ``config`` (a
-    YAML file, with ``profile`` applied) when given, else from the run's ``manifest.json``."""
-    if config is not None:
-        from treebench.config import load_config
+def _records_from_config(config: str | Path, profile: str | None) -> list[dict[str, Any]]:
+    """The experiment record of a config file: its claims and exactly the cells it defines."""
+    from treebench.cells import expand_all
+    from treebench.config import load_config
+    from treebench.results.experiments import make_record
 
-        exp = load_config(config, profile=profile)
-        return exp.name, exp.profile, list(exp.expect), ""
-    man = _manifest(results_dir)
-    cfg = man.get("config") or {}
-    name = str(man.get("experiment") or cfg.get("name") or results_dir.name)
-    if not cfg:
-        return name, profile, [], "no manifest.json with the run's config: nothing to check"
-    ran = cfg.get("profile")
-    items = cfg.get("expect") or []
-    if profile is not None and profile != ran:
-        prof = (cfg.get("profiles") or {}).get(profile)
-        if prof is None or ran is not None:
-            raise UserError(
-                f"{results_dir}: these results were run with "
-                f"{'profile ' + repr(ran) if ran else 'no profile'}; to check them against "
-                f"profile `{profile}`, give its config with --config."
-            )
-        if "expect" in prof:
-            items = prof["expect"]
-    src = f"{results_dir / 'manifest.json'}"
-    return name, profile if profile is not None else ran, parse_expectations(items, src), ""
+    exp = load_config(config, profile=profile)
+    return [make_record(exp, expand_all(exp).cells, None, "verify")]
+
+
+def _records_from_manifest(d: Path, profile: str | None) -> list[dict[str, Any]]:
+    """The records of the runs recorded in ``d``'s manifest whose claims apply."""
+    from treebench.results import experiments as xp
+
+    man = xp.read_manifest(d)
+    if man is None:
+        raise UserError(
+            f"{d}: no manifest.json, so treebench cannot tell which experiment these results "
+            f"belong to or what it claims; verify with --config CONFIG (its claims are checked "
+            f"on the cells it defines), or run that config again into this folder to rewrite it."
+        )
+    recs = xp.claim_records(man)
+    if profile is None:
+        return recs
+    mine = [r for r in recs if r.get("profile") == profile]
+    if not mine:
+        ran = sorted({str(r.get("profile")) for r in recs if r.get("profile")})
+        raise UserError(
+            f"{d}: these results were run with "
+            f"{'profile ' + ', '.join(ran) if ran else 'no profile'}; to check them against "
+            f"profile `{profile}`, give its config with --config."
+        )
+    return mine
+
+
+def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
+               profile: str | None = None, all_cells: bool = False,
+               table: pd.DataFrame | None = None) -> list[Verification]:
+    """One `Verification` per experiment recorded in ``results_dir`` (or for ``config``):
+    its claims checked on exactly the cells it defines (``all_cells``: on every cell of the
+    folder). A defined cell with no usable result fails the claims that select it. ``table``
+    is the folder's results table when the caller has it (else it is read, or rebuilt from the
+    cell files when stale)."""
+    from treebench.results import experiments as xp
+    from treebench.results.index import quarantined_cells
+
+    d = Path(results_dir)
+    recs = _records_from_config(config, profile) if config is not None else \
+        _records_from_manifest(d, profile)
+    notes: list[str] = []
+    current = None
+    if table is None:
+        table, notes, current = _table_of(d)
+    unusable = quarantined_cells(d)
+    if current is not None:
+        unusable.update({Path(f).stem: why for f, why in current.problems.items()})
+    out = []
+    for rec in recs:
+        cfg = rec.get("config") or {}
+        v = Verification(str(rec.get("name")), d, rec.get("profile"))
+        src = str(config) if config is not None else str(d / xp.MANIFEST)
+        items = parse_expectations(cfg.get("expect") or [], src)
+        if not items:
+            v.note = "the config states no expectations: nothing to check"
+            out.append(v)
+            continue
+        sub, more = (table, []) if all_cells else xp.claim_table(table, rec, unusable)
+        v.verdicts = verify_table(sub, items)
+        v.note = "; ".join(notes + more)
+        out.append(v)
+    if not out:
+        out.append(Verification(d.name, d, profile,
+                                note="no run of a config is recorded here: nothing to check"))
+    return out
+
+
+def _table_of(d: Path):
+    from treebench.results import schema
+    from treebench.results.store import current_table
+
+    if not (d / "cells").is_dir() and not (d / "results.parquet").is_file():
+        raise UserError(f"{d}: no results here; run the experiment first.")
+    try:
+        return current_table(d)
+    except schema.SchemaError as exc:
+        raise UserError(f"{d}: the results do not follow the schema: {exc}.") from None
 
 
 def verify_results(results_dir: str | Path, *, config: str | Path | None = None,
-                   profile: str | None = None) -> Verification:
-    """Verify one results directory (``results.parquet`` + ``manifest.json``)."""
-    from treebench.results import schema
-    from treebench.results.store import read_table
-
-    d = Path(results_dir)
-    name, prof, items, note = expectations_for(d, config=config, profile=profile)
-    v = Verification(name, d, prof, note=note)
-    if not items:
-        v.note = note or "the config states no expectations: nothing to check"
-        return v
-    path = d / "results.parquet"
-    if not path.is_file():
-        raise UserError(f"{d}: no results.parquet here; run the experiment first.")
-    try:
-        table = read_table(path)
-    except schema.SchemaError as exc:
-        raise UserError(f"{path}: the results table does not follow the schema: {exc}.") from None
-    v.verdicts = verify_table(table, items)
-    return v
+                   profile: str | None = None, all_cells: bool = False) -> Verification:
+    """Verify one results directory holding one experiment (the first when it holds more)."""
+    return verify_dir(results_dir, config=config, profile=profile, all_cells=all_cells)[0]
 
 
 def experiment_dirs(path: str | Path) -> list[Path]:
-    """``path`` itself when it holds a results table, else its subdirectories that do
-    (one experiment each, sorted). Raise `UserError` when there is none."""
+    """``path`` itself when it holds results (cells or a table), else the folders below it that
+    do (one experiment each, sorted, at any depth). Raise `UserError` when there is none."""
     p = Path(path)
-    if (p / "results.parquet").is_file():
+    if _holds_results(p):
         return [p]
     if not p.is_dir():
         raise UserError(f"{p}: no such results directory.")
-    found = sorted(q.parent for q in p.glob("*/results.parquet"))
+    found = sorted({q.parent for q in p.rglob("manifest.json") if _holds_results(q.parent)}
+                   | {q.parent for q in p.rglob("results.parquet")})
+    found = [q for q in found if not any(r != q and r in q.parents for r in found)]
     if not found:
-        raise UserError(f"{p}: no results.parquet here or in its subdirectories; give a "
+        raise UserError(f"{p}: no results here or in its subdirectories; give a "
                         "directory written by `treebench run`.")
     return found
 
 
+def _holds_results(p: Path) -> bool:
+    return (p / "results.parquet").is_file() or (p / "manifest.json").is_file() or \
+        (p / "cells").is_dir()
+
+
 def verify_path(path: str | Path, *, config: str | Path | None = None,
-                profile: str | None = None,
+                profile: str | None = None, all_cells: bool = False,
                 on_result: Callable[[Verification], None] | None = None) -> list[Verification]:
     """Verify every experiment under ``path``, one at a time."""
     out = []
     for d in experiment_dirs(path):
-        v = verify_results(d, config=config, profile=profile)
-        out.append(v)
-        if on_result is not None:
-            on_result(v)
+        for v in verify_dir(d, config=config, profile=profile, all_cells=all_cells):
+            out.append(v)
+            if on_result is not None:
+                on_result(v)
     return out
 
 

@@ -133,10 +133,14 @@ def load_results(results_dir: Path) -> Results:
             f"No results table at {path}; run the experiment first or point the report at a "
             "results directory that contains results.parquet."
         )
-    from treebench.results.store import read_table
+    from treebench.results.store import current_table, read_table
 
+    stale: list[str] = []
     try:
-        table = read_table(path)
+        if (results_dir / "cells").is_dir() and path == results_dir / "results.parquet":
+            table, stale, _ = current_table(results_dir)  # the cells say what the table is
+        else:
+            table = read_table(path)
     except schema.SchemaError as exc:
         raise UserError(f"The results table {path} does not follow the schema: {exc}.") from None
     except Exception as exc:  # pyarrow raises many types for damaged files
@@ -144,7 +148,7 @@ def load_results(results_dir: Path) -> Results:
                         "re-run or re-consolidate the experiment to rewrite it.") from None
     manifest, notes = _read_manifest(results_dir / "manifest.json")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
-                  notes=notes)
+                  notes=stale + notes)
     res.key_columns = _key_columns(table)
     res.settings = aggregate(table, res.key_columns)
     recorded = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns

@@ -7,21 +7,35 @@ from pathlib import Path
 
 from treebench.report.aggregate import Results
 from treebench.report.tables import Display
-from treebench.verify import HEADER, Verification, parse_expectations, verify_table
+from treebench.verify import HEADER, Verification, verify_dir
 
 NO_EXPECTATIONS = ("The config states no expectations (`expect:`), so there is nothing to "
                    "check; see the README's \"Paper reproductions\" for how to add them.")
 
 
 def verification(results: Results) -> Verification:
-    """Verdicts of the expectations recorded in the run's manifest (its resolved config)."""
+    """Verdicts of the claims of every config recorded in the run's manifest, each on exactly
+    the cells that config defines (`treebench.verify.verify_dir`); one table for all of them
+    (items prefixed by the experiment when the folder holds several)."""
+    from treebench.errors import UserError
+
     cfg = results.manifest.get("config") or {}
     v = Verification(results.experiment, results.directory, cfg.get("profile"))
-    items = parse_expectations(cfg.get("expect") or [], str(results.directory / "manifest.json"))
-    if not items:
+    try:
+        found = verify_dir(results.directory, table=results.table)
+    except UserError as exc:
+        v.note = str(exc)
+        return v
+    found = [x for x in found if x.verdicts]
+    if not found:
         v.note = NO_EXPECTATIONS
         return v
-    v.verdicts = verify_table(results.table, items)
+    for x in found:
+        for verdict in x.verdicts:
+            if len(found) > 1:
+                verdict.item = f"[{x.experiment}{'@' + x.profile if x.profile else ''}] {verdict.item}"
+            v.verdicts.append(verdict)
+    v.note = "; ".join(dict.fromkeys(n for x in found for n in x.note.split("; ") if n))
     return v
 
 

@@ -172,3 +172,49 @@ def validate(df: pd.DataFrame) -> None:
         v = df.loc[ok, col].dropna()
         if ((v < 0) | (v > 1)).any():
             raise SchemaError(f"results column `{col}` has values outside [0, 1]")
+
+
+#: columns whose values lie in [0, 1] whenever they are recorded
+UNIT_INTERVAL = tuple(c for c in METRIC_COLUMNS
+                      if c.split("_", 1)[-1] in ("accuracy", "balanced_accuracy", "roc_auc",
+                                                 "roc_auc_ovo"))
+_NON_NEGATIVE_PREFIXES = ("n_", "fold", "seed", "depth", "time_limit", "memory_limit")
+
+
+def check_row(row: dict) -> str | None:
+    """What is wrong with one results row (a cell file's ``row``), or None: an unknown or
+    missing status, a value of the wrong type for its column, an accuracy outside [0, 1], a
+    negative count or time. The same rules as `validate`, for one row without pandas."""
+    status = row.get("status")
+    if status not in STATUSES:
+        return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
+    for col, dtype in COLUMNS.items():
+        v = row.get(col)
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        if not _fits(v, dtype):
+            return f"its `{col}` value {str(v)[:40]!r} is not a {_KIND[dtype]}"
+        if dtype in ("Int64", "Float64") and v < 0 and (
+                col.startswith(_NON_NEGATIVE_PREFIXES) or col.endswith("_seconds")):
+            return f"its `{col}` value {v!r} is negative"
+    if status == "ok":
+        for col in UNIT_INTERVAL:
+            v = row.get(col)
+            if isinstance(v, int | float) and not isinstance(v, bool) and not 0 <= v <= 1:
+                return f"its `{col}` value {v!r} is outside [0, 1]"
+    return None
+
+
+_KIND = {"string": "text", "Int64": "whole number", "Float64": "number", "boolean": "true/false"}
+
+
+def _fits(v, dtype: str) -> bool:
+    if dtype == "string":
+        return isinstance(v, str)
+    if dtype == "boolean":
+        return isinstance(v, bool)
+    if isinstance(v, bool):
+        return False
+    if dtype == "Int64":
+        return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+    return isinstance(v, int | float)

@@ -19,11 +19,14 @@ float or boolean where every value is one, else text (numbers in a text column, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from treebench.errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,22 +42,86 @@ def cells_dir(out: Path) -> Path:
     return Path(out) / "cells"
 
 
+class ResultsWriteError(UserError):
+    """A results file could not be written (disk full, permissions): the cells written before
+    are kept, and the same command resumes once the cause is fixed."""
+
+
+class CellFileError(ValueError):
+    """A cell file that cannot be used: unreadable, damaged, misnamed or off the schema."""
+
+
+# A cell file is the record's JSON with its content hash as the last key:
+#   <json of the record without "sha256">[:-1] + ',"sha256":"<64 hex>"}'
+# so the hash is checked on the file's bytes without encoding the record again.
+_HASH_KEY = b',"sha256":"'
+_SUFFIX_LEN = len(_HASH_KEY) + 64 + 2
+
+
+def encode_record(record: dict[str, Any]) -> tuple[bytes, str]:
+    """The bytes of a cell file for ``record`` and the record's content hash (sha256 of the
+    record's JSON without its ``sha256`` key)."""
+    body = dict(record)
+    body.pop("sha256", None)
+    text = json.dumps(body, default=str, allow_nan=True).encode("utf-8")
+    digest = hashlib.sha256(text).hexdigest()
+    return text[:-1] + _HASH_KEY + digest.encode("ascii") + b'"}', digest
+
+
+def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
+    """(record, content hash) of a cell file's bytes; `CellFileError` with the reason when the
+    bytes are not a record or do not match their hash. A record written before content hashes
+    existed has none: its hash is that of the file's bytes."""
+    embedded = None
+    if len(data) > _SUFFIX_LEN and data[-_SUFFIX_LEN:-66] == _HASH_KEY and data.endswith(b'"}'):
+        embedded = data[-66:-2].decode("ascii", "replace")
+        body = data[:-_SUFFIX_LEN] + b"}"
+        if hashlib.sha256(body).hexdigest() != embedded:
+            raise CellFileError("its content does not match its checksum (damaged or edited)")
+    try:
+        rec = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise CellFileError("it is not valid JSON (truncated or damaged)") from None
+    if not isinstance(rec, dict) or not isinstance(rec.get("row"), dict):
+        raise CellFileError("it holds no results row")
+    if embedded is None and "sha256" in rec:
+        raise CellFileError("its checksum is not where treebench writes it (edited)")
+    row = rec["row"]
+    if row.get("cell_id") != name:
+        raise CellFileError(f"it holds cell `{str(row.get('cell_id'))[:40]}`, not the cell its "
+                            f"name says (a copied or renamed file)")
+    from treebench.results.schema import check_row
+
+    problem = check_row(row)
+    if problem:
+        raise CellFileError(problem)
+    return rec, embedded or hashlib.sha256(data).hexdigest()
+
+
+def read_cell(p: Path) -> tuple[dict[str, Any], str]:
+    """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used."""
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise CellFileError(f"it cannot be read ({(exc.strerror or type(exc).__name__).lower()})") from None
+    return decode_record(data, p.stem)
+
+
 def _read(p: Path) -> dict[str, Any] | None:
     try:
-        rec = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # a torn file cannot exist (atomic rename) but a hand-edited one might
-    return rec if isinstance(rec, dict) else None
+        return read_cell(p)[0]
+    except CellFileError:
+        return None
 
 
 def write_cell(out: Path, record: dict[str, Any]) -> Path:
-    """Write a cell record atomically (the driver does this, never a worker). A record that
-    replaces an earlier one of the same cell keeps the earlier outcomes in ``history`` (the
-    row's ``history`` column holds them as JSON)."""
+    """Write a cell record atomically (the driver does this, never a worker), with its content
+    hash. A record that replaces an earlier one of the same cell keeps the earlier outcomes in
+    ``history`` (the row's ``history`` column holds them as JSON). Raise `ResultsWriteError`
+    when the file cannot be written (disk full): nothing of the directory is lost."""
     from treebench.results.rows import history_entry
 
     d = cells_dir(out)
-    d.mkdir(parents=True, exist_ok=True)
     row = record["row"]
     p = d / f"{row['cell_id']}.json"
     old = _read(p) if p.is_file() else None
@@ -64,46 +131,50 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
     if history:
         record["history"] = history
         row["history"] = json.dumps(history, sort_keys=True, default=str)
+    data, _ = encode_record(record)
     tmp = d / f".{p.name}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        # json.dumps runs the C encoder; json.dump streams through the pure-Python one (most
-        # of the driver's CPU per Top-k cell on a cluster, issue 15)
-        fh.write(json.dumps(record, default=str, allow_nan=True))
-    os.replace(tmp, p)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise write_error(p, exc) from None
     return p
 
 
+def write_error(p: Path, exc: OSError) -> ResultsWriteError:
+    """The one sentence for a results file that could not be written."""
+    reason = (exc.strerror or type(exc).__name__).lower()
+    return ResultsWriteError(
+        f"{p}: cannot write this file ({reason}); every result written before is kept: free "
+        f"space or fix the permissions, then run the same command again to resume."
+    )
+
+
 def existing_status(out: Path) -> dict[str, str]:
-    """cell id → status for every readable cell file in ``out``."""
-    d = cells_dir(out)
-    found: dict[str, str] = {}
-    if not d.is_dir():
-        return found
-    for p in d.glob("*.json"):
-        if p.name.startswith("."):
-            continue
-        try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-            found[p.stem] = rec["row"]["status"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-    return found
+    """cell id → status for every usable cell file in ``out`` (damaged ones count as absent)."""
+    from treebench.results.index import scan
+
+    return {cid: e.status for cid, e in scan(out).cells.items()}
 
 
 def load_rows(out: Path, cell_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of the usable cell files of ``out`` (of ``cell_ids`` when given)."""
     d = cells_dir(out)
-    paths = (
-        [d / f"{cid}.json" for cid in cell_ids]
-        if cell_ids is not None
-        else sorted(p for p in d.glob("*.json") if not p.name.startswith("."))
-    )
+    if cell_ids is None:
+        from treebench.results.index import scan
+
+        cell_ids = sorted(scan(out).cells)
     rows = []
-    for p in paths:
+    for cid in cell_ids:
+        p = d / f"{cid}.json"
         if not p.is_file():
             continue
         try:
-            rows.append(json.loads(p.read_text(encoding="utf-8"))["row"])
-        except (OSError, ValueError, KeyError):
+            rows.append(read_cell(p)[0]["row"])
+        except CellFileError:
             continue
     return rows
 
@@ -139,10 +210,15 @@ def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
     pq, csv = out / "results.parquet", out / "results.csv"
     tmp_pq = out / f".results.parquet.{os.getpid()}.tmp"
     tmp_csv = out / f".results.csv.{os.getpid()}.tmp"
-    _for_parquet(df).to_parquet(tmp_pq, index=False)
-    df.to_csv(tmp_csv, index=False)
-    os.replace(tmp_pq, pq)
-    os.replace(tmp_csv, csv)
+    try:
+        _for_parquet(df).to_parquet(tmp_pq, index=False)
+        df.to_csv(tmp_csv, index=False)
+        os.replace(tmp_pq, pq)
+        os.replace(tmp_csv, csv)
+    except OSError as exc:
+        tmp_pq.unlink(missing_ok=True)
+        tmp_csv.unlink(missing_ok=True)
+        raise write_error(pq if not pq.exists() or tmp_pq.exists() else csv, exc) from None
     return pq, csv
 
 
@@ -234,3 +310,52 @@ def _decode(v: Any) -> Any:
     if hasattr(v, "item"):
         return v.item()
     return v
+
+
+def build_table(out: Path, current: Any, experiment: str | None = None) -> pd.DataFrame:
+    """The results table of the usable cells of ``current`` (a `treebench.results.index.Scan`)."""
+    d = cells_dir(out)
+    rows = []
+    for cid in sorted(current.cells):
+        entry = current.cells[cid]
+        try:
+            rec, digest = read_cell(d / entry.file)
+        except CellFileError as exc:  # changed since the scan: leave it to the next one
+            current.problems[entry.file] = str(exc)
+            continue
+        rows.append(rec["row"])
+    return to_frame(rows, experiment=experiment)
+
+
+def refresh_tables(out: Path, experiment: str | None = None, *,
+                   write: bool = True) -> tuple[pd.DataFrame | None, str | None, Any]:
+    """Make the tables of ``out`` a function of its usable cells: rebuild them when the set of
+    (cell id, content hash) changed or a table file is damaged. Returns (the table when it was
+    rebuilt, else None; why it was rebuilt, else None; the scan). With ``write`` (the caller
+    holds the lock) the tables and the index are written; else the table is only built."""
+    from treebench.results.index import record_tables, scan, tables_state
+
+    current = scan(out, save=write)
+    why = tables_state(out, current)
+    if why is None:
+        return None, None, current
+    df = build_table(out, current, experiment)
+    if write:
+        write_tables(out, df)
+        record_tables(out, current)
+    return df, why, current
+
+
+def current_table(out: Path, experiment: str | None = None, *,
+                  write: bool = False) -> tuple[pd.DataFrame, list[str], Any]:
+    """The results table of ``out`` as its usable cells say it is (read from results.parquet
+    when that is current, else rebuilt, and rewritten when ``write``), notes on what was found,
+    and the scan."""
+    df, why, current = refresh_tables(out, experiment, write=write)
+    notes = current.problem_notes(out)
+    if df is None:
+        df = read_table(Path(out) / "results.parquet")
+    else:
+        notes.insert(0, f"the results tables were rebuilt from the cell files ({why})"
+                     + ("" if write else "; run `treebench results check --repair` to rewrite them"))
+    return df, notes, current

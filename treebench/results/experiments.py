@@ -1,0 +1,199 @@
+"""Which cells of a results directory belong to which experiment.
+
+``manifest.json`` keeps one *experiment record* per config (and profile) that ran in the
+directory, and one per sweep or variant of it (a ``treebench sweep``, ``--set`` overrides or
+``--seed``): its kind, its resolved config, the ids of the cells it defines and, for each of
+them, the identity columns of its results row (dataset, split, fold, seed, learner, parameters),
+so that a defined cell with no usable result is still known by what it is.
+
+A config's claims (``expect:``) are checked on exactly the cells of its ``run`` record: cells of
+its sweeps and of other experiments in the same folder are left out and counted in a note, and a
+defined cell without a usable result fails every claim that selects it (`claim_table`).
+Running the same config again (edited, or with another grid) replaces its record; a different
+config (another name or profile) writing into a folder that holds one is refused unless asked
+(`check_other_experiments`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from treebench.cells import Cell, canonical_json
+from treebench.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from treebench.config import Experiment
+
+MANIFEST = "manifest.json"
+#: the status of a defined cell that has no usable result (never written to a cell file)
+MISSING = "missing"
+_IDENTITY = ("cell_id", "dataset", "split", "fold", "seed", "binarizer", "binarizer_params",
+             "algorithm", "algorithm_params")
+
+
+class ManifestError(UserError):
+    """manifest.json is missing or damaged where it is needed."""
+
+
+def read_manifest(out: Path) -> dict[str, Any] | None:
+    """The manifest of ``out``: None when there is none; `ManifestError` when it is damaged."""
+    p = Path(out) / MANIFEST
+    if not p.is_file():
+        return None
+    try:
+        man = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        man = None
+    if not isinstance(man, dict):
+        raise ManifestError(
+            f"{p}: damaged (not a JSON object), so treebench cannot tell which experiment these "
+            f"cells belong to; run the experiment's config again into this folder (finished cells "
+            f"are kept) to rewrite it, or verify with --config CONFIG."
+        )
+    return man
+
+
+def record_key(exp: Experiment, variant: dict[str, Any] | None) -> str:
+    """``name`` or ``name@profile`` for a run of the config as written; with a sweep, overrides
+    or a seed (``variant``), that plus ``~`` and a hash of the variant."""
+    key = exp.name + (f"@{exp.profile}" if exp.profile else "")
+    if variant:
+        key += "~" + hashlib.sha256(canonical_json(variant).encode()).hexdigest()[:10]
+    return key
+
+
+def identity_columns(cells: list[Cell], experiment: str) -> dict[str, list[Any]]:
+    """The identity columns of each cell's results row, as columns (cell order)."""
+    from treebench.results.rows import identity
+
+    rows = [identity(c, experiment) for c in cells]
+    names: list[str] = list(_IDENTITY)
+    for r in rows:
+        names += [k for k in r if k.startswith(("param_", "bparam_")) and k not in names]
+    return {n: [r.get(n) for r in rows] for n in names}
+
+
+def make_record(exp: Experiment, cells: list[Cell], variant: dict[str, Any] | None,
+                command: str) -> dict[str, Any]:
+    config = exp.model_dump(mode="json")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return {
+        "key": record_key(exp, variant),
+        "name": exp.name,
+        "profile": exp.profile,
+        "kind": "variant" if variant else "run",
+        "command": command,
+        "variant": variant or None,
+        "config_sha256": hashlib.sha256(canonical_json(config).encode()).hexdigest(),
+        "config": config,
+        "n_cells": len(cells),
+        "cells": identity_columns(cells, exp.name),
+        "first_at": now,
+        "last_at": now,
+    }
+
+
+def records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The experiment records of a manifest; a manifest written before records existed gives
+    one record of kind ``legacy`` (its config, no cell list)."""
+    if not man:
+        return []
+    recs = man.get("experiments")
+    if isinstance(recs, list):
+        return [r for r in recs if isinstance(r, dict) and isinstance(r.get("key"), str)]
+    cfg = man.get("config")
+    if not isinstance(cfg, dict):
+        return []
+    name = str(man.get("experiment") or cfg.get("name") or "experiment")
+    return [{"key": name + (f"@{cfg['profile']}" if cfg.get("profile") else ""), "name": name,
+             "profile": cfg.get("profile"), "kind": "legacy", "config": cfg, "cells": None}]
+
+
+def upsert(man: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
+    """``man`` with ``rec`` replacing the record of the same key (keeping its first date)."""
+    recs = [r for r in records(man) if r.get("kind") != "legacy"]
+    for i, old in enumerate(recs):
+        if old["key"] == rec["key"]:
+            rec["first_at"] = old.get("first_at") or rec["first_at"]
+            recs[i] = rec
+            break
+    else:
+        recs.append(rec)
+    man["experiments"] = recs
+    return man
+
+
+def check_other_experiments(man: dict[str, Any] | None, exp: Experiment, out: Path,
+                            allow: bool) -> None:
+    """Refuse a config whose name or profile differs from the experiment(s) already recorded in
+    ``out``, unless ``allow``."""
+    if allow:
+        return
+    mine = (exp.name, exp.profile)
+    others = sorted({(r.get("name"), r.get("profile")) for r in records(man)} - {mine},
+                    key=str)
+    if others:
+        name, profile = others[0]
+        what = f"`{name}`" + (f" (profile {profile})" if profile else "")
+        raise UserError(
+            f"{out}: this folder holds the results of experiment {what}; writing "
+            f"`{exp.name}`{f' (profile {exp.profile})' if exp.profile else ''} into it would mix "
+            f"two experiments' cells in one table; give another --out, or add "
+            f"--add-experiment to keep both here (each config's claims are still checked on its "
+            f"own cells)."
+        )
+
+
+def claim_records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The records whose config's claims apply: runs of a config as written (and legacy)."""
+    return [r for r in records(man) if r.get("kind") in ("run", "legacy")]
+
+
+def cell_ids(rec: dict[str, Any]) -> list[str] | None:
+    cells = rec.get("cells")
+    if not isinstance(cells, dict) or not isinstance(cells.get("cell_id"), list):
+        return None
+    return [str(c) for c in cells["cell_id"]]
+
+
+def claim_table(table: pd.DataFrame, rec: dict[str, Any],
+                unusable: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of ``table`` that ``rec`` defines, plus one row of status `MISSING` (identity
+    columns only) for every defined cell without a usable result; and the notes saying what was
+    left out or missing. ``unusable`` maps cell ids to why their file could not be used."""
+    import pandas as pd
+
+    ids = cell_ids(rec)
+    if ids is None:  # legacy: every cell of the folder
+        return table, [f"this folder was written by a treebench that did not record which cells "
+                       f"belong to `{rec['name']}`; all {len(table)} cells are used (run the "
+                       f"config again to record them)"]
+    wanted = set(ids)
+    have = table["cell_id"].astype(str)
+    mine = table[have.isin(wanted)]
+    notes = []
+    n_other = int((~have.isin(wanted)).sum())
+    if n_other:
+        notes.append(f"{n_other} other cell(s) in this folder (sweeps, other experiments) are "
+                     f"left out of these claims (--all-cells pools them)")
+    absent = wanted - set(mine["cell_id"].astype(str))
+    if not absent:
+        return mine, notes
+    cols = rec["cells"]
+    pos = [i for i, c in enumerate(cols["cell_id"]) if c in absent]
+    extra = pd.DataFrame({k: [v[i] for i in pos] for k, v in cols.items() if isinstance(v, list)})
+    extra["experiment"] = rec.get("name")
+    extra["status"] = MISSING
+    damaged = sorted(c for c in absent if c in unusable)
+    notes.append(f"{len(absent)} of the {len(ids)} cell(s) this config defines have no usable "
+                 f"result (not run yet, interrupted, or unreadable); claims that select them fail"
+                 + (f"; unreadable: {', '.join(damaged[:5])}"
+                    + (f" and {len(damaged) - 5} more" if len(damaged) > 5 else "")
+                    if damaged else ""))
+    return pd.concat([mine.astype(object), extra], ignore_index=True), notes

@@ -1,0 +1,221 @@
+"""The integrity of a results directory: which cell files are usable, what the tables were built
+from, and where damaged files go.
+
+A results directory's truth is the set of its usable cell files, each identified by its cell id
+and the content hash stored in it (`treebench.results.store.encode_record`). `scan` lists that
+set and the files that cannot be used (unreadable, damaged, named after another cell, off the
+schema), with the reason for each. The consolidated tables are a function of the set alone: its
+*digest* (sha256 over the sorted ``cell_id:hash`` pairs) is recorded with the sha256 of each
+table file when they are written, and the tables are current exactly when the digest and both
+files' hashes still match (`tables_state`). No timestamp is ever compared with another: files
+copied in with old timestamps, a table replaced by garbage or a truncated table are all seen.
+
+``.cells-index.json`` caches, per cell file, its (inode, size, mtime, ctime) and the verified
+id, hash and status, so a scan of an unchanged directory stats files without reading them. The
+ctime is set by the kernel on every change and cannot be copied with a file (``cp -p``,
+``rsync -a`` copy the mtime only), so a changed file is always read again. The index is only a
+cache: deleting it costs one full read.
+
+Unusable files are set aside by `quarantine` (the run and ``treebench results check --repair``
+do it) into ``quarantine/`` with their reasons in ``quarantine/reasons.json``; their cells then
+count as not run, so the next run of their experiment runs them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+INDEX = ".cells-index.json"
+INDEX_VERSION = 1
+QUARANTINE = "quarantine"
+TABLES = ("results.parquet", "results.csv")
+
+
+@dataclass(frozen=True)
+class CellEntry:
+    """One usable cell file."""
+
+    file: str
+    hash: str
+    status: str
+
+
+@dataclass
+class Scan:
+    """The usable cell files of a directory (by cell id) and the unusable ones (file → reason)."""
+
+    cells: dict[str, CellEntry] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the sorted ``cell_id:hash`` pairs: what the tables must be built from."""
+        h = hashlib.sha256()
+        for cid in sorted(self.cells):
+            h.update(f"{cid}:{self.cells[cid].hash}\n".encode())
+        return h.hexdigest()
+
+    def problem_notes(self, out: Path) -> list[str]:
+        return [f"{Path(out) / 'cells' / name} cannot be used: {why}"
+                for name, why in sorted(self.problems.items())]
+
+
+def _stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def read_index(out: Path) -> dict[str, Any]:
+    try:
+        idx = json.loads((Path(out) / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(idx, dict) or idx.get("version") != INDEX_VERSION:
+        return {}
+    if not isinstance(idx.get("files"), dict):
+        idx["files"] = {}
+    return idx
+
+
+def write_index(out: Path, idx: dict[str, Any]) -> None:
+    """Write the index atomically; a failure (read-only folder, full disk) only costs speed."""
+    idx["version"] = INDEX_VERSION
+    p = Path(out) / INDEX
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(idx, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def scan(out: Path, *, save: bool = False) -> Scan:
+    """The usable and unusable cell files of ``out``. Files unchanged since the index saw them
+    are not read again. ``save`` writes the refreshed index (the caller holds the lock)."""
+    from treebench.results.store import CellFileError, cells_dir, read_cell
+
+    d = cells_dir(out)
+    result = Scan()
+    if not d.is_dir():
+        return result
+    idx = read_index(out)
+    known: dict[str, Any] = idx.get("files", {})
+    fresh: dict[str, Any] = {}
+    for p in sorted(d.glob("*.json")):
+        if p.name.startswith("."):
+            continue
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        key = _stat_key(st)
+        hit = known.get(p.name)
+        if isinstance(hit, list) and len(hit) == 7 and hit[:4] == key:
+            cid, digest, status = hit[4:]
+        else:
+            try:
+                rec, digest = read_cell(p)
+            except CellFileError as exc:
+                result.problems[p.name] = str(exc)
+                continue
+            cid, status = rec["row"]["cell_id"], rec["row"]["status"]
+        fresh[p.name] = key + [cid, digest, status]
+        result.cells[cid] = CellEntry(p.name, digest, status)
+    if save and fresh != known:
+        idx["files"] = fresh
+        write_index(out, idx)
+    return result
+
+
+def file_sha256(p: Path) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def tables_state(out: Path, current: Scan) -> str | None:
+    """None when both tables were written from exactly the cells of ``current`` and are
+    unchanged since; else the reason they must be rebuilt, in words."""
+    out = Path(out)
+    rec = read_index(out).get("tables")
+    missing = [t for t in TABLES if not (out / t).is_file()]
+    if missing:
+        return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
+    if not isinstance(rec, dict):
+        return "no record of what the tables were built from"
+    if rec.get("digest") != current.digest:
+        return "the cell files changed since the tables were built"
+    for t in TABLES:
+        if rec.get(t) != file_sha256(out / t):
+            return f"{t} does not match what treebench wrote (damaged or edited)"
+    return None
+
+
+def record_tables(out: Path, current: Scan) -> None:
+    """Remember that the tables now on disk were built from ``current`` (with their hashes)."""
+    out = Path(out)
+    idx = read_index(out)
+    idx["tables"] = {"digest": current.digest, "n_cells": len(current.cells),
+                     **{t: file_sha256(out / t) for t in TABLES}}
+    write_index(out, idx)
+
+
+def quarantine(out: Path, current: Scan) -> list[str]:
+    """Move every unusable cell file of ``current`` into ``quarantine/`` (with its reason in
+    ``quarantine/reasons.json``); return one note per file. The caller holds the lock."""
+    if not current.problems:
+        return []
+    out = Path(out)
+    qdir = out / QUARANTINE
+    qdir.mkdir(exist_ok=True)
+    reasons_path = qdir / "reasons.json"
+    try:
+        reasons = json.loads(reasons_path.read_text(encoding="utf-8"))
+        if not isinstance(reasons, dict):
+            reasons = {}
+    except (OSError, ValueError):
+        reasons = {}
+    now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    notes = []
+    for name, why in sorted(current.problems.items()):
+        target = qdir / f"{Path(name).stem}.{now}.json"
+        try:
+            os.replace(out / "cells" / name, target)
+        except OSError:
+            continue
+        reasons[target.name] = {"file": f"cells/{name}", "reason": why, "at": now}
+        notes.append(f"cells/{name} cannot be used ({why}); moved it to "
+                     f"{QUARANTINE}/{target.name}, and its cell counts as not run")
+    tmp = reasons_path.with_name(f".reasons.json.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(reasons, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, reasons_path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+    current.problems.clear()
+    return notes
+
+
+def quarantined_cells(out: Path) -> dict[str, str]:
+    """cell id (from the file name) → reason, for the files set aside in ``quarantine/``."""
+    try:
+        reasons = json.loads((Path(out) / QUARANTINE / "reasons.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(reasons, dict):
+        return {}
+    out_map = {}
+    for entry in reasons.values():
+        if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+            out_map[Path(entry["file"]).stem] = str(entry.get("reason"))
+    return out_map
