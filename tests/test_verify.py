@@ -321,9 +321,9 @@ def test_no_expectations_verify_trivially_with_a_note(tmp_path):
     d = _results(tmp_path, "plain", [])
     r = CliRunner().invoke(app, ["verify", str(d)])
     assert r.exit_code == 0 and "no expectations" in r.output, r.output
-    (d / "manifest.json").unlink()
+    (d / "manifest.json").unlink()  # results without a record of their experiment: no pass
     r = CliRunner().invoke(app, ["verify", str(d)])
-    assert r.exit_code == 0 and "nothing to check" in r.output, r.output
+    assert r.exit_code == 2 and "no manifest.json" in r.output and "--config" in r.output, r.output
 
 
 def test_a_folder_is_verified_one_experiment_at_a_time(tmp_path):
@@ -341,9 +341,14 @@ def test_a_folder_is_verified_one_experiment_at_a_time(tmp_path):
 def test_verify_against_a_config_and_profile(tmp_path):
     d = _results(tmp_path, "r", [BAD])
     cfg = _config(tmp_path, name="r", expect=[BAD], profiles={"ci": {"expect": [GOOD]}})
-    r = CliRunner().invoke(app, ["verify", str(d), "--config", str(cfg)])
-    assert r.exit_code == 5, r.output
+    # the table is not made of the config's cells: pooled with --all-cells, else every
+    # claim fails on the config's missing cells
     r = CliRunner().invoke(app, ["verify", str(d), "--config", str(cfg), "--profile", "ci"])
+    assert r.exit_code == 5 and "have no usable result" in r.output, r.output
+    r = CliRunner().invoke(app, ["verify", str(d), "--config", str(cfg), "--all-cells"])
+    assert r.exit_code == 5, r.output
+    r = CliRunner().invoke(app, ["verify", str(d), "--config", str(cfg), "--profile", "ci",
+                                 "--all-cells"])
     assert r.exit_code == 0 and "profile ci" in r.output, r.output
     r = CliRunner().invoke(app, ["verify", str(tmp_path / "nowhere")])
     assert r.exit_code == 2 and "no such results directory" in r.output

@@ -741,3 +741,67 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     target = Path(out) if out is not None else root
     check_writable(target, "report directory")
     return write_tree(root, target, parse_formats(list(formats)))
+
+
+@dataclass
+class ResultsCheck:
+    """What `check_results` found in a results directory (and did, with ``repair``)."""
+
+    directory: Path
+    counts: Counter = field(default_factory=Counter)
+    problems: dict[str, str] = field(default_factory=dict)  # cell file -> why it is unusable
+    tables: str | None = None  # why the tables are stale, None when current
+    manifest: str = "ok"
+    experiments: list[tuple[str, int, int]] = field(default_factory=list)  # key, defined, missing
+    n_unclaimed: int = 0  # usable cells that no recorded experiment defines
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems and self.tables is None and self.manifest == "ok"
+
+
+def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCheck:
+    """Check a results directory: every cell file against its content hash, name and the
+    schema; the tables against the set of usable cells; the manifest and the cells each
+    recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
+    cell files and rewrites stale or damaged tables."""
+    from treebench.results import experiments as xp
+    from treebench.results.index import quarantine, record_tables, scan, tables_state
+    from treebench.results.store import build_table, cells_dir, write_tables
+
+    d = Path(results_dir)
+    if not cells_dir(d).is_dir():
+        raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")
+    res = ResultsCheck(d)
+    lock = _lock(d) if repair else None
+    try:
+        current = scan(d, save=repair)
+        res.problems = dict(current.problems)
+        if repair and current.problems:
+            res.repaired += quarantine(d, current)
+            res.problems = {}
+        res.tables = tables_state(d, current)
+        if repair and res.tables is not None:
+            write_tables(d, build_table(d, current))
+            record_tables(d, current)
+            res.repaired.append(f"rewrote results.parquet and results.csv ({res.tables})")
+            res.tables = None
+    finally:
+        if lock is not None:
+            lock.close()
+    res.counts = Counter(e.status for e in current.cells.values())
+    try:
+        man = xp.read_manifest(d)
+        res.manifest = "ok" if man is not None else "missing"
+    except xp.ManifestError:
+        man, res.manifest = None, "damaged"
+    claimed: set[str] = set()
+    for rec in xp.records(man):
+        ids = xp.cell_ids(rec)
+        if ids is None:
+            continue
+        claimed |= set(ids)
+        res.experiments.append((rec["key"], len(ids), sum(i not in current.cells for i in ids)))
+    res.n_unclaimed = len(set(current.cells) - claimed) if res.experiments else 0
+    return res

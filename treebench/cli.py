@@ -33,6 +33,14 @@ datasets_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(datasets_app, name="datasets")
+results_app = typer.Typer(
+    help="Check and repair a results directory (cell files, tables, manifest).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(results_app, name="results")
 
 _STATE = {"debug": False}
 
@@ -301,7 +309,8 @@ def verify(
 
         found = []
         for d in experiment_dirs(results_dir):  # one experiment at a time
-            api.refresh_results(d)
+            for note in api.refresh_results(d):
+                typer.echo(f"note: {d}: {note}")
             for v in verify_dir(d, config=config, profile=profile, all_cells=all_cells):
                 _print_verification(v)
                 found.append((d, v))
@@ -366,13 +375,25 @@ def show(
         from treebench.tree.arrays import TreeArrays
         from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
 
+        import glob
+
+        from treebench.results.store import CellFileError, read_cell
+
         d = cells_dir(results_dir)
-        matches = sorted(p for p in d.glob(f"{cell_id}*.json") if not p.name.startswith(".")) if d.is_dir() else []
+        if not cell_id or not all(ch.isalnum() or ch in "-_" for ch in cell_id):
+            raise UserError(f"cell id {cell_id[:40]!r} is not an id: ids are the hexadecimal "
+                            f"strings of the cell_id column of results.csv (a unique prefix is enough).")
+        matches = sorted(p for p in d.glob(f"{glob.escape(cell_id)}*.json")
+                         if not p.name.startswith(".")) if d.is_dir() else []
         if not matches:
             raise UserError(f"{results_dir}: no cell with id `{cell_id}`; ids are in the cell_id column of results.csv.")
         if len(matches) > 1:
             raise UserError(f"{results_dir}: cell id prefix `{cell_id}` matches {len(matches)} cells; give more characters.")
-        rec = json.loads(matches[0].read_text(encoding="utf-8"))
+        try:
+            rec = read_cell(matches[0])[0]
+        except CellFileError as exc:
+            raise UserError(f"{matches[0]} cannot be used: {exc}; `treebench results check "
+                            f"{results_dir} --repair` sets it aside and the next run reruns it.") from None
         row = rec.get("row", {})
         if format not in ("text", "json", "dot"):
             raise UserError(f"--format must be text, json or dot (got {format!r}).")
@@ -420,6 +441,53 @@ def _secs(v: Any) -> str:
 
 def _limit(v: Any) -> str:
     return "none" if v is None else _secs(v)
+
+
+# ----------------------------------------------------------------------------- results
+def _print_check(c, repair: bool) -> None:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(c.counts.items())) or "none"
+    typer.echo(f"{c.directory}: {sum(c.counts.values())} usable cell file(s) ({counts})")
+    for name, why in sorted(c.problems.items()):
+        typer.echo(f"unusable: cells/{name}: {why}")
+    for line in c.repaired:
+        typer.echo(f"repaired: {line}")
+    typer.echo("tables:   " + ("current (built from exactly these cells)" if c.tables is None
+                              else f"stale: {c.tables}"))
+    hint = {"ok": "ok", "missing": "missing: run the experiment's config again into this folder "
+            "to record it", "damaged": "damaged: run the experiment's config again into this "
+            "folder to rewrite it"}
+    typer.echo(f"manifest: {hint[c.manifest]}")
+    for key, n, missing in c.experiments:
+        typer.echo(f"experiment {key}: {n} cell(s) defined, "
+                   + (f"{missing} without a usable result" if missing else "all present"))
+    if c.n_unclaimed:
+        typer.echo(f"{c.n_unclaimed} cell(s) belong to no recorded experiment")
+    if not c.healthy and not repair:
+        typer.echo("run again with --repair to set unusable files aside and rewrite the tables")
+
+
+@results_app.command("check")
+def results_check(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+    repair: Annotated[bool, typer.Option("--repair", help="Move unusable cell files to quarantine/ and rewrite stale or damaged tables.")] = False,
+) -> None:
+    """Check every cell file (content hash, name, schema), the tables against the cells, and
+    the manifest's experiments. Exit 0 when all is consistent (after --repair), 1 when not."""
+    with _user_errors():
+        from treebench import api
+
+        c = api.check_results(results_dir, repair=repair)
+    _print_check(c, repair)
+    raise typer.Exit(0 if c.healthy else 1)
+
+
+@results_app.command("rebuild")
+def results_rebuild(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+) -> None:
+    """Set unusable cell files aside and rewrite results.parquet and results.csv from the cell
+    files (the same as `results check --repair`)."""
+    results_check(results_dir, repair=True)
 
 
 # ----------------------------------------------------------------------------- listings

@@ -351,6 +351,10 @@ def current_table(out: Path, experiment: str | None = None, *,
     """The results table of ``out`` as its usable cells say it is (read from results.parquet
     when that is current, else rebuilt, and rewritten when ``write``), notes on what was found,
     and the scan."""
+    if not cells_dir(out).is_dir():  # a table exported without its cell files
+        from treebench.results.index import Scan
+
+        return read_table(Path(out) / "results.parquet"), [], Scan()
     df, why, current = refresh_tables(out, experiment, write=write)
     notes = current.problem_notes(out)
     if df is None:

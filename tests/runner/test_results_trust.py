@@ -1,0 +1,260 @@
+"""A results folder a reader can trust: claims checked on exactly their cells, a store whose
+tables are a function of its usable cell files, damaged files named and set aside, and one
+sentence (exit 2) where a user used to get a traceback. Every test goes through the CLI."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from treebench.cli import app
+from treebench.results import store
+from treebench.results.store import encode_record, read_table
+
+from .conftest import tiny_config
+
+CLAIM = {"name": "cart mean accuracy", "source": "test", "metric": "test_accuracy",
+         "where": {"algorithm": "cart"}, "ge": 0.0}
+
+
+def _cfg(tmp_path: Path, file: str = "exp.yaml", **over) -> Path:
+    raw = tiny_config(expect=[CLAIM], **over)
+    p = tmp_path / file
+    p.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    return p
+
+
+def _cli(*args: str):
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    return r
+
+
+def _run(cfg: Path, out: Path, *more: str):
+    return _cli("run", cfg, "--out", out, "--quiet", "--no-report", *more)
+
+
+def _measured(out: Path, *more: str) -> tuple[int, float | None, str]:
+    """(exit code, the claim's measured value, output) of `treebench verify OUT`."""
+    js = out.parent / f"{out.name}-verify.json"
+    r = _cli("verify", out, "--json", js, *more)
+    if not js.is_file():
+        return r.exit_code, None, r.output
+    data = json.loads(js.read_text())
+    js.unlink()
+    return r.exit_code, data["verdicts"][0]["measured"], r.output
+
+
+def _rows(out: Path) -> int:
+    return len(read_table(out / "results.parquet"))
+
+
+def test_a_sweep_into_the_folder_leaves_the_configs_claims_unchanged(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    assert _run(cfg, out).exit_code == 0
+    code, before, _ = _measured(out)
+    assert code == 0
+    r = _cli("sweep", cfg, "--depth", "3..4", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    assert _rows(out) == 12  # the table holds every cell of the folder
+    code, after, text = _measured(out)
+    assert code == 0 and after == before, text  # measured on the config's 6 cells only
+    assert "6 other cell(s)" in text
+    code, pooled, _ = _measured(out, "--all-cells")
+    assert pooled != before  # pooling is possible, on request
+
+
+def test_a_defined_cell_without_a_result_fails_the_claims_that_select_it(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    victim = sorted((out / "cells").glob("*.json"))[0]
+    victim.unlink()  # what an interrupted run leaves: a defined cell with no file
+    code, measured, text = _measured(out)
+    assert code == 5 and measured is None, text
+    assert "did not finish (missing 1)" in text and "have no usable result" in text
+    assert _run(cfg, out).exit_code == 0  # the run resumes it
+    assert _measured(out)[0] == 0
+
+
+def test_a_truncated_cell_file_is_named_set_aside_and_rerun(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    _, before, _ = _measured(out)
+    victim = sorted((out / "cells").glob("*.json"))[2]
+    victim.write_bytes(victim.read_bytes()[:100])
+    r = _cli("sweep", cfg, "--depth", "4", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    assert f"cells/{victim.name} cannot be used" in r.output and "quarantine/" in r.output
+    assert (out / "quarantine" / "reasons.json").is_file()
+    assert _rows(out) == 6 - 1 + 3
+    code, _, text = _measured(out)
+    assert code == 5 and "missing 1" in text, text
+    assert _run(cfg, out).exit_code == 0  # the config's run reruns the set-aside cell
+    code, after, _ = _measured(out)
+    assert code == 0 and after == pytest.approx(before, abs=1e-12)
+
+
+def test_cells_copied_in_with_old_timestamps_reach_the_tables(tmp_path):
+    small, full = _cfg(tmp_path, "small.yaml", algorithms=[
+        {"name": "cart", "params": {"max_depth": [1]}}]), _cfg(tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    _run(full, b)
+    _run(small, a)
+    assert _rows(a) == 3
+    for p in (b / "cells").glob("*.json"):  # cp -p: the files keep their old mtimes
+        shutil.copy2(p, a / "cells" / p.name)
+        os.utime(a / "cells" / p.name, (1_000_000_000, 1_000_000_000))
+    r = _run(full, a)
+    assert r.exit_code == 0 and "ran 0" in r.output, r.output
+    assert _rows(a) == 6
+
+
+def test_a_damaged_results_table_or_csv_is_rewritten(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    _, before, _ = _measured(out)
+    (out / "results.csv").write_text("garbage\n1,2\n")
+    pq = out / "results.parquet"
+    pq.write_bytes(pq.read_bytes()[: pq.stat().st_size // 2])
+    code, after, text = _measured(out)  # no traceback, no advice that fails again
+    assert code == 0 and after == before, text
+    assert "rewrote" in text or "rebuilt" in text
+    assert _rows(out) == 6
+    assert len((out / "results.csv").read_text().splitlines()) == 7
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 0" in r.output
+
+
+def test_another_experiment_in_the_same_folder_is_refused_unless_asked(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    other = _cfg(tmp_path, "other.yaml", name="other",
+                 algorithms=[{"name": "cart", "params": {"max_depth": [1]}}])
+    _run(cfg, out)
+    _, before, _ = _measured(out)
+    r = _run(other, out)
+    assert r.exit_code == 2 and "--add-experiment" in r.output and "`tiny`" in r.output, r.output
+    r = _run(other, out, "--add-experiment")
+    assert r.exit_code == 0, r.output
+    r = _cli("verify", out)
+    assert r.exit_code == 0 and "tiny" in r.output and "other" in r.output, r.output
+    js = tmp_path / "v"
+    assert _cli("verify", out, "--json", js).exit_code == 0
+    mine = json.loads((js / "r-tiny.json").read_text())["verdicts"][0]["measured"]
+    theirs = json.loads((js / "r-other.json").read_text())["verdicts"][0]["measured"]
+    assert mine == before != theirs  # each experiment's claim on its own cells
+
+
+def test_a_missing_or_damaged_manifest_never_passes(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    man = out / "manifest.json"
+    saved = man.read_bytes()
+    man.unlink()
+    r = _cli("verify", out)
+    assert r.exit_code == 2 and "no manifest.json" in r.output, r.output
+    r = _cli("verify", out, "--config", cfg)  # the config says which cells: checked on them
+    assert r.exit_code == 0, r.output
+    man.write_text("{not json")
+    r = _cli("verify", out)
+    assert r.exit_code == 2 and "damaged" in r.output, r.output
+    r = _run(cfg, out)  # "run the config again" does rewrite it
+    assert r.exit_code == 0 and "was damaged" in r.output, r.output
+    assert json.loads(man.read_text())["experiments"][0]["n_cells"] == 6
+    assert len(saved) > 0 and _cli("verify", out).exit_code == 0
+
+
+def test_a_cell_file_under_another_cells_name_is_set_aside(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    a, b = sorted((out / "cells").glob("*.json"))[:2]
+    shutil.copy(a, b)
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and f"cells/{b.name}" in r.output and "copied or renamed" in r.output
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 1" in r.output, r.output
+    assert _rows(out) == 6 and _cli("results", "check", out).exit_code == 0
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("test_accuracy", 1.5, "outside [0, 1]"),
+    ("status", "great", "status 'great' is not one of"),
+    ("n_leaves", "many", "is not a whole number"),
+])
+def test_a_cell_off_the_schema_is_named_not_a_traceback(tmp_path, field, value, words):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    p = sorted((out / "cells").glob("*.json"))[0]
+    rec = json.loads(p.read_text())
+    rec["row"][field] = value
+    p.write_bytes(encode_record(rec)[0])  # a consistent checksum: only the schema objects
+    r = _cli("report", out)
+    assert r.exit_code == 0, r.output
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and words in r.output and p.name in r.output, r.output
+    r = _cli("results", "check", out, "--repair")
+    assert r.exit_code == 0 and "quarantine/" in r.output, r.output
+    assert _rows(out) == 5
+
+
+def test_an_edited_cell_file_is_caught_by_its_checksum(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    p = sorted((out / "cells").glob("*.json"))[0]
+    text = p.read_text()
+    rec = json.loads(text)
+    acc = rec["row"]["test_accuracy"]
+    p.write_text(text.replace(json.dumps(acc), json.dumps(round(1 - acc, 6)), 1))
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and "does not match its checksum" in r.output, r.output
+
+
+def test_disk_full_while_writing_cells_keeps_what_was_written(tmp_path, monkeypatch):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    real = os.replace
+    calls = {"n": 0}
+
+    def full(src, dst, *a, **k):
+        if str(dst).endswith(".json") and "/cells/" in str(dst):
+            calls["n"] += 1
+            if calls["n"] > 2:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, *a, **k)
+
+    monkeypatch.setattr(store.os, "replace", full)
+    r = _run(cfg, out)
+    assert r.exit_code == 2 and "no space left on device" in r.output, r.output
+    assert "Traceback" not in r.output and "run the same command again" in r.output
+    assert len(list((out / "cells").glob("*.json"))) == 2
+    assert not list((out / "cells").glob(".*.tmp"))
+    monkeypatch.setattr(store.os, "replace", real)
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 4" in r.output, r.output
+
+
+def test_disk_full_while_writing_the_report_is_one_sentence(tmp_path, monkeypatch):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    import treebench.report as report
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report, "write_report", full)
+    r = _cli("report", out)
+    assert r.exit_code == 2 and "cannot write the report (no space left on device)" in r.output
+
+
+def test_show_takes_an_id_not_a_pattern(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    r = _cli("show", out, "*")
+    assert r.exit_code == 2 and "is not an id" in r.output, r.output
+    cid = sorted((out / "cells").glob("*.json"))[0].stem
+    assert _cli("show", out, cid[:8]).exit_code == 0
