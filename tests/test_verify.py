@@ -125,6 +125,14 @@ def test_compare_checks(compare, passes):
     assert v.difference is not None
 
 
+def test_a_compare_verdict_names_only_the_values_the_results_hold():
+    # written for a full grid (k in 1, 2, 4, 8); the results ran k in 1, 2, all
+    v = one(table(), where={"param_k": "all"}, across={"dataset": "mean"},
+            compare={"where": {"param_k": [1, 2, 4, 8]}, "op": "le",
+                     "across": {"dataset": "mean", "param_k": "max"}})
+    assert "param_k∈{1,2}" in v.expected_text and "4" not in v.expected_text.split("at")[-1]
+
+
 def test_compare_with_a_null_drops_a_key_and_reduces_across():
     # k = all no better than the best small k, averaged over datasets: (0.81 + 0.61) / 2 = 0.71
     # against max(mean k=1 0.56, mean k=2 0.685) = 0.685

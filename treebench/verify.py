@@ -312,12 +312,30 @@ def _check(table: pd.DataFrame, e: Expectation, where: dict[str, Any], name: str
         sym = {"ge": "≥", "le": "≤", "eq": "="}[c.op]
         off = f" {'+' if c.offset >= 0 else '−'} {abs(c.offset):g}" if c.offset else ""
         tol = f" ± {c.tol:g}" if c.op == "eq" and c.tol else ""
-        shown = {k: v for k, v in c.where.items() if v is not None}
+        shown = _present(table, owhere, {k: v for k, v in c.where.items() if v is not None})
         text = f"{sym} {_fmt(ref)}{tol} ({_fmt(other)}{off} at {_where_text(shown)})"
         return Verdict(name, e.source, kind, m, _fmt(m), text, m - ref, ok,
                        "" if ok else "relation does not hold")
     except _Fail as exc:
         return Verdict(name, e.source, kind, None, "n/a", expected_text, None, False, str(exc))
+
+
+def _present(table: pd.DataFrame | Indexed, where: dict[str, Any],
+             shown: dict[str, Any]) -> dict[str, Any]:
+    """``shown`` with each list condition cut to the values the selected rows hold, so that a
+    verdict never names values the results do not have (a profile that ran fewer of them)."""
+    rows = select(table, where)
+    out = dict(shown)
+    for k, cond in shown.items():
+        vals = cond if isinstance(cond, list) else cond.get("in") if isinstance(cond, dict) and \
+            set(cond) == {"in"} else None
+        if vals is None or k not in rows.columns and COLUMN_ALIASES.get(k, k) not in rows.columns:
+            continue
+        col = rows[COLUMN_ALIASES.get(k, k)]
+        have = {_token(v) for v in col}
+        kept = [v for v in vals if _token(v) in have]
+        out[k] = kept if isinstance(cond, list) else {"in": kept}
+    return out
 
 
 def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],

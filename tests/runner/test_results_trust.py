@@ -258,3 +258,24 @@ def test_show_takes_an_id_not_a_pattern(tmp_path):
     assert r.exit_code == 2 and "is not an id" in r.output, r.output
     cid = sorted((out / "cells").glob("*.json"))[0].stem
     assert _cli("show", out, cid[:8]).exit_code == 0
+
+
+def test_an_interrupted_run_does_not_verify_and_resumes(tmp_path, monkeypatch):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    real = store.write_cell
+    calls = {"n": 0}
+
+    def interrupt(o, record):
+        calls["n"] += 1
+        if calls["n"] > 4:  # Ctrl-C (or a kill) after four of six cells
+            raise KeyboardInterrupt
+        return real(o, record)
+
+    monkeypatch.setattr(store, "write_cell", interrupt)
+    r = _run(cfg, out)
+    assert r.exit_code == 130, r.output
+    monkeypatch.setattr(store, "write_cell", real)
+    code, measured, text = _measured(out)
+    assert code == 5 and measured is None and "missing 2" in text, text
+    assert _run(cfg, out).exit_code == 0
+    assert _measured(out)[0] == 0
