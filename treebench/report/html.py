@@ -85,6 +85,7 @@ def _reproduction_html(results: Results) -> str:
         return "\n".join(parts)
     cls = "pass" if v.passed else "fail"
     parts.append(f'<p><span class="verdict {cls}">{_esc(v.headline())}</span></p>')
+    parts += [f"<p class=\"note\">{_esc(n)}</p>" for n in v.note.split("; ") if n]
     parts.append(f'<div class="wide">{to_html(display(v), "table reproduction")}</div>')
     return "\n".join(parts)
 

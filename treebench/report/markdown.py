@@ -28,7 +28,9 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
 
     v = verification(results)
     if v.verdicts:
-        lines += [f"**{v.headline()}**", "", to_markdown(display(v))]
+        lines += [f"**{v.headline()}**", ""]
+        lines += [f"- {n}" for n in v.note.split("; ") if n] + ([""] if v.note else [])
+        lines += [to_markdown(display(v))]
     else:
         lines += [v.note, ""]
     from treebench.report.html import headline_figures

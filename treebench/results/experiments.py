@@ -192,8 +192,9 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
     extra["status"] = MISSING
     damaged = sorted(c for c in absent if c in unusable)
     notes.append(f"{len(absent)} of the {len(ids)} cell(s) this config defines have no usable "
-                 f"result (not run yet, interrupted, or unreadable); claims that select them fail"
-                 + (f"; unreadable: {', '.join(damaged[:5])}"
+                 f"result (not run yet, interrupted, or unreadable), so the claims that select "
+                 f"them fail"
+                 + (f", unreadable: {', '.join(damaged[:5])}"
                     + (f" and {len(damaged) - 5} more" if len(damaged) > 5 else "")
                     if damaged else ""))
     return pd.concat([mine.astype(object), extra], ignore_index=True), notes
