@@ -172,7 +172,7 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
     ids = cell_ids(rec)
     if ids is None:  # legacy: every cell of the folder
         return table, [f"this folder was written by a treebench that did not record which cells "
-                       f"belong to `{rec['name']}`; all {len(table)} cells are used (run the "
+                       f"belong to `{rec['name']}`, so all {len(table)} cells are used (run the "
                        f"config again to record them)"]
     wanted = set(ids)
     have = table["cell_id"].astype(str)

@@ -62,7 +62,7 @@ class Scan:
         return h.hexdigest()
 
     def problem_notes(self, out: Path) -> list[str]:
-        return [f"{Path(out) / 'cells' / name} cannot be used: {why}"
+        return [f"{Path(out) / 'cells' / name} cannot be used ({why})"
                 for name, why in sorted(self.problems.items())]
 
 
