@@ -360,18 +360,103 @@ def report(
     typer.echo(f"report: {target}")
 
 
+Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b for several values.")]
+
+
+def _matching(results_dir: Path, where: list[str] | None, status: list[str] | None):
+    from treebench.results.find import find_cells, parse_where
+    from treebench.results.store import current_table
+
+    if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
+        from treebench.errors import UserError
+
+        raise UserError(f"{results_dir}: no results here; give a directory written by `treebench run`.")
+    table, _, _ = current_table(results_dir)
+    return find_cells(table, parse_where(where), status)
+
+
+def _one_cell(results_dir: Path, where: list[str]) -> str:
+    from treebench.errors import UserError
+
+    rows = _matching(results_dir, where, None)
+    if len(rows) == 1:
+        return str(rows["cell_id"].iloc[0])
+    if rows.empty:
+        raise UserError(f"{results_dir}: no cell matches {' '.join(where)}; "
+                        f"`treebench cells {results_dir}` lists them all.")
+    listed = "; ".join(f"{r.cell_id} ({r.dataset}, {r.algorithm} {r.algorithm_params}, fold "
+                       f"{r.fold}, seed {r.seed})" for r in rows.head(5).itertuples())
+    raise UserError(f"{results_dir}: {len(rows)} cells match {' '.join(where)}, show takes one: "
+                    f"{listed}{' …' if len(rows) > 5 else ''}; add conditions (fold=0, seed=0) "
+                    f"or give an id.")
+
+
+@app.command()
+def cells(
+    results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
+    where: Where = None,
+    status: Annotated[list[str] | None, typer.Option("--status", help="Only cells with this status (repeatable): ok, timeout, oom, error, crashed.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="Show at most this many rows (0: all).")] = 50,
+    ids: Annotated[bool, typer.Option("--ids", help="Print only the matching cell ids, one a line.")] = False,
+) -> None:
+    """List the cells of a results directory that match --where / --status, with their ids and
+    key metrics (then `treebench show DIR ID` prints one's tree)."""
+    with _user_errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        from treebench.results.find import SHOWN
+
+        rows = _matching(results_dir, where, status)
+    if ids:
+        for cid in rows["cell_id"]:
+            typer.echo(cid)
+        return
+    varying = [c for c in rows.columns if c.startswith(("param_", "bparam_"))
+               and rows[c].astype(str).nunique() > 1]
+    cols = [c for c in SHOWN if c in rows.columns and c != "algorithm_params"]
+    cols[3:3] = varying  # after cell_id, dataset, algorithm: the parameters that differ
+    t = Table(title=f"{len(rows)} cell(s)" + (f", first {limit} shown" if limit and len(rows) > limit else ""))
+    for c in cols:
+        t.add_column(c.split("_", 1)[1] if c in varying else c, no_wrap=c == "cell_id",
+                     overflow="fold", justify="right" if c.endswith(("accuracy", "seconds", "leaves", "depth")) else "left")
+    view = rows.head(limit) if limit else rows
+    for i in range(len(view)):
+        t.add_row(*(_cell_text(view[c].iloc[i]) for c in cols))
+    Console(width=max(Console().width, 160)).print(t)
+
+
+def _cell_text(v: Any) -> str:
+    import pandas as pd
+
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
 @app.command()
 def show(
     results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
-    cell_id: Annotated[str, typer.Argument(help="Cell id (a unique prefix is enough).")],
+    cell_id: Annotated[str | None, typer.Argument(help="Cell id (a unique prefix is enough); or use --where.")] = None,
     format: Annotated[str, typer.Option("--format", help="text, json or dot.")] = "text",
+    where: Where = None,
 ) -> None:
-    """Print the fitted tree of one cell as readable rules (or JSON / Graphviz dot)."""
+    """Print the fitted tree of one cell as readable rules (or JSON / Graphviz dot). Name the
+    cell by its id, or by what it is with --where (refused, with the list, when several match)."""
     with _user_errors():
         import json
 
         from treebench.errors import UserError
         from treebench.results.store import cells_dir
+
+        if (cell_id is None) == (not where):
+            raise UserError("show needs a cell id or --where conditions (one of the two), e.g. "
+                            "`treebench show DIR --where dataset=iris max_depth=2 fold=0`.")
+        if where:
+            cell_id = _one_cell(results_dir, where)
+        assert cell_id is not None
         from treebench.tree.arrays import TreeArrays
         from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
 

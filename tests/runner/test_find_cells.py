@@ -1,0 +1,50 @@
+"""`treebench cells DIR --where ...` and `treebench show DIR --where ...`: finding cells by what
+they are."""
+
+from __future__ import annotations
+
+import yaml
+from typer.testing import CliRunner
+
+from treebench.cli import app
+
+from .conftest import tiny_config
+
+
+def _folder(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(tiny_config()), encoding="utf-8")
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--quiet", "--no-report"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_cells_filters_by_column_and_parameter_name(tmp_path):
+    out = _folder(tmp_path)
+    run = CliRunner().invoke
+    r = run(app, ["cells", str(out), "--ids"])
+    assert r.exit_code == 0 and len(r.output.split()) == 6
+    r = run(app, ["cells", str(out), "--ids", "--where", "max_depth=2 fold=1"])
+    (cid,) = r.output.split()
+    r = run(app, ["cells", str(out), "--ids", "-w", "max_depth=1,2", "-w", "fold=0"])
+    assert len(r.output.split()) == 2
+    r = run(app, ["cells", str(out), "--ids", "--status", "timeout"])
+    assert r.exit_code == 0 and r.output.split() == []
+    r = run(app, ["cells", str(out), "--where", "max_dept=2"])
+    assert r.exit_code == 2 and "did you mean `max_depth`" in r.output
+    r = run(app, ["cells", str(out), "--where", "max_depth"])
+    assert r.exit_code == 2 and "KEY=VALUE" in r.output
+    r = run(app, ["cells", str(out), "--where", "fold=1"])
+    assert r.exit_code == 0 and cid in r.output and "test_accuracy" in r.output
+
+
+def test_show_by_conditions_refuses_several_and_prints_one(tmp_path):
+    out = _folder(tmp_path)
+    run = CliRunner().invoke
+    r = run(app, ["show", str(out), "--where", "max_depth=2"])
+    assert r.exit_code == 2 and "3 cells match" in r.output and "add conditions" in r.output
+    r = run(app, ["show", str(out), "--where", "max_depth=2 fold=0"])
+    assert r.exit_code == 0 and r.output.startswith("# cell ") and "if " in r.output, r.output
+    r = run(app, ["show", str(out)])
+    assert r.exit_code == 2 and "cell id or --where" in r.output

@@ -1,0 +1,64 @@
+"""Finding cells in a results folder by what they are: ``dataset=topk/car k=all fold=0``.
+
+A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``). ``KEY`` is a results column
+(``dataset``, ``algorithm``, ``fold``, ``seed``, ``status``, ``param_max_depth``, …) or a
+learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_depth`` means
+``param_max_depth``, then ``bparam_*``). Values are compared as the verification compares them
+(``4`` matches ``4.0``; ``all`` matches the text ``all``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from treebench.errors import UserError, did_you_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: the columns `treebench cells` shows, when present
+SHOWN = ("cell_id", "dataset", "algorithm", "algorithm_params", "binarizer", "fold", "seed",
+         "status", "train_accuracy", "test_accuracy", "n_leaves", "depth", "fit_seconds")
+
+
+def parse_where(items: list[str] | None) -> dict[str, Any]:
+    """``["dataset=car", "k=1,2"]`` → ``{"dataset": "car", "k": [1, 2]}`` (keys unresolved)."""
+    from treebench.sweeps import parse_scalar
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        for part in item.split():
+            key, sep, text = part.partition("=")
+            if not sep or not key:
+                raise UserError(f"--where `{part[:60]}`: write conditions as KEY=VALUE, e.g. "
+                                f"--where dataset=topk/car k=all fold=0.")
+            vals = [parse_scalar(v) for v in text.split(",")] if text else [""]
+            out[key.strip()] = vals if len(vals) > 1 else vals[0]
+    return out
+
+
+def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
+    """``where`` with each key turned into the table's column it names."""
+    out = {}
+    for key, val in where.items():
+        for col in (key, f"param_{key}", f"bparam_{key}"):
+            if col in table.columns:
+                out[col] = val
+                break
+        else:
+            known = [c for c in table.columns] + [c.split("_", 1)[1] for c in table.columns
+                                                  if c.startswith(("param_", "bparam_"))]
+            raise UserError(f"--where `{key}`: no such column or parameter in these results"
+                            f"{did_you_mean(key, known)}.")
+    return out
+
+
+def find_cells(table: pd.DataFrame, where: dict[str, Any],
+               status: list[str] | None = None) -> pd.DataFrame:
+    """The rows of ``table`` matching ``where`` (and one of the ``status`` values)."""
+    from treebench.verify import select
+
+    cond = resolve(table, where)
+    if status:
+        cond["status"] = list(status)
+    return select(table, cond) if cond else table
