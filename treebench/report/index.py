@@ -23,11 +23,34 @@ from treebench.results import schema
 
 
 def experiment_dirs(root: Path) -> list[Path]:
-    """Sub-folders of ``root`` that hold a results table, sorted by name."""
+    """Folders below ``root``, at any depth, that hold a results table (``results/<name>/``,
+    ``results/reproduce/<name>/``), sorted by their path; a folder inside another experiment's
+    folder is not one."""
     root = Path(root)
     if not root.is_dir():
         return []
-    return sorted(d for d in root.iterdir() if d.is_dir() and (d / "results.parquet").is_file())
+    found = sorted(p.parent for p in root.rglob("results.parquet") if p.parent != root)
+    return [d for d in found if not any(o != d and o in d.parents for o in found)]
+
+
+def _label(res: Results, root: Path) -> str:
+    """The folder (relative to the index) and, when it says more, the experiment and profile."""
+    rel = res.directory.resolve().relative_to(root.resolve()).as_posix()
+    profile = (res.manifest.get("config") or {}).get("profile") if isinstance(
+        res.manifest.get("config"), dict) else None
+    what = res.experiment + (f", profile {profile}" if profile else "")
+    return rel if what == rel else f"{rel} ({what})"
+
+
+def _verdict(res: Results) -> str:
+    """The reproduction verdict of an experiment: claims held, failed, or not checked."""
+    from treebench.report.reproduction import verification
+
+    v = verification(res)
+    if not v.verdicts:
+        return "not checked"
+    n = len(v.verdicts)
+    return f"held ({n}/{n})" if v.passed else f"FAILED ({v.n_failed} of {n})"
 
 
 def _last_update(res: Results) -> str:
@@ -38,18 +61,19 @@ def _last_update(res: Results) -> str:
     return str(v.max()) if len(v) else ""
 
 
-def index_display(items: list[tuple[Results, str]]) -> Display:
-    header = ["experiment", "cells", *schema.STATUSES, "datasets", "algorithms", "last update",
-              "report"]
+def index_display(items: list[tuple[Results, str]], root: Path | None = None) -> Display:
+    header = ["experiment", "claims", "cells", *schema.STATUSES, "datasets", "algorithms",
+              "last update", "report"]
     rows = []
     for res, link in items:
         st = res.table["status"].astype(str)
-        rows.append([res.experiment, str(len(res.table))]
+        name = _label(res, root) if root is not None else res.experiment
+        rows.append([name, _verdict(res), str(len(res.table))]
                     + [str(int((st == s).sum())) for s in schema.STATUSES]
                     + [", ".join(sorted({str(d) for d in res.table["dataset"].dropna()})),
                        ", ".join(sorted({str(a) for a in res.table["algorithm"].dropna()})),
                        _last_update(res), link])
-    align = ["l"] + ["r"] * (1 + len(schema.STATUSES)) + ["l"] * 4
+    align = ["l", "l"] + ["r"] * (1 + len(schema.STATUSES)) + ["l"] * 4
     return Display("experiments", header, rows, align, [])
 
 
@@ -109,12 +133,13 @@ def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("h
     out.mkdir(parents=True, exist_ok=True)
     items: list[tuple[Results, str]] = []
     for d in experiment_dirs(root):
-        target = (out / d.name) if out != root else d / "report"
+        rel = d.resolve().relative_to(root.resolve())
+        target = (out / rel) if out != root else d / "report"
         write_report(d, target, formats=formats)
         link = (target / "index.html").resolve().relative_to(out.resolve()).as_posix() \
             if "html" in formats else target.resolve().relative_to(out.resolve()).as_posix()
         items.append((load_results(d), link))
-    idx = index_display(items)
+    idx = index_display(items, root)
     across = across_frame(items)
     md = ["# treebench: experiments", "", to_markdown(idx)]
     if len(across):
@@ -122,8 +147,9 @@ def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("h
         atomic_write_text(out / "across.csv", across.to_csv(index=False, lineterminator="\n"))
         atomic_write_text(out / "across.md", to_markdown(across_display(across)))
     atomic_write_text(out / "index.md", "\n".join(md))
-    links = "".join(f'<li><a href="{_html.escape(link)}">{_html.escape(res.experiment)}</a></li>'
-                    for res, link in items)
+    links = "".join(f'<li><a href="{_html.escape(link)}">{_html.escape(_label(res, root))}</a>'
+                    f' · <a href="{_html.escape(link)}#reproduction">claims: '
+                    f'{_html.escape(_verdict(res))}</a></li>' for res, link in items)
     body = [f"<h1>treebench: {len(items)} experiment(s)</h1>", to_html(idx),
             f"<ul>{links}</ul>"]
     if len(across):
