@@ -67,6 +67,7 @@ class RunSummary:
     splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
     data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
     notes: list[str] = field(default_factory=list)  # what the results store found and did
+    failures: list[tuple[str, str, int]] = field(default_factory=list)  # status, message, cells
     cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
@@ -494,6 +495,18 @@ def run_experiment(
     return summary
 
 
+def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
+    """(status, first line of the error, number of cells) for each distinct failure among
+    ``cell_ids``, most frequent first."""
+    from treebench.results.store import load_rows
+
+    kinds: Counter = Counter()
+    for row in load_rows(out, sorted(cell_ids)):
+        first = str(row.get("error") or "").strip().splitlines()
+        kinds[(str(row.get("status")), first[0][:200] if first else "")] += 1
+    return [(st, msg, n) for (st, msg), n in kinds.most_common()]
+
+
 def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
              seed: int | None) -> dict[str, Any] | None:
     """What makes a run a variant of its config (its claims are not checked on it): sweep
@@ -586,6 +599,7 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
     s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
                    tables=(out_dir / "results.parquet", out_dir / "results.csv"))
     s.exit_code = exit_code_for(counts, fail_on)
+    s.failures = failure_kinds(out_dir, [c for c, st in status.items() if st != "ok"])
     if report:
         s.report_dir = out_dir / "report"
     return s
@@ -657,6 +671,8 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
         summary.notes.append(f"rewrote the results tables from the cell files ({why})")
     summary.notes += _set_aside_damaged(out_dir) if current.problems else []
     counts = Counter(e.status for e in current.cells.values())
+    summary.failures = failure_kinds(out_dir, [c for c, e in current.cells.items()
+                                               if e.status != "ok"])
     summary.tables = tables
     summary.counts = counts
     if summary.interrupted:

@@ -204,6 +204,11 @@ def _print_summary(s) -> None:
         typer.echo(f"warning: {note}")
     for note in getattr(s, "notes", []):
         typer.echo(f"note:    {note}")
+    for status, message, n in getattr(s, "failures", [])[:8]:
+        typer.echo(f"{status}: {n} cell(s): {message or '(no message)'}", err=True)
+    if len(getattr(s, "failures", [])) > 8:
+        typer.echo(f"... and {len(s.failures) - 8} other kind(s) of failure; `treebench cells "
+                   f"{s.out} --status error` lists the cells.", err=True)
     if s.tables:
         typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
     if s.report_dir:

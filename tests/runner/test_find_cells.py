@@ -48,3 +48,15 @@ def test_show_by_conditions_refuses_several_and_prints_one(tmp_path):
     assert r.exit_code == 0 and r.output.startswith("# cell ") and "if " in r.output, r.output
     r = run(app, ["show", str(out)])
     assert r.exit_code == 2 and "cell id or --where" in r.output
+
+
+def test_a_run_with_failures_prints_each_kind_once_with_its_count(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    raw = tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": [1, 2]}},
+                                  {"name": "test-raise"}])
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "r"), "--quiet",
+                                 "--no-report"])
+    assert r.exit_code == 3, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("error: 3 cell(s): ")]
+    assert len(lines) == 1, r.output
