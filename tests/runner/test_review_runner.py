@@ -46,7 +46,9 @@ def test_sweep_adds_to_the_experiment_results_and_resumes(write_config, tmp_path
     man = json.loads((out / "manifest.json").read_text())
     assert man["config"]["algorithms"][0]["params"]["max_depth"] == [1, 2]  # not replaced
     assert [r["command"] for r in man["runs"]] == ["run", "sweep"]  # the no-op rerun adds none
-    assert man["runs"][1]["config"]["algorithms"][0]["params"]["max_depth"] == [3]
+    sweep = man["experiments"][1]  # the sweep is a variant: its own record and cells
+    assert sweep["kind"] == "variant" and sweep["n_cells"] == 3
+    assert sweep["config"]["algorithms"][0]["params"]["max_depth"] == [3]
 
 
 def test_force_refuses_to_discard_finished_cells_without_overwrite(write_config, tmp_path):
@@ -467,7 +469,7 @@ def test_report_on_a_folder_of_experiments(write_config, tmp_path):
     across = pd.read_csv(root / "across.csv")
     assert set(across["experiment"]) == {"exp-a", "exp-b"} and set(across["dataset"]) == {"iris"}
     md = (root / "index.md").read_text()
-    assert "| exp-a | 2 | 2 |" in md
+    assert "| exp-a | not checked | 2 | 2 |" in md
 
 
 def test_vs_depth_figures_carry_reference_lines(tmp_path):
