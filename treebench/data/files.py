@@ -9,6 +9,7 @@ Same parsers, same fixes and same errors as catalog datasets::
 
 from __future__ import annotations
 
+import stat
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,42 @@ from treebench.data.parsed_cache import cache_key
 from treebench.data.parsers import FORMATS, guess_format, header_mode
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a path that is no regular file is (None for a regular file)."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+    )
+    for test, what in kinds:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def check_data_path(p: Path, key: str) -> None:
+    """Refuse, in one sentence, a data path that does not exist or is no regular file (a
+    directory, ``/dev/zero``, a pipe): reading it would hang, fail deep in a parser, or say
+    "does not exist" about something that does."""
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(
+            f"data file `{p}` does not exist; check the `{key}` of dataset `file` (relative paths start at {Path.cwd()})."
+        ) from None
+    except OSError as exc:
+        raise DataError(f"data file `{p}` cannot be read ({exc.strerror}); check the `{key}` of dataset `file`.") from None
+    what = _file_kind(mode)
+    if what == "a directory":
+        raise DataError(
+            f"data file `{p}` is a directory, not a file; set the `{key}` of dataset `file` to a data file inside it."
+        )
+    if what is not None:
+        raise DataError(
+            f"data file `{p}` is {what}, not a regular file; set the `{key}` of dataset `file` to a data file "
+            f"(csv, tsv, arff, parquet or dl85, optionally gzipped)."
+        )
 
 
 @DATASETS.register("file", tags=("user",))
@@ -59,8 +96,7 @@ def file(
     if not path:
         raise ParameterError("dataset `file` needs `path`: the data file to load.")
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise DataError(f"data file `{p}` does not exist; check the `path` of dataset `file` (relative paths start at {Path.cwd()}).")
+    check_data_path(p, "path")
     fmt = format or guess_format(p)
     if fmt not in FORMATS:
         raise ParameterError(f"dataset `file`: format {fmt!r} is unknown; use one of {', '.join(FORMATS)}.")
@@ -95,8 +131,7 @@ def file(
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):
-        if not q.is_file():
-            raise DataError(f"data file `{q}` does not exist; check `test_path` of dataset `file`.")
+        check_data_path(q, "path" if q is p else "test_path")
         df, kinds = parse_file(q, opts)
         parts.append((role, df, kinds))
     notes: list[str] = []
