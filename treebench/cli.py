@@ -110,8 +110,11 @@ def _run(
             pl = api.plan(exp, out_dir, force=force, retry=retry_t)
             # load the data (from the cache) and fit each binarization once: label, column and
             # binarizer errors show now, exit 2, without fitting any learner
-            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None)
+            notes: list[str] = []
+            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None, notes)
             _print_plan(exp, pl, out_dir, applied, n_checked)
+            for note in notes:
+                typer.echo(f"warning: {note}")
             raise typer.Exit(0)
         summary = api.run_experiment(
             config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,

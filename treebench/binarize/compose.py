@@ -125,7 +125,9 @@ class ColumnBinarizer(Binarizer):
         self.indicators_ = {}  # feature -> position of its `is missing` column
         for f in map(str, X.columns):
             starts[f] = j
-            if policy == "indicator" and counts.get(f):
+            # `raw` keeps NaN in numeric features for the learner; categorical ones are 0/1 columns
+            wants = policy == "indicator" or (policy == "pass" and f in self.categorical_features_)
+            if wants and counts.get(f):
                 # the 0 side of the feature's tests includes its missing values: say so
                 by_feature[f] = [replace(c, missing=True) for c in by_feature[f]]
                 by_feature[f].append(BinaryColumn(f, "missing"))

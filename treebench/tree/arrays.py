@@ -51,7 +51,9 @@ class TreeArrays:
     value: np.ndarray
     label: np.ndarray
     task: str = "classification"
-    #: per node, whether a missing value goes left; None: every missing value goes right
+    #: per node, whether a missing value goes left, for trees of learners that route missing
+    #: values (all false is kept: every missing value goes right, and rules say so); None: a
+    #: tree fitted without missing values (a missing value still goes right)
     missing_left: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
@@ -64,8 +66,6 @@ class TreeArrays:
         self.label = np.ascontiguousarray(self.label, dtype=np.int64)
         if self.missing_left is not None:
             self.missing_left = np.ascontiguousarray(self.missing_left, dtype=np.bool_)
-            if not self.missing_left.any():
-                self.missing_left = None  # the default routing: one representation of it
         if self.task not in ("classification", "regression"):
             raise ValueError(f"task must be 'classification' or 'regression', got {self.task!r}")
 
