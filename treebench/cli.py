@@ -562,6 +562,13 @@ def datasets_info(
             raise UserError(f"`{name}` is a registered dataset; --label, --header, ... and --option apply to local files only.")
         from treebench.data.base import load_dataset
 
+        if is_file:
+            from treebench.errors import ConfigError
+
+            try:
+                DATASETS.get("file").check_param_names(opts)
+            except ConfigError as exc:
+                raise UserError(f"--option: {exc}") from None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # caveats are printed as notes
             if is_file:

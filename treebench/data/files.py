@@ -71,6 +71,7 @@ def file(
     delimiter: str | None = None,
     header: bool | str | None = "auto",
     missing: Sequence[str] | str = ("?",),
+    missing_tokens: Sequence[str] | str | None = None,
     drop_columns: Sequence[str | int] = (),
     skip_lines: Sequence[int] = (),
     drop_trailing_lines: int = 0,
@@ -87,8 +88,8 @@ def file(
     ``first-row`` or ``none``; ``categorical`` a list of columns (names or positions), ``"all"``,
     ``"none"`` or ``"auto"`` (non-numeric columns, the default): a list is the truth, the other
     columns are numeric and a value there that is no number is an error naming row, column and
-    value, or a missing value with ``bad_values: missing``; ``missing`` the tokens read as
-    missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
+    value, or a missing value with ``bad_values: missing``; ``missing`` (or ``missing_tokens``,
+    the config's key for it, which wins) the tokens read as missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
     ``test_path`` a second file that becomes the predefined test split: a test label never seen
     in training is an error unless ``unseen_test_labels: allow``. Line fixes as in the catalog
     (``skip_lines``, ``drop_trailing_lines``, ``drop_columns``).
@@ -104,6 +105,8 @@ def file(
         raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {bad_values!r}.")
     if unseen_test_labels not in ("error", "allow"):
         raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {unseen_test_labels!r}.")
+    if missing_tokens is not None:
+        missing = missing_tokens
     if isinstance(missing, str):
         missing = (missing,)
     if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
