@@ -116,14 +116,26 @@ class ColumnBinarizer(Binarizer):
             if proto is None:
                 raise ParameterError("ColumnBinarizer needs a binarizer for both numeric and categorical columns.")
             self.parts_.append((clone(proto).fit(X[cols], y, sample_weight=w), [str(c) for c in cols]))
-        # output columns ordered by input feature; each feature's columns come from one part
-        starts, j = {}, 0
-        by_feature = {str(c): [] for c in X.columns}
+        self._lay_out([str(c) for c in X.columns], policy, counts)
+        self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        self.n_features_in_ = int(X.shape[1])
+        self.output_dtype_ = (
+            np.float64 if any(getattr(p, "output_dtype", np.uint8) == np.float64 for p, _ in self.parts_) else np.uint8
+        )
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    def _lay_out(self, features: list[str], policy: str, counts: dict[str, int]) -> None:
+        """The output columns, ordered by input feature (each feature's columns come from one
+        part, then its ``is missing`` column when it has one): ``columns_``, ``feature_start_``,
+        ``columns_per_feature_``, ``indicators_`` (feature -> position of that column)."""
+        by_feature: dict[str, list[BinaryColumn]] = {f: [] for f in features}
         for part, _ in self.parts_:
             for col in part.columns_:
                 by_feature[col.feature].append(col)
-        self.indicators_ = {}  # feature -> position of its `is missing` column
-        for f in map(str, X.columns):
+        starts, j = {}, 0
+        self.indicators_ = {}
+        for f in features:
             starts[f] = j
             # `raw` keeps NaN in numeric features for the learner; categorical ones are 0/1 columns
             wants = policy == "indicator" or (policy == "pass" and f in self.categorical_features_)
@@ -134,16 +146,9 @@ class ColumnBinarizer(Binarizer):
                 self.indicators_[f] = j + len(by_feature[f]) - 1
             j += len(by_feature[f])
         self.feature_start_ = starts
-        self.columns_per_feature_ = {f: len(by_feature[f]) for f in map(str, X.columns)}
-        self.columns_ = [c for f in map(str, X.columns) for c in by_feature[f]]
+        self.columns_per_feature_ = {f: len(by_feature[f]) for f in features}
+        self.columns_ = [c for f in features for c in by_feature[f]]
         self.n_columns_ = len(self.columns_)
-        self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        self.n_features_in_ = int(X.shape[1])
-        self.output_dtype_ = (
-            np.float64 if any(getattr(p, "output_dtype", np.uint8) == np.float64 for p, _ in self.parts_) else np.uint8
-        )
-        self.fit_time_ = time.perf_counter() - t0
-        return self
 
     def transform(self, X):
         """0/1 ``uint8`` matrix (``float64`` when numeric columns are ``raw``), C-contiguous."""

@@ -14,7 +14,10 @@ needs saying is returned as warnings for the run summary (issue 8):
   ``split.unstratifiable: error``;
 * a regression target (``meta["task"] == "regression"``) has no classes: only a constant
   target is refused, and its splits are never stratified;
-* values read as missing because they were no numbers (``bad_values: missing``): a warning.
+* values read as missing because they were no numbers (``bad_values: missing``): a warning;
+* missing and infinite feature values (`check_missing`, docs/missing-values.md): infinite
+  values, ``missing: error`` and learners that cannot take NaN on ``raw`` features are refused;
+  the missing values per column, and how the cells treat them, are a warning.
 """
 
 from __future__ import annotations
