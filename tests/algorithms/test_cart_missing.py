@@ -59,9 +59,9 @@ def test_only_learners_declaring_missing_take_nan():
     declared = {e.name for e in ALGORITHMS if "missing" in e.inputs}
     assert {"cart", "cart-regressor", "random-forest"} <= declared
     assert ALGORITHMS.get("cart").obj().__sklearn_tags__().input_tags.allow_nan
-    greedy = ALGORITHMS.get("dpdt").obj(max_depth=1)
-    assert not greedy.__sklearn_tags__().input_tags.allow_nan
+    dpdt = ALGORITHMS.get("dpdt").obj(max_depth=1)
+    assert not dpdt.__sklearn_tags__().input_tags.allow_nan
     with pytest.raises(ValueError, match="NaN"):
-        greedy.fit(X, y)
+        dpdt.fit(X, y)
     with pytest.raises(ValueError, match="infinity"):  # infinite values: never, not even for CART
         ALGORITHMS.get("cart").obj().fit(np.where(np.isnan(X), np.inf, X), y)
