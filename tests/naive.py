@@ -377,6 +377,20 @@ def naive_onehot_columns(codes, k):
     return [[int(c == j) for j in range(k)] for c in codes]
 
 
+def naive_bin_codes(x, uppers):
+    """Index of the first upper bound above ``x[r]`` (intervals ``[previous, upper)``); -1 for
+    NaN or a value at or after the last upper bound."""
+    import math
+
+    out = []
+    for v in x:
+        if isinstance(v, float) and math.isnan(v):
+            out.append(-1)
+            continue
+        out.append(next((i for i, u in enumerate(uppers) if v < u), -1))
+    return out
+
+
 # --- ngi ---
 # Reference for treebench.algorithms.ngi and its kernels (Zhang & Gionis, DMKD 2023), written from
 # the paper's definitions (§3, §4 Eq. 2 and the functions f^p, f̄^p, f^φ, f̃) and the authors'

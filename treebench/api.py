@@ -192,7 +192,7 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     files, parse errors and labels that would give wrong numbers (`treebench.data.checks`) stop
     the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
     data warnings for the run summary."""
-    from treebench.data.checks import check_dataset_split
+    from treebench.data.checks import check_dataset_split, check_missing
     from treebench.execute.worker import dataset_for
 
     index = {n: i for i, n in enumerate(exp.dataset_names())}
@@ -204,24 +204,46 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
             ds = dataset_for(c, data_dirs, offline=offline)
             sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
             notes += check_dataset_split(ds, c.dataset, sp)
+            notes += check_missing(ds, c.dataset, _missing_uses(cells, c.dataset))
     return notes
 
 
-def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> int:
-    """The dry run's data check (issue 8, A10): load each dataset (from the cache), make the
-    first split and fit each binarization on it, for every dataset/label/binarizer combination
-    the cells use, without fitting any learner. Raises `UserError` naming the dataset and the
-    binarizer; returns the number of combinations checked."""
+def _missing_uses(cells: list[Cell], dataset: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(binarizer, its params, algorithm) of the cells on ``dataset``, once each."""
+    out: list[tuple[str, dict[str, Any], str]] = []
+    for c in cells:
+        use = (c.binarizer, dict(c.binarizer_params), c.algorithm)
+        if c.dataset == dataset and use not in out:
+            out.append(use)
+    return out
+
+
+def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool | None,
+                 notes: list[str] | None = None) -> int:
+    """The dry run's data check (issue 8, A10): load each dataset (from the cache), run the
+    checks the run's preflight runs (labels, split, missing and infinite values against the
+    learners, `treebench.data.checks`), make the first split and fit each binarization on it,
+    for every dataset/label/binarizer combination the cells use, without fitting any learner.
+    Raises `UserError` naming the dataset and the binarizer; appends the data warnings to
+    ``notes``; returns the number of combinations checked."""
     from treebench.cells import canonical_json
+    from treebench.data.checks import check_dataset_split, check_missing
     from treebench.execute.worker import dataset_for, prepare
 
     seen: set[str] = set()
+    datasets: set[str] = set()
     for c in cells:
         key = canonical_json([c.dataset_loader, c.dataset_params, c.split, c.binarizer, c.binarizer_params])
         if key in seen:
             continue
         seen.add(key)
-        dataset_for(c, data_dirs, offline=offline)
+        ds = dataset_for(c, data_dirs, offline=offline)
+        if c.dataset not in datasets:
+            datasets.add(c.dataset)
+            found = check_dataset_split(ds, c.dataset, dict(c.split))
+            found += check_missing(ds, c.dataset, _missing_uses(cells, c.dataset))
+            if notes is not None:
+                notes += found
         try:
             prepare(c, data_dirs)
         except UserError:

@@ -187,6 +187,8 @@ def expand_all(exp: Experiment) -> Expansion:
             rs = derive_seed(exp.seed, names[i], fold, seed)
             for b in order:
                 for bp in grid(b.params):
+                    if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
+                        bp = {**bp, "missing": ds.binarizer_missing}
                     for bb, a in pairs:
                         if bb != b:
                             continue

@@ -120,8 +120,11 @@ def _run(
             pl = api.plan(exp, out_dir, force=force, retry=retry_t)
             # load the data (from the cache) and fit each binarization once: label, column and
             # binarizer errors show now, exit 2, without fitting any learner
-            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None)
+            notes: list[str] = []
+            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None, notes)
             _print_plan(exp, pl, out_dir, applied, n_checked)
+            for note in notes:
+                typer.echo(f"warning: {note}")
             raise typer.Exit(0)
         summary = api.run_experiment(
             config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
@@ -735,6 +738,13 @@ def datasets_info(
             raise UserError(f"`{name}` is a registered dataset; --label, --header, ... and --option apply to local files only.")
         from treebench.data.base import load_dataset
 
+        if is_file:
+            from treebench.errors import ConfigError
+
+            try:
+                DATASETS.get("file").check_param_names(opts)
+            except ConfigError as exc:
+                raise UserError(f"--option: {exc}") from None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # caveats are printed as notes
             if is_file:

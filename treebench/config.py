@@ -37,9 +37,11 @@ class _Strict(BaseModel):
 
 
 FILE_KEYS = (
-    "path", "test_path", "format", "label", "header", "delimiter", "missing", "categorical",
+    "path", "test_path", "format", "label", "header", "delimiter", "missing_tokens", "categorical",
     "drop_columns", "label_map", "bad_values", "unseen_test_labels",
 )
+#: a dataset's missing-value policy (`DatasetSpec.missing`, docs/missing-values.md)
+MISSING_POLICIES = ("error", "indicator", "impute", "drop-rows")
 
 
 class DatasetSpec(_Strict):
@@ -58,7 +60,10 @@ class DatasetSpec(_Strict):
     label: str | int | None = None
     header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
+    #: what to do with missing feature values (`MISSING_POLICIES`); a list (or any other word)
+    #: is read as `missing_tokens`, its meaning for local files before the policy existed
     missing: str | list[str] | None = None
+    missing_tokens: str | list[str] | None = None
     categorical: Literal["auto", "all", "none"] | list[str | int] | None = None
     drop_columns: list[str | int] | None = None
     label_map: dict[str, Any] | None = None
@@ -98,11 +103,29 @@ class DatasetSpec(_Strict):
             raise ValueError("`params` goes with a catalog `name`; a local file takes path/label/header/... directly")
         if self.path is None:
             extra = [k for k in FILE_KEYS if getattr(self, k) is not None]
+            if self.missing is not None and self.missing_policy is None:
+                extra.append("missing")
             if extra:
                 raise ValueError(
                     f"`{extra[0]}` is an option of a local file (`path`); a catalog dataset takes `params`"
+                    + (f" (`missing` takes one of {', '.join(MISSING_POLICIES)})" if extra[0] == "missing" else "")
                 )
+        if self.missing is not None and self.missing_policy is None and self.missing_tokens is not None:
+            raise ValueError(
+                f"`missing` takes one of {', '.join(MISSING_POLICIES)}; the tokens read as missing go in "
+                "`missing_tokens`"
+            )
         return self
+
+    @property
+    def missing_policy(self) -> str | None:
+        """The missing-value policy (`MISSING_POLICIES`), None for the default."""
+        return self.missing if isinstance(self.missing, str) and self.missing in MISSING_POLICIES else None
+
+    @property
+    def binarizer_missing(self) -> str | None:
+        """The policy this dataset gives its binarizations (``drop-rows`` leaves none behind)."""
+        return self.missing_policy if self.missing_policy in ("error", "indicator", "impute") else None
 
     @property
     def is_file(self) -> bool:
@@ -135,9 +158,17 @@ class DatasetSpec(_Strict):
     def loader(self) -> tuple[str, dict[str, Any]]:
         """Registry name and keyword parameters of the loader."""
         if self.path is None:
-            return str(self.name), dict(self.params)
-        kw = {k: getattr(self, k) for k in FILE_KEYS if getattr(self, k) is not None}
-        return "file", kw
+            name, kw = str(self.name), dict(self.params)
+        else:
+            name, kw = "file", {k: getattr(self, k) for k in FILE_KEYS if getattr(self, k) is not None}
+            tokens = kw.pop("missing_tokens", None)
+            if tokens is None and self.missing is not None and self.missing_policy is None:
+                tokens = self.missing  # the older spelling of the tokens
+            if tokens is not None:
+                kw["missing"] = tokens
+        if self.missing_policy == "drop-rows":  # rows go before the split: the loader's job
+            kw["missing_policy"] = "drop-rows"
+        return name, kw
 
 
 def _dataset_short_form(d: Any) -> Any:

@@ -25,8 +25,9 @@ from treebench.errors import ConfigError, did_you_mean
 
 #: what a learner may accept (declared with ``inputs=`` when registering it): 0/1 features,
 #: real-valued features, categorical features as such, sample weights, more than two classes,
-#: a real-valued target. Every learner accepts 0/1 features and two classes.
-INPUT_KINDS = ("binary", "numeric", "categorical", "weights", "multiclass", "regression")
+#: a real-valued target, missing values (NaN) in real-valued features, routed by the learner
+#: itself (docs/missing-values.md). Every learner accepts 0/1 features and two classes.
+INPUT_KINDS = ("binary", "numeric", "categorical", "weights", "multiclass", "regression", "missing")
 
 
 #: (object, kind) -> its parameters and defaults, read from its signature once per process

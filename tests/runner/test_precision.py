@@ -192,6 +192,9 @@ def test_raw_columns_at_once_equal_column_by_column(dtype):
     slow = np.zeros_like(fast)
     binarize_common.TableBinarizer._fill(part, X, slow, binz.feature_start_)
     binz.parts_[1][0]._fill(X, slow, binz.feature_start_)
+    for f, j in binz.indicators_.items():  # `c is missing` (docs/missing-values.md)
+        slow[:, j] = X[f].isna()
+    assert list(binz.indicators_) == ["c"]
     np.testing.assert_array_equal(fast, slow)
     np.testing.assert_array_equal(fast, binz.transform(X).astype(dtype))
     with pytest.raises(ValueError, match="C-ordered"):

@@ -55,7 +55,7 @@ class _TreeModel:
 
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=_dtypes(self), reset=False)
+        X = validate_data(self, X, dtype=_dtypes(self), reset=False, ensure_all_finite=_finite(self))
         if self.binary_features_only:
             check_binary_matrix(X)
         return X
@@ -86,7 +86,7 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, ensure_all_finite=_finite(self))
         check_classification_targets(y)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
@@ -128,7 +128,8 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
     def fit(self, X, y, sample_weight=None, context: FitContext | None = None):
         """Fit the tree (see `TreeClassifierBase.fit` for ``context``)."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, y_numeric=True,
+                             ensure_all_finite=_finite(self))
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
@@ -154,12 +155,23 @@ def _dtypes(est) -> type | list[type]:
     return [np.float64, np.float32, np.uint8] if est.compact_input else np.float64
 
 
+def accepts_missing(est) -> bool:
+    """Whether the learner declares the input kind ``missing``: it takes NaN in its features
+    and routes such rows itself."""
+    return est.input_kinds is not None and "missing" in est.input_kinds
+
+
+def _finite(est) -> bool | str:
+    """``validate_data``'s ``ensure_all_finite``: NaN passes for learners that declare
+    ``missing``; infinite values never do."""
+    return "allow-nan" if accepts_missing(est) else True
+
+
 def _tags_from_inputs(est, tags):
-    """scikit-learn's tags from the registry declaration (``input_kinds``): binary-only
-    learners refuse NaN, ``categorical`` input is declared, and a learner without
+    """scikit-learn's tags from the registry declaration (``input_kinds``): only learners that
+    declare ``missing`` take NaN, ``categorical`` input is declared, and a learner without
     ``multiclass`` is a binary classifier."""
-    if est.binary_features_only:
-        tags.input_tags.allow_nan = False
+    tags.input_tags.allow_nan = accepts_missing(est)
     kinds = est.input_kinds
     if kinds is not None:
         tags.input_tags.categorical = "categorical" in kinds

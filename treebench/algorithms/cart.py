@@ -6,6 +6,11 @@ then counted again from the training rows (scikit-learn ≥ 1.4 stores fractions
 times totals give ``55.00000000000001``), and every leaf is labelled by treebench's tie rule
 (majority, ties to the more frequent training class, then the lower index) instead of
 scikit-learn's lowest-index rule (issue 8, A16).
+
+Missing values (NaN) in the features are routed natively, as scikit-learn's trees do since 1.3:
+at each split, the side that lowers impurity most; the tree keeps that choice per node
+(``TreeArrays.missing_left``), so predictions, recounts and printed rules follow it
+(docs/missing-values.md). Both learners declare the input kind ``missing``.
 """
 
 from __future__ import annotations
@@ -22,13 +27,19 @@ from treebench.tree.adapters import from_sklearn_regressor, from_sklearn_tree
 from treebench.tree.labels import recount
 
 
+def _has_nan(X) -> bool:
+    """Whether the training matrix has missing values (then scikit-learn's routing of them is
+    kept in the tree)."""
+    return X.dtype.kind == "f" and bool(np.isnan(X).any())
+
+
 def warmup() -> None:
     """CART's warm-up: scikit-learn's tree module is imported with this module; nothing else
     to load or compile."""
 
 
 @ALGORITHMS.register(
-    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass")
+    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass", "missing")
 )
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
@@ -69,13 +80,13 @@ class CARTClassifier(TreeClassifierBase):
             random_state=self.random_state,
         )
         est.fit(X, y_index, sample_weight=sample_weight)
-        tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_)
+        tree = from_sklearn_tree(est.tree_, n_classes=n_classes, classes=est.classes_, with_missing=_has_nan(X))
         recount(tree, X, y_index, sample_weight)  # exact counts, the one tie rule
         return tree, {"operations": int(est.tree_.node_count)}
 
 
 @ALGORITHMS.register(
-    "cart-regressor", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "regression")
+    "cart-regressor", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "regression", "missing")
 )
 class CARTRegressor(TreeRegressorBase):
     """CART regression trees (Breiman et al. 1984, squared-error criterion) through
@@ -118,5 +129,5 @@ class CARTRegressor(TreeRegressorBase):
             random_state=self.random_state,
         )
         est.fit(X, y, sample_weight=sample_weight)
-        tree = from_sklearn_regressor(est.tree_, X, y, sample_weight)
+        tree = from_sklearn_regressor(est.tree_, X, y, sample_weight, with_missing=_has_nan(X))
         return tree, {"operations": int(est.tree_.node_count)}

@@ -20,6 +20,7 @@ ALGORITHMS.register(
 ALGORITHMS.register(
     "random-forest",
     tags=("blackbox", "baseline"),
-    inputs=("binary", "numeric", "weights", "multiclass"),
+    # scikit-learn's forests route missing values natively (docs/missing-values.md)
+    inputs=("binary", "numeric", "weights", "multiclass", "missing"),
     description="Random forest (scikit-learn RandomForestClassifier), a black-box reference.",
 )(RandomForestClassifier)

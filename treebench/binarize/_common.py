@@ -3,7 +3,9 @@
 Each concrete binarizer only decides, at ``fit`` time, the list of `BinaryColumn` of every input
 feature (``_fit_columns``). This module turns such a table into a 0/1 matrix for any rows, so the
 transform is the same code for all of them and the column table is the single source of truth.
-Missing numeric values (NaN) satisfy no comparison: they give 0 in every threshold column.
+Missing values (NaN, None) satisfy no condition: they give 0 in every threshold, interval and
+category column; `ColumnBinarizer` adds the explicit ``<feature> is missing`` column (see
+docs/missing-values.md).
 """
 
 from __future__ import annotations
@@ -179,6 +181,9 @@ def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: 
         if c.op == "==":
             out[:, col0 + j] = s.to_numpy(dtype=object) == c.value
             continue
+        if c.op == "missing" and not is_numeric_column(s):
+            out[:, col0 + j] = s.isna().to_numpy()
+            continue
         if x is None:
             x = numeric_values(s, feature)
         if c.op == ">=":
@@ -194,7 +199,9 @@ def evaluate_feature(s: pd.Series, cols: list[BinaryColumn], feature: str, out: 
             out[:, col0 + j] = (x >= lo) & (x < hi)
         elif c.op == "is":
             check_binary_values(x, feature)
-            out[:, col0 + j] = x
+            out[:, col0 + j] = x == 1  # a missing value is 0, never cast from NaN
+        elif c.op == "missing":
+            out[:, col0 + j] = np.isnan(x)
         elif c.op == "raw":
             out[:, col0 + j] = x
         else:  # pragma: no cover - programming error in a binarizer
@@ -237,7 +244,8 @@ def check_out(out: np.ndarray, n_rows: int, n_columns: int) -> None:
 
 
 def check_binary_values(x: np.ndarray, feature: str) -> None:
-    bad = ~((x == 0) | (x == 1))
+    """A clear error for a value other than 0 or 1 (missing values are allowed: they give 0)."""
+    bad = ~((x == 0) | (x == 1) | np.isnan(x))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(

@@ -73,6 +73,11 @@ def load_dataset(
 
     entry = DATASETS.get(name)
     kwargs = dict(params or {})
+    policy = kwargs.pop("missing_policy", None)  # the config's `missing: drop-rows`
+    if policy not in (None, "drop-rows"):
+        from treebench.errors import ParameterError
+
+        raise ParameterError(f"dataset `{name}`: `missing_policy` can only be drop-rows, got {policy!r}.")
     fn = entry.obj
     import inspect
 
@@ -84,4 +89,54 @@ def load_dataset(
     ds = fn(**kwargs)
     if not isinstance(ds, Dataset):  # pragma: no cover - programming error in a loader
         raise TypeError(f"dataset loader `{name}` returned {type(ds).__name__}, not Dataset")
-    return ds
+    return drop_missing_rows(ds) if policy == "drop-rows" else ds
+
+
+def missing_per_column(X: pd.DataFrame) -> dict[str, int]:
+    """Missing values (NaN, None) per column of ``X``, for the columns that have any."""
+    n = X.isna().sum()
+    return {str(c): int(k) for c, k in n.items() if k}
+
+
+def drop_missing_rows(ds: Dataset) -> Dataset:
+    """``ds`` without the rows that have a missing feature value (``missing: drop-rows``),
+    before any split; a predefined split keeps its remaining rows. How many rows went, and
+    which columns made them go, is a parse note (it reaches the run summary and every row)."""
+    counts = missing_per_column(ds.X)
+    if not counts:
+        return ds
+    gone = ds.X.isna().any(axis=1).to_numpy()
+    n_gone, n = int(gone.sum()), ds.n_samples
+    cols = ", ".join(f"{c} {k}" for c, k in counts.items())
+    if n_gone == n:
+        from treebench.errors import DataError
+
+        worst = max(counts, key=counts.get)
+        raise DataError(
+            f"dataset `{ds.name}`: every one of its {n} rows has a missing value (column `{worst}` alone misses "
+            f"{counts[worst]}), so `missing: drop-rows` leaves nothing; drop that column (`drop_columns:`) or "
+            f"use `missing: impute` or `missing: indicator`."
+        )
+    keep = np.flatnonzero(~gone)
+    new_pos = np.full(n, -1, dtype=np.int64)
+    new_pos[keep] = np.arange(keep.size)
+
+    def remap(index: np.ndarray | None) -> np.ndarray | None:
+        if index is None:
+            return None
+        moved = new_pos[np.asarray(index, dtype=np.int64)]
+        return moved[moved >= 0]
+
+    meta = dict(ds.meta)
+    meta["parse_notes"] = [
+        *(meta.get("parse_notes") or []),
+        f"{n_gone} of {n} rows dropped because they have missing values (`missing: drop-rows`; missing values "
+        f"per column: {cols})",
+    ]
+    if meta.get("data_key"):  # other rows: another identity for the prepared-matrix cache
+        meta["data_key"] = f"{meta['data_key']}:drop-missing-rows"
+    return Dataset(
+        name=ds.name, X=ds.X.iloc[keep].reset_index(drop=True), y=np.asarray(ds.y)[keep],
+        categorical=list(ds.categorical), train_index=remap(ds.train_index), test_index=remap(ds.test_index),
+        meta=meta,
+    )

@@ -14,7 +14,10 @@ needs saying is returned as warnings for the run summary (issue 8):
   ``split.unstratifiable: error``;
 * a regression target (``meta["task"] == "regression"``) has no classes: only a constant
   target is refused, and its splits are never stratified;
-* values read as missing because they were no numbers (``bad_values: missing``): a warning.
+* values read as missing because they were no numbers (``bad_values: missing``): a warning;
+* missing and infinite feature values (`check_missing`, docs/missing-values.md): infinite
+  values, ``missing: error`` and learners that cannot take NaN on ``raw`` features are refused;
+  the missing values per column, and how the cells treat them, are a warning.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import difflib
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from treebench.data.base import Dataset
 from treebench.data.splits import stratification_problem
@@ -124,3 +128,83 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
             f"fewer folds, or set `split.unstratifiable: warn` to run it unstratified."
         )
     return [*notes, f"dataset `{name}`: {problem}."]
+
+
+# ------------------------------------------------------------------ missing and infinite values
+
+
+def infinite_per_column(X) -> dict[str, int]:
+    """Infinite values (inf, -inf) per numeric column of ``X``, for the columns that have any."""
+    out = {}
+    for c in X.columns:
+        s = X[c]
+        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
+            k = int(np.isinf(s.to_numpy(dtype=np.float64, na_value=np.nan)).sum())
+            if k:
+                out[str(c)] = k
+    return out
+
+
+def _how(method: str, policy: str | None, algorithm: str) -> str | None:
+    """How a cell treats missing values, or None when it would fail on them."""
+    from treebench.registry import ALGORITHMS, binarizer_output
+
+    if policy == "impute":
+        return f"imputed from the training rows (`{method}`)"
+    raw = binarizer_output(method) == "numeric"
+    if not raw:
+        return f"an `is missing` column per feature (`{method}`)"
+    if "missing" in ALGORITHMS.get(algorithm).inputs:
+        return f"routed by `{algorithm}` itself on `{method}` features"
+    return None
+
+
+def check_missing(ds: Dataset, name: str, uses: list[tuple[str, dict[str, Any], str]]) -> list[str]:
+    """Refuse, before anything runs, what missing or infinite feature values would break for
+    the cells of ``ds``; ``uses`` holds each cell's (binarizer method, binarizer params,
+    algorithm). Infinite values are refused (no learner or binarizer reads them as a value);
+    ``missing: error`` refuses missing values; a learner that does not declare the input kind
+    ``missing`` is refused on ``raw`` features with missing values (it would fail in every
+    cell). Returns the note for the run summary: the missing values per column and how the
+    cells treat them."""
+    inf = infinite_per_column(ds.X)
+    if inf:
+        col, k = next(iter(inf.items()))
+        raise DataError(
+            f"dataset `{name}`: column `{col}` has {k} infinite value(s) (inf or -inf), which treebench does not "
+            f"read as a feature value; fix the data, or read them as missing by listing their spelling as a "
+            f"missing-value token (e.g. `missing_tokens: [inf, -inf]` for a file)."
+        )
+    from treebench.data.base import missing_per_column
+
+    counts = missing_per_column(ds.X)
+    if not counts:
+        return []
+    col, k = next(iter(counts.items()))
+    others = f" (and {len(counts) - 1} more column(s) have some)" if len(counts) > 1 else ""
+    numeric = {c: n for c, n in counts.items() if c not in set(map(str, ds.categorical))}
+    ways: list[str] = []
+    for method, params, algorithm in uses:
+        policy = params.get("missing")
+        if policy == "error":
+            raise DataError(
+                f"dataset `{name}`: column `{col}` has {k} missing value(s){others}, and `missing: error` refuses "
+                f"them; set `missing:` to indicator, impute or drop-rows on the dataset entry, or fix the data."
+            )
+        how = _how(method, policy, algorithm)
+        if how is None and numeric:  # (categorical features get `is missing` columns even with raw)
+            col, k = next(iter(numeric.items()))
+            others = f" (and {len(numeric) - 1} more numeric column(s) have some)" if len(numeric) > 1 else ""
+            raise DataError(
+                f"dataset `{name}`: numeric column `{col}` has {k} missing value(s){others}, which `{algorithm}` cannot "
+                f"take on `{method}` features (it does not route missing values); set `missing: impute` or "
+                f"`missing: drop-rows` on the dataset entry, or give `{algorithm}` a binarization such as "
+                f"`quantile`."
+            )
+        how = how or f"an `is missing` column per categorical feature (`{method}`)"
+        if how not in ways:
+            ways.append(how)
+    shown = ", ".join(f"{c} {n}" for c, n in list(counts.items())[:10])
+    more = f", ... ({len(counts) - 10} more columns)" if len(counts) > 10 else ""
+    return [f"dataset `{name}`: missing values per column ({ds.n_samples} rows): {shown}{more}; "
+            f"{'; '.join(ways)}."]

@@ -9,6 +9,7 @@ Same parsers, same fixes and same errors as catalog datasets::
 
 from __future__ import annotations
 
+import stat
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,42 @@ from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
 
 
+def _file_kind(mode: int) -> str | None:
+    """What a path that is no regular file is (None for a regular file)."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+    )
+    for test, what in kinds:
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def check_data_path(p: Path, key: str) -> None:
+    """Refuse, in one sentence, a data path that does not exist or is no regular file (a
+    directory, ``/dev/zero``, a pipe): reading it would hang, fail deep in a parser, or say
+    "does not exist" about something that does."""
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(
+            f"data file `{p}` does not exist; check the `{key}` of dataset `file` (relative paths start at {Path.cwd()})."
+        ) from None
+    except OSError as exc:
+        raise DataError(f"data file `{p}` cannot be read ({exc.strerror}); check the `{key}` of dataset `file`.") from None
+    what = _file_kind(mode)
+    if what == "a directory":
+        raise DataError(
+            f"data file `{p}` is a directory, not a file; set the `{key}` of dataset `file` to a data file inside it."
+        )
+    if what is not None:
+        raise DataError(
+            f"data file `{p}` is {what}, not a regular file; set the `{key}` of dataset `file` to a data file "
+            f"(csv, tsv, arff, parquet or dl85, optionally gzipped)."
+        )
+
+
 @DATASETS.register("file", tags=("user",))
 def file(
     path: str | None = None,
@@ -34,6 +71,7 @@ def file(
     delimiter: str | None = None,
     header: bool | str | None = "auto",
     missing: Sequence[str] | str = ("?",),
+    missing_tokens: Sequence[str] | str | None = None,
     drop_columns: Sequence[str | int] = (),
     skip_lines: Sequence[int] = (),
     drop_trailing_lines: int = 0,
@@ -50,8 +88,8 @@ def file(
     ``first-row`` or ``none``; ``categorical`` a list of columns (names or positions), ``"all"``,
     ``"none"`` or ``"auto"`` (non-numeric columns, the default): a list is the truth, the other
     columns are numeric and a value there that is no number is an error naming row, column and
-    value, or a missing value with ``bad_values: missing``; ``missing`` the tokens read as
-    missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
+    value, or a missing value with ``bad_values: missing``; ``missing`` (or ``missing_tokens``,
+    the config's key for it, which wins) the tokens read as missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
     ``test_path`` a second file that becomes the predefined test split: a test label never seen
     in training is an error unless ``unseen_test_labels: allow``. Line fixes as in the catalog
     (``skip_lines``, ``drop_trailing_lines``, ``drop_columns``).
@@ -59,8 +97,7 @@ def file(
     if not path:
         raise ParameterError("dataset `file` needs `path`: the data file to load.")
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise DataError(f"data file `{p}` does not exist; check the `path` of dataset `file` (relative paths start at {Path.cwd()}).")
+    check_data_path(p, "path")
     fmt = format or guess_format(p)
     if fmt not in FORMATS:
         raise ParameterError(f"dataset `file`: format {fmt!r} is unknown; use one of {', '.join(FORMATS)}.")
@@ -68,6 +105,8 @@ def file(
         raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {bad_values!r}.")
     if unseen_test_labels not in ("error", "allow"):
         raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {unseen_test_labels!r}.")
+    if missing_tokens is not None:
+        missing = missing_tokens
     if isinstance(missing, str):
         missing = (missing,)
     if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
@@ -95,8 +134,7 @@ def file(
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):
-        if not q.is_file():
-            raise DataError(f"data file `{q}` does not exist; check `test_path` of dataset `file`.")
+        check_data_path(q, "path" if q is p else "test_path")
         df, kinds = parse_file(q, opts)
         parts.append((role, df, kinds))
     notes: list[str] = []

@@ -79,14 +79,19 @@ def list_datasets(
 
 
 def describe(ds: Dataset) -> dict[str, Any]:
-    """Shape, class balance, feature types, missing values, split and provenance of a loaded dataset."""
+    """Shape, class balance, feature types, missing and infinite values per feature, split and
+    provenance of a loaded dataset."""
+    from treebench.data.checks import infinite_per_column
+
     classes, counts = np.unique(ds.y, return_counts=True)
+    inf = infinite_per_column(ds.X)
     features = []
     for c in ds.X.columns:
         s = ds.X[c]
         vals = set(s.dropna().unique())
         kind = "categorical" if c in set(ds.categorical) else ("binary" if vals and vals <= {0, 1} else "numeric")
-        features.append({"name": str(c), "type": kind, "distinct": int(s.nunique()), "missing": int(s.isna().sum())})
+        features.append({"name": str(c), "type": kind, "distinct": int(s.nunique()), "missing": int(s.isna().sum()),
+                         "infinite": inf.get(str(c), 0)})
     kinds = {k: sum(f["type"] == k for f in features) for k in ("numeric", "binary", "categorical")}
     info = {
         "name": ds.name,
@@ -98,6 +103,7 @@ def describe(ds: Dataset) -> dict[str, Any]:
         "feature_types": kinds,
         "features": features,
         "missing_values": int(ds.X.isna().sum().sum()),
+        "infinite_values": int(sum(inf.values())),
         "split": None if ds.train_index is None else {"train": int(len(ds.train_index)), "test": int(len(ds.test_index))},
         "provenance": {k: ds.meta.get(k) for k in ("origin", "citation", "licence", "files", "task", "title", "notes", "params") if k in ds.meta},
         "parse_notes": list(ds.meta.get("parse_notes", []) or []),
@@ -175,7 +181,8 @@ def format_info(info: dict[str, Any]) -> str:
     lines = [
         f"{info['name']}: {info['n_samples']} rows, {info['n_features']} features "
         f"({kinds['numeric']} numeric, {kinds['binary']} binary, {kinds['categorical']} categorical), "
-        f"{info['missing_values']} missing values",
+        f"{info['missing_values']} missing values"
+        + (f", {info['infinite_values']} infinite values (refused by `treebench run`)" if info.get("infinite_values") else ""),
     ]
     for f in info.get("provenance", {}).get("files", []) or []:
         lines.append(f"file:  {f.get('found_at') or f.get('path')} ({f.get('role')})")
@@ -191,9 +198,11 @@ def format_info(info: dict[str, Any]) -> str:
     if feats:
         width = max(7, *(len(f["name"]) for f in feats))
         lines.append("")
-        lines.append(f"{'feature':<{width}}  {'kind':<11}  {'distinct':>8}  {'missing':>7}")
+        lines.append(f"{'feature':<{width}}  {'kind':<11}  {'distinct':>8}  {'missing':>7}  {'inf':>5}")
         for f in feats:
-            lines.append(f"{f['name']:<{width}}  {f['type']:<11}  {f['distinct']:>8}  {f['missing']:>7}")
+            lines.append(
+                f"{f['name']:<{width}}  {f['type']:<11}  {f['distinct']:>8}  {f['missing']:>7}  {f.get('infinite', 0):>5}"
+            )
     b = info.get("binarization")
     if b:
         params = ", ".join(f"{k}={v}" for k, v in b["params"].items())

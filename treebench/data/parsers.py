@@ -131,6 +131,12 @@ def detect_header(df: pd.DataFrame) -> bool:
     return all(pd.notna(first[c]) and not (rest[c] == first[c]).any() for c in df.columns)
 
 
+def _all_names(row: pd.Series) -> bool:
+    """Every value of ``row`` present, not a number, and distinct: a row of column names."""
+    vals = [str(v).strip() for v in row]
+    return all(pd.notna(v) for v in row) and not any(_is_number(v) for v in vals) and len(set(vals)) == len(vals)
+
+
 def _names_from_row(row: pd.Series) -> list[str]:
     names: list[str] = []
     for j, v in enumerate(row.tolist()):
@@ -189,6 +195,11 @@ def read_delimited(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {delimiter!r}): {msg}.") from None
+    if mode == "auto" and df.shape[0] == 1 and _all_names(df.iloc[0]):
+        # one line of distinct texts and nothing else: a header without data (read as one data
+        # row it would give a "dataset" whose label is the label column's name)
+        names = ", ".join(str(v).strip() for v in df.iloc[0])
+        raise DataError(f"{_where(path)} has a header line ({names}) but no data rows; add the data rows below it.")
     if mode == "auto" and detect_header(df):
         df, cols = df.iloc[1:].reset_index(drop=True), _names_from_row(df.iloc[0])
         df.columns = cols

@@ -15,7 +15,8 @@ from treebench.tree.labels import majority_labels, recount
 
 
 def from_sklearn_tree(
-    sk_tree: Any, n_classes: int, classes: np.ndarray | None = None, prior: np.ndarray | None = None
+    sk_tree: Any, n_classes: int, classes: np.ndarray | None = None, prior: np.ndarray | None = None,
+    with_missing: bool = False,
 ) -> TreeArrays:
     """Convert a fitted scikit-learn ``Tree`` (``estimator.tree_``).
 
@@ -25,6 +26,8 @@ def from_sklearn_tree(
     scikit-learn estimator saw (a subset of ``range(n_classes)``), placed into their columns.
     Node labels follow the one tie rule (`treebench.tree.labels`) with ``prior`` (the training
     class totals); without it ties go to the lower index, as scikit-learn's ``predict`` does.
+    ``with_missing`` (the training rows had missing values) keeps scikit-learn's routing of
+    missing values (``missing_left``); otherwise they go right, as in every `TreeArrays`.
     """
     feature = np.where(sk_tree.feature >= 0, sk_tree.feature, -1).astype(np.int64)
     threshold = np.where(feature >= 0, sk_tree.threshold, LEAF_THRESHOLD)
@@ -39,12 +42,20 @@ def from_sklearn_tree(
     value[:, cols] = counts_sub
     label = majority_labels(value, prior)
     return TreeArrays(
-        feature, threshold, sk_tree.children_left, sk_tree.children_right, value, label
+        feature, threshold, sk_tree.children_left, sk_tree.children_right, value, label,
+        missing_left=sklearn_missing_left(sk_tree, feature) if with_missing else None,
     )
 
 
+def sklearn_missing_left(sk_tree: Any, feature: np.ndarray) -> np.ndarray:
+    """scikit-learn's per-node ``missing_go_to_left`` (false at leaves): where a tree fitted on
+    data with missing values sends them."""
+    return (np.asarray(sk_tree.missing_go_to_left, dtype=bool)) & (feature >= 0)
+
+
 def from_sklearn_regressor(
-    sk_tree: Any, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+    sk_tree: Any, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None,
+    with_missing: bool = False,
 ) -> TreeArrays:
     """Convert a fitted scikit-learn regression ``Tree`` (``DecisionTreeRegressor.tree_``) to a
     regression `TreeArrays` (``task="regression"``).
@@ -52,13 +63,15 @@ def from_sklearn_regressor(
     The structure maps as in `from_sklearn_tree` (left is ``x <= threshold``, pre-order ids,
     leaf markers -2/-1). scikit-learn keeps only node means, so the value rows
     ``[Σw, Σw·y, Σw·y²]`` are counted again from the training data ``(X, y, sample_weight)``
-    at the leaves and summed upwards (exact sums, children before parents)."""
+    at the leaves and summed upwards (exact sums, children before parents). ``with_missing`` as
+    in `from_sklearn_tree`."""
     feature = np.where(sk_tree.feature >= 0, sk_tree.feature, -1).astype(np.int64)
     threshold = np.where(feature >= 0, sk_tree.threshold, LEAF_THRESHOLD)
     n = feature.shape[0]
     tree = TreeArrays(
         feature, threshold, sk_tree.children_left, sk_tree.children_right,
         np.zeros((n, 3)), np.zeros(n, dtype=np.int64), task="regression",
+        missing_left=sklearn_missing_left(sk_tree, feature) if with_missing else None,
     )
     yv = np.asarray(y, dtype=np.float64)
     w = np.ones_like(yv) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)

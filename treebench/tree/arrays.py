@@ -11,7 +11,11 @@ Conventions, shared by every algorithm in treebench:
 * ``label[i]`` is the class index predicted at node ``i``: the majority of ``value[i]`` with
   the one tie rule of `treebench.tree.labels` (ties to the class more frequent in training,
   then the lower index);
-* depth counts tests: a lone leaf has depth 0.
+* depth counts tests: a lone leaf has depth 0;
+* a missing value (NaN) goes **right** (``NaN <= threshold`` is false), except at the nodes
+  where the optional ``missing_left`` is true: learners that route missing values themselves
+  (scikit-learn's trees, ``missing_go_to_left``) record their choice there
+  (docs/missing-values.md).
 
 Regression trees (``task == "regression"``) keep the same arrays; ``value[i]`` then holds the
 additive statistics ``[Σw, Σw·y, Σw·y²]`` of the training rows at node ``i`` (so the sum rule
@@ -47,6 +51,10 @@ class TreeArrays:
     value: np.ndarray
     label: np.ndarray
     task: str = "classification"
+    #: per node, whether a missing value goes left, for trees of learners that route missing
+    #: values (all false is kept: every missing value goes right, and rules say so); None: a
+    #: tree fitted without missing values (a missing value still goes right)
+    missing_left: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
@@ -56,6 +64,8 @@ class TreeArrays:
         self.right = np.ascontiguousarray(self.right, dtype=np.int64)
         self.value = np.ascontiguousarray(np.atleast_2d(self.value), dtype=np.float64)
         self.label = np.ascontiguousarray(self.label, dtype=np.int64)
+        if self.missing_left is not None:
+            self.missing_left = np.ascontiguousarray(self.missing_left, dtype=np.bool_)
         if self.task not in ("classification", "regression"):
             raise ValueError(f"task must be 'classification' or 'regression', got {self.task!r}")
 
@@ -126,7 +136,10 @@ class TreeArrays:
             active, cur, f = active[internal], cur[internal], f[internal]
             if not active.size:
                 break
-            go_left = X[active, f] <= self.threshold[cur]
+            x = X[active, f]
+            go_left = x <= self.threshold[cur]
+            if self.missing_left is not None and x.dtype.kind == "f":
+                go_left |= np.isnan(x) & self.missing_left[cur]
             node[active] = np.where(go_left, self.left[cur], self.right[cur])
         return node
 
@@ -179,7 +192,7 @@ class TreeArrays:
             "value": self.value.tolist(),
             "label": self.label.tolist(),
             "task": self.task,
-        }
+        } | ({} if self.missing_left is None else {"missing_left": self.missing_left.tolist()})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TreeArrays:
@@ -188,7 +201,7 @@ class TreeArrays:
             value = value.reshape(len(d["feature"]), -1)
         return cls(
             d["feature"], d["threshold"], d["left"], d["right"], value, d["label"],
-            task=d.get("task", "classification"),
+            task=d.get("task", "classification"), missing_left=d.get("missing_left"),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -197,7 +210,11 @@ class TreeArrays:
         return all(
             np.array_equal(getattr(self, k), getattr(other, k))
             for k in ("feature", "threshold", "left", "right", "value", "label")
-        ) and self.task == other.task
+        ) and self.task == other.task and _same_missing(self.missing_left, other.missing_left)
+
+
+def _same_missing(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
 class TreeBuilder:

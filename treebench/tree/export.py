@@ -29,7 +29,14 @@ def branch_texts(
     if cond is not None and t == 0.5:
         return cond[0], cond[1]
     name = feature_names[f] if feature_names is not None and f < len(feature_names) else f"x[{f}]"
-    return f"{name} <= {_fmt(t)}", f"{name} > {_fmt(t)}"
+    left, right = f"{name} <= {_fmt(t)}", f"{name} > {_fmt(t)}"
+    if tree.missing_left is not None:  # a learner that routes missing values: say where
+        if t == float("inf") and not tree.missing_left[node]:  # scikit-learn's "is it missing?" split
+            return f"{name} is not missing", f"{name} is missing"
+        if tree.missing_left[node]:
+            return f"{left} or {name} is missing", right
+        return left, f"{right} or {name} is missing"
+    return left, right
 
 
 def conditions_from_columns(columns: Sequence[dict[str, Any]] | None):
