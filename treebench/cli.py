@@ -596,15 +596,27 @@ def algorithms(
         from treebench.registry import ALGORITHMS
 
         t = Table(title="algorithms")
-        for col in ("name", "available", "parameters (defaults)", "description"):
+        for col in ("name", "available", "takes", "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
         for e in ALGORITHMS:
             if "test" in e.tags and not all_:
                 continue
             avail = "yes" if e.available else f"no: needs {', '.join(e.missing)}"
             params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
-            t.add_row(e.name, avail, params, e.description)
-        Console(width=160).print(t)
+            t.add_row(e.name, avail, _takes(e.inputs), params, e.description)
+        Console(width=180).print(t)
+    typer.echo("takes: 0/1 = binary features only (give a binarization such as quantile); raw = "
+               "numeric features as they are; categorical = text categories; missing = NaN "
+               "routed by the learner; weights = sample weights; multiclass; regression.")
+
+
+def _takes(kinds: frozenset[str]) -> str:
+    """The input kinds of a learner in the words of `treebench algorithms`."""
+    words = {"numeric": "raw", "categorical": "categorical", "missing": "missing",
+             "weights": "weights", "multiclass": "multiclass", "regression": "regression"}
+    shown = ["0/1" if "numeric" not in kinds else "0/1, raw"]
+    shown += [w for k, w in words.items() if k in kinds and k != "numeric"]
+    return ", ".join(shown)
 
 
 @app.command()

@@ -60,3 +60,13 @@ def test_a_run_with_failures_prints_each_kind_once_with_its_count(tmp_path):
     assert r.exit_code == 3, r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("error: 3 cell(s): ")]
     assert len(lines) == 1, r.output
+
+
+def test_algorithms_says_which_input_each_learner_takes():
+    r = CliRunner().invoke(app, ["algorithms"])
+    assert r.exit_code == 0
+    rows = {ln.split("│")[1].strip(): ln.split("│")[3] for ln in r.output.splitlines()
+            if ln.startswith("│") and ln.split("│")[1].strip()}
+    assert "raw" in rows["cart"] and "missing" in rows["cart"]
+    assert "0/1" in rows["topk"] and "raw" not in rows["topk"] and "missing" not in rows["topk"]
+    assert "raw" in rows["dpdt"] and "weights" in rows["gosdt"]
