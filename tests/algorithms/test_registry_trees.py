@@ -77,3 +77,14 @@ def test_every_learner_returns_a_valid_tree(name, depth, kind):
     assert np.array_equal(est.predict(X), est.classes_[tree.label[leaves]])
     v = tree.value[leaves]
     assert np.allclose(est.predict_proba(X), v / v.sum(axis=1, keepdims=True))
+
+
+def test_a_raw_array_to_a_0_1_learner_says_which_transformer_to_use():
+    import numpy as np
+    import pytest
+
+    from treebench import TopKClassifier
+
+    X = np.array([[0.5, 1.0], [2.0, 0.0], [1.5, 1.0], [0.2, 0.0]])
+    with pytest.raises(ValueError, match=r"make_pipeline\(treebench\.binarize\.make_binarizer"):
+        TopKClassifier(k=1, max_depth=1).fit(X, [0, 1, 1, 0])

@@ -206,6 +206,8 @@ def check_binary_matrix(X: np.ndarray) -> None:
             r, c = np.argwhere(bad)[0]
             raise ValueError(
                 f"this algorithm needs 0/1 features, but column {c} has the value "
-                f"{X[start + r, c].item()!r} (row {start + r}); add a binarization step "
-                "(e.g. `binarization: {method: quantile}`)."
+                f"{X[start + r, c].item()!r} (row {start + r}); binarize the features first: in "
+                "Python, `make_pipeline(treebench.binarize.make_binarizer('quantile'), "
+                "learner)` (a scikit-learn transformer fitted on the training rows); in a "
+                "config, `binarization: {method: quantile}`."
             )
