@@ -405,3 +405,13 @@ def test_monotone_with_missing_ignore_drops_points_without_finished_cells():
     t = table({("b", k, s): "timeout" for s in range(3) for k in (2, "all")})
     v = one(t, missing="ignore", **kw)
     assert not v.passed and "1 point(s) with finished cells" in v.reason
+
+
+def test_a_value_is_shown_with_the_digits_its_tolerance_needs():
+    t = table()
+    v = one(t, where={"dataset": "a", "param_k": 1}, value=0.61, abs=5e-7)
+    assert v.measured_text == "0.6100000" and v.expected_text == "0.6100000 ± 5e-07"
+    v = one(t, where={"dataset": "a", "param_k": 1}, value=0.6123456, abs=0.01)
+    assert v.expected_text.startswith("0.6123456") and not v.passed
+    v = one(t, where={"dataset": "a", "param_k": 1}, value=0.61, abs=0.001)
+    assert v.measured_text == "0.6100"

@@ -250,12 +250,36 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fmt(x: float | None, metric: str = "") -> str:
+def _fmt(x: float | None, metric: str = "", decimals: int = 4) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     if float(x).is_integer() and abs(x) < 1e12:
         return f"{int(x)}"
-    return f"{x:.4f}" if abs(x) < 1e4 else f"{x:.4g}"
+    return f"{x:.{decimals}f}" if abs(x) < 1e4 else f"{x:.{max(decimals, 4)}g}"
+
+
+def _decimals(*steps: float | None) -> int:
+    """Decimals that show a difference as small as the smallest positive ``steps`` (a
+    tolerance, or the precision a bound is written with): at least 4, at most 12."""
+    need = 4
+    for step in steps:
+        if step is not None and 0 < step < 1e-4:
+            need = max(need, min(12, math.ceil(-math.log10(step) - 1e-9)))
+    return need
+
+
+def _written_step(v: float | None) -> float | None:
+    """The last decimal place of ``v`` as written (0.325647 → 1e-6)."""
+    if v is None or float(v).is_integer():
+        return None
+    text = repr(float(v))
+    if "e" in text:
+        return abs(float(v)) / 10
+    return 10.0 ** -len(text.split(".")[1])
+
+
+def _tolerance(e: Expectation) -> float:
+    return e.abs if e.abs is not None else (e.rel * abs(e.value) if e.rel is not None else 0.0)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -288,16 +312,18 @@ def _check(table: pd.DataFrame, e: Expectation, where: dict[str, Any], name: str
             return _check_monotone(table, e, where, name)
         m, _ = measure(table, where, e.metric, e.agg, e.across, e.missing)
         if kind == "value":
-            tol = e.abs if e.abs is not None else (e.rel * abs(e.value) if e.rel is not None else 0.0)
+            tol = _tolerance(e)
             diff = m - e.value
             ok = abs(diff) <= tol + _EPS + 1e-9 * abs(e.value)
-            return Verdict(name, e.source, kind, m, _fmt(m), expected_text, diff, ok,
+            shown = _fmt(m, decimals=_decimals(tol, _written_step(e.value)))
+            return Verdict(name, e.source, kind, m, shown, expected_text, diff, ok,
                            "" if ok else f"off by {abs(diff):.4g} (tolerance {tol:.4g})")
         if kind == "bound":
             ok = (e.ge is None or m >= e.ge - _EPS) and (e.le is None or m <= e.le + _EPS)
             ref = e.ge if e.ge is not None and (e.le is None or m < e.ge) else e.le
             diff = m - ref
-            return Verdict(name, e.source, kind, m, _fmt(m), expected_text, diff, ok,
+            shown = _fmt(m, decimals=_decimals(_written_step(e.ge), _written_step(e.le)))
+            return Verdict(name, e.source, kind, m, shown, expected_text, diff, ok,
                            "" if ok else "outside the bound")
         c = e.compare
         assert c is not None
@@ -383,13 +409,15 @@ def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
 def _expected_text(e: Expectation) -> str:
     if e.kind == "value":
         assert e.value is not None
+        d = _decimals(_tolerance(e), _written_step(e.value))
         if e.rel is not None:
-            return f"{_fmt(e.value)} ± {100 * e.rel:g} %"
-        return f"{_fmt(e.value)} ± {e.abs or 0:g}"
+            return f"{_fmt(e.value, decimals=d)} ± {100 * e.rel:g} %"
+        return f"{_fmt(e.value, decimals=d)} ± {e.abs or 0:g}"
     if e.kind == "bound":
+        d = _decimals(_written_step(e.ge), _written_step(e.le))
         if e.ge is not None and e.le is not None:
-            return f"in [{_fmt(e.ge)}, {_fmt(e.le)}]"
-        return f"≥ {_fmt(e.ge)}" if e.ge is not None else f"≤ {_fmt(e.le)}"
+            return f"in [{_fmt(e.ge, decimals=d)}, {_fmt(e.le, decimals=d)}]"
+        return f"≥ {_fmt(e.ge, decimals=d)}" if e.ge is not None else f"≤ {_fmt(e.le, decimals=d)}"
     if e.kind == "monotone":
         m = e.monotone
         assert m is not None
