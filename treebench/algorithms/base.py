@@ -60,6 +60,51 @@ class _TreeModel:
             check_binary_matrix(X)
         return X
 
+    def _export_args(self, feature_names=None, class_names=None):
+        from treebench.tree.export import conditions_from_names
+
+        check_is_fitted(self)
+        names = feature_names if feature_names is not None else getattr(self, "feature_names_in_", None)
+        feats, conds = (None, None) if names is None else conditions_from_names(
+            [str(n) for n in names], binary=self.binary_features_only)
+        classes = list(class_names) if class_names is not None else getattr(self, "classes_", None)
+        return feats, (None if classes is None else list(classes)), conds
+
+    def export_text(self, feature_names=None, class_names=None) -> str:
+        """The fitted tree as indented if/else rules. Features are named by ``feature_names``,
+        else by the columns of the frame it was fitted on (``feature_names_in_``); columns
+        named by a treebench binarizer (``get_feature_names_out``, or a Pipeline with
+        ``set_output(transform="pandas")``) print as the conditions they stand for
+        (``age >= 31.5`` / ``age < 31.5``)."""
+        from treebench.tree.export import export_text
+
+        return export_text(self.tree_, *self._export_args(feature_names, class_names))
+
+    def to_dict(self, feature_names=None, class_names=None) -> dict:
+        """The fitted tree as nested dicts (the JSON of ``treebench show --format json``)."""
+        from treebench.tree.export import export_dict
+
+        return export_dict(self.tree_, *self._export_args(feature_names, class_names))
+
+    def export_graphviz(self, feature_names=None, class_names=None) -> str:
+        """The fitted tree in Graphviz dot (``treebench show --format dot``)."""
+        from treebench.tree.export import export_dot
+
+        return export_dot(self.tree_, *self._export_args(feature_names, class_names))
+
+    def __str__(self) -> str:
+        if getattr(self, "tree_", None) is None:
+            return repr(self)
+        return f"{self!r}\n{self.export_text()}"
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the rules of a fitted tree, else scikit-learn's diagram."""
+        if getattr(self, "tree_", None) is None:
+            return super()._repr_html_()
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
     def apply(self, X):
         """Id of the leaf each row reaches."""
         X = self._check_X(X)  # first, so that an unfitted estimator raises NotFittedError

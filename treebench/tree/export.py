@@ -54,6 +54,49 @@ def conditions_from_columns(columns: Sequence[dict[str, Any]] | None):
     return names, conds
 
 
+_OPS = (">=", "<=", "!=", "==", ">", "<", "not in", "in")
+
+
+def conditions_from_names(names: Sequence[str], binary: bool = True):
+    """Branch texts per column from column *names*, for a learner fitted on a frame whose
+    columns are a treebench binarizer's output (``get_feature_names_out``: ``age >= 31.5``,
+    ``color == red``, ``smoker = 1``, ``age is missing``). A name that is not a condition is a
+    plain feature: with ``binary`` (a 0/1 learner) it prints ``x = 0`` / ``x = 1``, else
+    ``x <= t`` / ``x > t``. The 0 side of a column of a feature that has an ``is missing``
+    column says ``or … is missing``, as the binarizer's own table does."""
+    import re
+
+    from treebench.binarize.base import BinaryColumn
+
+    pattern = re.compile(r"^(?P<f>.+?) (?P<op>" + "|".join(re.escape(o) for o in _OPS)
+                         + r") (?P<v>.+)$")
+    missing = {n[: -len(" is missing")] for n in names if n.endswith(" is missing")}
+    feats: list[str] = []
+    conds: list[tuple[str, str] | None] = []
+    for n in names:
+        col = None
+        if n.endswith(" is missing"):
+            col = BinaryColumn(n[: -len(" is missing")], "missing")
+        elif n.endswith(" = 1"):
+            col = BinaryColumn(n[:-4], "is")
+        elif (m := pattern.match(n)) and m["op"] in BinaryColumn._NEG:
+            col = BinaryColumn(m["f"], m["op"], _number(m["v"]), m["f"] in missing)
+        if col is not None:
+            feats.append(col.feature)
+            conds.append((col.false_text(), col.true_text()))
+        else:
+            feats.append(n)
+            conds.append((f"{n} = 0", f"{n} = 1") if binary else None)
+    return feats, conds
+
+
+def _number(text: str) -> Any:
+    try:
+        return float(text) if any(ch in text for ch in ".eE") else int(text)
+    except ValueError:
+        return text
+
+
 def _leaf_text(tree: TreeArrays, node: int, class_names: Sequence[Any] | None) -> str:
     lab = int(tree.label[node])
     name = class_names[lab] if class_names is not None else lab
