@@ -79,7 +79,7 @@ def _encode(v: Any, arrays: dict[str, np.ndarray]) -> Any:
         return _encode_array(v, arrays)
     if isinstance(v, type) and issubclass(v, np.generic):
         return {"$type": np.dtype(v).str}
-    if t is np.dtype:
+    if isinstance(v, np.dtype):
         return {"$dtype": v.str}
     if t is BinaryColumn:
         return {"$column": [v.feature, v.op, _encode(v.value, arrays)]}
