@@ -1,7 +1,8 @@
-"""The prepared-matrix cache (issue 9, item 10; `treebench.execute.prepared`): a large
-dataset's binarized rows written once and memory-mapped; a predefined split's rows are views
-of the file, other splits are gathered; the cell rows are those of the in-memory path; a stale
-or damaged file is never read, but rebuilt."""
+"""The prepared-matrix cache (`treebench.execute.prepared`): a large dataset's binarized rows
+written once and memory-mapped; a predefined split's rows are views of the file, other splits
+are gathered; the cell rows are those of the in-memory path; a stale or damaged file (its
+checksum included) is never read, but rebuilt with a note; a fitted binarizer is kept as data
+and a crafted file in its place never runs."""
 
 from __future__ import annotations
 
@@ -361,7 +362,8 @@ def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(
     # a truncated file is fitted again, with the same result
     fits[0].write_bytes(fits[0].read_bytes()[:-5])
     _fresh(monkeypatch)
-    third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    with pytest.warns(CacheWarning, match="truncated"):
+        third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     np.testing.assert_array_equal(third.X_train, want[0][0])
     assert third.columns == want[1]
 
