@@ -112,7 +112,9 @@ def test_flipped_bytes_give_the_clean_numbers_a_note_and_a_rebuilt_file(clean, t
     pd.testing.assert_frame_equal(result_rows(tmp_path / "out"), want)
     notes = [line for line in got.stderr.splitlines() if NOTE in line]
     assert len(notes) == 1 and str(damaged) in notes[0] and "checksum mismatch" in notes[0], got.stderr
-    assert damaged.stat().st_size == size and _readable(damaged, kind)  # rebuilt
+    assert _readable(damaged, kind)  # rebuilt
+    if kind != "fit":  # (a fitted binarizer's state holds its fit time)
+        assert damaged.stat().st_size == size
 
 
 def _readable(path: Path, kind: str) -> bool:
@@ -121,7 +123,7 @@ def _readable(path: Path, kind: str) -> bool:
 
     from treebench.data.cachefile import forget_all, read_header
     from treebench.data.parsed_cache import read_parsed
-    from treebench.execute import prepared
+    from treebench.execute import fitted, prepared
 
     forget_all()  # checked as a new process would
     with warnings.catch_warnings():
@@ -130,8 +132,8 @@ def _readable(path: Path, kind: str) -> bool:
             return read_parsed(path) is not None
         with open(path, "rb") as fh:
             if kind == "fit":
-                meta, _ = read_header(fh, prepared.FIT_MAGIC)
-                return prepared.read_fitted(fh, meta["key"]) is not None
+                meta, _ = read_header(fh, fitted.FIT_MAGIC)
+                return fitted.read_fitted(fh, meta["key"]) is not None
             meta, _ = read_header(fh, prepared.MAGIC, prepared.ALIGN)
         return prepared.open_matrix(path, meta["key"], tuple(meta["shape"]), meta["dtype"]) is not None
 

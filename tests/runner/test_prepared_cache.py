@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from treebench import api
-from treebench.data.cachefile import CacheWarning, forget_all
+from treebench.data.cachefile import CacheWarning, forget_all, header
 from treebench.binarize.base import BinaryColumn
-from treebench.execute import prepared, worker
+from treebench.execute import fitted, prepared, worker
 
 from .conftest import net_frame, result_rows, tiny_config
 
@@ -401,7 +401,7 @@ def _framed_fit(key: str, payload: bytes) -> bytes:
     import hashlib
 
     digest = hashlib.sha256(payload).hexdigest()
-    return prepared.header(prepared.FIT_MAGIC, {"key": key, "length": len(payload), "sha256": digest}) + payload
+    return header(fitted.FIT_MAGIC, {"key": key, "length": len(payload), "sha256": digest}) + payload
 
 
 def _npz(**arrays) -> bytes:
@@ -446,4 +446,4 @@ def test_a_damaged_or_crafted_fitted_binarizer_is_fitted_again_never_unpickled(t
     np.testing.assert_array_equal(again.X_test, want[1])
     assert again.columns == want[2]
     with open(f, "rb") as fh:  # fitted again and stored again, as data
-        assert prepared.read_fitted(fh, key).columns_ == [BinaryColumn.from_dict(c) for c in want[2]]
+        assert fitted.read_fitted(fh, key).columns_ == [BinaryColumn.from_dict(c) for c in want[2]]
