@@ -4,6 +4,7 @@ through JSON and an ``.npz`` read without pickle and comes back the same fitted 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -68,8 +69,8 @@ def _same(a, b, where="binarizer"):
         assert len(a) == len(b), where
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, BinaryColumn):
-        _same((a.feature, a.op, a.value), (b.feature, b.op, b.value), where)
+    elif isinstance(a, BinaryColumn):  # every field, of the same type
+        _same(dataclasses.astuple(a), dataclasses.astuple(b), where)
     elif isinstance(a, float | np.floating) and math.isnan(a):
         assert math.isnan(b), where
     else:
@@ -98,6 +99,7 @@ def test_every_registered_binarizer_round_trips_to_the_same_transformer(name):
             assert got.dtype == want.dtype and got.flags.c_contiguous
             np.testing.assert_array_equal(got, want)
         assert [repr(c.value) for c in back.columns_] == [repr(c.value) for c in binz.columns_]
+        assert [c.to_dict() for c in back.columns_] == [c.to_dict() for c in binz.columns_]  # the rules' text
         if hasattr(binz, "parts_"):  # what the prepared-matrix cache keys a matrix by
             assert matrix_key("d", back, np.float32, 120) == matrix_key("d", binz, np.float32, 120)
 

@@ -23,6 +23,7 @@ value is an object with a single ``$``-tag key, e.g. ``{"$tuple": [...]}``,
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import re
@@ -81,8 +82,8 @@ def _encode(v: Any, arrays: dict[str, np.ndarray]) -> Any:
         return {"$type": np.dtype(v).str}
     if isinstance(v, np.dtype):
         return {"$dtype": v.str}
-    if t is BinaryColumn:
-        return {"$column": [v.feature, v.op, _encode(v.value, arrays)]}
+    if t is BinaryColumn:  # every field, whatever fields the class gains
+        return {"$column": {f.name: _encode(getattr(v, f.name), arrays) for f in dataclasses.fields(v)}}
     if isinstance(v, Binarizer):
         return {"$binarizer": _encode_binarizer(v, arrays)}
     raise TypeError(f"cannot keep a value of type {t.__module__}.{t.__qualname__} in a binarizer's state")
@@ -164,8 +165,10 @@ def _decode_dtype(body: Any, arrays: Mapping[str, np.ndarray]) -> np.dtype:
 
 
 def _decode_column(body: Any, arrays: Mapping[str, np.ndarray]) -> BinaryColumn:
-    feature, op, value = body
-    return BinaryColumn(str(feature), str(op), _decode(value, arrays))
+    known = {f.name for f in dataclasses.fields(BinaryColumn)}
+    if not set(body) <= known:
+        raise ValueError(f"a column with the unknown field(s) {sorted(set(body) - known)}")
+    return BinaryColumn(**{k: _decode(x, arrays) for k, x in body.items()})
 
 
 def _decode_binarizer(body: Any, arrays: Mapping[str, np.ndarray]) -> Binarizer:
