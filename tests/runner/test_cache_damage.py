@@ -27,6 +27,7 @@ from .conftest import result_rows
 RUN = ("import sys; from treebench.execute import worker; worker.CHUNKED_ABOVE = 0; "
        "from treebench.cli import main; sys.argv = ['treebench', *sys.argv[1:]]; main()")
 NOTE = "was damaged"
+KINDS = ("parsed", "matrix", "fit")
 
 
 def _frame(rng, n: int) -> pd.DataFrame:
@@ -99,22 +100,24 @@ def _copy_cache(root: Path, tmp_path: Path) -> Path:
     return cache
 
 
-@pytest.mark.parametrize("kind", ["parsed", "matrix", "fit"])
-def test_flipped_bytes_give_the_clean_numbers_a_note_and_a_rebuilt_file(clean, tmp_path, kind):
+def test_flipped_bytes_give_the_clean_numbers_a_note_and_a_rebuilt_file(clean, tmp_path):
+    """The three files damaged at once: the parsed data is parsed again, and the matrix and the
+    binarizer are rebuilt from it (an unchecked parsed file would spoil both)."""
     root, want = clean
     cache = _copy_cache(root, tmp_path)
-    damaged = _cache_file(cache, kind)
-    size = damaged.stat().st_size
-    _flip_middle(damaged)
-    # the parsed data without the prepared matrix over it: every value comes from that file
-    env = {"TREEBENCH_PREPARED_CACHE_GB": "0"} if kind == "parsed" else {}
-    got = _run(root, cache, tmp_path / "out", **env)
+    damaged = {kind: _cache_file(cache, kind) for kind in KINDS}
+    sizes = {kind: p.stat().st_size for kind, p in damaged.items()}
+    for p in damaged.values():
+        _flip_middle(p)
+    got = _run(root, cache, tmp_path / "out")
     pd.testing.assert_frame_equal(result_rows(tmp_path / "out"), want)
     notes = [line for line in got.stderr.splitlines() if NOTE in line]
-    assert len(notes) == 1 and str(damaged) in notes[0] and "checksum mismatch" in notes[0], got.stderr
-    assert _readable(damaged, kind)  # rebuilt
-    if kind != "fit":  # (a fitted binarizer's state holds its fit time)
-        assert damaged.stat().st_size == size
+    assert len(notes) == 3, got.stderr
+    for kind, p in damaged.items():
+        assert any(f"cache file {p} was damaged (checksum mismatch)" in n for n in notes), (kind, got.stderr)
+        assert _readable(p, kind)  # rebuilt
+        if kind != "fit":  # (a fitted binarizer's state holds its fit time)
+            assert p.stat().st_size == sizes[kind]
 
 
 def _readable(path: Path, kind: str) -> bool:
@@ -153,7 +156,7 @@ def test_a_crafted_pickle_in_the_cache_folder_is_never_executed(clean, tmp_path)
     cache = _copy_cache(root, tmp_path)
     marker = tmp_path / "pwned"
     crafted = pickle.dumps(_Marker(str(marker)))
-    planted = [_cache_file(cache, kind) for kind in ("parsed", "matrix", "fit")]
+    planted = [_cache_file(cache, kind) for kind in KINDS]
     for p in planted:
         p.write_bytes(crafted)
     got = _run(root, cache, tmp_path / "out")
