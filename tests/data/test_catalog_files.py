@@ -92,7 +92,7 @@ def test_every_catalog_dataset_loads_with_its_shape(name, tmp_path):
     assert ds.meta["licence"] and "origin" in ds.meta
     # the parsed cache gives back the same data
     again = build_dataset(e, data_dirs=[d], offline=True, cache_dir=tmp_path)
-    assert list((tmp_path / "parsed").glob("*.arrow"))
+    assert list((tmp_path / "parsed").glob("*.tbarrow"))
     assert again.X.equals(ds.X) and np.array_equal(again.y, ds.y) and again.categorical == ds.categorical
 
 

@@ -60,7 +60,7 @@ def test_data_dir_then_cache_and_parquet_cache(tmp_path, toy, no_network):
     ds = build_dataset(e, data_dirs=[tmp_path / "data"], offline=True, cache_dir=tmp_path / "cache")
     assert ds.X.shape == (4, 3) and ds.categorical == ["color"] and np.isnan(ds.X["b"].iloc[1])
     assert ds.meta["files"][0]["found_at"] == str(data / "toy.csv")
-    assert list((tmp_path / "cache" / "parsed").glob("toy-*.arrow"))
+    assert list((tmp_path / "cache" / "parsed").glob("toy-*.tbarrow"))
     # a copy in the user cache is found when no data dir has it
     (tmp_path / "cache" / "files" / "toy").mkdir(parents=True)
     shutil.copy(toy, tmp_path / "cache" / "files" / "toy" / "toy.csv")

@@ -1,11 +1,14 @@
-"""The prepared-matrix cache (issue 9, item 10; `treebench.execute.prepared`): a large
-dataset's binarized rows written once and memory-mapped; a predefined split's rows are views
-of the file, other splits are gathered; the cell rows are those of the in-memory path; a stale
-or damaged file is never read, but rebuilt."""
+"""The prepared-matrix cache (`treebench.execute.prepared`): a large dataset's binarized rows
+written once and memory-mapped; a predefined split's rows are views of the file, other splits
+are gathered; the cell rows are those of the in-memory path; a stale or damaged file (its
+checksum included) is never read, but rebuilt with a note; a fitted binarizer is kept as data
+and a crafted file in its place never runs."""
 
 from __future__ import annotations
 
+import json
 import mmap
+import re
 import tracemalloc
 
 import numpy as np
@@ -13,7 +16,9 @@ import pandas as pd
 import pytest
 
 from treebench import api
-from treebench.execute import prepared, worker
+from treebench.data.cachefile import CacheWarning, forget_all, header
+from treebench.binarize.base import BinaryColumn
+from treebench.execute import fitted, prepared, worker
 
 from .conftest import net_frame, result_rows, tiny_config
 
@@ -165,7 +170,42 @@ def _fresh(monkeypatch):
     monkeypatch.setattr(worker, "_DATASETS", type(worker._DATASETS)())
 
 
-@pytest.mark.parametrize("damage", ["truncate", "grow", "header", "key", "empty"])
+def _damaged(data: bytes, damage: str, stem: str) -> bytes:
+    """``data`` (a whole cache file) damaged as ``damage`` says."""
+    if damage == "truncate":
+        return data[:-7]
+    if damage == "grow":
+        return data + b"\0" * 8
+    if damage == "header":
+        return b"garbage!" + data[8:]
+    if damage == "key":  # a valid file of another key under this name
+        return data.replace(stem.split("-")[-1].encode(), b"0" * 24, 1)
+    if damage == "empty":
+        return b""
+    if damage == "flip":  # same size, the middle bytes inverted
+        mid = bytes(b ^ 0xFF for b in data[len(data) // 3 : len(data) // 2])
+        return data[: len(data) // 3] + mid + data[len(data) // 2 :]
+    if damage == "garbage":  # same size, random bytes
+        return np.random.default_rng(0).integers(0, 256, len(data), dtype=np.uint8).tobytes()
+    if damage == "old-version":  # the previous format: the same header without a checksum
+        meta = json.dumps({"key": stem.split("-")[-1], "shape": json.loads(_meta(data))["shape"],
+                           "dtype": json.loads(_meta(data))["dtype"]}).encode()
+        head = b"TBPREP1\n" + len(meta).to_bytes(8, "little") + meta
+        return head + b"\0" * (-len(head) % prepared.ALIGN) + data[-_nbytes(data):]
+    raise AssertionError(damage)
+
+
+def _meta(data: bytes) -> bytes:
+    n = int.from_bytes(data[8:16], "little")
+    return data[16 : 16 + n]
+
+
+def _nbytes(data: bytes) -> int:
+    meta = json.loads(_meta(data))
+    return int(np.prod(meta["shape"])) * np.dtype(meta["dtype"]).itemsize
+
+
+@pytest.mark.parametrize("damage", ["truncate", "grow", "header", "key", "empty", "flip", "garbage", "old-version"])
 def test_a_damaged_file_is_rebuilt_never_read(tmp_path, monkeypatch, cache, damage):
     ds = _net(tmp_path)
     first = worker.prepare(_cell(ds))
@@ -176,22 +216,40 @@ def test_a_damaged_file_is_rebuilt_never_read(tmp_path, monkeypatch, cache, dama
     _fresh(monkeypatch)
     data = f.read_bytes()
     f.unlink()  # a new inode: the old mapping (if any) is never touched
-    if damage == "truncate":
-        f.write_bytes(data[:-7])
-    elif damage == "grow":
-        f.write_bytes(data + b"\0" * 8)
-    elif damage == "header":
-        f.write_bytes(b"garbage!" + data[8:])
-    elif damage == "key":  # a valid file of another key under this name
-        f.write_bytes(data.replace(f.stem.split("-")[-1].encode(), b"0" * 24, 1))
-    else:
-        f.write_bytes(b"")
-    again = worker.prepare(_cell(ds))
+    f.write_bytes(_damaged(data, damage, f.stem))
+    with pytest.warns(CacheWarning, match=f"cache file {re.escape(str(f))} was damaged"):
+        again = worker.prepare(_cell(ds))
     np.testing.assert_array_equal(again.X_train, want[0])
     np.testing.assert_array_equal(again.X_test, want[1])
     assert _only_file(cache) == f and f.stat().st_size == size  # rebuilt in place
+    forget_all()
     assert prepared.open_matrix(f, f.stem.split("-")[-1], (len(want[0]) + len(want[1]), want[0].shape[1]),
                                 np.float32) is not None
+
+
+def test_the_checksum_is_computed_once_per_process_and_file_and_a_later_change_is_caught(tmp_path, monkeypatch):
+    import time
+
+    from treebench.data import cachefile
+
+    A = np.arange(600, dtype=np.float64).reshape(100, 6)
+    path = tmp_path / f"m{prepared.SUFFIX}"
+    assert prepared.write_matrix(path, "k", A.shape, A.dtype, iter([A]))
+    calls = []
+    real = cachefile.hash_range
+    monkeypatch.setattr(cachefile, "hash_range", lambda *a: calls.append(1) or real(*a))
+    forget_all()  # as a new process: the writer's own record forgotten
+    for _ in range(3):
+        np.testing.assert_array_equal(prepared.open_matrix(path, "k", A.shape, A.dtype), A)
+    assert len(calls) == 1
+    # bytes changed in place by another program, same size: caught at the next open
+    time.sleep(0.05)  # a later change time than the write's (coarse file-system clocks)
+    with open(path, "r+b") as fh:
+        fh.seek(prepared.ALIGN + 8)
+        fh.write(np.float64(-1.0).tobytes())
+    with pytest.warns(CacheWarning, match="checksum mismatch"):
+        assert prepared.open_matrix(path, "k", A.shape, A.dtype) is None
+    assert not path.exists()
 
 
 def test_a_changed_source_file_gets_a_new_matrix(tmp_path, monkeypatch, cache):
@@ -304,7 +362,8 @@ def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(
     # a truncated file is fitted again, with the same result
     fits[0].write_bytes(fits[0].read_bytes()[:-5])
     _fresh(monkeypatch)
-    third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    with pytest.warns(CacheWarning, match="truncated"):
+        third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     np.testing.assert_array_equal(third.X_train, want[0][0])
     assert third.columns == want[1]
 
@@ -325,3 +384,66 @@ def test_a_data_error_while_building_leaves_no_file_and_reaches_the_cell(tmp_pat
     _fresh(monkeypatch)
     with pytest.raises(DataError, match="0/1"):
         worker.prepare(_cell(ds, binarizer="none"))
+
+
+class _Marker:
+    """Unpickling this creates the file ``path``: it stands for any code a pickle can run."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _framed_fit(key: str, payload: bytes) -> bytes:
+    """A fitted-binarizer file around ``payload`` with a correct header and checksum."""
+    import hashlib
+
+    digest = hashlib.sha256(payload).hexdigest()
+    return header(fitted.FIT_MAGIC, {"key": key, "length": len(payload), "sha256": digest}) + payload
+
+
+def _npz(**arrays) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "pickle", "pickle-in-npz", "foreign-class"])
+def test_a_damaged_or_crafted_fitted_binarizer_is_fitted_again_never_unpickled(tmp_path, monkeypatch, cache, damage):
+    import pickle
+
+    ds = _net(tmp_path, n=400, test_rows=100)
+    cell = _cell(ds, binarizer="quantile", split={"kind": "permutation", "seeds": [5], "test_files": "merge"},
+                 params={"max_splits": 3})
+    first = worker.prepare(cell)
+    want = np.array(first.X_train), np.array(first.X_test), first.columns
+    (f,) = cache.glob(f"*{prepared.FIT_SUFFIX}")
+    key, data = f.stem.split("-")[-1], f.read_bytes()
+    marker = tmp_path / "pwned"
+    if damage == "flip":
+        f.write_bytes(data[: len(data) // 2] + bytes(b ^ 0xFF for b in data[len(data) // 2 : len(data) // 2 + 64])
+                      + data[len(data) // 2 + 64 :])
+    elif damage == "truncate":
+        f.write_bytes(data[:-5])
+    elif damage == "garbage":
+        f.write_bytes(np.random.default_rng(1).integers(0, 256, len(data), dtype=np.uint8).tobytes())
+    elif damage == "pickle":  # the former format of these files, holding a crafted object
+        f.write_bytes(pickle.dumps({"key": key, "binarizer": _Marker(marker)}))
+    elif damage == "pickle-in-npz":  # a correct header and checksum around a pickled array
+        f.write_bytes(_framed_fit(key, _npz(state=np.array([_Marker(marker)], dtype=object))))
+    else:  # a correct file naming a class that is not a binarizer
+        state = json.dumps({"$binarizer": {"class": "subprocess.Popen", "params": {}, "fitted": {}}}).encode()
+        f.write_bytes(_framed_fit(key, _npz(state=np.frombuffer(state, dtype=np.uint8))))
+    _fresh(monkeypatch)
+    with pytest.warns(CacheWarning, match=f"cache file {re.escape(str(f))} was damaged"):
+        again = worker.prepare(cell)
+    assert not marker.exists()
+    np.testing.assert_array_equal(again.X_train, want[0])
+    np.testing.assert_array_equal(again.X_test, want[1])
+    assert again.columns == want[2]
+    with open(f, "rb") as fh:  # fitted again and stored again, as data
+        assert fitted.read_fitted(fh, key).columns_ == [BinaryColumn.from_dict(c) for c in want[2]]

@@ -1,7 +1,7 @@
 """The prepared-matrix cache: a large dataset's binarized rows, stored once, memory-mapped.
 
-Issue 9, item 10 asks to "pass prepared data to cells without copies (memory-mapped arrays
-prepared once per dataset and split, float32 or uint8 where exact)". For a large dataset (the
+Prepared data reaches cells without copies: memory-mapped arrays prepared once per dataset and
+binarizer, float32 or uint8 where exact. For a large dataset (the
 runner's chunked path, `worker.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
 binarizer is written once to ``<cache>/prepared/`` (next to the parsed-dataset cache, same root:
 ``TREEBENCH_CACHE_DIR``), in the type the learner takes (`treebench.execute.precision`:
@@ -24,13 +24,15 @@ Folds whose training rows give the same table (a predefined split, ``fit_on: all
 binarization with every category in every fold) share one file.
 
 Files are written to a temporary name and renamed into place (never modified in place: a
-mapped file stays valid while another process replaces or evicts it). On open, the magic, the
-key, the shape, the type and the file size are checked; a file that fails any check (a
-truncated or foreign file) is ignored and rebuilt. A changed source file changes the key.
-The binarizer fitted on a fold's training rows is kept beside the matrices (`load_fitted`,
-`store_fitted`: a pickle keyed by the dataset, the binarizer's method and parameters and a
-digest of the training rows), so a later cell of the same fold skips the copy of the training
-rows out of the frame and the fit (0.8 s on a permuted KDD Cup 99 fold).
+mapped file stays valid while another process replaces or evicts it). A file is a header
+(magic, key, shape, type and the sha256 of the matrix bytes) padded to a page, then the rows.
+On open the header, the file size and the checksum are checked (the checksum once per process
+and file: `treebench.data.cachefile`); a file that fails any check (truncated, garbled, of
+another version or key, or with changed bytes) is removed with a note and rebuilt. A changed
+source file changes the key.
+The binarizer fitted on a fold's training rows is kept beside the matrices, as data
+(`treebench.execute.fitted`), so a later cell of the same fold skips the copy of the training
+rows out of the frame and the fit.
 
 The directory is capped at ``TREEBENCH_PREPARED_CACHE_GB`` (default 8; 0 turns the cache off):
 least recently used files are removed first. Writing is an optimisation: a failure warns and
@@ -52,9 +54,21 @@ from typing import Any
 
 import numpy as np
 
+from treebench.data.cachefile import (
+    ALGORITHM,
+    CacheWarning,
+    Damaged,
+    check_content,
+    discard,
+    header,
+    new_hash,
+    read_header,
+    remember,
+)
+
 #: bump to invalidate every prepared file after a change of the format or of the transforms
-VERSION = "1"
-MAGIC = b"TBPREP1\n"
+VERSION = "2"
+MAGIC = b"TBPREP2\n"
 SUFFIX = ".tbm"
 #: the matrix starts at a multiple of this (a page): the mapped rows are page-aligned
 ALIGN = 4096
@@ -125,51 +139,86 @@ def path_for(name: str, key: str) -> Path:
 
 # ------------------------------------------------------------------------------ the file
 
+#: what a damaged matrix's note says happens next
+REBUILD = "removed it; the matrix is binarized again"
 
-def _header(key: str, shape: tuple[int, int], dtype: np.dtype) -> bytes:
-    meta = json.dumps({"key": key, "shape": list(shape), "dtype": dtype.str}).encode()
-    head = MAGIC + len(meta).to_bytes(8, "little") + meta
-    return head + b"\0" * (-len(head) % ALIGN)
+
+def _header(key: str, shape: tuple[int, int], dtype: np.dtype, digest: str) -> bytes:
+    meta = {"key": key, "shape": list(shape), "dtype": dtype.str, ALGORITHM: digest}
+    return header(MAGIC, meta, ALIGN)
 
 
 def open_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any) -> np.ndarray | None:
-    """The read-only mapped matrix in ``path``, or None when the file is missing, foreign,
-    of another key, shape or type, or truncated (the caller rebuilds it)."""
+    """The read-only mapped matrix in ``path``, or None when there is none. A file that is
+    there but does not hold this matrix (another key, shape or type), is truncated, grown,
+    garbled, of another version, or whose bytes do not match its checksum is removed with a
+    `CacheWarning` (the caller builds it again). The checksum is computed once per process
+    and file (`treebench.data.cachefile.check_content`)."""
     dtype = np.dtype(dtype)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(MAGIC) + 8)
-            if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
-                return None
-            n = int.from_bytes(head[len(MAGIC) :], "little")
-            if n > 1 << 20:
-                return None
-            meta = json.loads(fh.read(n).decode())
-            offset = len(MAGIC) + 8 + n
-            offset += -offset % ALIGN
-            if meta.get("key") != key or list(meta.get("shape", ())) != list(shape) or meta.get("dtype") != dtype.str:
-                return None
-            nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
-            if os.fstat(fh.fileno()).st_size != offset + nbytes:
-                return None  # truncated (or grown): never read wrong
-            if nbytes == 0:
-                return np.zeros(shape, dtype=dtype)
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        fh = open(path, "rb")  # noqa: SIM115 - closed below; the mapping keeps its own handle
+    except (FileNotFoundError, NotADirectoryError):  # no such file: a miss
         return None
-    try:
-        os.utime(path)  # least recently used goes first (`evict`)
-    except OSError:
-        pass
+    except OSError as exc:
+        warnings.warn(f"could not read the prepared matrix {path}: {exc}", CacheWarning, stacklevel=2)
+        return None
+    with fh:
+        try:
+            offset, nbytes, digest = _check_header(fh, key, shape, dtype)
+            check_content(fh, offset, nbytes, digest)
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if nbytes else None
+        except Damaged as exc:
+            discard(path, str(exc), REBUILD, fh)
+            return None
+        except (OSError, ValueError) as exc:
+            discard(path, f"unreadable: {exc}", REBUILD, fh)
+            return None
+        _touch(path, fh, digest)
+    if mm is None:
+        return np.zeros(shape, dtype=dtype)
     # the array keeps the mapping alive; it is read-only (an ACCESS_READ buffer)
     return np.frombuffer(mm, dtype=dtype, count=int(shape[0]) * int(shape[1]), offset=offset).reshape(shape)
 
 
+def _check_header(fh, key: str, shape: tuple[int, int], dtype: np.dtype) -> tuple[int, int, str]:
+    """``(offset, nbytes, checksum)`` of the matrix in ``fh``; `Damaged` when the file is not
+    the matrix ``key`` of ``shape`` and ``dtype`` or has not exactly its size."""
+    meta, offset = read_header(fh, MAGIC, ALIGN)
+    if meta.get("key") != key or meta.get("shape") != list(shape) or meta.get("dtype") != dtype.str:
+        raise Damaged("it holds another matrix than its name says")
+    digest = meta.get(ALGORITHM)
+    if not isinstance(digest, str):
+        raise Damaged("no checksum")
+    nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
+    if os.fstat(fh.fileno()).st_size != offset + nbytes:
+        raise Damaged("truncated or grown")
+    return offset, nbytes, digest
+
+
+#: a file used again within this many seconds of its last use keeps its time stamp
+TOUCH_SECONDS = 600
+
+
+def _touch(path: Path, fh, digest: str) -> None:
+    """Mark the verified file ``path`` as just used (least recently used goes first, `evict`),
+    at most every `TOUCH_SECONDS`: a touch changes the file's times, so that other processes
+    that verified it would check it again."""
+    import time
+
+    try:
+        if time.time() - os.fstat(fh.fileno()).st_mtime > TOUCH_SECONDS:
+            os.utime(path)
+            remember(fh, digest)
+    except OSError:
+        pass
+
+
 def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
                  blocks: Iterator[np.ndarray]) -> bool:
-    """Write the matrix given as consecutive row ``blocks`` to ``path`` (atomically: a
-    temporary file renamed into place), then evict old files over the cap. Returns False (and
-    warns) when it could not: no room under the cap or on the disk, or an OS error."""
+    """Write the matrix given as consecutive row ``blocks`` to ``path`` with its checksum
+    (atomically: a temporary file renamed into place), then evict old files over the cap.
+    Returns False (and warns) when it could not: no room under the cap or on the disk, or an
+    OS error."""
     dtype = np.dtype(dtype)
     nbytes = int(shape[0]) * int(shape[1]) * dtype.itemsize
     cap = cap_bytes()
@@ -180,20 +229,14 @@ def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
         path.parent.mkdir(parents=True, exist_ok=True)
         if shutil.disk_usage(path.parent).free < nbytes + (256 << 20):
             warnings.warn(f"no room to cache the prepared matrix ({nbytes / 2**20:.0f} MB) in "
-                          f"{path.parent}; preparing in memory.", RuntimeWarning, stacklevel=3)
+                          f"{path.parent}; preparing in memory.", CacheWarning, stacklevel=3)
             return False
-        written = 0
         with open(tmp, "wb") as fh:
-            fh.write(_header(key, shape, dtype))
-            for block in blocks:
-                block = np.ascontiguousarray(block, dtype=dtype)
-                fh.write(memoryview(block).cast("B"))
-                written += block.nbytes
-        if written != nbytes:
-            raise OSError(f"wrote {written} bytes of a {nbytes}-byte matrix")
-        os.replace(tmp, path)
+            digest = _write_rows(fh, key, shape, dtype, nbytes, blocks)
+            os.replace(tmp, path)
+            remember(fh, digest)  # this process wrote it: no need to read it back
     except OSError as exc:
-        warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", CacheWarning, stacklevel=3)
         _remove(tmp)
         return False
     except BaseException:  # the binarizer's own error (bad data) or an interrupt: no file left
@@ -201,6 +244,28 @@ def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
         raise
     evict(cap, keep=path)
     return True
+
+
+def _write_rows(fh, key: str, shape: tuple[int, int], dtype: np.dtype, nbytes: int,
+                blocks: Iterator[np.ndarray]) -> str:
+    """Write the header (its checksum a placeholder of the same length), the rows, hashed as
+    they go, then the header again with the checksum; return the checksum."""
+    placeholder = "0" * len(new_hash().hexdigest())
+    fh.write(_header(key, shape, dtype, placeholder))
+    h, written = new_hash(), 0
+    for block in blocks:
+        block = np.ascontiguousarray(block, dtype=dtype)
+        view = memoryview(block).cast("B")
+        fh.write(view)
+        h.update(view)
+        written += block.nbytes
+    if written != nbytes:
+        raise OSError(f"wrote {written} bytes of a {nbytes}-byte matrix")
+    digest = h.hexdigest()
+    fh.seek(0)
+    fh.write(_header(key, shape, dtype, digest))
+    fh.flush()
+    return digest
 
 
 def _remove(path: Path) -> None:
@@ -234,56 +299,22 @@ def evict(cap: float, keep: Path | None = None) -> None:
 
 # ------------------------------------------------------------------------------ fitted binarizers
 
-#: the file name ending of a fitted binarizer (a small pickle)
+#: the file name ending of a fitted binarizer (`treebench.execute.fitted`)
 FIT_SUFFIX = ".fit"
 
 
-def fit_key(data_key: str, spec: str, categorical: list[str], train: np.ndarray) -> str:
-    """The key of a binarizer ``spec`` (canonical JSON of its method and parameters) fitted on
-    the rows ``train`` of the dataset ``data_key`` (its labels included)."""
-    h = hashlib.sha256()
-    h.update(json.dumps([VERSION, code_fingerprint(), data_key, spec, list(categorical)]).encode())
-    h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
-    return h.hexdigest()[:24]
-
-
 def load_fitted(ds: Any, spec: str, train: np.ndarray) -> Any | None:
-    """The binarizer ``spec`` fitted on the rows ``train`` of ``ds`` by an earlier cell (in
-    any process), or None. A large dataset's permuted training rows are a copy of its frame
-    (0.8 s on KDD Cup 99) that the fit needs and the prepared matrix does not."""
-    data_key = (getattr(ds, "meta", None) or {}).get("data_key")
-    if not data_key or cap_bytes() <= 0:
-        return None
-    import pickle
+    """`treebench.execute.fitted.load_fitted`: the binarizer fitted on these rows by an earlier cell."""
+    from treebench.execute import fitted
 
-    key = fit_key(str(data_key), spec, list(ds.categorical), train)
-    try:
-        with open(cache_dir() / f"{_slug(ds.name)}-{key}{FIT_SUFFIX}", "rb") as fh:
-            got = pickle.load(fh)  # noqa: S301 - our own cache, as the parsed-data cache
-        if isinstance(got, dict) and got.get("key") == key and hasattr(got.get("binarizer"), "columns_"):
-            return got["binarizer"]
-    except Exception:  # missing, truncated or foreign: fitted again
-        return None
-    return None
+    return fitted.load_fitted(ds, spec, train)
 
 
 def store_fitted(ds: Any, spec: str, train: np.ndarray, binz: Any) -> None:
-    """Keep the fitted ``binz`` for `load_fitted` (atomically; a failure only skips it)."""
-    data_key = (getattr(ds, "meta", None) or {}).get("data_key")
-    if not data_key or cap_bytes() <= 0:
-        return
-    import pickle
+    """`treebench.execute.fitted.store_fitted`: keep a fitted binarizer for later cells."""
+    from treebench.execute import fitted
 
-    key = fit_key(str(data_key), spec, list(ds.categorical), train)
-    path = cache_dir() / f"{_slug(ds.name)}-{key}{FIT_SUFFIX}"
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            pickle.dump({"key": key, "binarizer": binz}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except Exception:  # caching is an optimisation
-        _remove(tmp)
+    fitted.store_fitted(ds, spec, train, binz)
 
 
 def _slug(name: str) -> str:
