@@ -789,8 +789,28 @@ def datasets_fetch(
         typer.echo(f"{r['name']}: {r['status']}: {r.get('message') or ''}".rstrip(": "))
 
 
+_PYTHON_SHOWWARNING: Any = None
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """treebench's own warnings (data caveats, damaged cache files) as one line for people;
+    other libraries' warnings as Python prints them."""
+    import warnings
+
+    if category.__module__.startswith("treebench"):
+        print(f"warning: {message}", file=file or sys.stderr)
+        return
+    _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
 def main() -> None:
     """Console-script entry point."""
+    import warnings
+
+    global _PYTHON_SHOWWARNING
+    if warnings.showwarning is not _show_warning:
+        _PYTHON_SHOWWARNING = warnings.showwarning
+        warnings.showwarning = _show_warning
     try:
         app()
     except KeyboardInterrupt:

@@ -447,3 +447,18 @@ def test_a_damaged_or_crafted_fitted_binarizer_is_fitted_again_never_unpickled(t
     assert again.columns == want[2]
     with open(f, "rb") as fh:  # fitted again and stored again, as data
         assert fitted.read_fitted(fh, key).columns_ == [BinaryColumn.from_dict(c) for c in want[2]]
+
+
+def test_the_matrix_key_depends_on_imputed_fill_values():
+    """Two folds whose columns agree but whose training medians differ fill missing values
+    differently: their matrices must not share a cache entry."""
+    import pandas as pd
+
+    from treebench.binarize import make_binarizer
+    from treebench.execute.prepared import matrix_key
+
+    X = pd.DataFrame({"a": [1.0, 2.0, None, 4.0, 5.0, 6.0]})
+    b1 = make_binarizer("raw", {"missing": "impute"}).fit(X.iloc[[0, 1, 2, 3]])
+    b2 = make_binarizer("raw", {"missing": "impute"}).fit(X.iloc[[2, 3, 4, 5]])
+    assert b1.fill_values_ != b2.fill_values_
+    assert matrix_key("d", b1, "float64", 6) != matrix_key("d", b2, "float64", 6)

@@ -126,6 +126,9 @@ def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
         "starts": getattr(binz, "feature_start_", None),
         "dtype": np.dtype(dtype).str,
     }
+    fills = getattr(binz, "fill_values_", None)
+    if fills:  # `missing: impute`: the training fold's fill values change every row they fill
+        spec["fills"] = {str(k): fills[k] for k in sorted(fills, key=str)}
     # repr keeps every float exactly (and tells 1 from 1.0 from True)
     text = json.dumps(spec, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
