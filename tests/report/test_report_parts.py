@@ -232,6 +232,8 @@ def test_binarizer_params_show_as_bin_columns(tmp_path):
 def test_missing_metric_in_finished_cells_is_not_drawn_as_failure(tmp_path):
     import pandas as pd
 
+    from treebench.report.aggregate import ERROR_BAR_NOTE
+
     t = synthetic_table()
     t = t[(t["dataset"] == "car") & (t["algorithm"] == "cart")].copy()
     t["n_leaves"] = pd.array([None] * len(t), dtype="Int64")  # e.g. an ensemble: no leaves
@@ -239,5 +241,23 @@ def test_missing_metric_in_finished_cells_is_not_drawn_as_failure(tmp_path):
     axes = sweep_axes(res.settings, res.key_columns)
     assert axis_figure(res, "car", "param_max_depth", ("n_leaves",), axes) is None
     fig = axis_figure(res, "car", "param_max_depth", ("test_accuracy",), axes)
-    assert not fig.axes[0].texts  # nothing failed: no failure note
+    notes = [t.get_text() for t in fig.axes[0].texts]
+    assert notes == [ERROR_BAR_NOTE]  # nothing failed: no failure note, only what bars are
     assert leaves_figure(res, "car") is None
+
+
+def test_error_bars_are_a_confidence_interval_that_stays_in_the_metrics_range():
+    import numpy as np
+    import pandas as pd
+
+    from treebench.report.aggregate import error_bars
+
+    rows = pd.DataFrame({"test_roc_auc_mean": [0.99, 0.5, 0.7], "test_roc_auc_std": [0.05, 0.1, 0.2],
+                         "test_roc_auc_n": [5, 5, 1], "fit_seconds_mean": [0.01, 1, 1],
+                         "fit_seconds_std": [0.5, 0, 0], "fit_seconds_n": [3, 3, 3]})
+    lo, hi = error_bars(rows, "test_roc_auc")
+    assert hi[0] == pytest.approx(0.01) and lo[0] > 0.05  # t(0.975, 4) * 0.05 / sqrt(5) = 0.062
+    assert lo[1] == hi[1] == pytest.approx(2.776445 * 0.1 / np.sqrt(5), rel=1e-5)
+    assert lo[2] == hi[2] == 0  # one value: no interval
+    lo, hi = error_bars(rows, "fit_seconds")
+    assert lo[0] == pytest.approx(0.01) and hi[0] > 0.5  # a time never goes below 0

@@ -369,3 +369,38 @@ def params_text(row: pd.Series, columns: list[str]) -> str:
 def status_counts(table: pd.DataFrame) -> dict[str, int]:
     st = table["status"].astype(str)
     return {s: int((st == s).sum()) for s in schema.STATUSES}
+
+
+#: what every error bar of the report's figures is (said in each figure's note)
+ERROR_BAR_NOTE = "bars: 95 % CI of the mean over folds (Student t), clipped to the metric's range"
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values a metric column can take: [0, 1] for accuracies and AUCs, [0, ∞) for
+    counts, sizes and times, else the whole line."""
+    from treebench.results.schema import UNIT_INTERVAL
+
+    if metric in UNIT_INTERVAL:
+        return 0.0, 1.0
+    if metric.startswith(("n_", "depth", "expected_")) or metric.endswith(("_seconds", "_mb")):
+        return 0.0, float("inf")
+    return float("-inf"), float("inf")
+
+
+def error_bars(rows: pd.DataFrame, metric: str) -> np.ndarray:
+    """(2, n) lower and upper error-bar lengths of ``rows``' means of ``metric``: the 95 %
+    confidence interval of the mean (Student t with n - 1 degrees of freedom, from the
+    settings' ``_std`` and ``_n``), clipped so that no bar leaves the metric's range; 0 where a
+    setting has fewer than two values."""
+    from scipy.stats import t as student
+
+    mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
+    std = rows[f"{metric}_std"].to_numpy(dtype=float)
+    n = rows[f"{metric}_n"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(n >= 2, student.ppf(0.975, np.maximum(n - 1, 1)) * std / np.sqrt(n), 0.0)
+    half = np.nan_to_num(half, nan=0.0)
+    lo, hi = metric_range(metric)
+    lower = np.clip(np.minimum(half, mean - lo), 0.0, None)
+    upper = np.clip(np.minimum(half, hi - mean), 0.0, None)
+    return np.nan_to_num(np.vstack([lower, upper]), nan=0.0)

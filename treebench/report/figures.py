@@ -4,7 +4,8 @@ Per dataset and sweep axis: each metric against the axis with one line per combi
 algorithm's other swept values (Top-k paper, Figure 2: test accuracy against depth, one line
 per k), train and test accuracy together (Figure 4: both against k at each depth), fit time on a
 log scale; and per dataset, test accuracy against the number of leaves (one colour per
-algorithm). Error bars are the standard deviation over folds; lines are shifted sideways by
+algorithm). Error bars are the 95 % confidence interval of the mean over folds, clipped to the
+metric's range (`aggregate.error_bars`, said in each figure's note); lines are shifted sideways by
 at most an eighth of the smallest gap between x values so that they do not hide one another.
 A hollow marker means some cells of that setting failed; a cross on the bottom edge means all
 of them did. Nothing here computes a metric: every number comes from `aggregate.aggregate`.
@@ -21,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
+    ERROR_BAR_NOTE,
     LINE_ONLY,
     NA,
     Results,
     value_token,
     column_label,
     distinct,
+    error_bars,
     fmt_value,
     is_number,
     sort_key,
@@ -56,7 +59,8 @@ ALL_NOTE = "× on the bottom edge: every cell of the setting failed"
 
 def _fail_note(flags: int) -> str:
     """The legend of the failure marks present (bit 1: hollow markers, bit 2: crosses)."""
-    return "; ".join(n for bit, n in ((1, PARTIAL_NOTE), (2, ALL_NOTE)) if flags & bit)
+    return "; ".join([ERROR_BAR_NOTE] + [n for bit, n in ((1, PARTIAL_NOTE), (2, ALL_NOTE))
+                                          if flags & bit])
 
 
 @dataclass
@@ -182,10 +186,10 @@ def _plot_series(ax: Any, x: np.ndarray, rows: pd.DataFrame, metric: str, color:
     from matplotlib.transforms import blended_transform_factory
 
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
-    std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(dtype=float), nan=0.0)
+    bars = error_bars(rows, metric)
     failed = (rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)
     ok = ~np.isnan(mean)
-    ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=color, marker=marker, linestyle=ls,
+    ax.errorbar(x[ok], mean[ok], yerr=bars[:, ok], color=color, marker=marker, linestyle=ls,
                 capsize=2.5, markersize=5, linewidth=1.3, label=label, alpha=alpha)
     part = failed & ok
     if part.any():
@@ -326,12 +330,12 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
         rows = s[s["algorithm"] == alg]
         x = rows[f"{size}_mean"].to_numpy(dtype=float)
         y = rows["test_accuracy_mean"].to_numpy(dtype=float)
-        xe = np.nan_to_num(rows[f"{size}_std"].to_numpy(dtype=float), nan=0.0)
-        ye = np.nan_to_num(rows["test_accuracy_std"].to_numpy(dtype=float), nan=0.0)
+        xe = error_bars(rows, size)
+        ye = error_bars(rows, "test_accuracy")
         ok = ~(np.isnan(x) | np.isnan(y))
         part = ((rows["n_failed"].to_numpy() > 0) | _folds_differ(rows)) & ok
         marker = MARKERS[a % len(MARKERS)]
-        ax.errorbar(x[ok], y[ok], xerr=xe[ok], yerr=ye[ok], color=colors[a], marker=marker,
+        ax.errorbar(x[ok], y[ok], xerr=xe[:, ok], yerr=ye[:, ok], color=colors[a], marker=marker,
                     linestyle="none", capsize=2, markersize=5, alpha=0.9, label=alg)
         if part.any():
             partial = True
@@ -342,7 +346,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
         ax.set_xscale("log")
     n_all_failed = int((s["n_ok"] == 0).sum())
-    notes = [PARTIAL_NOTE] if partial else []
+    notes = [ERROR_BAR_NOTE] + ([PARTIAL_NOTE] if partial else [])
     if n_all_failed:
         notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
     xlabel = ("leaves, same-label siblings merged (mean over folds)"

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
+from treebench.report.aggregate import (
+    NA,
+    Results,
+    distinct,
+    error_bars,
+    params_text,
+    varying_columns,
+)
 from treebench.report.figures import _Job, make_job, register_figures, slug
 
 LAM = "param_lam"
@@ -96,9 +103,9 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
             if metric is None or not _has_values(rows, metric):
                 continue
             mean = rows[f"{metric}_mean"].to_numpy(float)
-            std = np.nan_to_num(rows[f"{metric}_std"].to_numpy(float), nan=0.0)
+            bars = error_bars(rows, metric)
             ok = np.isfinite(mean)
-            ax.errorbar(x[ok], mean[ok], yerr=std[ok], color=colors[i],
+            ax.errorbar(x[ok], mean[ok], yerr=bars[:, ok], color=colors[i],
                         marker=MARKERS[i % len(MARKERS)], capsize=2.5, markersize=5,
                         linewidth=1.3, label=label if ax is ax_auc else None)
     if len(tuned):
