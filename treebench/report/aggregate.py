@@ -305,7 +305,9 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     # a setting averaged over fewer folds than another setting of the same dataset and split
     # is not comparable fold for fold (issue 8, A14): flagged in tables and figures
     group = out["dataset"].astype(str) + "\x1f" + out["split"].astype(str)
-    stats["folds_differ"] = (out["n_ok"] < out.groupby(group)["n_ok"].transform("max")).to_numpy()
+    # (a setting with no finished cell is not "averaged over fewer folds": it has no mean)
+    stats["folds_differ"] = ((out["n_ok"] > 0)
+                             & (out["n_ok"] < out.groupby(group)["n_ok"].transform("max"))).to_numpy()
     out = pd.concat([out, pd.DataFrame(stats, index=out.index)], axis=1)[columns]
     order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out, i, key_columns))
     return out.iloc[order].reset_index(drop=True)
