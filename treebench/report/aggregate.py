@@ -165,7 +165,7 @@ def load_results(results_dir: Path) -> Results:
 
 # Always reported when recorded, whatever the config's `metrics` list says.
 ALWAYS_METRICS = ("train_accuracy", "test_accuracy", "fit_seconds", "binarize_seconds",
-                  "prepare_seconds", "peak_rss_mb", "cell_rss_mb")
+                  "prepare_seconds", "peak_rss_mb")
 
 
 def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:

@@ -44,7 +44,7 @@ METRIC_LABELS = {
     "n_leaves_effective": "leaves (same-label siblings merged)",
     "prepare_seconds": "data preparation time (s)",
     "peak_rss_mb": "peak RSS of the cell process incl. shared worker pages (MB)",
-    "cell_rss_mb": "memory added by the cell (MB)",
+    "cell_rss_mb": "memory the fit added above the worker's resident pages (MB; 0 when it reused them)",
 }
 SUMMARY_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "depth", "fit_seconds")
 
