@@ -135,6 +135,7 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
     """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
+    from treebench.config import check_learner_params
     from treebench.registry import ALGORITHMS
 
     entry = ALGORITHMS.get(algorithm)
@@ -142,9 +143,7 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
         return
     for v in values:
         try:
-            obj = entry.obj(**{pname: v})
-            if hasattr(obj, "_parameter_constraints"):
-                obj._validate_params()
+            check_learner_params(entry, {pname: v})
         except Exception as exc:  # the estimator's InvalidParameterError / ValueError
             text = " ".join(str(exc).split())
             raise SweepError(

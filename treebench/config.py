@@ -11,11 +11,14 @@ integer range a, a+1, …, b. A literal list parameter is written ``{value: [...
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator,
+)
 
 from treebench.sweeps import expand_values, grid
 from treebench.errors import ConfigError
@@ -23,6 +26,25 @@ from treebench.expectations import Expectation
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
 BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
+
+
+def _no_bool(what: str) -> BeforeValidator:
+    """Refuse a YAML boolean where a number is expected: ``true`` is not the integer 1."""
+
+    def check(v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError(f"expected {what}, not a boolean (YAML reads true/false/yes/no/on/off "
+                             "as booleans)")
+        return v
+
+    return BeforeValidator(check)
+
+
+#: config numbers: pydantic would read ``true`` as 1 and ``false`` as 0
+Int = Annotated[int, _no_bool("an integer")]
+Float = Annotated[float, _no_bool("a number")]
+#: a column given by name or by position
+Column = Annotated[str | int, _no_bool("a column name or index")]
 
 
 def _as_binarization_list(v: Any) -> Any:
@@ -55,12 +77,12 @@ class DatasetSpec(_Strict):
     path: str | None = None
     test_path: str | None = None
     format: str | None = None
-    label: str | int | None = None
+    label: Column | None = None
     header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
     missing: str | list[str] | None = None
-    categorical: Literal["auto", "all", "none"] | list[str | int] | None = None
-    drop_columns: list[str | int] | None = None
+    categorical: Literal["auto", "all", "none"] | list[Column] | None = None
+    drop_columns: list[Column] | None = None
     label_map: dict[str, Any] | None = None
     bad_values: Literal["error", "missing"] | None = None
     unseen_test_labels: Literal["error", "allow"] | None = None
@@ -243,11 +265,11 @@ class SplitSpec(_Strict):
     """How rows are split into train/test (see `treebench.data.splits`)."""
 
     kind: Literal["kfold", "holdout", "permutation", "train-val-test", "predefined", "full"] = "kfold"
-    n_splits: int = Field(5, ge=2)
-    test_size: float = Field(0.2, gt=0, lt=1)
-    valid_size: float = Field(0.1, gt=0, lt=1)
-    train_size: float = Field(0.8, gt=0, lt=1)
-    seeds: list[int] | None = None
+    n_splits: Int = Field(5, ge=2)
+    test_size: Float = Field(0.2, gt=0, lt=1)
+    valid_size: Float = Field(0.1, gt=0, lt=1)
+    train_size: Float = Field(0.8, gt=0, lt=1)
+    seeds: list[Int] | None = None
     stratify: bool = True
     unstratifiable: Literal["warn", "error"] = Field(
         "warn",
@@ -279,11 +301,11 @@ class CostsSpec(_Strict):
     """
 
     kind: Literal["unit", "given", "random"] = "unit"
-    values: dict[str, float] | None = None
-    default: float | None = Field(None, ge=0)
-    seed: int | None = None
-    low: int = Field(1, ge=0)
-    high: int = Field(10, ge=0)
+    values: dict[str, Float] | None = None
+    default: Float | None = Field(None, ge=0)
+    seed: Int | None = None
+    low: Int = Field(1, ge=0)
+    high: Int = Field(10, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -329,7 +351,7 @@ class TuneStepSpec(_Strict):
     grid: list[Any] = Field(min_length=1)
     metric: Literal["val_auc", "val_accuracy"] = "val_auc"
     rule: Literal["scan_down_tol", "argmax"] = "argmax"
-    tol: float = Field(0.0, ge=0)
+    tol: Float = Field(0.0, ge=0)
 
 
 class AlgorithmSpec(_Strict):
@@ -368,15 +390,15 @@ class AlgorithmSpec(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time: float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
-    memory: float | None = Field(None, gt=0, description="megabytes per cell")
-    prepare: float | None = Field(
+    time: Float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
+    memory: Float | None = Field(None, gt=0, description="megabytes per cell")
+    prepare: Float | None = Field(
         None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
         "apart from `time` (which is the fit's)")
 
 
 class ExecutionSpec(_Strict):
-    n_jobs: int = -1
+    n_jobs: Int = -1
     #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
     backend: Literal[BACKENDS] = "fork"
     #: an existing cluster (issue 15): ``tcp://host:8786`` for dask, ``auto`` or
@@ -411,7 +433,7 @@ class ExecutionSpec(_Strict):
 class Experiment(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     description: str = ""
-    seed: int = 0
+    seed: Int = 0
     datasets: list[DatasetSpec] = Field(min_length=1)
     split: SplitSpec = SplitSpec()
     binarization: list[BinarizationSpec] = Field(default_factory=lambda: [BinarizationSpec()])
@@ -806,13 +828,43 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
         raise ConfigError(f"{source}: key `{key}.params`: {exc}.") from None
     for point in points:
         try:
-            obj = entry.obj(**point)
-            if hasattr(obj, "_parameter_constraints"):
-                obj._validate_params()
+            check_learner_params(entry, point)
         except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
             # only the validation errors estimators raise; a bug in a constructor propagates
             text = str(exc).replace("\n", " ")
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+def check_learner_params(entry: Any, point: dict[str, Any]) -> None:
+    """Where config values meet the estimator's own validation: build the estimator with one
+    grid point and run its ``_parameter_constraints``; a YAML boolean given to a parameter that
+    takes no boolean is refused first (scikit-learn counts ``True`` as the integer 1, so
+    ``max_depth: true`` would run as depth 1). Raises ValueError naming the parameter."""
+    import numpy as np
+
+    obj = entry.obj(**point)
+    for name, value in point.items():
+        if isinstance(value, bool | np.bool_) and not _takes_bool(obj, name):
+            raise ValueError(f"`{name}` takes no boolean (got `{str(bool(value)).lower()}`); give a "
+                             "number (in YAML, true/false/yes/no/on/off are booleans).")
+    if hasattr(obj, "_parameter_constraints"):
+        obj._validate_params()
+
+
+def _takes_bool(obj: Any, name: str) -> bool:
+    """Whether parameter ``name`` of ``obj`` accepts a boolean as such (its constraints list
+    ``"boolean"`` or ``bool``, or it declares none and its default is not a number)."""
+    constraints = getattr(obj, "_parameter_constraints", {}).get(name)
+    if constraints is None:
+        default = getattr(obj, name, None)
+        return isinstance(default, bool) or not isinstance(default, numbers.Number)
+    if constraints == "no_validation":
+        return True
+    return any(
+        (isinstance(c, str) and c in ("boolean", "no_validation")) or c is bool or c is object
+        or getattr(c, "type", None) is bool
+        for c in constraints
+    )
 
 
 def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:

@@ -1,0 +1,79 @@
+"""Input limits of configs through the command line: booleans where numbers belong, YAML alias
+bombs, unsafe names that become paths, grid sizes, tuning restricted to some datasets."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from treebench.cli import app
+
+from .conftest import tiny_config
+
+runner = CliRunner()
+
+
+def _dry_run(path, tmp_path, *extra):
+    return runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(tmp_path / "o"), *extra])
+
+
+def _one_sentence_exit_2(r, *fragments):
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    text = r.output.strip()
+    assert text.count("\n") == 0, text
+    for f in fragments:
+        assert f in text, text
+
+
+# ----------------------------------------------------------------------------- booleans
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=True), "max_depth"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=[1, False]), "max_depth"),
+        (lambda c: c["algorithms"][0]["params"].update(ccp_alpha=True), "ccp_alpha"),
+        (lambda c: c.update(algorithms=[{"name": "random-forest", "params": {"n_estimators": True}}]),
+         "n_estimators"),
+        (lambda c: c.update(algorithms=[{"name": "topk", "params": {"k": True}}],
+                            binarization={"method": "quantile"}), "`k`"),
+        (lambda c: c.update(seed=True), "key `seed`"),
+        (lambda c: c.update(split={"kind": "kfold", "n_splits": True}), "split.n_splits"),
+        (lambda c: c.update(split={"kind": "kfold", "seeds": [1, False]}), "split.seeds[1]"),
+        (lambda c: c.update(split={"kind": "holdout", "test_size": True}), "split.test_size"),
+        (lambda c: c.update(limits={"time": True}), "limits.time"),
+        (lambda c: c.update(limits={"memory": True}), "limits.memory"),
+        (lambda c: c.update(execution={"n_jobs": True}), "execution.n_jobs"),
+        (lambda c: c.update(costs={"kind": "random", "high": True}), "costs.high"),
+    ],
+)
+def test_booleans_are_not_numbers(write_config, tmp_path, mutate, key):
+    cfg = tiny_config()
+    mutate(cfg)
+    r = _dry_run(write_config(cfg), tmp_path)
+    _one_sentence_exit_2(r, key, "boolean")
+
+
+def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
+            "algorithms:\n  - name: cart\n    params: {max_depth: yes}\n")
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "max_depth", "boolean")
+
+
+def test_tune_grid_boolean_is_refused(write_config, tmp_path):
+    cfg = tiny_config(split={"kind": "train-val-test"})
+    cfg["algorithms"] = [{"name": "cart", "tune": {"param": "max_depth", "grid": [1, True]}}]
+    _one_sentence_exit_2(_dry_run(write_config(cfg), tmp_path), "tune[0].grid", "boolean")
+
+
+def test_sweep_flag_boolean_is_refused(write_config, tmp_path):
+    r = runner.invoke(app, ["sweep", str(write_config(tiny_config())), "--depth", "true",
+                            "--dry-run", "--out", str(tmp_path / "o")])
+    _one_sentence_exit_2(r, "--depth", "boolean")
+
+
+def test_real_boolean_parameters_still_take_booleans(write_config, tmp_path):
+    cfg = tiny_config(algorithms=[{"name": "random-forest",
+                                   "params": {"n_estimators": 3, "bootstrap": False}}])
+    r = _dry_run(write_config(cfg), tmp_path)
+    assert r.exit_code == 0, r.output
