@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator,
 )
 
+from treebench import safe_yaml
 from treebench.sweeps import expand_values, grid
 from treebench.errors import ConfigError
 from treebench.expectations import Expectation
@@ -530,7 +531,9 @@ def load_config(
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = safe_yaml.load(p.read_text(encoding="utf-8"))
+    except safe_yaml.YAMLLimitError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

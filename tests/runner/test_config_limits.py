@@ -77,3 +77,66 @@ def test_real_boolean_parameters_still_take_booleans(write_config, tmp_path):
                                    "params": {"n_estimators": 3, "bootstrap": False}}])
     r = _dry_run(write_config(cfg), tmp_path)
     assert r.exit_code == 0, r.output
+
+
+# ----------------------------------------------------------------------------- YAML limits
+def _laughs(levels: int = 9, indent: str = "      ") -> str:
+    """A "billion laughs" chain of anchors: each level lists the previous one nine times."""
+    lines = [f'{indent}param_l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels):
+        refs = ", ".join([f"*l{i - 1}"] * 9)
+        lines.append(f"{indent}param_l{i}: &l{i} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_in_expect_where_is_refused_fast(write_config, tmp_path):
+    import time
+
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\nalgorithms: [cart]\n"
+            "expect:\n  - metric: test_accuracy\n    ge: 0.5\n    source: test\n    where:\n"
+            + _laughs())
+    t0 = time.perf_counter()
+    r = _dry_run(write_config(text), tmp_path)
+    assert time.perf_counter() - t0 < 5
+    _one_sentence_exit_2(r, "alias", "100,000")
+
+
+def test_alias_bomb_in_a_profile_is_refused(write_config, tmp_path):
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\nalgorithms: [cart]\n"
+            "profiles:\n  ci:\n    expect:\n    - metric: test_accuracy\n      ge: 0.5\n"
+            "      source: test\n      where:\n" + _laughs(indent="        "))
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "alias")
+
+
+def test_self_referring_alias_is_refused(write_config, tmp_path):
+    text = "name: t\ndatasets: [iris]\nalgorithms: [cart]\ndescription: &a [1, *a]\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "`*a`", "contains it")
+
+
+def test_deep_nesting_is_refused(write_config, tmp_path):
+    text = "name: t\ndatasets: [iris]\nalgorithms: [cart]\ndescription: " + "[" * 500 + "]" * 500 + "\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "nested more than")
+
+
+def test_ordinary_aliases_still_work(write_config, tmp_path):
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
+            "algorithms:\n  - name: cart\n    params: &p {max_depth: [1, 2]}\n"
+            "  - name: cart\n    label: cart-b\n    params: *p\n")
+    r = _dry_run(write_config(text), tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "t: 10 cells" in r.output  # the two entries are the same cells
+
+
+def test_alias_bomb_in_a_catalog_file_is_refused(write_config, tmp_path, monkeypatch):
+    from treebench.data import catalog
+
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "bomb.yaml").write_text("name: bomb\nextra:\n" + _laughs(indent="  "), encoding="utf-8")
+    monkeypatch.setenv("TREEBENCH_CATALOG", str(cat))
+    catalog._load_catalog_cached.cache_clear()
+    try:
+        r = runner.invoke(app, ["datasets"])
+    finally:
+        catalog._load_catalog_cached.cache_clear()
+    _one_sentence_exit_2(r, "bomb.yaml", "alias")

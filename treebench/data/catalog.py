@@ -105,13 +105,15 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
 def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
     import yaml
 
+    from treebench import safe_yaml
+
     out: dict[str, CatalogEntry] = {}
     for d in dirs:
         for p in sorted(Path(d).rglob("*.yaml")):
             try:
-                docs = list(yaml.load_all(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+                docs = safe_yaml.load_all(p.read_text())
             except yaml.YAMLError as exc:
-                raise DataError(f"catalog file `{p}` is not valid YAML: {exc}.") from None
+                raise DataError(f"catalog file `{p}` is not valid YAML: {str(exc).rstrip('.')}.") from None
             for doc in docs:
                 if doc is None:
                     continue
