@@ -136,6 +136,7 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
     """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
     from treebench.config import check_learner_params
+    from treebench.text import MAX_CHARS, clip, show
     from treebench.registry import ALGORITHMS
 
     entry = ALGORITHMS.get(algorithm)
@@ -145,9 +146,9 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
         try:
             check_learner_params(entry, {pname: v})
         except Exception as exc:  # the estimator's InvalidParameterError / ValueError
-            text = " ".join(str(exc).split())
+            text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)
             raise SweepError(
-                f"`{flag_name(flag)}`: value {v!r} is not valid for {algorithm}'s `{pname}`: {text}"
+                f"`{flag_name(flag)}`: value {show(v)} is not valid for {algorithm}'s `{pname}`: {text}"
             ) from None
 
 

@@ -12,6 +12,7 @@ integer range a, a+1, …, b. A literal list parameter is written ``{value: [...
 from __future__ import annotations
 
 import numbers
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ from pydantic import (
 
 from treebench import safe_yaml
 from treebench.sweeps import expand_values, grid
+from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import ConfigError
 from treebench.expectations import Expectation
 
@@ -323,7 +325,7 @@ class CostsSpec(_Strict):
             raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
         for name, c in (self.values or {}).items():
             if not (c >= 0 and c < float("inf")):
-                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+                raise ValueError(f"the cost of feature {quote(name)} must be finite and >= 0 (got {c})")
         return self
 
     def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
@@ -431,8 +433,13 @@ class ExecutionSpec(_Strict):
         return v
 
 
+#: experiment and profile names become folder names (``results/<name>-<profile>``): letters,
+#: digits, ``_ . -``, starting with a letter or digit (so never ``..`` or a path)
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
 class Experiment(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    name: str = Field(pattern=NAME_PATTERN)
     description: str = ""
     seed: Int = 0
     datasets: list[DatasetSpec] = Field(min_length=1)
@@ -446,7 +453,7 @@ class Experiment(_Strict):
     # reproductions (issue 10): checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    profile: str | None = None
+    profile: str | None = Field(None, pattern=NAME_PATTERN)
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -567,14 +574,14 @@ def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> d
     if name not in profiles:
         from treebench.errors import did_you_mean
 
-        known = ", ".join(sorted(profiles)) or "none"
-        raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
+        known = quote_list(sorted(map(str, profiles)), max_values=10) or "none"
+        raise ConfigError(f"{source}: no profile {quote(name)}{did_you_mean(name, list(profiles))}; "
                           f"the config defines: {known}.")
     out = copy.deepcopy({k: v for k, v in raw.items()})
     try:
         _merge(out, copy.deepcopy(profiles[name] or {}))
     except ConfigError as exc:
-        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
+        raise ConfigError(f"{source}: profile {quote(name)}: {exc}") from None
     out["profile"] = name
     return out
 
@@ -622,6 +629,10 @@ def _check_profiles(raw: dict[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: key `profiles`: a mapping of profile names to partial "
                           "configs, e.g. `profiles: {ci: {limits: {time: 30}}}`.")
     for pname, body in profiles.items():
+        if not isinstance(pname, str) or not re.match(NAME_PATTERN, pname):
+            raise ConfigError(f"{source}: key `profiles`: the profile name {quote(pname)} is not a "
+                              "safe folder name; use letters, digits, `_`, `.` and `-`, starting "
+                              "with a letter or digit (e.g. `ci`).")
         if not isinstance(body, dict):
             raise ConfigError(f"{source}: key `profiles.{pname}`: a mapping of config keys to "
                               f"override (got {type(body).__name__}).")
@@ -667,9 +678,9 @@ def _check_restrictions(exp: Experiment, source: str) -> None:
         for j, d in enumerate(a.datasets or []):
             if d not in names:
                 raise ConfigError(
-                    f"{source}: key `algorithms[{i}].datasets[{j}]`: `{d}` is not one of the "
+                    f"{source}: key `algorithms[{i}].datasets[{j}]`: {quote(d)} is not one of the "
                     f"config's datasets{did_you_mean(d, names)}; use a name from "
-                    f"{', '.join(f'`{n}`' for n in names)}."
+                    f"{quote_list(names)}."
                 )
 
 
@@ -695,7 +706,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
         elif isinstance(part, str) and part.startswith(("function-", "literal[", "constrained-")):
             continue
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + clip(part)
     return out or "(top level)"
 
 
@@ -709,7 +720,7 @@ def _pyd_message(err: dict[str, Any]) -> str:
     msg = msg.removeprefix("Value error, ")
     inp = err.get("input")
     if t not in ("model_type",) and not isinstance(inp, dict | list):
-        msg += f" (got {inp!r})"
+        msg += f" (got {show(inp)})"
     return msg
 
 
@@ -810,7 +821,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
     except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
-        text = str(exc).replace("\n", " ")
+        text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)  # it may quote a long value
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
 
@@ -834,7 +845,7 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             check_learner_params(entry, point)
         except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
             # only the validation errors estimators raise; a bug in a constructor propagates
-            text = str(exc).replace("\n", " ")
+            text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)  # it may quote a long value
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
 

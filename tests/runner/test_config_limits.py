@@ -17,6 +17,10 @@ def _dry_run(path, tmp_path, *extra):
     return runner.invoke(app, ["run", str(path), "--dry-run", "--out", str(tmp_path / "o"), *extra])
 
 
+def _run(path, tmp_path, *extra):
+    return runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "o"), "--no-report", "-q", *extra])
+
+
 def _one_sentence_exit_2(r, *fragments):
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output
@@ -140,3 +144,87 @@ def test_alias_bomb_in_a_catalog_file_is_refused(write_config, tmp_path, monkeyp
     finally:
         catalog._load_catalog_cached.cache_clear()
     _one_sentence_exit_2(r, "bomb.yaml", "alias")
+
+
+# ----------------------------------------------------------------------------- quoted values
+LONG = "HOME=/root\x00PATH=/usr/bin\x00" * 200  # a "value" as long as an environment block
+
+
+def _file_config(write_config, tmp_path, csv_text, **entry):
+    data = tmp_path / "data.csv"
+    data.write_text(csv_text, encoding="utf-8")
+    cfg = tiny_config(datasets=[{"path": str(data), **entry}])
+    return write_config(cfg)
+
+
+def _short_error(r, *fragments):
+    _one_sentence_exit_2(r, *fragments)
+    assert len(r.output) < 1500, len(r.output)  # a few clipped values, not kilobytes
+    assert "PATH=/usr/bin" * 2 not in r.output and "\x00" not in r.output
+
+
+def test_a_single_long_class_is_quoted_short(write_config, tmp_path):
+    rows = "".join(f"{i},{i % 3},{LONG}\n" for i in range(12))
+    cfg = _file_config(write_config, tmp_path, "a,b,y\n" + rows, label="y")
+    _short_error(_run(cfg, tmp_path), "single class", "…")
+
+
+def test_a_long_label_column_name_is_quoted_short(write_config, tmp_path):
+    cfg = _file_config(write_config, tmp_path, "a,b,y\n1,2,0\n", label=LONG)
+    _short_error(_dry_run(cfg, tmp_path), "label column", "…")
+
+
+def test_long_unseen_test_labels_are_quoted_short(write_config, tmp_path):
+    train = tmp_path / "train.csv"
+    test = tmp_path / "test.csv"
+    train.write_text("a,y\n" + "".join(f"{i},{'ab'[i % 2]}\n" for i in range(10)), encoding="utf-8")
+    test.write_text("a,y\n" + "".join(f"{i},{LONG}{i}\n" for i in range(10)), encoding="utf-8")
+    cfg = tiny_config(datasets=[{"path": str(train), "test_path": str(test), "label": "y"}])
+    _short_error(_run(write_config(cfg), tmp_path), "never have", "and 5 more")
+
+
+def test_a_long_non_number_is_quoted_short(write_config, tmp_path):
+    cfg = _file_config(write_config, tmp_path, "a,b,y\n" + f"1,{LONG},0\n" * 3 + "2,3,1\n" * 3,
+                       label="y", categorical=["a"])
+    _short_error(_dry_run(cfg, tmp_path), "is not a number", "…")
+
+
+def test_a_long_config_value_is_quoted_short(write_config, tmp_path):
+    cfg = tiny_config()
+    cfg["algorithms"][0]["params"]["criterion"] = LONG
+    _short_error(_dry_run(write_config(cfg), tmp_path), "criterion")
+    cfg = tiny_config(split={"kind": LONG})
+    _short_error(_dry_run(write_config(cfg), tmp_path), "split.kind", "…")
+    cfg = tiny_config(**{LONG: 1})
+    _short_error(_dry_run(write_config(cfg), tmp_path), "unknown key", "…")
+
+
+# ----------------------------------------------------------------------------- names as paths
+@pytest.mark.parametrize("pname", ["../../x", "a/b", "..", ".hidden", "x y"])
+def test_a_profile_name_must_be_a_safe_folder_name(write_config, tmp_path, monkeypatch, pname):
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    cfg = tiny_config(profiles={pname: {"seed": 1}})
+    r = runner.invoke(app, ["run", str(write_config(cfg)), "--profile", pname, "-q", "--no-report"])
+    _one_sentence_exit_2(r, "profile name", "safe folder name")
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_dir()) == ["a", "b"]
+
+
+def test_a_safe_profile_name_runs_under_results(write_config, tmp_path):
+    cfg = tiny_config(profiles={"ci.v2": {"seed": 1}})
+    r = runner.invoke(app, ["run", str(write_config(cfg)), "--profile", "ci.v2", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "results/tiny-ci.v2" in r.output
+
+
+def test_experiment_names_from_the_api_are_checked_too():
+    from treebench.config import validate_config
+
+    from treebench.errors import ConfigError
+
+    raw = tiny_config()
+    with pytest.raises(ConfigError, match="profile"):
+        validate_config({**raw, "profile": "../../x"})
+    with pytest.raises(ConfigError, match="name"):
+        validate_config({**raw, "name": "../x"})
