@@ -63,6 +63,28 @@ def _main(
     _STATE["debug"] = debug
 
 
+@contextlib.contextmanager
+def _one_line_warnings():
+    """Show the grid-size warning (`treebench.cells.GridSizeWarning`) as one line on stderr."""
+    import warnings
+
+    from treebench.cells import GridSizeWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, *args, **kwargs):
+        if issubclass(category, GridSizeWarning):
+            typer.echo(f"treebench: warning: {message}", err=True)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+
+
 # ----------------------------------------------------------------------------- run / sweep
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
@@ -82,6 +104,7 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 NoReport = Annotated[bool, typer.Option("--no-report", help="Do not write the report after the run.")]
 Profile = Annotated[str | None, typer.Option("--profile", help="Apply a named profile of the config (e.g. ci: fewer seeds, datasets, depths) with its own expectations.")]
 Verify = Annotated[bool, typer.Option("--verify", help="Check the config's expectations after the run; exit 5 when one fails.")]
+MaxCells = Annotated[int | None, typer.Option("--max-cells", min=1, help="Refuse a grid of more cells than this (default 1,000,000; sets execution.max_cells).")]
 
 
 def _run(
@@ -90,9 +113,11 @@ def _run(
     out, n_jobs, backend, time_limit, memory_limit, dry_run, force, retry, fail_on, seed,
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
     overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
-    verify: bool = False, address: str | None = None,
+    verify: bool = False, address: str | None = None, max_cells: int | None = None,
 ) -> None:
-    with _user_errors():
+    if max_cells is not None:
+        overrides = {**(overrides or {}), "execution.max_cells": max_cells}
+    with _user_errors(), _one_line_warnings():
         from treebench import api
 
         if offline:
@@ -207,12 +232,13 @@ def run(
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
+    max_cells: MaxCells = None,
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
-         overwrite=overwrite, profile=profile, verify=verify, address=address)
+         overwrite=overwrite, profile=profile, verify=verify, address=address, max_cells=max_cells)
 
 
 @app.command()
@@ -227,6 +253,7 @@ def sweep(
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
+    max_cells: MaxCells = None,
 ) -> None:
     """Override sweep axes of a config from the command line (explicit flags beat the config), then
     run. The sweep's cells are added to the experiment's results directory (finished cells are
@@ -250,7 +277,7 @@ def sweep(
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
-         overwrite=overwrite, profile=profile, verify=verify, address=address)
+         overwrite=overwrite, profile=profile, verify=verify, address=address, max_cells=max_cells)
 
 
 # ----------------------------------------------------------------------------- verify

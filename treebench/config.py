@@ -410,6 +410,9 @@ class ExecutionSpec(_Strict):
     #: the workers have the datasets in a data directory of their own; otherwise the driver
     #: ships each prepared dataset once per worker
     data_dir_on_workers: bool = False
+    #: refuse a grid of more cells than this (`treebench.cells.MAX_CELLS` by default);
+    #: ``--max-cells`` sets it
+    max_cells: Int | None = Field(None, ge=1)
 
     @field_validator("address")
     @classmethod
@@ -665,8 +668,25 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     unique_dataset_names(list(exp.datasets), source)
     _check_restrictions(exp, source)
+    _check_grid(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def _check_grid(exp: Experiment, source: str) -> None:
+    """Refuse a grid over the cell limit before anything walks it (`cells.check_grid_size`;
+    unknown names are left to `_check_names`)."""
+    import warnings
+
+    from treebench.cells import check_grid_size, count_cells
+
+    try:
+        n = count_cells(exp)
+    except Exception:  # noqa: BLE001 - e.g. an unknown algorithm, reported next by name
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size warning is given once, when expanding
+        check_grid_size(exp, source, n)
 
 
 def _check_restrictions(exp: Experiment, source: str) -> None:
@@ -837,7 +857,7 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
     if entry.missing:
         return  # reported when listing; running it records an error per cell
     try:
-        points = grid(params)
+        points = _points_to_check(params)
     except ValueError as exc:
         raise ConfigError(f"{source}: key `{key}.params`: {exc}.") from None
     for point in points:
@@ -847,6 +867,25 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
             # only the validation errors estimators raise; a bug in a constructor propagates
             text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)  # it may quote a long value
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+#: above this many grid points, `_check_params` checks each axis value once instead of every point
+CHECK_EVERY_POINT = 1_000
+
+
+def _points_to_check(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every point of a small grid; for a large one each value of each axis once, the other
+    axes at their first value (a parameter's constraints concern its own value; fitting checks
+    the combinations)."""
+    from treebench.cells import grid_size
+
+    if grid_size(params) <= CHECK_EVERY_POINT:
+        return grid(params)
+    axes = {k: expand_values(v) for k, v in params.items()}
+    if any(not vals for vals in axes.values()):
+        return []
+    first = {k: vals[0] for k, vals in axes.items()}
+    return [{**first, k: v} for k, vals in axes.items() for v in vals]
 
 
 def check_learner_params(entry: Any, point: dict[str, Any]) -> None:

@@ -228,3 +228,52 @@ def test_experiment_names_from_the_api_are_checked_too():
         validate_config({**raw, "profile": "../../x"})
     with pytest.raises(ConfigError, match="name"):
         validate_config({**raw, "name": "../x"})
+
+
+# ----------------------------------------------------------------------------- grid size
+def _big(n_leaf: str = "1..10000", depth: str = "1..200"):
+    return tiny_config(split={"kind": "kfold", "n_splits": 2},
+                       algorithms=[{"name": "cart", "params": {"max_depth": depth,
+                                                                "min_samples_leaf": n_leaf}}])
+
+
+def test_a_grid_over_the_limit_is_refused_before_expanding(write_config, tmp_path):
+    import time
+
+    t0 = time.perf_counter()
+    r = _dry_run(write_config(_big()), tmp_path)  # 2 folds x 200 x 10,000 = 4,000,000 cells
+    assert time.perf_counter() - t0 < 10
+    _one_sentence_exit_2(r, "4,000,000 cells", "--max-cells")
+
+
+def test_max_cells_sets_the_limit(write_config, tmp_path):
+    cfg = write_config(tiny_config())  # 3 folds x 2 depths
+    _one_sentence_exit_2(_dry_run(cfg, tmp_path, "--max-cells", "5"), "6 cells", "limit of 5")
+    r = _dry_run(cfg, tmp_path, "--max-cells", "6")
+    assert r.exit_code == 0 and "tiny: 6 cells" in r.output
+    r = runner.invoke(app, ["sweep", str(cfg), "--depth", "1..4", "--max-cells", "8", "--dry-run"])
+    _one_sentence_exit_2(r, "12 cells")
+
+
+def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
+    from treebench import cells
+
+    monkeypatch.setattr(cells, "WARN_CELLS", 4)
+    r = _dry_run(write_config(tiny_config()), tmp_path)
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.output.splitlines() if "warning" in ln]
+    assert lines == ["treebench: warning: the grid has 6 cells (more than 4); expanding it takes "
+                     "about 1 s before anything runs."]
+
+
+def test_cell_count_matches_the_expansion(write_config):
+    from treebench.cells import count_cells, expand
+    from treebench.config import load_config
+
+    cfg = tiny_config(split={"kind": "kfold", "n_splits": 2, "seeds": "1..2"},
+                      binarization=[{"method": "raw"}, {"method": "quantile", "params": {"max_splits": [2, 3]}}],
+                      algorithms=[{"name": "cart", "params": {"max_depth": "1..3", "criterion": "gini,entropy"}},
+                                  {"name": "topk", "params": {"k": [1, "2..3"]}}])
+    exp = load_config(write_config(cfg))
+    # 4 (fold, seed) pairs x (cart: raw 1 x 6 + quantile 2 x 6; topk: quantile 2 x 3)
+    assert count_cells(exp) == len(expand(exp)) == 4 * (1 * 6 + 2 * 6 + 2 * 3)
