@@ -922,7 +922,7 @@ def _takes_bool(obj: Any, name: str) -> bool:
 
 def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:
     """A tuned parameter exists, is not also a params axis, takes every grid value, and every
-    dataset has validation rows (a ``train-val-test`` split)."""
+    dataset the entry runs on has validation rows (a ``train-val-test`` split)."""
     known = list(entry.parameters())
     for k, step in enumerate(a.tune or []):
         key = f"algorithms[{i}].tune[{k}]"
@@ -942,8 +942,11 @@ def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: A
         except ConfigError as exc:  # name the grid, not the params, as the culprit
             raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
                                                1)) from None
+    names = exp.dataset_names()
     for j, ds in enumerate(exp.datasets):
-        kind = (ds.split or exp.split).kind
+        if not a.runs_on(names[j]):  # the entry's own `datasets:` leaves this one out
+            continue
+        kind = exp.split_for(j).kind
         if kind != "train-val-test":
             raise ConfigError(
                 f"{source}: key `algorithms[{i}].tune`: tuning selects on validation rows, but "

@@ -277,3 +277,25 @@ def test_cell_count_matches_the_expansion(write_config):
     exp = load_config(write_config(cfg))
     # 4 (fold, seed) pairs x (cart: raw 1 x 6 + quantile 2 x 6; topk: quantile 2 x 3)
     assert count_cells(exp) == len(expand(exp)) == 4 * (1 * 6 + 2 * 6 + 2 * 3)
+
+
+# ----------------------------------------------------------------------------- tuning entries
+def _tune_config(**entry):
+    return tiny_config(
+        datasets=["iris", {"name": "wine", "split": {"kind": "train-val-test"}}],
+        algorithms=[{"name": "cart", "params": {"max_depth": 2}},
+                    {"name": "cart", "label": "cart-tuned",
+                     "tune": {"param": "ccp_alpha", "grid": [0.0, 0.01]}, **entry}])
+
+
+def test_a_tune_entry_restricted_to_train_val_test_datasets_is_accepted(write_config, tmp_path):
+    r = _dry_run(write_config(_tune_config(datasets=["wine"])), tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "cart-tuned" in r.output
+
+
+def test_a_tune_entry_on_a_kfold_dataset_is_still_refused(write_config, tmp_path):
+    _one_sentence_exit_2(_dry_run(write_config(_tune_config()), tmp_path),
+                         "algorithms[1].tune", "`iris`", "kfold")
+    _one_sentence_exit_2(_dry_run(write_config(_tune_config(datasets=["iris", "wine"])), tmp_path),
+                         "algorithms[1].tune", "`iris`")
