@@ -162,6 +162,7 @@ class _DPDTMixin:
         err = cost - self.alpha * L
         info = {
             "objective": float(cost),
+            "objective_kind": "sse+alpha*path" if regression else "errors+alpha*path",
             "training_error": float(err),
             "expected_path_length": float(L / W) if W > 0 else 0.0,
             "operations": int(ops),
@@ -220,6 +221,7 @@ class _DPDTMixin:
         err = obj - self.alpha * L
         info = {
             "objective": float(obj),
+            "objective_kind": "errors+alpha*path",
             "training_error": float(err),
             "expected_path_length": float(L / W) if W > 0 else 0.0,
             "operations": float("nan"),
