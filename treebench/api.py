@@ -137,6 +137,8 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
     """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
+    from treebench.config import check_learner_params
+    from treebench.text import MAX_CHARS, clip, show
     from treebench.registry import ALGORITHMS
 
     entry = ALGORITHMS.get(algorithm)
@@ -144,13 +146,11 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
         return
     for v in values:
         try:
-            obj = entry.obj(**{pname: v})
-            if hasattr(obj, "_parameter_constraints"):
-                obj._validate_params()
+            check_learner_params(entry, {pname: v})
         except Exception as exc:  # the estimator's InvalidParameterError / ValueError
-            text = " ".join(str(exc).split())
+            text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)
             raise SweepError(
-                f"`{flag_name(flag)}`: value {v!r} is not valid for {algorithm}'s `{pname}`: {text}"
+                f"`{flag_name(flag)}`: value {show(v)} is not valid for {algorithm}'s `{pname}`: {text}"
             ) from None
 
 
@@ -532,8 +532,10 @@ def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
 def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
              seed: int | None) -> dict[str, Any] | None:
     """What makes a run a variant of its config (its claims are not checked on it): sweep
-    axes, overrides other than limits, an experiment seed given on the command line."""
-    ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
+    axes, overrides other than limits and execution settings, an experiment seed given on the
+    command line."""
+    ov = {k: v for k, v in (overrides or {}).items()
+          if not k.startswith(("limits.", "execution."))}  # settings, not cells
     v: dict[str, Any] = {}
     if sweep:
         v["sweep"] = {k: list(x) for k, x in sweep.items()}

@@ -143,6 +143,100 @@ def unpaired(exp: Experiment) -> list[tuple[int, str, list[str]]]:
     return out
 
 
+#: a grid of more cells than this gets a one-line warning before it is expanded
+WARN_CELLS = 100_000
+#: a grid of more cells than this is refused unless ``execution.max_cells`` (``--max-cells``)
+#: raises the limit: expanding 10^6 cells takes about half a minute and a gigabyte
+MAX_CELLS = 1_000_000
+
+
+class GridSizeWarning(UserWarning):
+    """A config whose grid has more than `WARN_CELLS` cells."""
+
+
+def axis_length(v: Any) -> int:
+    """How many values the sweep axis ``v`` has (`expand_values`), without listing them."""
+    from treebench.sweeps import _RANGE
+
+    if isinstance(v, dict) and set(v) == {"value"}:
+        return 1
+    if isinstance(v, list):
+        return sum(axis_length(x) if isinstance(x, str) and _RANGE.match(x) else 1 for x in v)
+    if isinstance(v, str):
+        m = _RANGE.match(v)
+        if m:
+            return max(int(m.group(2)) - int(m.group(1)) + 1, 0)
+        if "," in v:
+            return sum(1 for p in v.split(",") if p.strip())
+    return 1
+
+
+def grid_size(params: dict[str, Any]) -> int:
+    """The number of points of ``grid(params)``, from the axes' lengths."""
+    n = 1
+    for v in params.values():
+        n *= axis_length(v)
+    return n
+
+
+def count_cells(exp: Experiment) -> int:
+    """How many cells `expand_all` makes at most (before merging duplicate grid points),
+    counted from the axes' lengths without expanding anything."""
+    from treebench.data.splits import split_instances
+
+    total = 0
+    names = exp.dataset_names()
+    for i, ds in enumerate(exp.datasets):
+        sspec = exp.split_for(i)
+        n_inst = len(split_instances(sspec.kind, sspec.n_splits, list(sspec.seeds or [exp.seed])))
+        pairs = _pairs(exp, ds, names[i], {})
+        total += n_inst * sum(grid_size(b.params) * grid_size(a.params) for b, a in pairs)
+    return total
+
+
+def check_grid_size(exp: Experiment, source: str = "<config>", n: int | None = None) -> int:
+    """The grid's cell count ``n`` (default `count_cells`): a `GridSizeWarning` above
+    `WARN_CELLS`, a `ConfigError` above the limit (``execution.max_cells``, default
+    `MAX_CELLS`)."""
+    import warnings
+
+    from treebench.errors import ConfigError
+
+    n = count_cells(exp) if n is None else n
+    limit = exp.execution.max_cells or MAX_CELLS
+    if n > limit:
+        raise ConfigError(
+            f"{source}: the grid has {n:,} cells, more than the limit of {limit:,}; narrow the "
+            f"sweep axes or, if you mean it, raise the limit with `--max-cells {n}` (or "
+            f"`execution.max_cells: {n}`)."
+        )
+    if n > WARN_CELLS:
+        warnings.warn(f"the grid has {n:,} cells (more than {WARN_CELLS:,}); expanding it takes "
+                      f"about {max(1, round(n * 3e-5))} s before anything runs.", GridSizeWarning,
+                      stacklevel=2)
+    return n
+
+
+def _pairs(exp: Experiment, ds: Any, name: str,
+           skipped: dict[tuple[str, str, str], Skipped]) -> list[tuple[Any, Any]]:
+    """The (binarization, algorithm entry) pairs that make cells on dataset ``name``; the pairs
+    left out because the learner does not accept that input go into ``skipped``."""
+    pairs: list[tuple[Any, Any]] = []
+    for a in exp.algorithms:
+        if not a.runs_on(name):  # `datasets:` on the entry names other datasets
+            continue
+        kinds = accepts(a.name)
+        for b in _binarizations(exp, ds, a):
+            if produces(b.method) not in kinds:
+                key = (name, a.label or a.name, b.method)
+                skipped.setdefault(key, Skipped(*key, reason=(
+                    f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
+                    f"features through")))
+                continue
+            pairs.append((b, a))
+    return pairs
+
+
 def expand(exp: Experiment) -> list[Cell]:
     """All cells of an experiment, ordered so that consecutive cells share data and folds."""
     return expand_all(exp).cells
@@ -150,9 +244,11 @@ def expand(exp: Experiment) -> list[Cell]:
 
 def expand_all(exp: Experiment) -> Expansion:
     """All cells, and the (learner, binarization) pairs left out because the learner does not
-    accept that input (e.g. Top-k on ``raw`` features)."""
+    accept that input (e.g. Top-k on ``raw`` features). The grid's size is checked first
+    (`check_grid_size`)."""
     from treebench.data.splits import split_instances
 
+    check_grid_size(exp)
     cells: list[Cell] = []
     skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
@@ -165,34 +261,25 @@ def expand_all(exp: Experiment) -> Expansion:
         for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
             split.pop(key, None)
         seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
+        pairs = _pairs(exp, ds, names[i], skipped)
         # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
-        pairs: list[tuple[Any, Any]] = []
-        for a in exp.algorithms:
-            if not a.runs_on(names[i]):  # `datasets:` on the entry names other datasets
-                continue
-            kinds = accepts(a.name)
-            for b in _binarizations(exp, ds, a):
-                if produces(b.method) not in kinds:
-                    key = (names[i], a.label or a.name, b.method)
-                    skipped.setdefault(key, Skipped(*key, reason=(
-                        f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
-                        f"features through")))
-                    continue
-                pairs.append((b, a))
         order = []
         for b, _ in pairs:
             if all(b != o for o in order):
                 order.append(b)
+        costs = (ds.costs or exp.costs).cell_spec(exp.seed)
+        grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
+        tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
         for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
             rs = derive_seed(exp.seed, names[i], fold, seed)
             for b in order:
-                for bp in grid(b.params):
+                for bp in grids[id(b)]:
                     if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
                         bp = {**bp, "missing": ds.binarizer_missing}
                     for bb, a in pairs:
                         if bb != b:
                             continue
-                        for ap in grid(a.params):
+                        for ap in grids[id(a)]:
                             c = Cell(
                                 id="",
                                 dataset=names[i],
@@ -209,8 +296,8 @@ def expand_all(exp: Experiment) -> Expansion:
                                 limits=limits,
                                 random_state=rs,
                                 experiment_seed=exp.seed,
-                                costs=(ds.costs or exp.costs).cell_spec(exp.seed),
-                                tune=[t.model_dump() for t in a.tune] if a.tune else None,
+                                costs=costs,
+                                tune=tunes[id(a)],
                             )
                             cid = cell_id(c)
                             if cid in seen:

@@ -71,6 +71,28 @@ def _main(
     _STATE["debug"] = debug
 
 
+@contextlib.contextmanager
+def _one_line_warnings():
+    """Show the grid-size warning (`treebench.cells.GridSizeWarning`) as one line on stderr."""
+    import warnings
+
+    from treebench.cells import GridSizeWarning
+
+    shown = warnings.showwarning
+
+    def show(message, category, *args, **kwargs):
+        if issubclass(category, GridSizeWarning):
+            typer.echo(f"treebench: warning: {message}", err=True)
+        else:
+            shown(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+
+
 # ----------------------------------------------------------------------------- run / sweep
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
@@ -92,6 +114,7 @@ Profile = Annotated[str | None, typer.Option("--profile", help="Apply a named pr
 Verify = Annotated[bool, typer.Option("--verify", help="Check the config's expectations after the run; exit 5 when one fails.")]
 AddExperiment = Annotated[bool, typer.Option("--add-experiment", help="Allow writing into a results directory that holds another experiment's cells (each config's claims are still checked on its own cells).")]
 AllCells = Annotated[bool, typer.Option("--all-cells", help="Check the claims on every cell of the folder (sweeps and other experiments pooled) instead of exactly the cells the config defines.")]
+MaxCells = Annotated[int | None, typer.Option("--max-cells", min=1, help="Refuse a grid of more cells than this (default 1,000,000; sets execution.max_cells).")]
 
 
 def _run(
@@ -101,8 +124,11 @@ def _run(
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
     overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
     verify: bool = False, address: str | None = None, add_experiment: bool = False,
+    max_cells: int | None = None,
 ) -> None:
-    with _user_errors():
+    if max_cells is not None:
+        overrides = {**(overrides or {}), "execution.max_cells": max_cells}
+    with _user_errors(), _one_line_warnings():
         from treebench import api
 
         if offline:
@@ -229,13 +255,14 @@ def run(
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
     add_experiment: AddExperiment = False,
+    max_cells: MaxCells = None,
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
          overwrite=overwrite, profile=profile, verify=verify, address=address,
-         add_experiment=add_experiment)
+         add_experiment=add_experiment, max_cells=max_cells)
 
 
 @app.command()
@@ -251,6 +278,7 @@ def sweep(
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
     add_experiment: AddExperiment = False,
+    max_cells: MaxCells = None,
 ) -> None:
     """Override sweep axes of a config from the command line (explicit flags beat the config), then
     run. The sweep's cells are added to the experiment's results directory (finished cells are
@@ -275,7 +303,7 @@ def sweep(
          memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
          seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
          overwrite=overwrite, profile=profile, verify=verify, address=address,
-         add_experiment=add_experiment)
+         add_experiment=add_experiment, max_cells=max_cells)
 
 
 # ----------------------------------------------------------------------------- verify

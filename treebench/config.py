@@ -11,18 +11,43 @@ integer range a, a+1, …, b. A literal list parameter is written ``{value: [...
 
 from __future__ import annotations
 
+import numbers
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator,
+)
 
+from treebench import safe_yaml
 from treebench.sweeps import expand_values, grid
+from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import ConfigError
 from treebench.expectations import Expectation
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
 BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
+
+
+def _no_bool(what: str) -> BeforeValidator:
+    """Refuse a YAML boolean where a number is expected: ``true`` is not the integer 1."""
+
+    def check(v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError(f"expected {what}, not a boolean (YAML reads true/false/yes/no/on/off "
+                             "as booleans)")
+        return v
+
+    return BeforeValidator(check)
+
+
+#: config numbers: pydantic would read ``true`` as 1 and ``false`` as 0
+Int = Annotated[int, _no_bool("an integer")]
+Float = Annotated[float, _no_bool("a number")]
+#: a column given by name or by position
+Column = Annotated[str | int, _no_bool("a column name or index")]
 
 
 def _as_binarization_list(v: Any) -> Any:
@@ -57,15 +82,15 @@ class DatasetSpec(_Strict):
     path: str | None = None
     test_path: str | None = None
     format: str | None = None
-    label: str | int | None = None
+    label: Column | None = None
     header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
     #: what to do with missing feature values (`MISSING_POLICIES`); a list (or any other word)
     #: is read as `missing_tokens`, its meaning for local files before the policy existed
     missing: str | list[str] | None = None
     missing_tokens: str | list[str] | None = None
-    categorical: Literal["auto", "all", "none"] | list[str | int] | None = None
-    drop_columns: list[str | int] | None = None
+    categorical: Literal["auto", "all", "none"] | list[Column] | None = None
+    drop_columns: list[Column] | None = None
     label_map: dict[str, Any] | None = None
     bad_values: Literal["error", "missing"] | None = None
     unseen_test_labels: Literal["error", "allow"] | None = None
@@ -274,11 +299,11 @@ class SplitSpec(_Strict):
     """How rows are split into train/test (see `treebench.data.splits`)."""
 
     kind: Literal["kfold", "holdout", "permutation", "train-val-test", "predefined", "full"] = "kfold"
-    n_splits: int = Field(5, ge=2)
-    test_size: float = Field(0.2, gt=0, lt=1)
-    valid_size: float = Field(0.1, gt=0, lt=1)
-    train_size: float = Field(0.8, gt=0, lt=1)
-    seeds: list[int] | None = None
+    n_splits: Int = Field(5, ge=2)
+    test_size: Float = Field(0.2, gt=0, lt=1)
+    valid_size: Float = Field(0.1, gt=0, lt=1)
+    train_size: Float = Field(0.8, gt=0, lt=1)
+    seeds: list[Int] | None = None
     stratify: bool = True
     unstratifiable: Literal["warn", "error"] = Field(
         "warn",
@@ -310,11 +335,11 @@ class CostsSpec(_Strict):
     """
 
     kind: Literal["unit", "given", "random"] = "unit"
-    values: dict[str, float] | None = None
-    default: float | None = Field(None, ge=0)
-    seed: int | None = None
-    low: int = Field(1, ge=0)
-    high: int = Field(10, ge=0)
+    values: dict[str, Float] | None = None
+    default: Float | None = Field(None, ge=0)
+    seed: Int | None = None
+    low: Int = Field(1, ge=0)
+    high: Int = Field(10, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -331,7 +356,7 @@ class CostsSpec(_Strict):
             raise ValueError(f"`low` ({self.low}) must not exceed `high` ({self.high})")
         for name, c in (self.values or {}).items():
             if not (c >= 0 and c < float("inf")):
-                raise ValueError(f"the cost of feature `{name}` must be finite and >= 0 (got {c})")
+                raise ValueError(f"the cost of feature {quote(name)} must be finite and >= 0 (got {c})")
         return self
 
     def cell_spec(self, experiment_seed: int) -> dict[str, Any]:
@@ -360,7 +385,7 @@ class TuneStepSpec(_Strict):
     grid: list[Any] = Field(min_length=1)
     metric: Literal["val_auc", "val_accuracy"] = "val_auc"
     rule: Literal["scan_down_tol", "argmax"] = "argmax"
-    tol: float = Field(0.0, ge=0)
+    tol: Float = Field(0.0, ge=0)
 
 
 class AlgorithmSpec(_Strict):
@@ -399,15 +424,15 @@ class AlgorithmSpec(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time: float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
-    memory: float | None = Field(None, gt=0, description="megabytes per cell")
-    prepare: float | None = Field(
+    time: Float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
+    memory: Float | None = Field(None, gt=0, description="megabytes per cell")
+    prepare: Float | None = Field(
         None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
         "apart from `time` (which is the fit's)")
 
 
 class ExecutionSpec(_Strict):
-    n_jobs: int = -1
+    n_jobs: Int = -1
     #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
     backend: Literal[BACKENDS] = "fork"
     #: an existing cluster (issue 15): ``tcp://host:8786`` for dask, ``auto`` or
@@ -416,6 +441,9 @@ class ExecutionSpec(_Strict):
     #: the workers have the datasets in a data directory of their own; otherwise the driver
     #: ships each prepared dataset once per worker
     data_dir_on_workers: bool = False
+    #: refuse a grid of more cells than this (`treebench.cells.MAX_CELLS` by default);
+    #: ``--max-cells`` sets it
+    max_cells: Int | None = Field(None, ge=1)
 
     @field_validator("address")
     @classmethod
@@ -439,10 +467,15 @@ class ExecutionSpec(_Strict):
         return v
 
 
+#: experiment and profile names become folder names (``results/<name>-<profile>``): letters,
+#: digits, ``_ . -``, starting with a letter or digit (so never ``..`` or a path)
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
 class Experiment(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    name: str = Field(pattern=NAME_PATTERN)
     description: str = ""
-    seed: int = 0
+    seed: Int = 0
     datasets: list[DatasetSpec] = Field(min_length=1)
     split: SplitSpec = SplitSpec()
     binarization: list[BinarizationSpec] = Field(default_factory=lambda: [BinarizationSpec()])
@@ -454,7 +487,7 @@ class Experiment(_Strict):
     # reproductions (issue 10): checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    profile: str | None = None
+    profile: str | None = Field(None, pattern=NAME_PATTERN)
 
     @field_validator("datasets", mode="before")
     @classmethod
@@ -539,7 +572,9 @@ def load_config(
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = safe_yaml.load(p.read_text(encoding="utf-8"))
+    except safe_yaml.YAMLLimitError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -573,14 +608,14 @@ def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> d
     if name not in profiles:
         from treebench.errors import did_you_mean
 
-        known = ", ".join(sorted(profiles)) or "none"
-        raise ConfigError(f"{source}: no profile `{name}`{did_you_mean(name, list(profiles))}; "
+        known = quote_list(sorted(map(str, profiles)), max_values=10) or "none"
+        raise ConfigError(f"{source}: no profile {quote(name)}{did_you_mean(name, list(profiles))}; "
                           f"the config defines: {known}.")
     out = copy.deepcopy({k: v for k, v in raw.items()})
     try:
         _merge(out, copy.deepcopy(profiles[name] or {}))
     except ConfigError as exc:
-        raise ConfigError(f"{source}: profile `{name}`: {exc}") from None
+        raise ConfigError(f"{source}: profile {quote(name)}: {exc}") from None
     out["profile"] = name
     return out
 
@@ -628,6 +663,10 @@ def _check_profiles(raw: dict[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: key `profiles`: a mapping of profile names to partial "
                           "configs, e.g. `profiles: {ci: {limits: {time: 30}}}`.")
     for pname, body in profiles.items():
+        if not isinstance(pname, str) or not re.match(NAME_PATTERN, pname):
+            raise ConfigError(f"{source}: key `profiles`: the profile name {quote(pname)} is not a "
+                              "safe folder name; use letters, digits, `_`, `.` and `-`, starting "
+                              "with a letter or digit (e.g. `ci`).")
         if not isinstance(body, dict):
             raise ConfigError(f"{source}: key `profiles.{pname}`: a mapping of config keys to "
                               f"override (got {type(body).__name__}).")
@@ -660,8 +699,25 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     unique_dataset_names(list(exp.datasets), source)
     _check_restrictions(exp, source)
+    _check_grid(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def _check_grid(exp: Experiment, source: str) -> None:
+    """Refuse a grid over the cell limit before anything walks it (`cells.check_grid_size`;
+    unknown names are left to `_check_names`)."""
+    import warnings
+
+    from treebench.cells import check_grid_size, count_cells
+
+    try:
+        n = count_cells(exp)
+    except Exception:  # noqa: BLE001 - e.g. an unknown algorithm, reported next by name
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size warning is given once, when expanding
+        check_grid_size(exp, source, n)
 
 
 def _check_restrictions(exp: Experiment, source: str) -> None:
@@ -673,9 +729,9 @@ def _check_restrictions(exp: Experiment, source: str) -> None:
         for j, d in enumerate(a.datasets or []):
             if d not in names:
                 raise ConfigError(
-                    f"{source}: key `algorithms[{i}].datasets[{j}]`: `{d}` is not one of the "
+                    f"{source}: key `algorithms[{i}].datasets[{j}]`: {quote(d)} is not one of the "
                     f"config's datasets{did_you_mean(d, names)}; use a name from "
-                    f"{', '.join(f'`{n}`' for n in names)}."
+                    f"{quote_list(names)}."
                 )
 
 
@@ -701,7 +757,7 @@ def _loc(loc: tuple[Any, ...]) -> str:
         elif isinstance(part, str) and part.startswith(("function-", "literal[", "constrained-")):
             continue
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + clip(part)
     return out or "(top level)"
 
 
@@ -715,7 +771,7 @@ def _pyd_message(err: dict[str, Any]) -> str:
     msg = msg.removeprefix("Value error, ")
     inp = err.get("input")
     if t not in ("model_type",) and not isinstance(inp, dict | list):
-        msg += f" (got {inp!r})"
+        msg += f" (got {show(inp)})"
     return msg
 
 
@@ -816,7 +872,7 @@ def _check_binarizer(source: str, key: str, b: BinarizationSpec) -> None:
         for point in grid(b.params):
             make_binarizer(b.method, point, [])
     except (ValueError, TypeError) as exc:  # ParameterError/InvalidParameterError: bad values
-        text = str(exc).replace("\n", " ")
+        text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)  # it may quote a long value
         raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
 
 
@@ -832,23 +888,72 @@ def _check_params(source: str, key: str, entry: Any, params: dict[str, Any]) -> 
     if entry.missing:
         return  # reported when listing; running it records an error per cell
     try:
-        points = grid(params)
+        points = _points_to_check(params)
     except ValueError as exc:
         raise ConfigError(f"{source}: key `{key}.params`: {exc}.") from None
     for point in points:
         try:
-            obj = entry.obj(**point)
-            if hasattr(obj, "_parameter_constraints"):
-                obj._validate_params()
+            check_learner_params(entry, point)
         except (ValueError, TypeError) as exc:  # InvalidParameterError, ParameterError
             # only the validation errors estimators raise; a bug in a constructor propagates
-            text = str(exc).replace("\n", " ")
+            text = clip(" ".join(str(exc).split()), 4 * MAX_CHARS)  # it may quote a long value
             raise ConfigError(f"{source}: key `{key}.params`: {text}") from None
+
+
+#: above this many grid points, `_check_params` checks each axis value once instead of every point
+CHECK_EVERY_POINT = 1_000
+
+
+def _points_to_check(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every point of a small grid; for a large one each value of each axis once, the other
+    axes at their first value (a parameter's constraints concern its own value; fitting checks
+    the combinations)."""
+    from treebench.cells import grid_size
+
+    if grid_size(params) <= CHECK_EVERY_POINT:
+        return grid(params)
+    axes = {k: expand_values(v) for k, v in params.items()}
+    if any(not vals for vals in axes.values()):
+        return []
+    first = {k: vals[0] for k, vals in axes.items()}
+    return [{**first, k: v} for k, vals in axes.items() for v in vals]
+
+
+def check_learner_params(entry: Any, point: dict[str, Any]) -> None:
+    """Where config values meet the estimator's own validation: build the estimator with one
+    grid point and run its ``_parameter_constraints``; a YAML boolean given to a parameter that
+    takes no boolean is refused first (scikit-learn counts ``True`` as the integer 1, so
+    ``max_depth: true`` would run as depth 1). Raises ValueError naming the parameter."""
+    import numpy as np
+
+    obj = entry.obj(**point)
+    for name, value in point.items():
+        if isinstance(value, bool | np.bool_) and not _takes_bool(obj, name):
+            raise ValueError(f"`{name}` takes no boolean (got `{str(bool(value)).lower()}`); give a "
+                             "number (in YAML, true/false/yes/no/on/off are booleans).")
+    if hasattr(obj, "_parameter_constraints"):
+        obj._validate_params()
+
+
+def _takes_bool(obj: Any, name: str) -> bool:
+    """Whether parameter ``name`` of ``obj`` accepts a boolean as such (its constraints list
+    ``"boolean"`` or ``bool``, or it declares none and its default is not a number)."""
+    constraints = getattr(obj, "_parameter_constraints", {}).get(name)
+    if constraints is None:
+        default = getattr(obj, name, None)
+        return isinstance(default, bool) or not isinstance(default, numbers.Number)
+    if constraints == "no_validation":
+        return True
+    return any(
+        (isinstance(c, str) and c in ("boolean", "no_validation")) or c is bool or c is object
+        or getattr(c, "type", None) is bool
+        for c in constraints
+    )
 
 
 def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: Any) -> None:
     """A tuned parameter exists, is not also a params axis, takes every grid value, and every
-    dataset has validation rows (a ``train-val-test`` split)."""
+    dataset the entry runs on has validation rows (a ``train-val-test`` split)."""
     known = list(entry.parameters())
     for k, step in enumerate(a.tune or []):
         key = f"algorithms[{i}].tune[{k}]"
@@ -868,8 +973,11 @@ def _check_tune(exp: Experiment, source: str, i: int, a: AlgorithmSpec, entry: A
         except ConfigError as exc:  # name the grid, not the params, as the culprit
             raise ConfigError(str(exc).replace(f"`algorithms[{i}].params`", f"`{key}.grid`",
                                                1)) from None
+    names = exp.dataset_names()
     for j, ds in enumerate(exp.datasets):
-        kind = (ds.split or exp.split).kind
+        if not a.runs_on(names[j]):  # the entry's own `datasets:` leaves this one out
+            continue
+        kind = exp.split_for(j).kind
         if kind != "train-val-test":
             raise ConfigError(
                 f"{source}: key `algorithms[{i}].tune`: tuning selects on validation rows, but "

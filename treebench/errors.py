@@ -35,5 +35,9 @@ class DataWarning(UserWarning):
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean `x`?)' for the closest choice, or ''."""
+    from treebench.text import MAX_CHARS, quote
+
+    if len(str(name)) > 4 * MAX_CHARS:  # a value pasted from a file: no name is that long
+        return ""
     close = difflib.get_close_matches(str(name), sorted(choices), n=1, cutoff=0.5)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return f" (did you mean {quote(close[0])}?)" if close else ""

@@ -103,3 +103,29 @@ def test_tuned_entries_are_one_setting_and_cost_ranks_lowest_first(tmp_path):
     assert acc.ranks.to_dict() == {"ECART": 1.0, "CART": 2.0, "BAL": 3.0}
     (cost,) = rankings(res, "expected_cost_test")
     assert cost.ranks.to_dict() == {"ECART": 1.0, "CART": 2.0, "BAL": 3.0}
+
+
+def test_pareto_leaves_are_the_effective_count(tmp_path):
+    """The accuracy-vs-leaves Pareto plot reads ``n_leaves_effective`` (same-label siblings
+    merged), like the other size plots: here CART's effective count is half its raw one, which
+    puts its smallest tree on the front (by raw leaves Top-k dominates it)."""
+    from treebench.report.pareto import pareto_figure
+
+    from .conftest import synthetic_table, write_results
+
+    table = synthetic_table()
+    ok = table["status"] == "ok"
+    table.loc[ok, "n_leaves_effective"] = table.loc[ok, "n_leaves"]
+    cart = ok & (table["algorithm"] == "cart")
+    table.loc[cart, "n_leaves_effective"] = table.loc[cart, "n_leaves"] // 2
+    res = load_results(write_results(tmp_path / "res", table))
+    s = res.settings[res.settings["dataset"] == "car"]
+    front = pareto_table(res, "car", "n_leaves")
+    assert "cart" in set(front["algorithm"])  # cart is on the front by effective leaves
+    fig = pareto_figure(res, "car", "n_leaves", "leaves (mean over folds)")
+    drawn = np.concatenate([c.get_offsets()[:, 0] for c in fig.axes[0].collections])
+    assert sorted(drawn) == sorted(s["n_leaves_effective_mean"].dropna())
+    (cart_dots,) = [c for c in fig.axes[0].collections if c.get_label() == "cart"]
+    assert sorted(cart_dots.get_offsets()[:, 0]) == sorted(s.loc[s["algorithm"] == "cart",
+                                                                 "n_leaves_effective_mean"])
+    assert "same-label siblings merged" in fig.axes[0].get_xlabel()

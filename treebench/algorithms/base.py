@@ -10,7 +10,8 @@ groups, test costs, deadline) and calls ``_fit_tree(X, y, ctx)``; a learner read
 what it needs.
 
 ``solve_info_`` is a flat dict. Keys with a common meaning across algorithms (all optional):
-``optimal`` (bool), ``objective`` (float), ``bound`` (float), ``gap`` (float), ``operations``
+``optimal`` (bool), ``objective`` (float, in the unit ``objective_kind`` names: one of
+`treebench.results.schema.OBJECTIVE_KINDS`), ``bound`` (float), ``gap`` (float), ``operations``
 (int: the algorithm's own count of its unit of work), ``timed_out`` (bool), ``compile_seconds``
 (float: JIT compilation that happened inside this fit, excluded from fit time).
 """
@@ -26,8 +27,8 @@ from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
 from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 
-SOLVE_INFO_KEYS = ("optimal", "objective", "bound", "gap", "operations", "timed_out",
-                   "reference_bound")
+SOLVE_INFO_KEYS = ("optimal", "objective", "objective_kind", "bound", "gap", "operations",
+                   "timed_out", "reference_bound")
 
 
 class _TreeModel:

@@ -162,6 +162,7 @@ class _DPDTMixin:
         err = cost - self.alpha * L
         info = {
             "objective": float(cost),
+            "objective_kind": "sse+alpha*path" if regression else "errors+alpha*path",
             "training_error": float(err),
             "expected_path_length": float(L / W) if W > 0 else 0.0,
             "operations": int(ops),
@@ -220,6 +221,7 @@ class _DPDTMixin:
         err = obj - self.alpha * L
         info = {
             "objective": float(obj),
+            "objective_kind": "errors+alpha*path",
             "training_error": float(err),
             "expected_path_length": float(L / W) if W > 0 else 0.0,
             "operations": float("nan"),
@@ -409,8 +411,12 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
 
 
 def warmup() -> float:
-    """Compile (or load from numba's cache) every kernel on tiny data; returns the seconds spent
-    when this call did the work, else 0."""
+    """Compile (or load from numba's cache) every kernel on tiny data, with the argument types
+    the solver passes (`_dpdt_solver._Solver.candidates` always passes ``inplace``, so
+    `cart_candidates` is called here with all 15 arguments too: a call that leaves the default
+    out is a different signature, which the timed fit would otherwise compile);
+    `tests/algorithms/test_warmup_signatures.py` checks that a fit compiles nothing after this.
+    Returns the seconds spent when this call did the work, else 0."""
     global _WARM
     if _WARM:
         return 0.0
@@ -432,15 +438,16 @@ def warmup() -> float:
         for crit in crits:
             for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
                 for mf in (3, 2):
-                    K.cart_candidates(Xt, RS, yc, S, noq, False, 4, crit, 1, mf, 0, flag, ties, 1)
+                    K.cart_candidates(Xt, RS, yc, S, noq, False, 4, crit, 1, mf, 0, flag, ties, 1,
+                                      False)
                     if crit != K.MSE:
                         K.cart_candidates(Xt, RS, yc, S, Q, True, 4, crit, 1, mf, 0, flag, ties,
-                                          1)
+                                          1, False)
             f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1, crit)
             K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.midpoint_candidates(Xt, S, 1, 0)
-    fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, 4, K.GINI, 1, 3, 0, flag, 0, 1)[:2]
+    fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, 4, K.GINI, 1, 3, 0, flag, 0, 1, False)[:2]
     K.leaf_child_stats_packed(Xt, S, Q, fq, tq, np.ones(2))
     for packed in (True, False):
         K.partition_side(S, Q, Xt, 0, 0.5, flag, packed, packed)
@@ -452,11 +459,11 @@ def warmup() -> float:
         Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
         for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
             fv, tv = K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties,
-                                       1)[:2]
+                                       1, False)[:2]
             K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties, 1, True)
-            K.cart_candidates(Xt, cls, y, Sv, noq, False, 4, K.GINI, 1, 3, 0, flag, ties, 1)
+            K.cart_candidates(Xt, cls, y, Sv, noq, False, 4, K.GINI, 1, 3, 0, flag, ties, 1, False)
             K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, noq, False, 4, K.MSE, 1,
-                              3, 0, flag, ties, 1)
+                              3, 0, flag, ties, 1, False)
         K.leaf_child_stats_packed(Xt, Sv, Qv, fv, tv, np.ones(2))
         for crit, RS in ((K.GINI, cls), (K.MSE, np.ascontiguousarray(reg))):
             f, th = K.topb_candidates(Xt, RS, y, Sv, 2, 1, crit)

@@ -257,6 +257,7 @@ class GOSDTClassifier(TreeClassifierBase):
         optimality = "none" if timed_out else ("reference" if use_ref else "global")
         info = {
             "objective": objective,
+            "objective_kind": "error_rate+lambda*leaves",
             "bound": bound,
             "lower_bound": bound,
             "upper_bound": objective,

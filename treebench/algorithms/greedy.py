@@ -445,4 +445,5 @@ class GreedyTreeClassifier(TreeClassifierBase):
             )
             info.update(prune_info)
         info["objective"] = tree.training_error(X, y_index, sample_weight)
+        info["objective_kind"] = "errors"
         return tree, info

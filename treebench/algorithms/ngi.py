@@ -21,7 +21,9 @@ facts of issue 14 checked against the authors' code.
   ``min_objects`` objects (the authors' code stops at 2; the paper has no such rule, default 1).
   A used test is removed from its subtree.
 * **Ties**: first test in column order (scores within 1e-12 relative are equal), the branch
-  ``x = 0`` for ``S_h``, the smallest label for a leaf's and an object's label.
+  ``x = 0`` for ``S_h``, the smallest label for an object's label (the paper's coalescing); a
+  node's label follows the shared rule of `treebench.tree.labels` (ties to the class more
+  frequent in the whole training set, then the smallest label), as for every learner.
 * **Methods** (§6, Table 2): ``ec4.5`` / ``ecart`` (``D`` with entropy / Gini), ``asr`` (λ = 0,
   Navidi et al.), ``ip`` (maximise ``(p(S)φ(S) − Σ_v p(S_v)φ(S_v)) / c(d)``), ``bal`` (minimise
   ``|p(S_1) − p(S_0)|``, like the authors' code also over tests that do not split the node, which
@@ -54,6 +56,7 @@ from treebench.algorithms import _ngi_kernels as K
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
 from treebench.tree.arrays import TreeArrays
+from treebench.tree.labels import class_prior, majority_labels
 
 #: method name → kernel code
 METHODS = {
@@ -170,8 +173,10 @@ def ccp_prune_mask(feature, left, right, R, alpha: float) -> np.ndarray:
     return keep
 
 
-def _assemble(feature, left, right, value, objcount, keep) -> tuple[TreeArrays, np.ndarray]:
-    """Renumber the kept nodes in pre-order; returns the tree and each node's object counts."""
+def _assemble(feature, left, right, value, objcount, keep, prior=None) -> tuple[TreeArrays, np.ndarray]:
+    """Renumber the kept nodes in pre-order; returns the tree and each node's object counts.
+    Nodes are labelled by the shared tie rule (`majority_labels`: ties to the larger ``prior``,
+    the training class totals, then the lower index)."""
     order: list[int] = []
     stack = [0]
     while stack:
@@ -187,7 +192,7 @@ def _assemble(feature, left, right, value, objcount, keep) -> tuple[TreeArrays, 
     lft = np.array([new[int(left[o])] if internal[k] else -1 for k, o in enumerate(order)])
     rgt = np.array([new[int(right[o])] if internal[k] else -1 for k, o in enumerate(order)])
     val = value[idx]
-    label = np.argmax(val, axis=1).astype(np.int64)
+    label = majority_labels(val, prior)
     # the empty branch of a non-splitting test predicts like its parent
     for k in range(len(order)):
         if internal[k]:
@@ -322,7 +327,8 @@ class NGIClassifier(TreeClassifierBase):
         value, objcount = value[:n_nodes], objcount[:n_nodes]
         R = _impurity_rows(value, objcount, PRUNE_IMPURITY[method])
         keep = ccp_prune_mask(feature, left, right, R, float(self.ccp_alpha))
-        tree, _ = _assemble(feature, left, right, value, objcount, keep)
+        prior = class_prior(y_index, n_classes, ctx.sample_weight)
+        tree, _ = _assemble(feature, left, right, value, objcount, keep, prior)
         self.test_costs_ = cost
         self.n_objects_ = int(Xc.shape[0])
         self.node_proba_ = proba_table(tree)

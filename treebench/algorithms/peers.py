@@ -105,7 +105,8 @@ class DL85PeerClassifier(TreeClassifierBase):
         tree = adapters.from_nested(est.tree_, adapters.describe_dl85, len(self.classes_), X, y_index, sample_weight)
         timed_out = bool(getattr(est, "timeout_", False))
         return tree, {"optimal": not timed_out, "timed_out": timed_out,
-                      "objective": float(tree.training_error(X, y_index, sample_weight)), "solver_seconds": secs}
+                      "objective": float(tree.training_error(X, y_index, sample_weight)),
+                      "objective_kind": "errors", "solver_seconds": secs}
 
 
 @ALGORITHMS.register(
@@ -149,7 +150,8 @@ class STreeDPeerClassifier(TreeClassifierBase):
         tree = adapters.from_nested(est.get_tree(), adapters.describe_streed, len(self.classes_), X, y_index, sample_weight)
         optimal = bool(est.fit_result.is_optimal()) if hasattr(est.fit_result, "is_optimal") else None
         return tree, {"optimal": optimal, "timed_out": optimal is False,
-                      "objective": float(tree.training_error(X, y_index, sample_weight))}
+                      "objective": float(tree.training_error(X, y_index, sample_weight)),
+                      "objective_kind": "errors"}
 
 
 @ALGORITHMS.register(
@@ -234,6 +236,7 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         converged = status == "CONVERGED"
         info = {
             "objective": float(objective),
+            "objective_kind": "error_rate+lambda*leaves",
             "optimal": converged and y_ref is None,
             "optimality": ("reference" if y_ref is not None else "global") if converged else "none",
             "status": status,

@@ -53,7 +53,8 @@ class ConTreePeerClassifier(TreeClassifierBase):
             from treebench.tree.arrays import TreeArrays
 
             return TreeArrays.leaf(counts), {"optimal": True, "timed_out": False,
-                                             "objective": float(counts.sum() - counts.max())}
+                                             "objective": float(counts.sum() - counts.max()),
+                                             "objective_kind": "errors"}
         limit = ctx.seconds_left()
         limit = self.time_limit if limit is None else min(limit, self.time_limit or limit)
         est = ConTree(max_depth=self.max_depth, complexity_cost=self.complexity_cost,
@@ -68,7 +69,7 @@ class ConTreePeerClassifier(TreeClassifierBase):
                                               X, y_index, sample_weight)
         err = float(tree.training_error(X, y_index, sample_weight))
         return tree, {"optimal": not timed_out, "timed_out": timed_out, "objective": err,
-                      "solver_seconds": secs}
+                      "objective_kind": "errors", "solver_seconds": secs}
 
 
 @ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"),
@@ -103,5 +104,5 @@ class LicketySplitPeerClassifier(TreeClassifierBase):
         root = adapters.licketysplit_nested(paths, actions)
         tree = adapters.from_nested(root, adapters.describe_licketysplit, n_classes, X, y_index,
                                     sample_weight)
-        return tree, {"objective": float(est.objective_), "optimal": None,
-                      "solver_seconds": secs}
+        return tree, {"objective": float(est.objective_), "objective_kind": "solver",
+                      "optimal": None, "solver_seconds": secs}

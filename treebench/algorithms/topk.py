@@ -180,6 +180,7 @@ class TopKClassifier(TreeClassifierBase):
         timed_out = bool(stats[K.S_TIMED_OUT])
         info = {
             "objective": err,
+            "objective_kind": "errors",
             "training_error": err,
             "training_accuracy": 1.0 - err / float(sw.sum()),
             "operations": int(stats[K.S_SCORED]),

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from treebench.binarize.base import Binarizer, BinaryColumn
 from treebench.errors import DataError, ParameterError
+from treebench.text import quote, show
 
 THRESHOLD_OPS = (">=", ">", "<=", "<")
 
@@ -33,7 +34,7 @@ def check_int(owner: str, name: str, value: Any, minimum: int, allow_none: bool 
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ParameterError(
             f"binarizer `{owner}`: parameter `{name}` must be an integer >= {minimum}"
-            f"{' or null' if allow_none else ''}, got {value!r}."
+            f"{' or null' if allow_none else ''}, got {show(value)}."
         )
 
 
@@ -43,7 +44,7 @@ def check_float(owner: str, name: str, value: Any, low: float, high: float) -> N
     ):
         raise ParameterError(
             f"binarizer `{owner}`: parameter `{name}` must be a number in [{low}, {high}], "
-            f"got {value!r}."
+            f"got {show(value)}."
         )
 
 
@@ -51,7 +52,7 @@ def check_choice(owner: str, name: str, value: Any, choices: Sequence[str]) -> N
     if value not in choices:
         raise ParameterError(
             f"binarizer `{owner}`: parameter `{name}` must be one of "
-            f"{', '.join(map(repr, choices))}, got {value!r}."
+            f"{', '.join(map(repr, choices))}, got {show(value)}."
         )
 
 
@@ -108,7 +109,7 @@ def numeric_values(s: pd.Series, feature: str) -> np.ndarray:
     bad = conv.isna() & s.notna()
     if bad.any():
         raise DataError(
-            f"feature `{feature}` holds the non-numeric value {s[bad].iloc[0]!r}; declare it "
+            f"feature {quote(feature)} holds the non-numeric value {show(s[bad].iloc[0])}; declare it "
             f"categorical (catalog `categorical:` or the config's `categorical` list) or fix the file."
         )
     return conv.to_numpy(dtype=np.float64, na_value=np.nan)

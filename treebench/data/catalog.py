@@ -27,6 +27,7 @@ from treebench.data.locate import FileSpec, cache_root, locate
 from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, write_parsed
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
+from treebench.text import quote, quote_list, show
 
 PARSER_VERSION = "2"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
@@ -88,7 +89,7 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
             raise DataError(f"{where}: every file needs a `path`.")
         role = f.get("role", "full")
         if role not in ("full", "train", "test"):
-            raise DataError(f"{where}: file `{f['path']}` has role {role!r}; expected full, train or test.")
+            raise DataError(f"{where}: file {quote(f['path'])} has role {show(role)}; expected full, train or test.")
         files.append(
             FileSpec(
                 path=f["path"], role=role, sha256=f.get("sha256"), bytes=f.get("bytes"),
@@ -97,7 +98,7 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
         )
     task = d.get("task", "classification")
     if task not in TASKS:
-        raise DataError(f"{where}: task {task!r} is not supported; expected one of {', '.join(TASKS)}.")
+        raise DataError(f"{where}: task {show(task)} is not supported; expected one of {', '.join(TASKS)}.")
     return CatalogEntry(name=d["name"], spec=d, files=files, source=source, aliases=list(d.get("aliases", [])))
 
 
@@ -105,13 +106,15 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
 def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
     import yaml
 
+    from treebench import safe_yaml
+
     out: dict[str, CatalogEntry] = {}
     for d in dirs:
         for p in sorted(Path(d).rglob("*.yaml")):
             try:
-                docs = list(yaml.load_all(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+                docs = safe_yaml.load_all(p.read_text())
             except yaml.YAMLError as exc:
-                raise DataError(f"catalog file `{p}` is not valid YAML: {exc}.") from None
+                raise DataError(f"catalog file `{p}` is not valid YAML: {str(exc).rstrip('.')}.") from None
             for doc in docs:
                 if doc is None:
                     continue
@@ -143,7 +146,7 @@ def get_entry(name: str) -> CatalogEntry:
 
 def _resolve_column(df: pd.DataFrame, key: Any, what: str, where: str) -> str:
     if isinstance(key, bool):
-        raise DataError(f"{where}: {what} must be a column name or position, got {key!r}.")
+        raise DataError(f"{where}: {what} must be a column name or position, got {show(key)}.")
     if isinstance(key, int):
         if not -df.shape[1] <= key < df.shape[1]:
             raise DataError(f"{where}: {what} position {key} is outside the {df.shape[1]} columns.")
@@ -151,7 +154,7 @@ def _resolve_column(df: pd.DataFrame, key: Any, what: str, where: str) -> str:
     if str(key) not in df.columns:
         from treebench.errors import did_you_mean
 
-        raise DataError(f"{where}: {what} `{key}` is not a column{did_you_mean(str(key), map(str, df.columns))}.")
+        raise DataError(f"{where}: {what} {quote(key)} is not a column{did_you_mean(str(key), map(str, df.columns))}.")
     return str(key)
 
 
@@ -217,7 +220,7 @@ def _force_numeric(X: pd.DataFrame, columns: list[str], opts: dict[str, Any], wh
     the default) or a missing value reported in ``notes`` (``bad_values: missing``)."""
     mode = opts.get("bad_values") or "error"
     if mode not in BAD_VALUES:
-        raise DataError(f"{where}: `bad_values` must be error or missing, got {mode!r}.")
+        raise DataError(f"{where}: `bad_values` must be error or missing, got {show(mode)}.")
     for c in columns:
         s = X[c]
         if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
@@ -226,15 +229,15 @@ def _force_numeric(X: pd.DataFrame, columns: list[str], opts: dict[str, Any], wh
         bad = np.flatnonzero((conv.isna() & s.notna()).to_numpy())
         if bad.size:
             i = int(bad[0])
-            first = f"{_row_origin(i, spans)}, column `{c}`: {s.iloc[i]!r}"
+            first = f"{_row_origin(i, spans)}, column {quote(c)}: {show(s.iloc[i])}"
             if mode == "error":
                 raise DataError(
-                    f"{where}: {first} is not a number, and `{c}` is numeric because `categorical:` does not "
+                    f"{where}: {first} is not a number, and {quote(c)} is numeric because `categorical:` does not "
                     f"list it ({bad.size} such value{'s' if bad.size > 1 else ''}); list it as categorical, fix "
                     f"the file, or set `bad_values: missing` to read such values as missing."
                 )
             notes.append(
-                f"column `{c}`: {bad.size} value{'s' if bad.size > 1 else ''} that {'are' if bad.size > 1 else 'is'} "
+                f"column {quote(c)}: {bad.size} value{'s' if bad.size > 1 else ''} that {'are' if bad.size > 1 else 'is'} "
                 f"not a number read as missing (first: {first})"
             )
         X[c] = conv
@@ -324,7 +327,7 @@ def frame_to_dataset(
         cols = [_resolve_column(df, c, "label_from_onehot column", where) for c in onehot]
         block = df[cols].to_numpy()
         if not np.all(block.sum(axis=1) == 1):
-            raise DataError(f"{where}: the one-hot label columns {cols} do not have exactly one 1 per row.")
+            raise DataError(f"{where}: the one-hot label columns {quote_list(cols)} do not have exactly one 1 per row.")
         y = pd.Series(np.asarray(cols, dtype=object)[block.argmax(axis=1)])
         df = df.drop(columns=cols)
         label = None
@@ -347,12 +350,12 @@ def frame_to_dataset(
     elif cat_opt == "none":
         categorical = []
         if auto:
-            raise DataError(f"{where}: column `{auto[0]}` is not numeric but the catalog says no categorical columns.")
+            raise DataError(f"{where}: column {quote(auto[0])} is not numeric but the catalog says no categorical columns.")
     else:
         named = [_resolve_column(df, c, "categorical column", where) for c in cat_opt]
         gone = [c for c in named if c not in X.columns]
         if gone:
-            raise DataError(f"{where}: categorical column `{gone[0]}` is the label or a dropped column.")
+            raise DataError(f"{where}: categorical column {quote(gone[0])} is the label or a dropped column.")
         categorical = list(dict.fromkeys(named))
         _force_numeric(X, [c for c in X.columns if c not in set(categorical)], opts, where, spans, notes)
     categorical = [str(c) for c in X.columns if c in set(categorical)]

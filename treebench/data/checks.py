@@ -31,10 +31,11 @@ import pandas as pd
 from treebench.data.base import Dataset
 from treebench.data.splits import stratification_problem
 from treebench.errors import DataError
+from treebench.text import MAX_CHARS, MAX_VALUES, clip, show
 
 
 def _show(v: Any) -> str:
-    return repr(v.item() if isinstance(v, np.generic) else v)
+    return show(v)  # clipped: a label value may be a whole line of a file
 
 
 def _test_file(ds: Dataset) -> str:
@@ -85,13 +86,13 @@ def check_predefined(ds: Dataset, name: str) -> None:
         )
     unseen, counts = np.unique(yte[~np.isin(yte, train_classes)], return_counts=True)
     if unseen.size and ds.meta.get("unseen_test_labels", "error") != "allow":
-        shown = ", ".join(f"{_show(u)} ({int(k)} rows)" for u, k in zip(unseen[:5], counts[:5], strict=True))
-        more = f" and {unseen.size - 5} more" if unseen.size > 5 else ""
+        shown = ", ".join(f"{_show(u)} ({int(k)} rows)" for u, k in zip(unseen[:MAX_VALUES], counts[:MAX_VALUES], strict=True))
+        more = f" and {unseen.size - MAX_VALUES} more" if unseen.size > MAX_VALUES else ""
         known = [str(c) for c in train_classes]
         pairs = []
         for u in unseen[:3]:
-            close = difflib.get_close_matches(str(u), known, n=1, cutoff=0.6)
-            pairs.append(f"'{u}': '{close[0] if close else known[0]}'")
+            close = difflib.get_close_matches(str(u), known, n=1, cutoff=0.6) if len(str(u)) <= 4 * MAX_CHARS else []
+            pairs.append(f"'{clip(u)}': '{clip(close[0] if close else known[0])}'")
         raise DataError(
             f"the test file `{_test_file(ds)}` of dataset `{name}` has label(s) {shown}{more} that the training rows "
             f"never have, so they could never be predicted; map them to training labels with `label_map:` "

@@ -24,6 +24,7 @@ from treebench.data.parsed_cache import cache_key
 from treebench.data.parsers import FORMATS, guess_format, header_mode
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
+from treebench.text import show
 
 
 def _file_kind(mode: int) -> str | None:
@@ -100,11 +101,11 @@ def file(
     check_data_path(p, "path")
     fmt = format or guess_format(p)
     if fmt not in FORMATS:
-        raise ParameterError(f"dataset `file`: format {fmt!r} is unknown; use one of {', '.join(FORMATS)}.")
+        raise ParameterError(f"dataset `file`: format {show(fmt)} is unknown; use one of {', '.join(FORMATS)}.")
     if bad_values not in ("error", "missing"):
-        raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {bad_values!r}.")
+        raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {show(bad_values)}.")
     if unseen_test_labels not in ("error", "allow"):
-        raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {unseen_test_labels!r}.")
+        raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {show(unseen_test_labels)}.")
     if missing_tokens is not None:
         missing = missing_tokens
     if isinstance(missing, str):

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import DataError
+from treebench.text import MAX_CHARS, clip, quote_list, show
 
 FORMATS = ("csv", "tsv", "arff", "dl85", "parquet")
 HEADER_MODES = ("none", "auto", "first-row")
@@ -90,7 +91,7 @@ def header_mode(header: bool | str | None, default: str = "first-row") -> str:
     if header is False:
         return "none"
     if header not in HEADER_MODES:
-        raise DataError(f"`header` must be none, auto or first-row (or true/false), got {header!r}.")
+        raise DataError(f"`header` must be none, auto or first-row (or true/false), got {show(header)}.")
     return str(header)
 
 
@@ -194,11 +195,11 @@ def read_delimited(
         df = pd.read_csv(src, **kw)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {delimiter!r}): {msg}.") from None
+        raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {show(delimiter)}): {clip(msg, 4 * MAX_CHARS)}.") from None
     if mode == "auto" and df.shape[0] == 1 and _all_names(df.iloc[0]):
         # one line of distinct texts and nothing else: a header without data (read as one data
         # row it would give a "dataset" whose label is the label column's name)
-        names = ", ".join(str(v).strip() for v in df.iloc[0])
+        names = quote_list([str(v).strip() for v in df.iloc[0]], fmt=clip)
         raise DataError(f"{_where(path)} has a header line ({names}) but no data rows; add the data rows below it.")
     if mode == "auto" and detect_header(df):
         df, cols = df.iloc[1:].reset_index(drop=True), _names_from_row(df.iloc[0])
@@ -276,7 +277,7 @@ def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str
         if low.startswith("@attribute"):
             m = _ATTR.match(line)
             if not m:
-                raise DataError(f"cannot parse ARFF attribute line {i + 1} of {_where(path)}: {line[:80]!r}.")
+                raise DataError(f"cannot parse ARFF attribute line {i + 1} of {_where(path)}: {show(line)}.")
             name, spec = _unquote(m.group(1)), m.group(2).strip()
             if spec.startswith("{"):
                 attrs.append((name, "nominal", _parse_nominal(spec)))
@@ -287,13 +288,13 @@ def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str
                 elif kind in ("string", "date"):
                     attrs.append((name, kind, None))
                 else:
-                    raise DataError(f"{_where(path)} line {i + 1}: unknown ARFF attribute type {spec!r}.")
+                    raise DataError(f"{_where(path)} line {i + 1}: unknown ARFF attribute type {show(spec)}.")
             continue
         if low.startswith("@data"):
             if not attrs:
                 raise DataError(f"{_where(path)} has an @data section but no @attribute lines.")
             return attrs, i + 1
-        raise DataError(f"{_where(path)} line {i + 1} is neither a comment, @attribute nor @data: {line[:80]!r}.")
+        raise DataError(f"{_where(path)} line {i + 1} is neither a comment, @attribute nor @data: {show(line)}.")
     raise DataError(f"{_where(path)} has no @data line; expected an ARFF file.")
 
 

@@ -132,7 +132,9 @@ def stratification_problem(
 
 
 def _label(c) -> str:
-    return repr(c.item() if isinstance(c, np.generic) else c)
+    from treebench.text import show
+
+    return show(c)  # clipped: a class may be a whole line of a file
 
 
 def _can_stratify(y: np.ndarray, test_size: float, n_splits: int) -> bool:

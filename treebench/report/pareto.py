@@ -18,11 +18,24 @@ import pandas as pd
 
 from treebench.report.aggregate import Results, params_text, varying_columns
 
-#: size measures: (column, axis label, figure stem suffix)
+#: size measures: (column, axis label, figure stem suffix); ``n_leaves`` stands for the
+#: effective count where the results record it (`size_column`)
 SIZES = (("n_leaves", "leaves (mean over folds)", "n_leaves"),
          ("expected_tests_test", "expected path length on test (tests per example)",
           "expected_path_length"))
 MAX_LABELS = 8
+
+
+def size_column(settings: pd.DataFrame, size_col: str) -> tuple[str, str | None]:
+    """The column a size measure is read from, and its axis label when it differs: leaves are
+    ``n_leaves_effective`` (same-label sibling leaves merged) where recorded, as in the other
+    size plots (`figures.size_metric`): raw ``n_leaves`` counts redundant leaves that some
+    learners (CART, greedy, Top-k) keep and others merge, so it would favour the latter."""
+    from treebench.report.figures import size_metric
+
+    if size_col == "n_leaves" and size_metric(settings) == "n_leaves_effective":
+        return "n_leaves_effective", "leaves, same-label siblings merged (mean over folds)"
+    return size_col, None
 
 
 def pareto_front(size: np.ndarray, acc: np.ndarray) -> np.ndarray:
@@ -47,6 +60,8 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     from treebench.report.figures import MARKERS, _colors, _finish, _new_figure
 
     s = results.settings[results.settings["dataset"] == dataset]
+    size_col, label = size_column(s, size_col)
+    xlabel = label or xlabel
     mcol, scol = f"{metric}_mean", f"{size_col}_mean"
     if mcol not in s or scol not in s:
         return None
@@ -88,8 +103,10 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
 
 def pareto_table(results: Results, dataset: str, size_col: str,
                  metric: str = "test_accuracy") -> pd.DataFrame:
-    """The Pareto-optimal settings of ``dataset`` (for tests and tables)."""
+    """The Pareto-optimal settings of ``dataset`` (for tests and tables), by the same size
+    column as `pareto_figure` (`size_column`)."""
     s = results.settings[results.settings["dataset"] == dataset]
+    size_col, _ = size_column(s, size_col)
     s = s[(s[f"{metric}_n"] > 0) & (s[f"{size_col}_n"] > 0)]
     front = pareto_front(s[f"{size_col}_mean"].to_numpy(float), s[f"{metric}_mean"].to_numpy(float))
     return s.iloc[front]

@@ -73,7 +73,8 @@ COLUMNS: dict[str, str] = {
     "cell_rss_mb": "Float64",  # what the cell added: peak RSS minus the worker's RSS at fork
     # solver info
     "optimal": "boolean",
-    "objective": "Float64",
+    "objective": "Float64",  # in the unit `objective_kind` names: never compare across kinds
+    "objective_kind": "string",  # one of `OBJECTIVE_KINDS`
     "bound": "Float64",
     "gap": "Float64",
     "operations": "Int64",
@@ -94,6 +95,20 @@ COLUMNS: dict[str, str] = {
     "sklearn_version": "string",
     "host": "string",
     "cpu_count": "Int64",
+}
+
+#: what the ``objective`` column measures, by ``objective_kind`` (docs/results-columns.md).
+#: Learners minimise different things in different units, so ``objective`` is comparable only
+#: between rows of the same kind (and the same data); report tables and figures leave it out.
+OBJECTIVE_KINDS = {
+    "errors": "weighted count of misclassified training rows (the sum of their sample weights)",
+    "errors+alpha*path": "weighted training errors + alpha * sum over training rows of weight "
+                         "x tests on the row's path (DPDT classification)",
+    "sse+alpha*path": "weighted squared training error + alpha * sum over training rows of "
+                      "weight x tests on the row's path (DPDT regression)",
+    "error_rate+lambda*leaves": "misclassified share of the training weight + lambda x leaves "
+                                "(GOSDT)",
+    "solver": "the peer solver's own objective, as it reports it",
 }
 
 PARAM_PREFIX = "param_"

@@ -1,0 +1,113 @@
+"""The one YAML reader: safe tags only, with bounded size (configs, catalog files, profiles,
+expectations all come through here).
+
+YAML aliases (``*a``) make a small file stand for a huge document ("billion laughs": nine
+references to nine references to ... a list): the parser keeps them shared, but anything that
+walks the result (validation, copying, hashing, writing the manifest) expands them. Before the
+document is built, one pass over the parser's events measures it as if every alias were
+expanded, and refuses it above the limits in `LIMITS` (documented in docs/input-limits.md):
+
+* ``bytes``: the text's size;
+* ``nodes``: scalars, lists and mappings, counting each alias as a copy of what it names;
+* ``depth``: nesting of lists and mappings;
+* an alias to a list or mapping that contains it (a cycle) is refused at any size.
+
+The pass costs one parse (milliseconds for the largest config) and no memory beyond the
+anchors' sizes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+#: the limits of one YAML file (a document stream for `load_all`)
+LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100}
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YAMLLimitError(yaml.YAMLError):
+    """A YAML text over one of `LIMITS`; its message is one sentence."""
+
+
+def load(text: str) -> Any:
+    """The single document of ``text`` (``None`` for an empty one), within `LIMITS`."""
+    check_limits(text)
+    return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+
+
+def load_all(text: str) -> list[Any]:
+    """Every document of ``text``, within `LIMITS` (counted over the whole stream)."""
+    check_limits(text)
+    return list(yaml.load_all(text, Loader=_LOADER))  # noqa: S506 - a safe loader
+
+
+def check_limits(text: str) -> None:
+    """Raise `YAMLLimitError` when ``text``, with its aliases expanded, passes `LIMITS`;
+    syntax errors are left to the loader (raised as `yaml.YAMLError` here too)."""
+    if len(text) > LIMITS["bytes"]:
+        raise YAMLLimitError(
+            f"the file has {len(text):,} characters, more than the limit of {LIMITS['bytes']:,} "
+            "for a YAML file; split it or shorten it."
+        )
+    _Measure().run(text)
+
+
+class _Measure:
+    """Expanded node count of an event stream: each open list/mapping sums its children's sizes
+    (an alias adds the size its anchor had when it closed)."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}  # anchor -> expanded size (per document)
+        self.stack: list[list[Any]] = []  # [size so far, anchor] of each open collection
+        self.total = 0
+        self.aliases = 0
+
+    def run(self, text: str) -> None:
+        for ev in yaml.parse(text, Loader=_LOADER):
+            if isinstance(ev, yaml.AliasEvent):
+                self.alias(ev.anchor)
+            elif isinstance(ev, yaml.ScalarEvent):
+                self.close(1, ev.anchor)
+            elif isinstance(ev, yaml.CollectionStartEvent):
+                self.stack.append([1, ev.anchor])
+                if len(self.stack) > LIMITS["depth"]:
+                    raise YAMLLimitError(
+                        f"lists and mappings are nested more than {LIMITS['depth']} deep "
+                        f"(line {ev.start_mark.line + 1}); a config never needs that."
+                    )
+            elif isinstance(ev, yaml.CollectionEndEvent):
+                size, anchor = self.stack.pop()
+                self.close(size, anchor)
+            elif isinstance(ev, yaml.DocumentEndEvent):
+                self.sizes.clear()  # anchors do not cross documents
+
+    def alias(self, anchor: str) -> None:
+        self.aliases += 1
+        if any(a == anchor for _, a in self.stack):
+            raise YAMLLimitError(
+                f"the alias `*{anchor}` refers to a list or mapping that contains it, which "
+                "would never end; copy the values instead."
+            )
+        self.add(self.sizes.get(anchor, 1))  # an undefined alias: the loader says so
+
+    def close(self, size: int, anchor: str | None) -> None:
+        if anchor is not None:
+            self.sizes[anchor] = size
+        self.add(size)
+
+    def add(self, n: int) -> None:
+        if self.stack:
+            self.stack[-1][0] += n
+            size = self.stack[-1][0]
+        else:
+            self.total += n
+            size = self.total
+        if size > LIMITS["nodes"]:
+            raise YAMLLimitError(
+                f"with its {self.aliases:,} alias(es) (`*name`) expanded, the YAML has more than "
+                f"{LIMITS['nodes']:,} values, the limit for a YAML file; write the values out or "
+                "use fewer aliases."
+            )
