@@ -366,7 +366,11 @@ def frame_to_dataset(
     if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)):
         yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
     if yv.dtype == object or pd.api.types.is_string_dtype(y.dtype):
-        yv = y.to_numpy(dtype=str) if pd.api.types.infer_dtype(y, skipna=False) == "string" else y.to_numpy(dtype=object)
+        kind = pd.api.types.infer_dtype(y, skipna=False)
+        # "string", or labels of several types (numbers in one file, text in the other): the
+        # classes are the tokens as written, so "1" in a test file is the class 1 of training
+        yv = y.astype(str).to_numpy(dtype=str) if kind == "string" or kind.startswith("mixed") \
+            else y.to_numpy(dtype=object)
     return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
 
 
