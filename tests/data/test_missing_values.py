@@ -260,3 +260,18 @@ def test_labels_read_as_numbers_in_one_file_and_text_in_the_other_are_one_class_
         "execution: {n_jobs: 1, backend: sequential}\n")
     r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
     assert r.exit_code == 2 and "'x'" in r.output and "never have" in r.output, r.output
+
+
+def test_a_file_with_only_a_label_column_is_one_sentence(tmp_path):
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    (tmp_path / "one.csv").write_text("y\n0\n1\n0\n1\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"name: one\ndatasets:\n  - {{path: {tmp_path / 'one.csv'}}}\nsplit: {{kind: full}}\n"
+        "binarization: {method: raw}\nalgorithms: [{name: cart}]\n"
+        "execution: {n_jobs: 1, backend: sequential}\n")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    assert r.exit_code == 2 and "no feature column besides the label" in r.output, r.output

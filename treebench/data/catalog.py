@@ -359,6 +359,9 @@ def frame_to_dataset(
         categorical = list(dict.fromkeys(named))
         _force_numeric(X, [c for c in X.columns if c not in set(categorical)], opts, where, spans, notes)
     categorical = [str(c) for c in X.columns if c in set(categorical)]
+    if X.shape[1] == 0:
+        raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
+                        f"header and `label:` (a data file needs at least one feature column).")
     for c in X.columns:
         if c not in categorical:
             X[c] = X[c].astype(np.float64)
