@@ -714,15 +714,24 @@ def datasets_list(
 
         rows = list_datasets(data_dir, tags=tag or ())
         t = Table(title=f"datasets ({len(rows)})")
-        for col in ("name", "availability", "shape", "size", "parameters (defaults)", "description"):
+        for col in ("name", "availability", "where (found, or where to get it)", "shape", "size",
+                    "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
         for r in rows:
             size = "" if not r.get("bytes") else f"{r['bytes'] / 1e6:.2f} MB"
             shape = "" if not r.get("shape") else " x ".join(str(v) for v in r["shape"])
             params = ", ".join(f"{k}={v!r}" for k, v in DATASETS.get(r["name"]).parameters().items())
-            t.add_row(r["name"], str(r.get("availability", "")), shape, size, params,
-                      r.get("description") or "")
-        Console(width=180).print(t)
+            t.add_row(r["name"], str(r.get("availability", "")), _where_found(r), shape, size,
+                      params, r.get("description") or "")
+        Console(width=200).print(t)
+
+
+def _where_found(row: dict[str, Any]) -> str:
+    """The folder a dataset's files were found in, else where to get it."""
+    found = [w for w in row.get("where") or [] if w]
+    if found:
+        return str(Path(str(found[0])).parent)
+    return row.get("source") or ("bundled" if row.get("availability") == "embedded" else "")
 
 
 def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
@@ -804,13 +813,25 @@ def datasets_info(
 
 @datasets_app.command("fetch")
 def datasets_fetch(
-    names: Annotated[list[str], typer.Argument(help="Dataset names to download into the cache and parse.")],
+    names: Annotated[list[str] | None, typer.Argument(help="Dataset names to download into the cache and parse.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every catalog dataset that is downloadable and not yet here.")] = False,
     data_dir: DataDir = None,
     offline: Offline = False,
 ) -> None:
-    """Download datasets into the user cache and parse them (files already present are only verified)."""
+    """Download datasets into the user cache and parse them, checking each file's sha256
+    (files already present are only verified)."""
     with _user_errors():
-        from treebench.data.manage import fetch
+        from treebench.data.manage import fetch, list_datasets
+        from treebench.errors import UserError
+
+        if all_:
+            names = [r["name"] for r in list_datasets(data_dir)
+                     if r.get("availability") == "downloadable" and not r.get("alias_of")]
+            if not names:
+                typer.echo("every downloadable dataset is already here.")
+                return
+        if not names:
+            raise UserError("name the datasets to fetch (see `treebench datasets list`), or give --all.")
 
         rows = fetch(names, data_dirs=data_dir, offline=True if offline else None)
     for r in rows:

@@ -93,3 +93,15 @@ execution: {{n_jobs: 1, backend: sequential}}
     assert r.exit_code == 0, r.output
     assert "split:   iris: kfold (2 folds x 1 seed)" in r.output
     assert "split:   mine: predefined (its own test file)" in r.output
+
+
+def test_datasets_list_says_where_each_dataset_is_or_where_to_get_it(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    monkeypatch.setenv("TREEBENCH_DATA_DIR", str(tmp_path))  # nothing found here
+    r = CliRunner().invoke(app, ["datasets", "list", "--tag", "dl85"])
+    assert r.exit_code == 0 and "https://" in r.output, r.output
+    r = CliRunner().invoke(app, ["datasets", "fetch"])
+    assert r.exit_code == 2 and "--all" in r.output

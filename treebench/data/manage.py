@@ -29,6 +29,21 @@ def _file_status(spec: FileSpec, dirs: list[Path], cache_dir: Path | None, name:
     return where, str(p)
 
 
+def _source(entry: Any, openml_id: Any) -> str | None:
+    """Where to get a catalog dataset: the first file's public URL, the OpenML id, or the page
+    or repository the catalog names (for files with no public download)."""
+    for f in entry.files:
+        if getattr(f, "url", None):
+            return str(f.url)
+    if openml_id is not None:
+        return f"openml:{openml_id}"
+    origin = entry.spec.get("origin") or {}
+    for key in ("page", "repository", "url", "paper"):
+        if origin.get(key):
+            return str(origin[key])
+    return None
+
+
 def list_datasets(
     data_dirs: Iterable[str | Path] | None = None, cache_dir: Path | None = None, tags: Iterable[str] = ()
 ) -> list[dict[str, Any]]:
@@ -72,6 +87,7 @@ def list_datasets(
         row.update(
             kind="catalog", alias_of=cname if cname != e.name else None, availability=avail,
             bytes=sum(f.bytes or 0 for f in entry.files), where=[w for _, w in statuses],
+            source=_source(entry, oid),
             shape=entry.spec.get("shape"), n_classes=entry.spec.get("n_classes"),
         )
         rows.append(row)
