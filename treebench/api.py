@@ -326,22 +326,13 @@ def check_n_jobs(n_jobs: int) -> None:
         )
 
 
-def _lock(out: Path):
-    """An exclusive lock on ``out``: two runs writing the same results directory would remove
-    each other's partial files and race on the tables."""
-    import fcntl
+def _lock(out: Path, hint: str = "wait for it or give another --out.", optional: bool = False):
+    """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
+    writing the same results directory would remove each other's partial files and race on
+    the tables."""
+    from treebench.execute.lock import results_lock
 
-    out.mkdir(parents=True, exist_ok=True)
-    fh = open(out / ".lock", "w")  # noqa: SIM115 - kept open for the lock's lifetime
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise UserError(
-            f"{out}: another treebench run is writing to this results directory; wait for it "
-            f"or give another --out."
-        ) from None
-    return fh
+    return results_lock(out, hint=hint, optional=optional)
 
 
 def _remove_partial_files(out: Path) -> None:
@@ -584,8 +575,11 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
                 address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
                 on_cluster=_on_cluster,
             )
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
+            from treebench.execute.lifetime import exit_code_of
+
             summary.interrupted = True
+            summary.exit_code = exit_code_of(exc)
     tables = (out_dir / "results.parquet", out_dir / "results.csv")
     if summary.n_ran or not _tables_current(out_dir):
         df, tables = consolidate(exp, out_dir)
@@ -596,8 +590,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
         counts = Counter(existing_status(out_dir).values())
     summary.tables = tables
     summary.counts = counts
-    if summary.interrupted:
-        summary.exit_code = 130
+    if summary.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM
         return summary
     summary.exit_code = exit_code_for(summary.counts, fail_on)
     if report and sum(counts.values()):
@@ -619,6 +612,9 @@ def _tables_current(out: Path) -> bool:
     return all(p.stat().st_mtime_ns <= t for p in d.glob("*.json"))
 
 
+REPORT_HINT = "wait for it to finish, then write the report."
+
+
 def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
     """Write the report of a results directory; returns the report folder."""
     from treebench.report import write_report as _write
@@ -626,7 +622,8 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     check_writable(target, "report directory")
-    _write(results_dir, target, formats=tuple(formats))
+    with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
+        _write(results_dir, target, formats=tuple(formats))
     return target
 
 
@@ -647,4 +644,9 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     root = Path(root)
     target = Path(out) if out is not None else root
     check_writable(target, "report directory")
-    return write_tree(root, target, parse_formats(list(formats)))
+    from contextlib import ExitStack
+
+    with ExitStack() as locks:  # never beside a run's writes
+        for d in experiment_dirs(root):
+            locks.enter_context(_lock(d, hint=REPORT_HINT, optional=True))
+        return write_tree(root, target, parse_formats(list(formats)))
