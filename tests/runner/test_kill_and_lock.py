@@ -94,9 +94,11 @@ def _write(tmp: Path, cfg: dict) -> Path:
 
 
 # ----------------------------------------------------------------------------- the lock
-def test_a_run_killed_while_its_figures_draw_leaves_no_process_and_no_lock(tmp_path):
-    """kill -9 while the report's forked workers draw: they die with the driver (before, they
-    lived on holding the folder's lock, and every rerun exited 2 until found and killed)."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_run_killed_while_its_figures_draw_leaves_no_process_and_no_lock(tmp_path, sig):
+    """kill -9 (or SIGTERM) while the report's forked workers draw: they die with the driver
+    (before, they lived on holding the folder's lock, and every rerun exited 2 until found and
+    killed)."""
     cfg = tiny_config(datasets=["iris", "wine", "breast_cancer"],
                       algorithms=[{"name": "cart", "params": {"max_depth": [1, 2, 3]}}])
     _write(tmp_path, cfg)
@@ -111,10 +113,11 @@ def test_a_run_killed_while_its_figures_draw_leaves_no_process_and_no_lock(tmp_p
             "the figure workers")
         assert drv.poll() is None, "the run ended before its figures were drawn"
         workers = me.children(recursive=True)
-        os.kill(drv.pid, signal.SIGKILL)
-        drv.wait(timeout=10)
+        os.kill(drv.pid, sig)
+        rc = drv.wait(timeout=30)
         left = _gone_within(workers, 5.0)
         assert not left, f"figure workers outlived the killed run: {[p.pid for p in left]}"
+        assert rc == (-9 if sig == signal.SIGKILL else 143), (tmp_path / "stderr.txt").read_text()
     finally:
         if drv.poll() is None:
             drv.kill()
