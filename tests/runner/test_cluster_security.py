@@ -46,7 +46,7 @@ def _listening(procs: list[psutil.Process]) -> list[tuple[int, str, int]]:
     found = []
     for p in procs:
         try:
-            conns = p.net_connections(kind="inet")
+            conns = (getattr(p, "net_connections", None) or p.connections)(kind="inet")
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
         found += [(p.pid, c.laddr.ip, c.laddr.port) for c in conns

@@ -315,7 +315,7 @@ def test_loky_workers_die_within_seconds_of_a_killed_driver(tmp_path):
             drv.kill()
             drv.wait()
         _kill_all(below)
-    assert not left, f"processes outlived the killed driver: {[(p.pid, p.cmdline()[-3:]) for p in left]}"
+    assert not left, f"outlived the killed driver: {[(p.pid, p.cmdline()[-3:]) for p in left]}"
 
 
 # ----------------------------------------------------------------------------- temp files
@@ -360,3 +360,25 @@ def test_temp_files_of_killed_writers_are_removed_by_the_next_run_and_report(tmp
     finally:
         live.kill()
         live.wait()
+
+
+@pytest.mark.cluster
+def test_sigterm_stops_a_local_ray_run_like_ctrl_c(tmp_path):
+    """ray.init sets a SIGTERM handler of its own (exit at once, exit code 15, no tables);
+    the run keeps SIGTERM a Ctrl-C: exit 143, tables written, ray's processes stopped."""
+    pytest.importorskip("ray")
+    drv, below = _running(tmp_path, "ray", "--no-report")
+    try:
+        drv.send_signal(signal.SIGTERM)
+        rc = drv.wait(timeout=90)
+        left = _gone_within(below, 20.0)
+    finally:
+        if drv.poll() is None:
+            drv.kill()
+            drv.wait()
+        _kill_all(below)
+    err = (tmp_path / "stderr.txt").read_text()
+    assert rc == 143, err
+    df = read_table(tmp_path / "out" / "results.parquet")
+    assert 2 <= len(df) == _n_cells(tmp_path / "out") < 9
+    assert not left, f"outlived the run: {[(p.pid, p.name()) for p in left]}"

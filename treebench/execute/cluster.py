@@ -462,8 +462,11 @@ def _ray_init(address: str | None, n_jobs: int) -> bool:
         from treebench.execute.executor import effective_n_jobs
 
         kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
+    from treebench.execute.lifetime import keep_sigterm_handler
+
     try:
-        ray.init(**kw)
+        with keep_sigterm_handler():  # SIGTERM stays a Ctrl-C for this run
+            ray.init(**kw)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"cannot reach the ray cluster at {address or 'this machine'} ({first}); "

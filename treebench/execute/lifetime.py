@@ -65,6 +65,19 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def keep_sigterm_handler() -> Iterator[None]:
+    """Put `sigterm_as_interrupt`'s handler back if the block replaced it (``ray.init`` sets
+    its own, which exits at once without the tables)."""
+    old = signal.getsignal(signal.SIGTERM) \
+        if threading.current_thread() is threading.main_thread() else None
+    try:
+        yield
+    finally:
+        if old is _on_sigterm and signal.getsignal(signal.SIGTERM) is not old:
+            signal.signal(signal.SIGTERM, old)
+
+
 def die_with_parent(parent: int | None = None) -> None:
     """In a child forked without exec: be killed when the forking thread's process dies, and
     leave at once if ``parent`` (the expected parent pid) died before this call."""

@@ -136,7 +136,8 @@ class Owner:
             else pid_alive(self.pid)
 
     def describe(self) -> str:
-        return f"pid {self.pid}" + (f", `{self.command}`" if self.command else "")
+        where = "" if self.host == socket.gethostname() else f" on {self.host}"
+        return f"pid {self.pid}{where}" + (f", `{self.command}`" if self.command else "")
 
 
 def _read_owner(fd: int) -> Owner | None:
@@ -308,10 +309,10 @@ def _takeover_note(out: Path, previous: Owner | None, stopped: list[int], remove
     if removed:
         what.append(f"removed {removed} temporary file(s) it left")
     if previous is not None and previous.pid != os.getpid():
-        head = (f"{out}: took over from a treebench run that ended without releasing this "
-                f"folder ({previous.describe()}, killed?)")
+        head = (f"{out}: took over from a treebench process that ended without releasing "
+                f"this folder ({previous.describe()}, killed?)")
     else:
-        head = f"{out}: a killed treebench run left this folder unfinished"
+        head = f"{out}: a killed treebench process left this folder unfinished"
     return head + (": " + " and ".join(what) if what else "") + "."
 
 
