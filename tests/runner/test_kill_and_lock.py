@@ -271,15 +271,20 @@ def _running(tmp_path: Path, backend: str, *extra: str) -> tuple[subprocess.Pope
         raise
 
 
-@pytest.mark.parametrize("backend", ["fork", "loky"])
-def test_sigterm_stops_a_run_like_ctrl_c_with_exit_143(tmp_path, backend):
-    """What a batch scheduler sends: finished cells kept, tables written from them, every
-    worker stopped, exit 143 (before: the driver died at once, exit -15, no tables, and loky's
+@pytest.mark.parametrize("backend, to_group", [("fork", False), ("loky", False),
+                                               ("fork", True), ("sequential", True)])
+def test_sigterm_stops_a_run_like_ctrl_c_with_exit_143(tmp_path, backend, to_group):
+    """What a batch scheduler sends, to the driver or to every process of the job: finished
+    cells kept (the cells in flight are not recorded), tables written from them, every worker
+    stopped, exit 143 (before: the driver died at once, exit -15, no tables, and loky's
     workers lived on for minutes)."""
     drv, below = _running(tmp_path, backend)
     try:
         assert below, "no worker processes"
-        drv.send_signal(signal.SIGTERM)
+        if to_group:
+            os.killpg(drv.pid, signal.SIGTERM)
+        else:
+            drv.send_signal(signal.SIGTERM)
         rc = drv.wait(timeout=60)
         left = _gone_within(below, 5.0)
     finally:

@@ -33,8 +33,10 @@ class Terminated(KeyboardInterrupt):
 
 
 def exit_code_of(exc: BaseException) -> int:
-    """The exit code of a command stopped by ``exc`` (a KeyboardInterrupt or `Terminated`)."""
-    return getattr(exc, "exit_code", INTERRUPTED)
+    """The exit code of a command stopped by ``exc``: `TERMINATED` for `Terminated`, and for
+    any KeyboardInterrupt once SIGTERM was received (code that caught the `Terminated` may
+    raise a plain KeyboardInterrupt on its way out), else `INTERRUPTED`."""
+    return TERMINATED if isinstance(exc, Terminated) or terminated() else INTERRUPTED
 
 
 _RECEIVED: list[int] = []  # the SIGTERMs handled by `sigterm_as_interrupt`
