@@ -10,6 +10,7 @@ directory, the tables are rebuilt from every cell file there, and rerunning fini
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -350,22 +351,13 @@ def check_n_jobs(n_jobs: int) -> None:
         )
 
 
-def _lock(out: Path):
-    """An exclusive lock on ``out``: two runs writing the same results directory would remove
-    each other's partial files and race on the tables."""
-    import fcntl
+def _lock(out: Path, hint: str = "wait for it or give another --out.", optional: bool = False):
+    """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
+    writing the same results directory would remove each other's partial files and race on
+    the tables."""
+    from treebench.execute.lock import results_lock
 
-    out.mkdir(parents=True, exist_ok=True)
-    fh = open(out / ".lock", "w")  # noqa: SIM115 - kept open for the lock's lifetime
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.close()
-        raise UserError(
-            f"{out}: another treebench run is writing to this results directory; wait for it "
-            f"or give another --out."
-        ) from None
-    return fh
+    return results_lock(out, hint=hint, optional=optional)
 
 
 def _remove_partial_files(out: Path) -> None:
@@ -685,8 +677,11 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
                 address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
                 on_cluster=_on_cluster,
             )
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
+            from treebench.execute.lifetime import exit_code_of
+
             summary.interrupted = True
+            summary.exit_code = exit_code_of(exc)
     from treebench.results.store import refresh_tables
 
     tables = (out_dir / "results.parquet", out_dir / "results.csv")
@@ -699,8 +694,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
                                                if e.status != "ok"])
     summary.tables = tables
     summary.counts = counts
-    if summary.interrupted:
-        summary.exit_code = 130
+    if summary.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM
         return summary
     summary.exit_code = exit_code_for(summary.counts, fail_on)
     if report and sum(counts.values()):
@@ -713,21 +707,20 @@ def refresh_results(results_dir: str | Path) -> list[str]:
     (changed cells, a damaged or missing table), under the directory's lock; a directory that
     another run is writing, or that cannot be written, is left as it is (readers then rebuild
     the table in memory). Returns a note when the tables were rewritten."""
-    from treebench.results.store import ResultsWriteError, refresh_tables
+    from treebench.results.store import refresh_tables
 
     d = Path(results_dir)
     if not (d / "cells").is_dir():
         return []
     try:
-        lock = _lock(d)
-    except (UserError, OSError):
-        return []
-    with lock:
-        try:
+        with _lock(d, optional=True):
             _, why, _ = refresh_tables(d)
-        except (ResultsWriteError, OSError):
-            return []
+    except (UserError, OSError):  # another run writes it (ResultsWriteError: a full disk)
+        return []
     return [f"rewrote the results tables from the cell files ({why})"] if why else []
+
+
+REPORT_HINT = "wait for it to finish, then write the report."
 
 
 def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
@@ -737,16 +730,17 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     check_writable(target, "report directory")
-    try:
-        _write(results_dir, target, formats=tuple(formats))
-    except OSError as exc:
-        reason = (exc.strerror or type(exc).__name__).lower()
-        raise UserError(
-            f"{target}: cannot write the report ({reason}); the results tables and cell files "
-            f"are complete: free space, then run `treebench report {results_dir}`."
-        ) from None
-    if out is None:
-        _stamp_report(results_dir)
+    with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
+        try:
+            _write(results_dir, target, formats=tuple(formats))
+        except OSError as exc:
+            reason = (exc.strerror or type(exc).__name__).lower()
+            raise UserError(
+                f"{target}: cannot write the report ({reason}); the results tables and cell "
+                f"files are complete: free space, then run `treebench report {results_dir}`."
+            ) from None
+        if out is None:
+            _stamp_report(results_dir)
     return target
 
 
@@ -780,7 +774,12 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     root = Path(root)
     target = Path(out) if out is not None else root
     check_writable(target, "report directory")
-    return write_tree(root, target, parse_formats(list(formats)))
+    from contextlib import ExitStack
+
+    with ExitStack() as locks:  # never beside a run's writes
+        for d in experiment_dirs(root):
+            locks.enter_context(_lock(d, hint=REPORT_HINT, optional=True))
+        return write_tree(root, target, parse_formats(list(formats)))
 
 
 @dataclass
@@ -814,8 +813,7 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     if not cells_dir(d).is_dir():
         raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")
     res = ResultsCheck(d)
-    lock = _lock(d) if repair else None
-    try:
+    with _lock(d) if repair else contextlib.nullcontext():
         current = scan(d, save=repair)
         res.problems = dict(current.problems)
         if repair and current.problems:
@@ -827,9 +825,6 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
             record_tables(d, current)
             res.repaired.append(f"rewrote results.parquet and results.csv ({res.tables})")
             res.tables = None
-    finally:
-        if lock is not None:
-            lock.close()
     res.counts = Counter(e.status for e in current.cells.values())
     try:
         man = xp.read_manifest(d)

@@ -3,7 +3,7 @@
 Imports are lazy so that `--help` answers at once. Exit codes: 0 all cells ok, 2 usage or
 config error, 3 some cells failed (error/crashed/oom), 4 some cells timed out (with
 ``--fail-on timeout``), 5 an expectation of the config failed (`verify`, `run --verify`),
-130 interrupted.
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM; handled like Ctrl-C).
 """
 
 from __future__ import annotations
@@ -243,7 +243,8 @@ def _print_summary(s) -> None:
     if s.report_dir:
         typer.echo(f"report:  {s.report_dir / 'index.html'}")
     if s.interrupted:
-        typer.echo("interrupted: finished cells are saved; run the same command again to resume.", err=True)
+        how = "terminated (SIGTERM)" if s.exit_code == 143 else "interrupted"  # 130: Ctrl-C
+        typer.echo(f"{how}: finished cells are saved; run the same command again to resume.", err=True)
 
 
 @app.command()
@@ -853,18 +854,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM (a batch scheduler's stop) is handled like Ctrl-C:
+    finished cells are kept, workers stopped; the exit code is 143 (Ctrl-C: 130)."""
     import warnings
+
+    from treebench.execute.lifetime import TERMINATED, exit_code_of, sigterm_as_interrupt, terminated
 
     global _PYTHON_SHOWWARNING
     if warnings.showwarning is not _show_warning:
         _PYTHON_SHOWWARNING = warnings.showwarning
         warnings.showwarning = _show_warning
     try:
-        app()
-    except KeyboardInterrupt:
-        typer.echo("treebench: interrupted", err=True)
-        sys.exit(130)
+        with sigterm_as_interrupt():
+            app()
+    except KeyboardInterrupt as exc:
+        code = exit_code_of(exc)
+        typer.echo("treebench: " + ("terminated" if code == TERMINATED else "interrupted"), err=True)
+        sys.exit(code)
+    except SystemExit as exc:
+        if exc.code == 130 and terminated():  # typer's exit for any KeyboardInterrupt
+            typer.echo("treebench: terminated", err=True)
+            sys.exit(TERMINATED)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

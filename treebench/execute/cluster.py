@@ -223,6 +223,8 @@ def run_on_cluster(
     caller sees what ran even when the sweep is interrupted); it is also returned."""
     address = resolve_address(backend, address)
     if address:
+        if backend == "dask":
+            dask_security(address)  # TLS settings missing or wrong: one sentence, at once
         check_address(backend, address)
     run = ClusterRun(backend=backend, where="")
     kw = dict(address=address, n_jobs=n_jobs, data_dirs=data_dirs,
@@ -275,12 +277,51 @@ def check_address(backend: str, address: str) -> None:
 
 
 # ----------------------------------------------------------------------------- dask
+#: dask's configuration keys (and their environment variables) of the client's TLS settings
+TLS_SETTINGS = (
+    ("CA file", "distributed.comm.tls.ca-file", "DASK_DISTRIBUTED__COMM__TLS__CA_FILE"),
+    ("client certificate", "distributed.comm.tls.client.cert",
+     "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"),
+    ("client key", "distributed.comm.tls.client.key", "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"),
+)
+
+
+def dask_security(address: str | None):
+    """The client's `distributed.security.Security` for a ``tls://`` scheduler address, from
+    dask's own configuration (``distributed.comm.tls.*`` in a dask YAML file, or the
+    ``DASK_DISTRIBUTED__COMM__TLS__...`` environment variables); None for other addresses
+    (dask's defaults apply). Raise `UserError` when a TLS address has no CA file or client
+    certificate set, or a file set does not exist."""
+    if not address or not address.startswith("tls://"):
+        return None
+    import dask.config
+    from distributed.security import Security
+
+    paths = {key: dask.config.get(key, None) for _, key, _ in TLS_SETTINGS}
+    ca, cert, key = (paths[k] for _, k, _ in TLS_SETTINGS)
+    if not ca or not cert:
+        raise UserError(
+            f"--address {address} is a TLS address but the client has no certificates; set "
+            f"DASK_DISTRIBUTED__COMM__TLS__CA_FILE and DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT "
+            f"(and ..._CLIENT__KEY unless the key is in the certificate file), or "
+            f"distributed.comm.tls in dask's configuration (see docs/scaling.md).")
+    for what, k, env in TLS_SETTINGS:
+        path = paths[k]
+        if path and not Path(str(path)).expanduser().is_file():
+            source = env if os.environ.get(env) else k
+            raise UserError(f"the TLS {what} {path} (set by {source}) does not exist; give the "
+                            f"path of the PEM file.")
+    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key or None,
+                    require_encryption=True)
+
+
 def _dask_client(address: str | None, n_jobs: int):
     from distributed import Client, get_client
 
     if address:
+        security = dask_security(address)
         try:
-            return Client(address, timeout="20s", set_as_default=False), True
+            return Client(address, timeout="20s", set_as_default=False, security=security), True
         except (OSError, TimeoutError, ValueError) as exc:
             raise UserError(f"cannot reach the dask scheduler at {address} ({exc}); start it "
                             f"with `dask scheduler` or check --address.") from None
@@ -290,8 +331,9 @@ def _dask_client(address: str | None, n_jobs: int):
         from treebench.execute.executor import effective_n_jobs
 
         n = effective_n_jobs(n_jobs)
-        return Client(processes=True, n_workers=n, threads_per_worker=1,
-                      set_as_default=False, dashboard_address=":0"), True
+        # the scheduler, workers and dashboard listen on the loopback interface only
+        return Client(processes=True, n_workers=n, threads_per_worker=1, host="127.0.0.1",
+                      set_as_default=False, dashboard_address="127.0.0.1:0"), True
 
 
 def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
@@ -420,8 +462,11 @@ def _ray_init(address: str | None, n_jobs: int) -> bool:
         from treebench.execute.executor import effective_n_jobs
 
         kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
+    from treebench.execute.lifetime import keep_sigterm_handler
+
     try:
-        ray.init(**kw)
+        with keep_sigterm_handler():  # SIGTERM stays a Ctrl-C for this run
+            ray.init(**kw)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"cannot reach the ray cluster at {address or 'this machine'} ({first}); "

@@ -83,17 +83,6 @@ def run_cells(
         finally:
             progress.close()
         return progress.counts
-    own_client = None
-    if backend == "dask":  # use the user's client if there is one, else a local cluster
-        from distributed import Client, get_client
-
-        try:
-            get_client()
-        except ValueError:
-            import os
-
-            n = n_jobs if n_jobs > 0 else (os.cpu_count() or 1)
-            own_client = Client(processes=True, n_workers=n, threads_per_worker=1)
     n_jobs_eff = 1 if backend == "sequential" else min(effective_n_jobs(n_jobs), len(cells))
     progress = _Progress(len(cells), show_progress)
     try:
@@ -113,15 +102,47 @@ def run_cells(
                 _take(record, out, progress, on_result, write_cell)
             return progress.counts
         tasks = (delayed(run_cell)(c, data_dirs, context) for c in cells)
-        with parallel_config(backend=backend, n_jobs=n_jobs_eff):
+        with parallel_config(backend=backend, n_jobs=n_jobs_eff, **_worker_options(backend)):
             results: Any = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
-            for record in results:
-                _take(record, out, progress, on_result, write_cell)
+            try:
+                for record in results:
+                    _take(record, out, progress, on_result, write_cell)
+            except BaseException:
+                _abort(results)
+                raise
     finally:
         progress.close()
-        if own_client is not None:
-            own_client.close()
     return progress.counts
+
+
+#: seconds an idle loky worker waits for more cells before it exits (joblib's default: 300)
+LOKY_IDLE_SECONDS = 30
+
+
+def _worker_options(backend: str) -> dict[str, Any]:
+    """joblib backend options: loky's workers (fresh interpreters) end with this process,
+    however it ends (`treebench.execute.lifetime.watch_parent`), and soon when idle."""
+    if backend != "loky":
+        return {}
+    import os
+
+    from treebench.execute.lifetime import watch_parent
+
+    return {"idle_worker_timeout": LOKY_IDLE_SECONDS, "initializer": watch_parent,
+            "initargs": (os.getpid(),)}
+
+
+def _abort(results: Any) -> None:
+    """Stop the workers of an interrupted joblib generator now (joblib kills loky's workers
+    when the generator is closed early) instead of at exit, after their cells."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            results.close()
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            pass
 
 
 def effective_n_jobs(n_jobs: int) -> int:

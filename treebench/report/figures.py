@@ -536,16 +536,22 @@ class _Drawing:
         if not n:
             return
         import multiprocessing as mp
+        import os
         from concurrent.futures import ProcessPoolExecutor
+
+        from treebench.execute.lifetime import forked_worker_init
 
         global _POOL_STATE
         _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled
-        self.pool = ProcessPoolExecutor(n, mp_context=mp.get_context("fork"))
+        # workers die with this process (a killed run leaves no drawing process behind) and
+        # never hold its results folder's lock (`treebench.execute.lock` closes it at fork)
+        self.pool = ProcessPoolExecutor(n, mp_context=mp.get_context("fork"),
+                                        initializer=forked_worker_init, initargs=(os.getpid(),))
         try:
             # workers fork at submission; each takes jobs one at a time (their costs differ)
             self.pending = [self.pool.submit(_draw_in_child, j) for j in jobs]
         except BaseException:
-            self.close()
+            self.close(kill=True)
             raise
 
     def result(self) -> list[tuple[str, dict[str, Path]] | None]:
@@ -553,13 +559,21 @@ class _Drawing:
         if self.pool is None:
             return [_draw(results, j, fdir, formats) for j in jobs]
         try:
-            return [f.result() for f in self.pending]
-        finally:
-            self.close()
+            out = [f.result() for f in self.pending]
+        except BaseException:
+            self.close(kill=True)
+            raise
+        self.close()
+        return out
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """Stop the workers: let them finish the figure in hand, or (``kill``: an error or an
+        interrupt) kill them at once."""
         global _POOL_STATE
         if self.pool is not None:
+            if kill:
+                for p in list((getattr(self.pool, "_processes", None) or {}).values()):
+                    p.kill()
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
         _POOL_STATE = None
@@ -662,5 +676,5 @@ class PendingFigures:
         return infos
 
     def close(self) -> None:
-        """Stop drawing (an error elsewhere in the report)."""
-        self.drawing.close()
+        """Stop drawing at once (an error or an interrupt elsewhere in the report)."""
+        self.drawing.close(kill=True)
