@@ -55,6 +55,19 @@ def header_comment(text: str) -> str:
     return "\n".join(lines).strip()
 
 
+def strip_tracker_refs(text: str) -> str:
+    """Drop references to the project's issue tracker (``(issue N)``, ``issue N: ``) from text
+    taken from the configs: the pages stand alone."""
+    text = re.sub(r"\s*\(issue \d+[^)]*\)", "", text)
+    text = re.sub(r"\s*[,;]\s*issue \d+\b", "", text)
+    return re.sub(r"\bissue \d+(, item \d+)?: ", "", text)
+
+
+def notes_quote(note: str) -> str:
+    """The config's notes as a Markdown quote that keeps the file's line breaks."""
+    return "\n".join("> " + (line + "  " if line else "") for line in note.splitlines())
+
+
 def _value(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_value(x)}" for k, x in v.items()) + "}"
@@ -90,7 +103,7 @@ def check_text(e: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return strip_tracker_refs(" ".join(str(text).split())).replace("|", "\\|")
 
 
 def claims_table(items: list[Any]) -> str:
@@ -139,7 +152,7 @@ def measured(stem: str) -> tuple[str, str, list[tuple[str, str]]] | None:
 def _run_text(rel: str, stem: str, has_ci: bool) -> list[str]:
     if has_ci:
         return ["```bash",
-                f"treebench run {rel} --profile ci --verify   # the check `make reproduce` runs",
+                f"treebench run {rel} --profile ci --verify   # as make reproduce does",
                 f"treebench run {rel} --verify                # the full config",
                 "```"]
     return ["This config has no `ci` profile, so `make reproduce` does not run it; run it by hand:",
@@ -154,9 +167,9 @@ def section(rel: str) -> str:
     stem = path.stem
     has_ci = "ci" in (raw.get("profiles") or {})
     out = [f"### `{rel}` {{#{stem}}}", ""]
-    note = header_comment(text)
+    note = strip_tracker_refs(header_comment(text))
     if note:
-        out += ["The config's own notes:", "", "```text", note, "```", ""]
+        out += ["The config's own notes:", "", notes_quote(note), ""]
     out += _run_text(rel, stem, has_ci) + [""]
     items = expectations(raw)
     out += [f"**Claims** ({len(items)} `expect:` items of the config):", "", claims_table(items), ""]
@@ -173,7 +186,8 @@ def section(rel: str) -> str:
                     "verdict, and the report's headline figures.", ""]
     else:
         verdict, table, figures = got
-        out += [f"**Measured** (last `make reproduce`): **{verdict}**", "", table, ""]
+        out += [f"**Measured** (last `make reproduce`): **{verdict}**", "",
+                strip_tracker_refs(table), ""]
         for cap, fig in figures:
             out += [f"![{cap}](figures/{stem}/{Path(fig).name})", ""]
     return "\n".join(out)
