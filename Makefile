@@ -4,13 +4,14 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
+DSTAMP := $(VENV)/.installed-docs
 DATA   ?= $(firstword $(wildcard ../shared/datasets))
 
 # paper configs: every config with `profiles:` (their `ci` profile is the scaled-down check)
 PAPER_CONFIGS ?= $(shell grep -l '^profiles:' configs/*.yaml)
 REPRO_OUT     ?= results/reproduce
 
-.PHONY: run test test-nojit test-all install install-test bench clean help reproduce reproduce-full
+.PHONY: run test test-nojit test-all install install-test install-docs docs bench clean help reproduce reproduce-full
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
@@ -18,6 +19,7 @@ help:
 	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
 	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
 	@echo "make reproduce-full - the same with the full configs (hours)"
+	@echo "make docs  - install the docs extra and build the site into site/ (warnings are errors)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +33,13 @@ $(TSTAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test,peers]"
 	@touch $(STAMP) $@
 
+$(DSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	@touch $(STAMP) $@
+
 install: $(STAMP)
 install-test: $(TSTAMP)
+install-docs: $(DSTAMP)
 
 run: $(STAMP)
 	$(BIN)/treebench run configs/quickstart.yaml --out results/quickstart
@@ -77,8 +84,13 @@ reproduce-full: $(STAMP)
 	$(BIN)/treebench verify $(REPRO_OUT)-full --json $(REPRO_OUT)-full/verify || status=$$?; \
 	exit $$status
 
+# The documentation site (mkdocs.yml, docs/): generated pages read the code and, when
+# `make reproduce` ran before, its results in $(REPRO_OUT). Any warning fails the build.
+docs: $(DSTAMP)
+	REPRO_OUT=$(REPRO_OUT) NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --site-dir site
+
 bench: $(TSTAMP)
 	$(BIN)/python benchmarks/cells_per_second.py
 
 clean:
-	rm -rf $(VENV) results/quickstart .pytest_cache
+	rm -rf $(VENV) results/quickstart .pytest_cache site

@@ -384,6 +384,8 @@ class GreedyTreeClassifier(TreeClassifierBase):
     min_improvement : float >= 0
         Splits whose gain is below this become leaves (0 = split every impure node).
 
+    Notes
+    -----
     After ``fit``, ``solve_info_`` holds ``operations`` (feature scores computed), ``objective``
     (weighted training error of the returned tree), ``n_pruned`` (nodes removed by pruning),
     ``n_nodes_grown`` and, with ``prune="mdl"``, ``mdl_bound`` and ``n_replacements``.

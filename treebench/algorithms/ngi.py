@@ -251,6 +251,8 @@ class NGIClassifier(TreeClassifierBase):
     random_state : int or None
         Unused (the methods are deterministic); kept so the runner can pass seeds uniformly.
 
+    Notes
+    -----
     After ``fit``: ``tree_``, ``classes_``, ``test_costs_`` (the costs used),
     ``n_objects_`` (coalesced objects), ``node_proba_`` (class distribution predicted at
     every node), ``expected_cost_`` (expected cost on the coalesced

@@ -1,0 +1,53 @@
+"""A new learner: the best single split on 0/1 features (a decision stump).
+
+The learner recipe of docs/extending.md; tests/docs/test_extending.py imports this module and
+fits the learner through the registry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils._param_validation import StrOptions
+
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.registry import ALGORITHMS
+from treebench.tree.arrays import TreeBuilder
+from treebench.tree.labels import majority_label
+
+
+@ALGORITHMS.register("stump", inputs=("binary", "weights", "multiclass"), tags=("greedy",))
+class StumpClassifier(TreeClassifierBase):
+    """The single 0/1 test with the fewest (weighted) training errors; ties to the first column.
+
+    Parameters
+    ----------
+    criterion : {"error"}
+        What the split minimises (only training error here).
+    """
+
+    _parameter_constraints = {"criterion": [StrOptions({"error"})]}
+
+    def __init__(self, criterion: str = "error"):
+        self.criterion = criterion
+
+    def _fit_tree(self, X, y_index, ctx):
+        w = ctx.sample_weight
+        n_classes = len(self.classes_)
+        root = np.bincount(y_index, weights=w, minlength=n_classes)
+        best, best_err, best_counts = -1, root.sum() - root.max(), None
+        for j in range(X.shape[1]):
+            right = X[:, j] > 0.5                        # left is x <= 0.5: "the feature is 0"
+            r = np.bincount(y_index[right], weights=w[right], minlength=n_classes)
+            l = root - r
+            err = (l.sum() - l.max()) + (r.sum() - r.max())
+            if err < best_err - 1e-12:
+                best, best_err, best_counts = j, err, (l, r)
+        b = TreeBuilder(n_classes)
+        if best < 0:                                     # no split helps: one leaf
+            b.add_leaf(root, majority_label(root))
+            return b.build(), {"objective": float(best_err), "operations": X.shape[1]}
+        node = b.add_split(best, 0.5, root, majority_label(root))
+        l, r = best_counts
+        b.set_children(node, b.add_leaf(l, majority_label(l, root)),
+                       b.add_leaf(r, majority_label(r, root)))
+        return b.build(), {"objective": float(best_err), "operations": X.shape[1]}

@@ -1,0 +1,35 @@
+"""A documentation site built once per test session (skipped when mkdocs is not installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ._paths import ROOT
+
+
+def mkdocs_missing() -> str | None:
+    """Why the site cannot be built here, or None."""
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (the docs extra: pip install -e '.[docs]' or make docs)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """`mkdocs build --strict` of this checkout into a temporary folder; the folder."""
+    reason = mkdocs_missing()
+    if reason:
+        pytest.skip(reason)
+    site = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert r.returncode == 0, f"mkdocs build --strict failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+    return site
