@@ -261,3 +261,20 @@ def test_error_bars_are_a_confidence_interval_that_stays_in_the_metrics_range():
     assert lo[2] == hi[2] == 0  # one value: no interval
     lo, hi = error_bars(rows, "fit_seconds")
     assert lo[0] == pytest.approx(0.01) and hi[0] > 0.5  # a time never goes below 0
+
+
+def test_a_report_comparing_learners_opens_on_accuracy_against_size_and_time():
+    from pathlib import Path
+
+    from treebench.report.figures import FigureInfo
+    from treebench.report.html import headline_figures
+
+    figs = [FigureInfo(d, f"{d}__{s}", s, {"png": Path(f"{d}__{s}.png")})
+            for d in ("a", "b") for s in ("test_accuracy_vs_max_depth",
+                                          "pareto_test_accuracy_vs_n_leaves",
+                                          "train_accuracy_vs_time")]
+    head = [f.stem for f in headline_figures(figs, 2, n_algorithms=3)]
+    assert head[:4] == ["a__pareto_test_accuracy_vs_n_leaves", "b__pareto_test_accuracy_vs_n_leaves",
+                        "a__train_accuracy_vs_time", "b__train_accuracy_vs_time"]
+    assert [f.stem for f in headline_figures(figs, 2, n_algorithms=1)] == [
+        "a__test_accuracy_vs_max_depth", "b__test_accuracy_vs_max_depth"]

@@ -60,12 +60,21 @@ def _figure_html(info: FigureInfo) -> str:
             f"<figcaption>{_esc(info.title)} ({_esc(info.stem)})</figcaption></figure>")
 
 
-def headline_figures(figures: list[FigureInfo], n_datasets: int) -> list[FigureInfo]:
-    """Cross-dataset comparisons first; with at most four datasets, also each dataset's first
-    figure (the sweep the experiment is about)."""
+#: the figures that show what a learner buys against another: accuracy against size and time
+TRADE_OFF_STEMS = ("__pareto_test_accuracy_vs_n_leaves", "__train_accuracy_vs_time")
+
+
+def headline_figures(figures: list[FigureInfo], n_datasets: int,
+                     n_algorithms: int = 1) -> list[FigureInfo]:
+    """With several learners on at most four datasets, each dataset's accuracy-against-size
+    (Pareto) and accuracy-against-time figures first; then cross-dataset comparisons; with at
+    most four datasets, also each dataset's first figure (the sweep the experiment is about)."""
     from treebench.report.comparison import ALL_DATASETS
 
-    out = [f for f in figures if f.dataset == ALL_DATASETS]
+    out = []
+    if n_algorithms >= 2 and n_datasets <= 4:
+        out = [f for stem in TRADE_OFF_STEMS for f in figures if f.stem.endswith(stem)]
+    out += [f for f in figures if f.dataset == ALL_DATASETS]
     if n_datasets <= 4:
         seen: set[str] = set()
         for f in figures:
@@ -108,7 +117,8 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
     parts.append(_reproduction_html(results))
 
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
-    head = headline_figures(figures, n_datasets)
+    n_algorithms = results.settings["algorithm"].nunique() if not results.settings.empty else 0
+    head = headline_figures(figures, n_datasets, n_algorithms)
     if head:
         parts.append("<h2 id=\"headline\">Headline figures</h2><div class=\"figs\">")
         parts += [_figure_html(f) for f in head]

@@ -36,7 +36,8 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
     from treebench.report.html import headline_figures
 
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
-    head = headline_figures(figures, n_datasets)
+    n_algorithms = results.settings["algorithm"].nunique() if not results.settings.empty else 0
+    head = headline_figures(figures, n_datasets, n_algorithms)
     if head:
         lines += ["## Headline figures", ""]
         for info in head:

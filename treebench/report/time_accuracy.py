@@ -76,7 +76,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
         uniq.setdefault(label, handle)
     note = ("one marker per setting (mean over folds of finished cells); colour = algorithm, "
             "shape = binarizer; hollow = stopped at its time limit in some cell")
-    _finish(fig, ax, f"{dataset}: training accuracy vs fit time (guesses)",
+    _finish(fig, ax, f"{dataset}: training accuracy vs fit time",
             "train accuracy", "fit time (s, log scale)", note, 0)
     if len(uniq) <= 3:
         ax.legend(list(uniq.values()), list(uniq.keys()), fontsize="small", loc="best")
