@@ -247,31 +247,27 @@ def test_nan_never_reaches_a_non_native_learner_matrix(tmp_path):
 def test_labels_read_as_numbers_in_one_file_and_text_in_the_other_are_one_class_set(tmp_path):
     """A predefined split whose training labels are numbers and whose test file has a text
     label: one sentence naming the unseen label, not a TypeError from sorting mixed types."""
-    from typer.testing import CliRunner
-
-    from treebench.cli import app
-
     (tmp_path / "tr.csv").write_text("a,b,y\n1,2,0\n2,3,1\n3,1,0\n4,4,1\n")
     (tmp_path / "te.csv").write_text("a,b,y\n1,2,x\n2,3,1\n")
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text(
-        f"name: mixed\ndatasets:\n  - {{path: {tmp_path / 'tr.csv'}, test_path: {tmp_path / 'te.csv'}, label: y}}\n"
-        "split: {kind: predefined}\nbinarization: {method: raw}\nalgorithms: [{name: cart}]\n"
-        "execution: {n_jobs: 1, backend: sequential}\n")
-    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    r = _run_on_file(tmp_path, f"{{path: {tmp_path / 'tr.csv'}, test_path: {tmp_path / 'te.csv'}, "
+                     "label: y}", "predefined")
     assert r.exit_code == 2 and "'x'" in r.output and "never have" in r.output, r.output
 
 
 def test_a_file_with_only_a_label_column_is_one_sentence(tmp_path):
+    (tmp_path / "one.csv").write_text("y\n0\n1\n0\n1\n")
+    r = _run_on_file(tmp_path, f"{{path: {tmp_path / 'one.csv'}}}", "full")
+    assert r.exit_code == 2 and "no feature column besides the label" in r.output, r.output
+
+
+def _run_on_file(tmp_path, dataset: str, split: str):
+    """`treebench run` of CART on one file dataset (a YAML flow mapping) with ``split``."""
     from typer.testing import CliRunner
 
     from treebench.cli import app
 
-    (tmp_path / "one.csv").write_text("y\n0\n1\n0\n1\n")
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(
-        f"name: one\ndatasets:\n  - {{path: {tmp_path / 'one.csv'}}}\nsplit: {{kind: full}}\n"
-        "binarization: {method: raw}\nalgorithms: [{name: cart}]\n"
-        "execution: {n_jobs: 1, backend: sequential}\n")
-    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
-    assert r.exit_code == 2 and "no feature column besides the label" in r.output, r.output
+    cfg.write_text(f"name: file\ndatasets:\n  - {dataset}\nsplit: {{kind: {split}}}\n"
+                   "binarization: {method: raw}\nalgorithms: [{name: cart}]\n"
+                   "execution: {n_jobs: 1, backend: sequential}\n")
+    return CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
