@@ -105,3 +105,18 @@ def test_datasets_list_says_where_each_dataset_is_or_where_to_get_it(monkeypatch
     assert r.exit_code == 0 and "https://" in r.output, r.output
     r = CliRunner().invoke(app, ["datasets", "fetch"])
     assert r.exit_code == 2 and "--all" in r.output
+
+
+def test_a_missing_file_without_a_public_download_names_where_to_get_it(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    monkeypatch.setenv("TREEBENCH_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("TREEBENCH_OFFLINE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: m\ndatasets: [gosdt/monk1]\nsplit: {kind: kfold, n_splits: 2}\n"
+                   "binarization: {method: none}\nalgorithms: [{name: cart}]\n")
+    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "get it from https://github.com/ubc-systopia/gosdt-guesses" in r.output, r.output

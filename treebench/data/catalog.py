@@ -377,6 +377,13 @@ def frame_to_dataset(
     return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
 
 
+def origin_page(entry: CatalogEntry) -> str | None:
+    """The page or repository a catalog entry names as its origin (where to get files that
+    have no public download), or None."""
+    origin = entry.spec.get("origin") or {}
+    return next((str(origin[k]) for k in ("page", "repository", "url", "paper") if origin.get(k)), None)
+
+
 def build_dataset(
     entry: CatalogEntry,
     *,
@@ -388,7 +395,8 @@ def build_dataset(
     """Locate, verify, parse (or read the parsed cache) and assemble a catalog dataset."""
     oid = (entry.spec.get("origin") or {}).get("openml")
     try:
-        paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name) for f in entry.files]
+        paths = [locate(f, data_dirs, offline=offline, cache_dir=cache_dir, dataset=entry.name,
+                        origin=origin_page(entry)) for f in entry.files]
     except DataError:
         # origin fallback: the dataset's OpenML copy (cached, or downloaded when online)
         from treebench.data.openml_source import find_cached

@@ -98,12 +98,17 @@ def find_local(spec: FileSpec, data_dirs: list[Path], cache_dir: Path | None, da
     return None
 
 
-def missing_message(spec: FileSpec, data_dirs: list[Path], cache_dir: Path | None, dataset: str, offline: bool) -> str:
+def missing_message(spec: FileSpec, data_dirs: list[Path], cache_dir: Path | None, dataset: str,
+                    offline: bool, origin: str | None = None) -> str:
+    """Where a missing data file was looked for and how to get it (``origin``: the page or
+    repository the catalog names for a file without a public download)."""
     where = ", ".join(str(d) for d in data_dirs) or "none set"
     if spec.url and offline:
         how = ", or run without --offline (unset TREEBENCH_OFFLINE) so treebench can download it from its origin"
     elif spec.url:
         how = f", or run `treebench datasets fetch {dataset}` while online"
+    elif origin:
+        how = f"; it has no public download: get it from {origin}"
     else:
         how = " (the catalog names no public download for this file)"
     return (
@@ -147,11 +152,13 @@ def locate(
     offline: bool,
     cache_dir: Path | None = None,
     dataset: str = "?",
+    origin: str | None = None,
 ) -> Path:
-    """Path of a verified copy of ``spec``; downloads into the cache when allowed and online."""
+    """Path of a verified copy of ``spec``; downloads into the cache when allowed and online.
+    ``origin`` (the page or repository of a file with no public download) goes into the error."""
     p = find_local(spec, data_dirs, cache_dir, dataset)
     if p is not None:
         return p
     if offline or not spec.url:
-        raise DataError(missing_message(spec, data_dirs, cache_dir, dataset, offline))
+        raise DataError(missing_message(spec, data_dirs, cache_dir, dataset, offline, origin))
     return download(spec, cache_dir, dataset)

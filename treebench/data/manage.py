@@ -37,11 +37,9 @@ def _source(entry: Any, openml_id: Any) -> str | None:
             return str(f.url)
     if openml_id is not None:
         return f"openml:{openml_id}"
-    origin = entry.spec.get("origin") or {}
-    for key in ("page", "repository", "url", "paper"):
-        if origin.get(key):
-            return str(origin[key])
-    return None
+    from treebench.data.catalog import origin_page
+
+    return origin_page(entry)
 
 
 def list_datasets(
