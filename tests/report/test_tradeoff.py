@@ -89,3 +89,15 @@ def test_no_tradeoff_figure_without_a_lambda_sweep(tmp_path, results_dir):
 
     paths = write_report(results_dir, tmp_path / "out", formats=["html"])
     assert not [p for p in paths["png"] if "lambda_tradeoff" in p.name]
+
+
+def test_tuned_entries_are_named_in_the_legend_not_in_overlapping_labels(tmp_path):
+    from treebench.report.tradeoff import tradeoff_figure
+
+    res = load_results(write_results(tmp_path / "r", _table(), _manifest()))
+    fig = tradeoff_figure(res, "iris")
+    ax_auc = fig.axes[0]
+    assert not [t for t in ax_auc.texts if "(tuned)" in t.get_text()]  # no text beside stars
+    legends = [leg for leg in [ax_auc.get_legend(), *fig.legends] if leg is not None]
+    names = [t.get_text() for leg in legends for t in leg.get_texts()]
+    assert "ECART (tuned)" in names

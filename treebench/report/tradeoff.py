@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
+    ERROR_BAR_NOTE,
     NA,
     Results,
     distinct,
@@ -95,7 +96,8 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
         return None
     fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
     ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
-    colors = _colors(len(lines) + (1 if len(tuned) else 0))
+    n_tuned = tuned["algorithm"].nunique() if len(tuned) else 0
+    colors = _colors(len(lines) + n_tuned)
     lams = allrows["_lam"].to_numpy(float)
     for i, (label, rows) in enumerate(lines):
         x = rows["_lam"].to_numpy(float)
@@ -124,12 +126,10 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
                 vals = rows[f"{metric}_mean"].to_numpy(float)
                 n = rows[f"{metric}_n"].to_numpy(float)
                 y = float(np.nansum(vals * n) / n.sum())
-                ax.plot([x], [y], linestyle="none", marker="*", markersize=10,
-                        color=colors[-1], markeredgecolor="0.1", alpha=0.35 + 0.65 / (j + 1),
-                        zorder=6)
-                if ax is ax_auc:
-                    ax.annotate(f"{alg} (tuned)", (x, y), xytext=(5, 3),
-                                textcoords="offset points", fontsize=6.5, color="0.2")
+                # a colour and a legend entry of its own: names in the legend never overlap
+                ax.plot([x], [y], linestyle="none", marker="*", markersize=11,
+                        color=colors[len(lines) + j], markeredgecolor="0.1", zorder=6,
+                        label=f"{alg} (tuned)" if ax is ax_auc else None)
     pos = lams[lams > 0]
     if len(pos) and (lams == 0).any():
         ax_cost.set_xscale("symlog", linthresh=float(pos.min()))
@@ -141,12 +141,12 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
     ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")
     ax_cost.set_xlabel("λ (weight of the impurity term)\n")
-    if len(lines) <= 3:
+    if len(lines) + n_tuned <= 3:
         ax_auc.legend(fontsize="small", loc="best")
     else:
         fig.legend(fontsize="small", loc="outside right upper")
-    note = "mean ± std over folds and seeds; ★: entries that tune λ, at their mean chosen λ" \
-        if len(tuned) else "mean ± std over folds and seeds"
+    note = f"mean over folds and seeds, {ERROR_BAR_NOTE}" + (
+        "; ★: entries that tune λ, at their mean chosen λ" if len(tuned) else "")
     fig.text(0.01, 0.005, note + " (Zhang & Gionis 2023, Fig. 2)", fontsize=7, color="0.3")
     return fig
 
