@@ -274,14 +274,16 @@ def test_warnings_module_is_quiet_for_clean_files(tmp_path):
         load_dataset("file", {"path": str(p), "delimiter": ";"})
 
 
-def test_readme_documents_every_file_option():
+def test_the_datasets_page_documents_every_file_option():
     from pathlib import Path
 
     from treebench.config import FILE_KEYS
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    text = (docs / "datasets.md").read_text()
     for key in (*FILE_KEYS, "name"):
         assert f"| `{key}` |" in text, key
+    text = "\n".join(p.read_text() for p in sorted(docs.glob("*.md")))
     for words in ("treebench binarizers", "treebench datasets info", "max_columns", "unstratifiable", "test_files"):
         assert words in text, words
 
