@@ -555,7 +555,7 @@ def _pct(v: Any) -> str:
 
 
 def _secs(v: Any) -> str:
-    """Every printed time in one format (issue 8, A12): 3 significant digits and ``s``."""
+    """Every printed time in one format: 3 significant digits and ``s``."""
     from treebench.report.tables import fmt_seconds
 
     return "n/a" if v is None else f"{fmt_seconds(v)} s"

@@ -276,7 +276,7 @@ def frame_to_dataset(
     list of column names or positions (positions count the file's columns, label included). A
     list is the truth: every other column is numeric, and a value there that is no number is an
     error naming its row, column and value, or with ``bad_values: missing`` a missing value
-    reported in ``notes`` (issue 8 A5). Returns X, y, categorical names and the number of
+    reported in ``notes``. Returns X, y, categorical names and the number of
     training rows (None without a split).
     """
     notes = [] if notes is None else notes
