@@ -140,8 +140,8 @@ def sweep(tmp: Path, cfg: dict, address: str, workers: list[int],
     f0 = FIXED_CPU[0]
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    s = api.run_experiment(path, out=out, backend="dask", address=address, progress=False,
-                           report=False)
+    s = api.run_experiment(path, api.RunOptions(out=out, backend="dask", address=address, progress=False,
+                           report=False))
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     w1 = cpu_seconds(workers)

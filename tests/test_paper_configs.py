@@ -94,8 +94,8 @@ def test_greediness_ci_profile_reproduces(tmp_path):
     """What `make reproduce` does for one config (embedded generators, no data files)."""
     from treebench.verify import verify_results
 
-    s = api.run_experiment(ROOT / "configs" / "topk-greediness.yaml", profile="ci",
-                           out=tmp_path / "g", n_jobs=2, progress=False, report=False)
+    s = api.run_experiment(ROOT / "configs" / "topk-greediness.yaml", api.RunOptions(profile="ci",
+                           out=tmp_path / "g", n_jobs=2, progress=False, report=False))
     assert s.exit_code == 0
     v = verify_results(tmp_path / "g")
     assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
@@ -107,8 +107,8 @@ def test_figure4_ci_profile_reproduces(tmp_path):
     _need_data("papers/topk/categorical/dataset_car.csv")
     from treebench.verify import verify_results
 
-    s = api.run_experiment(ROOT / "configs" / "topk-figure4.yaml", profile="ci",
-                           out=tmp_path / "f4", n_jobs=2, progress=False)
+    s = api.run_experiment(ROOT / "configs" / "topk-figure4.yaml", api.RunOptions(profile="ci",
+                           out=tmp_path / "f4", n_jobs=2, progress=False))
     assert s.exit_code == 0 and s.counts == {"ok": 150}
     v = verify_results(tmp_path / "f4")
     assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]
@@ -129,7 +129,8 @@ def test_every_config_validates_and_expands(path):
 def test_quickstart_runs_end_to_end_on_embedded_data(tmp_path, monkeypatch):
     """What `make run` promises: embedded data only, every cell ok, tables and report written."""
     monkeypatch.delenv("TREEBENCH_DATA_DIR", raising=False)
-    s = api.run_experiment(ROOT / "configs" / "quickstart.yaml", out=tmp_path / "qs", progress=False)
+    s = api.run_experiment(ROOT / "configs" / "quickstart.yaml",
+                           api.RunOptions(out=tmp_path / "qs", progress=False))
     assert s.exit_code == 0 and s.counts == {"ok": s.n_cells} and s.n_cells == 170
     # the four non-greedy families run beside CART, on the same 0/1 columns
     assert {"topk", "dpdt", "gosdt", "ecart", "cart"} <= set(
@@ -176,8 +177,8 @@ def test_ngi_ci_profiles_reproduce(tmp_path):
 
     for name, n_cells in (("ngi-iris", 12), ("ngi-table", 200)):
         out = tmp_path / name
-        s = api.run_experiment(ROOT / "configs" / f"{name}.yaml", profile="ci", out=out,
-                               n_jobs=2, progress=False)
+        s = api.run_experiment(ROOT / "configs" / f"{name}.yaml", api.RunOptions(profile="ci", out=out,
+                               n_jobs=2, progress=False))
         assert s.exit_code == 0 and s.counts == {"ok": n_cells}
         v = verify_results(out)
         assert v.verdicts and v.passed, [x.row() for x in v.verdicts if not x.passed]

@@ -3,7 +3,7 @@
 
 No printing of science here beyond progress; return values carry the outcome.
 
-Results are never discarded silently (issue 8, A8): a run or sweep adds its cells to the results
+Results are never discarded silently: a run or sweep adds its cells to the results
 directory, the tables are rebuilt from every cell file there, and rerunning finished cells
 (``force``) needs ``overwrite=True``.
 """
@@ -24,8 +24,8 @@ from treebench.cells import Cell, Skipped, expand_all
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 
-# the same as `schema.ERROR_STATUSES` and `schema.FAILED_STATUSES` (a test checks it), written
-# out so that importing this module (and a rerun with nothing to do) does not load pandas
+# the same as `schema.ERROR_STATUSES` (a test checks it), written out because importing the
+# schema loads numpy (through the metric registry), which importing this module does not
 FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
 RETRYABLE = ("timeout", "oom", "error", "crashed")
 
@@ -221,7 +221,7 @@ def _missing_uses(cells: list[Cell], dataset: str) -> list[tuple[str, dict[str, 
 
 def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool | None,
                  notes: list[str] | None = None) -> int:
-    """The dry run's data check (issue 8, A10): load each dataset (from the cache), run the
+    """The dry run's data check: load each dataset (from the cache), run the
     checks the run's preflight runs (labels, split, missing and infinite values against the
     learners, `treebench.data.checks`), make the first split and fit each binarization on it,
     for every dataset/label/binarizer combination the cells use, without fitting any learner.
@@ -306,7 +306,7 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
 
 
 def note_cluster_run(out: Path, run: Any) -> None:
-    """Record in ``manifest.json`` what ran a dask/ray run's cells (issue 15): the last run's
+    """Record in ``manifest.json`` what ran a dask/ray run's cells: the last run's
     entry and the top level get ``n_jobs_used`` = the worker threads that returned records
     (what ran at once, not ``-j``) and ``cluster`` = `ClusterRun.to_manifest` (workers,
     threads, hosts, address). Written also when the run was interrupted or lost its cluster."""
@@ -392,66 +392,100 @@ def exit_code_for(counts: Counter, fail_on: str) -> int:
     return 0
 
 
-def run_experiment(
-    config: str | Path | Experiment,
-    *,
-    out: str | Path | None = None,
-    n_jobs: int | None = None,
-    backend: str | None = None,
-    time_limit: float | None = None,
-    memory_limit: float | None = None,
-    force: bool = False,
-    overwrite: bool = False,
-    retry: tuple[str, ...] = (),
-    fail_on: str = "error",
-    seed: int | None = None,
-    sweep: dict[str, list[Any]] | None = None,
-    overrides: dict[str, Any] | None = None,
-    data_dirs: list[str] | None = None,
-    offline: bool | None = None,
-    progress: bool = True,
-    report: bool = True,
-    profile: str | None = None,
-    address: str | None = None,
-    add_experiment: bool = False,
-) -> RunSummary:
+@dataclass(frozen=True)
+class RunOptions:
+    """How `run_experiment` runs a config: the options of ``treebench run`` and ``sweep``.
+
+    ``seed``, ``time_limit``, ``memory_limit``, ``sweep``, ``overrides`` and ``profile`` change
+    the experiment (``profile`` applies a named reduction of its ``profiles:``); ``out``,
+    ``n_jobs``, ``backend`` and ``address`` say where and how its cells run (the config's
+    ``execution:`` when None). ``retry`` reruns the cells with those statuses; ``force`` reruns
+    every cell and needs ``overwrite`` when the directory holds finished cells;
+    ``add_experiment`` lets a config write into a folder that holds another experiment's cells.
+    ``fail_on`` picks the exit code (`exit_code_for`); ``report=False`` skips the report."""
+
+    out: str | Path | None = None
+    n_jobs: int | None = None
+    backend: str | None = None
+    address: str | None = None
+    seed: int | None = None
+    time_limit: float | None = None
+    memory_limit: float | None = None
+    sweep: dict[str, list[Any]] | None = None
+    overrides: dict[str, Any] | None = None
+    profile: str | None = None
+    force: bool = False
+    overwrite: bool = False
+    retry: tuple[str, ...] = ()
+    add_experiment: bool = False
+    fail_on: str = "error"
+    data_dirs: list[str] | None = None
+    offline: bool | None = None
+    progress: bool = True
+    report: bool = True
+
+
+def run_experiment(config: str | Path | Experiment, options: RunOptions | None = None) -> RunSummary:
     """Validate, plan and run an experiment; consolidate tables; write the report.
 
     Finished cells are kept: a rerun resumes, a sweep into the same directory adds its cells,
-    ``retry`` reruns the cells with those statuses (under the limits given now; a cell's id does
-    not depend on its limits). ``force`` reruns every cell and needs ``overwrite`` when the
-    directory holds finished cells.
+    ``options.retry`` reruns the cells with those statuses (under the limits given now; a cell's
+    id does not depend on its limits).
 
     A rerun with nothing to do answers from the plan cache (the cell ids that this exact config
     text, overrides and sweep expanded to last time) without validating again or importing any
     learner, so it takes a fraction of a second.
 
-    ``profile`` applies a named reduction of the config first (its ``profiles:``).
-    ``add_experiment`` lets a config write into a folder that holds another experiment's cells.
-
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
     claims are checked on exactly those (`treebench.results.experiments`)."""
-    if fail_on not in ("error", "timeout", "never"):
-        raise UserError(f"--fail-on must be error, timeout or never (got {fail_on!r}).")
-    bad = [r for r in retry if r not in RETRYABLE]
-    if bad:
-        raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
-    if n_jobs is not None:
-        check_n_jobs(n_jobs)
-    key = _plan_key(config, seed=seed, overrides=overrides, sweep=sweep) if profile is None else None
-    if key is not None and not force and not add_experiment:
-        fast = _nothing_to_do(key, config, out, retry=retry, fail_on=fail_on, report=report)
+    o = options if options is not None else RunOptions()
+    _check_options(o)
+    key = None
+    if o.profile is None:
+        key = _plan_key(config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
+    if key is not None and not o.force and not o.add_experiment:
+        fast = _nothing_to_do(key, config, o.out, retry=o.retry, fail_on=o.fail_on,
+                              report=o.report)
         if fast is not None:
             return fast
-    from treebench.execute.executor import effective_n_jobs
-
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(
-        config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-        overrides=overrides, sweep=sweep, applied=applied, profile=profile,
+        config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,
+        overrides=o.overrides, sweep=o.sweep, applied=applied, profile=o.profile,
     )
-    out_dir = Path(out) if out is not None else default_out(exp)
-    if force and not overwrite:
+    out_dir = Path(o.out) if o.out is not None else default_out(exp)
+    _check_out_dir(exp, out_dir, o)
+    pl = plan(exp, out_dir, force=o.force, retry=o.retry)
+    o = _resolve_execution(exp, o)
+    check_writable(out_dir)
+    data_notes = preflight_datasets(exp, pl.to_run, o.data_dirs, o.offline)
+    summary, pl = _run_under_lock(exp, pl, out_dir, o)
+    summary.sweep_applied = applied
+    summary.pairs_skipped = pl.pairs_skipped
+    summary.splits, summary.data_warnings = exp.split_summary(), data_notes
+    if key is not None and not summary.interrupted:
+        from treebench.results.experiments import record_key
+
+        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
+                       record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
+    return summary
+
+
+def _check_options(o: RunOptions) -> None:
+    """Refuse options that no config can make valid (one sentence each)."""
+    if o.fail_on not in ("error", "timeout", "never"):
+        raise UserError(f"--fail-on must be error, timeout or never (got {o.fail_on!r}).")
+    bad = [r for r in o.retry if r not in RETRYABLE]
+    if bad:
+        raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
+    if o.n_jobs is not None:
+        check_n_jobs(o.n_jobs)
+
+
+def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
+    """Refuse ``force`` over finished cells without ``overwrite``, and a folder holding another
+    experiment's cells without ``add_experiment``."""
+    if o.force and not o.overwrite:
         from treebench.results.store import existing_status
 
         n_done = sum(1 for st in existing_status(out_dir).values() if st == "ok")
@@ -463,50 +497,53 @@ def run_experiment(
     from treebench.results import experiments as xp
 
     try:
-        xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, add_experiment)
+        xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, o.add_experiment)
     except xp.ManifestError:
         pass  # rewritten by this run (with a note)
-    pl = plan(exp, out_dir, force=force, retry=retry)
-    backend = backend or exp.execution.backend
-    n_jobs = n_jobs if n_jobs is not None else exp.execution.n_jobs
+
+
+def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
+    """``o`` with backend, n_jobs and address taken from the config's ``execution:`` where the
+    options leave them unset, checked."""
+    from dataclasses import replace
+
     from treebench.config import BACKENDS
 
+    backend = o.backend or exp.execution.backend
     if backend not in BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")
-    address = address or exp.execution.address
+    address = o.address or exp.execution.address
     if address and backend not in ("dask", "ray"):
         raise UserError(f"--address is for --backend dask or ray (got {backend!r}).")
-    check_writable(out_dir)
-    data_notes = preflight_datasets(exp, pl.to_run, data_dirs, offline)
-    used = 1 if backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
+    n_jobs = o.n_jobs if o.n_jobs is not None else exp.execution.n_jobs
+    return replace(o, backend=backend, address=address, n_jobs=n_jobs)
+
+
+def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
+                    o: RunOptions) -> tuple[RunSummary, Plan]:
+    """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
+    the cells and refresh the tables. Returns the summary and the plan that ran."""
+    from treebench.execute.executor import effective_n_jobs
+
+    n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
+    used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
-    variant = _variant(sweep, overrides, seed)
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         notes = _set_aside_damaged(out_dir)
         if notes:  # their cells are not done after all
-            pl = plan(exp, out_dir, force=force, retry=retry)
+            pl = plan(exp, out_dir, force=o.force, retry=o.retry)
         notes += write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
-                                command="sweep" if sweep else "run", sweep=sweep,
-                                cells=pl.cells, variant=variant)
+                                command="sweep" if o.sweep else "run", sweep=o.sweep,
+                                cells=pl.cells, variant=_variant(o.sweep, o.overrides, o.seed))
         _remove_partial_files(out_dir)
         try:
-            summary = _run_locked(exp, pl, out_dir, n_jobs=n_jobs, backend=backend,
-                                  data_dirs=data_dirs, progress=progress, fail_on=fail_on,
-                                  report=report, address=address, clusters=clusters)
+            summary = _run_locked(exp, pl, out_dir, o, clusters)
         finally:
             if clusters:
                 note_cluster_run(out_dir, clusters[0])
     summary.notes = notes + summary.notes
     summary.n_jobs = clusters[0].n_threads_used if clusters else used
-    summary.sweep_applied = applied
-    summary.pairs_skipped = pl.pairs_skipped
-    summary.splits, summary.data_warnings = exp.split_summary(), data_notes
-    if key is not None and not summary.interrupted:
-        from treebench.results.experiments import record_key
-
-        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
-                       record_key(exp, variant))
-    return summary
+    return summary, pl
 
 
 def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
@@ -652,9 +689,10 @@ def _remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) 
     atomic_write_json(p, cache)
 
 
-def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backend: str,
-                data_dirs: list[str] | None, progress: bool, fail_on: str, report: bool,
-                address: str | None = None, clusters: list[Any] | None = None) -> RunSummary:
+def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
+                clusters: list[Any] | None = None) -> RunSummary:
+    """Run the plan's cells under resolved options (`_resolve_execution`), then refresh the
+    tables and write the report; the caller holds the directory's lock."""
     summary = RunSummary(experiment=exp.name, out=out_dir, n_cells=len(pl.cells))
 
     def _on_cluster(run: Any) -> None:
@@ -672,9 +710,10 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
         context = {"experiment": exp.name, "provenance": provenance()}
         try:
             run_cells(
-                pl.to_run, out_dir, n_jobs=n_jobs, backend=backend, data_dirs=data_dirs,
-                context=context, show_progress=progress, on_result=_count,
-                address=address, data_dir_on_workers=exp.execution.data_dir_on_workers,
+                pl.to_run, out_dir, n_jobs=int(o.n_jobs), backend=str(o.backend),
+                data_dirs=o.data_dirs, context=context, show_progress=o.progress,
+                on_result=_count, address=o.address,
+                data_dir_on_workers=exp.execution.data_dir_on_workers,
                 on_cluster=_on_cluster,
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
@@ -696,8 +735,8 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, *, n_jobs: int, backen
     summary.counts = counts
     if summary.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM
         return summary
-    summary.exit_code = exit_code_for(summary.counts, fail_on)
-    if report and sum(counts.values()):
+    summary.exit_code = exit_code_for(summary.counts, o.fail_on)
+    if o.report and sum(counts.values()):
         summary.report_dir = write_report(out_dir)
     return summary
 

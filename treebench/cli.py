@@ -152,13 +152,13 @@ def _run(
             for note in notes:
                 typer.echo(f"warning: {note}")
             raise typer.Exit(0)
-        summary = api.run_experiment(
-            config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+        summary = api.run_experiment(config, api.RunOptions(
+            out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
             memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
             fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
             offline=True if offline else None, progress=not quiet, report=not no_report,
             profile=profile, address=address, add_experiment=add_experiment,
-        )
+        ))
     _print_summary(summary)
     code = summary.exit_code
     if verify and not summary.interrupted:
@@ -555,7 +555,7 @@ def _pct(v: Any) -> str:
 
 
 def _secs(v: Any) -> str:
-    """Every printed time in one format (issue 8, A12): 3 significant digits and ``s``."""
+    """Every printed time in one format: 3 significant digits and ``s``."""
     from treebench.report.tables import fmt_seconds
 
     return "n/a" if v is None else f"{fmt_seconds(v)} s"

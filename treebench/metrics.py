@@ -485,7 +485,7 @@ for _m in (
     Metric("n_leaves", "leaves of the tree", "tree", per_split=False, dtype="Int64",
            fn=lambda d: d.tree.n_leaves),
     Metric("n_leaves_effective", "leaves after merging sibling leaves that predict the same "
-           "class, recursively (comparable across learner families; issue 8 A16)", "tree",
+           "class, recursively (comparable across learner families)", "tree",
            per_split=False, dtype="Int64", fn=lambda d: _effective_leaves(d.tree)),
     Metric("n_nodes", "nodes of the tree (tests and leaves)", "tree", per_split=False,
            dtype="Int64", fn=lambda d: d.tree.n_nodes),

@@ -1,9 +1,9 @@
-"""Check a results table against the expectations of its config (issue 10, "Reproductions").
+"""Check a results table against the expectations of its config.
 
 `verify_table` evaluates `Expectation`s (schema in `treebench.expectations`) on a results table
 and returns one `Verdict` per check: the measured value, the expected one, their difference and
 pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
-metric (GUIDE §1: metrics are already columns).
+metric (metrics are already columns of the results table).
 
 Missing cells never pass silently: a value aggregate over a selection that holds cells whose
 status is not ``ok`` (timeouts, errors, crashes) fails with that reason, unless the item says

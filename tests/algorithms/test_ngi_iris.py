@@ -71,8 +71,8 @@ def test_ngi_iris_config_reproduces_the_fixture_through_the_runner(tmp_path):
     from treebench.results.store import read_table
 
     root = Path(__file__).resolve().parents[2]
-    s = api.run_experiment(root / "configs" / "ngi-iris.yaml", out=tmp_path / "o",
-                           progress=False, report=False)
+    s = api.run_experiment(root / "configs" / "ngi-iris.yaml", api.RunOptions(out=tmp_path / "o",
+                           progress=False, report=False))
     assert s.exit_code == 0 and s.counts == {"ok": 12}
     table = read_table(tmp_path / "o" / "results.parquet")
     row = table[table["algorithm"] == "ECART"].iloc[0]

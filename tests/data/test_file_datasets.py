@@ -162,7 +162,7 @@ def test_single_class_refused_before_running(tmp_path):
     p = _write(tmp_path / "one.csv", "a,b,y\n1,2,yes\n3,4,yes\n5,6,yes\n")
     exp = validate_config({"name": "x", "datasets": [str(p)], "algorithms": ["cart"], "binarization": "raw"})
     with pytest.raises(DataError, match="single class"):
-        api.run_experiment(exp, out=tmp_path / "o", progress=False, report=False)
+        api.run_experiment(exp, api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     assert not (tmp_path / "o" / "cells").exists()
 
 
@@ -201,7 +201,7 @@ def test_unstratifiable_warning_reaches_row_and_summary(tmp_path):
         "binarization": {"method": "quantile", "params": {"max_splits": 2}}, "split": {"kind": "kfold", "n_splits": 3},
         "execution": {"n_jobs": 1, "backend": "sequential"},
     })
-    s = api.run_experiment(exp, out=tmp_path / "o", progress=False, report=False)
+    s = api.run_experiment(exp, api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     assert s.exit_code == 0 and any("not stratified" in w for w in s.data_warnings)
     assert s.splits == {"small.csv": "kfold (3 folds x 1 seed)"}
     df = read_table(tmp_path / "o" / "results.parquet")

@@ -91,8 +91,8 @@ def test_figure_recipe_draws_in_the_report(tmp_path):
         import sys
         sys.path.insert(0, {str(EXAMPLES)!r})
         import leaves_figure  # registers the figure kind
-        from treebench.api import run_experiment, write_report
-        run_experiment({str(config)!r}, out={str(out)!r}, progress=False, report=False)
+        from treebench.api import RunOptions, run_experiment, write_report
+        run_experiment({str(config)!r}, RunOptions(out={str(out)!r}, progress=False, report=False))
         write_report({str(out)!r})
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}

@@ -488,8 +488,8 @@ import json, sys
 from treebench import api
 from treebench.cli import _print_summary
 from treebench.execute import cluster
-s = api.run_experiment("exp.yaml", out="out", backend="ray", address=sys.argv[1],
-                       progress=False, report=False)
+s = api.run_experiment("exp.yaml", api.RunOptions(out="out", backend="ray", address=sys.argv[1],
+                                                  progress=False, report=False))
 _print_summary(s)
 run = s.cluster
 print("JSON" + json.dumps({

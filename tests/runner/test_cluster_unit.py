@@ -25,8 +25,9 @@ def test_execution_address_needs_a_cluster_backend(write_config):
 
 def test_address_flag_with_a_local_backend_is_one_sentence(write_config, tmp_path):
     with pytest.raises(UserError, match="--address is for --backend dask or ray"):
-        api.run_experiment(write_config(tiny_config()), out=tmp_path / "o", address="tcp://127.0.0.1:1",
-                           progress=False, report=False)
+        api.run_experiment(write_config(tiny_config()),
+                           api.RunOptions(out=tmp_path / "o", address="tcp://127.0.0.1:1",
+                           progress=False, report=False))
 
 
 def test_dask_scheduler_address_is_honoured(monkeypatch):

@@ -22,7 +22,8 @@ from .conftest import tiny_config
 
 def _run(write_config, tmp_path, algorithms, **kw):
     cfg = tiny_config(algorithms=algorithms, split={"kind": "holdout", "seeds": [0]}, **kw)
-    return api.run_experiment(write_config(cfg), out=tmp_path / "out", progress=False, report=False)
+    return api.run_experiment(write_config(cfg),
+                              api.RunOptions(out=tmp_path / "out", progress=False, report=False))
 
 
 def _row(out: Path, algorithm: str) -> pd.Series:
@@ -70,11 +71,13 @@ def test_memory_cap_kills_a_cell_as_oom(write_config, tmp_path):
 def test_exit_codes_follow_fail_on(write_config, tmp_path):
     cfg = write_config(tiny_config(algorithms=[{"name": "test-sleep", "params": {"seconds": 20}}],
                                    split={"kind": "holdout", "seeds": [0]}, limits={"time": 0.5}))
-    s = api.run_experiment(cfg, out=tmp_path / "o", progress=False, report=False)
+    s = api.run_experiment(cfg, api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     assert s.counts["timeout"] == 1 and s.exit_code == 0
-    s = api.run_experiment(cfg, out=tmp_path / "o", progress=False, report=False, fail_on="timeout")
+    s = api.run_experiment(cfg,
+                           api.RunOptions(out=tmp_path / "o", progress=False, report=False, fail_on="timeout"))
     assert s.n_ran == 0 and s.exit_code == 4
-    s = api.run_experiment(cfg, out=tmp_path / "o", progress=False, report=False, fail_on="never")
+    s = api.run_experiment(cfg,
+                           api.RunOptions(out=tmp_path / "o", progress=False, report=False, fail_on="never"))
     assert s.exit_code == 0
 
 
@@ -82,18 +85,21 @@ def test_resume_runs_only_missing_and_retry_reruns_statuses(write_config, tmp_pa
     cfg = tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": [1, 2]}},
                                   {"name": "test-raise"}])
     path = write_config(cfg)
-    s1 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False)
+    s1 = api.run_experiment(path, api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     assert s1.n_ran == 9 and s1.exit_code == 3
     mtimes = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "o" / "cells").glob("*.json")}
-    s2 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False)
+    s2 = api.run_experiment(path, api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     assert s2.n_ran == 0
     assert mtimes == {p.name: p.stat().st_mtime_ns for p in (tmp_path / "o" / "cells").glob("*.json")}
-    s3 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, retry=("error",))
+    s3 = api.run_experiment(path,
+                            api.RunOptions(out=tmp_path / "o", progress=False, report=False, retry=("error",)))
     assert s3.n_ran == 3
     with pytest.raises(UserError, match="--overwrite"):  # issue 8, A8: never discard silently
-        api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, force=True)
-    s4 = api.run_experiment(path, out=tmp_path / "o", progress=False, report=False, force=True,
-                            overwrite=True)
+        api.run_experiment(path,
+                           api.RunOptions(out=tmp_path / "o", progress=False, report=False, force=True))
+    s4 = api.run_experiment(path,
+                            api.RunOptions(out=tmp_path / "o", progress=False, report=False,
+                                           force=True, overwrite=True))
     assert s4.n_ran == 9
     df = read_table(tmp_path / "o" / "results.parquet")
     assert len(df) == 9 and df["cell_id"].is_unique
@@ -102,8 +108,8 @@ def test_resume_runs_only_missing_and_retry_reruns_statuses(write_config, tmp_pa
 def test_same_config_same_table(write_config, tmp_path):
     path = write_config(tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": [1, 3]}},
                                                 {"name": "random-forest", "params": {"n_estimators": 5}}]))
-    a = api.run_experiment(path, out=tmp_path / "a", progress=False, report=False)
-    b = api.run_experiment(path, out=tmp_path / "b", progress=False, report=False)
+    a = api.run_experiment(path, api.RunOptions(out=tmp_path / "a", progress=False, report=False))
+    b = api.run_experiment(path, api.RunOptions(out=tmp_path / "b", progress=False, report=False))
     ta, tb = read_table(a.out / "results.parquet"), read_table(b.out / "results.parquet")
     cols = ["cell_id", "train_accuracy", "test_accuracy", "n_leaves", "test_roc_auc", "status"]
     pd.testing.assert_frame_equal(ta[cols], tb[cols])
@@ -111,9 +117,11 @@ def test_same_config_same_table(write_config, tmp_path):
 
 def test_parallel_loky_backend_matches_sequential(write_config, tmp_path):
     cfg = tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": [1, 2, 3]}}])
-    seq = api.run_experiment(write_config(cfg, "s.yaml"), out=tmp_path / "s", progress=False, report=False)
+    seq = api.run_experiment(write_config(cfg, "s.yaml"),
+                             api.RunOptions(out=tmp_path / "s", progress=False, report=False))
     cfg["execution"] = {"n_jobs": 2, "backend": "loky"}
-    par = api.run_experiment(write_config(cfg, "p.yaml"), out=tmp_path / "p", progress=False, report=False)
+    par = api.run_experiment(write_config(cfg, "p.yaml"),
+                             api.RunOptions(out=tmp_path / "p", progress=False, report=False))
     cols = ["cell_id", "test_accuracy", "n_leaves"]
     pd.testing.assert_frame_equal(read_table(seq.out / "results.parquet")[cols],
                                   read_table(par.out / "results.parquet")[cols])
@@ -189,7 +197,8 @@ def test_kernels_compile_in_the_warm_worker_not_in_cells(write_config, tmp_path)
         split={"kind": "holdout", "seeds": [0, 1]},
         algorithms=[{"name": "topk", "params": {"k": [1, 2], "max_depth": 2}}],
     )
-    s = api.run_experiment(write_config(cfg), out=tmp_path / "o", progress=False, report=False)
+    s = api.run_experiment(write_config(cfg),
+                           api.RunOptions(out=tmp_path / "o", progress=False, report=False))
     df = read_table(s.out / "results.parquet")
     assert (df["status"] == "ok").all()
     assert (df["compile_seconds"] == 0).all()
@@ -199,11 +208,12 @@ def test_dask_backend_runs_the_same_cells(write_config, tmp_path):
     pytest.importorskip("distributed", reason="dask.distributed is not installed (extra `dask`)")
     algs = [{"name": "cart", "params": {"max_depth": [1, 2]}},
             {"name": "random-forest", "params": {"n_estimators": 5, "max_depth": 2}}]
-    seq = api.run_experiment(write_config(tiny_config(algorithms=algs), "s.yaml"), out=tmp_path / "s",
-                             progress=False, report=False)
+    seq = api.run_experiment(write_config(tiny_config(algorithms=algs), "s.yaml"),
+                             api.RunOptions(out=tmp_path / "s", progress=False, report=False))
     cfg = tiny_config(algorithms=algs, execution={"n_jobs": 2, "backend": "dask"}, limits={"time": 60})
     # limits change cell ids, so compare by content rather than id
-    das = api.run_experiment(write_config(cfg, "d.yaml"), out=tmp_path / "d", progress=False, report=False)
+    das = api.run_experiment(write_config(cfg, "d.yaml"),
+                             api.RunOptions(out=tmp_path / "d", progress=False, report=False))
     assert das.counts == {"ok": 9}
     cols = ["dataset", "fold", "algorithm", "algorithm_params", "test_accuracy", "n_leaves"]
     a = read_table(seq.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
@@ -244,8 +254,10 @@ def test_second_run_on_the_same_directory_is_refused(write_config, tmp_path):
     with open(out / ".lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running treebench holds it
         with pytest.raises(UserError, match="another treebench run is writing"):
-            api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
-    s = api.run_experiment(write_config(tiny_config()), out=out, progress=False, report=False)
+            api.run_experiment(write_config(tiny_config()),
+                               api.RunOptions(out=out, progress=False, report=False))
+    s = api.run_experiment(write_config(tiny_config()),
+                           api.RunOptions(out=out, progress=False, report=False))
     assert s.exit_code == 0
 
 

@@ -23,8 +23,9 @@ FORK = {"n_jobs": 1, "backend": "fork"}
 
 
 def _run(write_config, out, **kw):
-    return api.run_experiment(write_config(tiny_config(**kw), f"{out.name}.yaml"), out=out,
-                              progress=False, report=False)
+    return api.run_experiment(write_config(tiny_config(**kw), f"{out.name}.yaml"),
+                              api.RunOptions(out=out,
+                              progress=False, report=False))
 
 
 def _table(out):

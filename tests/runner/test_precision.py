@@ -147,11 +147,12 @@ def test_new_preparation_gives_the_rows_of_the_old_one(write_config, tmp_path, m
         monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
         monkeypatch.setattr(worker, "CHUNK_ROWS", 17)
     monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    new = api.run_experiment(path, out=tmp_path / "new", progress=False, report=False)
+    new = api.run_experiment(path, api.RunOptions(out=tmp_path / "new", progress=False, report=False))
     with monkeypatch.context() as m:
         _old_paths(m)
         m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-        old = api.run_experiment(path, out=tmp_path / "old", progress=False, report=False)
+        old = api.run_experiment(path,
+                                 api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b = result_rows(new.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
     assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}

@@ -51,11 +51,11 @@ def test_chunked_preparation_gives_the_same_cell_rows(write_config, tmp_path, mo
                       algorithms=[{"name": "cart", "params": {"max_depth": [2, 4]}},
                                   {"name": "topk", "params": {"k": 2, "max_depth": 2}}])
     path = write_config(cfg)
-    a = api.run_experiment(path, out=tmp_path / "a", progress=False, report=False)
+    a = api.run_experiment(path, api.RunOptions(out=tmp_path / "a", progress=False, report=False))
     monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
     monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
     monkeypatch.setattr(worker, "CHUNK_ROWS", 11)
-    b = api.run_experiment(path, out=tmp_path / "b", progress=False, report=False)
+    b = api.run_experiment(path, api.RunOptions(out=tmp_path / "b", progress=False, report=False))
     ta = read_table(a.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
     tb = read_table(b.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
     assert (ta["status"] == "ok").all() and len(ta) == 12

@@ -72,20 +72,22 @@ def test_cached_matrices_give_the_rows_of_the_in_memory_path(write_config, tmp_p
                     {"name": "greedy", "params": {"max_depth": 2}},
                     {"name": "topk", "params": {"k": 2, "max_depth": 2}}])
     path = write_config(cfg)
-    built = api.run_experiment(path, out=tmp_path / "built", progress=False, report=False)
+    built = api.run_experiment(path,
+                               api.RunOptions(out=tmp_path / "built", progress=False, report=False))
     files = sorted(cache.glob(f"*{prepared.SUFFIX}"))
     # raw in float32 (CART) and float64 (DPDT), quantile in uint8; permutation and k-fold
     # folds whose quantile thresholds differ have their own files
     assert len(files) >= 3
     stamps = {p: p.stat().st_mtime_ns for p in files}
     monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    hit = api.run_experiment(path, out=tmp_path / "hit", progress=False, report=False)
+    hit = api.run_experiment(path, api.RunOptions(out=tmp_path / "hit", progress=False, report=False))
     assert sorted(cache.glob(f"*{prepared.SUFFIX}")) == files  # read, not written again
     assert all(p.stat().st_size > 0 for p in stamps)
     with monkeypatch.context() as m:  # the cache off: the chunked in-memory path of before
         m.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
         m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-        old = api.run_experiment(path, out=tmp_path / "old", progress=False, report=False)
+        old = api.run_experiment(path,
+                                 api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b, c = result_rows(built.out), result_rows(hit.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
     assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}

@@ -29,7 +29,7 @@ runner = CliRunner()
 def _run(path, out, **kw):
     kw.setdefault("progress", False)
     kw.setdefault("report", False)
-    return api.run_experiment(path, out=out, **kw)
+    return api.run_experiment(path, api.RunOptions(out=out, **kw))
 
 
 # ----------------------------------------------------------------------------- A8 sweeps add

@@ -1,6 +1,6 @@
 """Compiled kernels of DPDT (Kohler, Akrour & Preux, KDD 2025).
 
-Representation (plain arrays, GUIDE §4):
+Representation (plain arrays, so the kernels compile and cache with numba):
 
 * ``Xt`` is the training matrix transposed (``p x n``, C order) so that one feature's values are
   contiguous; ``X`` the same data row-major for per-row tests;

@@ -41,8 +41,8 @@ and its children and returns the recursion's objective and root (the exact depth
 would skip step 1 in the children, and the tree read back would not be the tree the search
 valued).
 
-Without a guess, three exactness-preserving techniques of the optimal-tree literature (issue
-#13, as in Top-k's k = all search, `_topk_kernels`):
+Without a guess, three exactness-preserving techniques of the optimal-tree literature (as in
+Top-k's k = all search, `_topk_kernels`; `docs/search-speed.md`):
 
 * budget-2 nodes are solved exactly by the depth-2 solver from pair counts whatever the
   caller's bound (the leaf is the starting point, not ``ub``): their values are cached as
@@ -293,7 +293,7 @@ def _lookup(s, rows, key, hv, ub, timed_out, lev):
 
 @njit(cache=True)
 def _budget_for(lev, ub, lam):
-    """The depth budget that is enough below ``ub`` (issue #13): a tree costs at least ``lam``
+    """The depth budget that is enough below ``ub``: a tree costs at least ``lam``
     per leaf, so a tree cheaper than ``ub`` has at most L leaves, L the largest integer with
     ``L * lam < ub``, hence depth at most L - 1. Below ``ub`` the trees of depth <= ``lev``
     and those of depth <= min(lev, L - 1) are the same trees, so both budgets have the same
@@ -431,9 +431,9 @@ def solve(s, rows, lev, ub, b):
         floor = lbk
     if s.sim and not timed_out:  # (off under a lower-bound guess: see `_child_lb`)
         floor = similarity_bound(rows, lev, floor, 1.0, 0.0, s.scr.sim_rows, s.scr.sim_val)
-    # Without a guess a budget-2 node is solved exactly, whatever ``ub`` (issue #13): the leaf
+    # Without a guess a budget-2 node is solved exactly, whatever ``ub``: the leaf
     # is the starting point instead of ``ub``, so its value is cached as exact and the row
-    # set is never solved twice at budget 2 (Top-k's search13c change, same argument: the
+    # set is never solved twice at budget 2 (as in Top-k's k = all search, same argument: the
     # optimum of a subproblem does not depend on the caller's bound)
     exact2 = (lev == 2 and s.limited and not timed_out and not s.use_ref
               and s.scr.pair.shape[1] == s.data.F.shape[1])

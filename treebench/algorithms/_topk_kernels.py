@@ -19,7 +19,7 @@ prune further without changing the answer: the similarity lower bound (an optima
 S errs at least err(S') - |S' minus S| times, for a set S' solved before at the same depth; it
 does not hold for k < all, whose search space depends on the rows), and the specialised depth-2
 solver (`treebench.search.depth2`). At depth 1 with every feature a candidate, only equal-error
-features are scored. At k = all also (issue #13, `docs/search-speed.md`):
+features are scored. At k = all also (`docs/search-speed.md`):
 
 * depth-2 nodes are solved exactly, without the caller's bound, so no row set is solved twice
   at depth 2 and its exact value bounds parents and similar sets;

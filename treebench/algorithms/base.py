@@ -1,4 +1,4 @@
-"""Shared behaviour of treebench's tree estimators (GUIDE §3, "Estimators").
+"""Shared behaviour of treebench's tree estimators.
 
 Every algorithm is a scikit-learn classifier: ``ClassifierMixin`` first, then ``BaseEstimator``;
 ``__init__`` stores parameters only; checks live in ``_parameter_constraints``; ``fit`` sets
@@ -52,7 +52,7 @@ class _TreeModel:
     def warmup() -> None:
         """What the runner runs once per worker before timing any fit of this learner (imports
         of a solver library, JIT compilation): nothing by default. A subclass overrides it, or
-        its module defines a ``warmup()`` function (issue 8, A13)."""
+        its module defines a ``warmup()`` function."""
 
     def _check_X(self, X):
         check_is_fitted(self)

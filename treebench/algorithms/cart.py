@@ -5,7 +5,7 @@ conversion only maps its leaf markers (-2 features, -1 children). The per-node c
 then counted again from the training rows (scikit-learn ≥ 1.4 stores fractions, and fractions
 times totals give ``55.00000000000001``), and every leaf is labelled by treebench's tie rule
 (majority, ties to the more frequent training class, then the lower index) instead of
-scikit-learn's lowest-index rule (issue 8, A16).
+scikit-learn's lowest-index rule (`docs/conventions.md`).
 
 Missing values (NaN) in the features are routed natively, as scikit-learn's trees do since 1.3:
 at each split, the side that lowers impurity most; the tree keeps that choice per node

@@ -1,6 +1,6 @@
 """`FitContext`: everything a learner may need beyond ``X`` and ``y``, in one typed object.
 
-The runner builds one per cell from the prepared fold (GUIDE §1); notebooks and tests pass one to
+The runner builds one per cell from the prepared fold; notebooks and tests pass one to
 ``fit(X, y, context=...)`` or just ``sample_weight=``. Learners read what they use and ignore the
 rest, so adding a field never changes a learner's signature:
 

@@ -93,6 +93,57 @@ _COMMON_CONSTRAINTS = {
 }
 
 
+def _check_row_limit(n_rows: int, n_classes: int) -> None:
+    """Refuse more rows than a packed state holds: a state packs value rank * shift + class
+    into int32 (`_dpdt_kernels`)."""
+    shift = K.QSHIFT
+    while shift < n_classes:
+        shift *= 2
+    if n_rows * shift >= 2**31:
+        raise ValueError(
+            f"DPDT handles at most {(2**31 - 1) // shift:,} training rows with "
+            f"{n_classes} classes (got {n_rows:,}); subsample the training set."
+        )
+
+
+def _run_dp(solver, RSk):
+    """Solve the root state: (cost, tree, operations, hull, root class totals)."""
+    S = K.presort(solver.Xt)
+    st = RSk.sum(axis=0)
+    h1, h2 = K.row_hash(S[0], solver.Z1, solver.Z2)
+    m = S.shape[1]
+    if solver.terminal(st, m, 0):
+        return (*solver.leaf_entry(st), st)
+    Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
+    seg = None
+    if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see _dpdt_kernels)
+        solver.GS, solver.GQ = S, (Q if Q is not None else np.zeros((1, 1), np.int32))
+        solver.tmp_s = np.empty(m, np.int32)
+        solver.tmp_q = np.empty(m, np.int32)
+        seg = (0, m)
+    return (*solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)), seg), st)
+
+
+def _alpha_path(hull, weight, W, n_cols, task, prior) -> list[dict]:
+    """The trees of the lower convex hull of (path mass, error), by increasing α: from the
+    most accurate tree to the lone leaf, each with the α interval where it is optimal."""
+    path = []
+    for i, (Lv, Ev, tv) in enumerate(hull):
+        # vertex i is optimal for α between the slopes to its neighbours
+        hi = np.inf if i == 0 else (Ev - hull[i - 1][1]) / (hull[i - 1][0] - Lv)
+        lo = 0.0 if i == len(hull) - 1 else (hull[i + 1][1] - Ev) / (Lv - hull[i + 1][0])
+        _, nleaves = _tree_stats(tv, weight)
+        path.append({
+            "alpha_min": float(lo), "alpha_max": float(hi),
+            "training_error": float(Ev), "path_mass": float(Lv),
+            "expected_path_length": float(Lv / W) if W > 0 else 0.0,
+            "n_leaves": int(nleaves),
+            "tree": _to_arrays(tv, n_cols, task, prior),
+        })
+    path.reverse()  # α increasing: from the most accurate tree to the lone leaf
+    return path
+
+
 class _DPDTMixin:
     """Fit logic shared by the classifier and the regressor."""
 
@@ -116,18 +167,8 @@ class _DPDTMixin:
                 return self._solve_layer(X, RS, ctx, prior)
         t_start = time.perf_counter()
         compile_s = warmup()
-        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
-        # scikit-learn's splitter seed for random_state=rs: RandomState(rs).randint(0, 2^31 - 1)
-        sk_rs = self.random_state if isinstance(self.random_state, Integral) else seed
-        sk_seed = int(np.random.RandomState(sk_rs).randint(0, K.SK_RAND_R_MAX))
-        shift = K.QSHIFT  # a state packs value rank * shift + class into int32 (_dpdt_kernels)
-        while shift < RS.shape[1]:
-            shift *= 2
-        if X.shape[0] * shift >= 2**31:
-            raise ValueError(
-                f"DPDT handles at most {(2**31 - 1) // shift:,} training rows with "
-                f"{RS.shape[1]} classes (got {X.shape[0]:,}); subsample the training set."
-            )
+        seed, sk_seed = self._seeds()
+        _check_row_limit(X.shape[0], RS.shape[1])
         sw = ctx.sample_weight
         if np.all(sw > 0):
             Xk, RSk = X, np.ascontiguousarray(RS)
@@ -138,69 +179,53 @@ class _DPDTMixin:
         t0 = time.perf_counter()
         solver = _Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
                          bool(self.alpha_path), sk_seed)
-        S = K.presort(solver.Xt)
-        st = RSk.sum(axis=0)
-        h1, h2 = K.row_hash(S[0], solver.Z1, solver.Z2)
-        m = S.shape[1]
-        if solver.terminal(st, m, 0):
-            res = solver.leaf_entry(st)
-        else:
-            Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
-            seg = None
-            if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see _dpdt_kernels)
-                solver.GS, solver.GQ = S, (Q if Q is not None else np.zeros((1, 1), np.int32))
-                solver.tmp_s = np.empty(m, np.int32)
-                solver.tmp_q = np.empty(m, np.int32)
-                seg = (0, m)
-            res = solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)), seg)
-        cost, tree, ops, hull = res
+        cost, tree, ops, hull, st = _run_dp(solver, RSk)
         task = "regression" if regression else "classification"
         n_cols = 3 if regression else RS.shape[1]
         arrays = _to_arrays(tree, n_cols, task, prior)
         W = solver.weight(st)
         L, _ = _tree_stats(tree, solver.weight)
         err = cost - self.alpha * L
-        info = {
+        info = self._dp_info(solver, cost, err, L, W, ops, regression)
+        info["search_seconds"] = time.perf_counter() - t0
+        info["seconds"] = time.perf_counter() - t_start - compile_s
+        info["compile_seconds"] = compile_s
+        info["search"] = "dp"
+        if not regression:
+            info["training_accuracy"] = 1.0 - float(err) / W if W > 0 else 1.0
+        path = None
+        if hull is not None:
+            path = _alpha_path(hull, solver.weight, W, n_cols, task, prior)
+            info["alpha_path_length"] = len(path)
+        return arrays, info, path
+
+    def _seeds(self) -> tuple[int, int]:
+        """(the solver's seed, scikit-learn's splitter seed) from ``random_state``."""
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        # scikit-learn's splitter seed for random_state=rs: RandomState(rs).randint(0, 2^31 - 1)
+        sk_rs = self.random_state if isinstance(self.random_state, Integral) else seed
+        return seed, int(np.random.RandomState(sk_rs).randint(0, K.SK_RAND_R_MAX))
+
+    def _dp_info(self, solver, cost, err, L, W, ops, regression) -> dict:
+        """``solve_info_`` of a DP search, without its times."""
+        stats = solver.stats
+        return {
             "objective": float(cost),
             "objective_kind": "sse+alpha*path" if regression else "errors+alpha*path",
             "training_error": float(err),
             "expected_path_length": float(L / W) if W > 0 else 0.0,
             "operations": int(ops),
-            "operations_distinct": int(solver.stats["operations_distinct"]),
-            "states": int(solver.stats["states"]),
-            "candidate_splits": int(solver.stats["candidates"]),
-            "generator_calls": int(solver.stats["generator_calls"]),
-            "cache_hits": int(solver.stats["cache_hits"]),
+            "operations_distinct": int(stats["operations_distinct"]),
+            "states": int(stats["states"]),
+            "candidate_splits": int(stats["candidates"]),
+            "generator_calls": int(stats["generator_calls"]),
+            "cache_hits": int(stats["cache_hits"]),
             "cache_entries": len(solver.memo),
-            "cache_full": bool(solver.stats["cache_full"]),
-            "timed_out": bool(solver.stats["timed_out"]),
-            "optimal": bool(self.candidates == "exhaustive" and not solver.stats["timed_out"]),
-            "optimal_for_mdp": not bool(solver.stats["timed_out"]),
-            "search_seconds": time.perf_counter() - t0,
-            "seconds": time.perf_counter() - t_start - compile_s,
-            "compile_seconds": compile_s,
-            "search": "dp",
+            "cache_full": bool(stats["cache_full"]),
+            "timed_out": bool(stats["timed_out"]),
+            "optimal": bool(self.candidates == "exhaustive" and not stats["timed_out"]),
+            "optimal_for_mdp": not bool(stats["timed_out"]),
         }
-        if not regression:
-            info["training_accuracy"] = 1.0 - float(err) / W if W > 0 else 1.0
-        path = None
-        if hull is not None:
-            path = []
-            for i, (Lv, Ev, tv) in enumerate(hull):
-                # vertex i is optimal for α between the slopes to its neighbours
-                hi = np.inf if i == 0 else (Ev - hull[i - 1][1]) / (hull[i - 1][0] - Lv)
-                lo = 0.0 if i == len(hull) - 1 else (hull[i + 1][1] - Ev) / (Lv - hull[i + 1][0])
-                _, nleaves = _tree_stats(tv, solver.weight)
-                path.append({
-                    "alpha_min": float(lo), "alpha_max": float(hi),
-                    "training_error": float(Ev), "path_mass": float(Lv),
-                    "expected_path_length": float(Lv / W) if W > 0 else 0.0,
-                    "n_leaves": int(nleaves),
-                    "tree": _to_arrays(tv, n_cols, task, prior),
-                })
-            path.reverse()  # α increasing: from the most accurate tree to the lone leaf
-            info["alpha_path_length"] = len(path)
-        return arrays, info, path
 
     def _solve_layer(self, X, RS, ctx, prior):
         """The exhaustive generator on the search layer (`_dpdt_layer`): the DP's tree and

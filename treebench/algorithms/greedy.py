@@ -36,6 +36,7 @@ non-constant and do not count towards ``min_samples_leaf``); negative weights ar
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -251,44 +252,113 @@ def prune_mdl(
     are the majority labels) and ``{"n_pruned": nodes removed, "n_replacements": …,
     "mdl_bound": f of the result}``.
     """
-    n_classes = tree.n_classes
-    d = X.shape[1]
-    m = X.shape[0]
-    total_w = float(w.sum())
-    feature = tree.feature.copy()
-    left = tree.left.copy()
-    right = tree.right.copy()
-    label = tree.label.copy()
-    node_w = tree.value.sum(axis=1)
+    m, total_w = X.shape[0], float(w.sum())
 
     def f(err: float, size: int) -> float:
-        return mdl_bound(err / total_w, size, n_features=d, n_classes=n_classes, m=m, delta=delta)
+        return mdl_bound(err / total_w, size, n_features=X.shape[1], n_classes=tree.n_classes,
+                         m=m, delta=delta)
 
-    # rows reaching every node of the grown tree (the rows of j do not change before j is visited)
-    rows_at: dict[int, np.ndarray] = {0: np.arange(m)}
-    for i in range(tree.n_nodes):
-        if feature[i] >= 0:
-            r = rows_at[i]
-            go_right = X[r, feature[i]] > BINARY_THRESHOLD
-            rows_at[left[i]] = r[~go_right]
-            rows_at[right[i]] = r[go_right]
+    st = _PruneState.of(tree)
+    rows_at = _rows_at(tree, X)
+    for j in _inner_postorder(tree):
+        lj, rj = int(st.left[j]), int(st.right[j])
+        err_cur = st.err_sub[lj] + st.err_sub[rj]
+        size_cur = 1 + int(st.size_sub[lj]) + int(st.size_sub[rj])
+        maj = majority_label(tree.value[j], prior)
+        cands = [
+            ("leaf", st.node_w[j] - tree.value[j, maj], 1),
+            ("left", st.err_sub[lj] + st.subtree_error(lj, rows_at[rj], X, y, w),
+             int(st.size_sub[lj])),
+            ("right", st.err_sub[rj] + st.subtree_error(rj, rows_at[lj], X, y, w),
+             int(st.size_sub[rj])),
+            ("keep", err_cur, size_cur),
+        ]
+        fs = [f(st.total_err - err_cur + e, st.total_n - size_cur + s) for _, e, s in cands]
+        best = min(fs)
+        k = next(i for i, v in enumerate(fs) if v <= best + tie_tolerance(best))
+        st.replace(j, cands[k], maj, err_cur, size_cur)
 
-    err_sub = np.zeros(tree.n_nodes)
-    size_sub = np.ones(tree.n_nodes, dtype=np.int64)
-    leaves = tree.is_leaf
-    err_sub[leaves] = node_w[leaves] - tree.value[leaves, label[leaves]]
-    total_err = float(err_sub[leaves].sum())
-    total_n = tree.n_nodes
-    n_replacements = 0
-    n_by_child = 0
+    pruned = _compact(st.feature, st.left, st.right, st.label, X, y, w, tree.n_classes, prior)
+    info = {
+        "n_pruned": tree.n_nodes - pruned.n_nodes,
+        "n_replacements": st.n_replacements,
+        "n_replaced_by_child": st.n_by_child,
+        "mdl_bound": float(f(st.total_err, pruned.n_nodes)),
+    }
+    return pruned, info
 
-    def subtree_error(start: int, rows: np.ndarray) -> float:
+
+@dataclass
+class _PruneState:
+    """The tree being pruned by `prune_mdl` (copies of the grown tree's arrays) with, per node,
+    the weighted training error and the node count of its current subtree."""
+
+    feature: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    label: np.ndarray
+    node_w: np.ndarray  # weighted rows reaching each node of the grown tree
+    err_sub: np.ndarray
+    size_sub: np.ndarray
+    total_err: float
+    total_n: int
+    n_replacements: int = 0
+    n_by_child: int = 0
+
+    @classmethod
+    def of(cls, tree: TreeArrays) -> _PruneState:
+        label = tree.label.copy()
+        node_w = tree.value.sum(axis=1)
+        err_sub = np.zeros(tree.n_nodes)
+        leaves = tree.is_leaf
+        err_sub[leaves] = node_w[leaves] - tree.value[leaves, label[leaves]]
+        return cls(tree.feature.copy(), tree.left.copy(), tree.right.copy(), label, node_w,
+                   err_sub, np.ones(tree.n_nodes, dtype=np.int64),
+                   float(err_sub[leaves].sum()), tree.n_nodes)
+
+    def subtree_error(self, start: int, rows: np.ndarray, X: np.ndarray, y: np.ndarray,
+                      w: np.ndarray) -> float:
+        """Weighted error of the current subtree at ``start`` on ``rows``."""
         if rows.size == 0:
             return 0.0
-        leaf = _route(feature, left, right, X, start, rows)
-        return float(w[rows][label[leaf] != y[rows]].sum())
+        leaf = _route(self.feature, self.left, self.right, X, start, rows)
+        return float(w[rows][self.label[leaf] != y[rows]].sum())
 
-    # iterative post-order over the grown tree
+    def replace(self, j: int, cand: tuple[str, float, int], maj: int, err_cur: float,
+                size_cur: int) -> None:
+        """Apply the winning candidate at inner node ``j`` ("keep" records its subtree)."""
+        kind, err_new, size_new = cand
+        if kind == "keep":
+            self.err_sub[j], self.size_sub[j] = err_cur, size_cur
+            return
+        self.n_replacements += 1
+        if kind == "leaf":
+            self.feature[j], self.left[j], self.right[j], self.label[j] = -1, -1, -1, maj
+        else:
+            self.n_by_child += 1
+            c = self.left[j] if kind == "left" else self.right[j]
+            self.feature[j], self.left[j], self.right[j], self.label[j] = (
+                self.feature[c], self.left[c], self.right[c], self.label[c])
+        self.err_sub[j], self.size_sub[j] = err_new, size_new
+        self.total_err += err_new - err_cur
+        self.total_n += size_new - size_cur
+
+
+def _rows_at(tree: TreeArrays, X: np.ndarray) -> dict[int, np.ndarray]:
+    """Rows reaching every node of the grown tree (the rows of a node do not change before
+    pruning visits it)."""
+    rows_at: dict[int, np.ndarray] = {0: np.arange(X.shape[0])}
+    for i in range(tree.n_nodes):
+        if tree.feature[i] >= 0:
+            r = rows_at[i]
+            go_right = X[r, tree.feature[i]] > BINARY_THRESHOLD
+            rows_at[int(tree.left[i])] = r[~go_right]
+            rows_at[int(tree.right[i])] = r[go_right]
+    return rows_at
+
+
+def _inner_postorder(tree: TreeArrays) -> list[int]:
+    """The inner nodes of ``tree`` in post-order (left subtree, right subtree, node)."""
     order: list[int] = []
     stack = [(0, False)]
     while stack:
@@ -301,44 +371,7 @@ def prune_mdl(
         stack.append((j, True))
         stack.append((int(tree.right[j]), False))
         stack.append((int(tree.left[j]), False))
-
-    for j in order:
-        lj, rj = int(left[j]), int(right[j])
-        err_cur = err_sub[lj] + err_sub[rj]
-        size_cur = 1 + int(size_sub[lj]) + int(size_sub[rj])
-        maj = majority_label(tree.value[j], prior)
-        cands = [
-            ("leaf", node_w[j] - tree.value[j, maj], 1),
-            ("left", err_sub[lj] + subtree_error(lj, rows_at[rj]), int(size_sub[lj])),
-            ("right", err_sub[rj] + subtree_error(rj, rows_at[lj]), int(size_sub[rj])),
-            ("keep", err_cur, size_cur),
-        ]
-        fs = [f(total_err - err_cur + e, total_n - size_cur + s) for _, e, s in cands]
-        best = min(fs)
-        k = next(i for i, v in enumerate(fs) if v <= best + tie_tolerance(best))
-        kind, err_new, size_new = cands[k]
-        if kind == "keep":
-            err_sub[j], size_sub[j] = err_cur, size_cur
-            continue
-        n_replacements += 1
-        if kind == "leaf":
-            feature[j], left[j], right[j], label[j] = -1, -1, -1, maj
-        else:
-            n_by_child += 1
-            c = lj if kind == "left" else rj
-            feature[j], left[j], right[j], label[j] = feature[c], left[c], right[c], label[c]
-        err_sub[j], size_sub[j] = err_new, size_new
-        total_err += err_new - err_cur
-        total_n += size_new - size_cur
-
-    pruned = _compact(feature, left, right, label, X, y, w, n_classes, prior)
-    info = {
-        "n_pruned": tree.n_nodes - pruned.n_nodes,
-        "n_replacements": n_replacements,
-        "n_replaced_by_child": n_by_child,
-        "mdl_bound": float(f(total_err, pruned.n_nodes)),
-    }
-    return pruned, info
+    return order
 
 
 def _compact(feature, left, right, label, X, y, w, n_classes, prior) -> TreeArrays:

@@ -1,8 +1,8 @@
 """`ngi`: low-expected-cost trees by regularised impurity reduction and the paper's baselines.
 
 Zhang & Gionis, "Regularized impurity reduction: accurate decision trees with complexity
-guarantees", DMKD 2023 (``papers/ngi-regularized-impurity-reduction-dmkd2023.txt``), with the
-facts of issue 14 checked against the authors' code.
+guarantees", DMKD 2023, with the
+paper's details checked against the authors' code.
 
 * **Objects** (§6 "Datasets"). Training rows are coalesced: identical feature vectors become one
   object whose label is the (weighted) majority label, ties to the smallest label, and whose
@@ -14,7 +14,7 @@ facts of issue 14 checked against the authors' code.
   ``D = p(S)·(h(S) − h(S|d))``; ``d_term="authors"`` the authors' code's
   ``p(S)·(h(S) − Σ_v p(S_v)·h(S_v))`` with absolute masses (equal at the root; below it the
   authors' form shrinks ``h(S|d)`` and, with unequal costs, rewards cheap non-discriminative
-  tests). The authors' iris seed-42 fixture (issue 14) is reproduced by ``d_term="authors"``
+  tests). The authors' iris seed-42 fixture (``tests/algorithms/test_ngi_iris.py``) is reproduced by ``d_term="authors"``
   with ``min_objects=2``; the paper's form gives the same λ and test AUC there but other trees
   for λ ≤ 10 (training cost 3.009524 instead of 3.228571 at λ = 1).
 * **Stopping** (§3): ``S`` homogeneous, ``p(S) ≤ θ`` (tolerance 1e-7), no test left, or at most

@@ -16,7 +16,7 @@ are labelled by treebench's tie rule from their training counts.
 
 Each class declares a ``warmup()`` that imports its solver library (and fits a toy problem, so
 that lazily loaded native code is in memory): the runner calls it once per worker, outside the
-timed region, so ``fit_seconds`` holds the solver's work and not its import (issue 8, A13).
+timed region, so ``fit_seconds`` holds the solver's work and not its import.
 """
 
 from __future__ import annotations

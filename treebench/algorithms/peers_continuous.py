@@ -1,5 +1,5 @@
-"""Peer solvers on continuous features (optional extra ``peers``), for the DPDT comparisons of
-issue 11 (Kohler, Akrour & Preux, KDD 2025, Table 1):
+"""Peer solvers on continuous features (optional extra ``peers``), for the DPDT comparisons
+(Kohler, Akrour & Preux, KDD 2025, Table 1):
 
 * ``contree``: ConTree (Brița, van der Linden, Demirović et al.) through ``pycontree``: optimal
   depth-D classification trees directly on numeric features (the "Opt" column of Table 1),

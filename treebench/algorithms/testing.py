@@ -87,7 +87,7 @@ class RaiseClassifier(_LeafBase):
 @ALGORITHMS.register("test-kill-worker", tags=("test",))
 class KillWorkerClassifier(_LeafBase):
     """SIGKILLs the process that supervises the cell (its worker), like a node lost mid-cell;
-    for cluster tests (issue 15), where the engine retries the cell on a fresh worker a bounded
+    for cluster tests, where the engine retries the cell on a fresh worker a bounded
     number of times and then records it ``crashed``. Never run it with a local backend: there
     the supervising process may be the driver."""
 

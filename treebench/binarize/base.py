@@ -1,4 +1,4 @@
-"""Binarizer interface (GUIDE §3, "Binarizers").
+"""Binarizer interface.
 
 A binarizer is a scikit-learn transformer fitted on the training fold only:
 ``fit(X: DataFrame, y, sample_weight=None)`` then ``transform(X) -> np.ndarray`` of 0/1

@@ -276,15 +276,37 @@ def frame_to_dataset(
     list of column names or positions (positions count the file's columns, label included). A
     list is the truth: every other column is numeric, and a value there that is no number is an
     error naming its row, column and value, or with ``bad_values: missing`` a missing value
-    reported in ``notes`` (issue 8 A5). Returns X, y, categorical names and the number of
+    reported in ``notes``. Returns X, y, categorical names and the number of
     training rows (None without a split).
     """
     notes = [] if notes is None else notes
     labels = [f"`{p}`" for p in paths] if paths else [r for r, _, _ in parts]
     fixes = opts.get("fixes") or {}
-    split = opts.get("split")
+    df, kinds, n_train = _stack_parts(parts, opts.get("split"), where)
+    spans = _row_spans(parts, labels, opts.get("split"))
+    df, y, label = _take_label(df, fixes, opts, where)
+    drops = [_resolve_column(df, c, "column to drop", where) for c in fixes.get("drop_columns", [])]
+    X = df.drop(columns=[c for c in [label, *drops] if c is not None])
+    if y.isna().any():
+        i = int(np.flatnonzero(y.isna().to_numpy())[0])
+        raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
+    y = _map_labels(y, fixes)
+    categorical = _categorical_columns(df, X, kinds, opts, where, spans, notes)
+    if X.shape[1] == 0:
+        raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
+                        f"header and `label:` (a data file needs at least one feature column).")
+    for c in X.columns:
+        if c not in categorical:
+            X[c] = X[c].astype(np.float64)
+    return X.reset_index(drop=True), _label_values(y), categorical, n_train
+
+
+def _stack_parts(
+    parts: list[tuple[str, pd.DataFrame, dict[str, str]]], split: str | None, where: str,
+) -> tuple[pd.DataFrame, dict[str, str], int | None]:
+    """One table of the parsed parts (training rows first), its column kinds and the number of
+    training rows (None without a split)."""
     roles = [r for r, _, _ in parts]
-    n_train = None
     if split == "prefix":  # Quant-BnB: the train file is a prefix of the full file
         full = next(df for r, df, _ in parts if r == "full")
         train = next(df for r, df, _ in parts if r == "train")
@@ -292,8 +314,8 @@ def frame_to_dataset(
             train.to_numpy(dtype=float), full.iloc[: len(train)].to_numpy(dtype=float), equal_nan=True
         ):
             raise DataError(f"{where}: the training file is not the first rows of the full file, as the catalog expects.")
-        df, kinds, n_train = full, parts[0][2], len(train)
-    elif "train" in roles:
+        return full, parts[0][2], len(train)
+    if "train" in roles:
         order = [p for p in parts if p[0] == "train"] + [p for p in parts if p[0] == "test"]
         n_train = sum(len(p[1]) for p in order if p[0] == "train")
         cols = order[0][1].columns
@@ -303,43 +325,49 @@ def frame_to_dataset(
                     d.columns = cols
                 else:
                     raise DataError(f"{where}: train and test files have different columns.")
-        df = pd.concat([d for _, d, _ in order], ignore_index=True)
-        kinds = order[0][2]
-    else:
-        df = pd.concat([d for _, d, _ in parts], ignore_index=True) if len(parts) > 1 else parts[0][1]
-        kinds = parts[0][2]
+        return pd.concat([d for _, d, _ in order], ignore_index=True), order[0][2], n_train
+    df = pd.concat([d for _, d, _ in parts], ignore_index=True) if len(parts) > 1 else parts[0][1]
+    return df, parts[0][2], None
+
+
+def _row_spans(parts: list[tuple[str, pd.DataFrame, dict[str, str]]], labels: list[str],
+               split: str | None) -> list[tuple[int, int, str]]:
+    """(first row, end row, file label) of each file in the stacked table, for messages."""
+    roles = [r for r, _, _ in parts]
     if split == "prefix":
-        spans = [(0, len(df), labels[[r for r, _, _ in parts].index("full")])]
-    elif "train" in roles:
-        ordered = [k for k, p in enumerate(parts) if p[0] == "train"] + [k for k, p in enumerate(parts) if p[0] == "test"]
-        spans, start = [], 0
-        for k in ordered:
-            spans.append((start, start + len(parts[k][1]), labels[k]))
-            start += len(parts[k][1])
+        return [(0, len(parts[roles.index("full")][1]), labels[roles.index("full")])]
+    if "train" in roles:
+        ordered = [k for k, r in enumerate(roles) if r == "train"] + [k for k, r in enumerate(roles) if r == "test"]
     else:
-        spans, start = [], 0
-        for k, p in enumerate(parts):
-            spans.append((start, start + len(p[1]), labels[k]))
-            start += len(p[1])
-    # label from one-hot columns (steel plates faults)
+        ordered = list(range(len(parts)))
+    spans, start = [], 0
+    for k in ordered:
+        spans.append((start, start + len(parts[k][1]), labels[k]))
+        start += len(parts[k][1])
+    return spans
+
+
+def _take_label(df: pd.DataFrame, fixes: dict[str, Any], opts: dict[str, Any],
+                where: str) -> tuple[pd.DataFrame, pd.Series, Any]:
+    """(the table, the label, the label's column), or, with ``label_from_onehot`` (steel plates
+    faults), the table without those columns, the name of each row's 1 column and None."""
     onehot = fixes.get("label_from_onehot")
-    if onehot:
-        cols = [_resolve_column(df, c, "label_from_onehot column", where) for c in onehot]
-        block = df[cols].to_numpy()
-        if not np.all(block.sum(axis=1) == 1):
-            raise DataError(f"{where}: the one-hot label columns {quote_list(cols)} do not have exactly one 1 per row.")
-        y = pd.Series(np.asarray(cols, dtype=object)[block.argmax(axis=1)])
-        df = df.drop(columns=cols)
-        label = None
-    else:
+    if not onehot:
         label = _resolve_column(df, opts.get("label", -1) if opts.get("label") is not None else -1, "label column", where)
-        y = df[label]
-    drops = [_resolve_column(df, c, "column to drop", where) for c in fixes.get("drop_columns", [])]
-    X = df.drop(columns=[c for c in [label, *drops] if c is not None])
-    if y.isna().any():
-        i = int(np.flatnonzero(y.isna().to_numpy())[0])
-        raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
-    y = _map_labels(y, fixes)
+        return df, df[label], label
+    cols = [_resolve_column(df, c, "label_from_onehot column", where) for c in onehot]
+    block = df[cols].to_numpy()
+    if not np.all(block.sum(axis=1) == 1):
+        raise DataError(f"{where}: the one-hot label columns {quote_list(cols)} do not have exactly one 1 per row.")
+    y = pd.Series(np.asarray(cols, dtype=object)[block.argmax(axis=1)])
+    return df.drop(columns=cols), y, None
+
+
+def _categorical_columns(df: pd.DataFrame, X: pd.DataFrame, kinds: dict[str, str],
+                         opts: dict[str, Any], where: str, spans: list[tuple[int, int, str]],
+                         notes: list[str]) -> list[str]:
+    """The categorical feature columns by the ``categorical`` option, in column order; with a
+    list, every other column is made numeric in place (`_force_numeric`)."""
     cat_opt = opts.get("categorical", "auto")
     auto = [c for c in X.columns if kinds.get(c) in ("nominal", "string") or not pd.api.types.is_numeric_dtype(X[c].dtype)]
     if cat_opt in (None, "auto"):
@@ -358,13 +386,11 @@ def frame_to_dataset(
             raise DataError(f"{where}: categorical column {quote(gone[0])} is the label or a dropped column.")
         categorical = list(dict.fromkeys(named))
         _force_numeric(X, [c for c in X.columns if c not in set(categorical)], opts, where, spans, notes)
-    categorical = [str(c) for c in X.columns if c in set(categorical)]
-    if X.shape[1] == 0:
-        raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
-                        f"header and `label:` (a data file needs at least one feature column).")
-    for c in X.columns:
-        if c not in categorical:
-            X[c] = X[c].astype(np.float64)
+    return [str(c) for c in X.columns if c in set(categorical)]
+
+
+def _label_values(y: pd.Series) -> np.ndarray:
+    """The label as an array: whole floats as integers, text labels as written."""
     yv = y.to_numpy()
     if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)):
         yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
@@ -374,7 +400,7 @@ def frame_to_dataset(
         # classes are the tokens as written, so "1" in a test file is the class 1 of training
         yv = y.astype(str).to_numpy(dtype=str) if kind == "string" or kind.startswith("mixed") \
             else y.to_numpy(dtype=object)
-    return X.reset_index(drop=True), np.asarray(yv), categorical, n_train
+    return np.asarray(yv)
 
 
 def origin_page(entry: CatalogEntry) -> str | None:

@@ -2,15 +2,15 @@
 
 The runner's preflight calls `check_dataset_split` once per (dataset, split): what would give
 wrong numbers with exit code 0 is refused with one sentence (`DataError`, exit code 2), what only
-needs saying is returned as warnings for the run summary (issue 8):
+needs saying is returned as warnings for the run summary:
 
-* a label with a single class (A4): nothing to learn, every accuracy is 1;
-* a predefined test file whose labels the training rows never have (A3): those rows can never
+* a label with a single class: nothing to learn, every accuracy is 1;
+* a predefined test file whose labels the training rows never have: those rows can never
   be predicted, so accuracy is silently low (adult's test file writes ``<=50K.`` with a dot);
   ``label_map:`` fixes the spelling, ``unseen_test_labels: allow`` accepts them knowingly
   (KDD Cup 99's test file adds attack types on purpose);
 * ``split: predefined`` on a dataset without a test file;
-* a stratified split that cannot stay stratified (A15): a warning, or a refusal with
+* a stratified split that cannot stay stratified: a warning, or a refusal with
   ``split.unstratifiable: error``;
 * a regression target (``meta["task"] == "regression"``) has no classes: only a constant
   target is refused, and its splits are never stratified;

@@ -1,6 +1,6 @@
 """Finding data files: data directories, then the user cache, then the origin when online.
 
-Lookup order for every catalog file (issue "Finding the files"):
+Lookup order for every catalog file:
 1. each directory of ``--data-dir`` / ``TREEBENCH_DATA_DIR`` (a path list), at the file's catalog
    path or one of its alternative paths, compressed (``.gz``) or not;
 2. the user cache ``~/.cache/treebench/files/`` (``TREEBENCH_CACHE_DIR`` overrides the root);

@@ -16,7 +16,7 @@ Kinds (``split.kind`` in a config):
 
 Stratification needs every class in every fold: at least ``n_splits`` rows per class for
 ``kfold`` and 2 for ``holdout``/``train-val-test``. When a class is smaller the split is drawn
-unstratified (plain shuffled k-fold or hold-out) and `Split.warning` says so (issue 8 A15); the
+unstratified (plain shuffled k-fold or hold-out) and `Split.warning` says so; the
 config option ``split.unstratifiable: error`` refuses such a dataset before anything runs instead
 (`treebench.data.checks`).
 """

@@ -1,6 +1,6 @@
 """Reports from a results directory: tables, figures and a self-contained ``index.html``.
 
-GUIDE §1: "results dir ──► report". The report reads ``results.parquet`` (and the optional
+The report is the last step of the pipeline, downstream of the results table. It reads ``results.parquet`` (and the optional
 ``manifest.json``), groups rows into settings (dataset × binarizer × algorithm × parameter
 values), and shows mean ± std over folds of the metrics the workers computed; it computes no
 metric itself. Timed-out and failed cells are counted, marked in figures and listed.

@@ -1,4 +1,4 @@
-"""Read a results directory and group its rows into settings (GUIDE §1, issue 2 "Report").
+"""Read a results directory and group its rows into settings.
 
 A *setting* is one point of the experiment grid: (dataset, split, binarizer, binarizer params,
 algorithm, ``param_*`` and ``bparam_*`` values). Its rows are the folds and seeds of that point.
@@ -181,7 +181,7 @@ def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
 
     names = {c for w in wanted if w in registry.names() for c in registry.columns(w)}
     names |= set(wanted)  # a config may also name a column
-    names |= {f"{c}_effective" for c in names}  # leaves also as merged leaves (A16 b)
+    names |= {f"{c}_effective" for c in names}  # leaves also as merged leaves
     return [m for m in recorded if m in names or m in ALWAYS_METRICS]
 
 
@@ -303,7 +303,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
         stats[f"{m}_std"] = std
         stats[f"{m}_n"] = n
     # a setting averaged over fewer folds than another setting of the same dataset and split
-    # is not comparable fold for fold (issue 8, A14): flagged in tables and figures
+    # is not comparable fold for fold: flagged in tables and figures
     group = out["dataset"].astype(str) + "\x1f" + out["split"].astype(str)
     # (a setting with no finished cell is not "averaged over fewer folds": it has no mean)
     stats["folds_differ"] = ((out["n_ok"] > 0)

@@ -306,7 +306,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
 
 def size_metric(settings: pd.DataFrame) -> str:
     """``n_leaves_effective`` (same-label sibling leaves merged, comparable across learner
-    families: issue 8 A16 b) where recorded, else ``n_leaves``."""
+    families) where recorded, else ``n_leaves``."""
     if "n_leaves_effective_n" in settings and settings["n_leaves_effective_n"].sum() > 0:
         return "n_leaves_effective"
     return "n_leaves"
@@ -369,7 +369,7 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
     with matplotlib.rc_context(RC):
         for fmt in formats:
             # never `with_suffix`: a stem like ``x.csv__test_accuracy`` would lose everything
-            # after the dataset name's dot (issue 8, A1)
+            # after the dataset name's dot
             p = base.parent / f"{base.name}.{fmt}"
             tmp = base.parent / f".{base.name}.{fmt}.{os.getpid()}.tmp"
             if fmt == "svg":
@@ -608,7 +608,7 @@ def start_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png"
                   n_jobs: int = -1) -> PendingFigures:
     """`write_figures` in two steps: start drawing the figures that changed (in forked
     workers) and return at once; `PendingFigures.finish` waits for them and returns what
-    `write_figures` returns. The report writes its tables in between (issue 9, item 9)."""
+    `write_figures` returns. The report writes its tables in between."""
     return PendingFigures(results, out, formats, n_jobs)
 
 

@@ -1,5 +1,5 @@
 """Atomic file writes for the report: a temporary name in the same folder, then a rename, so
-Ctrl-C (or a crash) during a report never leaves a half-written file (issue 8, A12)."""
+Ctrl-C (or a crash) during a report never leaves a half-written file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A folder of experiments (``results/<experiment>/``): every experiment's report, a top-level
-index and a cross-experiment summary (issue 8, B).
+index and a cross-experiment summary.
 
 The index has one row per experiment: name, cells by status, datasets, algorithms, last update
 and a link to its report. When a dataset appears in several experiments, ``across.csv`` /

@@ -54,7 +54,7 @@ def metric_label(metric: str) -> str:
 
 
 def fmt_seconds(x: float) -> str:
-    """Seconds in one format everywhere (issue 8, A12): three significant digits, positional
+    """Seconds in one format everywhere: three significant digits, positional
     (``0.00123``, ``0.5``, ``12.3``; whole seconds from 1000 on), never scientific notation."""
     import numpy as np
 
@@ -101,7 +101,7 @@ FOLDS_MARK = "†"
 
 def ok_total(row: pd.Series) -> str:
     """``3/5``, with `FOLDS_MARK` when the setting's mean is over fewer folds than other
-    settings of its dataset (issue 8, A14)."""
+    settings of its dataset."""
     mark = FOLDS_MARK if bool(row.get("folds_differ", False)) else ""
     return f"{int(row['n_ok'])}/{int(row['n_total'])}{mark}"
 

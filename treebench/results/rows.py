@@ -1,4 +1,4 @@
-"""The one place a results row and a cell record are built (issue 9, item 6).
+"""The one place a results row and a cell record are built.
 
 A *row* is one line of the results table (`treebench.results.schema`): the cell's identity, its
 parameters as ``param_*``/``bparam_*`` columns, what the fit measured, what the runner measured

@@ -1,4 +1,4 @@
-"""The results table: one row per cell (GUIDE §1, issue 2 "Executor and results").
+"""The results table: one row per cell (`docs/results-columns.md`).
 
 Fixed columns are listed in `COLUMNS` with their pandas dtype. Algorithm parameters appear as
 ``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype in

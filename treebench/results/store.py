@@ -252,7 +252,7 @@ def _as_text(v: Any) -> Any:
 
 
 def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
-    """Each param_* column with its own type (issue 8, A12): no JSON-quoted strings."""
+    """Each param_* column with its own type: no JSON-quoted strings."""
     import pandas as pd
 
     from treebench.results import schema

@@ -1,7 +1,7 @@
 """The search layer: shared machinery of treebench's non-greedy (branch-and-bound) learners.
 
 One concept per module, every hot function a numba ``@njit(cache=True)`` kernel over plain
-arrays or records of arrays (GUIDE §4):
+arrays or records of arrays:
 
 * `bitset`: row sets as uint64 bitsets (packing, popcount, hashing, splitting a set);
 * `counts`: (weighted) class counts of a row set, per feature and per feature pair;

@@ -7,7 +7,7 @@ and ``obj[e]`` the value. The policy shared by every search: entries are never e
 refusals), so a search becomes slower, never wrong, and its memory stays under the cap
 (`entries_for_mb`).
 
-Keys are compact (issue #13): an entry does not store its row set (``ceil(n / 64)`` words, 400
+Keys are compact: an entry does not store its row set (``ceil(n / 64)`` words, 400
 bytes for 3,190 rows), only two fingerprints of it, so an entry is 88 bytes whatever ``n``.
 ``hash`` is `bitset.row_hash` (it also picks the bucket); ``key`` is `row_key`, the row set's
 bitset read as a polynomial over the prime field of ``p = 2^61 - 1`` evaluated at a fixed point

@@ -1,4 +1,5 @@
-"""Translators from external solvers' trees to `TreeArrays` (GUIDE §3: translated once, here).
+"""Translators from external solvers' trees to `TreeArrays`: every solver with
+other conventions is translated once, here (`docs/conventions.md`).
 
 Each adapter documents the other solver's conventions (which side is "true", whether the root
 counts as depth 1) and is covered by a test comparing predictions.
@@ -168,7 +169,7 @@ def from_nested(
 
 
 # ----------------------------------------------------------------------------- continuous peers
-# (issue 11: the DPDT paper's "Opt" reference and a lookahead cousin)
+# (the DPDT paper's "Opt" reference and a lookahead cousin)
 
 
 def describe_contree(node: Any):

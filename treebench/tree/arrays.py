@@ -1,4 +1,4 @@
-"""`TreeArrays`: a binary decision tree as a struct of arrays (GUIDE §3).
+"""`TreeArrays`: a binary decision tree as a struct of arrays (`docs/conventions.md`).
 
 Conventions, shared by every algorithm in treebench:
 

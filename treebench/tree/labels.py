@@ -8,7 +8,7 @@ equal class counts are equal floats.
 
 The Top-k paper leaves ties open; its code and the textbook's ID3 use the majority label. Using
 one rule for every family keeps comparisons fair: two rules changed the test accuracy of
-identical trees on tic-tac-toe from 0.700 to 0.678 (issue 8, item 16a).
+identical trees on tic-tac-toe from 0.700 to 0.678.
 
 **Recount.** `recount` sets ``value`` of every node to the weighted class counts of the training
 rows that reach it (leaves from the data, inner nodes as the sum of their children) and relabels

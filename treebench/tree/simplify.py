@@ -1,4 +1,4 @@
-"""Tree size after merging sibling leaves that predict the same class (issue 8, A16 b).
+"""Tree size after merging sibling leaves that predict the same class.
 
 Greedy learners (CART, greedy, Top-k) keep a split whose two children predict the same label
 when it lowers impurity; optimal solvers (DL8.5, STreeD) never do, since such a split does not
