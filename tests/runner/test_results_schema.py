@@ -51,3 +51,15 @@ def test_schema_rejects(mutate, fragment):
     df = mutate(to_frame(_rows()))
     with pytest.raises(schema.SchemaError, match=fragment):
         schema.validate(df)
+
+
+def test_one_row_check_allows_undefined_metrics_and_names_wrong_values():
+    """NaN is an undefined metric (an AUC on a fold with one class), never out of range."""
+    from treebench.results.schema import check_row
+
+    row = {"status": "ok", "test_roc_auc": float("nan"), "test_accuracy": 0.5, "n_leaves": 3}
+    assert check_row(row) is None
+    assert "outside [0, 1]" in check_row({**row, "test_roc_auc": 1.02})
+    assert "negative" in check_row({**row, "n_leaves": -1})
+    assert "not one of" in check_row({**row, "status": "fine"})
+    assert "whole number" in check_row({**row, "n_leaves": "3"})

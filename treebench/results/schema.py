@@ -215,7 +215,8 @@ def check_row(row: dict) -> str | None:
     if status == "ok":
         for col in UNIT_INTERVAL:
             v = row.get(col)
-            if isinstance(v, int | float) and not isinstance(v, bool) and not 0 <= v <= 1:
+            # NaN (a metric undefined for the cell, e.g. AUC with one class in a fold) is allowed
+            if isinstance(v, int | float) and not isinstance(v, bool) and v == v and not 0 <= v <= 1:
                 return f"its `{col}` value {v!r} is outside [0, 1]"
     return None
 
