@@ -193,13 +193,14 @@ def validate(df: pd.DataFrame) -> None:
 UNIT_INTERVAL = tuple(c for c in METRIC_COLUMNS
                       if c.split("_", 1)[-1] in ("accuracy", "balanced_accuracy", "roc_auc",
                                                  "roc_auc_ovo"))
-_NON_NEGATIVE_PREFIXES = ("n_", "fold", "seed", "depth", "time_limit", "memory_limit")
+#: counts that are never negative (times are measured differences and may round below 0)
+_NON_NEGATIVE_PREFIXES = ("n_", "fold", "depth")
 
 
 def check_row(row: dict) -> str | None:
     """What is wrong with one results row (a cell file's ``row``), or None: an unknown or
     missing status, a value of the wrong type for its column, an accuracy outside [0, 1], a
-    negative count or time. The same rules as `validate`, for one row without pandas."""
+    negative count. The same rules as `validate`, for one row without pandas."""
     status = row.get("status")
     if status not in STATUSES:
         return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
@@ -209,8 +210,7 @@ def check_row(row: dict) -> str | None:
             continue
         if not _fits(v, dtype):
             return f"its `{col}` value {str(v)[:40]!r} is not a {_KIND[dtype]}"
-        if dtype in ("Int64", "Float64") and v < 0 and (
-                col.startswith(_NON_NEGATIVE_PREFIXES) or col.endswith("_seconds")):
+        if dtype in ("Int64", "Float64") and v < 0 and col.startswith(_NON_NEGATIVE_PREFIXES):
             return f"its `{col}` value {v!r} is negative"
     if status == "ok":
         for col in UNIT_INTERVAL:
