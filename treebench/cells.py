@@ -2,12 +2,13 @@
 
 A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination;
 its id is a hash of that canonical spec. Time and memory limits travel with the cell but are
-execution settings, not identity (issue 8, A11): the same config gives the same cell ids under
+execution settings, not identity: the same config gives the same cell ids under
 any limits, so ``--retry timeout --time-limit 120`` reruns only the cells that timed out.
 
-Each learner is paired only with the inputs it accepts (`accepts` / `produces`): a learner that
-needs 0/1 features is never paired with ``raw`` numeric features; `expand` says why a pair was
-skipped, and `unpaired` lists the learners left with no input at all (a config error).
+Each learner is paired only with the inputs it accepts (the registry's pairing rule,
+`treebench.registry.accepts_binarization`): a learner that needs 0/1 features is never paired
+with ``raw`` numeric features, and `expand_all` says why a pair was skipped. A learner left with
+no input at all on some dataset is a config error, caught at validation by the same rule.
 """
 
 from __future__ import annotations
@@ -77,32 +78,6 @@ def cell_id(c: Cell) -> str:
 
 
 # ----------------------------------------------------------------------------- input pairing
-def accepts(algorithm: str) -> frozenset[str]:
-    """Input kinds a learner accepts (``binary``, ``numeric``, ...), from its declaration: the
-    registry entry's input tags where the registry has them, else ``binary_features_only``."""
-    from treebench.registry import ALGORITHMS
-
-    entry = ALGORITHMS.get(algorithm)
-    declared = getattr(entry, "inputs", None)
-    if declared:
-        return frozenset(declared)
-    obj = entry.obj
-    return frozenset({"binary"} if getattr(obj, "binary_features_only", False) else {"binary", "numeric"})
-
-
-def produces(method: str) -> str:
-    """The input kind a binarization method hands to learners: ``numeric`` for methods that pass
-    numbers through (``raw``), else ``binary``."""
-    import numpy as np
-
-    from treebench import registry
-
-    if hasattr(registry, "binarizer_output"):  # the registry's declaration, where it has one
-        return registry.binarizer_output(method)
-    obj = registry.BINARIZERS.get(method).obj
-    return "numeric" if getattr(obj, "output_dtype", np.uint8) == np.float64 else "binary"
-
-
 @dataclass
 class Skipped:
     """A (learner, binarization) pair that `expand` left out, and why."""
@@ -117,30 +92,6 @@ class Skipped:
 class Expansion:
     cells: list[Cell]
     skipped: list[Skipped] = field(default_factory=list)
-
-
-def _binarizations(exp: Experiment, ds: Any, alg: Any) -> list[Any]:
-    """An algorithm's own ``binarization:`` wins, then the dataset's, then the experiment's."""
-    return getattr(alg, "binarization", None) or ds.binarization or exp.binarization
-
-
-def unpaired(exp: Experiment) -> list[tuple[int, str, list[str]]]:
-    """(index, name, binarization methods) of algorithms that no binarization of some dataset
-    suits: a config error, caught at validation."""
-    out = []
-    for i, a in enumerate(exp.algorithms):
-        try:
-            kinds = accepts(a.name)
-        except Exception:  # unknown names are reported by the name check
-            continue
-        for ds, name in zip(exp.datasets, exp.dataset_names(), strict=True):
-            if not a.runs_on(name):  # an entry restricted to other datasets
-                continue
-            methods = [b.method for b in _binarizations(exp, ds, a)]
-            if not any(produces(m) in kinds for m in methods):
-                out.append((i, a.name, methods))
-                break
-    return out
 
 
 #: a grid of more cells than this gets a one-line warning before it is expanded
@@ -221,13 +172,14 @@ def _pairs(exp: Experiment, ds: Any, name: str,
            skipped: dict[tuple[str, str, str], Skipped]) -> list[tuple[Any, Any]]:
     """The (binarization, algorithm entry) pairs that make cells on dataset ``name``; the pairs
     left out because the learner does not accept that input go into ``skipped``."""
+    from treebench.registry import accepts_binarization
+
     pairs: list[tuple[Any, Any]] = []
     for a in exp.algorithms:
         if not a.runs_on(name):  # `datasets:` on the entry names other datasets
             continue
-        kinds = accepts(a.name)
-        for b in _binarizations(exp, ds, a):
-            if produces(b.method) not in kinds:
+        for b in exp.binarization_for(ds, a):
+            if not accepts_binarization(a.name, b.method):
                 key = (name, a.label or a.name, b.method)
                 skipped.setdefault(key, Skipped(*key, reason=(
                     f"{a.name} needs 0/1 features and `{b.method}` passes numeric "

@@ -533,6 +533,11 @@ class Experiment(_Strict):
             return SplitSpec(kind="predefined", seeds=self.split.seeds)
         return self.split
 
+    def binarization_for(self, ds: DatasetSpec, alg: AlgorithmSpec) -> list[BinarizationSpec]:
+        """The binarizations an algorithm entry gets on dataset ``ds``: its own
+        ``binarization`` wins, then the dataset's, then the experiment's."""
+        return alg.binarization or ds.binarization or self.binarization
+
     def split_summary(self) -> dict[str, str]:
         """Display name → the split that dataset gets, in words (for the run summary)."""
         out = {}
@@ -843,19 +848,16 @@ def _check_tasks(exp: Experiment, source: str) -> None:
 
 def _check_input_kinds(exp: Experiment, source: str) -> None:
     """Every algorithm accepts what at least one of each dataset's binarizations produces
-    (the input kinds declared in its registry entry, `treebench.registry.accepts`)."""
-    from treebench.registry import ALGORITHMS, accepts, binarizer_output
+    (the registry's pairing rule, `treebench.registry.accepts_binarization`)."""
+    from treebench.registry import accepts_binarization
 
     names = exp.dataset_names()
     for j, ds in enumerate(exp.datasets):
         for i, a in enumerate(exp.algorithms):
             if not a.runs_on(names[j]):
                 continue
-            # an algorithm's own binarization wins over the dataset's and the experiment's
-            methods = [b.method for b in (a.binarization or ds.binarization or exp.binarization)]
-            kinds = {binarizer_output(m) for m in methods}
-            entry = ALGORITHMS.get(a.name)
-            if not any(accepts(entry, k) for k in kinds):
+            methods = [b.method for b in exp.binarization_for(ds, a)]
+            if not any(accepts_binarization(a.name, m) for m in methods):
                 raise ConfigError(
                     f"{source}: key `algorithms[{i}].name`: algorithm `{a.name}` takes 0/1 "
                     f"features, but dataset `{ds.display_name}` gets only the binarization "
