@@ -96,13 +96,13 @@ def resolve_experiment(
         ov["limits.memory"] = memory_limit
     exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
     if isinstance(config, Experiment) and (ov or profile is not None):
-        from treebench.config import _set_path, apply_profile, validate_config
+        from treebench.config import apply_profile, set_dotted_key, validate_config
 
         raw = exp.model_dump()
         if profile is not None:
             raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
-            _set_path(raw, k, v)
+            set_dotted_key(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
     if sweep:
         source = str(config) if not isinstance(config, Experiment) else "<experiment>"

@@ -470,7 +470,7 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
 
 # ----------------------------------------------------------------------------- directories
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
-    from treebench.config import _loc, _pyd_message  # one wording for config errors
+    from treebench.config import error_location, pydantic_message  # one wording for config errors
     from pydantic import ValidationError
 
     out = []
@@ -479,8 +479,8 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
             out.append(Expectation.model_validate(item))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ConfigError(f"{source}: key `expect[{i}].{_loc(err.get('loc', ()))}`: "
-                              f"{_pyd_message(err)}.") from None
+            raise ConfigError(f"{source}: key `expect[{i}].{error_location(err.get('loc', ()))}`: "
+                              f"{pydantic_message(err)}.") from None
     return out
 
 

@@ -157,7 +157,7 @@ def test_unknown_dataset_parameter(write_config):
 
 def test_constructor_bugs_are_not_config_errors():
     """Only the validation errors an estimator raises become ConfigErrors (issue 9, item 7)."""
-    from treebench.config import _check_params
+    from treebench.config import check_entry_params
     from treebench.registry import Entry
 
     class Buggy:
@@ -170,6 +170,6 @@ def test_constructor_bugs_are_not_config_errors():
                 raise ValueError("a must be >= 0")
 
     with pytest.raises(AttributeError):
-        _check_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
+        check_entry_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
     with pytest.raises(ConfigError, match="a must be >= 0"):
-        _check_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})
+        check_entry_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})
