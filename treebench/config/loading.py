@@ -103,11 +103,11 @@ def set_dotted_key(raw: dict[str, Any], dotted: str, value: Any) -> None:
     path that runs into a value that is neither a mapping nor a list."""
     node: Any = raw
     parts = dotted.split(".")
+    if "" in parts:
+        raise ConfigError(f"key `{dotted}`: a dotted key has a name between every two dots.")
     for i, part in enumerate(parts):
         here = ".".join(parts[:i])
         key: str | int = part
-        if not part:
-            raise ConfigError(f"key `{dotted}`: a dotted key has a name between every two dots.")
         if isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
                 raise ConfigError(f"key `{dotted}`: `{part}` is no index of `{here}`, a list of "
@@ -115,7 +115,7 @@ def set_dotted_key(raw: dict[str, Any], dotted: str, value: Any) -> None:
             key = int(part)
         elif not isinstance(node, dict):
             raise ConfigError(f"key `{dotted}`: `{here}` holds {show(node)}, not a mapping or a "
-                              f"list, so it has no `{part}`.")
+                              f"list, so it has no `{part}`; make `{here}` a mapping or remove it.")
         if i == len(parts) - 1:
             node[key] = value
         else:
