@@ -1,4 +1,4 @@
-"""Input kinds declared in registry entries (issue 9, item 3): one declaration drives
+"""Input kinds declared in registry entries: one declaration drives
 validation, `accepts`, binary-only input checks and scikit-learn's tags."""
 
 from __future__ import annotations

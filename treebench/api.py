@@ -3,7 +3,7 @@
 
 No printing of science here beyond progress; return values carry the outcome.
 
-Results are never discarded silently (issue 8, A8): a run or sweep adds its cells to the results
+Results are never discarded silently: a run or sweep adds its cells to the results
 directory, the tables are rebuilt from every cell file there, and rerunning finished cells
 (``force``) needs ``overwrite=True``.
 """
@@ -221,7 +221,7 @@ def _missing_uses(cells: list[Cell], dataset: str) -> list[tuple[str, dict[str, 
 
 def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool | None,
                  notes: list[str] | None = None) -> int:
-    """The dry run's data check (issue 8, A10): load each dataset (from the cache), run the
+    """The dry run's data check: load each dataset (from the cache), run the
     checks the run's preflight runs (labels, split, missing and infinite values against the
     learners, `treebench.data.checks`), make the first split and fit each binarization on it,
     for every dataset/label/binarizer combination the cells use, without fitting any learner.
@@ -306,7 +306,7 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
 
 
 def note_cluster_run(out: Path, run: Any) -> None:
-    """Record in ``manifest.json`` what ran a dask/ray run's cells (issue 15): the last run's
+    """Record in ``manifest.json`` what ran a dask/ray run's cells: the last run's
     entry and the top level get ``n_jobs_used`` = the worker threads that returned records
     (what ran at once, not ``-j``) and ``cluster`` = `ClusterRun.to_manifest` (workers,
     threads, hosts, address). Written also when the run was interrupted or lost its cluster."""

@@ -16,12 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from treebench.config import Experiment
 
-from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
+from treebench.sweeps import axis_length, expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
 
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
@@ -105,31 +106,6 @@ class GridSizeWarning(UserWarning):
     """A config whose grid has more than `WARN_CELLS` cells."""
 
 
-def axis_length(v: Any) -> int:
-    """How many values the sweep axis ``v`` has (`expand_values`), without listing them."""
-    from treebench.sweeps import _RANGE
-
-    if isinstance(v, dict) and set(v) == {"value"}:
-        return 1
-    if isinstance(v, list):
-        return sum(axis_length(x) if isinstance(x, str) and _RANGE.match(x) else 1 for x in v)
-    if isinstance(v, str):
-        m = _RANGE.match(v)
-        if m:
-            return max(int(m.group(2)) - int(m.group(1)) + 1, 0)
-        if "," in v:
-            return sum(1 for p in v.split(",") if p.strip())
-    return 1
-
-
-def grid_size(params: dict[str, Any]) -> int:
-    """The number of points of ``grid(params)``, from the axes' lengths."""
-    n = 1
-    for v in params.values():
-        n *= axis_length(v)
-    return n
-
-
 def count_cells(exp: Experiment) -> int:
     """How many cells `expand_all` makes at most (before merging duplicate grid points),
     counted from the axes' lengths without expanding anything."""
@@ -197,63 +173,52 @@ def expand(exp: Experiment) -> list[Cell]:
 def expand_all(exp: Experiment) -> Expansion:
     """All cells, and the (learner, binarization) pairs left out because the learner does not
     accept that input (e.g. Top-k on ``raw`` features). The grid's size is checked first
-    (`check_grid_size`)."""
-    from treebench.data.splits import split_instances
-
+    (`check_grid_size`); a grid point listed twice makes one cell."""
     check_grid_size(exp)
     cells: list[Cell] = []
     skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
-    limits = exp.limits.model_dump()
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
     for i, ds in enumerate(exp.datasets):
-        loader, lparams = ds.loader()
-        sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
-        split = sspec.model_dump()
-        for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
-            split.pop(key, None)
-        seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
         pairs = _pairs(exp, ds, names[i], skipped)
-        # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
-        order = []
-        for b, _ in pairs:
-            if all(b != o for o in order):
-                order.append(b)
-        costs = (ds.costs or exp.costs).cell_spec(exp.seed)
-        grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
-        tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
-        for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, names[i], fold, seed)
-            for b in order:
-                for bp in grids[id(b)]:
-                    if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
-                        bp = {**bp, "missing": ds.binarizer_missing}
-                    for bb, a in pairs:
-                        if bb != b:
-                            continue
-                        for ap in grids[id(a)]:
-                            c = Cell(
-                                id="",
-                                dataset=names[i],
-                                dataset_loader=loader,
-                                dataset_params=lparams,
-                                split=split,
-                                fold=fold,
-                                seed=seed,
-                                binarizer=b.method,
-                                binarizer_params=bp,
-                                algorithm=a.name,
-                                algorithm_label=a.label or a.name,
-                                algorithm_params=ap,
-                                limits=limits,
-                                random_state=rs,
-                                experiment_seed=exp.seed,
-                                costs=costs,
-                                tune=tunes[id(a)],
-                            )
-                            cid = cell_id(c)
-                            if cid in seen:
-                                continue
-                            seen.add(cid)
-                            cells.append(replace(c, id=cid))
+        for c in _dataset_cells(exp, i, names[i], pairs):
+            cid = cell_id(c)
+            if cid not in seen:
+                seen.add(cid)
+                cells.append(replace(c, id=cid))
     return Expansion(cells, list(skipped.values()))
+
+
+def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, Any]]) -> Iterator[Cell]:
+    """The cells (without ids) of dataset ``i`` for its (binarization, algorithm) ``pairs``:
+    fold by fold, binarizations in first-use order, so that cells sharing a binarized fold are
+    adjacent."""
+    from treebench.data.splits import split_instances
+
+    ds = exp.datasets[i]
+    loader, lparams = ds.loader()
+    sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
+    split = sspec.model_dump()
+    for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
+        split.pop(key, None)
+    seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
+    order: list[Any] = []
+    for b, _ in pairs:
+        if all(b != o for o in order):
+            order.append(b)
+    common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams, "split": split,
+              "limits": exp.limits.model_dump(), "experiment_seed": exp.seed,
+              "costs": (ds.costs or exp.costs).cell_spec(exp.seed)}
+    grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
+    tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
+    for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
+        rs = derive_seed(exp.seed, name, fold, seed)
+        for b in order:
+            for bp in grids[id(b)]:
+                if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
+                    bp = {**bp, "missing": ds.binarizer_missing}
+                for a in (a for bb, a in pairs if bb == b):
+                    for ap in grids[id(a)]:
+                        yield Cell(id="", fold=fold, seed=seed, binarizer=b.method, binarizer_params=bp,
+                                   algorithm=a.name, algorithm_label=a.label or a.name,
+                                   algorithm_params=ap, random_state=rs, tune=tunes[id(a)], **common)

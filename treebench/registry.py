@@ -64,7 +64,7 @@ class Entry:
             known = _PARAMETERS.get(key)
         except TypeError:  # an unhashable loader object: read its signature each time
             key, known = None, None
-        if known is None:  # read once per object: every cell asks (issue 9, item 9)
+        if known is None:  # read once per object: every cell asks
             target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
             known = {}
             for p in inspect.signature(target).parameters.values():
@@ -108,8 +108,8 @@ class Registry:
         self.kind = kind
         self._builtin = builtin_modules
         #: name -> the built-in module that registers it, so that looking up one name imports
-        #: that module only (issue 9, item 9: validating `cart` used to import every learner,
-        #: numba and its kernels); names not listed here load everything
+        #: that module only (validating `cart` need not import every learner, numba and its
+        #: kernels); names not listed here load everything
         self._where = dict(builtin_names or {})
         self._group = entry_point_group
         self._entries: dict[str, Entry] = {}

@@ -1,9 +1,9 @@
-"""Check a results table against the expectations of its config (issue 10, "Reproductions").
+"""Check a results table against the expectations of its config (docs/reproductions/index.md).
 
 `verify_table` evaluates `Expectation`s (schema in `treebench.expectations`) on a results table
 and returns one `Verdict` per check: the measured value, the expected one, their difference and
 pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
-metric (GUIDE §1: metrics are already columns).
+metric (metrics are already columns).
 
 Missing cells never pass silently: a value aggregate over a selection that holds cells whose
 status is not ``ok`` (timeouts, errors, crashes) fails with that reason, unless the item says
@@ -283,7 +283,9 @@ def _tolerance(e: Expectation) -> float:
 
 
 # ----------------------------------------------------------------------------- checks
-def _item_name(e: Expectation, index: int) -> str:
+def item_name(e: Expectation, index: int) -> str:
+    """How a claim is named in verdicts and the reproductions page: its ``name``, else its
+    position, aggregate and metric (and selection)."""
     if e.name:
         return e.name
     parts = [f"#{index + 1} {e.agg} {e.metric}"]
@@ -451,7 +453,7 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
     out: list[Verdict] = []
     table = _ix(table)  # normalise each column once for all the selections below
     for i, e in enumerate(expectations):
-        base = _item_name(e, i)
+        base = item_name(e, i)
         try:
             groups = _per_groups(table, e)
         except _Fail as exc:

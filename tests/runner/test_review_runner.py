@@ -1,5 +1,5 @@
-"""Regression tests of the first-release review's runner items (issue 8: A8-A14, A16, B) and
-of the results layer (issue 9, item 6). Each fails on the code before the fix."""
+"""Regression tests of the runner and of the results layer found in reviews. Each fails on the
+code before its fix."""
 
 from __future__ import annotations
 
@@ -510,7 +510,7 @@ def test_data_preparation_has_its_own_budget(write_config, tmp_path, monkeypatch
     assert s.counts == {"ok": 1}
 
 
-# ----------------------------------------------------------------------------- issue 9, item 9
+# ----------------------------------------------------------------------------- fast reruns
 def test_fork_backend_matches_sequential(write_config, tmp_path):
     cfg = tiny_config()
     a = _run(write_config(cfg, "a.yaml"), tmp_path / "a", backend="sequential")

@@ -14,7 +14,7 @@ from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
 from treebench.errors import ConfigError
-from treebench.sweeps import expand_values, grid
+from treebench.sweeps import expand_values, grid, grid_size
 from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 
 
@@ -230,8 +230,6 @@ def _points_to_check(params: dict[str, Any]) -> list[dict[str, Any]]:
     """Every point of a small grid; for a large one each value of each axis once, the other
     axes at their first value (a parameter's constraints concern its own value; fitting checks
     the combinations)."""
-    from treebench.cells import grid_size
-
     if grid_size(params) <= CHECK_EVERY_POINT:
         return grid(params)
     axes = {k: expand_values(v) for k, v in params.items()}
