@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from treebench.config import Experiment
 
-from treebench.sweeps import axis_length, expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
+from treebench.sweeps import expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
 
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
