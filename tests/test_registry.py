@@ -1,4 +1,4 @@
-"""Input kinds declared in registry entries (issue 9, item 3): one declaration drives
+"""Input kinds declared in registry entries: one declaration drives
 validation, `accepts`, binary-only input checks and scikit-learn's tags."""
 
 from __future__ import annotations
@@ -90,3 +90,28 @@ def test_config_refuses_a_binary_learner_without_a_binarizer():
         validate_config(_cfg("raw"))
     validate_config(_cfg([{"method": "raw"}, {"method": "quantile"}]))
     validate_config(_cfg("raw", "cart"))
+
+
+def test_one_pairing_rule_for_validation_and_expansion():
+    """Config validation and cell expansion pair learners with binarizations by the same rule:
+    expansion skips exactly the pairs `accepts_binarization` refuses, and a config whose only
+    binarization is refused for a learner is an error for exactly those learners."""
+    from treebench.cells import expand_all
+    from treebench.errors import ConfigError
+    from treebench.registry import ALGORITHMS, accepts_binarization
+
+    for entry in ALGORITHMS:
+        if entry.missing or entry.name.startswith("test-"):
+            continue
+        dataset = "diabetes" if accepts(entry, "regression") else "iris"
+        both = {"name": "pairing", "datasets": [dataset], "split": {"kind": "holdout"},
+                "binarization": [{"method": "raw"}, {"method": "quantile"}],
+                "algorithms": [{"name": entry.name}]}
+        skipped = {s.binarizer for s in expand_all(validate_config(both)).skipped}
+        assert skipped == {m for m in ("raw", "quantile") if not accepts_binarization(entry.name, m)}
+        raw_only = {**both, "binarization": [{"method": "raw"}]}
+        if accepts_binarization(entry.name, "raw"):
+            validate_config(raw_only)
+        else:
+            with pytest.raises(ConfigError, match="takes 0/1 features"):
+                validate_config(raw_only)

@@ -96,13 +96,13 @@ def resolve_experiment(
         ov["limits.memory"] = memory_limit
     exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
     if isinstance(config, Experiment) and (ov or profile is not None):
-        from treebench.config import _set_path, apply_profile, validate_config
+        from treebench.config import apply_profile, set_dotted_key, validate_config
 
         raw = exp.model_dump()
         if profile is not None:
             raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
-            _set_path(raw, k, v)
+            set_dotted_key(raw, k, v)
         exp = validate_config(raw, source="<experiment>")
     if sweep:
         source = str(config) if not isinstance(config, Experiment) else "<experiment>"
@@ -606,15 +606,23 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
 
 
 def _default_out_of(config: Any) -> Path | None:
-    """results/<name> from the config's ``name:`` line (or its file stem), without YAML."""
-    import re
+    """results/<name> of a config file, cheaply: its top-level ``name`` as the safe YAML reader
+    reads it (a few milliseconds, no schema, no learner imported), else its file stem. None
+    when the file cannot be read or the name is no single folder name; the full path then runs
+    and reports why. A plan cache is trusted only for the exact config text that wrote it, so a
+    name the schema would refuse can never take this path to a wrong result."""
+    import yaml
+
+    from treebench import safe_yaml
 
     try:
-        text = Path(config).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = safe_yaml.load(Path(config).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
-    m = re.search(r"^name:\s*['\"]?([A-Za-z0-9][A-Za-z0-9_.\-]*)['\"]?\s*(#.*)?$", text, re.M)
-    return Path("results") / (m.group(1) if m else Path(config).stem)
+    name = raw.get("name", Path(config).stem) if isinstance(raw, dict) else None
+    if not isinstance(name, str) or not name or Path(name).name != name or name.startswith("."):
+        return None
+    return Path("results") / name
 
 
 def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,

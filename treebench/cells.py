@@ -2,12 +2,13 @@
 
 A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination;
 its id is a hash of that canonical spec. Time and memory limits travel with the cell but are
-execution settings, not identity (issue 8, A11): the same config gives the same cell ids under
+execution settings, not identity: the same config gives the same cell ids under
 any limits, so ``--retry timeout --time-limit 120`` reruns only the cells that timed out.
 
-Each learner is paired only with the inputs it accepts (`accepts` / `produces`): a learner that
-needs 0/1 features is never paired with ``raw`` numeric features; `expand` says why a pair was
-skipped, and `unpaired` lists the learners left with no input at all (a config error).
+Each learner is paired only with the inputs it accepts (the registry's pairing rule,
+`treebench.registry.accepts_binarization`): a learner that needs 0/1 features is never paired
+with ``raw`` numeric features, and `expand_all` says why a pair was skipped. A learner left with
+no input at all on some dataset is a config error, caught at validation by the same rule.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from treebench.config import Experiment
 
-from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
+from treebench.sweeps import expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
 
 # ----------------------------------------------------------------------------- cells
 @dataclass(frozen=True)
@@ -77,32 +79,6 @@ def cell_id(c: Cell) -> str:
 
 
 # ----------------------------------------------------------------------------- input pairing
-def accepts(algorithm: str) -> frozenset[str]:
-    """Input kinds a learner accepts (``binary``, ``numeric``, ...), from its declaration: the
-    registry entry's input tags where the registry has them, else ``binary_features_only``."""
-    from treebench.registry import ALGORITHMS
-
-    entry = ALGORITHMS.get(algorithm)
-    declared = getattr(entry, "inputs", None)
-    if declared:
-        return frozenset(declared)
-    obj = entry.obj
-    return frozenset({"binary"} if getattr(obj, "binary_features_only", False) else {"binary", "numeric"})
-
-
-def produces(method: str) -> str:
-    """The input kind a binarization method hands to learners: ``numeric`` for methods that pass
-    numbers through (``raw``), else ``binary``."""
-    import numpy as np
-
-    from treebench import registry
-
-    if hasattr(registry, "binarizer_output"):  # the registry's declaration, where it has one
-        return registry.binarizer_output(method)
-    obj = registry.BINARIZERS.get(method).obj
-    return "numeric" if getattr(obj, "output_dtype", np.uint8) == np.float64 else "binary"
-
-
 @dataclass
 class Skipped:
     """A (learner, binarization) pair that `expand` left out, and why."""
@@ -119,30 +95,6 @@ class Expansion:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def _binarizations(exp: Experiment, ds: Any, alg: Any) -> list[Any]:
-    """An algorithm's own ``binarization:`` wins, then the dataset's, then the experiment's."""
-    return getattr(alg, "binarization", None) or ds.binarization or exp.binarization
-
-
-def unpaired(exp: Experiment) -> list[tuple[int, str, list[str]]]:
-    """(index, name, binarization methods) of algorithms that no binarization of some dataset
-    suits: a config error, caught at validation."""
-    out = []
-    for i, a in enumerate(exp.algorithms):
-        try:
-            kinds = accepts(a.name)
-        except Exception:  # unknown names are reported by the name check
-            continue
-        for ds, name in zip(exp.datasets, exp.dataset_names(), strict=True):
-            if not a.runs_on(name):  # an entry restricted to other datasets
-                continue
-            methods = [b.method for b in _binarizations(exp, ds, a)]
-            if not any(produces(m) in kinds for m in methods):
-                out.append((i, a.name, methods))
-                break
-    return out
-
-
 #: a grid of more cells than this gets a one-line warning before it is expanded
 WARN_CELLS = 100_000
 #: a grid of more cells than this is refused unless ``execution.max_cells`` (``--max-cells``)
@@ -152,31 +104,6 @@ MAX_CELLS = 1_000_000
 
 class GridSizeWarning(UserWarning):
     """A config whose grid has more than `WARN_CELLS` cells."""
-
-
-def axis_length(v: Any) -> int:
-    """How many values the sweep axis ``v`` has (`expand_values`), without listing them."""
-    from treebench.sweeps import _RANGE
-
-    if isinstance(v, dict) and set(v) == {"value"}:
-        return 1
-    if isinstance(v, list):
-        return sum(axis_length(x) if isinstance(x, str) and _RANGE.match(x) else 1 for x in v)
-    if isinstance(v, str):
-        m = _RANGE.match(v)
-        if m:
-            return max(int(m.group(2)) - int(m.group(1)) + 1, 0)
-        if "," in v:
-            return sum(1 for p in v.split(",") if p.strip())
-    return 1
-
-
-def grid_size(params: dict[str, Any]) -> int:
-    """The number of points of ``grid(params)``, from the axes' lengths."""
-    n = 1
-    for v in params.values():
-        n *= axis_length(v)
-    return n
 
 
 def count_cells(exp: Experiment) -> int:
@@ -221,13 +148,14 @@ def _pairs(exp: Experiment, ds: Any, name: str,
            skipped: dict[tuple[str, str, str], Skipped]) -> list[tuple[Any, Any]]:
     """The (binarization, algorithm entry) pairs that make cells on dataset ``name``; the pairs
     left out because the learner does not accept that input go into ``skipped``."""
+    from treebench.registry import accepts_binarization
+
     pairs: list[tuple[Any, Any]] = []
     for a in exp.algorithms:
         if not a.runs_on(name):  # `datasets:` on the entry names other datasets
             continue
-        kinds = accepts(a.name)
-        for b in _binarizations(exp, ds, a):
-            if produces(b.method) not in kinds:
+        for b in exp.binarization_for(ds, a):
+            if not accepts_binarization(a.name, b.method):
                 key = (name, a.label or a.name, b.method)
                 skipped.setdefault(key, Skipped(*key, reason=(
                     f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
@@ -245,63 +173,52 @@ def expand(exp: Experiment) -> list[Cell]:
 def expand_all(exp: Experiment) -> Expansion:
     """All cells, and the (learner, binarization) pairs left out because the learner does not
     accept that input (e.g. Top-k on ``raw`` features). The grid's size is checked first
-    (`check_grid_size`)."""
-    from treebench.data.splits import split_instances
-
+    (`check_grid_size`); a grid point listed twice makes one cell."""
     check_grid_size(exp)
     cells: list[Cell] = []
     skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
-    limits = exp.limits.model_dump()
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
     for i, ds in enumerate(exp.datasets):
-        loader, lparams = ds.loader()
-        sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
-        split = sspec.model_dump()
-        for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
-            split.pop(key, None)
-        seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
         pairs = _pairs(exp, ds, names[i], skipped)
-        # binarizations in first-use order, so that cells sharing a binarized fold are adjacent
-        order = []
-        for b, _ in pairs:
-            if all(b != o for o in order):
-                order.append(b)
-        costs = (ds.costs or exp.costs).cell_spec(exp.seed)
-        grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
-        tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
-        for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
-            rs = derive_seed(exp.seed, names[i], fold, seed)
-            for b in order:
-                for bp in grids[id(b)]:
-                    if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
-                        bp = {**bp, "missing": ds.binarizer_missing}
-                    for bb, a in pairs:
-                        if bb != b:
-                            continue
-                        for ap in grids[id(a)]:
-                            c = Cell(
-                                id="",
-                                dataset=names[i],
-                                dataset_loader=loader,
-                                dataset_params=lparams,
-                                split=split,
-                                fold=fold,
-                                seed=seed,
-                                binarizer=b.method,
-                                binarizer_params=bp,
-                                algorithm=a.name,
-                                algorithm_label=a.label or a.name,
-                                algorithm_params=ap,
-                                limits=limits,
-                                random_state=rs,
-                                experiment_seed=exp.seed,
-                                costs=costs,
-                                tune=tunes[id(a)],
-                            )
-                            cid = cell_id(c)
-                            if cid in seen:
-                                continue
-                            seen.add(cid)
-                            cells.append(replace(c, id=cid))
+        for c in _dataset_cells(exp, i, names[i], pairs):
+            cid = cell_id(c)
+            if cid not in seen:
+                seen.add(cid)
+                cells.append(replace(c, id=cid))
     return Expansion(cells, list(skipped.values()))
+
+
+def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, Any]]) -> Iterator[Cell]:
+    """The cells (without ids) of dataset ``i`` for its (binarization, algorithm) ``pairs``:
+    fold by fold, binarizations in first-use order, so that cells sharing a binarized fold are
+    adjacent."""
+    from treebench.data.splits import split_instances
+
+    ds = exp.datasets[i]
+    loader, lparams = ds.loader()
+    sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split
+    split = sspec.model_dump()
+    for key in ("seeds", "unstratifiable", "test_files"):  # not part of a cell's identity
+        split.pop(key, None)
+    seeds = list(sspec.seeds) if sspec.seeds else [exp.seed]
+    order: list[Any] = []
+    for b, _ in pairs:
+        if all(b != o for o in order):
+            order.append(b)
+    common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams, "split": split,
+              "limits": exp.limits.model_dump(), "experiment_seed": exp.seed,
+              "costs": (ds.costs or exp.costs).cell_spec(exp.seed)}
+    grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
+    tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
+    for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):
+        rs = derive_seed(exp.seed, name, fold, seed)
+        for b in order:
+            for bp in grids[id(b)]:
+                if ds.binarizer_missing and "missing" not in bp:  # the dataset's policy
+                    bp = {**bp, "missing": ds.binarizer_missing}
+                for a in (a for bb, a in pairs if bb == b):
+                    for ap in grids[id(a)]:
+                        yield Cell(id="", fold=fold, seed=seed, binarizer=b.method, binarizer_params=bp,
+                                   algorithm=a.name, algorithm_label=a.label or a.name,
+                                   algorithm_params=ap, random_state=rs, tune=tunes[id(a)], **common)

@@ -8,8 +8,9 @@ recorded in ``import_errors``, not raised). An entry whose optional dependency i
 listed with the reason and raises `ConfigError` only when created. No if/elif on names anywhere.
 
 Algorithms declare the input kinds they accept (`INPUT_KINDS`: binary, numeric, categorical,
-weights, multiclass, regression); config validation, cell expansion (`accepts`), the
-estimators' own input checks and their scikit-learn tags all read that one declaration.
+weights, multiclass, regression); config validation and cell expansion (through the one
+pairing rule `accepts_binarization`), the estimators' own input checks and their scikit-learn
+tags all read that one declaration.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Entry:
             known = _PARAMETERS.get(key)
         except TypeError:  # an unhashable loader object: read its signature each time
             key, known = None, None
-        if known is None:  # read once per object: every cell asks (issue 9, item 9)
+        if known is None:  # read once per object: every cell asks
             target = self.obj.__init__ if inspect.isclass(self.obj) else self.obj
             known = {}
             for p in inspect.signature(target).parameters.values():
@@ -107,8 +108,8 @@ class Registry:
         self.kind = kind
         self._builtin = builtin_modules
         #: name -> the built-in module that registers it, so that looking up one name imports
-        #: that module only (issue 9, item 9: validating `cart` used to import every learner,
-        #: numba and its kernels); names not listed here load everything
+        #: that module only (validating `cart` need not import every learner, numba and its
+        #: kernels); names not listed here load everything
         self._where = dict(builtin_names or {})
         self._group = entry_point_group
         self._entries: dict[str, Entry] = {}
@@ -232,6 +233,14 @@ def accepts(entry: Entry, kind: str) -> bool:
     if kind not in INPUT_KINDS:
         raise ValueError(f"unknown input kind `{kind}`; known: {', '.join(INPUT_KINDS)}")
     return kind in entry.inputs
+
+
+def accepts_binarization(algorithm: str, method: str) -> bool:
+    """The pairing rule: whether the learner ``algorithm`` accepts what the binarization
+    ``method`` hands it (`binarizer_output`, checked with `accepts`). Config validation refuses
+    a learner that no binarization of some dataset suits; cell expansion leaves the other
+    unsuitable pairs out and reports them."""
+    return accepts(ALGORITHMS.get(algorithm), binarizer_output(method))
 
 
 def binarizer_output(name: str) -> str:

@@ -8,8 +8,8 @@
   of its parameter names that each algorithm has (`SWEEP_AXES`), and `apply_axes` reports which
   one it became per algorithm, so that ``--lambda`` is never silently CART's ``ccp_alpha``.
 
-This module sits below both `treebench.config` and `treebench.cells` (it imports neither), which
-breaks the import circle the two had (issue 9, item 6).
+This module sits below both `treebench.config` and `treebench.cells` (it imports neither), so the
+two never import each other for sweep values.
 """
 
 from __future__ import annotations
@@ -77,6 +77,29 @@ def grid(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     keys = sorted(params)
     axes = [expand_values(params[k]) for k in keys]
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
+
+
+def axis_length(v: Any) -> int:
+    """How many values the sweep axis ``v`` has (`expand_values`), without listing them."""
+    if isinstance(v, dict) and set(v) == {"value"}:
+        return 1
+    if isinstance(v, list):
+        return sum(axis_length(x) if isinstance(x, str) and _RANGE.match(x) else 1 for x in v)
+    if isinstance(v, str):
+        m = _RANGE.match(v)
+        if m:
+            return max(int(m.group(2)) - int(m.group(1)) + 1, 0)
+        if "," in v:
+            return sum(1 for p in v.split(",") if p.strip())
+    return 1
+
+
+def grid_size(params: dict[str, Any]) -> int:
+    """The number of points of ``grid(params)``, from the axes' lengths."""
+    n = 1
+    for v in params.values():
+        n *= axis_length(v)
+    return n
 
 
 def parse_axis(flag: str, text: str) -> list[Any]:

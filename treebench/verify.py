@@ -1,4 +1,4 @@
-"""Check a results table against the expectations of its config.
+"""Check a results table against the expectations of its config (docs/reproductions/index.md).
 
 `verify_table` evaluates `Expectation`s (schema in `treebench.expectations`) on a results table
 and returns one `Verdict` per check: the measured value, the expected one, their difference and
@@ -283,7 +283,9 @@ def _tolerance(e: Expectation) -> float:
 
 
 # ----------------------------------------------------------------------------- checks
-def _item_name(e: Expectation, index: int) -> str:
+def item_name(e: Expectation, index: int) -> str:
+    """How a claim is named in verdicts and the reproductions page: its ``name``, else its
+    position, aggregate and metric (and selection)."""
     if e.name:
         return e.name
     parts = [f"#{index + 1} {e.agg} {e.metric}"]
@@ -451,7 +453,7 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
     out: list[Verdict] = []
     table = _ix(table)  # normalise each column once for all the selections below
     for i, e in enumerate(expectations):
-        base = _item_name(e, i)
+        base = item_name(e, i)
         try:
             groups = _per_groups(table, e)
         except _Fail as exc:
@@ -470,7 +472,7 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
 
 # ----------------------------------------------------------------------------- directories
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
-    from treebench.config import _loc, _pyd_message  # one wording for config errors
+    from treebench.config import error_location, pydantic_message  # one wording for config errors
     from pydantic import ValidationError
 
     out = []
@@ -479,8 +481,8 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
             out.append(Expectation.model_validate(item))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ConfigError(f"{source}: key `expect[{i}].{_loc(err.get('loc', ()))}`: "
-                              f"{_pyd_message(err)}.") from None
+            raise ConfigError(f"{source}: key `expect[{i}].{error_location(err.get('loc', ()))}`: "
+                              f"{pydantic_message(err)}.") from None
     return out
 
 

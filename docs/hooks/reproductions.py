@@ -108,7 +108,7 @@ def _cell(text: str) -> str:
 
 def claims_table(items: list[Any]) -> str:
     """One row per ``expect:`` item: claim, source, rows, measure, check."""
-    from treebench.verify import _item_name
+    from treebench.verify import item_name
 
     rows = ["| claim | source | rows | measure | check |", "|---|---|---|---|---|"]
     for i, e in enumerate(items):
@@ -118,7 +118,7 @@ def claims_table(items: list[Any]) -> str:
         if e.per:
             measure += f", per {', '.join(e.per)}"
         rows.append("| " + " | ".join(_cell(x) for x in (
-            _item_name(e, i), e.source, where_text(e.where), measure, check_text(e))) + " |")
+            item_name(e, i), e.source, where_text(e.where), measure, check_text(e))) + " |")
     return "\n".join(rows)
 
 

@@ -26,7 +26,7 @@ def test_cell_ids_are_stable_and_depend_on_spec_not_execution(write_config):
     b = expand(load_config(write_config(tiny_config(execution={"n_jobs": 2, "backend": "loky"}), "b.yaml")))
     assert [c.id for c in a] == [c.id for c in b]
     c = expand(load_config(write_config(tiny_config(limits={"time": 10, "memory": 500}), "c.yaml")))
-    # issue 8, A11: limits are execution settings, not identity
+    # limits are execution settings, not identity
     assert [x.id for x in a] == [x.id for x in c]
     assert all(x.limits["time"] == 10 and x.limits["memory"] == 500 for x in c)
     d = expand(load_config(write_config(tiny_config(seed=1), "d.yaml")))
@@ -156,8 +156,8 @@ def test_unknown_dataset_parameter(write_config):
 
 
 def test_constructor_bugs_are_not_config_errors():
-    """Only the validation errors an estimator raises become ConfigErrors (issue 9, item 7)."""
-    from treebench.config import _check_params
+    """Only the validation errors an estimator raises become ConfigErrors."""
+    from treebench.config import check_entry_params
     from treebench.registry import Entry
 
     class Buggy:
@@ -170,6 +170,6 @@ def test_constructor_bugs_are_not_config_errors():
                 raise ValueError("a must be >= 0")
 
     with pytest.raises(AttributeError):
-        _check_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
+        check_entry_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
     with pytest.raises(ConfigError, match="a must be >= 0"):
-        _check_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})
+        check_entry_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})

@@ -1,5 +1,5 @@
-"""Regression tests of the first-release review's runner items (issue 8: A8-A14, A16, B) and
-of the results layer (issue 9, item 6). Each fails on the code before the fix."""
+"""Regression tests of the runner and of the results layer found in reviews. Each fails on the
+code before its fix."""
 
 from __future__ import annotations
 
@@ -510,7 +510,7 @@ def test_data_preparation_has_its_own_budget(write_config, tmp_path, monkeypatch
     assert s.counts == {"ok": 1}
 
 
-# ----------------------------------------------------------------------------- issue 9, item 9
+# ----------------------------------------------------------------------------- fast reruns
 def test_fork_backend_matches_sequential(write_config, tmp_path):
     cfg = tiny_config()
     a = _run(write_config(cfg, "a.yaml"), tmp_path / "a", backend="sequential")
@@ -539,6 +539,28 @@ def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
     # a cell removed by hand is noticed: the slow path runs it again
     next((out / "cells").glob("*.json")).unlink()
     assert _run(path, out).n_ran == 1
+
+
+def test_rerun_finds_the_default_folder_by_the_yaml_name(tmp_path):
+    """Without ``--out`` a rerun with nothing to do finds ``results/<name>`` from the config's
+    YAML ``name`` however it is written (here a JSON-style mapping, which a line-based search
+    for ``name:`` missed, so every rerun imported the learners to find out)."""
+    cfg = tmp_path / "exp.yaml"
+    cfg.write_text(json.dumps(tiny_config(name="json-style")), encoding="utf-8")
+    code = (
+        "import sys; from treebench.cli import main; sys.argv = ['treebench', 'run', 'exp.yaml', "
+        "'-q', '--no-report'];\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "heavy = [m for m in ('sklearn', 'numba', 'pandas') if m in sys.modules]\n"
+        "print(code, ','.join(heavy))"
+    )
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=tmp_path)
+    assert (tmp_path / "results" / "json-style" / "results.parquet").is_file(), first.stdout
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, cwd=tmp_path)
+    assert again.stdout.strip().splitlines()[-1].split() == ["0"], again.stdout
+    assert "ran 0 now" in again.stdout
 
 
 def test_api_status_lists_agree_with_the_schema():
