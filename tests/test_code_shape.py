@@ -21,10 +21,6 @@ MAX_PARAMETERS = 10
 #: (empty this tuple then)
 _BEING_REWRITTEN = (
     "treebench/execute/",
-    "treebench/config.py",
-    "treebench/cells.py",
-    "treebench/registry.py",
-    "treebench/sweeps.py",
 )
 
 #: decorators that compile a function with numba: a kernel is one loop nest over plain arrays,

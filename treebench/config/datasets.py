@@ -33,7 +33,7 @@ def unique_dataset_names(datasets: list[DatasetSpec], source: str = "<config>") 
     A dataset's identity is its resolved file path; its display name is the short one it asks
     for. Two different files with the same file name are shown with as many of their folders as
     it takes to tell them apart (``a/x.csv``, ``b/x.csv``); the same file listed twice with
-    different options gets ``#2``, ``#3``. A name given explicitly (``name``/``alias``) that two
+    different options gets a position suffix (``x.csv#2``, ``x.csv#3``). A name given explicitly (``name``/``alias``) that two
     entries share is a config error.
     """
     names = [d.display_name for d in datasets]
