@@ -25,22 +25,20 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-datasets_app = typer.Typer(
-    help="List, inspect and fetch datasets of the catalog; inspect local data files.",
-    invoke_without_command=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.add_typer(datasets_app, name="datasets")
-results_app = typer.Typer(
-    help="Check and repair a results directory (cell files, tables, manifest).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.add_typer(results_app, name="results")
+
+
+def _group(name: str, help: str, **kw: Any) -> typer.Typer:
+    """A command group of the app (``treebench NAME ...``), with the app's settings."""
+    group = typer.Typer(help=help, add_completion=False, pretty_exceptions_enable=False,
+                        rich_markup_mode=None, **kw)
+    app.add_typer(group, name=name)
+    return group
+
+
+datasets_app = _group("datasets", "List, inspect and fetch datasets of the catalog; inspect local data files.",
+                      invoke_without_command=True)
+results_app = _group("results", "Check and repair a results directory (cell files, tables, manifest).",
+                     no_args_is_help=True)
 
 _STATE = {"debug": False}
 

@@ -9,7 +9,6 @@ a reason when mkdocs or Chromium is missing (Debian: `apt-get install chromium`)
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
@@ -18,16 +17,13 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+from tests.browser import browser
+
 IMAGE_MAGIC = (b"\x89PNG", b"<svg", b"<?xml", b"GIF8", b"\xff\xd8\xff")
 
 
 def _browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no Chromium on this machine (Debian: apt-get install chromium)")
+    return browser()
 
 
 class _Refs(HTMLParser):

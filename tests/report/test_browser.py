@@ -6,27 +6,23 @@ The page must open on the reproduction verdict: its coloured badge is in the fir
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.browser import browser
+
 from treebench.report import write_report
 
 from .conftest import synthetic_table, write_results
 
 WIDTH, HEIGHT = 1200, 900
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
 def _browser() -> str:
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no Chromium on this machine (Debian: apt-get install chromium)")
+    return browser()
 
 
 def _screenshot(html: Path, png: Path, profile: Path) -> None:
