@@ -194,7 +194,7 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
     data warnings for the run summary."""
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.worker import dataset_for
+    from treebench.execute.fold import dataset_for
 
     index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
@@ -229,7 +229,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
     ``notes``; returns the number of combinations checked."""
     from treebench.cells import canonical_json
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.worker import dataset_for, prepare
+    from treebench.execute.fold import dataset_for, prepare
 
     seen: set[str] = set()
     datasets: set[str] = set()
@@ -443,7 +443,7 @@ def run_experiment(
         fast = _nothing_to_do(key, config, out, retry=retry, fail_on=fail_on, report=report)
         if fast is not None:
             return fast
-    from treebench.execute.executor import effective_n_jobs
+    from treebench.execute.jobs import effective_n_jobs
 
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(

@@ -22,6 +22,7 @@ from typing import Any
 
 from treebench.cells import Cell
 from treebench.errors import ConfigError
+from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
 
 
 def _backend_available(backend: str) -> None:
@@ -143,16 +144,6 @@ def _abort(results: Any) -> None:
             results.close()
         except Exception:  # noqa: BLE001 - best effort on the way out
             pass
-
-
-def effective_n_jobs(n_jobs: int) -> int:
-    """The number of workers ``n_jobs`` means, as in joblib: positive counts as given, -1 all
-    cores, -2 all but one, and so on (at least 1). 0 is refused earlier, at validation."""
-    import os
-
-    if n_jobs > 0:
-        return n_jobs
-    return max((os.cpu_count() or 1) + 1 + n_jobs, 1)
 
 
 def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None:

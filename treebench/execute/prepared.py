@@ -2,7 +2,7 @@
 
 Prepared data reaches cells without copies: memory-mapped arrays prepared once per dataset and
 binarizer, float32 or uint8 where exact. For a large dataset (the
-runner's chunked path, `worker.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
+runner's chunked path, `fold.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
 binarizer is written once to ``<cache>/prepared/`` (next to the parsed-dataset cache, same root:
 ``TREEBENCH_CACHE_DIR``), in the type the learner takes (`treebench.execute.precision`:
 float32 for CART, float64 for learners that need exact values, uint8 for 0/1 columns), row-major.
