@@ -204,7 +204,6 @@ def resolve_address(backend: str, address: str | None) -> str | None:
 
 def run_on_cluster(
     cells: list[Cell],
-    out: Path,
     *,
     backend: str,
     address: str | None,

@@ -76,7 +76,7 @@ def run_cells(
         progress = _Progress(len(cells), show_progress)
         try:
             run_on_cluster(
-                cells, out, backend=backend, address=address, n_jobs=n_jobs,
+                cells, backend=backend, address=address, n_jobs=n_jobs,
                 data_dirs=data_dirs, data_dir_on_workers=data_dir_on_workers, context=context,
                 take=lambda rec: _take(rec, out, progress, on_result, write_cell),
                 show_where=show_progress, on_start=on_cluster,

@@ -293,17 +293,17 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
 def _fit_on_train(binz: Any, ds: Any, y: np.ndarray, train: np.ndarray, spec: str) -> Any:
     """``binz`` fitted on the training rows; for a large dataset, the same binarizer fitted on
     the same rows by an earlier cell is read from the prepared cache instead
-    (`treebench.execute.prepared.load_fitted`), and a new fit is stored there."""
+    (`treebench.execute.fitted.load_fitted`), and a new fit is stored there."""
     large = _large(ds)
     if large:
-        from treebench.execute import prepared
+        from treebench.execute import fitted
 
-        hit = prepared.load_fitted(ds, spec, train)
+        hit = fitted.load_fitted(ds, spec, train)
         if hit is not None:
             return hit
     binz.fit(take_rows(ds.X, train), y[train])
     if large:
-        prepared.store_fitted(ds, spec, train, binz)
+        fitted.store_fitted(ds, spec, train, binz)
     return binz
 
 

@@ -306,20 +306,6 @@ def evict(cap: float, keep: Path | None = None) -> None:
 FIT_SUFFIX = ".fit"
 
 
-def load_fitted(ds: Any, spec: str, train: np.ndarray) -> Any | None:
-    """`treebench.execute.fitted.load_fitted`: the binarizer fitted on these rows by an earlier cell."""
-    from treebench.execute import fitted
-
-    return fitted.load_fitted(ds, spec, train)
-
-
-def store_fitted(ds: Any, spec: str, train: np.ndarray, binz: Any) -> None:
-    """`treebench.execute.fitted.store_fitted`: keep a fitted binarizer for later cells."""
-    from treebench.execute import fitted
-
-    fitted.store_fitted(ds, spec, train, binz)
-
-
 def _slug(name: str) -> str:
     from treebench.text import slug
 
