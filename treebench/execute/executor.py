@@ -1,4 +1,5 @@
-"""Run cells in parallel and report progress.
+"""Run cells in parallel and report progress: this module decides where cells run; each cell
+runs as one `treebench.execute.cell_run.CellRun` wherever that is.
 
 ``fork`` (the default) runs cells in a pool of long-lived workers forked from the driver once
 it has imported and warmed up the learners and loaded the data (`treebench.execute.pool`):

@@ -128,12 +128,13 @@ def _wait(pid: int, started: float, limits: Limits, base_rss_kb: int):
     pidfd = os.pidfd_open(pid)
     try:
         while True:
-            verdict = limits.verdict(time.perf_counter() - started, pid, base_rss_kb)
+            elapsed = time.perf_counter() - started
+            verdict = limits.verdict(elapsed, pid, base_rss_kb)
             if verdict is not None:
                 kill_pid(pid)
                 _, st, ru = os.wait4(pid, 0)
                 return verdict, ru, st
-            ready, _, _ = select.select([pidfd], [], [], limits.wait_seconds(time.perf_counter() - started))
+            ready, _, _ = select.select([pidfd], [], [], limits.wait_seconds(elapsed))
             if ready:
                 _, st, ru = os.wait4(pid, 0)
                 return None, ru, st
