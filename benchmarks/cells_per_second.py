@@ -94,7 +94,8 @@ from pathlib import Path
 from treebench.config import load_config
 from treebench.cells import expand
 from treebench.execute.executor import run_cells
-from treebench.execute.worker import warm, dataset_for
+from treebench.execute.fit import warm
+from treebench.execute.fold import dataset_for
 cells = expand(load_config(sys.argv[1]))
 warm("cart"); dataset_for(cells[0], None)
 def cpu():

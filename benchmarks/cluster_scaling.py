@@ -70,7 +70,7 @@ def start_cluster(tmp: Path, n_workers: int, nthreads: int = 1):
             cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     from distributed import Client
 
-    from treebench.execute.worker import warm
+    from treebench.execute.fit import warm
 
     with Client(address, timeout="60s", set_as_default=False) as c:
         c.wait_for_workers(n_workers, timeout=120)

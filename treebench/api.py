@@ -194,7 +194,7 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
     data warnings for the run summary."""
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.worker import dataset_for
+    from treebench.execute.fold import dataset_for
 
     index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
@@ -229,7 +229,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
     ``notes``; returns the number of combinations checked."""
     from treebench.cells import canonical_json
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.worker import dataset_for, prepare
+    from treebench.execute.fold import dataset_for, prepare
 
     seen: set[str] = set()
     datasets: set[str] = set()
@@ -523,7 +523,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
                     o: RunOptions) -> tuple[RunSummary, Plan]:
     """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
     the cells and refresh the tables. Returns the summary and the plan that ran."""
-    from treebench.execute.executor import effective_n_jobs
+    from treebench.execute.jobs import effective_n_jobs
 
     n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
@@ -712,7 +712,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         summary.n_ran += 1
 
     if pl.to_run:
-        from treebench.execute.executor import run_cells
+        from treebench.execute.executor import ClusterTarget, run_cells
         from treebench.results.provenance import provenance
 
         context = {"experiment": exp.name, "provenance": provenance()}
@@ -720,9 +720,8 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
             run_cells(
                 pl.to_run, out_dir, n_jobs=int(o.n_jobs), backend=str(o.backend),
                 data_dirs=o.data_dirs, context=context, show_progress=o.progress,
-                on_result=_count, address=o.address,
-                data_dir_on_workers=exp.execution.data_dir_on_workers,
-                on_cluster=_on_cluster,
+                on_result=_count,
+                cluster=ClusterTarget(o.address, exp.execution.data_dir_on_workers, _on_cluster),
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
             from treebench.execute.lifetime import exit_code_of

@@ -56,14 +56,14 @@ def test_worker_rows_equal_binarizing_each_split():
     from treebench.config import validate_config
     from treebench.data.base import load_dataset
     from treebench.data.splits import make_split
-    from treebench.execute import worker
+    from treebench.execute import fold
 
     cfg = {"name": "w", "datasets": ["iris"],
            "split": {"kind": "train-val-test", "seeds": [3]},
            "binarization": {"method": "quantile", "params": {"max_splits": 12}},
            "algorithms": ["greedy"]}
     cell = expand(validate_config(cfg))[0]
-    prep = worker.prepare(cell)
+    prep = fold.prepare(cell)
     ds = load_dataset("iris")
     y = np.asarray(ds.y)
     sp = make_split("train-val-test", y, fold=0, seed=3)

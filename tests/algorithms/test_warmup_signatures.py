@@ -58,7 +58,7 @@ import json, sys
 import numpy as np
 from numba.core.registry import CPUDispatcher
 from treebench.registry import ALGORITHMS
-from treebench.execute.worker import warmup_for
+from treebench.execute.fit import warmup_for
 
 names, variants = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 

@@ -4,7 +4,7 @@ meets them): a parsed dataset, a prepared matrix or a fitted binarizer whose byt
 note on the console, and the file is rebuilt. Nothing in the cache folder is ever unpickled.
 
 The runner prepares a dataset through the prepared-matrix cache only when it is large; the
-runs here count every dataset as large (`worker.CHUNKED_ABOVE` = 0 in the child process), so
+runs here count every dataset as large (`fold.CHUNKED_ABOVE` = 0 in the child process), so
 that a small catalog dataset goes through all three caches."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import yaml
 
 from .conftest import result_rows
 
-RUN = ("import sys; from treebench.execute import worker; worker.CHUNKED_ABOVE = 0; "
+RUN = ("import sys; from treebench.execute import fold; fold.CHUNKED_ABOVE = 0; "
        "from treebench.cli import main; sys.argv = ['treebench', *sys.argv[1:]]; main()")
 NOTE = "was damaged"
 KINDS = ("parsed", "matrix", "fit")

@@ -42,19 +42,19 @@ def test_dask_scheduler_address_is_honoured(monkeypatch):
 
 
 def test_a_shipped_dataset_is_installed_and_counted_once(monkeypatch):
-    from treebench.execute import cluster, worker
+    from treebench.execute import cluster, fold
 
     monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
     monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
-    monkeypatch.setattr(worker, "_DATASETS", worker.OrderedDict())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
     ds = object()
     for _ in range(3):  # one task per cell, the same shipped object each time
         cluster.install_dataset(("k", ds))
-    assert worker._DATASETS["k"] is ds
+    assert fold._DATASETS["k"] is ds
     assert cluster.received_counts() == {"k": 1}
-    worker._DATASETS.pop("k")  # evicted by the worker cache: put back, not received again
+    fold._DATASETS.pop("k")  # evicted by the worker cache: put back, not received again
     cluster.install_dataset(("k", ds))
-    assert worker._DATASETS["k"] is ds and cluster.received_counts() == {"k": 1}
+    assert fold._DATASETS["k"] is ds and cluster.received_counts() == {"k": 1}
     cluster.install_dataset(None)  # data_dir_on_workers: nothing shipped
     assert cluster.received_counts() == {"k": 1}
 
@@ -167,7 +167,7 @@ def test_a_ray_shipment_is_fetched_once_per_worker_process(monkeypatch):
     import sys
     import types
 
-    from treebench.execute import cluster, worker
+    from treebench.execute import cluster, fold
 
     store = {"ref1": object(), "ref2": object()}
     fetched: list[str] = []
@@ -176,10 +176,10 @@ def test_a_ray_shipment_is_fetched_once_per_worker_process(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", fake)
     monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
     monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
-    monkeypatch.setattr(worker, "_DATASETS", worker.OrderedDict())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
     got = [cluster.install_dataset(("k", cluster.InStore("ref1"))) for _ in range(4)]
     assert got == [["k"], [], [], []] and fetched == ["ref1"]
-    assert worker._DATASETS["k"] is store["ref1"]
+    assert fold._DATASETS["k"] is store["ref1"]
     assert cluster.install_dataset(("k", cluster.InStore("ref2"))) == ["k"]
-    assert fetched == ["ref1", "ref2"] and worker._DATASETS["k"] is store["ref2"]
+    assert fetched == ["ref1", "ref2"] and fold._DATASETS["k"] is store["ref2"]
     assert cluster.received_counts() == {"k": 2}

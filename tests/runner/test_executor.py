@@ -267,7 +267,7 @@ def test_preflight_loads_each_dataset_once_and_lets_the_environment_decide_offli
     import treebench.data.base as base
     from treebench.cells import expand
     from treebench.config import load_config
-    from treebench.execute import worker
+    from treebench.execute import fold
 
     calls = []
     real = base.load_dataset
@@ -277,9 +277,9 @@ def test_preflight_loads_each_dataset_once_and_lets_the_environment_decide_offli
         return real(name, params, **kw)
 
     monkeypatch.setattr(base, "load_dataset", spy)
-    monkeypatch.setattr(worker, "_DATASETS", type(worker._DATASETS)())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
     exp = load_config(write_config(tiny_config(datasets=["iris", "wine"])))
     api.preflight_datasets(exp, expand(exp), None, None)
     assert calls == [("iris", None), ("wine", None)]
-    worker.dataset_for(expand(exp)[0], None)  # a worker reuses it and would never download
+    fold.dataset_for(expand(exp)[0], None)  # a worker reuses it and would never download
     assert len(calls) == 2

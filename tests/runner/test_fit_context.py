@@ -13,7 +13,7 @@ from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.cells import expand
 from treebench.config import validate_config
 from treebench.errors import ConfigError
-from treebench.execute import worker
+from treebench.execute import fit as fitting, fold
 from treebench.execute.fit_context import column_costs, feature_groups
 from treebench.tree.arrays import TreeArrays
 
@@ -96,15 +96,15 @@ class _Spy(TreeClassifierBase):
 
 
 def test_worker_passes_the_context_and_scores_validation_rows(monkeypatch):
-    monkeypatch.setattr(worker, "make_estimator", lambda cell: _Spy())
+    monkeypatch.setattr(fitting, "make_estimator", lambda cell: _Spy())
     _Spy.seen.clear()
     cell = expand(validate_config(_cfg(costs={"kind": "random", "seed": 7})))[0]
-    prep = worker.prepare(cell)
+    prep = fold.prepare(cell)
     assert prep.X_val is not None and prep.X_val.shape[1] == prep.X_train.shape[1]
     n = len(prep.y_train) + len(prep.y_val) + len(prep.y_test)
     assert n == 150 and len(prep.y_val) == 30
     t0 = time.perf_counter()
-    out = worker.fit_and_score(cell, prep)
+    out = fitting.fit_and_score(cell, prep)
     shape, ctx, t_fit = _Spy.seen[-1]
     assert ctx.X_val.shape == (30, shape[1]) and np.array_equal(ctx.y_val, prep.y_val)
     # quantile columns of one iris feature share its group
@@ -125,10 +125,10 @@ def test_worker_charges_given_costs_per_feature(monkeypatch):
                costs={"kind": "given", "default": 1,
                       "values": {"petal length (cm)": 10, "petal width (cm)": 10}})
     cell = expand(validate_config(cfg))[0]
-    prep = worker.prepare(cell)
-    row = worker.fit_and_score(cell, prep)["row"]
+    prep = fold.prepare(cell)
+    row = fitting.fit_and_score(cell, prep)["row"]
     assert "val_accuracy" not in row and row["n_val"] == 0
-    tree = TreeArrays.from_dict(worker.fit_and_score(cell, prep)["tree"])
+    tree = TreeArrays.from_dict(fitting.fit_and_score(cell, prep)["tree"])
     costs = np.array([10.0 if c["feature"].startswith("petal") else 1.0 for c in prep.columns])
     from treebench.metrics import expected_path_cost
 
@@ -150,16 +150,16 @@ class _MeanRegressor(TreeRegressorBase):
 def test_worker_scores_regressors_with_r2_and_mse(monkeypatch):
     from sklearn.metrics import mean_squared_error, r2_score
 
-    monkeypatch.setattr(worker, "make_estimator", lambda cell: _MeanRegressor())
+    monkeypatch.setattr(fitting, "make_estimator", lambda cell: _MeanRegressor())
     import dataclasses
 
     cell = expand(validate_config(_cfg()))[0]
-    prep = worker.prepare(cell)
+    prep = fold.prepare(cell)
     rng = np.random.default_rng(0)
     # a real-valued target on the same rows (iris's labels are class names)
     prep = dataclasses.replace(prep, **{k: rng.normal(size=len(getattr(prep, k)))
                                          for k in ("y_train", "y_val", "y_test")})
-    out = worker.fit_and_score(cell, prep)
+    out = fitting.fit_and_score(cell, prep)
     row = out["row"]
     y_tr, y_te = prep.y_train, prep.y_test
     pred = np.full(len(y_te), y_tr.mean())

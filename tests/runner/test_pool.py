@@ -85,16 +85,16 @@ def test_time_limit_counts_from_the_fit_in_a_long_lived_worker(write_config, tmp
 
 
 def test_prepare_failure_is_a_row_and_the_pool_goes_on(write_config, tmp_path, monkeypatch):
-    from treebench.execute import worker
+    from treebench.execute import fold
 
-    real = worker.prepare
+    real = fold.prepare
 
     def flaky(cell, data_dirs=None):
         if cell.seed == 1:
             raise OSError("disk on fire")
         return real(cell, data_dirs)
 
-    monkeypatch.setattr(worker, "prepare", flaky)
+    monkeypatch.setattr(fold, "prepare", flaky)
     s = _run(write_config, tmp_path / "o", split={"kind": "holdout", "seeds": [0, 1, 2]},
              algorithms=[{"name": "cart", "params": {"max_depth": 1}}], execution=FORK)
     assert s.counts == {"ok": 2, "error": 1}

@@ -14,7 +14,7 @@ from treebench.algorithms.cart import CARTClassifier
 from treebench.algorithms.dpdt import DPDTClassifier
 from treebench.binarize import passthrough
 from treebench.binarize import _common as binarize_common
-from treebench.execute import precision, worker
+from treebench.execute import fold, precision
 from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype
 
 from .conftest import net_frame, result_rows, tiny_config
@@ -82,30 +82,30 @@ def _cell(dataset, algorithm, binarizer="raw", params=None):
 
 @pytest.mark.parametrize("chunked", [False, True])
 def test_prepare_picks_the_type_per_learner_and_keeps_one_copy_per_fold(monkeypatch, chunked):
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
     if chunked:
-        monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
-        monkeypatch.setattr(worker, "CHUNK_ROWS", 13)
-    cart = worker.prepare(_cell("iris", "cart"))
+        monkeypatch.setattr(fold, "CHUNKED_ABOVE", 0)
+        monkeypatch.setattr(fold, "CHUNK_ROWS", 13)
+    cart = fold.prepare(_cell("iris", "cart"))
     assert cart.X_train.dtype == np.float32 and cart.X_test.dtype == np.float32
-    dpdt = worker.prepare(_cell("iris", "dpdt"))
+    dpdt = fold.prepare(_cell("iris", "dpdt"))
     assert dpdt.X_train.dtype == np.float64 and dpdt.X_test.dtype == np.float64
-    assert len(worker._PREPARED) == 1  # the float32 fold was replaced, not kept beside it
+    assert len(fold._PREPARED) == 1  # the float32 fold was replaced, not kept beside it
     # the float32 matrices are the float64 ones rounded, nothing else
     np.testing.assert_array_equal(cart.X_train, dpdt.X_train.astype(np.float32))
     np.testing.assert_array_equal(cart.X_test, dpdt.X_test.astype(np.float32))
-    assert worker.prepare(_cell("iris", "dpdt")) is dpdt  # served from the cache
-    binary = worker.prepare(_cell("iris", "cart", "quantile", {"max_splits": 3}))
+    assert fold.prepare(_cell("iris", "dpdt")) is dpdt  # served from the cache
+    binary = fold.prepare(_cell("iris", "cart", "quantile", {"max_splits": 3}))
     assert binary.X_train.dtype == np.uint8
-    assert worker.prepare(_cell("iris", "dpdt", "quantile", {"max_splits": 3})) is binary
+    assert fold.prepare(_cell("iris", "dpdt", "quantile", {"max_splits": 3})) is binary
 
 
 def test_exact_policy_uses_float32_only_on_exact_data(monkeypatch):
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    monkeypatch.setattr(worker, "learner_float32_policy", lambda name: "exact")
-    digits = worker.prepare(_cell("digits", "cart"))  # pixel counts 0..16: exact
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+    monkeypatch.setattr(fold, "learner_float32_policy", lambda name: "exact")
+    digits = fold.prepare(_cell("digits", "cart"))  # pixel counts 0..16: exact
     assert digits.X_train.dtype == np.float32 and digits.values_exact is True
-    iris = worker.prepare(_cell("iris", "cart"))  # 5.1 cm is not a float32
+    iris = fold.prepare(_cell("iris", "cart"))  # 5.1 cm is not a float32
     assert iris.X_train.dtype == np.float64 and iris.values_exact is False
 
 
@@ -144,13 +144,13 @@ def test_new_preparation_gives_the_rows_of_the_old_one(write_config, tmp_path, m
     if chunked:  # the row-block path that large datasets take, with a short last block
         # (the file dataset then goes through the prepared-matrix cache, kept in tmp_path)
         monkeypatch.setenv("TREEBENCH_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
-        monkeypatch.setattr(worker, "CHUNK_ROWS", 17)
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+        monkeypatch.setattr(fold, "CHUNKED_ABOVE", 0)
+        monkeypatch.setattr(fold, "CHUNK_ROWS", 17)
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
     new = api.run_experiment(path, api.RunOptions(out=tmp_path / "new", progress=False, report=False))
     with monkeypatch.context() as m:
         _old_paths(m)
-        m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+        m.setattr(fold, "_PREPARED", type(fold._PREPARED)())
         old = api.run_experiment(path,
                                  api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b = result_rows(new.out), result_rows(old.out)

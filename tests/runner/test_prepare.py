@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from treebench import api
-from treebench.execute import worker
+from treebench.execute import fold
 from treebench.results.store import read_table
 
 from .conftest import tiny_config
@@ -31,13 +31,13 @@ def test_chunked_transform_equals_the_all_rows_transform(method, params):
     parts = (perm[:120], perm[120:180], perm[180:])
     binz = make_binarizer(method, dict(params), ["c"])
     binz.fit(X.iloc[parts[0]], y[parts[0]])
-    whole = worker.transform_splits(binz, X, parts, chunked=False)
-    old = worker.CHUNK_ROWS
-    worker.CHUNK_ROWS = 7  # many chunks, the last one short
+    whole = fold.transform_splits(binz, X, parts, chunked=False)
+    old = fold.CHUNK_ROWS
+    fold.CHUNK_ROWS = 7  # many chunks, the last one short
     try:
-        chunked = worker.transform_splits(binz, X, (*parts, None), chunked=True)
+        chunked = fold.transform_splits(binz, X, (*parts, None), chunked=True)
     finally:
-        worker.CHUNK_ROWS = old
+        fold.CHUNK_ROWS = old
     assert chunked[3] is None
     for a, b in zip(whole, chunked[:3], strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape
@@ -52,9 +52,9 @@ def test_chunked_preparation_gives_the_same_cell_rows(write_config, tmp_path, mo
                                   {"name": "topk", "params": {"k": 2, "max_depth": 2}}])
     path = write_config(cfg)
     a = api.run_experiment(path, api.RunOptions(out=tmp_path / "a", progress=False, report=False))
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
-    monkeypatch.setattr(worker, "CHUNK_ROWS", 11)
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+    monkeypatch.setattr(fold, "CHUNKED_ABOVE", 0)
+    monkeypatch.setattr(fold, "CHUNK_ROWS", 11)
     b = api.run_experiment(path, api.RunOptions(out=tmp_path / "b", progress=False, report=False))
     ta = read_table(a.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
     tb = read_table(b.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
@@ -72,8 +72,8 @@ def test_fit_on_all_binarizes_once_and_each_fold_takes_its_rows(write_config, tm
     from treebench.binarize import make_binarizer
     from treebench.binarize import thresholds
 
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    monkeypatch.setattr(worker, "_ALL_ROWS", type(worker._ALL_ROWS)())
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+    monkeypatch.setattr(fold, "_ALL_ROWS", type(fold._ALL_ROWS)())
     fits = []
     real_fit = thresholds.Quantile.fit
 
@@ -89,9 +89,9 @@ def test_fit_on_all_binarizes_once_and_each_fold_takes_its_rows(write_config, tm
     seen, prep_fits = set(), []
     for c in cells:
         n = len(fits)
-        prep = worker.prepare(c)
+        prep = fold.prepare(c)
         prep_fits += fits[n:]
-        ds = worker.dataset_for(c, None)
+        ds = fold.dataset_for(c, None)
         y = np.asarray(ds.y)
         fresh = make_binarizer(c.binarizer, dict(c.binarizer_params), list(ds.categorical))
         fresh.fit(ds.X, y)

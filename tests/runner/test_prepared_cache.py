@@ -18,7 +18,7 @@ import pytest
 from treebench import api
 from treebench.data.cachefile import CacheWarning, forget_all, header
 from treebench.binarize.base import BinaryColumn
-from treebench.execute import fitted, prepared, worker
+from treebench.execute import fitted, fold, prepared
 
 from .conftest import net_frame, result_rows, tiny_config
 
@@ -29,10 +29,10 @@ def cache(tmp_path, monkeypatch):
     root = tmp_path / "cache"
     monkeypatch.setenv("TREEBENCH_CACHE_DIR", str(root))
     monkeypatch.delenv("TREEBENCH_PREPARED_CACHE_GB", raising=False)
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    monkeypatch.setattr(worker, "_DATASETS", type(worker._DATASETS)())
-    monkeypatch.setattr(worker, "CHUNKED_ABOVE", 0)
-    monkeypatch.setattr(worker, "CHUNK_ROWS", 17)  # several blocks, a short last one
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
+    monkeypatch.setattr(fold, "CHUNKED_ABOVE", 0)
+    monkeypatch.setattr(fold, "CHUNK_ROWS", 17)  # several blocks, a short last one
     return root / "prepared"
 
 
@@ -79,13 +79,13 @@ def test_cached_matrices_give_the_rows_of_the_in_memory_path(write_config, tmp_p
     # folds whose quantile thresholds differ have their own files
     assert len(files) >= 3
     stamps = {p: p.stat().st_mtime_ns for p in files}
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
     hit = api.run_experiment(path, api.RunOptions(out=tmp_path / "hit", progress=False, report=False))
     assert sorted(cache.glob(f"*{prepared.SUFFIX}")) == files  # read, not written again
     assert all(p.stat().st_size > 0 for p in stamps)
     with monkeypatch.context() as m:  # the cache off: the chunked in-memory path of before
         m.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
-        m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
+        m.setattr(fold, "_PREPARED", type(fold._PREPARED)())
         old = api.run_experiment(path,
                                  api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b, c = result_rows(built.out), result_rows(hit.out), result_rows(old.out)
@@ -103,7 +103,7 @@ def test_predefined_split_is_a_read_only_view_that_scikit_learn_does_not_copy(tm
     from sklearn.tree import DecisionTreeClassifier
     from sklearn.utils.validation import check_array
 
-    prep = worker.prepare(_cell(_net(tmp_path, n=20000, test_rows=500)))
+    prep = fold.prepare(_cell(_net(tmp_path, n=20000, test_rows=500)))
     for M in (prep.X_train, prep.X_test):
         assert M.dtype == np.float32 and not M.flags.writeable and M.flags.c_contiguous
         mm, _ = prepared._mapping(M)
@@ -124,14 +124,14 @@ def test_predefined_split_is_a_read_only_view_that_scikit_learn_does_not_copy(tm
 def test_other_splits_are_gathered_in_the_splits_order(tmp_path, cache):
     ds = _net(tmp_path, n=400, test_rows=100)
     split = {"kind": "permutation", "seeds": [3], "test_files": "merge"}
-    got = worker.prepare(_cell(ds, split=split))
+    got = fold.prepare(_cell(ds, split=split))
     assert sorted(cache.glob("*.tbm"))
     assert got.X_train.flags.writeable and prepared._mapping(got.X_train)[0] is None  # its own memory
     assert prepared._mapping(got.X_test)[0] is not None  # spilled: an unlinked mapped file
     with pytest.MonkeyPatch.context() as m:
         m.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
-        m.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-        want = worker.prepare(_cell(ds, split=split))
+        m.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+        want = fold.prepare(_cell(ds, split=split))
     for a, b in ((got.X_train, want.X_train), (got.X_test, want.X_test)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(got.y_train, want.y_train)
@@ -168,8 +168,8 @@ def _only_file(cache):
 
 
 def _fresh(monkeypatch):
-    monkeypatch.setattr(worker, "_PREPARED", type(worker._PREPARED)())
-    monkeypatch.setattr(worker, "_DATASETS", type(worker._DATASETS)())
+    monkeypatch.setattr(fold, "_PREPARED", type(fold._PREPARED)())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
 
 
 def _damaged(data: bytes, damage: str, stem: str) -> bytes:
@@ -210,7 +210,7 @@ def _nbytes(data: bytes) -> int:
 @pytest.mark.parametrize("damage", ["truncate", "grow", "header", "key", "empty", "flip", "garbage", "old-version"])
 def test_a_damaged_file_is_rebuilt_never_read(tmp_path, monkeypatch, cache, damage):
     ds = _net(tmp_path)
-    first = worker.prepare(_cell(ds))
+    first = fold.prepare(_cell(ds))
     want = np.array(first.X_train), np.array(first.X_test)
     f = _only_file(cache)
     size = f.stat().st_size
@@ -220,7 +220,7 @@ def test_a_damaged_file_is_rebuilt_never_read(tmp_path, monkeypatch, cache, dama
     f.unlink()  # a new inode: the old mapping (if any) is never touched
     f.write_bytes(_damaged(data, damage, f.stem))
     with pytest.warns(CacheWarning, match=f"cache file {re.escape(str(f))} was damaged"):
-        again = worker.prepare(_cell(ds))
+        again = fold.prepare(_cell(ds))
     np.testing.assert_array_equal(again.X_train, want[0])
     np.testing.assert_array_equal(again.X_test, want[1])
     assert _only_file(cache) == f and f.stat().st_size == size  # rebuilt in place
@@ -256,7 +256,7 @@ def test_the_checksum_is_computed_once_per_process_and_file_and_a_later_change_i
 
 def test_a_changed_source_file_gets_a_new_matrix(tmp_path, monkeypatch, cache):
     ds = _net(tmp_path)
-    first = worker.prepare(_cell(ds))
+    first = fold.prepare(_cell(ds))
     old_file = _only_file(cache)
     before = np.array(first.X_train)
     del first
@@ -264,7 +264,7 @@ def test_a_changed_source_file_gets_a_new_matrix(tmp_path, monkeypatch, cache):
     df = pd.read_csv(ds["path"])
     df.loc[0, "count"] = 123.0
     df.to_csv(ds["path"], index=False)
-    again = worker.prepare(_cell(ds))
+    again = fold.prepare(_cell(ds))
     assert again.X_train[0, 5] == 123.0 and before[0, 5] != 123.0
     np.testing.assert_array_equal(again.X_train[1:], before[1:])
     files = sorted(cache.glob(f"*{prepared.SUFFIX}"))
@@ -288,7 +288,7 @@ def test_the_cap_evicts_least_recently_used_files_and_a_matrix_over_it_is_not_ca
     # a matrix larger than the cap is not written: the cell is prepared in memory
     monkeypatch.setenv("TREEBENCH_PREPARED_CACHE_GB", str(1000 / 2**30))
     assert not prepared.write_matrix(cache / f"big{prepared.SUFFIX}", "b", A.shape, A.dtype, iter([A]))
-    prep = worker.prepare(_cell(_net(tmp_path)))
+    prep = fold.prepare(_cell(_net(tmp_path)))
     assert prepared._mapping(prep.X_train)[0] is None and prep.X_train.dtype == np.float32
 
 
@@ -296,15 +296,15 @@ def test_an_unwritable_cache_warns_and_prepares_in_memory(tmp_path, monkeypatch,
     cache.parent.mkdir(parents=True)
     cache.write_text("not a directory")
     with pytest.warns(RuntimeWarning, match="could not cache the prepared matrix"):
-        prep = worker.prepare(_cell(_net(tmp_path)))
+        prep = fold.prepare(_cell(_net(tmp_path)))
     assert prep.X_train.shape == (300, 6) and prepared._mapping(prep.X_train)[0] is None
 
 
 def test_anonymous_and_small_data_do_not_use_the_cache(tmp_path, monkeypatch, cache):
-    prep = worker.prepare(_cell("iris", split={"kind": "holdout"}))  # an in-memory dataset: no identity
+    prep = fold.prepare(_cell("iris", split={"kind": "holdout"}))  # an in-memory dataset: no identity
     assert prepared._mapping(prep.X_train)[0] is None
-    monkeypatch.setattr(worker, "CHUNKED_ABOVE", 1 << 22)
-    prep = worker.prepare(_cell(_net(tmp_path)))  # small: the in-memory path
+    monkeypatch.setattr(fold, "CHUNKED_ABOVE", 1 << 22)
+    prep = fold.prepare(_cell(_net(tmp_path)))  # small: the in-memory path
     assert prepared._mapping(prep.X_train)[0] is None
     assert not cache.exists() or not list(cache.iterdir())
 
@@ -322,7 +322,7 @@ def test_concurrent_builders_build_once(tmp_path, monkeypatch, cache):
         calls = []
         real = prepared.write_matrix
         monkeypatch.setattr(prepared, "write_matrix", lambda *a, **k: calls.append(1) or real(*a, **k))
-        prep = worker.prepare(cell)
+        prep = fold.prepare(cell)
         built.put((len(calls), float(np.asarray(prep.X_train, dtype=np.float64).sum())))
 
     procs = [mp.get_context("fork").Process(target=run) for _ in range(2)]
@@ -341,7 +341,7 @@ def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(
 
     ds = _net(tmp_path, n=400, test_rows=100)
     split = {"kind": "permutation", "seeds": [5], "test_files": "merge"}
-    first = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+    first = fold.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     want = [np.array(m) for m in (first.X_train, first.X_test)], first.columns
     fits = sorted(cache.glob(f"*{prepared.FIT_SUFFIX}"))
     assert len(fits) == 1
@@ -352,20 +352,20 @@ def test_a_fitted_binarizer_is_reused_by_later_cells_and_a_damaged_one_refitted(
 
     with monkeypatch.context() as m:
         m.setattr(ColumnBinarizer, "fit", no_fit)
-        again = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+        again = fold.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     np.testing.assert_array_equal(again.X_train, want[0][0])
     np.testing.assert_array_equal(again.X_test, want[0][1])
     assert again.columns == want[1]
     # other training rows (another seed) are another fit
     _fresh(monkeypatch)
     other = dict(split, seeds=[6])
-    worker.prepare(_cell(ds, binarizer="quantile", split=other, params={"max_splits": 3}))
+    fold.prepare(_cell(ds, binarizer="quantile", split=other, params={"max_splits": 3}))
     assert len(list(cache.glob(f"*{prepared.FIT_SUFFIX}"))) == 2
     # a truncated file is fitted again, with the same result
     fits[0].write_bytes(fits[0].read_bytes()[:-5])
     _fresh(monkeypatch)
     with pytest.warns(CacheWarning, match="truncated"):
-        third = worker.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
+        third = fold.prepare(_cell(ds, binarizer="quantile", split=split, params={"max_splits": 3}))
     np.testing.assert_array_equal(third.X_train, want[0][0])
     assert third.columns == want[1]
 
@@ -380,12 +380,12 @@ def test_a_data_error_while_building_leaves_no_file_and_reaches_the_cell(tmp_pat
     pd.DataFrame({"a": [0, 2], "b": [1, 0], "y": [0, 1]}).to_csv(test, index=False)
     ds = {"path": str(train), "test_path": str(test), "label": "y", "name": "bin"}
     with pytest.raises(DataError, match="0/1"):
-        worker.prepare(_cell(ds, binarizer="none"))
+        fold.prepare(_cell(ds, binarizer="none"))
     assert not [p for p in cache.iterdir() if not p.name.endswith((".lock", prepared.FIT_SUFFIX))]
     monkeypatch.setenv("TREEBENCH_PREPARED_CACHE_GB", "0")
     _fresh(monkeypatch)
     with pytest.raises(DataError, match="0/1"):
-        worker.prepare(_cell(ds, binarizer="none"))
+        fold.prepare(_cell(ds, binarizer="none"))
 
 
 class _Marker:
@@ -421,7 +421,7 @@ def test_a_damaged_or_crafted_fitted_binarizer_is_fitted_again_never_unpickled(t
     ds = _net(tmp_path, n=400, test_rows=100)
     cell = _cell(ds, binarizer="quantile", split={"kind": "permutation", "seeds": [5], "test_files": "merge"},
                  params={"max_splits": 3})
-    first = worker.prepare(cell)
+    first = fold.prepare(cell)
     want = np.array(first.X_train), np.array(first.X_test), first.columns
     (f,) = cache.glob(f"*{prepared.FIT_SUFFIX}")
     key, data = f.stem.split("-")[-1], f.read_bytes()
@@ -442,7 +442,7 @@ def test_a_damaged_or_crafted_fitted_binarizer_is_fitted_again_never_unpickled(t
         f.write_bytes(_framed_fit(key, _npz(state=np.frombuffer(state, dtype=np.uint8))))
     _fresh(monkeypatch)
     with pytest.warns(CacheWarning, match=f"cache file {re.escape(str(f))} was damaged"):
-        again = worker.prepare(cell)
+        again = fold.prepare(cell)
     assert not marker.exists()
     np.testing.assert_array_equal(again.X_train, want[0])
     np.testing.assert_array_equal(again.X_test, want[1])

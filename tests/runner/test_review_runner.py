@@ -288,7 +288,7 @@ def test_rows_record_runner_measurements_truthfully(write_config, tmp_path):
 def test_peer_warmup_imports_the_solver_outside_fit(name, module):
     pytest.importorskip(module)
     code = (
-        "import sys; from treebench.execute.worker import warm;"
+        "import sys; from treebench.execute.fit import warm;"
         f"assert {module!r} not in sys.modules; s = warm({name!r});"
         f"assert {module!r} in sys.modules, 'warm-up did not import the solver';"
         "import numpy as np; from treebench.registry import ALGORITHMS;"
@@ -302,7 +302,7 @@ def test_peer_warmup_imports_the_solver_outside_fit(name, module):
 
 
 def test_every_learner_declares_a_warmup():
-    from treebench.execute.worker import warmup_for
+    from treebench.execute.fit import warmup_for
     from treebench.registry import ALGORITHMS
 
     for e in ALGORITHMS:
@@ -490,15 +490,15 @@ def test_vs_depth_figures_carry_reference_lines(tmp_path):
 
 
 def test_data_preparation_has_its_own_budget(write_config, tmp_path, monkeypatch):
-    from treebench.execute import worker
+    from treebench.execute import fold
 
-    real = worker.prepare
+    real = fold.prepare
 
     def slow(cell, data_dirs=None):
         time.sleep(1.0)
         return real(cell, data_dirs)
 
-    monkeypatch.setattr(worker, "prepare", slow)
+    monkeypatch.setattr(fold, "prepare", slow)
     cfg = tiny_config(split={"kind": "holdout", "seeds": [0]}, limits={"time": 0.5, "prepare": 0.2},
                       algorithms=[{"name": "cart", "params": {"max_depth": 1}}])
     s = _run(write_config(cfg), tmp_path / "o")

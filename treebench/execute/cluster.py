@@ -1,4 +1,4 @@
-"""Run cells on a dask or ray cluster that shares no file system with the driver (issue 15).
+"""Run cells on a dask or ray cluster that shares no file system with the driver.
 
 The driver (this process) connects to an existing cluster (``execution.address``, or
 ``DASK_SCHEDULER_ADDRESS`` for dask) or starts a local one, prints where it runs, ships each
@@ -106,15 +106,15 @@ def _n(n: int, one: str, many: str | None = None) -> str:
 
 
 def dataset_key(cell: Cell) -> str:
-    """The key of the cell's dataset in the worker cache (`treebench.execute.worker`)."""
-    from treebench.cells import canonical_json
+    """The key of the cell's dataset in the worker's dataset cache (`treebench.execute.fold`)."""
+    from treebench.execute.fold import dataset_key
 
-    return canonical_json([cell.dataset_loader, cell.dataset_params])
+    return dataset_key(cell)
 
 
 def _datasets(cells: list[Cell], data_dirs: list[str] | None) -> dict[str, Any]:
     """Each distinct dataset of ``cells``, loaded (parsed, cached) by the driver."""
-    from treebench.execute.worker import dataset_for
+    from treebench.execute.fold import dataset_for
 
     out: dict[str, Any] = {}
     for c in cells:
@@ -139,7 +139,7 @@ def install_dataset(shipped: tuple[str, Any] | None) -> list[str]:
     `RECEIVED` the first time this process sees it, and a ray object is fetched only then."""
     if shipped is None:
         return []
-    from treebench.execute import worker
+    from treebench.execute.fold import hold_dataset
     from treebench.execute.supervise import PREPARE_LOCK
 
     key, ds = shipped
@@ -159,9 +159,7 @@ def install_dataset(shipped: tuple[str, Any] | None) -> list[str]:
         ds = _HELD[key][1]
         while len(_HELD) > HELD_SIZE:
             _HELD.popitem(last=False)
-        if worker._DATASETS.get(key) is not ds:
-            worker._DATASETS[key] = ds
-        worker._DATASETS.move_to_end(key)
+        hold_dataset(key, ds)
     return got
 
 
@@ -206,7 +204,6 @@ def resolve_address(backend: str, address: str | None) -> str | None:
 
 def run_on_cluster(
     cells: list[Cell],
-    out: Path,
     *,
     backend: str,
     address: str | None,
@@ -328,7 +325,7 @@ def _dask_client(address: str | None, n_jobs: int):
     try:
         return get_client(), False  # a client the Python caller made
     except ValueError:
-        from treebench.execute.executor import effective_n_jobs
+        from treebench.execute.jobs import effective_n_jobs
 
         n = effective_n_jobs(n_jobs)
         # the scheduler, workers and dashboard listen on the loopback interface only
@@ -427,7 +424,7 @@ class _HeadWatch:
     """Notices a dead ray head before ray does: a driver joined by the GCS address is ended
     by ray's core worker (``Failed to connect to GCS within 60 seconds ... The program will
     terminate``, exit 1, no Python exception) a minute after its head dies. Raising
-    `ConnectionError` first gives the one-sentence message and exit 2 (issue 15). Ray Client
+    `ConnectionError` first gives the one-sentence message and exit 2. Ray Client
     drivers (``ray://``) get a `ConnectionError` from ray itself and are not watched."""
 
     def __init__(self, gcs: str | None):
@@ -459,7 +456,7 @@ def _ray_init(address: str | None, n_jobs: int) -> bool:
     if address:
         kw["address"] = address
     else:
-        from treebench.execute.executor import effective_n_jobs
+        from treebench.execute.jobs import effective_n_jobs
 
         kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
     from treebench.execute.lifetime import keep_sigterm_handler

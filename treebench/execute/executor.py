@@ -1,4 +1,5 @@
-"""Run cells in parallel and report progress.
+"""Run cells in parallel and report progress: this module decides where cells run; each cell
+runs as one `treebench.execute.cell_run.CellRun` wherever that is.
 
 ``fork`` (the default) runs cells in a pool of long-lived workers forked from the driver once
 it has imported and warmed up the learners and loaded the data (`treebench.execute.pool`):
@@ -17,11 +18,13 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from treebench.cells import Cell
 from treebench.errors import ConfigError
+from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
 
 
 def _backend_available(backend: str) -> None:
@@ -44,6 +47,17 @@ def _backend_available(backend: str) -> None:
             ) from None
 
 
+@dataclass(frozen=True)
+class ClusterTarget:
+    """Where a dask/ray run sends its cells: ``address`` of an existing scheduler (None: a
+    local cluster), whether workers read the data directory themselves, and ``on_start``, which
+    receives the `treebench.execute.cluster.ClusterRun` once the cluster answers."""
+
+    address: str | None = None
+    data_dir_on_workers: bool = False
+    on_start: Callable[[Any], None] | None = None
+
+
 def run_cells(
     cells: list[Cell],
     out: Path,
@@ -54,13 +68,12 @@ def run_cells(
     context: dict[str, Any],
     on_result: Callable[[dict[str, Any]], None] | None = None,
     show_progress: bool = True,
-    address: str | None = None,
-    data_dir_on_workers: bool = False,
-    on_cluster: Callable[[Any], None] | None = None,
+    cluster: ClusterTarget | None = None,
 ) -> Counter:
     """Run ``cells``, write each finished cell's file under ``out``, and call ``on_result``
     with its row; returns status counts. Raises KeyboardInterrupt after cleaning up.
-    ``on_cluster`` receives the `treebench.execute.cluster.ClusterRun` of a dask/ray run."""
+    ``cluster`` says where a dask/ray run sends its cells."""
+    cluster = cluster or ClusterTarget()
     from joblib import Parallel, delayed, parallel_config
 
     from treebench.execute.supervise import run_cell
@@ -75,10 +88,10 @@ def run_cells(
         progress = _Progress(len(cells), show_progress)
         try:
             run_on_cluster(
-                cells, out, backend=backend, address=address, n_jobs=n_jobs,
-                data_dirs=data_dirs, data_dir_on_workers=data_dir_on_workers, context=context,
-                take=lambda rec: _take(rec, out, progress, on_result, write_cell),
-                show_where=show_progress, on_start=on_cluster,
+                cells, backend=backend, address=cluster.address, n_jobs=n_jobs,
+                data_dirs=data_dirs, data_dir_on_workers=cluster.data_dir_on_workers,
+                context=context, take=lambda rec: _take(rec, out, progress, on_result, write_cell),
+                show_where=show_progress, on_start=cluster.on_start,
             )
         finally:
             progress.close()
@@ -143,16 +156,6 @@ def _abort(results: Any) -> None:
             results.close()
         except Exception:  # noqa: BLE001 - best effort on the way out
             pass
-
-
-def effective_n_jobs(n_jobs: int) -> int:
-    """The number of workers ``n_jobs`` means, as in joblib: positive counts as given, -1 all
-    cores, -2 all but one, and so on (at least 1). 0 is refused earlier, at validation."""
-    import os
-
-    if n_jobs > 0:
-        return n_jobs
-    return max((os.cpu_count() or 1) + 1 + n_jobs, 1)
 
 
 def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None:

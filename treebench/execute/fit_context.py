@@ -1,7 +1,7 @@
 """The runner side of the fit context: a cell's `FitContext` from its prepared fold.
 
 * ``X_val``/``y_val``: the validation rows of a ``train-val-test`` split, binarized with the
-  binarizer fitted on the training rows (`treebench.execute.worker.prepare`);
+  binarizer fitted on the training rows (`treebench.execute.fold.prepare`);
 * ``feature_groups``: for every binary column, the index of the original feature it tests
   (from the binarizer's column table), so the one-hot or threshold columns of one feature share
   a group;

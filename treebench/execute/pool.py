@@ -1,13 +1,13 @@
-"""A pool of long-lived cell workers with per-cell limits (issue 9, item 9).
+"""The ``fork`` backend: a pool of long-lived cell workers with per-cell limits.
 
-The ``fork`` backend used to fork a supervised child per cell from a warm worker: a fork of a
-~300 MB interpreter costs ~28 ms, more than a tiny cell's whole fit and scoring. Here the driver
-forks ``n`` workers once, after it has imported, warmed every learner the cells use and loaded
+Forking a supervised child per cell costs a fork of a ~300 MB interpreter (~28 ms), more than a
+tiny cell's whole fit and scoring. Here the driver forks ``n`` workers once, after it has imported, warmed every learner the cells use and loaded
 their datasets (the workers share those pages), and each worker runs many cells in its own
-process. The limits stay per cell:
+process, each cell a `treebench.execute.cell_run.CellRun` fitted in the worker itself. The
+limits stay per cell (`treebench.execute.limits`):
 
 * **time**: the worker tells the driver when a cell's fit starts (after its warm-up and data
-  preparation, as before: ``limits.time`` counts the fit and its scoring only); the driver kills
+  preparation: ``limits.time`` counts the fit and its scoring only); the driver kills
   a worker whose cell runs past ``limits.time`` plus the grace period (10 %, at least 2 s),
   writes the cell as ``timeout`` and forks a fresh worker in its place;
 * **memory**: ``limits.memory`` megabytes on top of the worker's resident set when the fit
@@ -21,7 +21,7 @@ process. The limits stay per cell:
 Peak memory per cell: the worker resets its resident-set high-water mark (``VmHWM``, through
 ``/proc/self/clear_refs``) when the fit starts and reads it when the cell ends, so
 ``peak_rss_mb`` is the worker's peak during the cell and ``cell_rss_mb`` what the cell added
-on top of it, as the per-cell child reported them before.
+on top of it, as the per-cell child of `treebench.execute.supervise` reports them.
 
 Ctrl-C: workers ignore SIGINT; the driver stops them (SIGKILL) and re-raises, so finished
 cells are kept and the run resumes where it stopped. Workers die with the driver
@@ -31,13 +31,10 @@ cells are kept and the run resumes where it stopped. Workers die with the driver
 from __future__ import annotations
 
 import faulthandler
-import json
 import os
-import resource
 import signal
 import sys
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,91 +42,34 @@ from multiprocessing.connection import Connection, Pipe, wait
 from typing import Any
 
 from treebench.cells import Cell
-from treebench.execute.supervise import POLL_SECONDS, _describe_exit, _die_with_parent, _kill, _vm_kb
-
-def hard_limit(time_limit: Any) -> float | None:
-    """Seconds after the fit starts at which a cell is killed: the limit plus a grace period
-    (10 %, at least 2 s) for learners that check their own deadline."""
-    return None if not time_limit else float(time_limit) + max(2.0, 0.1 * float(time_limit))
+from treebench.execute.cell_run import CellRun, finished_record, note_peak
+from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
+from treebench.execute.limits import reset_peak, vm_kb
 
 
 # --------------------------------------------------------------------------- in the worker
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")  # resets VmHWM to the current resident set (Linux >= 4.0)
-        return True
-    except OSError:  # pragma: no cover - not Linux, or not allowed
-        return False
-
-
 def _run_one(conn: Connection, i: int, cell: Cell, data_dirs, context) -> tuple[dict[str, Any], bool]:
     """Run cell ``i`` in this worker. Returns (record, retire)."""
     import treebench.metrics  # noqa: F401
-    from treebench.execute.worker import fit_and_score, prepare, warm
-    from treebench.results.rows import build_record
 
-    started = time.perf_counter()
-    runner: dict[str, Any] = {}
+    run = CellRun(cell, data_dirs, context)
+    record = run.run(lambda r: _fit_here(conn, i, r))
+    return record, run.retire
 
-    def finish(status, error, measured=None, payload=None):
-        runner["wall_seconds"] = time.perf_counter() - started
-        return build_record(cell, context, status=status, error=error, measured=measured,
-                            runner=runner, payload=payload)
 
-    try:
-        runner["warmup_seconds"] = warm(cell.algorithm)
-        t0 = time.perf_counter()
-        prep = prepare(cell, data_dirs)
-        runner["prepare_seconds"] = time.perf_counter() - t0
-    except MemoryError as exc:
-        return finish("oom", f"MemoryError while preparing data: {exc}"), True
-    except Exception as exc:
-        msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-        return finish("error", msg, payload={"traceback": traceback.format_exc(limit=20)}), False
-    limits = cell.limits or {}
-    budget = limits.get("prepare")
-    if budget and runner["prepare_seconds"] > float(budget):
-        return finish("timeout", f"data preparation took {runner['prepare_seconds']:.3g} s, over "
-                      f"its budget limits.prepare = {float(budget):g} s (the fit did not run)"), False
-    mem_mb = limits.get("memory")
-    base_kb = _vm_kb(os.getpid(), "VmRSS:")
-    have_peak = _reset_peak()
+def _fit_here(conn: Connection, i: int, run: CellRun) -> dict[str, Any]:
+    """Fit ``run``'s cell in this worker: tell the driver the fit starts (its clock for
+    ``limits.time`` and its memory baseline), fit under the address-space cap, and note the
+    worker's peak resident set during the cell."""
+    base_kb = vm_kb(os.getpid(), "VmRSS:")
+    have_peak = reset_peak()
     sys.stdout.flush()
     sys.stderr.flush()
-    conn.send(("fit", i, base_kb, runner))  # the driver's clock for limits.time starts here
-    old_as = resource.getrlimit(resource.RLIMIT_AS)
-    retire = False
-    try:
-        if mem_mb:
-            cap = int(_vm_kb(os.getpid(), "VmSize:") * 1024 + float(mem_mb) * 2**20)
-            if old_as[0] == resource.RLIM_INFINITY or cap < old_as[0]:
-                resource.setrlimit(resource.RLIMIT_AS, (cap, old_as[1]))
-        from joblib import parallel_config
-
-        # an estimator's own n_jobs runs on threads: never a nested process pool in a worker
-        with parallel_config(backend="threading"):
-            payload = fit_and_score(cell, prep)
-        # the same JSON types the per-cell child's file gave (rows identical to that path)
-        payload = json.loads(json.dumps(payload, default=str))
-        status = "timeout" if payload["row"].get("timed_out") else "ok"
-        error = None
-    except MemoryError as exc:
-        payload, status, retire = {}, "oom", True
-        error = f"MemoryError: {exc}".rstrip(": ")
-    except Exception as exc:
-        status = "error"
-        error = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-        payload = {"traceback": traceback.format_exc(limit=20)}
-    finally:
-        if mem_mb:
-            resource.setrlimit(resource.RLIMIT_AS, old_as)
-    peak_kb = _vm_kb(os.getpid(), "VmHWM:") if have_peak else 0
-    if peak_kb:
-        runner["peak_rss_mb"] = peak_kb / 1024.0
-        runner["cell_rss_mb"] = max(peak_kb - base_kb, 0) / 1024.0
-    measured = payload.pop("row", {}) or {}
-    return finish(status, error, measured, payload), retire
+    conn.send(("fit", i, base_kb, run.runner))  # the driver's clock for limits.time starts here
+    with run.limits.address_space():
+        outcome = run.fit()
+    run.note_peak(vm_kb(os.getpid(), "VmHWM:") if have_peak else 0, base_kb)
+    return outcome
 
 
 def _worker_main(conn: Connection, cells: list[Cell], data_dirs, context) -> None:
@@ -140,7 +80,7 @@ def _worker_main(conn: Connection, cells: list[Cell], data_dirs, context) -> Non
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         faulthandler.disable()  # a crashing solver is a row, not a dump on the runner's stderr
-        _die_with_parent()
+        die_with_parent()
         while True:
             try:
                 i = conn.recv()
@@ -203,19 +143,16 @@ class CellPool:
         return _Slot(pid=pid, conn=parent, pidfd=os.pidfd_open(pid))
 
     def _record(self, slot: _Slot, status: str, error: str, rusage=None) -> dict[str, Any]:
-        from treebench.results.rows import build_record
-
+        """The record of ``slot``'s cell, whose worker died or was killed."""
         runner = dict(slot.runner)
-        runner["wall_seconds"] = time.perf_counter() - slot.sent_at
         if rusage is not None:
-            runner["peak_rss_mb"] = rusage.ru_maxrss / 1024.0
-            runner["cell_rss_mb"] = max(rusage.ru_maxrss - slot.base_kb, 0) / 1024.0
-        return build_record(self.cells[slot.cell], self.context, status=status, error=error,
-                            runner=runner)
+            note_peak(runner, rusage.ru_maxrss, slot.base_kb)
+        return finished_record(self.cells[slot.cell], self.context, runner, slot.sent_at,
+                               status, error)
 
     def _reap(self, slot: _Slot, kill: bool):
         if kill:
-            _kill(slot.pid)
+            kill_pid(slot.pid)
         try:
             _, st, ru = os.wait4(slot.pid, 0)
         except ChildProcessError:  # pragma: no cover - already reaped
@@ -271,13 +208,9 @@ class CellPool:
         for s in self.slots:
             if s.fit_at is None or s.cell is None:
                 continue
-            limits = self.cells[s.cell].limits or {}
-            hard = hard_limit(limits.get("time"))
-            if hard is not None:
-                left = max(hard - (now - s.fit_at), 0.0)
+            left = Limits.of(self.cells[s.cell].limits).wait_seconds(now - s.fit_at)
+            if left is not None:
                 timeout = left if timeout is None else min(timeout, left)
-            if limits.get("memory"):
-                timeout = POLL_SECONDS if timeout is None else min(timeout, POLL_SECONDS)
         ready = set(wait([s.conn for s in self.slots] + [s.pidfd for s in self.slots], timeout))
         for s in list(self.slots):
             if s.conn in ready or (s.pidfd in ready and s.conn.poll()):
@@ -309,12 +242,9 @@ class CellPool:
     def _died(self, s: _Slot, pending: deque, take) -> None:
         st, ru = self._reap(s, kill=False)
         if s.cell is not None:
-            if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGINT:
+            if interrupted(st):
                 raise KeyboardInterrupt
-            if os.WIFEXITED(st) and os.WEXITSTATUS(st) == 3:
-                status, error = "oom", "MemoryError in the cell process"
-            else:
-                status, error = "crashed", _describe_exit(st)
+            status, error = exit_verdict(st)
             take(self._record(s, status, error, ru))
             s.cell = None
         self._replace(s, pending)
@@ -324,17 +254,7 @@ class CellPool:
         for s in list(self.slots):
             if s.fit_at is None or s.cell is None:
                 continue
-            limits = self.cells[s.cell].limits or {}
-            hard = hard_limit(limits.get("time"))
-            mem_mb = limits.get("memory")
-            verdict = None
-            if hard is not None and now - s.fit_at >= hard:
-                verdict = ("timeout", f"killed after {hard:.3g} s, over the fit's time limit "
-                           f"(limits.time plus a grace period)")
-            elif mem_mb:
-                rss = _vm_kb(s.pid, "VmRSS:")
-                if rss and rss - s.base_kb > float(mem_mb) * 1024:
-                    verdict = ("oom", f"killed above the {float(mem_mb):g} MB memory limit")
+            verdict = Limits.of(self.cells[s.cell].limits).verdict(now - s.fit_at, s.pid, s.base_kb)
             if verdict is None:
                 continue
             if s.conn.poll():  # it finished just now: its own record wins
@@ -350,7 +270,7 @@ def run_pool(cells: list[Cell], n: int, data_dirs, context: dict[str, Any],
              take: Callable[[dict[str, Any]], None]) -> int:
     """Warm every learner the cells use in this process, fork ``n`` workers and run the cells;
     returns how many workers were forked (replacements included)."""
-    from treebench.execute.worker import warm
+    from treebench.execute.fit import warm
 
     for alg in dict.fromkeys(c.algorithm for c in cells):
         warm(alg)

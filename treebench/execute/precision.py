@@ -1,4 +1,4 @@
-"""The float type of a cell's prepared matrices (issue 9, item 10).
+"""The float type of a cell's prepared matrices.
 
 A numeric (``raw``) binarization is float64 by default: values are kept exactly. Two cases
 allow float32, half the memory, with the same model:

@@ -2,7 +2,7 @@
 
 Prepared data reaches cells without copies: memory-mapped arrays prepared once per dataset and
 binarizer, float32 or uint8 where exact. For a large dataset (the
-runner's chunked path, `worker.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
+runner's chunked path, `fold.CHUNKED_ABOVE`) the matrix of *every* row under a fitted
 binarizer is written once to ``<cache>/prepared/`` (next to the parsed-dataset cache, same root:
 ``TREEBENCH_CACHE_DIR``), in the type the learner takes (`treebench.execute.precision`:
 float32 for CART, float64 for learners that need exact values, uint8 for 0/1 columns), row-major.
@@ -304,20 +304,6 @@ def evict(cap: float, keep: Path | None = None) -> None:
 
 #: the file name ending of a fitted binarizer (`treebench.execute.fitted`)
 FIT_SUFFIX = ".fit"
-
-
-def load_fitted(ds: Any, spec: str, train: np.ndarray) -> Any | None:
-    """`treebench.execute.fitted.load_fitted`: the binarizer fitted on these rows by an earlier cell."""
-    from treebench.execute import fitted
-
-    return fitted.load_fitted(ds, spec, train)
-
-
-def store_fitted(ds: Any, spec: str, train: np.ndarray, binz: Any) -> None:
-    """`treebench.execute.fitted.store_fitted`: keep a fitted binarizer for later cells."""
-    from treebench.execute import fitted
-
-    fitted.store_fitted(ds, spec, train, binz)
 
 
 def _slug(name: str) -> str:

@@ -1,13 +1,17 @@
-"""What happens inside a cell: load (cached) → split → binarize → fit → metrics → result dict.
+"""A cell's fold: its dataset, split and binarization turned into the matrices a learner fits.
 
-`prepare` runs in the warm worker process and caches datasets and binarized folds, so cells that
-differ only in algorithm parameters share them. `fit_and_score` runs in the per-cell child.
-Nothing here knows about YAML or the command line.
+This module owns the per-process in-memory caches of the preparation: loaded datasets
+(`dataset_for`), binarized folds (`prepare`, keyed by dataset, split, fold, seed and
+binarizer, so cells that differ only in the learner or its parameters share one fold) and the
+rows of binarizers fitted on every row (``fit_on: all``). Large datasets (over `CHUNKED_ABOVE`
+values) are binarized in row chunks, spilled to unlinked mapped files, or read through the
+on-disk caches of `treebench.execute.prepared` (matrices) and `treebench.execute.fitted`
+(fitted binarizers); numeric folds take the learner's float type
+(`treebench.execute.precision`). Nothing here fits a learner or knows about YAML.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -21,7 +25,6 @@ from treebench.cells import Cell
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
 _PREPARED: OrderedDict[tuple, Prepared] = OrderedDict()
-_WARM: set[str] = set()
 DATASET_CACHE_SIZE = 4
 PREPARED_CACHE_SIZE = 8
 
@@ -69,13 +72,19 @@ def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
     return matrix_dtype(np.dtype(prep.output_dtype), policy, exact)
 
 
+def dataset_key(cell: Cell) -> str:
+    """The key of the cell's dataset in this process's dataset cache."""
+    from treebench.cells import canonical_json
+
+    return canonical_json([cell.dataset_loader, cell.dataset_params])
+
+
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
     """The cell's dataset, cached per process. Workers never download (``offline=True``); the
     runner's preflight passes ``None`` so that ``--offline``/``TREEBENCH_OFFLINE`` decide."""
-    from treebench.cells import canonical_json
     from treebench.data.base import load_dataset
 
-    key = canonical_json([cell.dataset_loader, cell.dataset_params])
+    key = dataset_key(cell)
     if key in _DATASETS:
         _DATASETS.move_to_end(key)
         return _DATASETS[key]
@@ -86,6 +95,19 @@ def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = 
     return ds
 
 
+def hold_dataset(key: str, ds: Any) -> None:
+    """Put ``ds`` into the dataset cache under ``key`` (a dataset shipped by a cluster's
+    driver), as the most recently used entry."""
+    if _DATASETS.get(key) is not ds:
+        _DATASETS[key] = ds
+    _DATASETS.move_to_end(key)
+
+
+def _large(ds: Any) -> bool:
+    """Whether ``ds`` has more values than `CHUNKED_ABOVE` (rows x columns)."""
+    return ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE
+
+
 def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
     from treebench.cells import canonical_json
@@ -94,8 +116,6 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
     )
-    from treebench.execute.precision import float32_exact, matrix_dtype, numeric_part
-
     policy = learner_float32_policy(cell.algorithm)
     if key in _PREPARED:
         cached = _PREPARED[key]
@@ -105,25 +125,49 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         # the same fold in the other float type: replaced, never kept beside it
         del _PREPARED[key], cached
         release_freed_memory()
-    from treebench.binarize import make_binarizer
+    ds = dataset_for(cell, data_dirs)
+    prep = _binarized_fold(cell, ds, key[1], policy)
+    _PREPARED[key] = prep
+    if _large(ds):
+        # a large dataset's frame is not kept beside its prepared fold: the fit needs only the
+        # fold's matrices, and another fold or binarizer reloads the frame from the parsed
+        # cache (seconds, against minutes of fitting on such data)
+        _DATASETS.pop(dataset_key(cell), None)
+        del ds
+        release_freed_memory()
+    while len(_PREPARED) > PREPARED_CACHE_SIZE:
+        _PREPARED.popitem(last=False)
+    return prep
+
+
+def _split(cell: Cell, ds: Any, y: np.ndarray):
+    """The cell's split of ``ds`` (`treebench.data.splits.make_split`)."""
     from treebench.data.splits import make_split
 
-    ds = dataset_for(cell, data_dirs)
-    y = np.asarray(ds.y)
     sp = dict(cell.split)
     kind = sp.pop("kind")
-    split = make_split(
+    return make_split(
         kind, y, fold=cell.fold, seed=cell.seed, predefined=(ds.train_index, ds.test_index),
         task=ds.meta.get("task", "classification"), **sp
     )
+
+
+def _binarized_fold(cell: Cell, ds: Any, binz_key: str, policy: str) -> Prepared:
+    """The cell's fold of ``ds``: split, binarizer fitted (on the training rows, or on every
+    row for ``fit_on: all``), matrices in the type ``policy`` asks for."""
+    from treebench.binarize import make_binarizer
+    from treebench.execute.precision import float32_exact, matrix_dtype, numeric_part
+
+    y = np.asarray(ds.y)
+    split = _split(cell, ds, y)
     t0 = time.perf_counter()
     binz = make_binarizer(cell.binarizer, dict(cell.binarizer_params), list(ds.categorical))
     parts = (split.train, split.test, split.valid)
     X_all = None
     if getattr(binz, "fit_on", "train") == "all":  # faithful reproduction of papers that did so
-        binz, X_all, shared_seconds = _binarized_on_all(key[1], binz, ds, y)
+        binz, X_all, shared_seconds = _binarized_on_all(binz_key, binz, ds, y)
     else:
-        binz = _fit_on_train(binz, ds, y, split.train, key[1])
+        binz = _fit_on_train(binz, ds, y, split.train, binz_key)
     output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
     exact: list[bool] = []
 
@@ -135,9 +179,16 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     mats = None if X_all is not None else from_prepared_cache(ds, binz, parts, dtype)
     if mats is None:
         mats = transform_splits(binz, ds.X, parts, dtype=dtype, X_all=X_all)
-    X_train, X_test, X_val = mats
     seconds = time.perf_counter() - t0 if X_all is None else shared_seconds
-    prep = Prepared(
+    return _assembled(ds, y, split, binz, mats, seconds, output_dtype.str, exact[0] if exact else None)
+
+
+def _assembled(ds: Any, y: np.ndarray, split: Any, binz: Any, mats: list, seconds: float,
+               output_dtype: str, values_exact: bool | None) -> Prepared:
+    """The `Prepared` fold from its matrices ``mats`` (train, test, validation)."""
+    X_train, X_test, X_val = mats
+    notes = [w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]
+    return Prepared(
         X_train=X_train,
         y_train=y[split.train],
         X_test=X_test,
@@ -150,21 +201,10 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
         feature_names=tuple(str(c) for c in ds.X.columns),
         dataset_costs=ds.meta.get("feature_costs"),
         binary_columns_per_feature=dict(getattr(binz, "columns_per_feature_", {}) or {}),
-        data_warnings="; ".join([w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]) or None,
-        output_dtype=output_dtype.str,
-        values_exact=exact[0] if exact else None,
+        data_warnings="; ".join(notes) or None,
+        output_dtype=output_dtype,
+        values_exact=values_exact,
     )
-    _PREPARED[key] = prep
-    if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
-        # a large dataset's frame is not kept beside its prepared fold (issue 9, item 10): the
-        # fit needs only the fold's matrices, and another fold or binarizer reloads the frame
-        # from the parsed cache (seconds, against minutes of fitting on such data)
-        _DATASETS.pop(canonical_json([cell.dataset_loader, cell.dataset_params]), None)
-        del ds
-        release_freed_memory()
-    while len(_PREPARED) > PREPARED_CACHE_SIZE:
-        _PREPARED.popitem(last=False)
-    return prep
 
 
 #: binarizers fitted on every row (``fit_on: all``) and their transform of every row, per
@@ -182,7 +222,7 @@ def _binarized_on_all(binz_key: str, binz: Any, ds: Any, y: np.ndarray) -> tuple
     dataset; on a cluster each worker meets most folds). Returns the fitted binarizer, its
     transform of every row and the seconds the (shared) binarization took. Large datasets
     keep the chunked, one-fold-at-a-time path (`transform_splits`): ``(binz, None, 0.0)``."""
-    if ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE:
+    if _large(ds):
         binz.fit(ds.X, y)
         return binz, None, 0.0
     data_key = (id(ds), binz_key)
@@ -217,8 +257,8 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
     result. Large data (over `CHUNKED_ABOVE` values, e.g. KDD Cup 99): each split's matrix is
     allocated once and the binarizer writes into it ``CHUNK_ROWS`` rows at a time
     (``binz.fill``), so neither a matrix of every row nor a DataFrame copy of a split is ever
-    alive beside the splits (issue 9, item 10: the all-rows matrix was 760 MB of a kdd99 cell's
-    2.2 GB preparation peak); a split that is one run of consecutive rows (a predefined split)
+    alive beside the splits (the all-rows matrix was 760 MB of a kdd99 cell's 2.2 GB
+    preparation peak); a split that is one run of consecutive rows (a predefined split)
     is read through row slices, without copying the frame. Every part but the first (the
     training rows) is written to an unlinked temporary ``.npy`` file and memory-mapped
     read-only: its pages are read when the cell scores, not held through the fit (kdd99's test
@@ -253,17 +293,17 @@ def transform_splits(binz: Any, X: Any, parts: tuple, chunked: bool | None = Non
 def _fit_on_train(binz: Any, ds: Any, y: np.ndarray, train: np.ndarray, spec: str) -> Any:
     """``binz`` fitted on the training rows; for a large dataset, the same binarizer fitted on
     the same rows by an earlier cell is read from the prepared cache instead
-    (`treebench.execute.prepared.load_fitted`), and a new fit is stored there."""
-    large = ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE
+    (`treebench.execute.fitted.load_fitted`), and a new fit is stored there."""
+    large = _large(ds)
     if large:
-        from treebench.execute import prepared
+        from treebench.execute import fitted
 
-        hit = prepared.load_fitted(ds, spec, train)
+        hit = fitted.load_fitted(ds, spec, train)
         if hit is not None:
             return hit
     binz.fit(take_rows(ds.X, train), y[train])
     if large:
-        prepared.store_fitted(ds, spec, train, binz)
+        fitted.store_fitted(ds, spec, train, binz)
     return binz
 
 
@@ -275,7 +315,7 @@ def from_prepared_cache(ds: Any, binz: Any, parts: tuple, dtype: Any = None) -> 
     read-only view of it, other rows are gathered (training rows into memory, the others into
     an unlinked mapped file, as `transform_splits` spills them). None when the cache does not
     apply (small or anonymous data, cache off or not writable): prepare in memory then."""
-    if not hasattr(binz, "fill") or ds.X.shape[0] * max(ds.X.shape[1], 1) <= CHUNKED_ABOVE:
+    if not hasattr(binz, "fill") or not _large(ds):
         return None
     from treebench.execute import prepared
 
@@ -398,177 +438,4 @@ def release_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         pass
-
-
-def warm(algorithm: str) -> float:
-    """Run the learner's declared warm-up (imports of its solver library, JIT compilation) once
-    per worker process, outside any timed region (issue 8, A13). Returns the seconds it took
-    (0 when this worker had already warmed the learner)."""
-    if algorithm in _WARM:
-        return 0.0
-    from treebench.registry import ALGORITHMS
-
-    t0 = time.perf_counter()
-    entry = ALGORITHMS.get(algorithm)
-    if entry.available:
-        warmup_for(entry.obj)()
-    _WARM.add(algorithm)
-    return time.perf_counter() - t0
-
-
-def warmup_for(cls: Any):
-    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
-    module's ``warmup()`` function, else an inherited one (`base._TreeModel.warmup` does
-    nothing), else nothing."""
-    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
-    if isinstance(fn, staticmethod | classmethod):
-        fn = getattr(cls, "warmup")
-    if fn is None:
-        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
-    if fn is None:
-        fn = getattr(cls, "warmup", None)
-    return fn if callable(fn) else _no_warmup
-
-
-def _no_warmup() -> None:
-    return None
-
-
-def make_estimator(cell: Cell):
-    from treebench.registry import ALGORITHMS
-
-    entry = ALGORITHMS.get(cell.algorithm)
-    params = dict(cell.algorithm_params)
-    known = entry.parameters()
-    if "random_state" in known and "random_state" not in params:
-        params["random_state"] = cell.random_state
-    tl = cell.limits.get("time")
-    if tl and "time_limit" in known and params.get("time_limit") is None:
-        params["time_limit"] = float(tl)
-    return entry.create(**params)
-
-
-def fit_context(cell: Cell, prep: Prepared):
-    """The cell's `FitContext` (validation rows, feature groups, column costs), without its
-    deadline: `fit_and_score` sets that just before ``fit``."""
-    from treebench.algorithms.context import FitContext
-    from treebench.execute.fit_context import column_costs, feature_groups
-
-    groups = feature_groups(prep.columns, list(prep.feature_names), int(prep.X_train.shape[1]))
-    costs = column_costs(cell.costs, groups, list(prep.feature_names), prep.dataset_costs,
-                         cell.dataset)
-    return FitContext(X_val=prep.X_val, y_val=prep.y_val, feature_groups=groups,
-                      feature_costs=costs)
-
-
-def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
-    """Fit the cell's estimator and compute every metric. Returns the result payload."""
-    from treebench import metrics
-
-    est = make_estimator(cell)
-    ctx = fit_context(cell, prep)
-    tl = cell.limits.get("time")
-    fit_kw: dict[str, Any] = {}
-    if _takes_context(est):
-        fit_kw["context"] = ctx
-    t0 = time.perf_counter()
-    if "context" in fit_kw:
-        fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
-    trace = None
-    if cell.tune:
-        est, trace = _tuned(est, cell, prep, fit_kw)
-    else:
-        est.fit(prep.X_train, prep.y_train, **fit_kw)
-    fit_seconds = time.perf_counter() - t0
-    info = dict(getattr(est, "solve_info_", {}) or {})
-    compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
-    classes = getattr(est, "classes_", None)
-    row: dict[str, Any] = {
-        "n_train": len(prep.y_train),
-        "n_val": 0 if prep.y_val is None else len(prep.y_val),
-        "n_test": len(prep.y_test),
-        "n_features": prep.n_features,
-        "n_binary_features": int(prep.X_train.shape[1]),
-        "n_classes": None if classes is None else len(classes),
-        "fit_seconds": max(fit_seconds - compile_s, 0.0),
-        "compile_seconds": compile_s,
-        "binarize_seconds": prep.binarize_seconds,
-        "binary_columns_per_feature": json.dumps(prep.binary_columns_per_feature or {}),
-        "data_warnings": prep.data_warnings,
-    }
-    splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
-    if prep.y_val is not None:
-        splits["val"] = (prep.X_val, prep.y_val, None)
-    row.update(metrics.score_cell(est, splits, costs=ctx.feature_costs))
-    tree = getattr(est, "tree_", None)
-    from treebench.tree.arrays import TreeArrays
-
-    from treebench.algorithms.base import SOLVE_INFO_KEYS
-
-    for k in SOLVE_INFO_KEYS:
-        if k in info and info[k] is not None:
-            row[k] = info[k]
-    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
-        from treebench.tune import chosen_params
-
-        chosen = chosen_params(trace)
-        for k, v in chosen.items():
-            row[f"param_{k}"] = v
-        row["tuned_params"] = ",".join(sorted(chosen))
-        info["tune_trace"] = trace
-    extra_info = {k: v for k, v in info.items() if k not in row}
-    return {
-        "row": row,
-        "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
-        "classes": [] if classes is None else [_jsonable(c) for c in classes],
-        "columns": prep.columns,
-        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
-    }
-
-
-def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
-    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
-    candidate with the cell's fit context; fit time covers every candidate fit."""
-    from treebench.tune import tune
-
-    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
-        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
-    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune,
-                fit_kwargs=fit_kw)
-
-
-def _takes_context(est) -> bool:
-    """Whether ``est.fit`` accepts a ``context`` (treebench's learners); scikit-learn's own
-    estimators (the black-box references) do not."""
-    import inspect
-
-    cls = type(est)
-    if cls not in _TAKES_CONTEXT:  # one signature read per estimator class and process
-        try:
-            _TAKES_CONTEXT[cls] = "context" in inspect.signature(est.fit).parameters
-        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-            _TAKES_CONTEXT[cls] = False
-    return _TAKES_CONTEXT[cls]
-
-
-_TAKES_CONTEXT: dict[type, bool] = {}
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, float | int | str | bool) or v is None:
-        return v
-    return str(v)
-
-
-def _jsonable_deep(v: Any) -> Any:
-    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
-    if isinstance(v, dict):
-        return {str(k): _jsonable_deep(x) for k, x in v.items()}
-    if isinstance(v, list | tuple):
-        return [_jsonable_deep(x) for x in v]
-    return _jsonable(v)
 

@@ -1,0 +1,220 @@
+"""Fitting and scoring a prepared fold: the estimator, its warm-up, its `FitContext`, the fit
+(or the tuning of its parameters), every metric, and the JSON payload of the cell.
+
+`warm` runs a learner's declared warm-up (solver imports, JIT compilation) once per process,
+outside any timed region, so a fit's time never includes compilation. `fit_and_score` sets the
+fit's deadline from ``limits.time`` just before ``fit`` and returns plain JSON-ready data.
+Nothing here loads data (`treebench.execute.fold`) or enforces limits
+(`treebench.execute.cell_run`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from treebench.cells import Cell
+from treebench.execute.fold import Prepared
+
+_WARM: set[str] = set()
+
+
+def warm(algorithm: str) -> float:
+    """Run the learner's declared warm-up (imports of its solver library, JIT compilation) once
+    per process, outside any timed region. Returns the seconds it took (0 when this process
+    had already warmed the learner)."""
+    if algorithm in _WARM:
+        return 0.0
+    from treebench.registry import ALGORITHMS
+
+    t0 = time.perf_counter()
+    entry = ALGORITHMS.get(algorithm)
+    if entry.available:
+        warmup_for(entry.obj)()
+    _WARM.add(algorithm)
+    return time.perf_counter() - t0
+
+
+def warmup_for(cls: Any):
+    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
+    module's ``warmup()`` function, else an inherited one (`base._TreeModel.warmup` does
+    nothing), else nothing."""
+    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
+    if isinstance(fn, staticmethod | classmethod):
+        fn = getattr(cls, "warmup")
+    if fn is None:
+        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
+    if fn is None:
+        fn = getattr(cls, "warmup", None)
+    return fn if callable(fn) else _no_warmup
+
+
+def _no_warmup() -> None:
+    return None
+
+
+def make_estimator(cell: Cell):
+    """The cell's estimator: its parameters, the cell's ``random_state`` and (for learners
+    with a ``time_limit``) ``limits.time`` unless the parameters set them."""
+    from treebench.registry import ALGORITHMS
+
+    entry = ALGORITHMS.get(cell.algorithm)
+    params = dict(cell.algorithm_params)
+    known = entry.parameters()
+    if "random_state" in known and "random_state" not in params:
+        params["random_state"] = cell.random_state
+    tl = cell.limits.get("time")
+    if tl and "time_limit" in known and params.get("time_limit") is None:
+        params["time_limit"] = float(tl)
+    return entry.create(**params)
+
+
+def fit_context(cell: Cell, prep: Prepared):
+    """The cell's `FitContext` (validation rows, feature groups, column costs), without its
+    deadline: `fit_and_score` sets that just before ``fit``."""
+    from treebench.algorithms.context import FitContext
+    from treebench.execute.fit_context import column_costs, feature_groups
+
+    groups = feature_groups(prep.columns, list(prep.feature_names), int(prep.X_train.shape[1]))
+    costs = column_costs(cell.costs, groups, list(prep.feature_names), prep.dataset_costs,
+                         cell.dataset)
+    return FitContext(X_val=prep.X_val, y_val=prep.y_val, feature_groups=groups,
+                      feature_costs=costs)
+
+
+def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
+    """Fit the cell's estimator and compute every metric. Returns the result payload."""
+    from treebench import metrics
+
+    est = make_estimator(cell)
+    ctx = fit_context(cell, prep)
+    est, trace, fit_seconds = _fitted(est, cell, prep, ctx)
+    info = dict(getattr(est, "solve_info_", {}) or {})
+    compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
+    classes = getattr(est, "classes_", None)
+    row = _fold_columns(prep, classes)
+    row["fit_seconds"] = max(fit_seconds - compile_s, 0.0)
+    row["compile_seconds"] = compile_s
+    row["binarize_seconds"] = prep.binarize_seconds
+    row["binary_columns_per_feature"] = json.dumps(prep.binary_columns_per_feature or {})
+    row["data_warnings"] = prep.data_warnings
+    splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
+    if prep.y_val is not None:
+        splits["val"] = (prep.X_val, prep.y_val, None)
+    row.update(metrics.score_cell(est, splits, costs=ctx.feature_costs))
+    _solver_columns(row, info, trace)
+    extra_info = {k: v for k, v in info.items() if k not in row}
+    return _payload(est, row, classes, prep, extra_info)
+
+
+def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, float]:
+    """``est`` fitted (or tuned) on the training rows, with the context's deadline counted
+    from the start of the fit. Returns (estimator, tuning trace or None, seconds)."""
+    tl = cell.limits.get("time")
+    fit_kw: dict[str, Any] = {}
+    if _takes_context(est):
+        fit_kw["context"] = ctx
+    t0 = time.perf_counter()
+    if "context" in fit_kw:
+        fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
+    trace = None
+    if cell.tune:
+        est, trace = _tuned(est, cell, prep, fit_kw)
+    else:
+        est.fit(prep.X_train, prep.y_train, **fit_kw)
+    return est, trace, time.perf_counter() - t0
+
+
+def _fold_columns(prep: Prepared, classes: Any) -> dict[str, Any]:
+    """The row's columns that describe the fold: its sizes and feature counts."""
+    return {
+        "n_train": len(prep.y_train),
+        "n_val": 0 if prep.y_val is None else len(prep.y_val),
+        "n_test": len(prep.y_test),
+        "n_features": prep.n_features,
+        "n_binary_features": int(prep.X_train.shape[1]),
+        "n_classes": None if classes is None else len(classes),
+    }
+
+
+def _solver_columns(row: dict[str, Any], info: dict[str, Any], trace: list | None) -> None:
+    """Add the solver's status columns (`SOLVE_INFO_KEYS`) and, for a tuned cell, the chosen
+    parameters (the trace itself goes into ``info``)."""
+    from treebench.algorithms.base import SOLVE_INFO_KEYS
+
+    for k in SOLVE_INFO_KEYS:
+        if k in info and info[k] is not None:
+            row[k] = info[k]
+    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
+        from treebench.tune import chosen_params
+
+        chosen = chosen_params(trace)
+        for k, v in chosen.items():
+            row[f"param_{k}"] = v
+        row["tuned_params"] = ",".join(sorted(chosen))
+        info["tune_trace"] = trace
+
+
+def _payload(est, row: dict[str, Any], classes: Any, prep: Prepared,
+             extra_info: dict[str, Any]) -> dict[str, Any]:
+    from treebench.tree.arrays import TreeArrays
+
+    tree = getattr(est, "tree_", None)
+    return {
+        "row": row,
+        "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
+        "classes": [] if classes is None else [_jsonable(c) for c in classes],
+        "columns": prep.columns,
+        "solve_info": {k: _jsonable_deep(v) for k, v in extra_info.items()},
+    }
+
+
+def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
+    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
+    candidate with the cell's fit context; fit time covers every candidate fit."""
+    from treebench.tune import tune
+
+    if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
+        raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")
+    return tune(est, prep.X_train, prep.y_train, prep.X_val, prep.y_val, cell.tune,
+                fit_kwargs=fit_kw)
+
+
+def _takes_context(est) -> bool:
+    """Whether ``est.fit`` accepts a ``context`` (treebench's learners); scikit-learn's own
+    estimators (the black-box references) do not."""
+    import inspect
+
+    cls = type(est)
+    if cls not in _TAKES_CONTEXT:  # one signature read per estimator class and process
+        try:
+            _TAKES_CONTEXT[cls] = "context" in inspect.signature(est.fit).parameters
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            _TAKES_CONTEXT[cls] = False
+    return _TAKES_CONTEXT[cls]
+
+
+_TAKES_CONTEXT: dict[type, bool] = {}
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, float | int | str | bool) or v is None:
+        return v
+    return str(v)
+
+
+def _jsonable_deep(v: Any) -> Any:
+    """`_jsonable` inside lists and dicts too (e.g. a tuning trace)."""
+    if isinstance(v, dict):
+        return {str(k): _jsonable_deep(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable_deep(x) for x in v]
+    return _jsonable(v)
