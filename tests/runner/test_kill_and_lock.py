@@ -74,6 +74,20 @@ def _gone_within(procs: list[psutil.Process], seconds: float) -> list[psutil.Pro
     return _alive(procs)
 
 
+
+def _stop(drv, below, send, *, wait: float, grace: float):
+    """``send`` a signal to the driver ``drv``; return its exit code and the processes of
+    ``below`` still alive ``grace`` seconds later. Nothing is left running, whatever happens."""
+    try:
+        send()
+        rc = drv.wait(timeout=wait)
+        return rc, _gone_within(below, grace)
+    finally:
+        if drv.poll() is None:
+            drv.kill()
+            drv.wait()
+        _kill_all(below)
+
 def _kill_all(procs: list[psutil.Process]) -> None:
     for p in _alive(procs):
         try:
@@ -281,19 +295,10 @@ def test_sigterm_stops_a_run_like_ctrl_c_with_exit_143(tmp_path, backend, to_gro
     stopped, exit 143 (before: the driver died at once, exit -15, no tables, and loky's
     workers lived on for minutes)."""
     drv, below = _running(tmp_path, backend)
-    try:
-        assert below, "no worker processes"
-        if to_group:
-            os.killpg(drv.pid, signal.SIGTERM)
-        else:
-            drv.send_signal(signal.SIGTERM)
-        rc = drv.wait(timeout=60)
-        left = _gone_within(below, 5.0)
-    finally:
-        if drv.poll() is None:
-            drv.kill()
-            drv.wait()
-        _kill_all(below)
+    assert below, "no worker processes"
+    send = (lambda: os.killpg(drv.pid, signal.SIGTERM)) if to_group else \
+        (lambda: drv.send_signal(signal.SIGTERM))
+    rc, left = _stop(drv, below, send, wait=60, grace=5.0)
     err = (tmp_path / "stderr.txt").read_text()
     assert rc == 143, err
     assert "terminated (SIGTERM): finished cells are saved" in err
@@ -312,16 +317,8 @@ def test_loky_workers_die_within_seconds_of_a_killed_driver(tmp_path):
     reaches) and their cells' children end within seconds, not after loky's 300 s idle
     timeout."""
     drv, below = _running(tmp_path, "loky", "--no-report")
-    try:
-        assert len(below) >= 2
-        os.kill(drv.pid, signal.SIGKILL)
-        drv.wait(timeout=10)
-        left = _gone_within(below, 5.0)
-    finally:
-        if drv.poll() is None:
-            drv.kill()
-            drv.wait()
-        _kill_all(below)
+    assert len(below) >= 2
+    _, left = _stop(drv, below, lambda: os.kill(drv.pid, signal.SIGKILL), wait=10, grace=5.0)
     assert not left, f"outlived the killed driver: {[(p.pid, p.cmdline()[-3:]) for p in left]}"
 
 
@@ -375,15 +372,7 @@ def test_sigterm_stops_a_local_ray_run_like_ctrl_c(tmp_path):
     the run keeps SIGTERM a Ctrl-C: exit 143, tables written, ray's processes stopped."""
     pytest.importorskip("ray")
     drv, below = _running(tmp_path, "ray", "--no-report")
-    try:
-        drv.send_signal(signal.SIGTERM)
-        rc = drv.wait(timeout=90)
-        left = _gone_within(below, 20.0)
-    finally:
-        if drv.poll() is None:
-            drv.kill()
-            drv.wait()
-        _kill_all(below)
+    rc, left = _stop(drv, below, lambda: drv.send_signal(signal.SIGTERM), wait=90, grace=20.0)
     err = (tmp_path / "stderr.txt").read_text()
     if rc == 1 and "Tried to complete task that was not pending" in err:
         # ray's core worker aborts now and then when a driver is interrupted with tasks in
