@@ -187,7 +187,7 @@ class DatasetSpec(_Strict):
 
 
 def _dataset_short_form(d: Any) -> Any:
-    """Short forms of a `datasets` entry (see the README):
+    """Short forms of a `datasets` entry (docs/datasets.md lists them):
 
     * ``iris`` or ``topk/car``: a registered (catalog) name;
     * ``data/x.csv``: a local file (a string that is no registered name and looks like a path);

@@ -10,7 +10,7 @@ from treebench.report.tables import Display
 from treebench.verify import HEADER, Verification, verify_dir
 
 NO_EXPECTATIONS = ("The config states no expectations (`expect:`), so there is nothing to "
-                   "check; see the README's \"Paper reproductions\" for how to add them.")
+                   "check; docs/reproductions/index.md says how to add them.")
 
 
 def verification(results: Results) -> Verification:
