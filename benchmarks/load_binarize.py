@@ -5,7 +5,7 @@ Steps timed: parse from the raw files (cold, parquet cache empty), load from the
 (warm), and fit + transform of each binarizer on the training rows (the predefined training split
 when the dataset has one, else all rows). Writes a table; asserts nothing about times.
 
-    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py [--repeat 3] [--out results/bench]
+    TREEBENCH_DATA_DIR=/path/to/datasets python benchmarks/load_binarize.py [--repeat 3] [--out results/bench]
 
 ``--cell`` measures one whole runner cell instead (issue 9, item 10): the KDD Cup 99 CART cell
 of ``configs/dpdt-kdd99.yaml`` (depth 10, predefined split, raw features with one-hot
@@ -15,7 +15,7 @@ wall time minus the fit: start-up, load, split, binarize, scoring) against the f
 from the parsed cache (timed in a fresh process) plus preparation (split + binarize) against the
 fit, and the row's accuracies and leaf count (unchanged by the memory work):
 
-    TREEBENCH_DATA_DIR=../shared/datasets python benchmarks/load_binarize.py --cell [--algorithm cart] \
+    TREEBENCH_DATA_DIR=/path/to/datasets python benchmarks/load_binarize.py --cell [--algorithm cart] \
         [--prepared warm|cold|off] [--split predefined|permutation]
 
 ``--prepared`` sets the prepared-matrix cache (`treebench.execute.prepared`) for the cell:

@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks over every registered algorithm (GUIDE §3, "Estimators").
+"""scikit-learn's estimator checks over every registered algorithm (the estimator conventions of docs/conventions.md, "Estimators").
 
 Every entry of `treebench.registry.ALGORITHMS` that is not tagged ``test`` and whose optional
 dependencies are installed is created with its defaults (``entry.create()``) and run through
