@@ -11,7 +11,6 @@ directory, the tables are rebuilt from every cell file there, and rerunning fini
 from __future__ import annotations
 
 import contextlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
+from treebench.atomic import read_json_object, write_json
 from treebench.cells import Cell, Skipped, expand_all
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
@@ -166,11 +166,18 @@ def parse_axis(text: str, flag: str = "param") -> list[Any]:
 
 
 def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = ()) -> Plan:
+    """The experiment's cells, sorted by what a run does with them: run (no usable result, or a
+    status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before)."""
     from treebench.results.store import existing_status
 
     expansion = expand_all(exp)
-    cells = expansion.cells
-    status = {} if force else existing_status(out)
+    return classify(expansion.cells, {} if force else existing_status(out), retry,
+                    expansion.skipped)
+
+
+def classify(cells: list[Cell], status: dict[str, str], retry: tuple[str, ...],
+             pairs_skipped: list[Skipped]) -> Plan:
+    """`plan`'s sorting of ``cells`` by their ``status`` (cell id → status of a usable file)."""
     to_run, done, skipped = [], [], []
     for c in cells:
         s = status.get(c.id)
@@ -180,7 +187,7 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
             done.append(c)
         else:
             skipped.append(c)
-    return Plan(cells, to_run, done, skipped, expansion.skipped)
+    return Plan(cells, to_run, done, skipped, pairs_skipped)
 
 
 def default_out(exp: Experiment) -> Path:
@@ -266,7 +273,6 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
     of it that ran here, with the cells it defines (`treebench.results.experiments`), the
     environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
     Returns notes (a damaged manifest is set aside and rewritten)."""
-    from treebench.execute.supervise import atomic_write_json
     from treebench.results import experiments as xp
     from treebench.results.provenance import environment
 
@@ -301,7 +307,7 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
         "runs": list(previous.get("runs") or []) + [entry],
         "environment": environment(),
     })
-    atomic_write_json(p, man)
+    write_json(p, man)
     return notes
 
 
@@ -310,19 +316,14 @@ def note_cluster_run(out: Path, run: Any) -> None:
     entry and the top level get ``n_jobs_used`` = the worker threads that returned records
     (what ran at once, not ``-j``) and ``cluster`` = `ClusterRun.to_manifest` (workers,
     threads, hosts, address). Written also when the run was interrupted or lost its cluster."""
-    from treebench.execute.supervise import atomic_write_json
-
     p = out / "manifest.json"
-    try:
-        manifest = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    if not isinstance(manifest, dict) or not manifest.get("runs"):
+    manifest = read_json_object(p)
+    if not manifest.get("runs"):
         return
     info = run.to_manifest()
     manifest["runs"][-1].update(n_jobs_used=run.n_threads_used, cluster=info)
     manifest.update(n_jobs_used=run.n_threads_used, cluster=info)
-    atomic_write_json(p, manifest)
+    write_json(p, manifest)
 
 
 def check_writable(path: Path, what: str = "results directory") -> None:
@@ -367,19 +368,6 @@ def _remove_partial_files(out: Path) -> None:
     for pattern in (".*.child", ".*.tmp"):
         for p in cells_dir(out).glob(pattern):
             p.unlink(missing_ok=True)
-
-
-def consolidate(exp: Experiment, out: Path, cells: list[Cell] | None = None):
-    """Rebuild the tables from every usable cell file of ``out`` (never only this run's: a
-    sweep that adds cells keeps the experiment's own rows). Returns the table and the paths."""
-    from treebench.results.index import record_tables, scan
-    from treebench.results.store import build_table, write_tables
-
-    current = scan(out, save=True)
-    df = build_table(out, current, exp.name)
-    paths = write_tables(out, df)
-    record_tables(out, current)
-    return df, paths
 
 
 def exit_code_for(counts: Counter, fail_on: str) -> int:
@@ -524,14 +512,17 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
     the cells and refresh the tables. Returns the summary and the plan that ran."""
     from treebench.execute.jobs import effective_n_jobs
+    from treebench.results.index import quarantine, scan
 
     n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
-        notes = _set_aside_damaged(out_dir)
-        if notes:  # their cells are not done after all
-            pl = plan(exp, out_dir, force=o.force, retry=o.retry)
+        current = scan(out_dir, save=True)  # under the lock: the index may be written
+        notes = quarantine(out_dir, current)
+        if notes and not o.force:  # the set-aside cells are not done after all
+            status = {cid: e.status for cid, e in current.cells.items()}
+            pl = classify(pl.cells, status, o.retry, pl.pairs_skipped)
         notes += write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
                                 command="sweep" if o.sweep else "run", sweep=o.sweep,
                                 cells=pl.cells, variant=_variant(o.sweep, o.overrides, o.seed))
@@ -573,13 +564,6 @@ def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | Non
     if seed is not None:
         v["seed"] = seed
     return v or None
-
-
-def _set_aside_damaged(out: Path) -> list[str]:
-    """Quarantine the unusable cell files of ``out`` (the caller holds the lock)."""
-    from treebench.results.index import quarantine, scan
-
-    return quarantine(out, scan(out))
 
 
 def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
@@ -634,10 +618,9 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
     if out_dir is None:
         return None
     try:
-        cache = json.loads((out_dir / PLAN_CACHE).read_text(encoding="utf-8"))
-        entry = cache[key]
+        entry = read_json_object(out_dir / PLAN_CACHE)[key]
         ids, name = list(entry["cells"]), str(entry["experiment"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
     from treebench.results import experiments as xp
     from treebench.results.index import scan, tables_state
@@ -672,29 +655,18 @@ REPORT_STAMP = ".built-from.json"
 def _report_current(out: Path, digest: str) -> bool:
     """The report was written from the cells whose digest is ``digest`` and still has its
     index page."""
-    try:
-        stamp = json.loads((out / "report" / REPORT_STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(stamp, dict) and stamp.get("digest") == digest and \
-        (out / "report" / "index.html").is_file()
+    stamp = read_json_object(out / "report" / REPORT_STAMP)
+    return stamp.get("digest") == digest and (out / "report" / "index.html").is_file()
 
 
 def _remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -> None:
-    from treebench.execute.supervise import atomic_write_json
-
     p = out / PLAN_CACHE
-    try:
-        cache = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(cache, dict):
-            cache = {}
-    except (OSError, ValueError):
-        cache = {}
+    cache = read_json_object(p)
     cache.pop(key, None)
     cache[key] = {"experiment": name, "cells": ids, "record": record}
     while len(cache) > 16:  # the most recent plans only
         cache.pop(next(iter(cache)))
-    atomic_write_json(p, cache)
+    write_json(p, cache)
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
@@ -728,13 +700,14 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
 
             summary.interrupted = True
             summary.exit_code = exit_code_of(exc)
+    from treebench.results.index import quarantine
     from treebench.results.store import refresh_tables
 
     tables = (out_dir / "results.parquet", out_dir / "results.csv")
     _, why, current = refresh_tables(out_dir, exp.name)  # a no-op when they are current
     if why is not None and not summary.n_ran:
         summary.notes.append(f"rewrote the results tables from the cell files ({why})")
-    summary.notes += _set_aside_damaged(out_dir) if current.problems else []
+    summary.notes += quarantine(out_dir, current)  # files that broke during the run
     counts = Counter(e.status for e in current.cells.values())
     summary.failures = failure_kinds(out_dir, [c for c, e in current.cells.items()
                                                if e.status != "ok"])
@@ -792,15 +765,12 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
 
 def _stamp_report(results_dir: Path) -> None:
     """Record which cells the report was built from (`_report_current`)."""
-    from treebench.execute.supervise import atomic_write_json
     from treebench.results.index import read_index
 
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
-        try:
-            atomic_write_json(results_dir / "report" / REPORT_STAMP, {"digest": digest})
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
+            write_json(results_dir / "report" / REPORT_STAMP, {"digest": digest})
 
 
 def experiment_dirs(root: str | Path) -> list[Path]:
@@ -852,8 +822,8 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
     cell files and rewrites stale or damaged tables."""
     from treebench.results import experiments as xp
-    from treebench.results.index import quarantine, record_tables, scan, tables_state
-    from treebench.results.store import build_table, cells_dir, write_tables
+    from treebench.results.index import quarantine, scan, tables_state
+    from treebench.results.store import cells_dir, refresh_tables
 
     d = Path(results_dir)
     if not cells_dir(d).is_dir():
@@ -862,15 +832,14 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     with _lock(d) if repair else contextlib.nullcontext():
         current = scan(d, save=repair)
         res.problems = dict(current.problems)
-        if repair and current.problems:
+        if repair:
             res.repaired += quarantine(d, current)
             res.problems = {}
-        res.tables = tables_state(d, current)
-        if repair and res.tables is not None:
-            write_tables(d, build_table(d, current))
-            record_tables(d, current)
-            res.repaired.append(f"rewrote results.parquet and results.csv ({res.tables})")
-            res.tables = None
+            _, why, _ = refresh_tables(d, current=current)
+            if why is not None:
+                res.repaired.append(f"rewrote results.parquet and results.csv ({why})")
+        else:
+            res.tables = tables_state(d, current)
     res.counts = Counter(e.status for e in current.cells.values())
     try:
         man = xp.read_manifest(d)

@@ -581,25 +581,21 @@ def verify_results(results_dir: str | Path, *, config: str | Path | None = None,
 
 
 def experiment_dirs(path: str | Path) -> list[Path]:
-    """``path`` itself when it holds results (cells or a table), else the folders below it that
-    do (one experiment each, sorted, at any depth). Raise `UserError` when there is none."""
+    """``path`` itself when it holds results (cells, a manifest or a table), else the results
+    directories below it (one experiment each, sorted, at any depth). Raise `UserError` when
+    there is none."""
+    from treebench.results.store import holds_results, results_dirs
+
     p = Path(path)
-    if _holds_results(p):
+    if holds_results(p):
         return [p]
     if not p.is_dir():
         raise UserError(f"{p}: no such results directory.")
-    found = sorted({q.parent for q in p.rglob("manifest.json") if _holds_results(q.parent)}
-                   | {q.parent for q in p.rglob("results.parquet")})
-    found = [q for q in found if not any(r != q and r in q.parents for r in found)]
+    found = results_dirs(p)
     if not found:
         raise UserError(f"{p}: no results here or in its subdirectories; give a "
                         "directory written by `treebench run`.")
     return found
-
-
-def _holds_results(p: Path) -> bool:
-    return (p / "results.parquet").is_file() or (p / "manifest.json").is_file() or \
-        (p / "cells").is_dir()
 
 
 def verify_path(path: str | Path, *, config: str | Path | None = None,

@@ -227,13 +227,15 @@ def test_disk_full_while_writing_cells_keeps_what_was_written(tmp_path, monkeypa
                 raise OSError(errno.ENOSPC, "No space left on device")
         return real(src, dst, *a, **k)
 
-    monkeypatch.setattr(store.os, "replace", full)
+    import treebench.atomic as atomic
+
+    monkeypatch.setattr(atomic.os, "replace", full)
     r = _run(cfg, out)
     assert r.exit_code == 2 and "no space left on device" in r.output, r.output
     assert "Traceback" not in r.output and "run the same command again" in r.output
     assert len(list((out / "cells").glob("*.json"))) == 2
     assert not list((out / "cells").glob(".*.tmp"))
-    monkeypatch.setattr(store.os, "replace", real)
+    monkeypatch.setattr(atomic.os, "replace", real)
     r = _run(cfg, out)
     assert r.exit_code == 0 and "ran 4" in r.output, r.output
 

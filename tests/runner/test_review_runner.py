@@ -247,18 +247,17 @@ def test_parquet_parameter_columns_are_typed(tmp_path):
 
 def test_report_files_are_written_atomically(monkeypatch, tmp_path):
     """Ctrl-C in the middle of writing a report file leaves the old file whole."""
-    from treebench.report import files
+    from treebench import atomic
 
     p = tmp_path / "index.html"
     p.write_text("old report")
 
-    def boom(self, *a, **k):
-        Path.write_bytes(self, b"half")
+    def boom(src, dst, *a, **k):  # the temporary file is written; Ctrl-C before the rename
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Path, "write_text", boom)
+    monkeypatch.setattr(atomic.os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
-        files.atomic_write_text(p, "new report")
+        atomic.write_text(p, "new report")
     monkeypatch.undo()
     assert p.read_text() == "old report" and list(tmp_path.iterdir()) == [p]
 

@@ -36,17 +36,6 @@ from treebench.execute.limits import vm_kb
 PREPARE_LOCK = threading.RLock()
 
 
-def atomic_write_json(path: Path, payload: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        # json.dumps, not json.dump: dump streams through the pure-Python encoder, dumps
-        # runs the C one (5-10x less CPU on a Top-k record; same text)
-        fh.write(json.dumps(payload, default=str, allow_nan=True))
-        # no fsync: the rename is atomic, and a killed process (SIGKILL included) loses nothing
-        # the kernel already holds; only a power cut could, at a cost of ~10 ms per cell.
-    os.replace(tmp, path)
-
-
 def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -> dict[str, Any] | None:
     """Run ``cell`` supervised and return its record (the driver writes it), or None when the
     run was interrupted (Ctrl-C) before the cell finished."""
@@ -111,7 +100,7 @@ def _child(run: CellRun, tmp: Path) -> None:
         with run.limits.address_space():
             outcome = run.fit()
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(outcome))  # the C encoder (see atomic_write_json)
+            fh.write(json.dumps(outcome))  # json.dumps runs the C encoder
     except MemoryError:
         code = 3
     except BaseException:  # pragma: no cover - last resort, reported as crashed

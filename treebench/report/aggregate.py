@@ -118,6 +118,8 @@ class Results:
     key_columns: list[str] = field(default_factory=list)  # param_*/bparam_* grid columns
     metrics: list[str] = field(default_factory=list)  # metrics with at least one value
     notes: list[str] = field(default_factory=list)
+    #: the claims' verdicts, computed once by `treebench.report.reproduction.verification`
+    claims: Any = None
 
 
 def load_results(results_dir: Path) -> Results:

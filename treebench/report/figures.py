@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from treebench.atomic import read_json_object, temp_path, write_text
+
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
     LINE_ONLY,
@@ -371,13 +373,16 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
             # never `with_suffix`: a stem like ``x.csv__test_accuracy`` would lose everything
             # after the dataset name's dot
             p = base.parent / f"{base.name}.{fmt}"
-            tmp = base.parent / f".{base.name}.{fmt}.{os.getpid()}.tmp"
+            tmp = temp_path(p)
             if fmt == "svg":
                 meta = {"Date": None, "Creator": "treebench report", "Title": title}
             else:
                 meta = {"Software": None, "Title": title}
-            fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
-            os.replace(tmp, p)
+            try:
+                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
+                os.replace(tmp, p)
+            finally:
+                tmp.unlink(missing_ok=True)
             paths[fmt] = p
             fig.set_layout_engine("none")  # keep the layout just computed for the next format
     return paths
@@ -623,12 +628,7 @@ class PendingFigures:
         fdir.mkdir(parents=True, exist_ok=True)
         self.formats = formats
         cache_path = fdir / CACHE_FILE
-        try:
-            cache = json.loads(cache_path.read_text(encoding="utf-8"))
-            if not isinstance(cache, dict):
-                cache = {}
-        except (OSError, ValueError):
-            cache = {}
+        cache = read_json_object(cache_path)
         for mod in FIGURE_MODULES:
             importlib.import_module(mod)
         jobs = [] if results.settings.empty else _jobs(results)
@@ -670,9 +670,7 @@ class PendingFigures:
         new_cache = {j.stem: {"signature": self.sigs[j.stem],
                               "title": None if done[j.stem] is None else done[j.stem][0]}
                      for j in jobs}
-        tmp = fdir / f".{CACHE_FILE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(new_cache, sort_keys=True, indent=0), encoding="utf-8")
-        os.replace(tmp, fdir / CACHE_FILE)
+        write_text(fdir / CACHE_FILE, json.dumps(new_cache, sort_keys=True, indent=0))
         return infos
 
     def close(self) -> None:

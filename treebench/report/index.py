@@ -17,20 +17,16 @@ from pathlib import Path
 import pandas as pd
 
 from treebench.report.aggregate import Results, load_results, params_text
-from treebench.report.files import atomic_write_text
+from treebench.atomic import write_text as atomic_write_text
 from treebench.report.tables import Display, mean_std, to_html, to_markdown
 from treebench.results import schema
 
 
 def experiment_dirs(root: Path) -> list[Path]:
-    """Folders below ``root``, at any depth, that hold a results table (``results/<name>/``,
-    ``results/reproduce/<name>/``), sorted by their path; a folder inside another experiment's
-    folder is not one."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    found = sorted(p.parent for p in root.rglob("results.parquet") if p.parent != root)
-    return [d for d in found if not any(o != d and o in d.parents for o in found)]
+    """The results directories below ``root`` (`treebench.results.store.results_dirs`)."""
+    from treebench.results.store import results_dirs
+
+    return results_dirs(root)
 
 
 def _label(res: Results, root: Path) -> str:

@@ -16,7 +16,14 @@ NO_EXPECTATIONS = ("The config states no expectations (`expect:`), so there is n
 def verification(results: Results) -> Verification:
     """Verdicts of the claims of every config recorded in the run's manifest, each on exactly
     the cells that config defines (`treebench.verify.verify_dir`); one table for all of them
-    (items prefixed by the experiment when the folder holds several)."""
+    (items prefixed by the experiment when the folder holds several). Computed once per
+    `Results`: the tables, the HTML page and the Markdown summary show the same verdicts."""
+    if results.claims is None:
+        results.claims = _verification(results)
+    return results.claims
+
+
+def _verification(results: Results) -> Verification:
     from treebench.errors import UserError
 
     cfg = results.manifest.get("config") or {}

@@ -24,7 +24,7 @@ from treebench.report.aggregate import (
     fmt_value,
     varying_columns,
 )
-from treebench.report.files import atomic_write_text
+from treebench.atomic import write_text as atomic_write_text
 from treebench.results import schema
 
 METRIC_LABELS = {

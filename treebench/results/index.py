@@ -23,6 +23,7 @@ count as not run, so the next run of their experiment runs them again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from treebench.atomic import read_json_object, write_json, write_text
 
 INDEX = ".cells-index.json"
 INDEX_VERSION = 1
@@ -71,11 +74,8 @@ def _stat_key(st: os.stat_result) -> list[int]:
 
 
 def read_index(out: Path) -> dict[str, Any]:
-    try:
-        idx = json.loads((Path(out) / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(idx, dict) or idx.get("version") != INDEX_VERSION:
+    idx = read_json_object(Path(out) / INDEX)
+    if idx.get("version") != INDEX_VERSION:
         return {}
     if not isinstance(idx.get("files"), dict):
         idx["files"] = {}
@@ -85,13 +85,8 @@ def read_index(out: Path) -> dict[str, Any]:
 def write_index(out: Path, idx: dict[str, Any]) -> None:
     """Write the index atomically; a failure (read-only folder, full disk) only costs speed."""
     idx["version"] = INDEX_VERSION
-    p = Path(out) / INDEX
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(idx, separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        write_json(Path(out) / INDEX, idx)
 
 
 def scan(out: Path, *, save: bool = False) -> Scan:
@@ -179,12 +174,7 @@ def quarantine(out: Path, current: Scan) -> list[str]:
     qdir = out / QUARANTINE
     qdir.mkdir(exist_ok=True)
     reasons_path = qdir / "reasons.json"
-    try:
-        reasons = json.loads(reasons_path.read_text(encoding="utf-8"))
-        if not isinstance(reasons, dict):
-            reasons = {}
-    except (OSError, ValueError):
-        reasons = {}
+    reasons = read_json_object(reasons_path)
     now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     notes = []
     for name, why in sorted(current.problems.items()):
@@ -196,26 +186,16 @@ def quarantine(out: Path, current: Scan) -> list[str]:
         reasons[target.name] = {"file": f"cells/{name}", "reason": why, "at": now}
         notes.append(f"cells/{name} cannot be used ({why}); moved it to "
                      f"{QUARANTINE}/{target.name}, and its cell counts as not run")
-    tmp = reasons_path.with_name(f".reasons.json.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(reasons, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, reasons_path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        write_text(reasons_path, json.dumps(reasons, indent=1, sort_keys=True))
     current.problems.clear()
     return notes
 
 
 def quarantined_cells(out: Path) -> dict[str, str]:
     """cell id (from the file name) → reason, for the files set aside in ``quarantine/``."""
-    try:
-        reasons = json.loads((Path(out) / QUARANTINE / "reasons.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(reasons, dict):
-        return {}
     out_map = {}
-    for entry in reasons.values():
+    for entry in read_json_object(Path(out) / QUARANTINE / "reasons.json").values():
         if isinstance(entry, dict) and isinstance(entry.get("file"), str):
             out_map[Path(entry["file"]).stem] = str(entry.get("reason"))
     return out_map

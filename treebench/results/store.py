@@ -26,6 +26,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from treebench.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 
 if TYPE_CHECKING:
@@ -132,14 +133,10 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
         record["history"] = history
         row["history"] = json.dumps(history, sort_keys=True, default=str)
     data, _ = encode_record(record)
-    tmp = d / f".{p.name}.{os.getpid()}.tmp"
     try:
         d.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, p)
+        write_bytes(p, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise write_error(p, exc) from None
     return p
 
@@ -208,8 +205,7 @@ def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
     schema.validate(df)
     out = Path(out)
     pq, csv = out / "results.parquet", out / "results.csv"
-    tmp_pq = out / f".results.parquet.{os.getpid()}.tmp"
-    tmp_csv = out / f".results.csv.{os.getpid()}.tmp"
+    tmp_pq, tmp_csv = temp_path(pq), temp_path(csv)
     try:
         _for_parquet(df).to_parquet(tmp_pq, index=False)
         df.to_csv(tmp_csv, index=False)
@@ -327,15 +323,16 @@ def build_table(out: Path, current: Any, experiment: str | None = None) -> pd.Da
     return to_frame(rows, experiment=experiment)
 
 
-def refresh_tables(out: Path, experiment: str | None = None, *,
-                   write: bool = True) -> tuple[pd.DataFrame | None, str | None, Any]:
+def refresh_tables(out: Path, experiment: str | None = None, *, write: bool = True,
+                   current: Any = None) -> tuple[pd.DataFrame | None, str | None, Any]:
     """Make the tables of ``out`` a function of its usable cells: rebuild them when the set of
     (cell id, content hash) changed or a table file is damaged. Returns (the table when it was
     rebuilt, else None; why it was rebuilt, else None; the scan). With ``write`` (the caller
-    holds the lock) the tables and the index are written; else the table is only built."""
+    holds the lock) the tables and the index are written; else the table is only built.
+    ``current`` is a scan the caller made already."""
     from treebench.results.index import record_tables, scan, tables_state
 
-    current = scan(out, save=write)
+    current = current if current is not None else scan(out, save=write)
     why = tables_state(out, current)
     if why is None:
         return None, None, current
@@ -363,3 +360,20 @@ def current_table(out: Path, experiment: str | None = None, *,
         notes.insert(0, f"the results tables were rebuilt from the cell files ({why})"
                      + ("" if write else "; run `treebench results check --repair` to rewrite them"))
     return df, notes, current
+
+
+def holds_results(p: Path) -> bool:
+    """``p`` is a results directory: it has cell files, a manifest or a results table."""
+    return (p / "results.parquet").is_file() or (p / "manifest.json").is_file() or \
+        cells_dir(p).is_dir()
+
+
+def results_dirs(root: Path) -> list[Path]:
+    """The results directories strictly below ``root``, at any depth (``results/<name>/``,
+    ``results/reproduce/<name>/``), sorted by path; one inside another is not counted."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = sorted({q.parent for name in ("manifest.json", "results.parquet")
+                    for q in root.rglob(name) if q.parent != root and holds_results(q.parent)})
+    return [d for d in found if not any(o != d and o in d.parents for o in found)]
