@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from treebench.columns import Column
+
 SPLITS = ("train", "val", "test")
 
 
@@ -440,14 +442,15 @@ def _by_leaf_or(name: str, fn):
     return wrapped
 
 
-_REGISTRY: dict[str, Metric] = {}
-
-
 def register(metric: Metric) -> Metric:
-    """Add a metric to the registry (its name must be new)."""
-    if metric.name in _REGISTRY:
+    """Add a metric to the metric registry (`treebench.registry.METRICS`; its name must be
+    new). A plug-in package calls this in the module its ``treebench.metrics`` entry point
+    names; the metric's columns then belong to every results table (`declared_columns`)."""
+    from treebench.registry import METRICS
+
+    if metric.name in METRICS._entries:
         raise ValueError(f"metric `{metric.name}` is registered twice")
-    _REGISTRY[metric.name] = metric
+    METRICS.register(metric.name, description=metric.description)(metric)
     return metric
 
 
@@ -514,25 +517,33 @@ def _effective_leaves(tree) -> int:
     return effective_leaves(tree)
 
 
+def _registry():
+    from treebench.registry import METRICS
+
+    return METRICS
+
+
 def get(name: str) -> Metric:
     """The metric ``name``; ValueError with a suggestion when unknown."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        from treebench.errors import did_you_mean
+    reg = _registry()
+    if name in reg:
+        return reg.get(name).obj
+    from treebench.errors import did_you_mean
 
-        raise ValueError(
-            f"unknown metric `{name}`{did_you_mean(name, _REGISTRY)}; known: {', '.join(_REGISTRY)}"
-        ) from None
+    known = names()
+    raise ValueError(
+        f"unknown metric `{name}`{did_you_mean(name, known)}; known: {', '.join(known)}"
+    )
 
 
 def names() -> list[str]:
-    """Registry names in registration order."""
-    return list(_REGISTRY)
+    """Registry names in registration order (built-in ones first, then plug-ins)."""
+    return [e.name for e in _registry().in_order()]
 
 
 def all_metrics() -> list[Metric]:
-    return list(_REGISTRY.values())
+    """Every metric, built-in and plug-in, in registration order."""
+    return [e.obj for e in _registry().in_order()]
 
 
 def columns(name: str) -> list[str]:
@@ -542,12 +553,27 @@ def columns(name: str) -> list[str]:
 
 def result_columns() -> dict[str, str]:
     """Every metric column of the results table with its pandas dtype, in registry order."""
-    return {c: m.dtype for m in _REGISTRY.values() for c in m.columns()}
+    return {c: m.dtype for m in all_metrics() for c in m.columns()}
+
+
+def declared_columns() -> tuple[Column, ...]:
+    """The results columns this registry declares: one per computed metric and split (the
+    recorded ones, times and memory, are the runner's cost columns), asked each time, so that
+    a plug-in metric registered after import is in the table too."""
+    out = []
+    for m in all_metrics():
+        if m.needs == "recorded":
+            continue
+        for split in (SPLITS if m.per_split else (None,)):
+            where = f" ({split} rows)" if split else ""
+            out.append(Column(m.column(split), m.dtype, m.description + where,
+                              f"metric `{m.name}`", "metrics"))
+    return tuple(out)
 
 
 def metric_of_column(column: str) -> Metric | None:
     """The metric a results column belongs to (None for a column that is no metric)."""
-    for m in _REGISTRY.values():
+    for m in all_metrics():
         if column in m.columns():
             return m
     return None
@@ -562,7 +588,7 @@ def score_split(
     task = task or estimator_task(est)
     d = Inputs(est, X, y, sample_weight, costs)
     out: dict[str, float] = {}
-    for m in _REGISTRY.values():
+    for m in all_metrics():
         if not m.per_split or m.fn is None or not m.applies(task):
             continue
         if m.needs == "tree" and d.tree is None:
@@ -575,7 +601,7 @@ def score_model(est) -> dict[str, float]:
     """The metrics of the fitted model itself (tree size), keyed by results column."""
     d = Inputs(est, np.zeros((0, 0)), np.zeros(0))
     out: dict[str, float] = {}
-    for m in _REGISTRY.values():
+    for m in all_metrics():
         if m.per_split or m.fn is None or (m.needs == "tree" and d.tree is None):
             continue
         out[m.column()] = m.fn(d)

@@ -1,16 +1,20 @@
-"""Registries of algorithms, binarizers and dataset loaders.
+"""Registries of algorithms, binarizers, dataset loaders, metrics and figure kinds.
 
 Modules register their objects with a decorator (``@ALGORITHMS.register("cart", inputs=...)``;
-scikit-learn's ensembles are registered by calling it). The registry imports the built-in modules
-the first time it is used, then the ``treebench.algorithms`` / ``treebench.binarizers`` /
-``treebench.datasets`` entry points of third-party packages (a plug-in that fails to import is
-recorded in ``import_errors``, not raised). An entry whose optional dependency is missing stays
-listed with the reason and raises `ConfigError` only when created. No if/elif on names anywhere.
+scikit-learn's ensembles are registered by calling it; `treebench.metrics.register` and
+`treebench.report.figures.register_figures` call it for metrics and figure kinds). The registry
+imports the built-in modules the first time it is used, then the entry points of its group in
+third-party packages (`ENTRY_POINT_GROUPS`: ``treebench.algorithms``, ``treebench.binarizers``,
+``treebench.datasets``, ``treebench.metrics``, ``treebench.figures``); a plug-in that fails to
+import is recorded in ``import_errors``, not raised. An entry whose optional dependency is
+missing stays listed with the reason and raises `ConfigError` only when created. No if/elif on
+names anywhere.
 
 Algorithms declare the input kinds they accept (`INPUT_KINDS`: binary, numeric, categorical,
 weights, multiclass, regression); config validation and cell expansion (through the one
 pairing rule `accepts_binarization`), the estimators' own input checks and their scikit-learn
-tags all read that one declaration.
+tags all read that one declaration. An algorithm that reports a solver value of its own as a
+results column declares that column (``columns=``, `treebench.columns.Column`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class Entry:
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     inputs: frozenset[str] = frozenset()  # algorithms: the `INPUT_KINDS` it accepts
+    columns: tuple[Any, ...] = ()  # algorithms: results columns of their own (`Column`s)
 
     @property
     def missing(self) -> list[str]:
@@ -124,10 +129,12 @@ class Registry:
         tags: tuple[str, ...] = (),
         description: str | None = None,
         inputs: tuple[str, ...] | None = None,
+        columns: tuple[Any, ...] = (),
         **extra: Any,
     ) -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``. An algorithm declares the input kinds it
-        accepts with ``inputs`` (see `INPUT_KINDS` and `declare_inputs`)."""
+        accepts with ``inputs`` (see `INPUT_KINDS` and `declare_inputs`) and the results
+        columns of its own with ``columns`` (`treebench.columns.Column`, group ``solver``)."""
 
         def deco(obj: Any) -> Any:
             doc = description if description is not None else (inspect.getdoc(obj) or "")
@@ -141,6 +148,7 @@ class Registry:
                 description=" ".join(doc.strip().split("\n\n")[0].split()) if doc else "",
                 extra=dict(extra),
                 inputs=kinds,
+                columns=_check_columns(name, columns),
             )
             return obj
 
@@ -199,6 +207,26 @@ class Registry:
     def names(self) -> list[str]:
         self._load()
         return sorted(self._entries)
+
+    def in_order(self) -> list[Entry]:
+        """Every entry in registration order (built-in modules in their listed order, then the
+        plug-ins): the order of metric columns and of figure kinds."""
+        self._load()
+        return list(self._entries.values())
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (tests that register a toy object clean up with this)."""
+        self._entries.pop(name, None)
+
+
+def _check_columns(name: str, columns: tuple[Any, ...]) -> tuple[Any, ...]:
+    from treebench.columns import Column
+
+    bad = [c for c in columns if not isinstance(c, Column)]
+    if bad:
+        raise TypeError(f"`{name}`: columns= takes treebench.columns.Column objects, not "
+                        f"{type(bad[0]).__name__}")
+    return tuple(columns)
 
 
 def declare_inputs(obj: Any, inputs: tuple[str, ...] | None) -> frozenset[str]:
@@ -307,3 +335,32 @@ DATASETS = Registry(
         "treebench.data.generators": "parity-noise tribes-majority xor2d spiral id3-exercise friedman1",
     }),
 )
+
+METRICS = Registry(
+    "metric", ("treebench.metrics",), "treebench.metrics",
+    _names({
+        "treebench.metrics": "accuracy balanced_accuracy log_loss roc_auc roc_auc_ovo r2 mse "
+                             "expected_tests expected_cost n_leaves n_leaves_effective n_nodes "
+                             "depth fit_seconds compile_seconds binarize_seconds prepare_seconds "
+                             "peak_rss_mb cell_rss_mb",
+    }),
+)
+
+FIGURES = Registry(
+    "figure",
+    ("treebench.report.figures", "treebench.report.comparison", "treebench.report.tradeoff",
+     "treebench.report.time_accuracy"),
+    "treebench.figures",
+    _names({
+        "treebench.report.figures": "axis leaves",
+        "treebench.report.comparison": "critical_difference pareto",
+        "treebench.report.tradeoff": "lambda_tradeoff",
+        "treebench.report.time_accuracy": "train_accuracy_vs_time",
+    }),
+)
+
+#: kind -> its registry (the entry-point group of each is ``treebench.<kind>s``)
+REGISTRIES = {"algorithm": ALGORITHMS, "binarizer": BINARIZERS, "dataset": DATASETS,
+              "metric": METRICS, "figure": FIGURES}
+#: the entry-point group of each registry
+ENTRY_POINT_GROUPS = {kind: reg._group for kind, reg in REGISTRIES.items()}

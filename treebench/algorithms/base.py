@@ -13,7 +13,9 @@ what it needs.
 ``optimal`` (bool), ``objective`` (float, in the unit ``objective_kind`` names: one of
 `treebench.results.schema.OBJECTIVE_KINDS`), ``bound`` (float), ``gap`` (float), ``operations``
 (int: the algorithm's own count of its unit of work), ``timed_out`` (bool), ``compile_seconds``
-(float: JIT compilation that happened inside this fit, excluded from fit time).
+(float: JIT compilation that happened inside this fit, excluded from fit time). These are the
+results columns the base declares (`treebench.algorithms.solve_info`); a learner declares
+further ones when it registers.
 """
 
 from __future__ import annotations
@@ -27,8 +29,7 @@ from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
 from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 
-SOLVE_INFO_KEYS = ("optimal", "objective", "objective_kind", "bound", "gap", "operations",
-                   "timed_out", "reference_bound")
+from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS, SOLVE_INFO_KEYS  # noqa: F401,E402
 
 
 class _TreeModel:

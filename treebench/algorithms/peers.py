@@ -29,6 +29,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.gosdt import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 
@@ -156,7 +157,7 @@ class STreeDPeerClassifier(TreeClassifierBase):
 
 @ALGORITHMS.register(
     "gosdt-ref", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
-    inputs=("binary", "multiclass"),
+    inputs=("binary", "multiclass"), columns=(REFERENCE_BOUND,),
 )
 class GOSDTPeerClassifier(TreeClassifierBase):
     """GOSDT regularised optimal tree, the authors' package (gosdt 1.0.4): minimises

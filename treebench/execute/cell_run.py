@@ -61,7 +61,7 @@ class CellRun:
         if outcome is None:
             return None
         return self.finish(outcome.pop("status"), outcome.pop("error", None),
-                           outcome.pop("row", {}) or {}, outcome)
+                           outcome.pop("parts", {}) or {}, outcome)
 
     def _prepare(self) -> dict[str, Any] | None:
         """Warm the learner and prepare the fold; None when the fit may run, else the
@@ -90,7 +90,8 @@ class CellRun:
         try:
             with parallel_config(backend="threading"):
                 payload = fit.fit_and_score(self.cell, self.prep)
-            payload["status"] = "timeout" if payload["row"].get("timed_out") else "ok"
+            payload["status"] = ("timeout" if payload["parts"]["solver"].get("timed_out")
+                                 else "ok")
             # the same JSON types whichever process fitted (rows identical across backends)
             return json.loads(json.dumps(payload, default=str))
         except MemoryError as exc:

@@ -87,7 +87,9 @@ def fit_context(cell: Cell, prep: Prepared):
 
 
 def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
-    """Fit the cell's estimator and compute every metric. Returns the result payload."""
+    """Fit the cell's estimator and compute every metric. Returns the result payload: the
+    row's measured parts (``parts``: data, tuned, metrics, solver, cost; assembled by
+    `treebench.results.rows.build_row`), the tree, classes, columns and further solver info."""
     from treebench import metrics
 
     est = make_estimator(cell)
@@ -96,19 +98,23 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
     classes = getattr(est, "classes_", None)
-    row = _fold_columns(prep, classes)
-    row["fit_seconds"] = max(fit_seconds - compile_s, 0.0)
-    row["compile_seconds"] = compile_s
-    row["binarize_seconds"] = prep.binarize_seconds
-    row["binary_columns_per_feature"] = json.dumps(prep.binary_columns_per_feature or {})
-    row["data_warnings"] = prep.data_warnings
+    data = _fold_columns(prep, classes)
+    data["binary_columns_per_feature"] = json.dumps(prep.binary_columns_per_feature or {})
+    data["data_warnings"] = prep.data_warnings
     splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
     if prep.y_val is not None:
         splits["val"] = (prep.X_val, prep.y_val, None)
-    row.update(metrics.score_cell(est, splits, costs=ctx.feature_costs))
-    _solver_columns(row, info, trace)
-    extra_info = {k: v for k, v in info.items() if k not in row}
-    return _payload(est, row, classes, prep, extra_info)
+    solver = _solver_columns(cell.algorithm, info)
+    parts = {
+        "data": data,
+        "tuned": _tuned_columns(info, trace),
+        "metrics": metrics.score_cell(est, splits, costs=ctx.feature_costs),
+        "solver": solver,
+        "cost": {"fit_seconds": max(fit_seconds - compile_s, 0.0),
+                 "compile_seconds": compile_s, "binarize_seconds": prep.binarize_seconds},
+    }
+    extra_info = {k: v for k, v in info.items() if k not in solver}
+    return _payload(est, parts, classes, prep, extra_info)
 
 
 def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, float]:
@@ -141,31 +147,38 @@ def _fold_columns(prep: Prepared, classes: Any) -> dict[str, Any]:
     }
 
 
-def _solver_columns(row: dict[str, Any], info: dict[str, Any], trace: list | None) -> None:
-    """Add the solver's status columns (`SOLVE_INFO_KEYS`) and, for a tuned cell, the chosen
-    parameters (the trace itself goes into ``info``)."""
-    from treebench.algorithms.base import SOLVE_INFO_KEYS
+def _solver_columns(algorithm: str, info: dict[str, Any]) -> dict[str, Any]:
+    """The solver's values that are results columns: the keys the learner base declares
+    (`SOLVE_INFO_KEYS`) and those the learner declares itself (its registry entry's
+    ``columns``); the rest of ``info`` stays in the cell file."""
+    from treebench.algorithms.solve_info import SOLVE_INFO_KEYS
+    from treebench.registry import ALGORITHMS
 
-    for k in SOLVE_INFO_KEYS:
-        if k in info and info[k] is not None:
-            row[k] = info[k]
-    if trace is not None:  # the chosen values are the cell's parameters; the trace is kept
-        from treebench.tune import chosen_params
-
-        chosen = chosen_params(trace)
-        for k, v in chosen.items():
-            row[f"param_{k}"] = v
-        row["tuned_params"] = ",".join(sorted(chosen))
-        info["tune_trace"] = trace
+    keys = SOLVE_INFO_KEYS + tuple(c.name for c in ALGORITHMS.get(algorithm).columns)
+    return {k: info[k] for k in keys if k in info and info[k] is not None}
 
 
-def _payload(est, row: dict[str, Any], classes: Any, prep: Prepared,
+def _tuned_columns(info: dict[str, Any], trace: list | None) -> dict[str, Any]:
+    """For a tuned cell, the chosen parameters as ``param_*`` columns and their names in
+    ``tuned_params`` (the trace itself goes into ``info``)."""
+    if trace is None:
+        return {}
+    from treebench.tune import chosen_params
+
+    chosen = chosen_params(trace)
+    out: dict[str, Any] = {f"param_{k}": v for k, v in chosen.items()}
+    out["tuned_params"] = ",".join(sorted(chosen))
+    info["tune_trace"] = trace
+    return out
+
+
+def _payload(est, parts: dict[str, dict[str, Any]], classes: Any, prep: Prepared,
              extra_info: dict[str, Any]) -> dict[str, Any]:
     from treebench.tree.arrays import TreeArrays
 
     tree = getattr(est, "tree_", None)
     return {
-        "row": row,
+        "parts": parts,
         "tree": tree.to_dict() if isinstance(tree, TreeArrays) else None,
         "classes": [] if classes is None else [_jsonable(c) for c in classes],
         "columns": prep.columns,

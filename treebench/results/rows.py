@@ -1,8 +1,11 @@
 """The one place a results row and a cell record are built.
 
-A *row* is one line of the results table (`treebench.results.schema`): the cell's identity, its
-parameters as ``param_*``/``bparam_*`` columns, what the fit measured, what the runner measured
-(times, memory, limits), the outcome and provenance. A *record* is the content of the cell file
+A *row* is one line of the results table (`treebench.results.schema`), built by `build_row`
+from its parts in order: the cell's identity and settings (its parameters as
+``param_*``/``bparam_*`` columns), the fold's data sizes, the parameters a tuning chose, the
+metrics, the solver's status, the cost (what the fit and the runner measured: times, memory),
+the outcome and provenance. Every column of the row is declared
+(`treebench.results.schema.declared`); an undeclared one is a programming error, raised here. A *record* is the content of the cell file
 ``cells/<id>.json``: the row plus the fitted tree, class labels, binarized columns and solver
 information. The worker builds the record (`build_record`) and returns it; the driver writes it
 (`treebench.results.store.write_cell`), so workers need no shared file system.
@@ -29,7 +32,8 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
         "seed": cell.seed,
         "binarizer": cell.binarizer,
         "binarizer_params": canonical_json(cell.binarizer_params),
-        "algorithm": cell.algorithm_label,
+        "algorithm_label": cell.algorithm_label,
+        "algorithm_name": cell.algorithm,
         "algorithm_params": canonical_json(cell.algorithm_params),
         "time_limit": (cell.limits or {}).get("time"),
         "memory_limit": (cell.limits or {}).get("memory"),
@@ -41,26 +45,57 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
     return row
 
 
+#: the parts of a row that the fit measures, in the order `build_row` applies them
+MEASURED_PARTS = ("data", "tuned", "metrics", "solver", "cost")
+
+
+def build_row(cell: Cell, context: dict[str, Any], *, status: str, error: str | None,
+              measured: dict[str, dict[str, Any]] | None = None,
+              runner: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The results row of ``cell``: identity and settings, then the ``measured`` parts (a
+    dict by `MEASURED_PARTS`, from the cell's child: data sizes, tuned parameters, metrics,
+    solver info, fit cost), the ``runner``'s cost (wall, preparation and warm-up seconds,
+    memory), the outcome and the provenance of ``context``."""
+    row = identity(cell, context.get("experiment"))
+    measured = measured or {}
+    unknown = sorted(set(measured) - set(MEASURED_PARTS))
+    if unknown:
+        raise ValueError(f"unknown part(s) of a results row: {', '.join(unknown)}")
+    for part in MEASURED_PARTS:
+        row.update(measured.get(part) or {})
+    row.update(runner or {})
+    row["status"] = status
+    row["error"] = error
+    row["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    row.update(context.get("provenance", {}))
+    _check_declared(row, cell.algorithm)
+    return row
+
+
+def _check_declared(row: dict[str, Any], algorithm: str) -> None:
+    from treebench.results.schema import declared, is_param
+
+    cols = declared([algorithm])
+    stray = [k for k in row if k not in cols and not is_param(k)]
+    if stray:
+        raise ValueError(f"results column(s) {', '.join(stray)} of learner `{algorithm}` are "
+                         f"declared nowhere (declare them where they are produced)")
+
+
 def build_record(
     cell: Cell,
     context: dict[str, Any],
     *,
     status: str,
     error: str | None,
-    measured: dict[str, Any] | None = None,
+    measured: dict[str, dict[str, Any]] | None = None,
     runner: dict[str, Any] | None = None,
     payload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The cell record: ``measured`` holds what the fit and the metrics gave (from the cell's
-    child), ``runner`` what the supervising worker measured (wall, preparation and warm-up
-    seconds, memory), ``payload`` the tree, classes, columns, solver info and traceback."""
-    row = identity(cell, context.get("experiment"))
-    row.update(measured or {})
-    row.update(runner or {})
-    row["status"] = status
-    row["error"] = error
-    row["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    row.update(context.get("provenance", {}))
+    """The cell record: its row (`build_row`) and ``payload`` (the tree, classes, columns,
+    solver info beyond the row's and traceback)."""
+    row = build_row(cell, context, status=status, error=error, measured=measured,
+                    runner=runner)
     record: dict[str, Any] = {
         "version": RECORD_VERSION,
         "cell": cell_spec(cell),
@@ -69,6 +104,24 @@ def build_record(
     }
     record.update(payload or {})
     record["row"] = row
+    return record
+
+
+def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A cell record of an older layout in the current one, in place: its row's renamed
+    columns take their new names, and a row without the learner's registry name gets it from
+    the record."""
+    from treebench.results.schema import upgrade_row
+
+    row = record.get("row")
+    if isinstance(row, dict):
+        upgrade_row(row)
+        if row.get("algorithm_name") is None:
+            spec = (record.get("cell") or {}).get("algorithm") or {}
+            name = record.get("algorithm_name") or (spec.get("name") if isinstance(spec, dict)
+                                                    else None)
+            if isinstance(name, str):
+                row["algorithm_name"] = name
     return record
 
 

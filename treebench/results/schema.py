@@ -1,27 +1,33 @@
 """The results table: one row per cell (`docs/results-columns.md`).
 
-Fixed columns are listed in `COLUMNS` with their pandas dtype. Algorithm parameters appear as
-``param_<name>`` columns and binarizer parameters as ``bparam_<name>`` columns (object dtype in
-memory, JSON-scalar values; typed per column in parquet, see `treebench.results.store`), so the
-set of those depends on the experiment. `validate` checks a table on
-write and on read and raises `SchemaError` naming the column.
+Every column is declared (`treebench.columns.Column`: name, dtype, one line, producer) by the
+code that produces it: this module declares the identity, settings, data-size, cost, outcome
+and provenance columns (`CORE`); the metric registry one column per metric and split; the
+learner base the solver-status columns (`treebench.algorithms.solve_info`); a learner the
+solver columns of its own (``@ALGORITHMS.register(..., columns=...)``, e.g. GOSDT's
+``reference_bound``). `declared` asks them each time it is called, so a plug-in metric or
+learner is part of the table as soon as it is registered.
+
+Algorithm parameters appear as ``param_<name>`` columns and binarizer parameters as
+``bparam_<name>`` columns (object dtype in memory, JSON-scalar values; typed per column in
+parquet, see `treebench.results.store`), so the set of those depends on the experiment, as do
+the learners' own columns (present when a learner of the table declares them). The table is
+closed: `validate` refuses a column nobody declared, on write and on read, naming it.
+
+Older tables and cell files read as the current layout (`upgrade_row`, `conform`): the column
+``algorithm`` (the entry's label) is ``algorithm_label`` now, and a column declared since they
+were written reads as null.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from treebench import metrics as _metrics
+from treebench.columns import Column, declare, merge
 
 if TYPE_CHECKING:  # pandas loads when a table is handled, not when the schema is read
     import pandas as pd
-
-
-def _metric_columns(recorded: bool = False) -> dict[str, str]:
-    """Results columns of the registry's metrics (computed ones; with ``recorded`` also the
-    measured times and memory, which the schema lists under "cost")."""
-    return {c: m.dtype for m in _metrics.all_metrics() for c in m.columns()
-            if recorded or m.needs != "recorded"}
 
 
 STATUSES = ("ok", "timeout", "oom", "error", "crashed")
@@ -32,70 +38,120 @@ ERROR_STATUSES = tuple(s for s in FAILED_STATUSES if s != "timeout")
 #: environment columns of every row (`treebench.results.provenance.provenance` fills them)
 PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_version",
                       "sklearn_version", "host", "cpu_count")
+#: columns renamed since older results were written: old name -> new name (read on load;
+#: ``where:`` filters accept the old name as an alias)
+RENAMED = {"algorithm": "algorithm_label"}
 
-# name -> pandas dtype ("string", "Int64", "Float64", "boolean" are nullable)
-COLUMNS: dict[str, str] = {
-    # identity
-    "experiment": "string",
-    "cell_id": "string",
-    "dataset": "string",
-    "split": "string",
-    "fold": "Int64",
-    "seed": "Int64",
-    "binarizer": "string",
-    "binarizer_params": "string",  # canonical JSON
-    "algorithm": "string",
-    "algorithm_params": "string",  # canonical JSON
-    # execution settings (not identity: a retry with new limits keeps the cell id)
-    "time_limit": "Float64",  # seconds for the fit (limits.time)
-    "memory_limit": "Float64",  # megabytes on top of the warm worker (limits.memory)
-    # data sizes
-    "n_train": "Int64",
-    "n_val": "Int64",  # validation rows (train-val-test splits), else 0
-    "n_test": "Int64",
-    "n_features": "Int64",  # raw features
-    "n_binary_features": "Int64",  # after binarization (== n_features when none)
-    "n_classes": "Int64",
-    "binary_columns_per_feature": "string",  # JSON {original feature: number of binary columns}
-    "data_warnings": "string",  # data/split caveats of the cell, e.g. a split that is not stratified
-    "tuned_params": "string",  # comma list of parameters chosen in the cell by `tune:` (their
-    # param_* columns hold the chosen values; the validation trace is in the cell file)
-    # metrics: every column of the metric registry (`treebench.metrics`), by name
-    **_metric_columns(),
-    # cost
-    "fit_seconds": "Float64",  # the estimator's fit, after its warm-up, without JIT compilation
-    "compile_seconds": "Float64",
-    "binarize_seconds": "Float64",
-    "prepare_seconds": "Float64",  # load + split + binarize in the worker (0 when cached)
-    "warmup_seconds": "Float64",  # the learner's declared warm-up (imports, JIT), once per worker
-    "wall_seconds": "Float64",  # the whole cell in the worker, preparation included
-    "peak_rss_mb": "Float64",  # peak RSS of the cell's own process, incl. pages shared with the worker
-    "cell_rss_mb": "Float64",  # what the cell added: peak RSS minus the worker's RSS at fork
-    # solver info
-    "optimal": "boolean",
-    "objective": "Float64",  # in the unit `objective_kind` names: never compare across kinds
-    "objective_kind": "string",  # one of `OBJECTIVE_KINDS`
-    "bound": "Float64",
-    "gap": "Float64",
-    "operations": "Int64",
-    "timed_out": "boolean",
-    # lower-bound guess (GOSDT): Theorem 4.3's right-hand side for the returned tree, McTavish
-    # et al. 2022 (a guessed run's objective is at most this for every tree of its depth budget)
-    "reference_bound": "Float64",
-    # outcome
-    "status": "string",
-    "error": "string",
-    "finished_at": "string",  # ISO-8601 UTC
-    "history": "string",  # JSON list of earlier outcomes of this cell (status, limits, time)
-    # provenance
-    "treebench_version": "string",
-    "git_sha": "string",
-    "python_version": "string",
-    "numpy_version": "string",
-    "sklearn_version": "string",
-    "host": "string",
-    "cpu_count": "Int64",
-}
+_RUNNER = "the runner (`treebench.results.rows`)"
+IDENTITY = declare(
+    _RUNNER, "identity",
+    ("experiment", "string", "the experiment's name (its config's `name:`)"),
+    ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.cells`)"),
+    ("dataset", "string", "the dataset's name"),
+    ("split", "string", "the split kind (kfold, holdout, train-val-test, ...)"),
+    ("fold", "Int64", "the fold of the split"),
+    ("seed", "Int64", "the split's seed"),
+    ("binarizer", "string", "the binarization method"),
+    ("binarizer_params", "string", "the binarizer's parameters (canonical JSON)"),
+    ("algorithm_label", "string", "the learner entry's label in the config (its `label:`, "
+     "else its registry name); was `algorithm` in older results"),
+    ("algorithm_name", "string", "the learner's registry name (`treebench algorithms`)"),
+    ("algorithm_params", "string", "the learner's parameters (canonical JSON)"),
+)
+SETTINGS = declare(
+    _RUNNER, "settings",
+    ("time_limit", "Float64", "seconds for the fit (`limits.time`); not identity: a retry "
+     "with new limits keeps the cell id"),
+    ("memory_limit", "Float64", "megabytes on top of the warm worker (`limits.memory`)"),
+)
+DATA = declare(
+    "the fit (`treebench.execute.fit`)", "data",
+    ("n_train", "Int64", "training rows"),
+    ("n_val", "Int64", "validation rows (train-val-test splits), else 0"),
+    ("n_test", "Int64", "test rows"),
+    ("n_features", "Int64", "raw features"),
+    ("n_binary_features", "Int64", "features after binarization (== n_features when none)"),
+    ("n_classes", "Int64", "classes the learner saw"),
+    ("binary_columns_per_feature", "string", "JSON {original feature: number of binary "
+     "columns}"),
+    ("data_warnings", "string", "data or split caveats of the cell, e.g. a split that is not "
+     "stratified"),
+    ("tuned_params", "string", "comma list of the parameters chosen in the cell by `tune:` "
+     "(their param_* columns hold the chosen values; the trace is in the cell file)"),
+)
+COST = declare(
+    "the runner (recorded)", "cost",
+    ("fit_seconds", "Float64", "the estimator's fit, after its warm-up, without JIT "
+     "compilation"),
+    ("compile_seconds", "Float64", "JIT compilation inside the fit"),
+    ("binarize_seconds", "Float64", "binarizer fit and transform"),
+    ("prepare_seconds", "Float64", "load + split + binarize in the worker (0 when cached)"),
+    ("warmup_seconds", "Float64", "the learner's declared warm-up (imports, JIT), once per "
+     "worker"),
+    ("wall_seconds", "Float64", "the whole cell in the worker, preparation included"),
+    ("peak_rss_mb", "Float64", "peak RSS of the cell's own process, incl. pages shared with "
+     "the worker"),
+    ("cell_rss_mb", "Float64", "what the cell added: peak RSS minus the worker's RSS at fork"),
+)
+OUTCOME = declare(
+    _RUNNER, "outcome",
+    ("status", "string", "ok, timeout, oom, error or crashed"),
+    ("error", "string", "what went wrong, one line (failed cells)"),
+    ("finished_at", "string", "when the cell finished (ISO-8601 UTC)"),
+    ("history", "string", "JSON list of earlier outcomes of this cell (status, limits, time)"),
+)
+PROVENANCE = declare(
+    "the provenance manifest (`treebench.results.provenance`)", "provenance",
+    ("treebench_version", "string", "treebench's version"),
+    ("git_sha", "string", "treebench's git commit, when run from a checkout"),
+    ("python_version", "string", "Python's version"),
+    ("numpy_version", "string", "numpy's version"),
+    ("sklearn_version", "string", "scikit-learn's version"),
+    ("host", "string", "the machine's name"),
+    ("cpu_count", "Int64", "the machine's CPUs"),
+)
+#: the columns this module declares (every group but metrics and solver info)
+CORE = IDENTITY + SETTINGS + DATA + COST + OUTCOME + PROVENANCE
+
+
+def _shared() -> tuple[Column, ...]:
+    from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
+
+    return SOLVE_INFO_COLUMNS
+
+
+def _metric_columns() -> tuple[Column, ...]:
+    from treebench import metrics
+
+    return metrics.declared_columns()
+
+
+def learner_columns(algorithms: Iterable[str] | None) -> tuple[Column, ...]:
+    """The columns of their own that the learners ``algorithms`` declare (None: every
+    learner, built-in and plug-in). Names that are no registered learner declare nothing."""
+    from treebench.registry import ALGORITHMS
+
+    if algorithms is None:
+        entries = list(ALGORITHMS)
+    else:
+        entries = [ALGORITHMS.get(a) for a in dict.fromkeys(algorithms)
+                   if isinstance(a, str) and a in ALGORITHMS]
+    return tuple(c for e in entries for c in e.columns)
+
+
+def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
+    """name -> `Column` of the results table, in the table's order: the core columns, every
+    metric's, the shared solver columns, those of the learners ``algorithms`` (None: of every
+    learner), then outcome and provenance."""
+    head = IDENTITY + SETTINGS + DATA
+    return merge(head, _metric_columns(), COST, _shared(), learner_columns(algorithms),
+                 OUTCOME + PROVENANCE)
+
+
+def dtypes(algorithms: Iterable[str] | None = ()) -> dict[str, str]:
+    """name -> pandas dtype of the `declared` columns."""
+    return {n: c.dtype for n, c in declared(algorithms).items()}
+
 
 #: what the ``objective`` column measures, by ``objective_kind`` (docs/results-columns.md).
 #: Learners minimise different things in different units, so ``objective`` is comparable only
@@ -113,8 +169,30 @@ OBJECTIVE_KINDS = {
 
 PARAM_PREFIX = "param_"
 BPARAM_PREFIX = "bparam_"
-#: metric columns (computed and recorded) in registry order; the report picks from these
-METRIC_COLUMNS = tuple(_metric_columns(recorded=True))
+
+
+def metric_columns() -> tuple[str, ...]:
+    """Metric columns (computed and recorded) in registry order; the report picks from these."""
+    from treebench import metrics
+
+    return tuple(metrics.result_columns())
+
+
+def unit_interval() -> tuple[str, ...]:
+    """Metric columns whose values lie in [0, 1] whenever they are recorded."""
+    return tuple(c for c in metric_columns()
+                 if c.split("_", 1)[-1] in ("accuracy", "balanced_accuracy", "roc_auc",
+                                            "roc_auc_ovo"))
+
+
+def __getattr__(name: str):
+    """``METRIC_COLUMNS`` and ``UNIT_INTERVAL``, asked of the metric registry when read (a
+    plug-in metric registered after import is in them)."""
+    if name == "METRIC_COLUMNS":
+        return metric_columns()
+    if name == "UNIT_INTERVAL":
+        return unit_interval()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SchemaError(ValueError):
@@ -129,21 +207,68 @@ def bparam_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith(BPARAM_PREFIX)]
 
 
+def is_param(col: str) -> bool:
+    return col.startswith((PARAM_PREFIX, BPARAM_PREFIX))
+
+
+def upgrade_row(row: dict) -> dict:
+    """A row of an older layout in the current one, in place: renamed columns (`RENAMED`)
+    take their new names."""
+    for old, new in RENAMED.items():
+        if old in row:
+            value = row.pop(old)
+            row.setdefault(new, value)
+    return row
+
+
+def _learners(df: pd.DataFrame) -> list[str]:
+    if "algorithm_name" not in df.columns:
+        return []
+    return sorted({str(v) for v in df["algorithm_name"].dropna()})
+
+
+def table_columns(df: pd.DataFrame) -> dict[str, Column]:
+    """The declared columns of the table ``df``: the core, metric and shared solver columns,
+    the columns of its learners (``algorithm_name``), and any other learner's column it holds
+    (an older table without learner names)."""
+    cols = declared(_learners(df))
+    stray = [c for c in df.columns if c not in cols and not is_param(c)]
+    if stray:  # ask every learner, built-in and plug-in, before calling a column unknown
+        own = {c.name for c in learner_columns(None)}
+        cols = {n: c for n, c in declared(None).items()
+                if n in cols or (n in own and n in df.columns)}
+    return cols
+
+
+def _undeclared(df: pd.DataFrame, cols: dict[str, Column]) -> None:
+    unknown = [c for c in df.columns if c not in cols and not is_param(c)]
+    if unknown:
+        raise SchemaError(
+            f"results table has undeclared column(s) {', '.join(map(str, unknown))} (declared "
+            f"by no metric or learner installed here: install the plug-in that wrote them)")
+
+
 def conform(df: pd.DataFrame) -> pd.DataFrame:
-    """Return ``df`` with every schema column present (missing ones null), schema dtypes, and
-    the column order: schema columns, then ``param_*``, then ``bparam_*``."""
+    """Return ``df`` with every declared column of the table present (missing ones null),
+    their dtypes, and the column order: declared columns, then ``param_*``, then
+    ``bparam_*``. Renamed columns of older tables take their new names; a column nobody
+    declares raises `SchemaError`."""
     import pandas as pd
 
-    out = df.copy()
-    for col, dtype in COLUMNS.items():
+    out = df.rename(columns={o: n for o, n in RENAMED.items()
+                             if o in df.columns and n not in df.columns})
+    out = out.drop(columns=[o for o in RENAMED if o in out.columns])
+    cols = table_columns(out)
+    _undeclared(out, cols)
+    for col, c in cols.items():
         if col not in out.columns:
-            out[col] = pd.Series([pd.NA] * len(out), dtype=dtype, index=out.index)
+            out[col] = pd.Series([pd.NA] * len(out), dtype=c.dtype, index=out.index)
         else:
-            out[col] = _as(out[col], dtype, col)
+            out[col] = _as(out[col], c.dtype, col)
     extra = sorted(param_columns(out)) + sorted(bparam_columns(out))
     for c in extra:
         out[c] = pd.Series([None if _isna(v) else v for v in out[c]], dtype=object, index=out.index)
-    return out[list(COLUMNS) + extra]
+    return out[list(cols) + extra]
 
 
 def _isna(v) -> bool:
@@ -162,19 +287,17 @@ def _as(s: pd.Series, dtype: str, col: str) -> pd.Series:
 
 
 def validate(df: pd.DataFrame) -> None:
-    """Raise `SchemaError` if ``df`` breaks the schema."""
-    missing = [c for c in COLUMNS if c not in df.columns]
+    """Raise `SchemaError` if ``df`` breaks the schema: a declared column missing (a learner's
+    own columns belong to tables holding that learner), an undeclared one, a wrong dtype or
+    an impossible value."""
+    cols = table_columns(df)
+    missing = [c for c in cols if c not in df.columns]
     if missing:
         raise SchemaError(f"results table lacks the column(s) {', '.join(missing)}")
-    unknown = [
-        c for c in df.columns
-        if c not in COLUMNS and not c.startswith((PARAM_PREFIX, BPARAM_PREFIX))
-    ]
-    if unknown:
-        raise SchemaError(f"results table has unknown column(s) {', '.join(unknown)}")
-    for col, dtype in COLUMNS.items():
-        if str(df[col].dtype) != dtype:
-            raise SchemaError(f"results column `{col}` has dtype {df[col].dtype}, expected {dtype}")
+    _undeclared(df, cols)
+    for col, c in cols.items():
+        if col in df.columns and str(df[col].dtype) != c.dtype:
+            raise SchemaError(f"results column `{col}` has dtype {df[col].dtype}, expected {c.dtype}")
     bad = set(df["status"].dropna()) - set(STATUSES)
     if bad:
         raise SchemaError(f"results column `status` has unknown value(s) {sorted(bad)}")
@@ -189,10 +312,6 @@ def validate(df: pd.DataFrame) -> None:
             raise SchemaError(f"results column `{col}` has values outside [0, 1]")
 
 
-#: columns whose values lie in [0, 1] whenever they are recorded
-UNIT_INTERVAL = tuple(c for c in METRIC_COLUMNS
-                      if c.split("_", 1)[-1] in ("accuracy", "balanced_accuracy", "roc_auc",
-                                                 "roc_auc_ovo"))
 #: counts that are never negative (times are measured differences and may round below 0)
 _NON_NEGATIVE_PREFIXES = ("n_", "fold", "depth")
 
@@ -204,7 +323,13 @@ def check_row(row: dict) -> str | None:
     status = row.get("status")
     if status not in STATUSES:
         return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
-    for col, dtype in COLUMNS.items():
+    name = row.get("algorithm_name")
+    learners = [name] if isinstance(name, str) else []
+    cols = declared(learners)
+    if any(k not in cols and not is_param(k) for k in row):  # an older row: every learner
+        cols = declared(None)
+    for col, c in cols.items():
+        dtype = c.dtype
         v = row.get(col)
         if v is None or (isinstance(v, float) and v != v):
             continue
@@ -213,7 +338,7 @@ def check_row(row: dict) -> str | None:
         if dtype in ("Int64", "Float64") and v < 0 and col.startswith(_NON_NEGATIVE_PREFIXES):
             return f"its `{col}` value {v!r} is negative"
     if status == "ok":
-        for col in UNIT_INTERVAL:
+        for col in unit_interval():
             v = row.get(col)
             # NaN (a metric undefined for the cell, e.g. AUC with one class in a fold) is allowed
             if isinstance(v, int | float) and not isinstance(v, bool) and v == v and not 0 <= v <= 1:

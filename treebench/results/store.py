@@ -87,7 +87,9 @@ def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
         raise CellFileError("it holds no results row")
     if embedded is None and "sha256" in rec:
         raise CellFileError("its checksum is not where treebench writes it (edited)")
-    row = rec["row"]
+    from treebench.results.rows import upgrade_record
+
+    row = upgrade_record(rec)["row"]
     if row.get("cell_id") != name:
         raise CellFileError(f"it holds cell `{str(row.get('cell_id'))[:40]}`, not the cell its "
                             f"name says (a copied or renamed file)")
@@ -192,7 +194,7 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
         else:
             df["experiment"] = experiment
     df = schema.conform(df)
-    sort = [c for c in ("dataset", "algorithm", "algorithm_params", "binarizer_params", "seed", "fold") if c in df]
+    sort = [c for c in ("dataset", "algorithm_label", "algorithm_params", "binarizer_params", "seed", "fold") if c in df]
     if len(df):
         df = df.sort_values(sort, kind="stable").reset_index(drop=True)
     return df
@@ -279,7 +281,9 @@ def read_table(path: Path) -> pd.DataFrame:
     for c in schema.param_columns(df) + schema.bparam_columns(df):
         df[c] = pd.Series([_decode(v) for v in df[c]], dtype=object, index=df.index)
     if path.suffix == ".csv":
-        for col, dt in schema.COLUMNS.items():
+        df = df.rename(columns={o: n for o, n in schema.RENAMED.items()
+                                if o in df.columns and n not in df.columns})
+        for col, dt in {n: c.dtype for n, c in schema.table_columns(df).items()}.items():
             if col in df and dt in ("Int64", "Float64"):
                 df[col] = pd.to_numeric(df[col])
             elif col in df and dt == "boolean":

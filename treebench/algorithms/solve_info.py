@@ -1,0 +1,30 @@
+"""The solver-status columns every learner may report (declared by the learner base).
+
+A learner's ``solve_info_`` is a flat dict; the runner copies the keys declared here into the
+cell's results row (`treebench.results.rows`) and keeps the rest in the cell file's
+``solve_info``. A learner with a further value worth a column declares it when it registers
+(``@ALGORITHMS.register(name, columns=(Column(...),))``, as GOSDT does with
+``reference_bound``). This module imports no scikit-learn, so that the results schema reads
+the declarations without loading any learner.
+"""
+
+from __future__ import annotations
+
+from treebench.columns import declare
+
+SOLVE_INFO_COLUMNS = declare(
+    "the learner (`solve_info_`)", "solver",
+    ("optimal", "boolean", "whether the solver proved its tree optimal for its objective"),
+    ("objective", "Float64", "the value the learner's search minimised, in the unit "
+     "`objective_kind` names: never compare across kinds"),
+    ("objective_kind", "string", "what `objective` measures (one of the objective kinds "
+     "below)"),
+    ("bound", "Float64", "the solver's lower bound on its objective"),
+    ("gap", "Float64", "objective minus bound, as the solver reports it"),
+    ("operations", "Int64", "the learner's own count of its unit of work (e.g. states "
+     "expanded, splits scored)"),
+    ("timed_out", "boolean", "whether the learner stopped at its time budget (its best tree "
+     "so far is the result)"),
+)
+#: the ``solve_info_`` keys that every learner may report as results columns
+SOLVE_INFO_KEYS = tuple(c.name for c in SOLVE_INFO_COLUMNS)
