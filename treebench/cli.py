@@ -523,13 +523,13 @@ def show(
             raise UserError(
                 f"cell {matches[0].stem} {what} and has no tree"
                 f"{' (' + str(row.get('error')) + ')' if row.get('error') else ''}; algorithm "
-                f"{row.get('algorithm')}, time limit {_limit(row.get('time_limit'))}."
+                f"{row.get('algorithm_label')}, time limit {_limit(row.get('time_limit'))}."
             )
         tree = TreeArrays.from_dict(rec["tree"])
         names, conds = conditions_from_columns(rec.get("columns"))
         classes = rec.get("classes")
     header = (
-        f"# cell {matches[0].stem}: {row.get('algorithm')} {row.get('algorithm_params')} on "
+        f"# cell {matches[0].stem}: {row.get('algorithm_label')} {row.get('algorithm_params')} on "
         f"{row.get('dataset')} (fold {row.get('fold')}, seed {row.get('seed')}); "
         f"train acc {_pct(row.get('train_accuracy'))}, test acc {_pct(row.get('test_accuracy'))}, "
         f"{tree.n_leaves} leaves, depth {tree.depth}; fit {_secs(row.get('fit_seconds'))}"

@@ -32,28 +32,36 @@ from treebench.results import schema
 AGGS = ("mean", "median", "min", "max", "count")
 REDUCERS = ("mean", "median", "min", "max")
 WHERE_OPS = ("eq", "ne", "in", "ge", "gt", "le", "lt")
-#: columns a ``where`` may name besides the schema's, with the column they stand for
-COLUMN_ALIASES = {"label": "algorithm"}
+#: columns a ``where`` may name besides the schema's, with the column they stand for (the old
+#: name ``algorithm`` of ``algorithm_label`` among them)
+COLUMN_ALIASES = schema.ALIASES
 
 
 def check_column(name: str, what: str = "column") -> str:
     """A results column (schema column, ``param_*`` or ``bparam_*``, or an alias); raise
     ValueError naming it otherwise."""
     col = COLUMN_ALIASES.get(name, name)
-    if col in schema.COLUMNS or col.startswith((schema.PARAM_PREFIX, schema.BPARAM_PREFIX)):
+    if schema.is_declared(col):
         return col
     from treebench.errors import did_you_mean
 
-    known = list(schema.COLUMNS) + list(COLUMN_ALIASES)
+    known = list(schema.declared()) + list(COLUMN_ALIASES)
     raise ValueError(
         f"unknown {what} `{name}`{did_you_mean(name, known)}; use a results column "
-        f"(dataset, algorithm, seed, fold, status, ...), param_<name> or bparam_<name>"
+        f"(dataset, algorithm_label, seed, fold, status, ...), param_<name> or bparam_<name>"
     )
 
 
 def _check_where(where: dict[str, Any]) -> dict[str, Any]:
+    """``where`` with each key as the column it names (an alias such as ``algorithm`` becomes
+    ``algorithm_label``, so that an item's and its comparison's conditions merge by column)."""
+    out: dict[str, Any] = {}
     for col, cond in where.items():
-        check_column(col, "where column")
+        canon = check_column(col, "where column")
+        if canon in out:
+            raise ValueError(f"where names the column `{canon}` twice (`{col}` is another "
+                             f"name for it)")
+        out[canon] = cond
         if isinstance(cond, dict):
             bad = [op for op in cond if op not in WHERE_OPS]
             if bad:
@@ -62,7 +70,7 @@ def _check_where(where: dict[str, Any]) -> dict[str, Any]:
                 )
             if "in" in cond and not isinstance(cond["in"], list):
                 raise ValueError(f"where `{col}`: `in` takes a list of values")
-    return where
+    return out
 
 
 class _Strict(BaseModel):
@@ -84,8 +92,7 @@ class Compare(_Strict):
     @field_validator("where")
     @classmethod
     def _where(cls, v: dict[str, Any]) -> dict[str, Any]:
-        _check_where({k: c for k, c in v.items() if c is not None})
-        return v
+        return _check_where(v)  # a null value (it drops the key) passes as it is
 
     @field_validator("metric")
     @classmethod
@@ -95,9 +102,7 @@ class Compare(_Strict):
     @field_validator("across")
     @classmethod
     def _across(cls, v: dict[str, str] | None) -> dict[str, str] | None:
-        for col in v or {}:
-            check_column(col, "across column")
-        return v
+        return None if v is None else {check_column(c, "across column"): a for c, a in v.items()}
 
 
 class Monotone(_Strict):
@@ -152,9 +157,7 @@ class Expectation(_Strict):
     @field_validator("across")
     @classmethod
     def _across(cls, v: dict[str, str]) -> dict[str, str]:
-        for col in v:
-            check_column(col, "across column")
-        return v
+        return {check_column(c, "across column"): a for c, a in v.items()}
 
     @model_validator(mode="after")
     def _one_check(self) -> Expectation:

@@ -242,7 +242,7 @@ def _applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
 def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     """The identity columns of every row, with normalised parameter values."""
     out = pd.DataFrame(index=table.index)
-    for c in ("dataset", "split", "binarizer", "binarizer_params", "algorithm"):
+    for c in ("dataset", "split", "binarizer", "binarizer_params", "algorithm_label"):
         out[c] = table[c].astype(object).where(table[c].notna(), "")
     for c in key_columns:
         # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
@@ -319,7 +319,7 @@ def _setting_sort_key(out: pd.DataFrame, i: int, key_columns: list[str]) -> tupl
     def at(c: str) -> Any:
         return out[c].iat[i]
 
-    return (str(at("dataset")), str(at("split")), str(at("algorithm")), str(at("binarizer")),
+    return (str(at("dataset")), str(at("split")), str(at("algorithm_label")), str(at("binarizer")),
             str(at("binarizer_params")), tuple(sort_key(at(c)) for c in key_columns))
 
 
@@ -340,7 +340,7 @@ def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list
     """For each algorithm, its ``param_*``/``bparam_*`` columns with more than one applicable
     value among the given settings (the caller picks them, e.g. one dataset's)."""
     axes: dict[str, list[str]] = {}
-    for alg, sub in settings.groupby("algorithm", sort=True):
+    for alg, sub in settings.groupby("algorithm_label", sort=True):
         axes[str(alg)] = [c for c in key_columns
                           if len([v for v in distinct(sub[c]) if v is not NA]) > 1]
     return axes
@@ -354,13 +354,13 @@ def failures(results: Results) -> pd.DataFrame:
     out = pd.DataFrame({
         "cell_id": bad["cell_id"].astype(str),
         "dataset": keys["dataset"],
-        "algorithm": keys["algorithm"],
+        "algorithm_label": keys["algorithm_label"],
         "params": [params_text(keys.loc[i], results.key_columns) for i in bad.index],
         "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
         "status": bad["status"].astype(str),
         "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
     })
-    out = out.sort_values(["dataset", "algorithm", "cell_id"], kind="stable")
+    out = out.sort_values(["dataset", "algorithm_label", "cell_id"], kind="stable")
     return out.reset_index(drop=True)
 
 

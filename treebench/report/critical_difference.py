@@ -56,7 +56,7 @@ class Ranking:
 
 def _setting_label(row: pd.Series, columns: list[str]) -> str:
     text = params_text(row, columns)
-    return f"{row['algorithm']}" + (f" ({text})" if text else "")
+    return f"{row['algorithm_label']}" + (f" ({text})" if text else "")
 
 
 def score_matrix(results: Results, metric: str = "test_accuracy",

@@ -13,6 +13,7 @@ of them did. Nothing here computes a metric: every number comes from `aggregate.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,8 +116,8 @@ class _Line:
 def _lines(s: pd.DataFrame, axis: str, axes: dict[str, list[str]]) -> list[_Line]:
     """Lines of a figure against ``axis`` for the settings ``s`` of one dataset."""
     out = []
-    for alg in sorted(set(s["algorithm"])):
-        sub = s[(s["algorithm"] == alg) & s[axis].map(lambda v: v is not NA)]
+    for alg in sorted(set(s["algorithm_label"])):
+        sub = s[(s["algorithm_label"] == alg) & s[axis].map(lambda v: v is not NA)]
         if sub.empty:
             continue
         # split/binarizer make separate lines only where they vary on this dataset
@@ -230,7 +231,7 @@ def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
         r = refs.iloc[i]
         params = ", ".join(f"{column_label(c)}={fmt_value(r[c])}" for c in key_columns
                            if r[c] is not NA and not column_label(c).startswith("bin."))
-        label = f"{r['algorithm']}" + (f" ({params})" if params else "") + " [reference]"
+        label = f"{r['algorithm_label']}" + (f" ({params})" if params else "") + " [reference]"
         ax.axhline(float(r[f"{metric}_mean"]), color=greys[i % len(greys)],
                    linestyle=styles[i % len(styles)], linewidth=1.1, label=label, zorder=1)
     return len(refs)
@@ -322,14 +323,14 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     if "test_accuracy_mean" not in s or f"{size}_mean" not in s:
         return None
     shown = (s["test_accuracy_n"] > 0) & (s[f"{size}_n"] > 0)
-    algs = sorted(set(s.loc[shown, "algorithm"]))
+    algs = sorted(set(s.loc[shown, "algorithm_label"]))
     if not algs:
         return None
     fig, ax = _new_figure()
     colors = _colors(len(algs))
     partial = False
     for a, alg in enumerate(algs):
-        rows = s[s["algorithm"] == alg]
+        rows = s[s["algorithm_label"] == alg]
         x = rows[f"{size}_mean"].to_numpy(dtype=float)
         y = rows["test_accuracy_mean"].to_numpy(dtype=float)
         xe = error_bars(rows, size)
@@ -395,7 +396,8 @@ CACHE_FILE = ".figures.json"
 
 @dataclass(frozen=True)
 class _Job:
-    """One figure file to draw: ``kind`` names its drawer (`DRAWERS`); ``dataset`` is the
+    """One figure file to draw: ``kind`` names its figure kind (`FigureKind` in
+    `treebench.registry.FIGURES`); ``dataset`` is the
     dataset whose settings it shows, or `ALL_DATASETS` for figures over every dataset (its
     cache signature then covers every setting); ``extra`` is what its drawer needs besides."""
 
@@ -409,23 +411,43 @@ class _Job:
 
 #: the dataset label of figures drawn over every dataset (critical-difference diagrams)
 ALL_DATASETS = "all datasets"
-#: kind -> drawer(results, job) -> (figure, title) or None (no figure for these inputs)
-DRAWERS: dict[str, Callable[[Results, _Job], tuple[Any, str] | None]] = {}
-#: functions listing further figure jobs (comparison and trade-off figures register theirs)
-JOB_MAKERS: list[Callable[[Results], list[_Job]]] = []
-#: modules whose import registers figure kinds (`register_figures`); loaded by `write_figures`
-FIGURE_MODULES = ("treebench.report.comparison", "treebench.report.tradeoff",
-                  "treebench.report.time_accuracy")
+
+
+@dataclass(frozen=True)
+class FigureKind:
+    """A kind of figure: ``jobs(results)`` lists the files to draw (`make_job`), ``draw(results,
+    job)`` draws one and returns (figure, title), or None (no figure for these inputs)."""
+
+    jobs: Callable[[Results], list[_Job]]
+    draw: Callable[[Results, _Job], tuple[Any, str] | None]
 
 
 def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
-                     draw: Callable[[Results, _Job], tuple[Any, str] | None]) -> None:
-    """Add a kind of figure to every report: ``jobs(results)`` lists its files and
+                     draw: Callable[[Results, _Job], tuple[Any, str] | None],
+                     description: str = "") -> FigureKind:
+    """Add a kind of figure to every report, in the figure registry
+    (`treebench.registry.FIGURES`; a plug-in package calls this in the module its
+    ``treebench.figures`` entry point names): ``jobs(results)`` lists its files and
     ``draw(results, job)`` draws one; `write_figures` caches and parallelises them as it does
-    the per-dataset figures."""
-    DRAWERS[kind] = draw
-    if jobs not in JOB_MAKERS:
-        JOB_MAKERS.append(jobs)
+    the per-dataset figures. Two kinds may share one ``jobs`` function (it is called once)."""
+    from treebench.registry import FIGURES
+
+    fk = FigureKind(jobs, draw)
+    FIGURES.register(kind, description=description or (inspect.getdoc(draw) or ""))(fk)
+    return fk
+
+
+def figure_jobs(results: Results) -> list[_Job]:
+    """The files of every registered figure kind (built-in, then plug-ins) for ``results``."""
+    from treebench.registry import FIGURES
+
+    jobs: list[_Job] = []
+    seen: list[Callable] = []
+    for entry in FIGURES.in_order():
+        if entry.obj.jobs not in seen:
+            seen.append(entry.obj.jobs)
+            jobs += entry.obj.jobs(results)
+    return jobs
 
 
 def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> _Job:
@@ -433,6 +455,8 @@ def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> _Job:
 
 
 def _jobs(results: Results) -> list[_Job]:
+    """The per-dataset figures: each metric against each sweep axis, and accuracy against
+    leaves."""
     size = size_metric(results.settings)
     metrics = [size if m == "n_leaves" else m for m in AXIS_METRICS
                if m in results.metrics]
@@ -477,21 +501,38 @@ def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
           ) -> tuple[str, dict[str, Path]] | None:
     import matplotlib
 
+    from treebench.registry import FIGURES
+
     with matplotlib.rc_context(RC):
-        if job.kind == "leaves":
-            fig = leaves_figure(results, job.dataset)
-            title = None if fig is None else fig.axes[0].get_title()
-        elif job.kind == "axis":
-            axes = sweep_axes(results.settings[results.settings["dataset"] == job.dataset],
-                              results.key_columns)
-            fig = axis_figure(results, job.dataset, job.axis, job.metrics, axes)
-            title = None if fig is None else fig.axes[0].get_title()
-        else:
-            drawn = DRAWERS[job.kind](results, job)
-            fig, title = (None, None) if drawn is None else drawn
-        if fig is None:
+        drawn = FIGURES.get(job.kind).obj.draw(results, job)
+        if drawn is None:
             return None
+        fig, title = drawn
         return title, save(fig, fdir / job.stem, title, formats)
+
+
+def _titled(fig: Any) -> tuple[Any, str] | None:
+    return None if fig is None else (fig, fig.axes[0].get_title())
+
+
+def _draw_axis(results: Results, job: _Job) -> tuple[Any, str] | None:
+    """A metric (or train and test together) against a sweep axis, one line per setting."""
+    axes = sweep_axes(results.settings[results.settings["dataset"] == job.dataset],
+                      results.key_columns)
+    return _titled(axis_figure(results, job.dataset, job.axis, job.metrics, axes))
+
+
+def _draw_leaves(results: Results, job: _Job) -> tuple[Any, str] | None:
+    """Test accuracy against the number of leaves, one colour per algorithm."""
+    return _titled(leaves_figure(results, job.dataset))
+
+
+def _no_jobs(results: Results) -> list[_Job]:
+    return []  # the leaves figures are listed with the axis figures (`_jobs`)
+
+
+register_figures("axis", _jobs, _draw_axis)
+register_figures("leaves", _no_jobs, _draw_leaves)
 
 
 def _warm_matplotlib() -> None:
@@ -621,20 +662,12 @@ class PendingFigures:
     """The figures `start_figures` set drawing; `finish` collects them."""
 
     def __init__(self, results: Results, out: Path, formats: tuple[str, ...], n_jobs: int):
-        import importlib
-        import json
-
         self.fdir = fdir = out / "figures"
         fdir.mkdir(parents=True, exist_ok=True)
         self.formats = formats
         cache_path = fdir / CACHE_FILE
         cache = read_json_object(cache_path)
-        for mod in FIGURE_MODULES:
-            importlib.import_module(mod)
-        jobs = [] if results.settings.empty else _jobs(results)
-        if not results.settings.empty:
-            for maker in JOB_MAKERS:
-                jobs += maker(results)
+        jobs = [] if results.settings.empty else figure_jobs(results)
         self.jobs = jobs
         self.sigs = sigs = {j.stem: _signature(results, j, formats) for j in jobs}
         self.done: dict[str, tuple[str, dict[str, Path]] | None] = {}

@@ -117,7 +117,7 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
     parts.append(_reproduction_html(results))
 
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
-    n_algorithms = results.settings["algorithm"].nunique() if not results.settings.empty else 0
+    n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0
     head = headline_figures(figures, n_datasets, n_algorithms)
     if head:
         parts.append("<h2 id=\"headline\">Headline figures</h2><div class=\"figs\">")

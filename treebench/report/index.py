@@ -67,7 +67,7 @@ def index_display(items: list[tuple[Results, str]], root: Path | None = None) ->
         rows.append([name, _verdict(res), str(len(res.table))]
                     + [str(int((st == s).sum())) for s in schema.STATUSES]
                     + [", ".join(sorted({str(d) for d in res.table["dataset"].dropna()})),
-                       ", ".join(sorted({str(a) for a in res.table["algorithm"].dropna()})),
+                       ", ".join(sorted({str(a) for a in res.table["algorithm_label"].dropna()})),
                        _last_update(res), link])
     align = ["l", "l"] + ["r"] * (1 + len(schema.STATUSES)) + ["l"] * 4
     return Display("experiments", header, rows, align, [])
@@ -89,17 +89,17 @@ def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
                 continue
             rows.append({
                 "dataset": str(r["dataset"]), "experiment": res.experiment,
-                "algorithm": str(r["algorithm"]), "binarizer": str(r["binarizer"]),
+                "algorithm_label": str(r["algorithm_label"]), "binarizer": str(r["binarizer"]),
                 "params": params_text(r, res.key_columns),
                 "test_accuracy_mean": r.get("test_accuracy_mean"),
                 "test_accuracy_std": r.get("test_accuracy_std"),
                 "n_leaves_mean": r.get("n_leaves_mean"),
                 "n_ok": int(r["n_ok"]), "n_total": int(r["n_total"]),
             })
-    cols = ["dataset", "experiment", "algorithm", "binarizer", "params", "test_accuracy_mean",
+    cols = ["dataset", "experiment", "algorithm_label", "binarizer", "params", "test_accuracy_mean",
             "test_accuracy_std", "n_leaves_mean", "n_ok", "n_total"]
     df = pd.DataFrame(rows, columns=cols)
-    return df.sort_values(["dataset", "algorithm", "params", "experiment"], kind="stable"
+    return df.sort_values(["dataset", "algorithm_label", "params", "experiment"], kind="stable"
                           ).reset_index(drop=True)
 
 
@@ -108,7 +108,7 @@ def across_display(df: pd.DataFrame) -> Display:
               "test accuracy (mean ± std)", "leaves", "ok/total"]
     rows = []
     for r in df.itertuples():
-        rows.append([r.dataset, r.experiment, r.algorithm, r.binarizer, r.params,
+        rows.append([r.dataset, r.experiment, r.algorithm_label, r.binarizer, r.params,
                      mean_std("test_accuracy", float(r.test_accuracy_mean), float(r.test_accuracy_std)),
                      mean_std("n_leaves", float(r.n_leaves_mean), float("nan")),
                      f"{r.n_ok}/{r.n_total}"])

@@ -36,7 +36,7 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
     from treebench.report.html import headline_figures
 
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
-    n_algorithms = results.settings["algorithm"].nunique() if not results.settings.empty else 0
+    n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0
     head = headline_figures(figures, n_datasets, n_algorithms)
     if head:
         lines += ["## Headline figures", ""]

@@ -68,11 +68,11 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     s = s[(s[f"{metric}_n"] > 0) & (s[f"{size_col}_n"] > 0)]
     if len(s) < 2:
         return None
-    algs = sorted(set(s["algorithm"]))
+    algs = sorted(set(s["algorithm_label"]))
     colors = _colors(len(algs))
     fig, ax = _new_figure()
     for a, alg in enumerate(algs):
-        rows = s[s["algorithm"] == alg]
+        rows = s[s["algorithm_label"] == alg]
         ax.scatter(rows[scol].to_numpy(float), rows[mcol].to_numpy(float), color=colors[a],
                    marker=MARKERS[a % len(MARKERS)], s=30, alpha=0.85, label=alg, zorder=3)
     size = s[scol].to_numpy(float)
@@ -85,7 +85,7 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
         for i in front[:MAX_LABELS]:
             row = s.iloc[i]
             text = params_text(row, shown)
-            ax.annotate(f"{row['algorithm']}" + (f" ({text})" if text else ""),
+            ax.annotate(f"{row['algorithm_label']}" + (f" ({text})" if text else ""),
                         (size[i], acc[i]), xytext=(4, -9), textcoords="offset points",
                         fontsize=6.5, color="0.2")
     if size.min() > 0 and size.max() / size.min() >= 50:

@@ -132,7 +132,7 @@ def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
     json_vary = len(distinct(s["binarizer_params"])) > 1
     if names_vary or (json_vary and not bparams_shown):
         ident.append("binarizer+params" if json_vary and not bparams_shown else "binarizer")
-    ident.append("algorithm")
+    ident.append("algorithm_label")
     return ident, params
 
 
@@ -149,7 +149,12 @@ def _identity_cells(row: pd.Series, ident: list[str], params: list[str]) -> list
 
 
 def _header(ident: list[str]) -> list[str]:
-    return ["binarizer" if c == "binarizer+params" else c for c in ident]
+    return [_SHOWN_AS.get(c, c) for c in ident]
+
+
+#: identity columns under the header people read (the label is what the config calls the
+#: algorithm)
+_SHOWN_AS = {"binarizer+params": "binarizer", "algorithm_label": "algorithm"}
 
 
 def _failed_rows(settings: pd.DataFrame) -> list[int]:
@@ -192,7 +197,8 @@ def summary_display(results: Results) -> Display:
 
 def _csv_identity(results: Results) -> pd.DataFrame:
     s = results.settings
-    out = s[["dataset", "split", "binarizer", "binarizer_params", "algorithm"]].copy()
+    out = s[["dataset", "split", "binarizer", "binarizer_params", "algorithm_label"]].copy()
+    out = out.rename(columns={"algorithm_label": "algorithm"})
     for c in results.key_columns:
         out[column_label(c)] = [fmt_value(v) if v is not NA else "" for v in s[c]]
     return out

@@ -51,20 +51,20 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     s = time_accuracy_settings(results, dataset)
     if len(s) < 2:
         return None
-    algs = distinct(s["algorithm"])
+    algs = distinct(s["algorithm_label"])
     bins = distinct(s["binarizer"])
     colors = _colors(len(algs))
     fig, ax = _new_figure()
     shown = varying_columns(s, results.key_columns)
     for i in range(len(s)):
         row = s.iloc[i]
-        a = algs.index(row["algorithm"])
+        a = algs.index(row["algorithm_label"])
         b = bins.index(row["binarizer"])
         hollow = int(row.get("n_solver_timed_out", 0) or 0) > 0
         ax.scatter([float(row[f"{X}_mean"])], [float(row[f"{Y}_mean"])],
                    marker=MARKERS[b % len(MARKERS)], s=34, zorder=3,
                    facecolors="none" if hollow else colors[a], edgecolors=colors[a],
-                   label=f"{row['algorithm']} · {row['binarizer']}")
+                   label=f"{row['algorithm_label']} · {row['binarizer']}")
         text = params_text(row, [c for c in shown if c.startswith("param_")])
         if text:
             ax.annotate(text, (float(row[f"{X}_mean"]), float(row[f"{Y}_mean"])),

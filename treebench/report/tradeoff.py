@@ -65,19 +65,19 @@ def tradeoff_lines(results: Results, dataset: str) -> tuple[list[tuple[str, pd.D
         return [], s.iloc[:0]
     s = s[(s["dataset"] == dataset) & s[LAM].map(lambda v: v is not NA and v is not None)]
     tuned = tuned_labels(results)
-    is_tuned = s["algorithm"].isin(tuned)
+    is_tuned = s["algorithm_label"].isin(tuned)
     sweeps, tuned_rows = s[~is_tuned], s[is_tuned]
     others = [c for c in varying_columns(sweeps, results.key_columns) if c != LAM] \
         if len(sweeps) else []
     lines = []
-    group_cols = ["algorithm"] + others
+    group_cols = ["algorithm_label"] + others
     for _, rows in sweeps.groupby(
             [sweeps[c].map(str) for c in group_cols], sort=True):
         if rows[LAM].map(float).nunique() < 2:
             continue
         rows = rows.assign(_lam=rows[LAM].map(float)).sort_values("_lam")
         text = params_text(rows.iloc[0], others)
-        lines.append((f"{rows.iloc[0]['algorithm']}" + (f" ({text})" if text else ""), rows))
+        lines.append((f"{rows.iloc[0]['algorithm_label']}" + (f" ({text})" if text else ""), rows))
     return lines, tuned_rows
 
 
@@ -96,7 +96,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
         return None
     fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
     ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
-    n_tuned = tuned["algorithm"].nunique() if len(tuned) else 0
+    n_tuned = tuned["algorithm_label"].nunique() if len(tuned) else 0
     colors = _colors(len(lines) + n_tuned)
     lams = allrows["_lam"].to_numpy(float)
     for i, (label, rows) in enumerate(lines):
@@ -112,7 +112,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
                         linewidth=1.3, label=label if ax is ax_auc else None)
     if len(tuned):
         # one marker per tuned entry: its cells' mean chosen λ and mean metrics
-        for j, (alg, rows) in enumerate(tuned.groupby("algorithm", sort=True)):
+        for j, (alg, rows) in enumerate(tuned.groupby("algorithm_label", sort=True)):
             w = rows["n_ok"].to_numpy(float)
             if w.sum() == 0:
                 continue

@@ -34,7 +34,7 @@ MANIFEST = "manifest.json"
 #: the status of a defined cell that has no usable result (never written to a cell file)
 MISSING = "missing"
 _IDENTITY = ("cell_id", "dataset", "split", "fold", "seed", "binarizer", "binarizer_params",
-             "algorithm", "algorithm_params")
+             "algorithm_label", "algorithm_params")
 
 
 class ManifestError(UserError):
@@ -188,6 +188,9 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
     cols = rec["cells"]
     pos = [i for i, c in enumerate(cols["cell_id"]) if c in absent]
     extra = pd.DataFrame({k: [v[i] for i in pos] for k, v in cols.items() if isinstance(v, list)})
+    from treebench.results.schema import RENAMED  # a manifest written with older column names
+
+    extra = extra.rename(columns={o: n for o, n in RENAMED.items() if n not in extra.columns})
     extra["experiment"] = rec.get("name")
     extra["status"] = MISSING
     damaged = sorted(c for c in absent if c in unusable)

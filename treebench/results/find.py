@@ -1,7 +1,7 @@
 """Finding cells in a results folder by what they are: ``dataset=topk/car k=all fold=0``.
 
 A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``). ``KEY`` is a results column
-(``dataset``, ``algorithm``, ``fold``, ``seed``, ``status``, ``param_max_depth``, …) or a
+(``dataset``, ``algorithm_label`` (also ``algorithm`` or ``label``), ``fold, ``seed``, ``status``, ``param_max_depth``, …) or a
 learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_depth`` means
 ``param_max_depth``, then ``bparam_*``). Values are compared as the verification compares them
 (``4`` matches ``4.0``; ``all`` matches the text ``all``).
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: the columns `treebench cells` shows, when present
-SHOWN = ("cell_id", "dataset", "algorithm", "algorithm_params", "binarizer", "fold", "seed",
+SHOWN = ("cell_id", "dataset", "algorithm_label", "algorithm_params", "binarizer", "fold", "seed",
          "status", "train_accuracy", "test_accuracy", "n_leaves", "depth", "fit_seconds")
 
 
@@ -39,9 +39,11 @@ def parse_where(items: list[str] | None) -> dict[str, Any]:
 
 def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
     """``where`` with each key turned into the table's column it names."""
+    from treebench.results.schema import ALIASES
+
     out = {}
     for key, val in where.items():
-        for col in (key, f"param_{key}", f"bparam_{key}"):
+        for col in (ALIASES.get(key, key), f"param_{key}", f"bparam_{key}"):
             if col in table.columns:
                 out[col] = val
                 break

@@ -41,6 +41,9 @@ PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_v
 #: columns renamed since older results were written: old name -> new name (read on load;
 #: ``where:`` filters accept the old name as an alias)
 RENAMED = {"algorithm": "algorithm_label"}
+#: names a filter (``where:`` of a claim, ``--where`` of `treebench cells`/`show`) may use
+#: for a column: the renamed columns' old names and ``label``
+ALIASES = {"label": "algorithm_label", **RENAMED}
 
 _RUNNER = "the runner (`treebench.results.rows`)"
 IDENTITY = declare(
@@ -137,6 +140,13 @@ def learner_columns(algorithms: Iterable[str] | None) -> tuple[Column, ...]:
         entries = [ALGORITHMS.get(a) for a in dict.fromkeys(algorithms)
                    if isinstance(a, str) and a in ALGORITHMS]
     return tuple(c for e in entries for c in e.columns)
+
+
+def is_declared(name: str) -> bool:
+    """Whether ``name`` is a declared column (of any learner) or a parameter column."""
+    if is_param(name) or name in declared():
+        return True
+    return name in {c.name for c in learner_columns(None)}
 
 
 def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
