@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from treebench import registry
-from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
+from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS, FIGURES, METRICS
 
 
-@pytest.mark.parametrize("reg", [ALGORITHMS, BINARIZERS], ids=lambda r: r.kind)
+@pytest.mark.parametrize("reg", [ALGORITHMS, BINARIZERS, METRICS, FIGURES], ids=lambda r: r.kind)
 def test_builtin_names_are_exactly_the_registered_ones(reg):
     registered = {e.name for e in reg}  # a full load
     assert set(reg._where) == registered - set(reg.import_errors)
@@ -25,7 +25,8 @@ def test_builtin_dataset_names_plus_the_catalog_are_every_dataset():
     assert set(DATASETS._where) == names - catalog
 
 
-@pytest.mark.parametrize("reg", [ALGORITHMS, BINARIZERS, DATASETS], ids=lambda r: r.kind)
+@pytest.mark.parametrize("reg", [ALGORITHMS, BINARIZERS, DATASETS, METRICS, FIGURES],
+                         ids=lambda r: r.kind)
 def test_each_listed_module_registers_its_names(reg):
     import importlib
 

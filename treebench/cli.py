@@ -688,6 +688,10 @@ def metrics() -> None:
             better = {True: "higher", False: "lower", None: ""}[m.greater_is_better]
             t.add_row(m.name, ", ".join(m.columns()), m.task, better, m.description)
         Console(width=160).print(t)
+        from treebench.registry import METRICS
+
+        for name, why in METRICS.import_errors.items():  # a broken plug-in is shown, not raised
+            typer.echo(f"plug-in metric `{name}` could not be imported: {why}")
 
 
 @datasets_app.callback()

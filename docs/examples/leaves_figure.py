@@ -1,7 +1,8 @@
 """A new figure: per dataset, the mean number of leaves of every algorithm as bars.
 
-The figure recipe of docs/extending.md; tests/docs/test_extending.py imports this module and
-writes a report that contains the figure.
+The figure recipe of docs/extending.md. A plug-in package names this module in its
+``treebench.figures`` entry point; tests/docs/test_extending.py installs it that way, runs an
+experiment and finds the figure in the report.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def draw_leaves(results: Results, job: _Job):
     import matplotlib.pyplot as plt
 
     s = results.settings[results.settings["dataset"] == job.dataset]
-    means = s.groupby("algorithm")["n_leaves_mean"].mean().dropna()
+    means = s.groupby("algorithm_label")["n_leaves_mean"].mean().dropna()
     if means.empty:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.5))

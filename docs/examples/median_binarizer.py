@@ -1,7 +1,8 @@
 """A new binarizer: one column per numeric feature, ``x >= median`` of the training rows.
 
-The binarizer recipe of docs/extending.md; tests/docs/test_extending.py imports this module and
-uses the binarizer through `make_binarizer`.
+The binarizer recipe of docs/extending.md. A plug-in package names this module in its
+``treebench.binarizers`` entry point; tests/docs/test_extending.py installs it that way and runs
+an experiment with it (and uses it through `make_binarizer`).
 """
 
 from __future__ import annotations

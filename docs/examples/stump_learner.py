@@ -1,7 +1,8 @@
 """A new learner: the best single split on 0/1 features (a decision stump).
 
-The learner recipe of docs/extending.md; tests/docs/test_extending.py imports this module and
-fits the learner through the registry.
+The learner recipe of docs/extending.md. A plug-in package names this module in its
+``treebench.algorithms`` entry point; tests/docs/test_extending.py installs it that way and runs
+an experiment with it (and fits it through the registry).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A new dataset source: a generator registered as a dataset loader.
 
-The dataset recipe of docs/extending.md; tests/docs/test_extending.py imports this module and
-loads the dataset through the registry.
+The dataset recipe of docs/extending.md. A plug-in package names this module in its
+``treebench.datasets`` entry point; tests/docs/test_extending.py installs it that way and runs
+an experiment on it (and loads it through the registry).
 """
 
 from __future__ import annotations

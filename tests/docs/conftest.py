@@ -40,24 +40,15 @@ def _plugins_removed_after_each_test():
     """The recipes register toy plug-ins (a learner, a binarizer, a dataset, a metric, a
     figure) in this process: remove them after the test, so that no other test of the session
     sees them (the registry tests compare the registered names with the built-in ones)."""
-    from treebench import metrics
-    from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
-    from treebench.report import figures
+    from treebench.registry import REGISTRIES
 
-    regs = (ALGORITHMS, BINARIZERS, DATASETS)
+    regs = tuple(REGISTRIES.values())
     for r in regs:
         list(r)  # a full load first: what the test adds is then exactly what is new
     saved = [(dict(r._entries), dict(r._where)) for r in regs]
-    saved_metrics = dict(metrics._REGISTRY)
-    saved_drawers, saved_makers = dict(figures.DRAWERS), list(figures.JOB_MAKERS)
     yield
     for r, (entries, where) in zip(regs, saved, strict=True):
         r._entries.clear()
         r._entries.update(entries)
         r._where.clear()
         r._where.update(where)
-    metrics._REGISTRY.clear()
-    metrics._REGISTRY.update(saved_metrics)
-    figures.DRAWERS.clear()
-    figures.DRAWERS.update(saved_drawers)
-    figures.JOB_MAKERS[:] = saved_makers

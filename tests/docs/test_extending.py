@@ -1,10 +1,17 @@
 """The recipes of docs/extending.md, run: each example module under docs/examples/ registers
-its object the way the page says, and the object then works where treebench uses it."""
+its object the way the page says, and the object then works where treebench uses it.
+
+The plug-in tests install each example as a third-party package would: a module plus a
+``*.dist-info`` folder (METADATA, entry_points.txt) on a folder put on PYTHONPATH, which
+`importlib.metadata.entry_points` discovers. treebench then runs in a subprocess (the CLI:
+``treebench run`` and ``treebench report``) and never imports the module by name."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -76,32 +83,6 @@ def test_metric_recipe_matches_scikit_learn():
                                            "test_misclassified"]
 
 
-def test_figure_recipe_draws_in_the_report(tmp_path):
-    """A small experiment, then a report with the figure module imported first."""
-    config = tmp_path / "tiny.yaml"
-    config.write_text(textwrap.dedent("""\
-        name: tiny
-        datasets: [iris]
-        split: {kind: holdout, test_size: 0.3}
-        algorithms: [{name: cart, params: {max_depth: [1, 2]}}]
-        execution: {n_jobs: 1, backend: sequential}
-    """))
-    out = tmp_path / "results"
-    script = textwrap.dedent(f"""\
-        import sys
-        sys.path.insert(0, {str(EXAMPLES)!r})
-        import leaves_figure  # registers the figure kind
-        from treebench.api import RunOptions, run_experiment, write_report
-        run_experiment({str(config)!r}, RunOptions(out={str(out)!r}, progress=False, report=False))
-        write_report({str(out)!r})
-    """)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                       timeout=300, check=False)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert (out / "report" / "figures" / "iris__leaves_by_algorithm.png").is_file()
-
-
 def test_catalog_recipe_lists_and_validates_a_user_catalog(tmp_path):
     """A catalog entry in a folder of one's own (`TREEBENCH_CATALOG`) and its file in a data
     directory: listed, and a config naming it passes `--dry-run`."""
@@ -140,3 +121,127 @@ def test_catalog_recipe_lists_and_validates_a_user_catalog(tmp_path):
     dry = subprocess.run([*cli, "run", "exp.yaml", "--dry-run"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=120, check=False)
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ plug-ins through entry points
+def _install(tmp_path, example: str, group: str, name: str):
+    """A folder holding the example module as a tiny installed package ``toy-<stem>`` whose
+    entry point ``name`` of ``group`` names the module; the folder, to put on PYTHONPATH."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    module = f"toy_{example.removesuffix('.py')}"
+    shutil.copy(EXAMPLES / example, site / f"{module}.py")
+    dist = site / f"{module}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
+    return site
+
+
+def _treebench(tmp_path, site, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
+           "MPLBACKEND": "Agg", "TREEBENCH_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-c", "from treebench.cli import main; main()", *args],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+                       check=False)
+    if ok:
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def _run_and_report(tmp_path, site, config: str) -> list[dict[str, str]]:
+    """`treebench run` of ``config`` (then `treebench report`); the rows of results.csv."""
+    (tmp_path / "exp.yaml").write_text(textwrap.dedent(config))
+    _treebench(tmp_path, site, "run", "exp.yaml", "--out", "out", "--no-report")
+    _treebench(tmp_path, site, "report", "out")
+    with open(tmp_path / "out" / "results.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+_TINY = """\
+    name: tiny
+    datasets: [iris]
+    split: {kind: holdout, test_size: 0.3}
+    execution: {n_jobs: 1, backend: sequential}
+"""
+
+
+def _report_text(tmp_path) -> str:
+    return (tmp_path / "out" / "report" / "index.html").read_text(encoding="utf-8")
+
+
+def test_learner_plugin_runs_from_its_entry_point(tmp_path):
+    site = _install(tmp_path, "stump_learner.py", "treebench.algorithms", "stump")
+    rows = _run_and_report(tmp_path, site, _TINY + """\
+    binarization: {method: quantile}
+    algorithms: [{name: stump}, {name: cart, params: {max_depth: 1}}]
+    """)
+    stump = [r for r in rows if r["algorithm_name"] == "stump"]
+    assert len(stump) == 1 and stump[0]["status"] == "ok" and stump[0]["algorithm_label"] == "stump"
+    assert stump[0]["n_leaves"] == "2" and float(stump[0]["train_accuracy"]) > 0.6
+    assert stump[0]["operations"] != ""  # its solve_info_ reached the shared solver columns
+    assert "stump" in _report_text(tmp_path)
+
+
+def test_binarizer_plugin_runs_from_its_entry_point(tmp_path):
+    site = _install(tmp_path, "median_binarizer.py", "treebench.binarizers", "median")
+    rows = _run_and_report(tmp_path, site, _TINY + """\
+    binarization: {method: median}
+    algorithms: [{name: cart, params: {max_depth: 2}}]
+    """)
+    assert [r["binarizer"] for r in rows] == ["median"] and rows[0]["status"] == "ok"
+    assert rows[0]["n_binary_features"] == "4"  # one `x >= median` column per iris feature
+    assert "median" in _report_text(tmp_path)
+
+
+def test_metric_plugin_columns_reach_the_results_table(tmp_path):
+    site = _install(tmp_path, "misclassified_metric.py", "treebench.metrics", "misclassified")
+    rows = _run_and_report(tmp_path, site, _TINY + """\
+    algorithms: [{name: cart, params: {max_depth: [1, 2]}}]
+    """)
+    assert len(rows) == 2
+    for r in rows:
+        for split in ("train", "test"):
+            n = int(r[f"n_{split}"])
+            wrong = (1 - float(r[f"{split}_accuracy"])) * n
+            assert float(r[f"{split}_misclassified"]) == pytest.approx(wrong)
+        assert r["val_misclassified"] == ""  # declared, but a holdout split has no val rows
+    listed = _treebench(tmp_path, site, "metrics")
+    assert "misclassified" in listed.stdout
+
+
+def test_dataset_plugin_runs_from_its_entry_point(tmp_path):
+    site = _install(tmp_path, "two_moons_dataset.py", "treebench.datasets", "two-moons")
+    rows = _run_and_report(tmp_path, site, """\
+    name: moons
+    datasets: [{name: two-moons, params: {n_samples: 120, noise: 0.3}}]
+    split: {kind: holdout, test_size: 0.25}
+    algorithms: [{name: cart, params: {max_depth: 2}}]
+    execution: {n_jobs: 1, backend: sequential}
+    """)
+    assert len(rows) == 1 and rows[0]["status"] == "ok"
+    assert rows[0]["dataset"].startswith("two-moons")
+    assert int(rows[0]["n_train"]) + int(rows[0]["n_test"]) == 120
+    assert rows[0]["dataset"] in _report_text(tmp_path)
+
+
+def test_figure_plugin_draws_in_the_report(tmp_path):
+    site = _install(tmp_path, "leaves_figure.py", "treebench.figures", "leaves_by_algorithm")
+    _run_and_report(tmp_path, site, _TINY + """\
+    algorithms: [{name: cart, params: {max_depth: [1, 2]}}]
+    """)
+    assert (tmp_path / "out" / "report" / "figures" / "iris__leaves_by_algorithm.png").is_file()
+
+
+def test_broken_plugin_is_listed_not_raised(tmp_path):
+    """A plug-in whose module fails to import leaves the built-in learners working."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "toy_broken.py").write_text("raise ImportError('no solver here')\n")
+    dist = site / "toy_broken-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy_broken\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[treebench.metrics]\nbroken = toy_broken\n")
+    listed = _treebench(tmp_path, site, "metrics")
+    assert "accuracy" in listed.stdout
+    assert "plug-in metric `broken` could not be imported: ImportError: no solver here" in listed.stdout

@@ -73,3 +73,22 @@ def test_measured_results_are_shown_when_a_reproduce_folder_exists(tmp_path, mon
     assert "| test AUC | pass |" in text and "![iris: x](figures/ngi-iris/iris__x.png)" in text
     monkeypatch.setenv("REPRO_OUT", str(tmp_path / "none"))
     assert "No measured results in this build" in reproductions.section("configs/ngi-iris.yaml")
+
+
+results_columns = load(HOOKS / "results_columns.py")
+
+
+def test_results_columns_page_is_generated_from_the_declarations():
+    """The page carries the generated list (every declared column of every learner, with its
+    dtype, once), and its hand-written summary names the shared solver columns as declared."""
+    from treebench.algorithms.solve_info import SOLVE_INFO_KEYS
+    from treebench.results.schema import declared
+
+    page = (DOCS / "results-columns.md").read_text(encoding="utf-8")
+    assert results_columns.MARKER in page
+    text = results_columns.generate()
+    for name, col in declared(None).items():
+        assert text.count(f"| `{name}` | {col.dtype} |") == 1, name
+    assert "`reference_bound` | Float64 | the learner (`solve_info_`): `gosdt`, `gosdt-ref`" in text
+    shared = re.search(r"^\| solver status shared by learners: (.+) \| the learner base", page, re.M)
+    assert shared and re.findall(r"`(\w+)`", shared.group(1)) == list(SOLVE_INFO_KEYS)

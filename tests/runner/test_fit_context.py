@@ -113,7 +113,7 @@ def test_worker_passes_the_context_and_scores_validation_rows(monkeypatch):
     assert ctx.feature_groups.tolist() == [names.index(f) for f in feats]
     assert ctx.feature_costs.shape == (shape[1],) and set(ctx.feature_costs) <= set(range(1, 11))
     assert t_fit + 29 < ctx.deadline <= t0 + 31  # now + the cell's 30 s, set just before fit
-    row = out["row"]
+    row = _measured(out)
     assert row["n_val"] == 30
     assert {"val_accuracy", "val_roc_auc", "expected_tests_val", "expected_cost_val"} <= set(row)
     assert row["expected_cost_test"] == 0.0  # a lone leaf tests nothing
@@ -126,7 +126,7 @@ def test_worker_charges_given_costs_per_feature(monkeypatch):
                       "values": {"petal length (cm)": 10, "petal width (cm)": 10}})
     cell = expand(validate_config(cfg))[0]
     prep = fold.prepare(cell)
-    row = fitting.fit_and_score(cell, prep)["row"]
+    row = _measured(fitting.fit_and_score(cell, prep))
     assert "val_accuracy" not in row and row["n_val"] == 0
     tree = TreeArrays.from_dict(fitting.fit_and_score(cell, prep)["tree"])
     costs = np.array([10.0 if c["feature"].startswith("petal") else 1.0 for c in prep.columns])
@@ -136,6 +136,12 @@ def test_worker_charges_given_costs_per_feature(monkeypatch):
     assert row["expected_cost_test"] == pytest.approx(expected_path_cost(tree, prep.X_test, costs))
     assert costs[tree.feature[0]] == 10.0  # CART's root tests a petal feature on iris
     assert row["expected_cost_train"] > row["expected_tests_train"]
+
+
+
+def _measured(out: dict) -> dict:
+    """Every column the fit measured (its parts of the results row), as one dict."""
+    return {k: v for part in out["parts"].values() for k, v in part.items()}
 
 
 class _MeanRegressor(TreeRegressorBase):
@@ -160,7 +166,7 @@ def test_worker_scores_regressors_with_r2_and_mse(monkeypatch):
     prep = dataclasses.replace(prep, **{k: rng.normal(size=len(getattr(prep, k)))
                                          for k in ("y_train", "y_val", "y_test")})
     out = fitting.fit_and_score(cell, prep)
-    row = out["row"]
+    row = _measured(out)
     y_tr, y_te = prep.y_train, prep.y_test
     pred = np.full(len(y_te), y_tr.mean())
     assert row["test_mse"] == pytest.approx(mean_squared_error(y_te, pred))

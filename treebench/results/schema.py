@@ -254,7 +254,7 @@ def _undeclared(df: pd.DataFrame, cols: dict[str, Column]) -> None:
     unknown = [c for c in df.columns if c not in cols and not is_param(c)]
     if unknown:
         raise SchemaError(
-            f"results table has undeclared column(s) {', '.join(map(str, unknown))} (declared "
+            f"results table has unknown column(s) {', '.join(map(str, unknown))} (declared "
             f"by no metric or learner installed here: install the plug-in that wrote them)")
 
 
