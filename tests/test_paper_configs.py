@@ -41,11 +41,13 @@ def _skeleton(exp) -> pd.DataFrame:
     from treebench.results import schema
 
     rows = []
+    dtypes = schema.dtypes()
+    metric_values = {m: 1 if dtypes[m] == "Int64" else 0.5 for m in schema.METRIC_COLUMNS}
     for c in expand(exp):
         row = {"experiment": exp.name, "cell_id": c.id, "dataset": c.dataset, "fold": c.fold,
-               "seed": c.seed, "binarizer": c.binarizer, "algorithm": c.algorithm_label,
-               "status": "ok"}
-        row.update({m: 1 if schema.COLUMNS[m] == "Int64" else 0.5 for m in schema.METRIC_COLUMNS})
+               "seed": c.seed, "binarizer": c.binarizer, "algorithm_label": c.algorithm_label,
+               "algorithm_name": c.algorithm, "status": "ok"}
+        row.update(metric_values)
         row.update({f"param_{k}": v for k, v in c.algorithm_params.items()})
         row.update({f"bparam_{k}": v for k, v in c.binarizer_params.items()})
         rows.append(row)
@@ -134,11 +136,11 @@ def test_quickstart_runs_end_to_end_on_embedded_data(tmp_path, monkeypatch):
     assert s.exit_code == 0 and s.counts == {"ok": s.n_cells} and s.n_cells == 170
     # the four non-greedy families run beside CART, on the same 0/1 columns
     assert {"topk", "dpdt", "gosdt", "ecart", "cart"} <= set(
-        read_table(tmp_path / "qs" / "results.parquet").query("binarizer == 'threshold-guess'").algorithm)
+        read_table(tmp_path / "qs" / "results.parquet").query("binarizer == 'threshold-guess'").algorithm_label)
     for rel in ("results.parquet", "results.csv", "manifest.json", "report/index.html", "report/summary.md"):
         assert (tmp_path / "qs" / rel).is_file(), rel
     df = read_table(tmp_path / "qs" / "results.parquet")
-    cart = df[(df.algorithm == "cart") & (df.binarizer == "raw")]
+    cart = df[(df.algorithm_label == "cart") & (df.binarizer == "raw")]
     # deeper CART fits the training folds at least as well
     by_depth = cart.groupby(cart["param_max_depth"].astype(int))["train_accuracy"].mean()
     assert by_depth.is_monotonic_increasing

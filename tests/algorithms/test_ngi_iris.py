@@ -75,7 +75,7 @@ def test_ngi_iris_config_reproduces_the_fixture_through_the_runner(tmp_path):
                            progress=False, report=False))
     assert s.exit_code == 0 and s.counts == {"ok": 12}
     table = read_table(tmp_path / "o" / "results.parquet")
-    row = table[table["algorithm"] == "ECART"].iloc[0]
+    row = table[table["algorithm_label"] == "ECART"].iloc[0]
     assert row["test_roc_auc"] == pytest.approx(0.945, abs=1e-9)
     assert row["expected_tests_train"] == pytest.approx(3.228571, abs=1e-6)
     assert (row["param_lam"], row["param_ccp_alpha"]) == (1, 1e-5)
@@ -84,10 +84,10 @@ def test_ngi_iris_config_reproduces_the_fixture_through_the_runner(tmp_path):
     np.testing.assert_allclose(lam_step["scores"], [0.95, 1.0, 1.0, 0.85], atol=1e-9)
     np.testing.assert_allclose(alpha_step["scores"], [1, 1, 1, 1, 0.5, 0.5], atol=1e-9)
     # the untuned sweeps (what the config's expectations read) are the tuning's candidates
-    sweep = table[table["algorithm"] == "ECART-lam"].set_index("param_lam")
+    sweep = table[table["algorithm_label"] == "ECART-lam"].set_index("param_lam")
     np.testing.assert_allclose([sweep.loc[v, "val_roc_auc"] for v in lam_step["values"]],
                                lam_step["scores"], atol=1e-12)
-    prune = table[table["algorithm"] == "ECART-alpha"].set_index("param_ccp_alpha")
+    prune = table[table["algorithm_label"] == "ECART-alpha"].set_index("param_ccp_alpha")
     np.testing.assert_allclose([prune.loc[v, "val_roc_auc"] for v in alpha_step["values"]],
                                alpha_step["scores"], atol=1e-12)
 

@@ -116,16 +116,16 @@ def test_pareto_leaves_are_the_effective_count(tmp_path):
     table = synthetic_table()
     ok = table["status"] == "ok"
     table.loc[ok, "n_leaves_effective"] = table.loc[ok, "n_leaves"]
-    cart = ok & (table["algorithm"] == "cart")
+    cart = ok & (table["algorithm_label"] == "cart")
     table.loc[cart, "n_leaves_effective"] = table.loc[cart, "n_leaves"] // 2
     res = load_results(write_results(tmp_path / "res", table))
     s = res.settings[res.settings["dataset"] == "car"]
     front = pareto_table(res, "car", "n_leaves")
-    assert "cart" in set(front["algorithm"])  # cart is on the front by effective leaves
+    assert "cart" in set(front["algorithm_label"])  # cart is on the front by effective leaves
     fig = pareto_figure(res, "car", "n_leaves", "leaves (mean over folds)")
     drawn = np.concatenate([c.get_offsets()[:, 0] for c in fig.axes[0].collections])
     assert sorted(drawn) == sorted(s["n_leaves_effective_mean"].dropna())
     (cart_dots,) = [c for c in fig.axes[0].collections if c.get_label() == "cart"]
-    assert sorted(cart_dots.get_offsets()[:, 0]) == sorted(s.loc[s["algorithm"] == "cart",
+    assert sorted(cart_dots.get_offsets()[:, 0]) == sorted(s.loc[s["algorithm_label"] == "cart",
                                                                  "n_leaves_effective_mean"])
     assert "same-label siblings merged" in fig.axes[0].get_xlabel()

@@ -32,7 +32,7 @@ def test_sweep_axes_are_params_with_several_values(results):
     axes = sweep_axes(results.settings, results.key_columns)
     assert axes == {"cart": ["param_max_depth"], "topk": ["param_k", "param_max_depth"]}
     # CART has no `k`: it is not applicable, which differs from a None value
-    cart = results.settings[results.settings["algorithm"] == "cart"]
+    cart = results.settings[results.settings["algorithm_label"] == "cart"]
     assert all(v is NA for v in cart["param_k"])
     assert len(results.settings) == 2 * (4 + 1) * 3
 
@@ -235,7 +235,7 @@ def test_missing_metric_in_finished_cells_is_not_drawn_as_failure(tmp_path):
     from treebench.report.aggregate import ERROR_BAR_NOTE
 
     t = synthetic_table()
-    t = t[(t["dataset"] == "car") & (t["algorithm"] == "cart")].copy()
+    t = t[(t["dataset"] == "car") & (t["algorithm_label"] == "cart")].copy()
     t["n_leaves"] = pd.array([None] * len(t), dtype="Int64")  # e.g. an ensemble: no leaves
     res = load_results(write_results(tmp_path / "r", schema.conform(t.reset_index(drop=True))))
     axes = sweep_axes(res.settings, res.key_columns)

@@ -67,7 +67,7 @@ def test_lines_are_sweeps_and_tuned_entries_are_markers(tmp_path):
         # the figure shows the aggregate's means: over the two seeds
         assert np.allclose(rows["val_roc_auc_mean"],
                            [0.805 + 0.02 * np.log10(v) for v in sorted(LAMS)])
-    assert set(tuned["algorithm"]) == {"ECART"} and len(tuned) == 2
+    assert set(tuned["algorithm_label"]) == {"ECART"} and len(tuned) == 2
     car_lines, car_tuned = tradeoff_lines(res, "car")
     assert car_lines == [] and car_tuned.empty
 

@@ -28,7 +28,7 @@ def _run(write_config, tmp_path, algorithms, **kw):
 
 def _row(out: Path, algorithm: str) -> pd.Series:
     df = read_table(out / "results.parquet")
-    return df[df["algorithm"] == algorithm].iloc[0]
+    return df[df["algorithm_label"] == algorithm].iloc[0]
 
 
 def test_failures_are_rows_with_status_and_the_sweep_goes_on(write_config, tmp_path):

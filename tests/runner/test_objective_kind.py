@@ -36,7 +36,7 @@ def run_dir(tmp_path_factory):
 
 def test_each_row_names_its_objective_kind(run_dir):
     t = read_table(run_dir / "results.parquet")
-    kinds = dict(zip(t["algorithm"], t["objective_kind"], strict=True))
+    kinds = dict(zip(t["algorithm_label"], t["objective_kind"], strict=True))
     assert kinds == {"topk": "errors", "greedy": "errors", "gosdt": "error_rate+lambda*leaves",
                      "dpdt": "errors+alpha*path"}
     assert set(t["objective_kind"]) <= set(schema.OBJECTIVE_KINDS)

@@ -155,7 +155,7 @@ def test_new_preparation_gives_the_rows_of_the_old_one(write_config, tmp_path, m
                                  api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b = result_rows(new.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
-    assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}
+    assert set(a["algorithm_label"]) == {"cart", "dpdt", "greedy", "topk"}
     assert set(a["binarizer"]) >= {"raw", "quantile", "kmeans"}
     assert len(a) >= 3 * (3 + 2 * 5)  # raw: cart x2 + dpdt; binary: all four learners
     pd.testing.assert_frame_equal(a, b)

@@ -90,7 +90,7 @@ def test_cached_matrices_give_the_rows_of_the_in_memory_path(write_config, tmp_p
                                  api.RunOptions(out=tmp_path / "old", progress=False, report=False))
     a, b, c = result_rows(built.out), result_rows(hit.out), result_rows(old.out)
     assert (a["status"] == "ok").all(), a.loc[a["status"] != "ok", ["cell_id", "error"]]
-    assert set(a["algorithm"]) == {"cart", "dpdt", "greedy", "topk"}
+    assert set(a["algorithm_label"]) == {"cart", "dpdt", "greedy", "topk"}
     assert set(a["split"]) == {split["kind"]}, set(a["split"])
     pd.testing.assert_frame_equal(a, c)
     pd.testing.assert_frame_equal(b, c)

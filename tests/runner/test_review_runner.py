@@ -204,11 +204,11 @@ def test_retry_with_a_new_time_limit_reruns_only_timed_out_cells_and_keeps_histo
     assert s.n_ran == 1  # only the timed-out cell, not every cell
     after = read_table(out / "results.parquet")
     assert sorted(after["cell_id"]) == sorted(before["cell_id"])  # same ids, own record replaced
-    row = after[after["algorithm"] == "test-sleep"].iloc[0]
+    row = after[after["algorithm_label"] == "test-sleep"].iloc[0]
     assert row["status"] == "ok" and row["time_limit"] == 30
     hist = json.loads(row["history"])
     assert [h["status"] for h in hist] == ["timeout"] and hist[0]["time_limit"] == 0.3
-    assert pd.isna(after[after["algorithm"] == "cart"].iloc[0]["history"])
+    assert pd.isna(after[after["algorithm_label"] == "cart"].iloc[0]["history"])
 
 
 # ----------------------------------------------------------------------------- A12
@@ -359,9 +359,9 @@ def test_settings_over_fewer_folds_are_flagged(tmp_path):
                          "fold": f, "status": status, "timed_out": None,
                          "test_accuracy": 0.5 if status == "ok" else None})
     s = aggregate(pd.DataFrame(rows), [])
-    flags = dict(zip(s["algorithm"], s["folds_differ"], strict=True))
+    flags = dict(zip(s["algorithm_label"], s["folds_differ"], strict=True))
     assert flags == {"a": False, "b": True}
-    assert ok_total(s[s["algorithm"] == "b"].iloc[0]) == "2/3†"
+    assert ok_total(s[s["algorithm_label"] == "b"].iloc[0]) == "2/3†"
 
 
 # ----------------------------------------------------------------------------- A16 conventions

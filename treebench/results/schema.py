@@ -123,39 +123,44 @@ def _shared() -> tuple[Column, ...]:
     return SOLVE_INFO_COLUMNS
 
 
-def _metric_columns() -> tuple[Column, ...]:
-    from treebench import metrics
+def _learners_of(algorithms: Iterable[str] | None) -> list:
+    """The registry entries of ``algorithms`` (None: every learner, built-in and plug-in);
+    names that are no registered learner are left out."""
+    from treebench.registry import ALGORITHMS
 
-    return metrics.declared_columns()
+    if algorithms is None:
+        return list(ALGORITHMS)
+    return [ALGORITHMS.get(a) for a in dict.fromkeys(algorithms)
+            if isinstance(a, str) and a in ALGORITHMS]
 
 
 def learner_columns(algorithms: Iterable[str] | None) -> tuple[Column, ...]:
     """The columns of their own that the learners ``algorithms`` declare (None: every
     learner, built-in and plug-in). Names that are no registered learner declare nothing."""
-    from treebench.registry import ALGORITHMS
-
-    if algorithms is None:
-        entries = list(ALGORITHMS)
-    else:
-        entries = [ALGORITHMS.get(a) for a in dict.fromkeys(algorithms)
-                   if isinstance(a, str) and a in ALGORITHMS]
-    return tuple(c for e in entries for c in e.columns)
-
-
-def is_declared(name: str) -> bool:
-    """Whether ``name`` is a declared column (of any learner) or a parameter column."""
-    if is_param(name) or name in declared():
-        return True
-    return name in {c.name for c in learner_columns(None)}
+    return tuple(c for e in _learners_of(algorithms) for c in e.columns)
 
 
 def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
     """name -> `Column` of the results table, in the table's order: the core columns, every
     metric's, the shared solver columns, those of the learners ``algorithms`` (None: of every
-    learner), then outcome and provenance."""
-    head = IDENTITY + SETTINGS + DATA
-    return merge(head, _metric_columns(), COST, _shared(), learner_columns(algorithms),
-                 OUTCOME + PROVENANCE)
+    learner), then outcome and provenance. Asked of the registries at each call (a result is
+    reused while the same metric and learner entries are registered)."""
+    from treebench import metrics
+
+    mets = metrics.all_metrics()
+    learners = _learners_of(algorithms)
+    key = (algorithms is None, tuple(map(id, mets)), tuple(map(id, learners)))
+    hit = _DECLARED.get(key)
+    if hit is None:
+        if len(_DECLARED) > 256:
+            _DECLARED.clear()
+        hit = _DECLARED[key] = merge(
+            IDENTITY + SETTINGS + DATA, metrics.declared_columns(), COST, _shared(),
+            tuple(c for e in learners for c in e.columns), OUTCOME + PROVENANCE)
+    return dict(hit)
+
+
+_DECLARED: dict[tuple, dict[str, Column]] = {}
 
 
 def dtypes(algorithms: Iterable[str] | None = ()) -> dict[str, str]:
