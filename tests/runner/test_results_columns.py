@@ -11,9 +11,8 @@ import yaml
 from typer.testing import CliRunner
 
 from treebench.cli import app
-from treebench.columns import Column
 from treebench.results import schema
-from treebench.results.store import encode_record, read_table, to_frame, write_tables
+from treebench.results.store import read_table, to_frame, write_tables
 
 from .conftest import tiny_config
 
@@ -99,6 +98,7 @@ def test_learner_columns_are_declared_by_the_learner_not_globally():
 
 
 def test_a_plugin_learner_declares_its_own_column():
+    from treebench.columns import Column
     from treebench.registry import ALGORITHMS
 
     col = Column("toy_nodes_seen", "Int64", "nodes the toy looked at", "the learner", "solver")
@@ -116,7 +116,7 @@ def test_a_plugin_learner_declares_its_own_column():
 
 
 def test_a_column_declared_twice_must_agree():
-    from treebench.columns import merge
+    from treebench.columns import Column, merge
 
     a = Column("x", "Int64", "x", "one", "solver")
     assert merge((a,), (Column("x", "Int64", "x again", "two", "solver"),)) == {"x": a}
@@ -127,8 +127,8 @@ def test_a_column_declared_twice_must_agree():
 
 
 def test_a_row_is_built_from_declared_parts_only():
+    from treebench.cells import expand
     from treebench.config import validate_config
-    from treebench.config.schema import expand
     from treebench.results.rows import build_row
 
     cell = expand(validate_config(tiny_config()))[0]
@@ -138,7 +138,7 @@ def test_a_row_is_built_from_declared_parts_only():
                     runner={"wall_seconds": 0.2})
     assert row["algorithm_label"] == "cart" and row["algorithm_name"] == "cart"
     assert schema.check_row(row) is None
-    with pytest.raises(ValueError, match="`reference_bound` of learner `cart` are declared "
+    with pytest.raises(ValueError, match="reference_bound of learner `cart` are declared "
                                          "nowhere"):
         build_row(cell, {}, status="ok", error=None,
                   measured={"solver": {"reference_bound": 0.1}})
