@@ -419,7 +419,7 @@ def _one_cell(results_dir: Path, where: list[str]) -> str:
     if rows.empty:
         raise UserError(f"{results_dir}: no cell matches {' '.join(where)}; "
                         f"`treebench cells {results_dir}` lists them all.")
-    listed = "; ".join(f"{r.cell_id} ({r.dataset}, {r.algorithm} {r.algorithm_params}, fold "
+    listed = "; ".join(f"{r.cell_id} ({r.dataset}, {r.algorithm_label} {r.algorithm_params}, fold "
                        f"{r.fold}, seed {r.seed})" for r in rows.head(5).itertuples())
     raise UserError(f"{results_dir}: {len(rows)} cells match {' '.join(where)}, show takes one: "
                     f"{listed}{' …' if len(rows) > 5 else ''}; add conditions (fold=0, seed=0) "

@@ -80,7 +80,7 @@ def test_metric_table_holds_mean_and_std_over_ok_folds(report):
     for d in DATASETS:
         for depth in DEPTHS:
             for alg, k in [("cart", None)] + [("topk", k) for k in KS]:
-                sel = (t["dataset"] == d) & (t["algorithm_label"] == alg) & (
+                sel = (t["dataset"] == d) & (t["algorithm"] == alg) & (
                     t["max_depth"].astype(str) == str(depth))
                 sel &= t["k"].astype(str) == ("" if k is None else str(k))
                 row = t[sel]

@@ -163,6 +163,13 @@ def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
 _DECLARED: dict[tuple, dict[str, Column]] = {}
 
 
+def is_declared(name: str) -> bool:
+    """Whether ``name`` is a parameter column or a declared column (of any learner)."""
+    if is_param(name) or name in declared():
+        return True
+    return name in {c.name for c in learner_columns(None)}
+
+
 def dtypes(algorithms: Iterable[str] | None = ()) -> dict[str, str]:
     """name -> pandas dtype of the `declared` columns."""
     return {n: c.dtype for n, c in declared(algorithms).items()}
@@ -263,6 +270,18 @@ def _undeclared(df: pd.DataFrame, cols: dict[str, Column]) -> None:
             f"by no metric or learner installed here: install the plug-in that wrote them)")
 
 
+def _renamed(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the old names of renamed columns (`RENAMED`) replaced by the new ones; rows
+    of both layouts in one frame keep their values."""
+    out = df.rename(columns={o: n for o, n in RENAMED.items()
+                             if o in df.columns and n not in df.columns})
+    for old, new in RENAMED.items():
+        if old in out.columns:  # both names: the new one where it is set, else the old one
+            out[new] = out[new].where(out[new].notna(), out[old])
+            out = out.drop(columns=[old])
+    return out
+
+
 def conform(df: pd.DataFrame) -> pd.DataFrame:
     """Return ``df`` with every declared column of the table present (missing ones null),
     their dtypes, and the column order: declared columns, then ``param_*``, then
@@ -270,9 +289,7 @@ def conform(df: pd.DataFrame) -> pd.DataFrame:
     declares raises `SchemaError`."""
     import pandas as pd
 
-    out = df.rename(columns={o: n for o, n in RENAMED.items()
-                             if o in df.columns and n not in df.columns})
-    out = out.drop(columns=[o for o in RENAMED if o in out.columns])
+    out = _renamed(df)
     cols = table_columns(out)
     _undeclared(out, cols)
     for col, c in cols.items():
