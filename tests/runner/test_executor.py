@@ -215,7 +215,7 @@ def test_dask_backend_runs_the_same_cells(write_config, tmp_path):
     das = api.run_experiment(write_config(cfg, "d.yaml"),
                              api.RunOptions(out=tmp_path / "d", progress=False, report=False))
     assert das.counts == {"ok": 9}
-    cols = ["dataset", "fold", "algorithm", "algorithm_params", "test_accuracy", "n_leaves"]
+    cols = ["dataset", "fold", "algorithm_label", "algorithm_params", "test_accuracy", "n_leaves"]
     a = read_table(seq.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
     b = read_table(das.out / "results.parquet")[cols].sort_values(cols[:4]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)

@@ -355,7 +355,7 @@ def test_settings_over_fewer_folds_are_flagged(tmp_path):
         for f in range(3):
             status = "timeout" if (alg == "b" and f == 2) else "ok"
             rows.append({"cell_id": f"{alg}{f}", "dataset": "d", "split": "kfold",
-                         "binarizer": "raw", "binarizer_params": "{}", "algorithm": alg,
+                         "binarizer": "raw", "binarizer_params": "{}", "algorithm_label": alg,
                          "fold": f, "status": status, "timed_out": None,
                          "test_accuracy": 0.5 if status == "ok" else None})
     s = aggregate(pd.DataFrame(rows), [])
