@@ -6,6 +6,8 @@ makes a time comparison between them meaningful."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -58,7 +60,8 @@ def test_config_objective_sets_the_parameters():
         "max_depth": 3, "k": "all", "tie_break": "first", "min_improvement": None}
     assert _params({"name": "topk"}, "min-errors-then-nodes")["min_improvement"] == 0.0
     assert _params({"name": "gosdt", "params": {"lambda": [0.01, 0.1]}},
-                   "errors+lambda*leaves") == {"regularization": [0.01, 0.1], "lb_guess": None}
+                   "errors+lambda*leaves") == {"regularization": [0.01, 0.1], "lb_guess": None,
+                                               "lexicographic": False}
 
 
 def test_config_objective_is_idempotent():
@@ -133,7 +136,9 @@ def test_min_errors_then_nodes_is_one_problem(seed, depth):
     X, y = _data(seed)
     topk = _fit("topk", "min-errors-then-nodes", X, y, max_depth=depth)
     streed = _fit("streed", "min-errors-then-nodes", X, y, max_depth=depth)
+    gosdt = _fit("gosdt", "min-errors-then-nodes", X, y, max_depth=depth)
     assert (_errors(topk, X, y), _nodes(topk)) == (_errors(streed, X, y), _nodes(streed))
+    assert (_errors(gosdt, X, y), _nodes(gosdt)) == (_errors(topk, X, y), _nodes(topk))
     plain = _fit("streed", "min-errors", X, y, max_depth=depth)
     assert _errors(topk, X, y) == _errors(plain, X, y) and _nodes(topk) <= _nodes(plain)
 
@@ -164,6 +169,34 @@ def test_contree_lexicographic_keeps_the_errors_with_fewest_nodes(seed):
     best_leaf = len(y) - np.bincount(y).max()
     if _errors(plain, X, y) == best_leaf:
         assert _nodes(lex) == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gosdt_lexicographic_matches_topk_with_whole_weights(seed):
+    """The GOSDT solver with `lexicographic` against Top-k's lexicographic search (its own
+    naive twin is tested in test_topk), with whole-number weights and without a depth budget
+    at small data; fractional weights are refused with a sentence."""
+    rng = np.random.default_rng(seed)
+    X, y = _data(seed, n=40, f=5)
+    w = rng.integers(1, 4, size=len(y)).astype(float)
+    for depth in (1, 2, 3):
+        g = ALGORITHMS.get("gosdt").create(max_depth=depth, lexicographic=True).fit(X, y, w)
+        t = ALGORITHMS.get("topk").create(k="all", max_depth=depth, min_improvement=0.0,
+                                          tie_break="smaller").fit(X, y, w)
+        werr = lambda e: float(np.sum(w[e.predict(X) != y]))  # noqa: E731
+        assert (werr(g), _nodes(g)) == (werr(t), _nodes(t))
+    with pytest.raises(ValueError, match="whole-number"):
+        ALGORITHMS.get("gosdt").create(max_depth=2, lexicographic=True).fit(X, y, w + 0.5)
+
+
+def test_lexicographic_penalty_is_an_exact_power_of_two_below_one_error():
+    from treebench.algorithms.gosdt import lexicographic_penalty
+
+    for n in (1, 2, 3, 17, 1000):
+        for depth in (None, 0, 1, 3, 10, 70):
+            p = lexicographic_penalty(np.ones(n), depth)
+            leaves = n if depth is None else min(2 ** depth, n)
+            assert p * leaves < 1 and math.frexp(p)[0] == 0.5
 
 
 def test_lexicographic_cost_is_below_one_error_for_the_largest_tree():

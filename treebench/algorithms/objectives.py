@@ -84,6 +84,8 @@ def _cost(param: str) -> Callable[[Mapping[str, Any]], str]:
 
 
 def _gosdt(p: Mapping[str, Any]) -> str:
+    if p.get("lexicographic"):
+        return "min-errors-then-nodes" if p.get("lb_guess") is None else "guessed-bound"
     return "errors+lambda*leaves" if p.get("lb_guess") is None else "guessed-bound"
 
 
@@ -106,8 +108,6 @@ def _fixed(name: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda p: name
 
 
-_LEXICOGRAPHIC = {"lexicographic": True}
-
 #: the mapping per learner, by registry name (`docs/objectives.md` shows it as a table)
 SOLVES: dict[str, Solves] = {
     "topk": Solves(_topk, {
@@ -125,8 +125,10 @@ SOLVES: dict[str, Solves] = {
         "min-errors-then-nodes": {"complexity_cost": 0.0, "lexicographic": True},
         "errors+lambda*leaves": {"lexicographic": False},
     }, {"errors+lambda*leaves": "complexity_cost"}),
-    "gosdt": Solves(_gosdt, {"errors+lambda*leaves": {"lb_guess": None}},
-                    {"errors+lambda*leaves": "regularization"}),
+    "gosdt": Solves(_gosdt, {
+        "min-errors-then-nodes": {"lb_guess": None, "lexicographic": True},
+        "errors+lambda*leaves": {"lb_guess": None, "lexicographic": False},
+    }, {"errors+lambda*leaves": "regularization"}),
     "gosdt-ref": Solves(_gosdt, {"errors+lambda*leaves": {"lb_guess": None}},
                         {"errors+lambda*leaves": "regularization"}),
     "dpdt": Solves(_dpdt, {
