@@ -620,21 +620,29 @@ def algorithms(
         from rich.console import Console
         from rich.table import Table
 
+        from treebench.algorithms.objectives import askable, problem_of
         from treebench.registry import ALGORITHMS
 
         t = Table(title="algorithms")
-        for col in ("name", "available", "takes", "parameters (defaults)", "description"):
-            t.add_column(col, overflow="fold")
+        for col in ("name", "available", "takes", "solves (objective: may ask)",
+                    "parameters (defaults)", "description"):
+            # a problem name is never cut in two
+            t.add_column(col, overflow="fold", min_width=24 if col.startswith("solves") else None)
         for e in ALGORITHMS:
             if "test" in e.tags and not all_:
                 continue
             avail = "yes" if e.available else f"no: needs {', '.join(e.missing)}"
             params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
-            t.add_row(e.name, avail, _takes(e.inputs), params, e.description)
-        Console(width=180).print(t)
+            solves = problem_of(e.name, e.parameters(), tuple(e.tags))
+            if askable(e.name):
+                solves += f" ({', '.join(askable(e.name))})"
+            t.add_row(e.name, avail, _takes(e.inputs), solves, params, e.description)
+        Console(width=200).print(t)
     typer.echo("takes: 0/1 = binary features only (give a binarization such as quantile); raw = "
                "numeric features as they are; categorical = text categories; missing = NaN "
                "routed by the learner; weights = sample weights; multiclass; regression.")
+    typer.echo("solves: the problem the defaults solve; in brackets the problems an entry may ask "
+               "for with `objective:` (docs/objectives.md).")
 
 
 def _takes(kinds: frozenset[str]) -> str:

@@ -182,6 +182,12 @@ class GOSDTClassifier(TreeClassifierBase):
         stored: slower, never wrong).
     random_state : int, RandomState or None
         Seed of the reference model only (the search is deterministic).
+    lexicographic : bool
+        Solve "fewest training errors, then fewest leaves" instead (``regularization`` is then
+        not used): the per-leaf penalty becomes a power of two below one error for the largest
+        tree the depth budget allows (`lexicographic_penalty`), so no tree with more errors can
+        win and, among the trees with the fewest, the one with the fewest leaves (hence nodes)
+        does. Exact for whole-number sample weights (other weights are refused).
     """
 
     binary_features_only = True
@@ -193,10 +199,12 @@ class GOSDTClassifier(TreeClassifierBase):
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
+        "lexicographic": ["boolean"],
     }
 
     def __init__(self, regularization=0.01, max_depth=None, lb_guess=None, time_limit=None,
-                 cache_limit_mb=2048, random_state=None):
+                 cache_limit_mb=2048, random_state=None, lexicographic=False):
+        self.lexicographic = lexicographic
         self.regularization = regularization
         self.max_depth = max_depth
         self.lb_guess = lb_guess
@@ -222,6 +230,10 @@ class GOSDTClassifier(TreeClassifierBase):
         weighted = not np.all(swk == scale)
         unit = 1.0 if weighted else scale
         w_total = float(swk.sum()) / unit  # total weight in the solver's count units
+        lam_count = lam_rate * w_total  # the per-leaf penalty in count units
+        if self.lexicographic:  # exact in count units; the rate is only reported
+            lam_count = lexicographic_penalty(swk / unit, self.max_depth)
+            lam_rate = lam_count / w_total
         guess_s = 0.0
         use_ref = self.lb_guess is not None
         if use_ref:
@@ -246,7 +258,7 @@ class GOSDTClassifier(TreeClassifierBase):
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
         obj, lb, feat, left, right, value, stats = G.fit_gosdt(
-            F, C, Xd, y64, swc, weighted, n, H, limited, lam_rate * w_total, max_entries,
+            F, C, Xd, y64, swc, weighted, n, H, limited, lam_count, max_entries,
             -1.0 if deadline is None else float(deadline), use_ref, ref_wrong,
             pack_rows(eq_mask), grp, n_groups, True,
         )
@@ -291,6 +303,20 @@ class GOSDTClassifier(TreeClassifierBase):
         if use_ref:
             info["reference_bound"] = reference_bound(tree, Xk, yk, swk, pred, lam_rate)
         return tree, info
+
+
+def lexicographic_penalty(counts: np.ndarray, max_depth: int | None) -> float:
+    """A per-leaf penalty, in the units of the row weights ``counts`` (whole numbers), that
+    makes errors + penalty · leaves order trees by errors, then leaves: 2^-(k+1) for the
+    smallest power of two 2^k at least the largest possible number of leaves (min(2^depth,
+    rows); rows without a depth budget), so penalty · leaves < 1 for every tree. A power of
+    two keeps the solver's sums of whole counts and penalties exact in floating point."""
+    if not np.all(counts == np.rint(counts)):
+        raise ValueError("lexicographic=True needs whole-number sample weights (errors are "
+                         "then whole numbers, and a penalty below one error orders them first).")
+    n = max(int(len(counts)), 1)
+    leaves = n if max_depth is None else min(2 ** min(int(max_depth), 62), n)
+    return 2.0 ** -(int(leaves - 1).bit_length() + 1)
 
 
 def warmup() -> float:

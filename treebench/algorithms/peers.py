@@ -45,6 +45,15 @@ def _quiet_fit(est, X, y) -> None:
         est.fit(X, y)
 
 
+def lexicographic_cost(n_rows: int, max_depth: int) -> float:
+    """A cost per branching node, as a share of the rows (STreeD's ``cost_complexity`` and
+    ConTree's ``complexity_cost``: the solver minimises errors + cost * n_rows * branching
+    nodes), below one error for the largest tree of the depth limit: 1 / (n_rows * 2^depth),
+    so that cost * n_rows * (2^depth - 1) < 1. With whole-number errors, the minimiser then has
+    the fewest errors and, among those, the fewest branching nodes (hence nodes)."""
+    return 1.0 / (max(n_rows, 1) * 2.0 ** max(max_depth, 0))
+
+
 def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
     take no weights, so other weights are refused with a clear error. (Hence their registry
@@ -120,6 +129,7 @@ class STreeDPeerClassifier(TreeClassifierBase):
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
+        "lexicographic": ["boolean"],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     }
@@ -131,9 +141,11 @@ class STreeDPeerClassifier(TreeClassifierBase):
 
         _quiet_fit(STreeDClassifier(max_depth=1), *_toy())
 
-    def __init__(self, max_depth=3, cost_complexity=0.0, min_samples_leaf=1, time_limit=None):
+    def __init__(self, max_depth=3, cost_complexity=0.0, min_samples_leaf=1, time_limit=None,
+                 lexicographic=False):
         self.max_depth = max_depth
         self.cost_complexity = cost_complexity
+        self.lexicographic = lexicographic
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
 
@@ -142,17 +154,23 @@ class STreeDPeerClassifier(TreeClassifierBase):
         from pystreed import STreeDClassifier
 
         Xr, yr = _replicate(X, y_index, sample_weight, "streed")
+        cost = self.cost_complexity
+        if self.lexicographic:  # fewest errors, then fewest branching nodes
+            cost = lexicographic_cost(len(yr), self.max_depth)
         # pystreed ignores cost_complexity unless the task is "cost-complex-accuracy"
-        task = "cost-complex-accuracy" if self.cost_complexity > 0 else "accuracy"
-        est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=self.cost_complexity,
+        task = "cost-complex-accuracy" if cost > 0 else "accuracy"
+        est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=cost,
                                optimization_task=task, min_leaf_node_size=self.min_samples_leaf,
                                time_limit=float(self.time_limit or 1e9))
-        est.fit(Xr.astype(np.int32), yr)
+        Xi = Xr.astype(np.int32)
+        t0 = time.perf_counter()
+        est.fit(Xi, yr)
+        secs = time.perf_counter() - t0
         tree = adapters.from_nested(est.get_tree(), adapters.describe_streed, len(self.classes_), X, y_index, sample_weight)
         optimal = bool(est.fit_result.is_optimal()) if hasattr(est.fit_result, "is_optimal") else None
         return tree, {"optimal": optimal, "timed_out": optimal is False,
                       "objective": float(tree.training_error(X, y_index, sample_weight)),
-                      "objective_kind": "errors"}
+                      "objective_kind": "errors", "solver_seconds": secs}
 
 
 @ALGORITHMS.register(

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.peers import _replicate
+from treebench.algorithms.peers import _replicate, lexicographic_cost
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 
@@ -35,11 +35,13 @@ class ConTreePeerClassifier(TreeClassifierBase):
         "max_depth": [Interval(Integral, 0, 20, closed="both")],
         "complexity_cost": [Interval(Real, 0, 1, closed="both")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "lexicographic": ["boolean"],
     }
 
-    def __init__(self, max_depth=3, complexity_cost=0.0, time_limit=None):
+    def __init__(self, max_depth=3, complexity_cost=0.0, time_limit=None, lexicographic=False):
         self.max_depth = max_depth
         self.complexity_cost = complexity_cost
+        self.lexicographic = lexicographic
         self.time_limit = time_limit
 
     def _fit_tree(self, X, y_index, ctx):
@@ -57,7 +59,10 @@ class ConTreePeerClassifier(TreeClassifierBase):
                                              "objective_kind": "errors"}
         limit = ctx.seconds_left()
         limit = self.time_limit if limit is None else min(limit, self.time_limit or limit)
-        est = ConTree(max_depth=self.max_depth, complexity_cost=self.complexity_cost,
+        cost = self.complexity_cost
+        if self.lexicographic:  # fewest errors, then fewest branching nodes
+            cost = lexicographic_cost(len(yr), self.max_depth)
+        est = ConTree(max_depth=self.max_depth, complexity_cost=cost,
                       time_limit=float(limit if limit is not None else 1e9))
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:

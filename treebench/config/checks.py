@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from treebench.algorithms.objectives import ask
 from treebench.config.datasets import dataset_task, unique_dataset_names
 from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
@@ -33,10 +34,29 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
             msg += _closest_key(err.get("loc", ()))
         raise ConfigError(f"{source}: key `{loc}`: {msg}.") from None
     unique_dataset_names(list(exp.datasets), source)
+    exp = _ask_objectives(exp, source)
     _check_restrictions(exp, source)
     _check_grid(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def _ask_objectives(exp: Experiment, source: str) -> Experiment:
+    """Each entry with ``objective:`` gets the parameters that make its learner solve that
+    problem (`objectives.ask`); a learner that cannot, or a parameter that contradicts the
+    problem, is a `ConfigError` naming the key. Idempotent: a validated config validates to
+    itself."""
+    if not any(a.objective for a in exp.algorithms):
+        return exp
+    algorithms = []
+    for i, a in enumerate(exp.algorithms):
+        if a.objective:
+            try:
+                a = a.model_copy(update={"params": ask(a.name, a.objective, a.params)})
+            except ValueError as exc:
+                raise ConfigError(f"{source}: key `algorithms[{i}].objective`: {exc}.") from None
+        algorithms.append(a)
+    return exp.model_copy(update={"algorithms": algorithms})
 
 
 def _check_grid(exp: Experiment, source: str) -> None:

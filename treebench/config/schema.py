@@ -306,6 +306,9 @@ class AlgorithmSpec(_Strict):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
     label: str | None = None
+    #: the problem to solve, one of `objectives.ASKABLE` (e.g. ``min-errors``): the entry gets
+    #: the parameters that make its learner solve it (`treebench.algorithms.objectives.ask`)
+    objective: str | None = None
     #: the learner's own inputs (e.g. raw features for CART beside binary ones for Top-k)
     binarization: list[BinarizationSpec] | None = None
 

@@ -1,0 +1,208 @@
+"""The problem each learner solves, and `objective:` asking every learner for the same one.
+
+The pairing tests fit learners on the same data after asking for one problem and compare the
+value of that problem's objective, computed here from the returned trees: equal values are what
+makes a time comparison between them meaningful."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from treebench.algorithms import objectives as O
+from treebench.config import validate_config
+from treebench.errors import ConfigError
+from treebench.registry import ALGORITHMS
+
+
+def _config(*entries):
+    return {"name": "pairing", "datasets": [{"name": "iris"}],
+            "binarization": [{"method": "quantile"}], "algorithms": list(entries)}
+
+
+def _params(entry, objective):
+    exp = validate_config(_config({**entry, "objective": objective}))
+    return exp.algorithms[0].params
+
+
+def test_every_built_in_learner_states_its_problem():
+    for e in ALGORITHMS:
+        if "test" in e.tags:
+            continue
+        problem = O.problem_of(e.name, e.parameters(), tuple(e.tags))
+        assert problem in O.PROBLEMS
+        assert problem != "unstated", e.name
+        for asked in O.askable(e.name):
+            assert asked in O.ASKABLE
+
+
+@pytest.mark.parametrize("name, objective", [
+    (name, problem) for name, s in O.SOLVES.items() for problem in s.asks
+])
+def test_asking_gives_the_problem_asked(name, objective):
+    """After `ask`, `problem_of` (on the learner's defaults + the asked settings) is the
+    problem asked; a weight of 0.01 where the problem has one."""
+    if name not in ALGORITHMS:
+        pytest.skip(f"{name} is not registered in this build")
+    entry = ALGORITHMS.get(name)
+    params = {}
+    weight = O.PROBLEM_PARAMETER.get(objective)
+    if weight:
+        params[weight] = 0.01
+    asked = O.ask(name, objective, params)
+    assert O.problem_of(name, {**entry.parameters(), **asked}) == objective
+
+
+def test_config_objective_sets_the_parameters():
+    assert _params({"name": "topk", "params": {"max_depth": 3}}, "min-errors") == {
+        "max_depth": 3, "k": "all", "tie_break": "first", "min_improvement": None}
+    assert _params({"name": "topk"}, "min-errors-then-nodes")["min_improvement"] == 0.0
+    assert _params({"name": "gosdt", "params": {"lambda": [0.01, 0.1]}},
+                   "errors+lambda*leaves") == {"regularization": [0.01, 0.1], "lb_guess": None,
+                                               "lexicographic": False}
+
+
+def test_config_objective_is_idempotent():
+    """A validated config validates to itself (a resumed run re-reads the stored config)."""
+    exp = validate_config(_config({"name": "topk", "objective": "min-errors"}))
+    again = validate_config(exp.model_dump(exclude_defaults=True))
+    assert again.algorithms[0].params == exp.algorithms[0].params
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"name": "cart", "objective": "min-errors"}, "`cart` cannot be asked"),
+    ({"name": "topk", "objective": "min-errors", "params": {"tie_break": "smaller"}},
+     "remove `tie_break`"),
+    ({"name": "topk", "objective": "fastest"}, "unknown objective"),
+    ({"name": "gosdt", "objective": "errors+lambda*leaves",
+      "params": {"lambda": 0.1, "regularization": 0.1}}, "not both"),
+])
+def test_config_objective_errors_name_the_key(entry, words):
+    with pytest.raises(ConfigError) as info:
+        validate_config(_config(entry))
+    assert "algorithms[0].objective" in str(info.value) and words in str(info.value)
+
+
+def test_cli_lists_the_problem_of_every_learner():
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    out = CliRunner().invoke(app, ["algorithms"], terminal_width=250).output
+    assert "solves" in out and "topk-search-space" in out and "errors+lambda*leaves" in out
+
+
+# --------------------------------------------------------------------- pairings, same problem
+def _data(seed, n=80, f=7):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, f)).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ (rng.random(n) < 0.25))).astype(int)
+    return X, y
+
+
+def _fit(name, objective, X, y, **params):
+    entry = ALGORITHMS.get(name)
+    est = entry.create(**O.ask(name, objective, params))
+    return est.fit(X, y)
+
+
+def _errors(est, X, y):
+    return int(np.sum(est.predict(X) != y))
+
+
+def _nodes(est):
+    return int(est.tree_.n_nodes)
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [2, 3])
+def test_min_errors_is_one_problem(seed, depth):
+    X, y = _data(seed)
+    fits = {n: _fit(n, "min-errors", X, y, max_depth=depth) for n in ("topk", "streed", "dl85")}
+    errors = {n: _errors(e, X, y) for n, e in fits.items()}
+    assert len(set(errors.values())) == 1, errors
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("depth", [2, 3])
+def test_min_errors_then_nodes_is_one_problem(seed, depth):
+    """Top-k (min_improvement 0, ties to fewer nodes) and STreeD (a cost per branching node
+    below one error for the whole tree) return trees with equal errors and equal node counts;
+    both at most the errors, and at most the nodes among those, of the min-errors trees."""
+    X, y = _data(seed)
+    topk = _fit("topk", "min-errors-then-nodes", X, y, max_depth=depth)
+    streed = _fit("streed", "min-errors-then-nodes", X, y, max_depth=depth)
+    gosdt = _fit("gosdt", "min-errors-then-nodes", X, y, max_depth=depth)
+    assert (_errors(topk, X, y), _nodes(topk)) == (_errors(streed, X, y), _nodes(streed))
+    assert (_errors(gosdt, X, y), _nodes(gosdt)) == (_errors(topk, X, y), _nodes(topk))
+    plain = _fit("streed", "min-errors", X, y, max_depth=depth)
+    assert _errors(topk, X, y) == _errors(plain, X, y) and _nodes(topk) <= _nodes(plain)
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("lam", [0.01, 0.05])
+def test_errors_plus_lambda_leaves_is_one_problem(seed, lam):
+    X, y = _data(seed)
+    values = {}
+    for name in ("gosdt", "streed"):
+        est = _fit(name, "errors+lambda*leaves", X, y, max_depth=3, **{"lambda": lam})
+        values[name] = _errors(est, X, y) / len(y) + lam * est.tree_.n_leaves
+    assert values["gosdt"] == pytest.approx(values["streed"], abs=1e-12), values
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", range(3))
+def test_contree_lexicographic_keeps_the_errors_with_fewest_nodes(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(70, 3)).astype(float)
+    y = ((X[:, 0] > 1) ^ (rng.random(70) < 0.2)).astype(int)
+    plain = _fit("contree", "min-errors", X, y, max_depth=2)
+    lex = _fit("contree", "min-errors-then-nodes", X, y, max_depth=2)
+    assert _errors(lex, X, y) == _errors(plain, X, y)
+    assert _nodes(lex) <= _nodes(plain)
+    # brute force over depth-1 trees and a leaf: fewest nodes among the min-error trees
+    best_leaf = len(y) - np.bincount(y).max()
+    if _errors(plain, X, y) == best_leaf:
+        assert _nodes(lex) == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gosdt_lexicographic_matches_topk_with_whole_weights(seed):
+    """The GOSDT solver with `lexicographic` against Top-k's lexicographic search (its own
+    naive twin is tested in test_topk), with whole-number weights and without a depth budget
+    at small data; fractional weights are refused with a sentence."""
+    rng = np.random.default_rng(seed)
+    X, y = _data(seed, n=40, f=5)
+    w = rng.integers(1, 4, size=len(y)).astype(float)
+    for depth in (1, 2, 3):
+        g = ALGORITHMS.get("gosdt").create(max_depth=depth, lexicographic=True).fit(X, y, w)
+        t = ALGORITHMS.get("topk").create(k="all", max_depth=depth, min_improvement=0.0,
+                                          tie_break="smaller").fit(X, y, w)
+        werr = lambda e: float(np.sum(w[e.predict(X) != y]))  # noqa: E731
+        assert (werr(g), _nodes(g)) == (werr(t), _nodes(t))
+    with pytest.raises(ValueError, match="whole-number"):
+        ALGORITHMS.get("gosdt").create(max_depth=2, lexicographic=True).fit(X, y, w + 0.5)
+
+
+def test_lexicographic_penalty_is_an_exact_power_of_two_below_one_error():
+    from treebench.algorithms.gosdt import lexicographic_penalty
+
+    for n in (1, 2, 3, 17, 1000):
+        for depth in (None, 0, 1, 3, 10, 70):
+            p = lexicographic_penalty(np.ones(n), depth)
+            leaves = n if depth is None else min(2 ** depth, n)
+            assert p * leaves < 1 and math.frexp(p)[0] == 0.5
+
+
+def test_lexicographic_cost_is_below_one_error_for_the_largest_tree():
+    from treebench.algorithms.peers import lexicographic_cost
+
+    for n in (1, 7, 1000, 10**6):
+        for depth in range(0, 8):
+            c = lexicographic_cost(n, depth)
+            assert c > 0 and c * n * (2 ** depth - 1) < 1

@@ -1,0 +1,201 @@
+"""Which optimisation problem each learner solves, and how to ask every learner for the same one.
+
+Learners called "optimal" solve different problems: DL8.5 and STreeD (``cost_complexity=0``)
+minimise training errors at a depth limit and return any such tree; Top-k's default (Figure 1 of
+Blanc et al. 2023) splits every impure node and breaks ties towards fewer nodes, which is a
+different problem; GOSDT minimises error rate + λ·leaves (McTavish et al. 2022, eq. 1); DPDT
+minimises E + α·L (Kohler et al. 2025, eq. 2). Times and trees are comparable only between
+learners solving the same problem on the same data, so every learner states its problem here,
+and a config entry may name a problem (``objective:``) to get the parameters that make the
+learner solve it. The problems, the mapping per learner and the reasons are in
+``docs/objectives.md``.
+
+This module is pure Python (no numpy): the config layer uses it to translate an entry, the
+listing shows it, and the runner records `problem_of` in every result row (``problem``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: a problem name -> what it is (the words `treebench algorithms` and the docs use)
+PROBLEMS: dict[str, str] = {
+    "min-errors": "fewest (weighted) training errors among trees of depth <= max_depth; "
+                  "any such tree (the solver's own tie rule)",
+    "min-errors-then-nodes": "fewest training errors, then fewest nodes, among trees of depth "
+                             "<= max_depth (a split that does not lower the error is a leaf)",
+    "errors+lambda*leaves": "training error rate + lambda x leaves at a depth limit (GOSDT's "
+                            "objective; a cost per branching node has the same minimiser)",
+    "errors+alpha*path": "DPDT's weighted training errors + alpha x tests on the rows' paths "
+                         "at a depth limit",
+    "sse+alpha*path": "DPDT regression: weighted squared training error + alpha x tests on the "
+                      "rows' paths at a depth limit",
+    "topk-figure1": "Top-k, k = all (Figure 1): fewest training errors among trees that split "
+                    "every impure node, then fewest nodes",
+    "topk-search-space": "the most accurate tree of Top-k's search space for this k (not "
+                         "optimal for k < number of features)",
+    "candidate-split-dp": "DPDT's objective over a restricted set of candidate splits (not "
+                          "optimal over all splits)",
+    "guessed-bound": "GOSDT's objective relative to a reference model's lower-bound guess "
+                     "(Theorem 4.3: at most the reference bound, not necessarily optimal)",
+    "greedy": "top-down induction by a split criterion; no global objective",
+    "lookahead": "greedy with a lookahead on the first levels; no global optimum",
+    "ensemble": "an ensemble of trees; no tree objective",
+    "unstated": "the learner states no problem",
+}
+
+#: problems a config entry may ask for with ``objective:`` (the others are what a setting is)
+ASKABLE = ("min-errors", "min-errors-then-nodes", "errors+lambda*leaves", "errors+alpha*path")
+
+#: the common name of each askable problem's weight in a config entry's ``params``
+PROBLEM_PARAMETER = {"errors+lambda*leaves": "lambda", "errors+alpha*path": "alpha"}
+
+
+@dataclass(frozen=True)
+class Solves:
+    """What one learner solves: ``problem(params)`` names the problem of a parameter setting
+    (defaults filled in by the caller), ``asks`` maps each askable problem to the parameter
+    values that make the learner solve it, and ``weight`` names the learner's own parameter for
+    the problem's weight (λ or α), if it has one."""
+
+    problem: Callable[[Mapping[str, Any]], str]
+    asks: Mapping[str, Mapping[str, Any]]
+    weight: Mapping[str, str]
+
+
+def _topk(p: Mapping[str, Any]) -> str:
+    if p.get("k", 1) not in (None, "all"):
+        return "topk-search-space"
+    if p.get("min_improvement") is None:
+        return "min-errors" if p.get("tie_break") == "first" else "topk-figure1"
+    if p.get("min_improvement") == 0:
+        return "min-errors" if p.get("tie_break") == "first" else "min-errors-then-nodes"
+    return "greedy"  # a positive minimum improvement prunes by a local rule
+
+
+def _cost(param: str) -> Callable[[Mapping[str, Any]], str]:
+    def problem(p: Mapping[str, Any]) -> str:
+        if p.get("lexicographic"):
+            return "min-errors-then-nodes"
+        return "errors+lambda*leaves" if float(p.get(param) or 0.0) > 0 else "min-errors"
+    return problem
+
+
+def _gosdt(p: Mapping[str, Any]) -> str:
+    if p.get("lexicographic"):
+        return "min-errors-then-nodes" if p.get("lb_guess") is None else "guessed-bound"
+    return "errors+lambda*leaves" if p.get("lb_guess") is None else "guessed-bound"
+
+
+def _dpdt(p: Mapping[str, Any]) -> str:
+    if p.get("candidates") != "exhaustive":
+        return "candidate-split-dp"
+    return "errors+alpha*path" if float(p.get("alpha") or 0.0) > 0 else "min-errors"
+
+
+def _dpdt_regression(p: Mapping[str, Any]) -> str:
+    return "sse+alpha*path" if p.get("candidates") == "exhaustive" else "candidate-split-dp"
+
+
+def _numeric(p: Mapping[str, Any]) -> str:
+    return {"errors": "min-errors", "errors-then-leaves": "min-errors-then-nodes",
+            "errors+lambda*leaves": "errors+lambda*leaves"}.get(p.get("objective"), "unstated")
+
+
+def _fixed(name: str) -> Callable[[Mapping[str, Any]], str]:
+    return lambda p: name
+
+
+#: the mapping per learner, by registry name (`docs/objectives.md` shows it as a table)
+SOLVES: dict[str, Solves] = {
+    "topk": Solves(_topk, {
+        "min-errors": {"k": "all", "tie_break": "first", "min_improvement": None},
+        "min-errors-then-nodes": {"k": "all", "tie_break": "smaller", "min_improvement": 0.0},
+    }, {}),
+    "dl85": Solves(_fixed("min-errors"), {"min-errors": {}}, {}),
+    "streed": Solves(_cost("cost_complexity"), {
+        "min-errors": {"cost_complexity": 0.0, "lexicographic": False},
+        "min-errors-then-nodes": {"cost_complexity": 0.0, "lexicographic": True},
+        "errors+lambda*leaves": {"lexicographic": False},
+    }, {"errors+lambda*leaves": "cost_complexity"}),
+    "contree": Solves(_cost("complexity_cost"), {
+        "min-errors": {"complexity_cost": 0.0, "lexicographic": False},
+        "min-errors-then-nodes": {"complexity_cost": 0.0, "lexicographic": True},
+        "errors+lambda*leaves": {"lexicographic": False},
+    }, {"errors+lambda*leaves": "complexity_cost"}),
+    "gosdt": Solves(_gosdt, {
+        "min-errors-then-nodes": {"lb_guess": None, "lexicographic": True},
+        "errors+lambda*leaves": {"lb_guess": None, "lexicographic": False},
+    }, {"errors+lambda*leaves": "regularization"}),
+    "gosdt-ref": Solves(_gosdt, {"errors+lambda*leaves": {"lb_guess": None}},
+                        {"errors+lambda*leaves": "regularization"}),
+    "dpdt": Solves(_dpdt, {
+        "min-errors": {"candidates": "exhaustive", "alpha": 0.0},
+        "errors+alpha*path": {"candidates": "exhaustive"},
+    }, {"errors+alpha*path": "alpha"}),
+    "dpdt-regressor": Solves(_dpdt_regression, {}, {}),
+    "optimal-numeric": Solves(_numeric, {
+        "min-errors": {"objective": "errors"},
+        "min-errors-then-nodes": {"objective": "errors-then-leaves"},
+        "errors+lambda*leaves": {"objective": "errors+lambda*leaves"},
+    }, {"errors+lambda*leaves": "lam"}),
+    "licketysplit": Solves(_fixed("lookahead"), {}, {}),
+    "gbdt": Solves(_fixed("ensemble"), {}, {}),
+    "random-forest": Solves(_fixed("ensemble"), {}, {}),
+    "dpdt-adaboost": Solves(_fixed("ensemble"), {}, {}),
+}
+
+
+def solves(name: str) -> Solves:
+    """The mapping of the learner ``name``; a learner not listed here (a greedy learner, a
+    plug-in) is "greedy" when its registry tags say so, else "unstated"."""
+    return SOLVES.get(name, _UNLISTED)
+
+
+_UNLISTED = Solves(_fixed("unstated"), {}, {})
+
+
+def problem_of(name: str, params: Mapping[str, Any], tags: tuple[str, ...] = ()) -> str:
+    """The problem the learner ``name`` solves with ``params`` (its full parameter set)."""
+    if name not in SOLVES:
+        return "greedy" if "greedy" in tags else "unstated"
+    return SOLVES[name].problem(params)
+
+
+def askable(name: str) -> tuple[str, ...]:
+    """The problems a config entry naming ``name`` may ask for."""
+    return tuple(solves(name).asks)
+
+
+def ask(name: str, problem: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` of a config entry (sweep axes allowed) with the settings that make the
+    learner ``name`` solve ``problem``. The problem's weight is given under its common name
+    (``lambda`` or ``alpha``, `PROBLEM_PARAMETER`) or the learner's own; a parameter the
+    problem fixes may be written only with the value the problem needs. Raise ValueError with
+    a sentence on a learner that cannot solve the problem or a conflicting parameter."""
+    if problem not in PROBLEMS:
+        raise ValueError(f"unknown objective {problem!r}; the objectives a config may ask for "
+                         f"are {', '.join(ASKABLE)}")
+    entry = solves(name)
+    if problem not in entry.asks:
+        can = ", ".join(entry.asks) or "none"
+        raise ValueError(f"`{name}` cannot be asked for the objective {problem!r} (it can "
+                         f"solve: {can})")
+    out = dict(params)
+    common = PROBLEM_PARAMETER.get(problem)
+    own = entry.weight.get(problem)
+    if common is not None and common in out and common != own:
+        if own is not None and own in out:
+            raise ValueError(f"give the weight of {problem!r} once, as `{common}` or as "
+                             f"`{own}`, not both")
+        if own is None:
+            raise ValueError(f"`{name}` takes no weight for {problem!r}")
+        out[own] = out.pop(common)
+    for key, value in entry.asks[problem].items():
+        if key in out and out[key] != value:
+            raise ValueError(f"the objective {problem!r} sets `{key}` to {value!r} for "
+                             f"`{name}`; remove `{key}` from params (it is {out[key]!r})")
+        out[key] = value
+    return out
