@@ -206,3 +206,26 @@ def test_lexicographic_cost_is_below_one_error_for_the_largest_tree():
         for depth in range(0, 8):
             c = lexicographic_cost(n, depth)
             assert c > 0 and c * n * (2 ** depth - 1) < 1
+
+
+def test_results_rows_name_the_problem_of_each_cell(tmp_path):
+    """A run's table has a `problem` column: the asked problem for an entry with `objective:`,
+    the default's problem otherwise."""
+    import pandas as pd
+    import yaml
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    cfg = _config({"name": "topk", "objective": "min-errors", "params": {"max_depth": 2}},
+                  {"name": "topk", "params": {"k": "all", "max_depth": 2}, "label": "fig1"},
+                  {"name": "cart", "params": {"max_depth": 2}})
+    cfg["split"] = {"kind": "holdout", "seeds": [0]}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    res = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "r"), "--no-report",
+                                   "-j", "1"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(tmp_path / "r" / "results.csv")
+    got = dict(zip(df["algorithm_label"], df["problem"]))
+    assert got == {"topk": "min-errors", "fig1": "topk-figure1", "cart": "greedy"}

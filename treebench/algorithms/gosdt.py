@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms.base import TreeClassifierBase, majority_label
-from treebench.columns import Column
+from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows, warmup_problem
 from treebench.search.cache import entries_for_mb
@@ -147,14 +147,6 @@ def reference_bound(tree, X, y_index, sw, ref_pred, lam: float) -> float:
     tree_wrong = tree.predict_index(X) != y_index
     charged = float(sw[ref_wrong].sum() + sw[tree_wrong & ~ref_wrong].sum())
     return charged / float(sw.sum()) + lam * int(tree.n_leaves)
-
-
-#: the results column of the lower-bound guess: Theorem 4.3's right-hand side for the returned
-#: tree (McTavish et al. 2022); a guessed run's objective is at most this for every tree of its
-#: depth budget. `gosdt` and `gosdt-ref` report it in ``solve_info_`` and declare the column.
-REFERENCE_BOUND = Column(
-    "reference_bound", "Float64", "GOSDT's lower-bound guess: Theorem 4.3's right-hand side for "
-    "the returned tree (McTavish et al. 2022)", "the learner (`solve_info_`)", "solver")
 
 
 @ALGORITHMS.register("gosdt", tags=("optimal", "regularized", "gosdt"), columns=(REFERENCE_BOUND,))

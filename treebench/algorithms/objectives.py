@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from treebench.columns import declare
+
 #: a problem name -> what it is (the words `treebench algorithms` and the docs use)
 PROBLEMS: dict[str, str] = {
     "min-errors": "fewest (weighted) training errors among trees of depth <= max_depth; "
@@ -51,6 +53,15 @@ ASKABLE = ("min-errors", "min-errors-then-nodes", "errors+lambda*leaves", "error
 
 #: the common name of each askable problem's weight in a config entry's ``params``
 PROBLEM_PARAMETER = {"errors+lambda*leaves": "lambda", "errors+alpha*path": "alpha"}
+
+
+#: the results column this module fills (in the row's settings: it follows from the parameters,
+#: so failed cells carry it too)
+PROBLEM_COLUMNS = declare(
+    "the learner's problem (`treebench.algorithms.objectives`)", "settings",
+    ("problem", "string", "the problem the cell's learner and parameters solve "
+     "(docs/objectives.md): compare objectives and times only between rows of one problem"),
+)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.gosdt import REFERENCE_BOUND
+from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 

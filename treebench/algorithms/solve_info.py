@@ -10,7 +10,7 @@ the declarations without loading any learner.
 
 from __future__ import annotations
 
-from treebench.columns import declare
+from treebench.columns import Column, declare
 
 SOLVE_INFO_COLUMNS = declare(
     "the learner (`solve_info_`)", "solver",
@@ -28,3 +28,12 @@ SOLVE_INFO_COLUMNS = declare(
 )
 #: the ``solve_info_`` keys that every learner may report as results columns
 SOLVE_INFO_KEYS = tuple(c.name for c in SOLVE_INFO_COLUMNS)
+
+#: the results column of GOSDT's lower-bound guess: Theorem 4.3's right-hand side for the
+#: returned tree (McTavish et al. 2022); a guessed run's objective is at most this for every
+#: tree of its depth budget. `gosdt` and `gosdt-ref` report it in ``solve_info_`` and declare
+#: the column when they register (declared here, beside the shared columns, so that neither
+#: learner module has to import the other).
+REFERENCE_BOUND = Column(
+    "reference_bound", "Float64", "GOSDT's lower-bound guess: Theorem 4.3's right-hand side for "
+    "the returned tree (McTavish et al. 2022)", "the learner (`solve_info_`)", "solver")

@@ -37,12 +37,27 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
         "algorithm_params": canonical_json(cell.algorithm_params),
         "time_limit": (cell.limits or {}).get("time"),
         "memory_limit": (cell.limits or {}).get("memory"),
+        "problem": cell_problem(cell),
     }
     for k, v in cell.algorithm_params.items():
         row[f"param_{k}"] = v
     for k, v in cell.binarizer_params.items():
         row[f"bparam_{k}"] = v
     return row
+
+
+def cell_problem(cell: Cell) -> str:
+    """The problem the cell's learner solves with its parameters on top of its defaults
+    (`treebench.algorithms.objectives.problem_of`); "unstated" for a learner that is not
+    registered here (a plug-in no longer installed)."""
+    from treebench.algorithms.objectives import problem_of
+    from treebench.registry import ALGORITHMS
+
+    if cell.algorithm not in ALGORITHMS:
+        return "unstated"
+    entry = ALGORITHMS.get(cell.algorithm)
+    return problem_of(cell.algorithm, {**entry.parameters(), **cell.algorithm_params},
+                      tuple(entry.tags))
 
 
 #: the parts of a row that the fit measures, in the order `build_row` applies them

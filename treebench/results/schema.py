@@ -118,9 +118,10 @@ CORE = IDENTITY + SETTINGS + DATA + COST + OUTCOME + PROVENANCE
 
 
 def _shared() -> tuple[Column, ...]:
+    from treebench.algorithms.objectives import PROBLEM_COLUMNS
     from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
 
-    return SOLVE_INFO_COLUMNS
+    return PROBLEM_COLUMNS + SOLVE_INFO_COLUMNS
 
 
 def _learners_of(algorithms: Iterable[str] | None) -> list:
