@@ -358,10 +358,10 @@ def allowed(st, c, inc_leaf, inc_f, f, ub):
 
 @njit(cache=True)
 def lower_bound_above(st, ub):
-    """A lower bound of a subproblem with no tree of cost <= ``ub``."""
+    """A lower bound (> ub) of a subproblem with no tree of cost <= ``ub``."""
     if st.par[P_INT] != 0.0:
         return np.floor(ub + 1e-9) + 1.0
-    return ub
+    return np.nextafter(ub, np.inf)
 
 
 @njit(cache=True)
@@ -435,84 +435,73 @@ def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow):
 
 
 @njit(cache=True)
-def eval_deep(st, lev, h, f, k, lo, hi, kl, kr, allow):
-    """Solve both children (depth budget ``h - 1``) of boundary ``k`` of feature ``f``, the
-    larger first; returns (left, right, exact): costs, or lower bounds when not exact. Their
-    trees are in ``tf[lev, 1]`` and ``tf[lev, 2]``."""
-    pos = st.bpos[lev, k]
+def deep_prepare(st, lev, f, k, lo, hi):
+    """Sides of boundary ``k`` of feature ``f`` before its children are solved; returns the
+    side solved first (the heavier) and the slack added to the second child's bound (the
+    weight between ``k`` and the far end of its interval, so that the second child's bound
+    is informative enough to prune that neighbourhood; ConTree's device)."""
+    set_side(st, lev, f, st.bpos[lev, k])
     bw = st.bw[lev]
-    rec = st.rec[lev]
-    set_side(st, lev, f, pos)
-    wl = st.stot[0].sum()
-    wr = st.stot[1].sum()
-    lb = np.zeros(2)
-    lb[0] = rec[0, kl] if kl >= 0 else 0.0
-    lb[1] = rec[1, kr] if kr >= 0 else 0.0
-    first = 0 if wl >= wr else 1
-    slack = max(bw[k] - bw[lo], bw[hi] - bw[k])
-    val = np.zeros(2)
-    ex = np.zeros(2, dtype=np.bool_)
-    for step in range(2):
-        s = first if step == 0 else 1 - first
-        if step == 0:
-            ub_s = allow - lb[1 - s]
-        else:
-            ub_s = allow - val[1 - s] + slack
-            if ub_s < 0.0:
-                val[s] = lb[s]
-                ex[s] = False
-                break
-        split_child(st, lev, s)
-        v, e = solve_node(st, lev + 1, h - 1, ub_s)
-        val[s] = max(v, lb[s])
-        ex[s] = e
-        if e:
-            st.tf[lev, 1 + s, :] = st.tf[lev + 1, 0, :]
-            st.tt[lev, 1 + s, :] = st.tt[lev + 1, 0, :]
-    return val[0], val[1], ex[0] and ex[1]
+    first = 0 if st.stot[0].sum() >= st.stot[1].sum() else 1
+    return first, max(bw[k] - bw[lo], bw[hi] - bw[k])
+
+
+@njit(cache=True)
+def keep_child(st, lev, s, exact):
+    """Keep the tree just solved at ``lev + 1`` as the candidate's child ``s``."""
+    if exact:
+        st.tf[lev, 1 + s, :] = st.tf[lev + 1, 0, :]
+        st.tt[lev, 1 + s, :] = st.tt[lev + 1, 0, :]
+
+
+@njit(cache=True)
+def solve_depth1(st, lev):
+    """The canonical best tree of depth <= 1 of the node at ``lev`` (into ``tf[lev, 0]``);
+    returns its cost."""
+    st.stot[0, :] = st.tot[lev]
+    st.stot[1, :] = 0.0
+    side = st.side[lev]
+    rows = st.ord[lev, 0]
+    for i in range(st.m[lev]):
+        side[rows[i]] = 0
+    start_sides(st)
+    for g in range(st.ord.shape[1]):
+        if st.sbest[0, B_DONE] != 0.0:
+            break
+        scan_feature(st, lev, g, st.m[lev])
+    write_depth1(st, st.tf[lev, 0], st.tt[lev, 0], 0, 0)
+    return st.sbest[0, B_COST]
 
 
 @njit(cache=True)
 def solve_node(st, lev, h, ub):
     """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
-    <= ``ub``: returns (cost, True) and the tree in ``tf[lev, 0]``; else (a lower bound,
-    False)."""
+    <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
+    > ub. The root is ``solve_node(st, 0, max_depth, inf)``.
+
+    Only this function calls itself, and always with non-constant arguments: numba's cache
+    crashed on loading a recursive kernel that had also been compiled for a literal argument
+    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     node_totals(st, lev)
     c = leaf_cost(st.tot[lev], pen)
-    tf, tt = st.tf[lev, 0], st.tt[lev, 0]
-    tf[0] = -1
-    inc_leaf, inc_f, inc_k = True, -1, -1
+    st.tf[lev, 0, 0] = -1
     # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
     if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
-        return (c, True) if c <= ub else (lower_bound_above(st, ub), False)
-    d = st.ord.shape[1]
+        return c if c <= ub else lower_bound_above(st, ub)
     if h == 1:
-        st.stot[0, :] = st.tot[lev]
-        st.stot[1, :] = 0.0
-        side = st.side[lev]
-        rows = st.ord[lev, 0]
-        for i in range(st.m[lev]):
-            side[rows[i]] = 0
-        start_sides(st)
-        for g in range(d):
-            if st.sbest[0, B_DONE] != 0.0:
-                break
-            scan_feature(st, lev, g, st.m[lev])
-        c = st.sbest[0, B_COST]
-        write_depth1(st, tf, tt, 0, 0)
-        return (c, True) if c <= ub else (lower_bound_above(st, ub), False)
-    floor_cost = 2.0 * pen  # no split costs less
-    for f in range(d):
-        if c <= floor_cost + eps or timed_out(st.stats):
+        c = solve_depth1(st, lev)
+        return c if c <= ub else lower_bound_above(st, ub)
+    inc_leaf, inc_f, inc_k = True, -1, -1
+    rec = st.rec[lev]
+    for f in range(st.ord.shape[1]):
+        if c <= 2.0 * pen + eps or timed_out(st.stats):
             break
         K = boundaries(st, lev, f)
-        if K == 0:
-            continue
         q = st.queue[lev]
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
-        qh, qt = 0, 1
+        qh, qt = 0, 1 if K > 0 else 0
         while qh < qt:
             check_time(st.stats, st.clock)
             if timed_out(st.stats):
@@ -528,9 +517,22 @@ def solve_node(st, lev, h, ub):
                 a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k])
                 exact = True
             else:
-                a, b, exact = eval_deep(st, lev, h, f, k, lo, hi, kl, kr, allow)
-            st.rec[lev, 0, k] = a
-            st.rec[lev, 1, k] = b
+                first, slack = deep_prepare(st, lev, f, k, lo, hi)
+                lbv = np.array([rec[0, kl] if kl >= 0 else 0.0, rec[1, kr] if kr >= 0 else 0.0])
+                val = lbv.copy()
+                ex = np.zeros(2, dtype=np.bool_)
+                for step in range(2):
+                    s = first if step == 0 else 1 - first
+                    ub_s = allow - val[1 - s] + (slack if step == 1 else 0.0)
+                    if ub_s < 0.0:
+                        break
+                    split_child(st, lev, s)
+                    v = solve_node(st, lev + 1, h - 1, ub_s)
+                    e = v <= ub_s
+                    keep_child(st, lev, s, e)
+                    val[s], ex[s] = max(v, lbv[s]), e
+                a, b, exact = val[0], val[1], ex[0] and ex[1]
+            rec[0, k], rec[1, k] = a, b
             t = a + b
             if exact and t <= allow and (t < c - eps or inc_leaf or c > ub or f < inc_f
                                          or (f == inc_f and k < inc_k)):
@@ -539,9 +541,7 @@ def solve_node(st, lev, h, ub):
                 allow = allowed(st, c, inc_leaf, inc_f, f, ub)
             if lo < hi:
                 qt = push_halves(st, lev, qt, lo, hi, k, kl, kr, allow)
-    if c <= ub:
-        return c, True
-    return lower_bound_above(st, ub), False
+    return c if c <= ub else lower_bound_above(st, ub)
 
 
 @njit(cache=True)
@@ -558,10 +558,3 @@ def _take(st, lev, h, f, k):
     else:
         copy_sub(st.tf[lev, 1], st.tt[lev, 1], tf, tt, 1, h - 1)
         copy_sub(st.tf[lev, 2], st.tt[lev, 2], tf, tt, 2, h - 1)
-
-
-@njit(cache=True)
-def solve(st, max_depth, ub):
-    """The root's canonical optimal tree (in ``tf[0, 0]``); returns its cost and whether it
-    was found (False only when no tree costs <= ``ub``)."""
-    return solve_node(st, 0, max_depth, ub)
