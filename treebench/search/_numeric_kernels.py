@@ -56,6 +56,8 @@ NumState = namedtuple(
         "bw",  # (L, n) float64 weight left of each boundary
         "rec",  # (L, 2, n) float64 left / right cost (or lower bound) at evaluated boundaries
         "queue",  # (L, 2n + 4, 4) int64 intervals to search: lo, hi, left / right evaluated
+        "prek",  # (L, d) int64 each feature's first boundary evaluated (its best Gini split)
+        "prer",  # (L, 2, d) float64 left / right cost (or lower bound) found there
         "tot",  # (L, nc) float64 class weights of the node
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
@@ -93,6 +95,8 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, n)),
         np.zeros((L, 2, n)),
         np.zeros((L, 2 * n + 4, 4), dtype=np.int64),
+        np.full((L, d), -1, dtype=np.int64),
+        np.zeros((L, 2, d)),
         np.zeros((L, n_classes)),
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
@@ -201,100 +205,78 @@ def scan_feature(st, lev, f, lim):
     rows = st.ord[lev, f]
     side = st.side[lev]
     rk = st.rank[f]
+    y = st.y
+    w = st.w
     X = st.X
-    eps, pen = st.par[P_EPS], st.par[P_PEN]
+    sb = st.sbest
     cur = st.cur
-    cur[:] = 0.0
-    skip0 = -1.0
-    skip1 = -1.0
-    seen0 = 0.0
-    seen1 = 0.0
-    prev0 = -1
-    prev1 = -1
-    last0 = 0
-    last1 = 0
     tot = st.stot
-    W0 = tot[0].sum()
-    W1 = tot[1].sum()
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
+    cur[:] = 0.0
+    skip = np.full(2, -1.0)
+    seen = np.zeros(2)
+    prev = np.full(2, -1, dtype=np.int64)
+    last = np.zeros(2, dtype=np.int64)
+    W = np.array([tot[0].sum(), tot[1].sum()])
     n_active = 0
     for s in range(2):
-        st.sbest[s, B_HERE] = st.sbest[s, B_DONE]
-        if st.sbest[s, B_DONE] == 0.0:
+        sb[s, B_HERE] = sb[s, B_DONE]
+        if sb[s, B_DONE] == 0.0:
             n_active += 1
     if n_active == 0:
         return
     for i in range(lim):
         r = rows[i]
         s = side[r]
-        if st.sbest[s, B_HERE] != 0.0:
+        if sb[s, B_HERE] != 0.0:
             continue
         v = rk[r]
-        wr = st.w[r]
-        if s == 0:
-            if prev0 >= 0 and v != prev0 and skip0 < 0.0:
-                skip0 = _eval_boundary(st, 0, f, W0, pen, eps, X[last0, f], X[r, f], seen0)
-                if st.sbest[0, B_HERE] != 0.0:
-                    n_active -= 1
-                    if n_active == 0:
-                        return
-            skip0 -= wr
-            seen0 += wr
-            prev0 = v
-            last0 = r
-        else:
-            if prev1 >= 0 and v != prev1 and skip1 < 0.0:
-                skip1 = _eval_boundary(st, 1, f, W1, pen, eps, X[last1, f], X[r, f], seen1)
-                if st.sbest[1, B_HERE] != 0.0:
-                    n_active -= 1
-                    if n_active == 0:
-                        return
-            skip1 -= wr
-            seen1 += wr
-            prev1 = v
-            last1 = r
-        cur[s, st.y[r]] += wr
+        if v != prev[s] and skip[s] < 0.0 and prev[s] >= 0:
+            skip[s] = _eval_boundary(cur, tot, sb, s, f, W[s], pen, eps, X[last[s], f], X[r, f],
+                                     seen[s])
+            if sb[s, B_HERE] != 0.0:
+                n_active -= 1
+                if n_active == 0:
+                    return
+        wr = w[r]
+        skip[s] -= wr
+        seen[s] += wr
+        prev[s] = v
+        last[s] = r
+        cur[s, y[r]] += wr
 
 
 @njit(cache=True)
-def _eval_boundary(st, s, f, W, pen, eps, a, b, seen):
+def _eval_boundary(cur, tot, sb, s, f, W, pen, eps, a, b, seen):
     """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
     strictly better. Returns the weight of rows that can pass before a better boundary is
     possible (negative: evaluate the next one); marks the side done on this feature when no
     later boundary can be better, and done for good when nothing can beat its best."""
-    cur = st.cur[s]
-    tot = st.stot[s]
     sl = 0.0
     sr = 0.0
-    pure_r = True
-    for c in range(cur.shape[0]):
-        if cur[c] > sl:
-            sl = cur[c]
-        rc = tot[c] - cur[c]
+    for c in range(cur.shape[1]):
+        lc = cur[s, c]
+        if lc > sl:
+            sl = lc
+        rc = tot[s, c] - lc
         if rc > sr:
             sr = rc
     rest = W - seen
-    if rest - sr > 0.0:
-        pure_r = False
     cost = W - sl - sr + 2.0 * pen
-    best = st.sbest[s, B_COST]
+    best = sb[s, B_COST]
     if cost < best - eps:
-        st.sbest[s, B_COST] = cost
-        st.sbest[s, B_FEAT] = f
-        st.sbest[s, B_THR] = midpoint(a, b)
-        best = cost
-        skip = -1.0
+        sb[s, B_COST] = cost
+        sb[s, B_FEAT] = f
+        sb[s, B_THR] = midpoint(a, b)
         if cost <= 2.0 * pen + eps:
-            st.sbest[s, B_DONE] = 1.0
-            st.sbest[s, B_HERE] = 1.0
-            return skip
-    else:
-        # the score W - cost rises by at most the weight moved: no strict improvement until
-        # more than ``cost - best + eps`` has moved
-        skip = cost - best + eps
-        if skip <= 0.0:
-            skip = -1.0
-    if pure_r or skip >= rest:
-        st.sbest[s, B_HERE] = 1.0
+            sb[s, B_DONE] = 1.0
+            sb[s, B_HERE] = 1.0
+        return -1.0
+    # the score W - cost rises by at most the weight moved: no strict improvement until
+    # more than ``cost - best + eps`` has moved
+    skip = cost - best + eps
+    if rest - sr <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
+        sb[s, B_HERE] = 1.0
     return skip
 
 
@@ -474,6 +456,56 @@ def solve_depth1(st, lev):
 
 
 @njit(cache=True)
+def gini_pick(st, lev, f, K):
+    """The boundary (of the ``K`` of feature ``f``) with the best Gini split of the node: the
+    first candidate evaluated on ``f``, for an early incumbent."""
+    rows = st.ord[lev, f]
+    tot = st.tot[lev]
+    nc = tot.shape[0]
+    W = tot.sum()
+    left = np.zeros(nc)
+    best, kbest = -1.0, 0
+    i = 0
+    for k in range(K):
+        pos = st.bpos[lev, k]
+        while i < pos:
+            r = rows[i]
+            left[st.y[r]] += st.w[r]
+            i += 1
+        wl = st.bw[lev, k]
+        sl = 0.0
+        sr = 0.0
+        for c in range(nc):
+            sl += left[c] * left[c]
+            rc = tot[c] - left[c]
+            sr += rc * rc
+        score = sl / wl + sr / (W - wl) if wl > 0.0 and W - wl > 0.0 else 0.0
+        if score > best:
+            best, kbest = score, k
+    return kbest
+
+
+@njit(cache=True)
+def start_feature(st, lev, f, phase):
+    """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
+    alone, phase 1 the rest of its boundaries, around that one (its costs put back in the
+    records). Returns the queue's length."""
+    K = boundaries(st, lev, f)
+    q = st.queue[lev]
+    if K == 0:
+        return 0
+    if phase == 0:
+        k = gini_pick(st, lev, f, K)
+        st.prek[lev, f] = k
+        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
+        return 1
+    k = st.prek[lev, f]
+    st.rec[lev, 0, k] = st.prer[lev, 0, f]
+    st.rec[lev, 1, k] = st.prer[lev, 1, f]
+    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf)
+
+
+@njit(cache=True)
 def solve_node(st, lev, h, ub):
     """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
     <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
@@ -495,13 +527,16 @@ def solve_node(st, lev, h, ub):
         return c if c <= ub else lower_bound_above(st, ub)
     inc_leaf, inc_f, inc_k = True, -1, -1
     rec = st.rec[lev]
-    for f in range(st.ord.shape[1]):
-        if c <= 2.0 * pen + eps or timed_out(st.stats):
-            break
-        K = boundaries(st, lev, f)
+    d = st.ord.shape[1]
+    for it in range(2 * d):
+        phase, f = it // d, it % d
+        # nothing beats a split without errors, except a tie on a lower feature
+        if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
+            if phase == 1:
+                break
+            continue
         q = st.queue[lev]
-        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
-        qh, qt = 0, 1 if K > 0 else 0
+        qh, qt = 0, start_feature(st, lev, f, phase)
         while qh < qt:
             check_time(st.stats, st.clock)
             if timed_out(st.stats):
@@ -533,6 +568,8 @@ def solve_node(st, lev, h, ub):
                     val[s], ex[s] = max(v, lbv[s]), e
                 a, b, exact = val[0], val[1], ex[0] and ex[1]
             rec[0, k], rec[1, k] = a, b
+            if phase == 0:
+                st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
             t = a + b
             if exact and t <= allow and (t < c - eps or inc_leaf or c > ub or f < inc_f
                                          or (f == inc_f and k < inc_k)):
