@@ -39,19 +39,19 @@ from treebench.search.clock import check_time, timed_out
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
 
 # parameter slots (float64 vector ``par``)
-P_EPS, P_PEN, P_INT = range(3)
-N_PAR = 3
+P_EPS, P_PEN, P_INT, P_UNIT = range(4)
+N_PAR = 4
 
 NumState = namedtuple(
     "NumState",
     [
         "X",  # (n, d) float64 feature values (thresholds are midpoints of them)
-        "rank",  # (d, n) int32 dense rank of every value in its feature
         "y",  # (n,) int64 class index
         "w",  # (n,) float64 sample weight
-        "ord",  # (L, d, n) int32 rows of the node at each level, sorted by each feature
+        "ord",  # (L, d, n) int64 the node's rows at each level sorted by each feature, packed
+        #         as rank << 32 | row (`row_of`, `rank_of`): one sequential read gives both
         "m",  # (L,) int64 node size per level
-        "side",  # (L, n) uint8 side (0 left, 1 right) of every row of the candidate split
+        "side",  # (L, n) uint16 side s (0 left, 1 right) and class c of a row as s * nc + c
         "bpos",  # (L, n) int64 boundary positions of the feature being searched
         "bw",  # (L, n) float64 weight left of each boundary
         "rec",  # (L, 2, n) float64 left / right cost (or lower bound) at evaluated boundaries
@@ -61,8 +61,8 @@ NumState = namedtuple(
         "tot",  # (L, nc) float64 class weights of the node
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
-        "cur",  # (2, nc) float64 running class weights of the two sides of a depth-1 scan
-        "stot",  # (2, nc) float64 class totals of the two sides
+        "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
+        "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
         "sbest",  # (2, 5) float64 per side: best cost, feature, threshold, done, done here
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
@@ -77,20 +77,22 @@ B_COST, B_FEAT, B_THR, B_DONE, B_HERE = range(5)
 
 def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
-    compiled code)."""
+    compiled code); ``rank`` (d, n) holds the dense rank of every value in its feature."""
     n, d = X.shape
     L = max_depth + 1
     S = 2 ** (max_depth + 1) - 1
-    order = np.zeros((L, d, n), dtype=np.int32)
+    order = np.zeros((L, d, n), dtype=np.int64)
     for f in range(d):
-        order[0, f] = np.argsort(X[:, f], kind="stable")
+        o = np.argsort(X[:, f], kind="stable")
+        order[0, f] = (rank[f, o].astype(np.int64) << 32) | o
     m = np.zeros(L, dtype=np.int64)
     m[0] = n
     par = np.zeros(N_PAR)
     par[P_EPS], par[P_PEN], par[P_INT] = eps, pen, 1.0 if integer else 0.0
+    par[P_UNIT] = 1.0 if np.all(w == 1.0) else 0.0
     return NumState(
-        X, rank, y, w, order, m,
-        np.zeros((L, n), dtype=np.uint8),
+        X, y, w, order, m,
+        np.zeros((L, n), dtype=np.uint16),
         np.zeros((L, n), dtype=np.int64),
         np.zeros((L, n)),
         np.zeros((L, 2, n)),
@@ -100,13 +102,23 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, n_classes)),
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
-        np.zeros((2, n_classes)),
-        np.zeros((2, n_classes)),
+        np.zeros(2 * n_classes),
+        np.zeros(2 * n_classes),
         np.zeros((2, 5)),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
     )
+
+
+@njit(cache=True)
+def row_of(p):
+    return p & 0xFFFFFFFF
+
+
+@njit(cache=True)
+def rank_of(p):
+    return p >> 32
 
 
 @njit(cache=True)
@@ -140,7 +152,7 @@ def node_totals(st, lev):
     tot[:] = 0.0
     rows = st.ord[lev, 0]
     for i in range(st.m[lev]):
-        r = rows[i]
+        r = row_of(rows[i])
         tot[st.y[r]] += st.w[r]
     return tot.sum()
 
@@ -155,19 +167,19 @@ def boundaries(st, lev, f):
     """Boundaries between distinct values of feature ``f`` in the node: their positions into
     ``bpos[lev]`` and the weight left of them into ``bw[lev]``; returns their number."""
     rows = st.ord[lev, f]
-    rk = st.rank[f]
+    unit = st.par[P_UNIT] != 0.0
     k = 0
     acc = 0.0
-    prev = rk[rows[0]]
+    prev = rank_of(rows[0])
     for i in range(st.m[lev]):
-        r = rows[i]
-        v = rk[r]
+        p = rows[i]
+        v = rank_of(p)
         if v != prev:
             st.bpos[lev, k] = i
             st.bw[lev, k] = acc
             k += 1
             prev = v
-        acc += st.w[r]
+        acc += 1.0 if unit else st.w[row_of(p)]
     return k
 
 
@@ -177,88 +189,101 @@ def set_side(st, lev, f, pos):
     right (1); class weights of the two sides into ``stot``."""
     rows = st.ord[lev, f]
     side = st.side[lev]
-    st.stot[:] = 0.0
+    nc = st.tot.shape[1]
+    stot = st.stot
+    stot[:] = 0.0
     for i in range(st.m[lev]):
-        r = rows[i]
-        s = 0 if i < pos else 1
-        side[r] = s
-        st.stot[s, st.y[r]] += st.w[r]
+        r = row_of(rows[i])
+        code = st.y[r] + (0 if i < pos else nc)
+        side[r] = code
+        stot[code] += st.w[r]
 
 
 @njit(cache=True)
 def start_sides(st):
     """Reset the two sides of a depth-1 scan: best = the leaf."""
     pen = st.par[P_PEN]
+    nc = st.tot.shape[1]
     for s in range(2):
-        st.sbest[s, B_COST] = leaf_cost(st.stot[s], pen)
+        tot = st.stot[s * nc:(s + 1) * nc]
+        st.sbest[s, B_COST] = leaf_cost(tot, pen)
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
         # a side with no weight, or a pure one, cannot be improved
-        wsum = st.stot[s].sum()
-        st.sbest[s, B_DONE] = 1.0 if wsum - st.stot[s].max() <= 0.0 else 0.0
+        st.sbest[s, B_DONE] = 1.0 if tot.sum() - tot.max() <= 0.0 else 0.0
 
 
 @njit(cache=True)
-def scan_feature(st, lev, f, lim):
-    """One pass over the first ``lim`` rows of the node in feature ``f``'s order: update both
-    sides' best single test."""
+def scan_feature(st, lev, f):
+    """One pass over the node's rows in feature ``f``'s order: update both sides' best
+    single test (each side's rows are a subsequence; a boundary of a side lies between two
+    of its consecutive rows of different values)."""
     rows = st.ord[lev, f]
     side = st.side[lev]
-    rk = st.rank[f]
-    y = st.y
     w = st.w
     X = st.X
     sb = st.sbest
     cur = st.cur
     tot = st.stot
+    nc = st.tot.shape[1]
+    unit = st.par[P_UNIT] != 0.0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     cur[:] = 0.0
-    skip = np.full(2, -1.0)
-    seen = np.zeros(2)
-    prev = np.full(2, -1, dtype=np.int64)
-    last = np.zeros(2, dtype=np.int64)
-    W = np.array([tot[0].sum(), tot[1].sum()])
-    n_active = 0
-    for s in range(2):
-        sb[s, B_HERE] = sb[s, B_DONE]
-        if sb[s, B_DONE] == 0.0:
-            n_active += 1
-    if n_active == 0:
-        return
-    for i in range(lim):
-        r = rows[i]
-        s = side[r]
-        if sb[s, B_HERE] != 0.0:
-            continue
-        v = rk[r]
-        if v != prev[s] and skip[s] < 0.0 and prev[s] >= 0:
-            skip[s] = _eval_boundary(cur, tot, sb, s, f, W[s], pen, eps, X[last[s], f], X[r, f],
-                                     seen[s])
-            if sb[s, B_HERE] != 0.0:
-                n_active -= 1
-                if n_active == 0:
-                    return
-        wr = w[r]
-        skip[s] -= wr
-        seen[s] += wr
-        prev[s] = v
-        last[s] = r
-        cur[s, y[r]] += wr
+    W0, W1 = tot[:nc].sum(), tot[nc:].sum()
+    skip0, skip1, seen0, seen1 = -1.0, -1.0, 0.0, 0.0
+    prev0, prev1, last0, last1 = -1, -1, 0, 0
+    sb[0, B_HERE] = sb[0, B_DONE]
+    sb[1, B_HERE] = sb[1, B_DONE]
+    on0 = sb[0, B_HERE] == 0.0
+    on1 = sb[1, B_HERE] == 0.0
+    for i in range(st.m[lev]):
+        if not (on0 or on1):
+            return
+        p = rows[i]
+        r = row_of(p)
+        code = side[r]
+        wr = 1.0 if unit else w[r]
+        if code < nc:
+            if not on0:
+                continue
+            v = rank_of(p)
+            if v != prev0 and skip0 < 0.0 and prev0 >= 0:
+                skip0 = _eval_boundary(cur, tot, sb, 0, nc, f, W0, pen, eps, X[last0, f],
+                                       X[r, f], seen0)
+                on0 = sb[0, B_HERE] == 0.0
+            skip0 -= wr
+            seen0 += wr
+            prev0 = v
+            last0 = r
+        else:
+            if not on1:
+                continue
+            v = rank_of(p)
+            if v != prev1 and skip1 < 0.0 and prev1 >= 0:
+                skip1 = _eval_boundary(cur, tot, sb, 1, nc, f, W1, pen, eps, X[last1, f],
+                                       X[r, f], seen1)
+                on1 = sb[1, B_HERE] == 0.0
+            skip1 -= wr
+            seen1 += wr
+            prev1 = v
+            last1 = r
+        cur[code] += wr
 
 
 @njit(cache=True)
-def _eval_boundary(cur, tot, sb, s, f, W, pen, eps, a, b, seen):
+def _eval_boundary(cur, tot, sb, s, nc, f, W, pen, eps, a, b, seen):
     """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
     strictly better. Returns the weight of rows that can pass before a better boundary is
     possible (negative: evaluate the next one); marks the side done on this feature when no
     later boundary can be better, and done for good when nothing can beat its best."""
     sl = 0.0
     sr = 0.0
-    for c in range(cur.shape[1]):
-        lc = cur[s, c]
+    o = s * nc
+    for c in range(o, o + nc):
+        lc = cur[c]
         if lc > sl:
             sl = lc
-        rc = tot[s, c] - lc
+        rc = tot[c] - lc
         if rc > sr:
             sr = rc
     rest = W - seen
@@ -292,7 +317,7 @@ def solve_depth2_split(st, lev, f, pos):
     for g in range(d):
         if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
             break
-        scan_feature(st, lev, g, st.m[lev])
+        scan_feature(st, lev, g)
     return st.sbest[0, B_COST], st.sbest[1, B_COST]
 
 
@@ -311,15 +336,16 @@ def split_child(st, lev, want):
     (every feature's order filtered stably); returns its size."""
     side = st.side[lev]
     d = st.ord.shape[1]
+    nc = st.tot.shape[1]
     k = 0
     for g in range(d):
         src = st.ord[lev, g]
         dst = st.ord[lev + 1, g]
         k = 0
         for i in range(st.m[lev]):
-            r = src[i]
-            if side[r] == want:
-                dst[k] = r
+            p = src[i]
+            if (side[row_of(p)] >= nc) == (want == 1):
+                dst[k] = p
                 k += 1
     st.m[lev + 1] = k
     return k
@@ -424,7 +450,8 @@ def deep_prepare(st, lev, f, k, lo, hi):
     is informative enough to prune that neighbourhood; ConTree's device)."""
     set_side(st, lev, f, st.bpos[lev, k])
     bw = st.bw[lev]
-    first = 0 if st.stot[0].sum() >= st.stot[1].sum() else 1
+    nc = st.tot.shape[1]
+    first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
     return first, max(bw[k] - bw[lo], bw[hi] - bw[k])
 
 
@@ -440,17 +467,19 @@ def keep_child(st, lev, s, exact):
 def solve_depth1(st, lev):
     """The canonical best tree of depth <= 1 of the node at ``lev`` (into ``tf[lev, 0]``);
     returns its cost."""
-    st.stot[0, :] = st.tot[lev]
-    st.stot[1, :] = 0.0
+    nc = st.tot.shape[1]
+    st.stot[:nc] = st.tot[lev]
+    st.stot[nc:] = 0.0
     side = st.side[lev]
     rows = st.ord[lev, 0]
     for i in range(st.m[lev]):
-        side[rows[i]] = 0
+        r = row_of(rows[i])
+        side[r] = st.y[r]
     start_sides(st)
     for g in range(st.ord.shape[1]):
         if st.sbest[0, B_DONE] != 0.0:
             break
-        scan_feature(st, lev, g, st.m[lev])
+        scan_feature(st, lev, g)
     write_depth1(st, st.tf[lev, 0], st.tt[lev, 0], 0, 0)
     return st.sbest[0, B_COST]
 
@@ -469,7 +498,7 @@ def gini_pick(st, lev, f, K):
     for k in range(K):
         pos = st.bpos[lev, k]
         while i < pos:
-            r = rows[i]
+            r = row_of(rows[i])
             left[st.y[r]] += st.w[r]
             i += 1
         wl = st.bw[lev, k]
@@ -588,7 +617,7 @@ def _take(st, lev, h, f, k):
     pos = st.bpos[lev, k]
     rows = st.ord[lev, f]
     tf[0] = f
-    tt[0] = midpoint(st.X[rows[pos - 1], f], st.X[rows[pos], f])
+    tt[0] = midpoint(st.X[row_of(rows[pos - 1]), f], st.X[row_of(rows[pos]), f])
     if h == 2:
         write_depth1(st, tf, tt, 1, 0)
         write_depth1(st, tf, tt, 2, 1)
