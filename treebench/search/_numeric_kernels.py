@@ -517,8 +517,8 @@ def gini_pick(st, lev, f, K):
 @njit(cache=True)
 def start_feature(st, lev, f, phase):
     """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
-    alone, phase 1 the rest of its boundaries, around that one (its costs put back in the
-    records). Returns the queue's length."""
+    alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
+    back in the records). Returns the queue's length."""
     K = boundaries(st, lev, f)
     q = st.queue[lev]
     if K == 0:
@@ -529,6 +529,9 @@ def start_feature(st, lev, f, phase):
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
         return 1
     k = st.prek[lev, f]
+    if k < 0:
+        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
+        return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
     return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf)
@@ -557,7 +560,10 @@ def solve_node(st, lev, h, ub):
     inc_leaf, inc_f, inc_k = True, -1, -1
     rec = st.rec[lev]
     d = st.ord.shape[1]
-    for it in range(2 * d):
+    st.prek[lev, :] = -1
+    # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
+    # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
+    for it in range(0 if c <= ub else d, 2 * d):
         phase, f = it // d, it % d
         # nothing beats a split without errors, except a tie on a lower feature
         if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
