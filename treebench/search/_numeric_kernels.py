@@ -35,7 +35,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.search.clock import check_time, timed_out
+from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
 
 # parameter slots (float64 vector ``par``)
