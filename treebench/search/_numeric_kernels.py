@@ -227,7 +227,6 @@ def scan_feature(st, lev, f):
     tot = st.stot
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
-    eps, pen = st.par[P_EPS], st.par[P_PEN]
     cur[:] = 0.0
     W0, W1 = tot[:nc].sum(), tot[nc:].sum()
     skip0, skip1, seen0, seen1 = -1.0, -1.0, 0.0, 0.0
@@ -248,8 +247,8 @@ def scan_feature(st, lev, f):
                 continue
             v = rank_of(p)
             if v != prev0 and skip0 < 0.0 and prev0 >= 0:
-                skip0 = _eval_boundary(cur, tot, sb, 0, nc, f, W0, pen, eps, X[last0, f],
-                                       X[r, f], seen0)
+                skip0 = _eval_boundary(cur, tot, sb, 0, f, st.par, X[last0, f], X[r, f],
+                                       W0 - seen0)
                 on0 = sb[0, B_HERE] == 0.0
             skip0 -= wr
             seen0 += wr
@@ -260,8 +259,8 @@ def scan_feature(st, lev, f):
                 continue
             v = rank_of(p)
             if v != prev1 and skip1 < 0.0 and prev1 >= 0:
-                skip1 = _eval_boundary(cur, tot, sb, 1, nc, f, W1, pen, eps, X[last1, f],
-                                       X[r, f], seen1)
+                skip1 = _eval_boundary(cur, tot, sb, 1, f, st.par, X[last1, f], X[r, f],
+                                       W1 - seen1)
                 on1 = sb[1, B_HERE] == 0.0
             skip1 -= wr
             seen1 += wr
@@ -271,22 +270,24 @@ def scan_feature(st, lev, f):
 
 
 @njit(cache=True)
-def _eval_boundary(cur, tot, sb, s, nc, f, W, pen, eps, a, b, seen):
-    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
-    strictly better. Returns the weight of rows that can pass before a better boundary is
+def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
+    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
+    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight of rows that can pass before a better boundary is
     possible (negative: evaluate the next one); marks the side done on this feature when no
     later boundary can be better, and done for good when nothing can beat its best."""
+    eps, pen = par[P_EPS], par[P_PEN]
+    nc = cur.shape[0] // 2
     sl = 0.0
     sr = 0.0
-    o = s * nc
-    for c in range(o, o + nc):
+    W = 0.0
+    for c in range(s * nc, s * nc + nc):
         lc = cur[c]
+        W += tot[c]
         if lc > sl:
             sl = lc
         rc = tot[c] - lc
         if rc > sr:
             sr = rc
-    rest = W - seen
     cost = W - sl - sr + 2.0 * pen
     best = sb[s, B_COST]
     if cost < best - eps:
