@@ -2,10 +2,11 @@
 
 Both solve the same problem: the depth-D tree with the fewest training errors over every
 threshold of the raw numeric features. Every fit runs in its own fresh process (``spawn``, see
-`_fresh`): the child loads the file and warms up (JIT compilation loaded from numba's cache, a
-tiny ConTree fit), says "ready", then times ``fit`` alone (the estimator's input checks
-included, for both) and reports the fit seconds, the training errors and its peak resident
-memory (``VmHWM`` of the whole process). The parent enforces the time limit (+30 s grace).
+`_fresh`): the child loads the file and warms up (JIT compilation loaded from numba's cache;
+for both solvers one fit on the file's first 50 rows), says "ready", then times ``fit`` alone
+(the estimator's input checks included, for both) and reports the fit seconds, the training
+errors and its peak resident memory (``VmHWM`` of the whole process). The parent enforces the
+time limit (+30 s grace).
 
 Usage (files from ``quantbnb/train/`` of the data directory; label in column 0)::
 
@@ -62,6 +63,7 @@ def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
         from treebench.algorithms.optimal_numeric import OptimalNumericClassifier, warmup
 
         warmup()
+        OptimalNumericClassifier(max_depth=2).fit(X[:50], y[:50])  # as ConTree's warm-up fit
         est = OptimalNumericClassifier(max_depth=depth, time_limit=limit)
         conn.send("ready")
         t = time.perf_counter()
