@@ -272,9 +272,10 @@ def scan_feature(st, lev, f):
 @njit(cache=True)
 def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
     """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
-    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight of rows that can pass before a better boundary is
-    possible (negative: evaluate the next one); marks the side done on this feature when no
-    later boundary can be better, and done for good when nothing can beat its best."""
+    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight
+    of rows that can pass before a better boundary is possible (negative: evaluate the next
+    one); marks the side done on this feature when no later boundary can be better, and done
+    for good when nothing can beat its best."""
     eps, pen = par[P_EPS], par[P_PEN]
     nc = cur.shape[0] // 2
     sl = 0.0
