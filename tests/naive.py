@@ -1318,3 +1318,55 @@ def twinned_columns(rng, n, d_base, density=0.5):
         j = int(rng.integers(0, d_base))
         extra.append(X[:, j] if rng.random() < 0.5 else 1 - X[:, j])
     return np.column_stack([X] + extra)[:, rng.permutation(2 * d_base)]
+
+
+# ----------------------------------------------------------------------------- numeric optimal
+def naive_numeric_midpoint(a, b):
+    """Threshold between consecutive distinct values a < b (`_numeric_kernels.midpoint`)."""
+    t = 0.5 * (a + b)
+    return a if t >= b else t
+
+
+def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, eps=None):
+    """Brute force over every tree of depth <= ``depth`` whose thresholds are midpoints of
+    consecutive distinct values among the node's rows (rows of zero weight ignored), for
+    weighted errors + ``lam * W`` per leaf. Returns ``(cost, tree)``, tree a nested tuple
+    ``(feature, threshold, left, right)`` or None for a leaf, chosen by the documented tie
+    rule: a leaf unless a split is strictly better (by more than ``eps``), then the lowest
+    feature, then the lowest threshold, children by the same rule."""
+    X = np.asarray(X, dtype=float)
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+    rows0 = [r for r in range(len(y)) if w[r] > 0]
+    total = sum(w[r] for r in rows0)
+    pen = lam * total
+    if eps is None:
+        integer = lam == 0 and all(float(w[r]).is_integer() for r in rows0)
+        eps = 0.5 if integer else 1e-9 * max(1.0, total)
+
+    def rec(rows, h):
+        c = [0.0] * n_classes
+        for r in rows:
+            c[y[r]] += w[r]
+        best = (sum(c) - max(c) + pen, None)
+        if h == 0:
+            return best
+        for f in range(X.shape[1]):
+            vals = sorted({X[r, f] for r in rows})
+            for a, b in zip(vals, vals[1:]):
+                t = naive_numeric_midpoint(a, b)
+                cl, tl = rec([r for r in rows if X[r, f] <= t], h - 1)
+                cr, tr = rec([r for r in rows if X[r, f] > t], h - 1)
+                if cl + cr < best[0] - eps:
+                    best = (cl + cr, (f, t, tl, tr))
+        return best
+
+    return rec(rows0, depth)
+
+
+def naive_tree_tuple(tree, i=0):
+    """TreeArrays -> the nested ``(feature, threshold, left, right)`` tuple (None: leaf)."""
+    if tree.feature[i] < 0:
+        return None
+    return (int(tree.feature[i]), float(tree.threshold[i]), naive_tree_tuple(tree, tree.left[i]),
+            naive_tree_tuple(tree, tree.right[i]))

@@ -297,6 +297,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.dpdt",
         "treebench.algorithms.dpdt_boost",
         "treebench.algorithms.peers_continuous",
+        "treebench.algorithms.optimal_numeric",
     ),
     "treebench.algorithms",
     _names({
@@ -311,6 +312,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.dpdt": "dpdt dpdt-regressor",
         "treebench.algorithms.dpdt_boost": "dpdt-adaboost",
         "treebench.algorithms.peers_continuous": "contree licketysplit",
+        "treebench.algorithms.optimal_numeric": "optimal-numeric",
     }),
 )
 

@@ -41,6 +41,8 @@ VARIANTS: dict[str, list[dict]] = {
     "gosdt": [{"max_depth": 2}, {"regularization": 0.05}, {"max_depth": 3, "regularization": 0.001},
               {"max_depth": 2, "lb_guess": {"max_depth": 1}}, {"max_depth": 2, "time_limit": 60.0}],
     "greedy": [{}, {"criterion": "gini", "max_depth": 2}, {"criterion": "error"}, {"prune": "mdl"}],
+    "optimal-numeric": [{"max_depth": 1}, {"max_depth": 2}, {"max_depth": 3, "time_limit": 60.0},
+                        {"max_depth": 3, "objective": "error_rate+lambda*leaves", "lam": 0.01}],
     "ngi": [{"method": m} for m in ("ec4.5", "ecart", "asr", "ip", "bal", "bal-fixed", "c4.5",
                                     "cart", "cc4.5", "ccart")]
     + [{"d_term": "authors", "min_objects": 2}, {"ccp_alpha": 0.01}],
@@ -50,7 +52,7 @@ VARIANTS: dict[str, list[dict]] = {
 GROUPS = [["dpdt"], ["dpdt-regressor"], ["dpdt-adaboost"], ["topk"], ["gosdt"], ["greedy"],
           ["ngi", "ec4.5", "ecart", "asr", "ip", "bal", "bal-fixed", "ngi-c4.5", "ngi-cart",
            "cc4.5", "ccart"],
-          ["cart", "cart-regressor", "random-forest", "gbdt"],
+          ["cart", "cart-regressor", "random-forest", "gbdt"], ["optimal-numeric"],
           ["dl85", "streed", "gosdt-ref", "contree", "licketysplit"]]
 
 CHILD = r"""

@@ -111,8 +111,8 @@ def _dpdt_regression(p: Mapping[str, Any]) -> str:
 
 
 def _numeric(p: Mapping[str, Any]) -> str:
-    return {"errors": "min-errors", "errors-then-leaves": "min-errors-then-nodes",
-            "errors+lambda*leaves": "errors+lambda*leaves"}.get(p.get("objective"), "unstated")
+    return {"errors": "min-errors", "error_rate+lambda*leaves": "errors+lambda*leaves"}.get(
+        p.get("objective", "errors"), "unstated")
 
 
 def _fixed(name: str) -> Callable[[Mapping[str, Any]], str]:
@@ -149,8 +149,7 @@ SOLVES: dict[str, Solves] = {
     "dpdt-regressor": Solves(_dpdt_regression, {}, {}),
     "optimal-numeric": Solves(_numeric, {
         "min-errors": {"objective": "errors"},
-        "min-errors-then-nodes": {"objective": "errors-then-leaves"},
-        "errors+lambda*leaves": {"objective": "errors+lambda*leaves"},
+        "errors+lambda*leaves": {"objective": "error_rate+lambda*leaves"},
     }, {"errors+lambda*leaves": "lam"}),
     "licketysplit": Solves(_fixed("lookahead"), {}, {}),
     "gbdt": Solves(_fixed("ensemble"), {}, {}),

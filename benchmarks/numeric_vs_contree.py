@@ -1,0 +1,183 @@
+"""`optimal-numeric` (treebench) against ConTree (pycontree) on the Quant-BnB training files.
+
+Both solve the same problem: the depth-D tree with the fewest training errors over every
+threshold of the raw numeric features. Every fit runs in its own fresh process (``spawn``, see
+`_fresh`): the child loads the file and warms up (JIT compilation loaded from numba's cache;
+for both solvers one fit on the file's first 50 rows), says "ready", then times ``fit`` alone
+(the estimator's input checks included, for both) and reports the fit seconds, the training
+errors and its peak resident memory (``VmHWM`` of the whole process). The parent enforces the
+time limit (+30 s grace).
+
+Usage (files from ``quantbnb/train/`` of the data directory; label in column 0)::
+
+    TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/numeric_vs_contree.py \
+        --depths 2,3 [--depth4] [--datasets raisin,bank] [--time-limit 60] [--repeat 3] \
+        [--csv out.csv]
+
+The table gives, per file and depth, both times, the ratio ours / ConTree (measured in the same
+run, one after the other), whether the training errors are equal, and both peak memories;
+then, per depth, the largest and the median ratio over the rows where ConTree finished. Times
+are never asserted. ``--table-from out.csv`` reprints the table of an earlier run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import os
+import pathlib
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _fresh import run_fresh, vm_hwm_mb  # noqa: E402
+
+FILES = ["avila", "bank", "bean", "bidding", "eeg", "fault", "htru", "magic", "occupancy",
+         "page", "raisin", "rice", "room", "segment", "wilt"]
+SOLVERS = ("contree", "ours")
+
+
+def load(name: str):
+    import numpy as np
+
+    base = pathlib.Path(os.environ["TREEBENCH_DATA_DIR"]) / "quantbnb" / "train"
+    for p in (base / f"{name}.txt", base / f"{name}.txt.gz"):
+        if p.exists():
+            with (gzip.open(p, "rt") if p.suffix == ".gz" else open(p)) as fh:
+                a = np.loadtxt(fh)
+            return np.ascontiguousarray(a[:, 1:]), a[:, 0].astype(np.int64)
+    raise FileNotFoundError(f"{name}: not found in {base}")
+
+
+def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
+    """Child process: load and warm up, say "ready", fit once, send a result dict."""
+    import warnings
+
+    import numpy as np
+
+    X, y = load(name)
+    out = {"timed_out": False}
+    if solver == "ours":
+        from treebench.algorithms.optimal_numeric import OptimalNumericClassifier, warmup
+
+        warmup()
+        OptimalNumericClassifier(max_depth=2).fit(X[:50], y[:50])  # as ConTree's warm-up fit
+        est = OptimalNumericClassifier(max_depth=depth, time_limit=limit)
+        conn.send("ready")
+        t = time.perf_counter()
+        est.fit(X, y)
+        out["seconds"] = time.perf_counter() - t
+        out["timed_out"] = bool(est.solve_info_["timed_out"])
+        out["errors"] = int(round(est.solve_info_["training_error"]))
+    else:
+        from pycontree import ConTree
+
+        yi = y.astype(np.intc)
+        ConTree(max_depth=2).fit(X[:50], yi[:50])
+        est = ConTree(max_depth=depth, time_limit=limit)
+        conn.send("ready")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t = time.perf_counter()
+            est.fit(X, yi)
+            out["seconds"] = time.perf_counter() - t
+        out["timed_out"] = any("time limit" in str(w.message) for w in caught)
+        out["errors"] = int(np.sum(est.predict(X) != yi))
+    out["peak_mb"] = vm_hwm_mb()
+    out["n"], out["f"] = X.shape
+    conn.send(out)
+
+
+def _fit_fresh(solver, name, depth, limit, repeat):
+    """The run with the median fit time among ``repeat`` fresh-process runs (the first that
+    did not finish, if any)."""
+    runs = []
+    for _ in range(repeat):
+        status, res, _ = run_fresh(_fit_one, (solver, name, depth, limit), limit)
+        res = res or {}
+        if status == "ok" and res.get("timed_out"):
+            status = "timeout"
+        if status != "ok":
+            return status, res
+        runs.append(res)
+    runs.sort(key=lambda r: r["seconds"])
+    return "ok", runs[len(runs) // 2]
+
+
+def run(names, depths, limit: float, repeat: int = 1):
+    rows = []
+    for name in names:
+        for depth in depths:
+            row = {"dataset": name, "depth": depth}
+            for solver in SOLVERS:
+                status, res = _fit_fresh(solver, name, depth, limit, repeat)
+                row.update({"n": res.get("n", row.get("n")), "f": res.get("f", row.get("f")),
+                            f"{solver}_status": status, f"{solver}_s": res.get("seconds"),
+                            f"{solver}_errors": res.get("errors"),
+                            f"{solver}_mb": res.get("peak_mb")})
+                print(f"{name} d{depth} {solver}: {status} {res.get('seconds')} "
+                      f"errors={res.get('errors')}", file=sys.stderr, flush=True)
+            rows.append(row)
+    return rows
+
+
+def _cell(row, solver):
+    if row[f"{solver}_status"] != "ok":
+        return row[f"{solver}_status"]
+    return f"{float(row[f'{solver}_s']):.4f}"
+
+
+def table(rows) -> str:
+    head = ("| dataset | n | f | depth | ConTree s | ours s | ours/ConTree | errors equal? "
+            "| peak MB ConTree / ours |")
+    out = [head, "|---|---|---|---|---|---|---|---|---|"]
+    ratios: dict[int, list[float]] = {}
+    for r in rows:
+        both = r["contree_status"] == "ok" and r["ours_status"] == "ok"
+        ratio = float(r["ours_s"]) / float(r["contree_s"]) if both else None
+        if r["contree_status"] == "ok":
+            ratios.setdefault(int(r["depth"]), []).append(ratio if ratio is not None else
+                                                          float("inf"))
+        equal = ("yes" if str(r["contree_errors"]) == str(r["ours_errors"]) else
+                 f"no ({r['contree_errors']} / {r['ours_errors']})")
+        mb = "/".join(f"{float(r[f'{s}_mb']):.0f}" if r.get(f"{s}_mb") not in (None, "") else "-"
+                      for s in SOLVERS)
+        out.append(f"| {r['dataset']} | {r['n']} | {r['f']} | {r['depth']} | "
+                   f"{_cell(r, 'contree')} | {_cell(r, 'ours')} | "
+                   f"{'-' if ratio is None else f'{ratio:.2f}'} | {equal} | {mb} |")
+    out.append("")
+    for d, rs in sorted(ratios.items()):
+        out.append(f"depth {d}: {len(rs)} files where ConTree finished; ours/ConTree largest "
+                   f"{max(rs):.2f}, median {statistics.median(rs):.2f}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", default=",".join(FILES))
+    ap.add_argument("--depths", default="2,3")
+    ap.add_argument("--depth4", action="store_true", help="also run depth 4")
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="fresh-process runs per fit; the median time is kept")
+    ap.add_argument("--csv", default=None, help="write the rows to this CSV file")
+    ap.add_argument("--table-from", default=None, help="reprint the table of an earlier CSV")
+    a = ap.parse_args(argv)
+    if a.table_from:
+        with open(a.table_from) as fh:
+            print(table(list(csv.DictReader(fh))))
+        return
+    depths = [int(d) for d in a.depths.split(",")] + ([4] if a.depth4 else [])
+    rows = run(a.datasets.split(","), depths, a.time_limit, a.repeat)
+    if a.csv:
+        with open(a.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

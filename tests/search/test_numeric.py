@@ -1,0 +1,109 @@
+"""The optimal solver on numeric features against its brute-force twin (`naive_numeric_optimal`):
+the same objective and, under the documented tie rule, the same tree."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from naive import naive_numeric_midpoint, naive_numeric_optimal, naive_tree_tuple
+
+from treebench.search import _numeric_kernels as K
+from treebench.search.numeric import solve_numeric
+from treebench.tree.arrays import check_tree
+
+pytestmark = pytest.mark.kernels
+
+
+def _data(seed, n, d, n_classes, levels):
+    """Small data with many repeated values (ties between thresholds and between trees)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, d)).astype(float) * 0.25
+    y = rng.integers(0, n_classes, size=n)
+    return rng, X, y
+
+
+def _check(X, y, n_classes, depth, w=None, lam=0.0):
+    sol = solve_numeric(X, y, w, n_classes, depth, lam=lam)
+    cost, tree = naive_numeric_optimal(X, y, n_classes, depth, w, lam=lam)
+    check_tree(sol.tree)
+    assert sol.tree.depth <= depth
+    total = float(np.sum(w)) if w is not None else float(len(y))
+    # the solver's objective in the brute force's unit (errors + lam * W per leaf)
+    assert sol.errors + lam * total * sol.tree.n_leaves == pytest.approx(cost, abs=1e-7)
+    assert naive_tree_tuple(sol.tree) == tree
+    assert sol.optimal and not sol.timed_out
+    return sol
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_unit_weights_match_brute_force(seed, depth):
+    _, X, y = _data(seed, 14 + seed, 3, 2 + seed % 3, 4)
+    _check(X, y, 2 + seed % 3, depth)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_integer_and_float_weights_match_brute_force(seed):
+    rng, X, y = _data(100 + seed, 13, 3, 3, 4)
+    w_int = rng.integers(0, 4, size=len(y)).astype(float)  # zeros too: those rows are ignored
+    w_int[0] = 1.0
+    _check(X, y, 3, 2, w_int)
+    _check(X, y, 3, 3 if seed < 3 else 2, rng.random(len(y)) + 0.1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_leaf_penalty_matches_brute_force(seed):
+    _, X, y = _data(200 + seed, 15, 3, 2, 5)
+    for lam in (0.0, 0.02, 0.1):
+        _check(X, y, 2, 3 if seed < 3 else 2, lam=lam)
+
+
+def test_depth4_matches_brute_force_on_two_features():
+    _, X, y = _data(7, 12, 2, 2, 4)
+    _check(X, y, 2, 4)
+
+
+def test_constant_weights_equal_unit_weights_scaled():
+    _, X, y = _data(3, 20, 3, 2, 5)
+    a = solve_numeric(X, y, None, 2, 2)
+    b = solve_numeric(X, y, np.full(len(y), 0.3), 2, 2)
+    assert b.errors == pytest.approx(0.3 * a.errors)
+    assert naive_tree_tuple(a.tree) == naive_tree_tuple(b.tree)
+
+
+def test_pure_and_single_value_data_give_a_leaf():
+    X = np.ones((5, 2))
+    y = np.array([0, 1, 0, 1, 1])
+    sol = solve_numeric(X, y, None, 2, 3)
+    assert sol.tree.n_nodes == 1 and sol.errors == 2.0
+    sol = solve_numeric(np.arange(6.0).reshape(3, 2), np.zeros(3, int), None, 1, 3)
+    assert sol.tree.n_nodes == 1 and sol.errors == 0.0
+
+
+def test_thresholds_are_midpoints_and_left_is_less_or_equal():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0, 0, 1, 1])
+    sol = solve_numeric(X, y, None, 2, 1)
+    assert sol.tree.threshold[0] == 1.5
+    assert list(sol.tree.predict_index(X)) == [0, 0, 1, 1]
+
+
+def test_midpoint_keeps_the_upper_value_right():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    assert K.midpoint(a, b) == naive_numeric_midpoint(a, b) == a
+    assert K.midpoint(1.0, 2.0) == 1.5
+
+
+def test_deadline_returns_the_best_tree_found():
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 6))
+    y = (X[:, 0] + 0.3 * rng.random(3000) > 0.6).astype(int)
+    sol = solve_numeric(X, y, None, 2, 4, deadline=time.perf_counter())
+    assert sol.timed_out and not sol.optimal
+    check_tree(sol.tree)
+    assert sol.tree.depth <= 4
+    leaf_errors = min(np.bincount(y))
+    assert sol.errors <= leaf_errors

@@ -1,0 +1,634 @@
+"""Compiled kernels of the optimal solver on numeric features (`treebench.search.numeric`).
+
+The search is a depth-first dynamic program with branch-and-bound over (node rows, depth
+budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025):
+
+* a node at recursion level ``lev`` keeps, for every feature, its rows sorted by that feature
+  (``ord[lev, f, :m]``), obtained from the parent's orders by stable filtering;
+* the candidate splits of a feature are the boundaries between consecutive distinct values in
+  the node (``bpos``: the number of rows left of the boundary, ``bw``: their weight);
+* with two tests left, a root candidate's two children are solved by one pass per feature
+  that finds the best single test of both sides at once (`scan_depth1`), skipping boundaries
+  that cannot beat the side's best (each row moved changes a side's score by at most its
+  weight);
+* deeper, the candidates of a feature are searched by bisection with interval pruning: the
+  left child's cost never decreases and the right child's never increases as the threshold
+  moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
+  ``left(i) + right(j)``, and a threshold that moves weight ``w`` of rows away from an evaluated
+  one of total ``t`` costs at least ``t - w``;
+* children are solved under upper bounds passed down; a child that cannot reach its bound
+  returns a lower bound instead of a tree.
+
+Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
+is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
+threshold; children follow the same rule. Costs are compared with the tolerance ``eps``
+(0.5 when every cost is an integer, i.e. integer weights and no leaf penalty).
+
+Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
+feature -1 marks a leaf), one buffer per recursion level.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
+from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
+
+# parameter slots (float64 vector ``par``)
+P_EPS, P_PEN, P_INT, P_UNIT = range(4)
+N_PAR = 4
+
+NumState = namedtuple(
+    "NumState",
+    [
+        "X",  # (n, d) float64 feature values (thresholds are midpoints of them)
+        "y",  # (n,) int64 class index
+        "w",  # (n,) float64 sample weight
+        "ord",  # (L, d, n) int64 the node's rows at each level sorted by each feature, packed
+        #         as rank << 32 | row (`row_of`, `rank_of`): one sequential read gives both
+        "m",  # (L,) int64 node size per level
+        "side",  # (L, n) uint16 side s (0 left, 1 right) and class c of a row as s * nc + c
+        "bpos",  # (L, n) int64 boundary positions of the feature being searched
+        "bw",  # (L, n) float64 weight left of each boundary
+        "rec",  # (L, 2, n) float64 left / right cost (or lower bound) at evaluated boundaries
+        "queue",  # (L, 2n + 4, 4) int64 intervals to search: lo, hi, left / right evaluated
+        "prek",  # (L, d) int64 each feature's first boundary evaluated (its best Gini split)
+        "prer",  # (L, 2, d) float64 left / right cost (or lower bound) found there
+        "tot",  # (L, nc) float64 class weights of the node
+        "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
+        "tt",  # (L, 3, S) float64 their thresholds
+        "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
+        "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
+        "sbest",  # (2, 5) float64 per side: best cost, feature, threshold, done, done here
+        "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
+        "stats",  # (N_STATS,) int64 counters and the timeout flag
+        "clock",  # (1,) float64 absolute deadline (<= 0: none)
+    ],
+)
+
+# sbest columns
+# (done: the side cannot be improved at all; done here: not on the feature being scanned)
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE = range(5)
+
+
+def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
+    """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
+    compiled code); ``rank`` (d, n) holds the dense rank of every value in its feature."""
+    n, d = X.shape
+    L = max_depth + 1
+    S = 2 ** (max_depth + 1) - 1
+    order = np.zeros((L, d, n), dtype=np.int64)
+    for f in range(d):
+        o = np.argsort(X[:, f], kind="stable")
+        order[0, f] = (rank[f, o].astype(np.int64) << 32) | o
+    m = np.zeros(L, dtype=np.int64)
+    m[0] = n
+    par = np.zeros(N_PAR)
+    par[P_EPS], par[P_PEN], par[P_INT] = eps, pen, 1.0 if integer else 0.0
+    par[P_UNIT] = 1.0 if np.all(w == 1.0) else 0.0
+    return NumState(
+        X, y, w, order, m,
+        np.zeros((L, n), dtype=np.uint16),
+        np.zeros((L, n), dtype=np.int64),
+        np.zeros((L, n)),
+        np.zeros((L, 2, n)),
+        np.zeros((L, 2 * n + 4, 4), dtype=np.int64),
+        np.full((L, d), -1, dtype=np.int64),
+        np.zeros((L, 2, d)),
+        np.zeros((L, n_classes)),
+        np.full((L, 3, S), -1, dtype=np.int64),
+        np.zeros((L, 3, S)),
+        np.zeros(2 * n_classes),
+        np.zeros(2 * n_classes),
+        np.zeros((2, 5)),
+        par,
+        np.zeros(N_STATS, dtype=np.int64),
+        np.array([deadline if deadline is not None else -1.0]),
+    )
+
+
+@njit(cache=True)
+def row_of(p):
+    return p & 0xFFFFFFFF
+
+
+@njit(cache=True)
+def rank_of(p):
+    return p >> 32
+
+
+@njit(cache=True)
+def midpoint(a, b):
+    """Threshold between two consecutive distinct values ``a < b``: their midpoint, or ``a``
+    when rounding puts the midpoint on ``b`` (so that ``b`` still goes right)."""
+    t = 0.5 * (a + b)
+    if t >= b:
+        t = a
+    return t
+
+
+@njit(cache=True)
+def copy_sub(src_f, src_t, dst_f, dst_t, at, depth):
+    """Copy the heap tree ``src`` (at most ``depth`` levels below its root) under node ``at``
+    of the heap tree ``dst``."""
+    width = 1
+    for t in range(depth + 1):
+        first = width - 1
+        base = (at + 1) * width - 1
+        for o in range(width):
+            dst_f[base + o] = src_f[first + o]
+            dst_t[base + o] = src_t[first + o]
+        width *= 2
+
+
+@njit(cache=True)
+def node_totals(st, lev):
+    """Class weights of the node at ``lev`` into ``tot[lev]``; returns its total weight."""
+    tot = st.tot[lev]
+    tot[:] = 0.0
+    rows = st.ord[lev, 0]
+    for i in range(st.m[lev]):
+        r = row_of(rows[i])
+        tot[st.y[r]] += st.w[r]
+    return tot.sum()
+
+
+@njit(cache=True)
+def leaf_cost(tot, pen):
+    return tot.sum() - tot.max() + pen
+
+
+@njit(cache=True)
+def boundaries(st, lev, f):
+    """Boundaries between distinct values of feature ``f`` in the node: their positions into
+    ``bpos[lev]`` and the weight left of them into ``bw[lev]``; returns their number."""
+    rows = st.ord[lev, f]
+    unit = st.par[P_UNIT] != 0.0
+    k = 0
+    acc = 0.0
+    prev = rank_of(rows[0])
+    for i in range(st.m[lev]):
+        p = rows[i]
+        v = rank_of(p)
+        if v != prev:
+            st.bpos[lev, k] = i
+            st.bw[lev, k] = acc
+            k += 1
+            prev = v
+        acc += 1.0 if unit else st.w[row_of(p)]
+    return k
+
+
+@njit(cache=True)
+def set_side(st, lev, f, pos):
+    """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
+    right (1); class weights of the two sides into ``stot``."""
+    rows = st.ord[lev, f]
+    side = st.side[lev]
+    nc = st.tot.shape[1]
+    stot = st.stot
+    stot[:] = 0.0
+    for i in range(st.m[lev]):
+        r = row_of(rows[i])
+        code = st.y[r] + (0 if i < pos else nc)
+        side[r] = code
+        stot[code] += st.w[r]
+
+
+@njit(cache=True)
+def start_sides(st):
+    """Reset the two sides of a depth-1 scan: best = the leaf."""
+    pen = st.par[P_PEN]
+    nc = st.tot.shape[1]
+    for s in range(2):
+        tot = st.stot[s * nc:(s + 1) * nc]
+        st.sbest[s, B_COST] = leaf_cost(tot, pen)
+        st.sbest[s, B_FEAT] = -1.0
+        st.sbest[s, B_THR] = 0.0
+        # a side with no weight, or a pure one, cannot be improved
+        st.sbest[s, B_DONE] = 1.0 if tot.sum() - tot.max() <= 0.0 else 0.0
+
+
+@njit(cache=True)
+def scan_feature(st, lev, f):
+    """One pass over the node's rows in feature ``f``'s order: update both sides' best
+    single test (each side's rows are a subsequence; a boundary of a side lies between two
+    of its consecutive rows of different values)."""
+    rows = st.ord[lev, f]
+    side = st.side[lev]
+    w = st.w
+    X = st.X
+    sb = st.sbest
+    cur = st.cur
+    tot = st.stot
+    nc = st.tot.shape[1]
+    unit = st.par[P_UNIT] != 0.0
+    cur[:] = 0.0
+    W0, W1 = tot[:nc].sum(), tot[nc:].sum()
+    skip0, skip1, seen0, seen1 = -1.0, -1.0, 0.0, 0.0
+    prev0, prev1, last0, last1 = -1, -1, 0, 0
+    sb[0, B_HERE] = sb[0, B_DONE]
+    sb[1, B_HERE] = sb[1, B_DONE]
+    on0 = sb[0, B_HERE] == 0.0
+    on1 = sb[1, B_HERE] == 0.0
+    for i in range(st.m[lev]):
+        if not (on0 or on1):
+            return
+        p = rows[i]
+        r = row_of(p)
+        code = side[r]
+        wr = 1.0 if unit else w[r]
+        if code < nc:
+            if not on0:
+                continue
+            v = rank_of(p)
+            if v != prev0 and skip0 < 0.0 and prev0 >= 0:
+                skip0 = _eval_boundary(cur, tot, sb, 0, f, st.par, X[last0, f], X[r, f],
+                                       W0 - seen0)
+                on0 = sb[0, B_HERE] == 0.0
+            skip0 -= wr
+            seen0 += wr
+            prev0 = v
+            last0 = r
+        else:
+            if not on1:
+                continue
+            v = rank_of(p)
+            if v != prev1 and skip1 < 0.0 and prev1 >= 0:
+                skip1 = _eval_boundary(cur, tot, sb, 1, f, st.par, X[last1, f], X[r, f],
+                                       W1 - seen1)
+                on1 = sb[1, B_HERE] == 0.0
+            skip1 -= wr
+            seen1 += wr
+            prev1 = v
+            last1 = r
+        cur[code] += wr
+
+
+@njit(cache=True)
+def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
+    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
+    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight
+    of rows that can pass before a better boundary is possible (negative: evaluate the next
+    one); marks the side done on this feature when no later boundary can be better, and done
+    for good when nothing can beat its best."""
+    eps, pen = par[P_EPS], par[P_PEN]
+    nc = cur.shape[0] // 2
+    sl = 0.0
+    sr = 0.0
+    W = 0.0
+    for c in range(s * nc, s * nc + nc):
+        lc = cur[c]
+        W += tot[c]
+        if lc > sl:
+            sl = lc
+        rc = tot[c] - lc
+        if rc > sr:
+            sr = rc
+    cost = W - sl - sr + 2.0 * pen
+    best = sb[s, B_COST]
+    if cost < best - eps:
+        sb[s, B_COST] = cost
+        sb[s, B_FEAT] = f
+        sb[s, B_THR] = midpoint(a, b)
+        if cost <= 2.0 * pen + eps:
+            sb[s, B_DONE] = 1.0
+            sb[s, B_HERE] = 1.0
+        return -1.0
+    # the score W - cost rises by at most the weight moved: no strict improvement until
+    # more than ``cost - best + eps`` has moved
+    skip = cost - best + eps
+    if rest - sr <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
+        sb[s, B_HERE] = 1.0
+    return skip
+
+
+@njit(cache=True)
+def solve_depth2_split(st, lev, f, pos):
+    """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
+    ``pos``, each the best tree of depth <= 1. Returns their costs; their tests are in
+    ``sbest``."""
+    set_side(st, lev, f, pos)
+    start_sides(st)
+    d = st.ord.shape[1]
+    st.stats[S_SCORED] += 1
+    for g in range(d):
+        if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
+            break
+        scan_feature(st, lev, g)
+    return st.sbest[0, B_COST], st.sbest[1, B_COST]
+
+
+@njit(cache=True)
+def write_depth1(st, tf, tt, at, s):
+    """The best single test of side ``s`` (or a leaf) at heap node ``at``."""
+    tf[at] = int(st.sbest[s, B_FEAT])
+    tt[at] = st.sbest[s, B_THR]
+    tf[2 * at + 1] = -1
+    tf[2 * at + 2] = -1
+
+
+@njit(cache=True)
+def split_child(st, lev, want):
+    """The rows of ``side == want`` of the node at ``lev`` become the node at ``lev + 1``
+    (every feature's order filtered stably); returns its size."""
+    side = st.side[lev]
+    d = st.ord.shape[1]
+    nc = st.tot.shape[1]
+    k = 0
+    for g in range(d):
+        src = st.ord[lev, g]
+        dst = st.ord[lev + 1, g]
+        k = 0
+        for i in range(st.m[lev]):
+            p = src[i]
+            if (side[row_of(p)] >= nc) == (want == 1):
+                dst[k] = p
+                k += 1
+    st.m[lev + 1] = k
+    return k
+
+
+@njit(cache=True)
+def allowed(st, c, inc_leaf, inc_f, f, ub):
+    """The largest cost worth finding on feature ``f`` given the incumbent (cost ``c``, a leaf
+    or a split on ``inc_f``) and the caller's bound ``ub``: ties with the incumbent count only
+    for a lower feature index (the same feature: a lower threshold, checked on acceptance)."""
+    eps = st.par[P_EPS]
+    if c > ub:
+        return ub
+    if inc_leaf or f > inc_f:
+        return c - eps
+    return c + eps
+
+
+@njit(cache=True)
+def lower_bound_above(st, ub):
+    """A lower bound (> ub) of a subproblem with no tree of cost <= ``ub``."""
+    if st.par[P_INT] != 0.0:
+        return np.floor(ub + 1e-9) + 1.0
+    return np.nextafter(ub, np.inf)
+
+
+@njit(cache=True)
+def first_at_least(bw, lo, hi, target):
+    """Smallest k in [lo, hi] with bw[k] >= target (hi + 1 if none)."""
+    a, b = lo, hi + 1
+    while a < b:
+        mid = (a + b) // 2
+        if bw[mid] >= target:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True)
+def last_at_most(bw, lo, hi, target):
+    """Largest k in [lo, hi] with bw[k] <= target (lo - 1 if none)."""
+    a, b = lo, hi + 1
+    while a < b:
+        mid = (a + b) // 2
+        if bw[mid] <= target:
+            a = mid + 1
+        else:
+            b = mid
+    return a - 1
+
+
+@njit(cache=True)
+def shrink(st, lev, lo, hi, kl, kr, allow):
+    """Narrow the interval [lo, hi] with the evaluated boundaries ``kl`` < lo and ``kr`` > hi
+    (-1: none). Returns the new (lo, hi); lo > hi when nothing is left."""
+    bw = st.bw[lev]
+    rec = st.rec[lev]
+    a1 = rec[0, kl] if kl >= 0 else 0.0
+    b2 = rec[1, kr] if kr >= 0 else 0.0
+    if a1 + b2 > allow:
+        return 1, 0
+    if kl >= 0:
+        need = rec[0, kl] + rec[1, kl] - allow
+        if need > 0.0:
+            lo = first_at_least(bw, lo, hi, bw[kl] + need)
+    if kr >= 0 and lo <= hi:
+        need = rec[0, kr] + rec[1, kr] - allow
+        if need > 0.0:
+            hi = last_at_most(bw, lo, hi, bw[kr] - need)
+    return lo, hi
+
+
+@njit(cache=True)
+def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow):
+    """Queue the two halves of [lo, hi] around the evaluated ``mid``, without the boundaries
+    whose cost ``mid`` already bounds above ``allow``. Returns the new queue tail."""
+    bw = st.bw[lev]
+    rec = st.rec[lev]
+    q = st.queue[lev]
+    need = rec[0, mid] + rec[1, mid] - allow
+    if need > 0.0:
+        r_lo = first_at_least(bw, mid + 1, hi, bw[mid] + need)
+        l_hi = last_at_most(bw, lo, mid - 1, bw[mid] - need)
+    else:
+        r_lo = mid + 1
+        l_hi = mid - 1
+    if r_lo <= hi:
+        q[qt, 0], q[qt, 1], q[qt, 2], q[qt, 3] = r_lo, hi, mid, kr
+        qt += 1
+    if lo <= l_hi:
+        q[qt, 0], q[qt, 1], q[qt, 2], q[qt, 3] = lo, l_hi, kl, mid
+        qt += 1
+    return qt
+
+
+@njit(cache=True)
+def deep_prepare(st, lev, f, k, lo, hi):
+    """Sides of boundary ``k`` of feature ``f`` before its children are solved; returns the
+    side solved first (the heavier) and the slack added to the second child's bound (the
+    weight between ``k`` and the far end of its interval, so that the second child's bound
+    is informative enough to prune that neighbourhood; ConTree's device)."""
+    set_side(st, lev, f, st.bpos[lev, k])
+    bw = st.bw[lev]
+    nc = st.tot.shape[1]
+    first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
+    return first, max(bw[k] - bw[lo], bw[hi] - bw[k])
+
+
+@njit(cache=True)
+def keep_child(st, lev, s, exact):
+    """Keep the tree just solved at ``lev + 1`` as the candidate's child ``s``."""
+    if exact:
+        st.tf[lev, 1 + s, :] = st.tf[lev + 1, 0, :]
+        st.tt[lev, 1 + s, :] = st.tt[lev + 1, 0, :]
+
+
+@njit(cache=True)
+def solve_depth1(st, lev):
+    """The canonical best tree of depth <= 1 of the node at ``lev`` (into ``tf[lev, 0]``);
+    returns its cost."""
+    nc = st.tot.shape[1]
+    st.stot[:nc] = st.tot[lev]
+    st.stot[nc:] = 0.0
+    side = st.side[lev]
+    rows = st.ord[lev, 0]
+    for i in range(st.m[lev]):
+        r = row_of(rows[i])
+        side[r] = st.y[r]
+    start_sides(st)
+    for g in range(st.ord.shape[1]):
+        if st.sbest[0, B_DONE] != 0.0:
+            break
+        scan_feature(st, lev, g)
+    write_depth1(st, st.tf[lev, 0], st.tt[lev, 0], 0, 0)
+    return st.sbest[0, B_COST]
+
+
+@njit(cache=True)
+def gini_pick(st, lev, f, K):
+    """The boundary (of the ``K`` of feature ``f``) with the best Gini split of the node: the
+    first candidate evaluated on ``f``, for an early incumbent."""
+    rows = st.ord[lev, f]
+    tot = st.tot[lev]
+    nc = tot.shape[0]
+    W = tot.sum()
+    left = np.zeros(nc)
+    best, kbest = -1.0, 0
+    i = 0
+    for k in range(K):
+        pos = st.bpos[lev, k]
+        while i < pos:
+            r = row_of(rows[i])
+            left[st.y[r]] += st.w[r]
+            i += 1
+        wl = st.bw[lev, k]
+        sl = 0.0
+        sr = 0.0
+        for c in range(nc):
+            sl += left[c] * left[c]
+            rc = tot[c] - left[c]
+            sr += rc * rc
+        score = sl / wl + sr / (W - wl) if wl > 0.0 and W - wl > 0.0 else 0.0
+        if score > best:
+            best, kbest = score, k
+    return kbest
+
+
+@njit(cache=True)
+def start_feature(st, lev, f, phase):
+    """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
+    alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
+    back in the records). Returns the queue's length."""
+    K = boundaries(st, lev, f)
+    q = st.queue[lev]
+    if K == 0:
+        return 0
+    if phase == 0:
+        k = gini_pick(st, lev, f, K)
+        st.prek[lev, f] = k
+        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
+        return 1
+    k = st.prek[lev, f]
+    if k < 0:
+        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
+        return 1
+    st.rec[lev, 0, k] = st.prer[lev, 0, f]
+    st.rec[lev, 1, k] = st.prer[lev, 1, f]
+    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf)
+
+
+@njit(cache=True)
+def solve_node(st, lev, h, ub):
+    """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
+    <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
+    > ub. The root is ``solve_node(st, 0, max_depth, inf)``.
+
+    Only this function calls itself, and always with non-constant arguments: numba's cache
+    crashed on loading a recursive kernel that had also been compiled for a literal argument
+    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+    st.stats[S_EXPANDED] += 1
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
+    node_totals(st, lev)
+    c = leaf_cost(st.tot[lev], pen)
+    st.tf[lev, 0, 0] = -1
+    # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
+    if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
+        return c if c <= ub else lower_bound_above(st, ub)
+    if h == 1:
+        c = solve_depth1(st, lev)
+        return c if c <= ub else lower_bound_above(st, ub)
+    inc_leaf, inc_f, inc_k = True, -1, -1
+    rec = st.rec[lev]
+    d = st.ord.shape[1]
+    st.prek[lev, :] = -1
+    # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
+    # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
+    for it in range(0 if c <= ub else d, 2 * d):
+        phase, f = it // d, it % d
+        # nothing beats a split without errors, except a tie on a lower feature
+        if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
+            if phase == 1:
+                break
+            continue
+        q = st.queue[lev]
+        qh, qt = 0, start_feature(st, lev, f, phase)
+        while qh < qt:
+            check_time(st.stats, st.clock)
+            if timed_out(st.stats):
+                break
+            lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
+            qh += 1
+            allow = allowed(st, c, inc_leaf, inc_f, f, ub)
+            lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
+            if lo > hi:
+                continue
+            k = (lo + hi) // 2
+            if h == 2:
+                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k])
+                exact = True
+            else:
+                first, slack = deep_prepare(st, lev, f, k, lo, hi)
+                lbv = np.array([rec[0, kl] if kl >= 0 else 0.0, rec[1, kr] if kr >= 0 else 0.0])
+                val = lbv.copy()
+                ex = np.zeros(2, dtype=np.bool_)
+                for step in range(2):
+                    s = first if step == 0 else 1 - first
+                    ub_s = allow - val[1 - s] + (slack if step == 1 else 0.0)
+                    if ub_s < 0.0:
+                        break
+                    split_child(st, lev, s)
+                    v = solve_node(st, lev + 1, h - 1, ub_s)
+                    e = v <= ub_s
+                    keep_child(st, lev, s, e)
+                    val[s], ex[s] = max(v, lbv[s]), e
+                a, b, exact = val[0], val[1], ex[0] and ex[1]
+            rec[0, k], rec[1, k] = a, b
+            if phase == 0:
+                st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
+            t = a + b
+            if exact and t <= allow and (t < c - eps or inc_leaf or c > ub or f < inc_f
+                                         or (f == inc_f and k < inc_k)):
+                _take(st, lev, h, f, k)
+                c, inc_leaf, inc_f, inc_k = t, False, f, k
+                allow = allowed(st, c, inc_leaf, inc_f, f, ub)
+            if lo < hi:
+                qt = push_halves(st, lev, qt, lo, hi, k, kl, kr, allow)
+    return c if c <= ub else lower_bound_above(st, ub)
+
+
+@njit(cache=True)
+def _take(st, lev, h, f, k):
+    """Make the evaluated split (feature ``f``, boundary ``k``) the node's best tree."""
+    tf, tt = st.tf[lev, 0], st.tt[lev, 0]
+    pos = st.bpos[lev, k]
+    rows = st.ord[lev, f]
+    tf[0] = f
+    tt[0] = midpoint(st.X[row_of(rows[pos - 1]), f], st.X[row_of(rows[pos]), f])
+    if h == 2:
+        write_depth1(st, tf, tt, 1, 0)
+        write_depth1(st, tf, tt, 2, 1)
+    else:
+        copy_sub(st.tf[lev, 1], st.tt[lev, 1], tf, tt, 1, h - 1)
+        copy_sub(st.tf[lev, 2], st.tt[lev, 2], tf, tt, 2, h - 1)

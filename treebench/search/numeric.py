@@ -1,0 +1,133 @@
+"""Optimal depth-limited classification trees on numeric features, without binarization.
+
+`solve_numeric` returns a tree of depth <= ``max_depth`` minimising, over every threshold of
+every feature, the weighted training misclassifications (plus ``lam * W`` per leaf, W the
+total weight: GOSDT's objective "error rate + lam * leaves" scaled by W). Thresholds are the
+midpoints between consecutive distinct values of a feature *among the rows of the node*
+(rows of zero weight are ignored). The search (`_numeric_kernels`) is a dynamic program with
+branch-and-bound in the manner of ConTree; its tie rule between trees of equal objective is
+documented in ``docs/optimal-numeric.md`` and in `_numeric_kernels`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from treebench.search import _numeric_kernels as K
+from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
+from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays
+from treebench.tree.labels import majority_label
+
+#: relative tolerance between costs when they are not all integers
+REL_TOL = 1e-9
+
+
+@dataclass
+class NumericSolution:
+    tree: TreeArrays
+    objective: float  # errors (+ lam * W per leaf), in the caller's weight unit
+    errors: float
+    optimal: bool
+    timed_out: bool
+    nodes_expanded: int
+    splits_scored: int
+    search_seconds: float
+
+
+def dense_ranks(X: np.ndarray) -> np.ndarray:
+    """(d, n) int32: the rank of every value among the distinct values of its column."""
+    n, d = X.shape
+    rank = np.empty((d, n), dtype=np.int32)
+    for f in range(d):
+        rank[f] = np.unique(X[:, f], return_inverse=True)[1].reshape(-1)
+    return rank
+
+
+def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    """Weights in the search's unit: constant weights become 1 (scaled back afterwards).
+    Returns (weights, scale, integer-valued)."""
+    scale = float(sw[0])
+    if np.all(sw == scale):
+        return np.ones(sw.shape[0]), scale, True
+    return sw, 1.0, bool(np.all(sw == np.round(sw)))
+
+
+def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
+                  lam: float = 0.0, deadline: float | None = None) -> NumericSolution:
+    """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
+    value) makes the search anytime: it then returns the best tree found."""
+    X = np.asarray(X, dtype=np.float64)
+    y_index = np.asarray(y_index, dtype=np.int64)
+    sw = (np.ones(X.shape[0]) if sample_weight is None
+          else np.asarray(sample_weight, dtype=np.float64))
+    prior = np.bincount(y_index, weights=sw, minlength=n_classes)
+    keep = sw > 0
+    if not np.all(keep):
+        X, y_index, sw = X[keep], y_index[keep], sw[keep]
+    if X.shape[0] == 0:
+        raise ValueError("all sample weights are zero")
+    w, scale, integer = _unit(sw)
+    total = float(w.sum())
+    pen = float(lam) * total
+    integer = integer and lam == 0.0
+    eps = 0.5 if integer else REL_TOL * max(1.0, total)
+    X = np.ascontiguousarray(X)
+    st = K.new_state(X, dense_ranks(X), y_index, np.ascontiguousarray(w), n_classes,
+                     int(max_depth), eps, pen, integer, deadline)
+    t0 = time.perf_counter()
+    cost = K.solve_node(st, 0, int(max_depth), np.inf)
+    found = bool(cost < np.inf)
+    secs = time.perf_counter() - t0
+    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
+    leaves = tree.is_leaf
+    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
+    timed_out = bool(st.stats[S_TIMED_OUT])
+    return NumericSolution(
+        tree=tree, objective=errors + lam * float(sw.sum()) * tree.n_leaves, errors=errors,
+        optimal=bool(found) and not timed_out, timed_out=timed_out,
+        nodes_expanded=int(st.stats[S_EXPANDED]), splits_scored=int(st.stats[S_SCORED]),
+        search_seconds=secs,
+    )
+
+
+def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:
+    """A heap-layout tree (node k's children at 2k+1, 2k+2; feature -1 at leaves) as
+    `TreeArrays`, with the weighted class counts of the rows reaching every node."""
+    feat, thr, left, right, value = [], [], [], [], []
+    stack = [(0, np.arange(X.shape[0]), -1, 0)]  # (heap node, rows, parent id, side)
+    while stack:
+        h, rows, parent, side = stack.pop()
+        i = len(feat)
+        if parent >= 0:
+            (left if side == 0 else right)[parent] = i
+        f = int(hf[h]) if h < len(hf) else -1
+        value.append(np.bincount(y_index[rows], weights=sw[rows], minlength=n_classes))
+        feat.append(f)
+        thr.append(float(ht[h]) if f >= 0 else LEAF_THRESHOLD)
+        left.append(-1)
+        right.append(-1)
+        if f >= 0:
+            go = X[rows, f] <= ht[h]
+            # right first on the stack so that the left child gets the next id
+            stack.append((2 * h + 2, rows[~go], i, 1))
+            stack.append((2 * h + 1, rows[go], i, 0))
+    value = np.array(value, dtype=np.float64).reshape(len(feat), n_classes)
+    label = np.array([majority_label(v, prior) for v in value], dtype=np.int64)
+    return TreeArrays(np.array(feat), np.array(thr), np.array(left), np.array(right), value,
+                      label)
+
+
+def warmup() -> float:
+    """Compile (or load from numba's cache) every kernel on a tiny problem; returns the
+    seconds it took."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(24, 3)).astype(np.float64)
+    y = rng.integers(0, 3, size=24)
+    solve_numeric(X, y, None, 3, 3)
+    solve_numeric(X, y, rng.random(24), 3, 2, lam=0.01, deadline=time.perf_counter() + 60.0)
+    K.now_seconds()  # the first entry into object mode (the deadline's clock) is slow: pay it here
+    return time.perf_counter() - t0
