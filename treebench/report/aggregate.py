@@ -10,7 +10,6 @@ over the rows with status ``ok``; the other rows are counted by status, never dr
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,66 +19,13 @@ import pandas as pd
 
 from treebench.errors import UserError
 from treebench.results import schema
+from treebench.results.values import NA, normalize_value, sort_key, value_token
 
 # Parameters that only pick replicates (like folds) and never define a grid point.
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
 # Columns that distinguish lines in a figure without ever being an x axis.
 LINE_ONLY = ("split", "binarizer")
 FAILED_STATUSES = schema.FAILED_STATUSES
-
-
-class _NotApplicable:
-    """Marks a parameter that an algorithm (or binarizer) does not have; shown as ''."""
-
-    _instance: _NotApplicable | None = None
-
-    def __new__(cls) -> _NotApplicable:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NA"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-NA = _NotApplicable()
-
-
-def normalize_value(v: Any) -> Any:
-    """A parameter value as a plain JSON scalar: numpy scalars become Python numbers, integral
-    floats become ints (an int column with nulls may come back as floats), NaN becomes None, and
-    lists or dicts become canonical JSON text. Strings are kept as they are (``"all"``)."""
-    if v is None or v is NA or v is pd.NA:
-        return None if v is not NA else NA
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, float):
-        if math.isnan(v):
-            return None
-        if v.is_integer() and abs(v) < 2**53:
-            return int(v)
-        return v
-    if isinstance(v, (list, tuple, dict)):
-        return json.dumps(v, sort_keys=True)
-    return v
-
-
-def sort_key(v: Any) -> tuple:
-    """Numbers first (ascending), then strings such as ``"all"``, then None, then not applicable."""
-    if v is NA:
-        return (4, 0.0, "")
-    if v is None:
-        return (3, 0.0, "")
-    if isinstance(v, bool):
-        return (0, float(v), "")
-    if isinstance(v, (int, float)):
-        return (0, float(v), "")
-    return (1, 0.0, str(v))
 
 
 def is_number(v: Any) -> bool:
@@ -249,11 +195,6 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
         vals = pd.Series([normalize_value(v) for v in table[c]], index=table.index, dtype=object)
         out[c] = _applicable(table, c, vals)
     return out
-
-
-def value_token(v: Any) -> str:
-    """A hashable text key of a normalised value that keeps None, "None" and NA apart."""
-    return "\x00NA" if v is NA else json.dumps(v, sort_keys=True, default=str)
 
 
 def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:

@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
-    NA,
     _applicable,
     Results,
     distinct,
@@ -34,6 +33,7 @@ from treebench.report.aggregate import (
     params_text,
     varying_columns,
 )
+from treebench.results.values import NA
 
 ALPHA = 0.05
 DEPTH = "param_max_depth"

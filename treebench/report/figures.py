@@ -26,17 +26,15 @@ from treebench.atomic import read_json_object, temp_path, write_text
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
     LINE_ONLY,
-    NA,
     Results,
-    value_token,
     column_label,
     distinct,
     error_bars,
     fmt_value,
     is_number,
-    sort_key,
     sweep_axes,
 )
+from treebench.results.values import NA, sort_key, value_token
 from treebench.report.tables import metric_label
 from treebench.text import slug
 

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
+from treebench.report.aggregate import Results, distinct, params_text, varying_columns
+from treebench.results.values import NA
 from treebench.report.figures import _Job, make_job, register_figures, slug
 
 X, Y = "fit_seconds", "train_accuracy"

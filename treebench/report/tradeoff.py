@@ -24,13 +24,13 @@ import pandas as pd
 
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
-    NA,
     Results,
     distinct,
     error_bars,
     params_text,
     varying_columns,
 )
+from treebench.results.values import NA
 from treebench.report.figures import _Job, make_job, register_figures, slug
 
 LAM = "param_lam"
