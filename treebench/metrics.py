@@ -225,17 +225,14 @@ class Inputs:
         return self._cache["leaves"]
 
     def _from_tree(self) -> bool:
-        """Whether predictions may be read off the tree: the estimator is a treebench tree
-        classifier that does not override ``predict``/``predict_proba`` (the registry-wide
-        test checks those equal the tree's), which saves re-validating the data per call."""
+        """Whether predictions may be read off the tree: the estimator says so
+        (``predicts_from_tree``: a treebench tree classifier that does not override
+        ``predict``/``predict_proba``; the registry-wide test checks those equal the tree's),
+        which saves re-validating the data per call."""
         if "from_tree" not in self._cache:
-            from treebench.algorithms.base import TreeClassifierBase
-
-            cls = type(self.est)
-            self._cache["from_tree"] = (
-                isinstance(self.est, TreeClassifierBase) and self.tree is not None
-                and cls.predict is TreeClassifierBase.predict
-                and cls.predict_proba is TreeClassifierBase.predict_proba
+            predicts_from_tree = getattr(type(self.est), "predicts_from_tree", None)
+            self._cache["from_tree"] = bool(
+                predicts_from_tree is not None and self.tree is not None and predicts_from_tree()
             )
         return self._cache["from_tree"]
 

@@ -162,6 +162,13 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         X = self._check_X(X)
         return self.tree_.predict_proba(X)
 
+    @classmethod
+    def predicts_from_tree(cls) -> bool:
+        """Whether ``predict`` and ``predict_proba`` are this base's, read off ``tree_`` (so the
+        metrics may read predictions off the tree without validating the data again)."""
+        return (cls.predict is TreeClassifierBase.predict
+                and cls.predict_proba is TreeClassifierBase.predict_proba)
+
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())
 

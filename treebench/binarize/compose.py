@@ -27,7 +27,8 @@ from treebench.binarize._common import (
     weights,
     zeroed,
 )
-from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
 from treebench.errors import ConfigError, DataError, ParameterError, did_you_mean
 
 FIT_ON = ("train", "all")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from treebench.binarize._common import TableBinarizer, check_int, sorted_categories
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.registry import BINARIZERS
 
 

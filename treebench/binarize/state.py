@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
 
 #: array kinds kept in the arrays beside the JSON (never object arrays: no pickle)
 _ARRAY_KINDS = "biufU"
