@@ -20,7 +20,9 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from treebench.atomic import read_json_object, write_json
-from treebench.cells import Cell, Skipped, expand_all
+from treebench.cell import Cell
+from treebench.cells import expand_all
+from treebench.config.grid import Skipped
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 
@@ -234,7 +236,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
     for every dataset/label/binarizer combination the cells use, without fitting any learner.
     Raises `UserError` naming the dataset and the binarizer; appends the data warnings to
     ``notes``; returns the number of combinations checked."""
-    from treebench.cells import canonical_json
+    from treebench.cell import canonical_json
     from treebench.data.checks import check_dataset_split, check_missing
     from treebench.execute.fold import dataset_for, prepare
 
@@ -270,10 +272,10 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
                    sweep: dict[str, list[Any]] | None = None, cells: list[Cell] | None = None,
                    variant: dict[str, Any] | None = None) -> list[str]:
     """Write ``manifest.json``: one experiment record per config (and profile) and per variant
-    of it that ran here, with the cells it defines (`treebench.results.experiments`), the
+    of it that ran here, with the cells it defines (`treebench.experiments`), the
     environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
     Returns notes (a damaged manifest is set aside and rewritten)."""
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
     from treebench.results.provenance import environment
 
     out.mkdir(parents=True, exist_ok=True)
@@ -425,7 +427,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     learner, so it takes a fraction of a second.
 
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
-    claims are checked on exactly those (`treebench.results.experiments`)."""
+    claims are checked on exactly those (`treebench.experiments`)."""
     o = options if options is not None else RunOptions()
     _check_options(o)
     key = None
@@ -452,7 +454,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
-        from treebench.results.experiments import record_key
+        from treebench.experiments import record_key
 
         _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
@@ -482,7 +484,7 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
                 f"{out_dir}: --force would replace {n_done} finished cell(s); add --overwrite "
                 f"to do so, use --retry STATUS to rerun failed cells only, or give another --out."
             )
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
 
     try:
         xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, o.add_experiment)
@@ -574,7 +576,7 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
     import os
 
     from treebench import __version__
-    from treebench.cells import canonical_json
+    from treebench.cell import canonical_json
 
     if not isinstance(config, str | Path):
         return None
@@ -622,7 +624,7 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
         ids, name = list(entry["cells"]), str(entry["experiment"])
     except (KeyError, TypeError):
         return None
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
     from treebench.results.index import scan, tables_state
 
     try:
@@ -821,7 +823,7 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     schema; the tables against the set of usable cells; the manifest and the cells each
     recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
     cell files and rewrites stale or damaged tables."""
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
     from treebench.results.index import quarantine, scan, tables_state
     from treebench.results.store import cells_dir, refresh_tables
 

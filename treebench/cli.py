@@ -71,10 +71,10 @@ def _main(
 
 @contextlib.contextmanager
 def _one_line_warnings():
-    """Show the grid-size warning (`treebench.cells.GridSizeWarning`) as one line on stderr."""
+    """Show the grid-size warning (`treebench.config.grid.GridSizeWarning`) as one line on stderr."""
     import warnings
 
-    from treebench.cells import GridSizeWarning
+    from treebench.config.grid import GridSizeWarning
 
     shown = warnings.showwarning
 

@@ -417,7 +417,7 @@ def _records_from_config(config: str | Path, profile: str | None) -> list[dict[s
     """The experiment record of a config file: its claims and exactly the cells it defines."""
     from treebench.cells import expand_all
     from treebench.config import load_config
-    from treebench.results.experiments import make_record
+    from treebench.experiments import make_record
 
     exp = load_config(config, profile=profile)
     return [make_record(exp, expand_all(exp).cells, None, "verify")]
@@ -425,7 +425,7 @@ def _records_from_config(config: str | Path, profile: str | None) -> list[dict[s
 
 def _records_from_manifest(d: Path, profile: str | None) -> list[dict[str, Any]]:
     """The records of the runs recorded in ``d``'s manifest whose claims apply."""
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
 
     man = xp.read_manifest(d)
     if man is None:
@@ -456,7 +456,7 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
     folder). A defined cell with no usable result fails the claims that select it. ``table``
     is the folder's results table when the caller has it (else it is read, or rebuilt from the
     cell files when stale)."""
-    from treebench.results import experiments as xp
+    from treebench import experiments as xp
     from treebench.results.index import quarantined_cells
 
     d = Path(results_dir)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from treebench.config.datasets import dataset_task, unique_dataset_names
+from treebench.config.grid import check_grid_size, count_cells
 from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
@@ -40,11 +41,9 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
 
 
 def _check_grid(exp: Experiment, source: str) -> None:
-    """Refuse a grid over the cell limit before anything walks it (`cells.check_grid_size`;
+    """Refuse a grid over the cell limit before anything walks it (`check_grid_size`;
     unknown names are left to `_check_names`)."""
     import warnings
-
-    from treebench.cells import check_grid_size, count_cells
 
     try:
         n = count_cells(exp)

@@ -355,7 +355,7 @@ class ExecutionSpec(_Strict):
     #: the workers have the datasets in a data directory of their own; otherwise the driver
     #: ships each prepared dataset once per worker
     data_dir_on_workers: bool = False
-    #: refuse a grid of more cells than this (`treebench.cells.MAX_CELLS` by default);
+    #: refuse a grid of more cells than this (`treebench.config.grid.MAX_CELLS` by default);
     #: ``--max-cells`` sets it
     max_cells: Int | None = Field(None, ge=1)
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.errors import UserError
 
 #: driver side: datasets sent to workers, counted once per (dataset, worker) shipment

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.fold import Prepared
 
 _WARM: set[str] = set()

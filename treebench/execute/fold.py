@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
 _PREPARED: OrderedDict[tuple, Prepared] = OrderedDict()
@@ -74,7 +74,7 @@ def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
 
 def dataset_key(cell: Cell) -> str:
     """The key of the cell's dataset in this process's dataset cache."""
-    from treebench.cells import canonical_json
+    from treebench.cell import canonical_json
 
     return canonical_json([cell.dataset_loader, cell.dataset_params])
 
@@ -110,7 +110,7 @@ def _large(ds: Any) -> bool:
 
 def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
-    from treebench.cells import canonical_json
+    from treebench.cell import canonical_json
 
     key = (
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),

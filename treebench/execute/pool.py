@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe, wait
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun, finished_record, note_peak
 from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import reset_peak, vm_kb

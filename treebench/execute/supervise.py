@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun
 from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import vm_kb

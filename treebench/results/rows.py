@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from treebench.cells import Cell, canonical_json, cell_spec
+from treebench.cell import Cell, canonical_json, cell_spec
 
 RECORD_VERSION = 2
 

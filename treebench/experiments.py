@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from treebench.cells import Cell, canonical_json
+from treebench.cell import Cell, canonical_json
 from treebench.errors import UserError
 
 if TYPE_CHECKING:
