@@ -365,7 +365,7 @@ def _lock(out: Path, hint: str = "wait for it or give another --out.", optional:
 
 def _remove_partial_files(out: Path) -> None:
     """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
-    from treebench.results.store import cells_dir
+    from treebench.results.cellfile import cells_dir
 
     for pattern in (".*.child", ".*.tmp"):
         for p in cells_dir(out).glob(pattern):
@@ -825,7 +825,8 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     cell files and rewrites stale or damaged tables."""
     from treebench import experiments as xp
     from treebench.results.index import quarantine, scan, tables_state
-    from treebench.results.store import cells_dir, refresh_tables
+    from treebench.results.cellfile import cells_dir
+    from treebench.results.store import refresh_tables
 
     d = Path(results_dir)
     if not cells_dir(d).is_dir():
