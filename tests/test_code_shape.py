@@ -192,9 +192,7 @@ def _import_table() -> dict[str, dict]:
         table[module] = {
             "file": rel,
             "top": {n for node in top for n in _imported(node, module, is_package)},
-            "local": [(node.lineno, n) for node in local
-                      for n in _imported(node, module, is_package)[:1]
-                      + _imported(node, module, is_package)[1:]],
+            "local": [(node.lineno, _imported(node, module, is_package)) for node in local],
         }
     return table
 
@@ -221,9 +219,10 @@ def _heavy(table: dict[str, dict]) -> dict[str, frozenset[str]]:
     return {m: heavy(m, frozenset()) for m in table}
 
 
-def _target(table: dict[str, dict], name: str) -> str | None:
-    """The treebench module an imported dotted name loads (``m.x`` is ``m`` unless ``x`` is
-    a submodule); None outside treebench."""
+def _target(table: dict[str, dict], names: list[str]) -> str | None:
+    """The treebench module an import statement loads: its most specific module (``from m
+    import x`` loads ``m.x`` when ``x`` is a submodule, else ``m``); None outside treebench."""
+    name = max(names, key=len)
     if not name.startswith("treebench"):
         return None
     while name not in table:
@@ -239,8 +238,8 @@ def lazy_imports() -> list[tuple[str, int, str, str]]:
     heavy = _heavy(table)
     out = []
     for module, info in table.items():
-        for line, name in info["local"]:
-            target = _target(table, name)
+        for line, names in info["local"]:
+            target = _target(table, names)
             if target is None or target == module:
                 continue
             why = _LAZY_FILES.get(info["file"], "")

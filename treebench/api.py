@@ -25,6 +25,31 @@ from treebench.cells import expand_all
 from treebench.config.grid import Skipped
 from treebench.errors import UserError
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.config import (
+    apply_profile,
+    BACKENDS,
+    check_learner_params,
+    Experiment,
+    load_config,
+    set_dotted_key,
+    validate_config,
+)
+from treebench.registry import ALGORITHMS
+from treebench.text import clip, MAX_CHARS, show
+from treebench.sweeps import parse_axis as _parse
+from treebench.results.store import existing_status, load_rows, refresh_tables
+from treebench.execute.fold import dataset_for, prepare
+from treebench.cell import canonical_json
+from treebench import __version__, experiments as xp, safe_yaml
+from treebench.results.provenance import environment, provenance
+from treebench.execute.lifetime import exit_code_of
+from treebench.execute.lock import results_lock
+from treebench.results.cellfile import cells_dir
+from treebench.execute.jobs import effective_n_jobs
+from treebench.results.index import quarantine, read_index, scan, tables_state
+from treebench.report import parse_formats, write_report as _write
+from treebench.experiments import record_key
+from treebench.execute.executor import ClusterTarget, run_cells
 
 # the same as `schema.ERROR_STATUSES` (a test checks it), written out because importing the
 # schema loads numpy (through the metric registry), which importing this module does not
@@ -87,8 +112,6 @@ def resolve_experiment(
 ) -> Experiment:
     """The validated experiment of ``config`` with command-line overrides and sweep axes.
     ``applied`` (when given) receives, per sweep flag, the parameter it set per algorithm."""
-    from treebench.config import Experiment, load_config
-
     ov = dict(overrides or {})
     if seed is not None:
         ov["seed"] = seed
@@ -98,8 +121,6 @@ def resolve_experiment(
         ov["limits.memory"] = memory_limit
     exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
     if isinstance(config, Experiment) and (ov or profile is not None):
-        from treebench.config import apply_profile, set_dotted_key, validate_config
-
         raw = exp.model_dump()
         if profile is not None:
             raw = apply_profile(raw, profile, source="<experiment>")
@@ -121,9 +142,6 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
     its values. Raises `SweepError` naming the flag when no algorithm takes the parameter or
     an algorithm refuses one of the values. Returns the experiment (and, with
     ``with_applied``, which parameter each flag became per algorithm)."""
-    from treebench.config import validate_config
-    from treebench.registry import ALGORITHMS
-
     raw = exp.model_dump()
     try:
         applied = apply_axes(raw["algorithms"], axes, lambda n: ALGORITHMS.get(n).parameters())
@@ -140,10 +158,6 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
     """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
-    from treebench.config import check_learner_params
-    from treebench.text import MAX_CHARS, clip, show
-    from treebench.registry import ALGORITHMS
-
     entry = ALGORITHMS.get(algorithm)
     if entry.missing:
         return
@@ -159,8 +173,6 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
 
 def parse_axis(text: str, flag: str = "param") -> list[Any]:
     """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``."""
-    from treebench.sweeps import parse_axis as _parse
-
     try:
         return _parse(flag, text)
     except SweepFlagError as exc:
@@ -170,8 +182,6 @@ def parse_axis(text: str, flag: str = "param") -> list[Any]:
 def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = ()) -> Plan:
     """The experiment's cells, sorted by what a run does with them: run (no usable result, or a
     status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before)."""
-    from treebench.results.store import existing_status
-
     expansion = expand_all(exp)
     return classify(expansion.cells, {} if force else existing_status(out), retry,
                     expansion.skipped)
@@ -203,8 +213,6 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
     data warnings for the run summary."""
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.fold import dataset_for
-
     index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
     notes: list[str] = []
@@ -236,10 +244,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
     for every dataset/label/binarizer combination the cells use, without fitting any learner.
     Raises `UserError` naming the dataset and the binarizer; appends the data warnings to
     ``notes``; returns the number of combinations checked."""
-    from treebench.cell import canonical_json
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.fold import dataset_for, prepare
-
     seen: set[str] = set()
     datasets: set[str] = set()
     for c in cells:
@@ -275,9 +280,6 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
     of it that ran here, with the cells it defines (`treebench.experiments`), the
     environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
     Returns notes (a damaged manifest is set aside and rewritten)."""
-    from treebench import experiments as xp
-    from treebench.results.provenance import environment
-
     out.mkdir(parents=True, exist_ok=True)
     p = out / xp.MANIFEST
     notes: list[str] = []
@@ -358,15 +360,11 @@ def _lock(out: Path, hint: str = "wait for it or give another --out.", optional:
     """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
     writing the same results directory would remove each other's partial files and race on
     the tables."""
-    from treebench.execute.lock import results_lock
-
     return results_lock(out, hint=hint, optional=optional)
 
 
 def _remove_partial_files(out: Path) -> None:
     """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
-    from treebench.results.cellfile import cells_dir
-
     for pattern in (".*.child", ".*.tmp"):
         for p in cells_dir(out).glob(pattern):
             p.unlink(missing_ok=True)
@@ -454,8 +452,6 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
-        from treebench.experiments import record_key
-
         _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
     return summary
@@ -476,16 +472,12 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
     """Refuse ``force`` over finished cells without ``overwrite``, and a folder holding another
     experiment's cells without ``add_experiment``."""
     if o.force and not o.overwrite:
-        from treebench.results.store import existing_status
-
         n_done = sum(1 for st in existing_status(out_dir).values() if st == "ok")
         if n_done:
             raise UserError(
                 f"{out_dir}: --force would replace {n_done} finished cell(s); add --overwrite "
                 f"to do so, use --retry STATUS to rerun failed cells only, or give another --out."
             )
-    from treebench import experiments as xp
-
     try:
         xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, o.add_experiment)
     except xp.ManifestError:
@@ -497,7 +489,6 @@ def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     options leave them unset, checked."""
     from dataclasses import replace
 
-    from treebench.config import BACKENDS
 
     backend = o.backend or exp.execution.backend
     if backend not in BACKENDS:
@@ -513,9 +504,6 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
                     o: RunOptions) -> tuple[RunSummary, Plan]:
     """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
     the cells and refresh the tables. Returns the summary and the plan that ran."""
-    from treebench.execute.jobs import effective_n_jobs
-    from treebench.results.index import quarantine, scan
-
     n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
@@ -542,8 +530,6 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
 def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
     """(status, first line of the error, number of cells) for each distinct failure among
     ``cell_ids``, most frequent first."""
-    from treebench.results.store import load_rows
-
     kinds: Counter = Counter()
     for row in load_rows(out, sorted(cell_ids)):
         first = str(row.get("error") or "").strip().splitlines()
@@ -575,8 +561,6 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
     import hashlib
     import os
 
-    from treebench import __version__
-    from treebench.cell import canonical_json
 
     if not isinstance(config, str | Path):
         return None
@@ -599,7 +583,6 @@ def _default_out_of(config: Any) -> Path | None:
     name the schema would refuse can never take this path to a wrong result."""
     import yaml
 
-    from treebench import safe_yaml
 
     try:
         raw = safe_yaml.load(Path(config).read_text(encoding="utf-8"))
@@ -614,8 +597,6 @@ def _default_out_of(config: Any) -> Path | None:
 def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,
                    report: bool) -> RunSummary | None:
     """The summary of a run with nothing to do, or None when something might need doing."""
-    from treebench.results.store import existing_status
-
     out_dir = Path(out) if out is not None else _default_out_of(config)
     if out_dir is None:
         return None
@@ -624,9 +605,6 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
         ids, name = list(entry["cells"]), str(entry["experiment"])
     except (KeyError, TypeError):
         return None
-    from treebench import experiments as xp
-    from treebench.results.index import scan, tables_state
-
     try:
         recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
     except xp.ManifestError:
@@ -686,9 +664,6 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         summary.n_ran += 1
 
     if pl.to_run:
-        from treebench.execute.executor import ClusterTarget, run_cells
-        from treebench.results.provenance import provenance
-
         context = {"experiment": exp.name, "provenance": provenance()}
         try:
             run_cells(
@@ -698,13 +673,8 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
                 cluster=ClusterTarget(o.address, exp.execution.data_dir_on_workers, _on_cluster),
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
-            from treebench.execute.lifetime import exit_code_of
-
             summary.interrupted = True
             summary.exit_code = exit_code_of(exc)
-    from treebench.results.index import quarantine
-    from treebench.results.store import refresh_tables
-
     tables = (out_dir / "results.parquet", out_dir / "results.csv")
     _, why, current = refresh_tables(out_dir, exp.name)  # a no-op when they are current
     if why is not None and not summary.n_ran:
@@ -728,8 +698,6 @@ def refresh_results(results_dir: str | Path) -> list[str]:
     (changed cells, a damaged or missing table), under the directory's lock; a directory that
     another run is writing, or that cannot be written, is left as it is (readers then rebuild
     the table in memory). Returns a note when the tables were rewritten."""
-    from treebench.results.store import refresh_tables
-
     d = Path(results_dir)
     if not (d / "cells").is_dir():
         return []
@@ -746,8 +714,6 @@ REPORT_HINT = "wait for it to finish, then write the report."
 
 def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
     """Write the report of a results directory; returns the report folder."""
-    from treebench.report import write_report as _write
-
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     check_writable(target, "report directory")
@@ -767,8 +733,6 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
 
 def _stamp_report(results_dir: Path) -> None:
     """Record which cells the report was built from (`_report_current`)."""
-    from treebench.results.index import read_index
-
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
@@ -786,7 +750,6 @@ def report_tree(root: str | Path, out: str | Path | None = None,
                 formats=("html", "md", "csv", "latex")) -> Path:
     """Report every experiment under ``root`` and write a top-level index (and, when datasets
     repeat, a cross-experiment summary); returns the folder of the index."""
-    from treebench.report import parse_formats
     from treebench.report.index import write_tree
 
     root = Path(root)
@@ -823,11 +786,6 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     schema; the tables against the set of usable cells; the manifest and the cells each
     recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
     cell files and rewrites stale or damaged tables."""
-    from treebench import experiments as xp
-    from treebench.results.index import quarantine, scan, tables_state
-    from treebench.results.cellfile import cells_dir
-    from treebench.results.store import refresh_tables
-
     d = Path(results_dir)
     if not cells_dir(d).is_dir():
         raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")

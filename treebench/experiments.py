@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from treebench.cell import Cell, canonical_json
 from treebench.errors import UserError
+from treebench.results.rows import identity
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,8 +71,6 @@ def record_key(exp: Experiment, variant: dict[str, Any] | None) -> str:
 
 def identity_columns(cells: list[Cell], experiment: str) -> dict[str, list[Any]]:
     """The identity columns of each cell's results row, as columns (cell order)."""
-    from treebench.results.rows import identity
-
     rows = [identity(c, experiment) for c in cells]
     names: list[str] = list(_IDENTITY)
     for r in rows:

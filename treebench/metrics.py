@@ -34,6 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from treebench.errors import did_you_mean
+from treebench.tree.simplify import effective_leaves
+from treebench.tree.arrays import TreeArrays
+
 SPLITS = ("train", "val", "test")
 
 
@@ -208,8 +212,6 @@ class Inputs:
 
     @property
     def tree(self):
-        from treebench.tree.arrays import TreeArrays
-
         t = getattr(self.est, "tree_", None)
         return t if isinstance(t, TreeArrays) else None
 
@@ -506,8 +508,6 @@ for _m in (
 
 
 def _effective_leaves(tree) -> int:
-    from treebench.tree.simplify import effective_leaves
-
     return effective_leaves(tree)
 
 
@@ -516,8 +516,6 @@ def get(name: str) -> Metric:
     try:
         return _REGISTRY[name]
     except KeyError:
-        from treebench.errors import did_you_mean
-
         raise ValueError(
             f"unknown metric `{name}`{did_you_mean(name, _REGISTRY)}; known: {', '.join(_REGISTRY)}"
         ) from None

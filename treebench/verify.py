@@ -32,6 +32,13 @@ from treebench.errors import ConfigError, UserError
 from treebench.expectations import COLUMN_ALIASES, Expectation
 from treebench.results.values import (Indexed, MissingColumn, column, indexed, normalize_value,
                                       select_rows, sort_key, value_token)
+from treebench.cells import expand_all
+from treebench.config import error_location, load_config, pydantic_message  # one wording for config errors
+from treebench.experiments import make_record
+from treebench import experiments as xp
+from treebench.results.index import quarantined_cells
+from treebench.results import schema
+from treebench.results.store import current_table, holds_results, results_dirs
 
 #: exit code of `treebench verify` (and `run --verify`) when an expectation fails
 EXIT_FAILED = 5
@@ -399,7 +406,6 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
 
 # ----------------------------------------------------------------------------- directories
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
-    from treebench.config import error_location, pydantic_message  # one wording for config errors
     from pydantic import ValidationError
 
     out = []
@@ -415,18 +421,12 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
 
 def _records_from_config(config: str | Path, profile: str | None) -> list[dict[str, Any]]:
     """The experiment record of a config file: its claims and exactly the cells it defines."""
-    from treebench.cells import expand_all
-    from treebench.config import load_config
-    from treebench.experiments import make_record
-
     exp = load_config(config, profile=profile)
     return [make_record(exp, expand_all(exp).cells, None, "verify")]
 
 
 def _records_from_manifest(d: Path, profile: str | None) -> list[dict[str, Any]]:
     """The records of the runs recorded in ``d``'s manifest whose claims apply."""
-    from treebench import experiments as xp
-
     man = xp.read_manifest(d)
     if man is None:
         raise UserError(
@@ -456,9 +456,6 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
     folder). A defined cell with no usable result fails the claims that select it. ``table``
     is the folder's results table when the caller has it (else it is read, or rebuilt from the
     cell files when stale)."""
-    from treebench import experiments as xp
-    from treebench.results.index import quarantined_cells
-
     d = Path(results_dir)
     recs = _records_from_config(config, profile) if config is not None else \
         _records_from_manifest(d, profile)
@@ -490,9 +487,6 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
 
 
 def _table_of(d: Path):
-    from treebench.results import schema
-    from treebench.results.store import current_table
-
     if not (d / "cells").is_dir() and not (d / "results.parquet").is_file():
         raise UserError(f"{d}: no results here; run the experiment first.")
     try:
@@ -511,8 +505,6 @@ def experiment_dirs(path: str | Path) -> list[Path]:
     """``path`` itself when it holds results (cells, a manifest or a table), else the results
     directories below it (one experiment each, sorted, at any depth). Raise `UserError` when
     there is none."""
-    from treebench.results.store import holds_results, results_dirs
-
     p = Path(path)
     if holds_results(p):
         return [p]

@@ -41,6 +41,7 @@ from treebench.search.cache import entries_for_mb
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
 from treebench.tree.arrays import TreeArrays
+from treebench.search.clock import now_seconds
 
 _WARM = False
 
@@ -301,8 +302,6 @@ def warmup() -> float:
     G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
                 time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng,
                 True)
-    from treebench.search.clock import now_seconds
-
     now_seconds()
     _WARM = True
     return time.perf_counter() - t

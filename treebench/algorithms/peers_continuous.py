@@ -24,6 +24,7 @@ from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.peers import _replicate
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
+from treebench.tree.arrays import TreeArrays
 
 
 @ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer"),
@@ -50,8 +51,6 @@ class ConTreePeerClassifier(TreeClassifierBase):
         n_classes = len(self.classes_)
         if len(np.unique(yr)) < 2 or Xr.shape[0] < 2:
             counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
-            from treebench.tree.arrays import TreeArrays
-
             return TreeArrays.leaf(counts), {"optimal": True, "timed_out": False,
                                              "objective": float(counts.sum() - counts.max()),
                                              "objective_kind": "errors"}

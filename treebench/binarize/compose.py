@@ -30,6 +30,7 @@ from treebench.binarize._common import (
 from treebench.binarize.base import Binarizer
 from treebench.tree.columns import BinaryColumn
 from treebench.errors import ConfigError, DataError, ParameterError, did_you_mean
+from treebench.registry import BINARIZERS
 
 FIT_ON = ("train", "all")
 #: what a binarizer does with missing values (docs/missing-values.md): ``indicator`` (the
@@ -237,8 +238,6 @@ def impute(X, fills: dict[str, Any]):
 
 
 def _create(method: str, params: dict[str, Any]) -> Binarizer:
-    from treebench.registry import BINARIZERS
-
     try:
         entry = BINARIZERS.get(method)
     except ConfigError as exc:

@@ -16,6 +16,7 @@ from treebench.config.datasets import looks_like_file, predefined_split_availabl
 from treebench.expectations import Expectation
 from treebench.sweeps import expand_values
 from treebench.text import quote
+from treebench import metrics
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
 BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
@@ -427,8 +428,6 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench import metrics
-
         for m in v:
             metrics.get(m)  # ValueError naming the known metrics
         return v

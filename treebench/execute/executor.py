@@ -25,6 +25,11 @@ from typing import Any
 from treebench.cell import Cell
 from treebench.errors import ConfigError
 from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
+from treebench.execute.supervise import run_cell
+from treebench.results.store import write_cell
+from treebench.execute.lifetime import watch_parent
+from treebench.execute.cluster import run_on_cluster
+from treebench.execute.pool import run_pool
 
 
 def _backend_available(backend: str) -> None:
@@ -76,15 +81,11 @@ def run_cells(
     cluster = cluster or ClusterTarget()
     from joblib import Parallel, delayed, parallel_config
 
-    from treebench.execute.supervise import run_cell
-    from treebench.results.store import write_cell
 
     _backend_available(backend)
     if not cells:
         return Counter()
     if backend in ("dask", "ray"):  # a cluster: records come back, this process writes them
-        from treebench.execute.cluster import run_on_cluster
-
         progress = _Progress(len(cells), show_progress)
         try:
             run_on_cluster(
@@ -100,8 +101,6 @@ def run_cells(
     progress = _Progress(len(cells), show_progress)
     try:
         if backend == "fork":
-            from treebench.execute.pool import run_pool
-
             run_pool(cells, n_jobs_eff, data_dirs, context,
                      lambda rec: _take(rec, out, progress, on_result, write_cell))
             return progress.counts
@@ -139,7 +138,6 @@ def _worker_options(backend: str) -> dict[str, Any]:
         return {}
     import os
 
-    from treebench.execute.lifetime import watch_parent
 
     return {"idle_worker_timeout": LOKY_IDLE_SECONDS, "initializer": watch_parent,
             "initargs": (os.getpid(),)}

@@ -65,6 +65,8 @@ from treebench.data.cachefile import (
     read_header,
     remember,
 )
+from treebench.data.locate import cache_root
+from treebench.text import slug
 
 #: bump to invalidate every prepared file after a change of the format or of the transforms
 VERSION = "2"
@@ -75,8 +77,6 @@ ALIGN = 4096
 
 
 def cache_dir() -> Path:
-    from treebench.data.locate import cache_root
-
     return cache_root() / "prepared"
 
 
@@ -135,8 +135,6 @@ def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
 
 
 def path_for(name: str, key: str) -> Path:
-    from treebench.text import slug
-
     return cache_dir() / f"{slug(name)}-{key}{SUFFIX}"
 
 
@@ -307,8 +305,6 @@ FIT_SUFFIX = ".fit"
 
 
 def _slug(name: str) -> str:
-    from treebench.text import slug
-
     return slug(name)
 
 

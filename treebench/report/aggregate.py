@@ -20,6 +20,9 @@ import pandas as pd
 from treebench.errors import UserError
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
+from treebench.results.store import current_table, read_table
+from treebench import metrics as registry
+from treebench.results.schema import UNIT_INTERVAL
 
 # Parameters that only pick replicates (like folds) and never define a grid point.
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
@@ -81,8 +84,6 @@ def load_results(results_dir: Path) -> Results:
             f"No results table at {path}; run the experiment first or point the report at a "
             "results directory that contains results.parquet."
         )
-    from treebench.results.store import current_table, read_table
-
     stale: list[str] = []
     try:
         if (results_dir / "cells").is_dir() and path == results_dir / "results.parquet":
@@ -125,8 +126,6 @@ def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
     wanted = cfg.get("metrics") if isinstance(cfg, dict) else None
     if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
         return recorded
-    from treebench import metrics as registry
-
     names = {c for w in wanted if w in registry.names() for c in registry.columns(w)}
     names |= set(wanted)  # a config may also name a column
     names |= {f"{c}_effective" for c in names}  # leaves also as merged leaves
@@ -323,8 +322,6 @@ ERROR_BAR_NOTE = "bars: 95 % CI of the mean over folds (Student t), clipped to t
 def metric_range(metric: str) -> tuple[float, float]:
     """The values a metric column can take: [0, 1] for accuracies and AUCs, [0, ∞) for
     counts, sizes and times, else the whole line."""
-    from treebench.results.schema import UNIT_INTERVAL
-
     if metric in UNIT_INTERVAL:
         return 0.0, 1.0
     if metric.startswith(("n_", "depth", "expected_")) or metric.endswith(("_seconds", "_mb")):

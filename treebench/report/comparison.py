@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from treebench.report.aggregate import Results, distinct
 from treebench.report.figures import ALL_DATASETS, _Job, make_job, register_figures, slug
+from treebench.report.critical_difference import cd_figure, ranking, ranking_groups
+from treebench.report.pareto import pareto_figure, SIZES
 
 __all__ = ["ALL_DATASETS", "CD_METRICS", "comparison_jobs"]
 #: metrics ranked in critical-difference diagrams: test accuracy always, the others when the
@@ -22,9 +24,6 @@ CD_METRICS = (("test_accuracy", "test accuracy"), ("test_roc_auc", "test ROC AUC
 def comparison_jobs(results: Results) -> list[_Job]:
     """Critical-difference diagrams (one per ranked metric and depth group) and Pareto plots
     (one per dataset and size measure)."""
-    from treebench.report.critical_difference import ranking_groups
-    from treebench.report.pareto import SIZES
-
     jobs: list[_Job] = []
     for metric, label in CD_METRICS:
         if metric != "test_accuracy" and metric not in results.metrics:
@@ -44,8 +43,6 @@ def comparison_jobs(results: Results) -> list[_Job]:
 
 
 def _draw_cd(results: Results, job: _Job):
-    from treebench.report.critical_difference import cd_figure, ranking
-
     metric, label, where, what = job.extra
     r = ranking(results, metric, dict(where), what)
     if r is None:
@@ -54,8 +51,6 @@ def _draw_cd(results: Results, job: _Job):
 
 
 def _draw_pareto(results: Results, job: _Job):
-    from treebench.report.pareto import pareto_figure
-
     col, label = job.extra
     fig = pareto_figure(results, job.dataset, col, label)
     return None if fig is None else (fig, fig.axes[0].get_title())

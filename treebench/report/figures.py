@@ -37,6 +37,7 @@ from treebench.report.aggregate import (
 from treebench.results.values import NA, sort_key, value_token
 from treebench.report.tables import metric_label
 from treebench.text import slug
+from treebench.execute.lifetime import forked_worker_init
 
 AXIS_METRICS = ("test_accuracy", "train_accuracy", "test_r2", "train_r2", "n_leaves", "fit_seconds")
 LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
@@ -542,7 +543,6 @@ class _Drawing:
         import os
         from concurrent.futures import ProcessPoolExecutor
 
-        from treebench.execute.lifetime import forked_worker_init
 
         global _POOL_STATE
         _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled

@@ -25,6 +25,7 @@ import pandas as pd
 from treebench.report.aggregate import Results, distinct, params_text, varying_columns
 from treebench.results.values import NA
 from treebench.report.figures import _Job, make_job, register_figures, slug
+from treebench.report.figures import _colors, _finish, _new_figure, MARKERS
 
 X, Y = "fit_seconds", "train_accuracy"
 GUESS_PARAM = "param_regularization"
@@ -47,8 +48,6 @@ def time_accuracy_settings(results: Results, dataset: str) -> pd.DataFrame:
 
 def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     """The figure for ``dataset``; None when fewer than two settings can be drawn."""
-    from treebench.report.figures import MARKERS, _colors, _finish, _new_figure
-
     s = time_accuracy_settings(results, dataset)
     if len(s) < 2:
         return None

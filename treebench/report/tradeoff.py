@@ -32,6 +32,8 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA
 from treebench.report.figures import _Job, make_job, register_figures, slug
+from treebench.report.figures import _colors, DPI, MARKERS
+from treebench.report.tables import metric_label
 
 LAM = "param_lam"
 COST = "expected_cost_train"
@@ -85,7 +87,6 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     """The two-panel figure of ``dataset``; None when it has no λ sweep."""
     from matplotlib.figure import Figure
 
-    from treebench.report.figures import DPI, MARKERS, _colors
 
     lines, tuned = tradeoff_lines(results, dataset)
     if not lines:
@@ -135,8 +136,6 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
         ax_cost.set_xscale("symlog", linthresh=float(pos.min()))
     elif len(pos) and pos.max() / pos.min() >= 20:
         ax_cost.set_xscale("log")
-    from treebench.report.tables import metric_label
-
     ax_auc.set_title(f"{dataset}: ROC AUC and expected cost against λ")
     ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
     ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")

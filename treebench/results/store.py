@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from treebench.atomic import temp_path, write_bytes
 from treebench.errors import UserError
+from treebench.results.rows import history_entry
+from treebench.results.index import record_tables, scan, Scan, tables_state
+from treebench.results import schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,8 +58,6 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
     hash. A record that replaces an earlier one of the same cell keeps the earlier outcomes in
     ``history`` (the row's ``history`` column holds them as JSON). Raise `ResultsWriteError`
     when the file cannot be written (disk full): nothing of the directory is lost."""
-    from treebench.results.rows import history_entry
-
     d = cells_dir(out)
     row = record["row"]
     p = d / f"{row['cell_id']}.json"
@@ -87,8 +88,6 @@ def write_error(p: Path, exc: OSError) -> ResultsWriteError:
 
 def existing_status(out: Path) -> dict[str, str]:
     """cell id → status for every usable cell file in ``out`` (damaged ones count as absent)."""
-    from treebench.results.index import scan
-
     return {cid: e.status for cid, e in scan(out).cells.items()}
 
 
@@ -96,8 +95,6 @@ def load_rows(out: Path, cell_ids: list[str] | None = None) -> list[dict[str, An
     """The rows of the usable cell files of ``out`` (of ``cell_ids`` when given)."""
     d = cells_dir(out)
     if cell_ids is None:
-        from treebench.results.index import scan
-
         cell_ids = sorted(scan(out).cells)
     rows = []
     for cid in cell_ids:
@@ -115,7 +112,6 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
     """The results table of ``rows``; ``experiment`` names the rows that do not name one."""
     import pandas as pd
 
-    from treebench.results import schema
 
     df = pd.DataFrame(rows)
     # parameter columns keep their Python values (a missing key must not turn 50 into 50.0)
@@ -135,8 +131,6 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
 
 def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
     """Validate and write results.parquet and results.csv atomically."""
-    from treebench.results import schema
-
     schema.validate(df)
     out = Path(out)
     pq, csv = out / "results.parquet", out / "results.csv"
@@ -186,7 +180,6 @@ def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     """Each param_* column with its own type: no JSON-quoted strings."""
     import pandas as pd
 
-    from treebench.results import schema
 
     out = df.copy()
     for c in schema.param_columns(out) + schema.bparam_columns(out):
@@ -204,7 +197,6 @@ def read_table(path: Path) -> pd.DataFrame:
     """Read results.parquet (or .csv) back with schema dtypes, and check it."""
     import pandas as pd
 
-    from treebench.results import schema
 
     path = Path(path)
     if path.suffix == ".csv":
@@ -265,8 +257,6 @@ def refresh_tables(out: Path, experiment: str | None = None, *, write: bool = Tr
     rebuilt, else None; why it was rebuilt, else None; the scan). With ``write`` (the caller
     holds the lock) the tables and the index are written; else the table is only built.
     ``current`` is a scan the caller made already."""
-    from treebench.results.index import record_tables, scan, tables_state
-
     current = current if current is not None else scan(out, save=write)
     why = tables_state(out, current)
     if why is None:
@@ -284,8 +274,6 @@ def current_table(out: Path, experiment: str | None = None, *,
     when that is current, else rebuilt, and rewritten when ``write``), notes on what was found,
     and the scan."""
     if not cells_dir(out).is_dir():  # a table exported without its cell files
-        from treebench.results.index import Scan
-
         return read_table(Path(out) / "results.parquet"), [], Scan()
     df, why, current = refresh_tables(out, experiment, write=write)
     notes = current.problem_notes(out)
