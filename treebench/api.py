@@ -17,48 +17,44 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from typing import TYPE_CHECKING
 
+from treebench import __version__, safe_yaml
+from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
-from treebench.cell import Cell
+from treebench.cell import Cell, canonical_json
 from treebench.cells import expand_all
-from treebench.config.grid import Skipped
-from treebench.errors import UserError
-from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 from treebench.config import (
-    apply_profile,
     BACKENDS,
-    check_learner_params,
     Experiment,
+    apply_profile,
+    check_learner_params,
     load_config,
     set_dotted_key,
     validate_config,
 )
-from treebench.registry import ALGORITHMS
-from treebench.text import clip, MAX_CHARS, show
-from treebench.sweeps import parse_axis as _parse
-from treebench.results.store import existing_status, load_rows, refresh_tables
+from treebench.config.grid import Skipped
+from treebench.errors import UserError
+from treebench.execute.executor import ClusterTarget, run_cells
 from treebench.execute.fold import dataset_for, prepare
-from treebench.cell import canonical_json
-from treebench import __version__, experiments as xp, safe_yaml
-from treebench.results.provenance import environment, provenance
+from treebench.execute.jobs import effective_n_jobs
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
-from treebench.results.cellfile import cells_dir
-from treebench.execute.jobs import effective_n_jobs
-from treebench.results.index import quarantine, read_index, scan, tables_state
-from treebench.report import parse_formats, write_report as _write
 from treebench.experiments import record_key
-from treebench.execute.executor import ClusterTarget, run_cells
+from treebench.registry import ALGORITHMS
+from treebench.report import parse_formats
+from treebench.report import write_report as _write
+from treebench.results.cellfile import cells_dir
+from treebench.results.index import quarantine, read_index, scan, tables_state
+from treebench.results.provenance import environment, provenance
+from treebench.results.store import existing_status, load_rows, refresh_tables
+from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.sweeps import parse_axis as _parse
+from treebench.text import MAX_CHARS, clip, show
 
-# the same as `schema.ERROR_STATUSES` (a test checks it), written out because importing the
-# schema loads numpy (through the metric registry), which importing this module does not
+# the same as `schema.ERROR_STATUSES` (a test checks it), written out where the run's exit
+# codes are decided
 FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
 RETRYABLE = ("timeout", "oom", "error", "crashed")
-
-
-if TYPE_CHECKING:
-    from treebench.config import Experiment
 
 #: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
 ID_SCHEME = 2

@@ -21,7 +21,7 @@ from treebench.cell import Cell, cell_id, derive_seed
 from treebench.config.grid import Skipped, check_grid_size
 from treebench.config.grid import pairs as config_pairs
 from treebench.data.splits import split_instances
-from treebench.sweeps import expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
+from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from treebench.config import Experiment

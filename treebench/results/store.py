@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from treebench.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 from treebench.results.rows import history_entry
+from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 from treebench.results.index import record_tables, scan, Scan, tables_state
 from treebench.results import schema
 
