@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 
-from treebench import __version__, safe_yaml
+from treebench import __version__, report, safe_yaml
 from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import Cell, canonical_json
@@ -35,14 +35,12 @@ from treebench.config import (
 from treebench.config.grid import Skipped
 from treebench.errors import UserError
 from treebench.execute.executor import ClusterTarget, run_cells
-from treebench.execute.fold import dataset_for, prepare
+from treebench.execute import fold
 from treebench.execute.jobs import effective_n_jobs
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
 from treebench.registry import ALGORITHMS
-from treebench.report import parse_formats
-from treebench.report import write_report as _write
 from treebench.results.cellfile import cells_dir
 from treebench.results.index import quarantine, read_index, scan, tables_state
 from treebench.results.provenance import environment, provenance
@@ -215,7 +213,7 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            ds = dataset_for(c, data_dirs, offline=offline)
+            ds = fold.dataset_for(c, data_dirs, offline=offline)
             sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
             notes += check_dataset_split(ds, c.dataset, sp)
             notes += check_missing(ds, c.dataset, _missing_uses(cells, c.dataset))
@@ -248,7 +246,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
         if key in seen:
             continue
         seen.add(key)
-        ds = dataset_for(c, data_dirs, offline=offline)
+        ds = fold.dataset_for(c, data_dirs, offline=offline)
         if c.dataset not in datasets:
             datasets.add(c.dataset)
             found = check_dataset_split(ds, c.dataset, dict(c.split))
@@ -256,7 +254,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
             if notes is not None:
                 notes += found
         try:
-            prepare(c, data_dirs)
+            fold.prepare(c, data_dirs)
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -715,7 +713,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     check_writable(target, "report directory")
     with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
         try:
-            _write(results_dir, target, formats=tuple(formats))
+            report.write_report(results_dir, target, formats=tuple(formats))
         except OSError as exc:
             reason = (exc.strerror or type(exc).__name__).lower()
             raise UserError(
@@ -756,7 +754,7 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     with ExitStack() as locks:  # never beside a run's writes
         for d in experiment_dirs(root):
             locks.enter_context(_lock(d, hint=REPORT_HINT, optional=True))
-        return write_tree(root, target, parse_formats(list(formats)))
+        return write_tree(root, target, report.parse_formats(list(formats)))
 
 
 @dataclass
