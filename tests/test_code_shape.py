@@ -265,3 +265,59 @@ def test_treebench_imports_are_at_module_top():
     inner = [f"{rel}:{line} imports {target}" for rel, line, target, why in lazy_imports()
              if not why]
     assert not inner, f"move these imports to the top of their module: {inner}"
+
+
+# ----------------------------------------------------------------------------- private names
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(rel: str, source: str) -> list[str]:
+    """Where the module at ``rel`` uses a private name (``_x``) of another treebench module:
+    ``from m import _x``, or ``m._x`` / ``C._x`` on a name imported from treebench. A private
+    module (``_kernels.py``) is private to its package: modules of the same package import it."""
+    module, is_package = _module_of(rel)
+    package = module if is_package else module.rpartition(".")[0]
+    imported: dict[str, str] = {}
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = _imported(node, module, is_package)[0]
+            if not base.startswith("treebench"):
+                continue
+            for a in node.names:
+                imported[a.asname or a.name] = f"{base}.{a.name}"
+                if _is_private(a.name) and not (base == package and f"{base}.{a.name}" in _MODULES):
+                    out.append(f"{rel}:{node.lineno} imports {a.name} from {base}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("treebench"):
+                    imported[a.asname or a.name] = a.name
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            owner = ast.unparse(node.value)
+            if owner in imported or owner.startswith("treebench."):
+                out.append(f"{rel}:{node.lineno} uses {owner}.{node.attr}")
+    return out
+
+
+_MODULES = {_module_of(p.relative_to(ROOT).as_posix())[0] for p in PACKAGE.rglob("*.py")}
+
+
+def test_private_uses_are_found():
+    src = ("from treebench.report.figures import _Job, Results\nfrom treebench import metrics\n"
+           "from treebench.algorithms import _topk_kernels\nx = metrics._auc(1) + Results._n\n")
+    assert sorted(private_uses("treebench/report/tables.py", src)) == [
+        "treebench/report/tables.py:1 imports _Job from treebench.report.figures",
+        "treebench/report/tables.py:3 imports _topk_kernels from treebench.algorithms",
+        "treebench/report/tables.py:4 uses Results._n",
+        "treebench/report/tables.py:4 uses metrics._auc",
+    ]
+    assert private_uses("treebench/algorithms/topk.py", src.splitlines()[2]) == []
+
+
+def test_no_module_uses_a_private_name_of_another():
+    """A leading underscore means "this module's own": a name another module needs is public
+    (renamed) or moved to where both can import it."""
+    found = [use for rel, src in _files() for use in private_uses(rel, src)]
+    assert not found, f"make these names public or move them: {found}"

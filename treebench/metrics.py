@@ -83,7 +83,7 @@ def _mean_neg_log(p: np.ndarray, sample_weight=None) -> float:
     return float(np.average(-np.log(np.clip(p, eps, 1.0 - eps)), weights=_w(p, sample_weight)))
 
 
-def _binary_auc(pos: np.ndarray, score: np.ndarray, sample_weight=None) -> float:
+def binary_auc(pos: np.ndarray, score: np.ndarray, sample_weight=None) -> float:
     """Area under the ROC curve of ``score`` for the positives ``pos``: the (weighted)
     probability that a positive outscores a negative, ties counted 1/2 (Mann–Whitney U)."""
     w = _w(pos, sample_weight)
@@ -110,7 +110,7 @@ def _auc_sorted(s: np.ndarray, pos: np.ndarray, neg: np.ndarray, wp: float, wn: 
 
 
 def _auc_grouped(score: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> float:
-    """`_binary_auc` over groups of rows that share a score: ``score``, positive and negative
+    """`binary_auc` over groups of rows that share a score: ``score``, positive and negative
     weight per group (equal scores of different groups tie as rows do)."""
     wp, wn = float(pos.sum()), float(neg.sum())
     if wp == 0 or wn == 0:
@@ -130,9 +130,9 @@ def roc_auc(y: np.ndarray, proba: np.ndarray, classes: np.ndarray, sample_weight
     if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
         return float("nan")
     if len(classes) == 2:
-        return _binary_auc(y == classes[1], proba[:, 1], sample_weight)
+        return binary_auc(y == classes[1], proba[:, 1], sample_weight)
     return float(np.mean([
-        _binary_auc(y == c, proba[:, j], sample_weight) for j, c in enumerate(classes)
+        binary_auc(y == c, proba[:, j], sample_weight) for j, c in enumerate(classes)
     ]))
 
 
@@ -145,13 +145,13 @@ def roc_auc_ovo(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
         return float("nan")
     if len(classes) == 2:
-        return _binary_auc(y == classes[1], proba[:, 1])
+        return binary_auc(y == classes[1], proba[:, 1])
     pairs = []
     for a in range(len(classes)):
         for b in range(a + 1, len(classes)):
             rows = (y == classes[a]) | (y == classes[b])
             ya = y[rows] == classes[a]
-            pairs.append(0.5 * (_binary_auc(ya, proba[rows, a]) + _binary_auc(~ya, proba[rows, b])))
+            pairs.append(0.5 * (binary_auc(ya, proba[rows, a]) + binary_auc(~ya, proba[rows, b])))
     return float(np.mean(pairs))
 
 

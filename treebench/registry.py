@@ -188,6 +188,10 @@ class Registry:
                 f"run `treebench {self.kind}s` to list them."
             ) from None
 
+    def registered(self, name: str) -> bool:
+        """Whether ``name`` is registered already (no module is imported to find out)."""
+        return name in self._entries
+
     def __contains__(self, name: str) -> bool:
         self._load_for(name)
         return name in self._entries

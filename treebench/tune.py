@@ -92,7 +92,7 @@ def validation_score(est, X_val: np.ndarray, y_val: np.ndarray, metric: str) -> 
     classes = est.classes_
     auc = metrics.roc_auc(y_val, proba, classes)
     if np.isnan(auc) and len(classes) > 2:  # a class absent from the validation rows
-        aucs = [metrics._binary_auc(y_val == c, proba[:, j]) for j, c in enumerate(classes)]
+        aucs = [metrics.binary_auc(y_val == c, proba[:, j]) for j, c in enumerate(classes)]
         aucs = [a for a in aucs if not np.isnan(a)]
         auc = float(np.mean(aucs)) if aucs else float("nan")
     return float(auc)

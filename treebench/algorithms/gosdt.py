@@ -46,7 +46,7 @@ from treebench.search.clock import now_seconds
 _WARM = False
 
 
-def _check_lb_guess(lb_guess) -> dict:
+def check_lb_guess(lb_guess) -> dict:
     if lb_guess is None:
         return {}
     if not isinstance(lb_guess, dict):
@@ -198,7 +198,7 @@ class GOSDTClassifier(TreeClassifierBase):
 
     def _fit_tree(self, X, y_index, ctx):
         t_start = time.perf_counter()
-        params = _check_lb_guess(self.lb_guess)
+        params = check_lb_guess(self.lb_guess)
         lam_rate = float(self.regularization)
         sw = np.asarray(ctx.sample_weight, dtype=np.float64)
         n_classes = len(self.classes_)

@@ -44,7 +44,7 @@ def _quiet_fit(est, X, y) -> None:
         est.fit(X, y)
 
 
-def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
+def replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
     take no weights, so other weights are refused with a clear error. (Hence their registry
     entries do not declare the ``weights`` input kind: only whole-number weights work.)"""
@@ -92,7 +92,7 @@ class DL85PeerClassifier(TreeClassifierBase):
         if self.paper_search:
             kw = dict(depth_two_special_algo=False, similar_lb=False, similar_for_branching=False,
                       desc=True, repeat_sort=True, cache_type=Cache_Type.Cache_HashCover)
-        Xr, yr = _replicate(X, y_index, sample_weight, "dl85")
+        Xr, yr = replicate(X, y_index, sample_weight, "dl85")
         est = DL85Classifier(max_depth=self.max_depth, min_sup=self.min_sup,
                              time_limit=int(np.ceil(self.time_limit or 0)), **kw)
         t0 = time.perf_counter()
@@ -140,7 +140,7 @@ class STreeDPeerClassifier(TreeClassifierBase):
         sample_weight = ctx.sample_weight
         from pystreed import STreeDClassifier
 
-        Xr, yr = _replicate(X, y_index, sample_weight, "streed")
+        Xr, yr = replicate(X, y_index, sample_weight, "streed")
         # pystreed ignores cost_complexity unless the task is "cost-complex-accuracy"
         task = "cost-complex-accuracy" if self.cost_complexity > 0 else "accuracy"
         est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=self.cost_complexity,
@@ -204,12 +204,12 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         from gosdt import GOSDTClassifier
 
         sample_weight = ctx.sample_weight
-        Xr, yr = _replicate(X, y_index, sample_weight, "gosdt-ref")
+        Xr, yr = replicate(X, y_index, sample_weight, "gosdt-ref")
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
-            from treebench.algorithms.gosdt import _check_lb_guess, fit_reference, reference_bound
+            from treebench.algorithms.gosdt import check_lb_guess, fit_reference, reference_bound
 
-            y_ref, guess_s = fit_reference(Xr, yr, None, _check_lb_guess(self.lb_guess),
+            y_ref, guess_s = fit_reference(Xr, yr, None, check_lb_guess(self.lb_guess),
                                            self.random_state, self.classes_)
         # gosdt 1.0.4 counts a lone leaf as depth 0, as we do (checked by a test)
         est = GOSDTClassifier(regularization=self.regularization, allow_small_reg=True,

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.peers import _replicate
+from treebench.algorithms.peers import replicate
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
 from treebench.tree.arrays import TreeArrays
@@ -47,7 +47,7 @@ class ConTreePeerClassifier(TreeClassifierBase):
         sample_weight = ctx.sample_weight
         from pycontree import ConTree
 
-        Xr, yr = _replicate(X, y_index, sample_weight, "contree")
+        Xr, yr = replicate(X, y_index, sample_weight, "contree")
         n_classes = len(self.classes_)
         if len(np.unique(yr)) < 2 or Xr.shape[0] < 2:
             counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)

@@ -485,7 +485,7 @@ class CatalogLoader:
 def register_catalog() -> None:
     for entry in load_catalog().values():
         for n in [entry.name, *entry.aliases]:
-            if n in DATASETS._entries:  # noqa: SLF001 - first registration wins
+            if DATASETS.registered(n):  # first registration wins
                 continue
             title = entry.spec.get("title") or entry.name
             DATASETS.add(

@@ -238,10 +238,10 @@ def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
             remember(fh, digest)  # this process wrote it: no need to read it back
     except OSError as exc:
         warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", CacheWarning, stacklevel=3)
-        _remove(tmp)
+        remove_file(tmp)
         return False
     except BaseException:  # the binarizer's own error (bad data) or an interrupt: no file left
-        _remove(tmp)
+        remove_file(tmp)
         raise
     evict(cap, keep=path)
     return True
@@ -269,7 +269,7 @@ def _write_rows(fh, key: str, shape: tuple[int, int], dtype: np.dtype, nbytes: i
     return digest
 
 
-def _remove(path: Path) -> None:
+def remove_file(path: Path) -> None:
     try:
         path.unlink()
     except OSError:
@@ -293,7 +293,7 @@ def evict(cap: float, keep: Path | None = None) -> None:
         try:
             p.unlink()
             total -= size
-            _remove(p.with_name(p.name + ".lock"))
+            remove_file(p.with_name(p.name + ".lock"))
         except OSError:
             pass
 
@@ -302,10 +302,6 @@ def evict(cap: float, keep: Path | None = None) -> None:
 
 #: the file name ending of a fitted binarizer (`treebench.execute.fitted`)
 FIT_SUFFIX = ".fit"
-
-
-def _slug(name: str) -> str:
-    return slug(name)
 
 
 # ------------------------------------------------------------------------------ the rows

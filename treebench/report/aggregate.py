@@ -161,7 +161,7 @@ def _key_columns(table: pd.DataFrame) -> list[str]:
     return [c for c in cols if column_label(c).removeprefix("bin.") not in REPLICATE_PARAMS]
 
 
-def _applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
+def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
     """Values with `NA` where the row's algorithm (binarizer) params JSON lacks the name and the
     value is null: the parameter does not exist for that row rather than being None."""
     if col.startswith(schema.BPARAM_PREFIX):
@@ -192,7 +192,7 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     for c in key_columns:
         # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
         vals = pd.Series([normalize_value(v) for v in table[c]], index=table.index, dtype=object)
-        out[c] = _applicable(table, c, vals)
+        out[c] = with_not_applicable(table, c, vals)
     return out
 
 

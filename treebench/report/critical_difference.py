@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
-    _applicable,
+    with_not_applicable,
     Results,
     distinct,
     fmt_value,
@@ -76,7 +76,7 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
     # NA where the row's algorithm has no such parameter (None stays None: set to None)
     t = t.copy()
     for c in cols:
-        t[c] = _applicable(t, c, t[c])
+        t[c] = with_not_applicable(t, c, t[c])
     tuned = t["tuned_params"] if "tuned_params" in t.columns else pd.Series([None] * len(t),
                                                                               index=t.index)
     labels = []

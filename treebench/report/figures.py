@@ -163,7 +163,7 @@ def _dodge(ticks: list[float], n_lines: int, log_x: bool) -> np.ndarray:
     return 0.25 * gap * (np.arange(n_lines) / (n_lines - 1) - 0.5)
 
 
-def _colors(n: int) -> list[Any]:
+def line_colors(n: int) -> list[Any]:
     from matplotlib import colormaps
 
     if n <= 10:
@@ -173,7 +173,7 @@ def _colors(n: int) -> list[Any]:
     return [cmap(x) for x in np.linspace(0.0, 0.92, n)]
 
 
-def _new_figure() -> Any:
+def new_figure() -> Any:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
@@ -235,7 +235,7 @@ def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
     return len(refs)
 
 
-def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
+def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
             n_legend: int) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
@@ -270,8 +270,8 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     pos, ticks, labels, numeric = _x_positions(xs)
     log_x = numeric and min(ticks) > 0 and max(ticks) / min(ticks) >= 100
     shift = _dodge(ticks, len(lines), log_x)
-    fig, ax = _new_figure()
-    colors = _colors(len(lines))
+    fig, ax = new_figure()
+    colors = line_colors(len(lines))
     algs = sorted({ln.algorithm for ln in lines})
     flags = 0
     for i, ln in enumerate(lines):
@@ -300,7 +300,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     ylabel = " / ".join(metric_label(m) for m in metrics) if len(metrics) == 2 \
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
-    _finish(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
+    finish_figure(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
             len(lines) + n_refs + (2 if len(metrics) == 2 else 0))
     return fig
 
@@ -324,8 +324,8 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     algs = sorted(set(s.loc[shown, "algorithm"]))
     if not algs:
         return None
-    fig, ax = _new_figure()
-    colors = _colors(len(algs))
+    fig, ax = new_figure()
+    colors = line_colors(len(algs))
     partial = False
     for a, alg in enumerate(algs):
         rows = s[s["algorithm"] == alg]
@@ -352,7 +352,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
         notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
     xlabel = ("leaves, same-label siblings merged (mean over folds)"
               if size == "n_leaves_effective" else "leaves (mean over folds)")
-    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
+    finish_figure(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
             "; ".join(notes), len(algs))
     return fig
 
@@ -393,7 +393,7 @@ CACHE_FILE = ".figures.json"
 
 
 @dataclass(frozen=True)
-class _Job:
+class FigureJob:
     """One figure file to draw: ``kind`` names its drawer (`DRAWERS`); ``dataset`` is the
     dataset whose settings it shows, or `ALL_DATASETS` for figures over every dataset (its
     cache signature then covers every setting); ``extra`` is what its drawer needs besides."""
@@ -409,16 +409,16 @@ class _Job:
 #: the dataset label of figures drawn over every dataset (critical-difference diagrams)
 ALL_DATASETS = "all datasets"
 #: kind -> drawer(results, job) -> (figure, title) or None (no figure for these inputs)
-DRAWERS: dict[str, Callable[[Results, _Job], tuple[Any, str] | None]] = {}
+DRAWERS: dict[str, Callable[[Results, FigureJob], tuple[Any, str] | None]] = {}
 #: functions listing further figure jobs (comparison and trade-off figures register theirs)
-JOB_MAKERS: list[Callable[[Results], list[_Job]]] = []
+JOB_MAKERS: list[Callable[[Results], list[FigureJob]]] = []
 #: modules whose import registers figure kinds (`register_figures`); loaded by `write_figures`
 FIGURE_MODULES = ("treebench.report.comparison", "treebench.report.tradeoff",
                   "treebench.report.time_accuracy")
 
 
-def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
-                     draw: Callable[[Results, _Job], tuple[Any, str] | None]) -> None:
+def register_figures(kind: str, jobs: Callable[[Results], list[FigureJob]],
+                     draw: Callable[[Results, FigureJob], tuple[Any, str] | None]) -> None:
     """Add a kind of figure to every report: ``jobs(results)`` lists its files and
     ``draw(results, job)`` draws one; `write_figures` caches and parallelises them as it does
     the per-dataset figures."""
@@ -427,11 +427,11 @@ def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
         JOB_MAKERS.append(jobs)
 
 
-def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> _Job:
-    return _Job(stem, dataset, None, (), kind, extra)
+def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> FigureJob:
+    return FigureJob(stem, dataset, None, (), kind, extra)
 
 
-def _jobs(results: Results) -> list[_Job]:
+def _jobs(results: Results) -> list[FigureJob]:
     size = size_metric(results.settings)
     metrics = [size if m == "n_leaves" else m for m in AXIS_METRICS
                if m in results.metrics]
@@ -452,12 +452,12 @@ def _jobs(results: Results) -> list[_Job]:
         ds = stems[str(dataset)]
         for axis in all_axes:
             for name, mets in plans:
-                jobs.append(_Job(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
-        jobs.append(_Job(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, (), "leaves"))
+                jobs.append(FigureJob(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
+        jobs.append(FigureJob(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, (), "leaves"))
     return jobs
 
 
-def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
+def _signature(results: Results, job: FigureJob, formats: tuple[str, ...]) -> str:
     """A hash of everything a figure is drawn from: its dataset's settings, the job, the
     formats and the drawing code's version."""
     import hashlib
@@ -472,7 +472,7 @@ def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
+def _draw(results: Results, job: FigureJob, fdir: Path, formats: tuple[str, ...]
           ) -> tuple[str, dict[str, Path]] | None:
     import matplotlib
 
@@ -528,7 +528,7 @@ class _Drawing:
     """Figures being drawn: in forked workers (the caller goes on with other work, e.g. the
     tables, until `result`), or here, at `result`, when a pool does not pay off."""
 
-    def __init__(self, results: Results, jobs: list[_Job], fdir: Path,
+    def __init__(self, results: Results, jobs: list[FigureJob], fdir: Path,
                  formats: tuple[str, ...], n_jobs: int):
         self.args = (results, jobs, fdir, formats)
         self.pool = None
@@ -582,7 +582,7 @@ class _Drawing:
         _POOL_STATE = None
 
 
-def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[str, ...],
+def _draw_many(results: Results, jobs: list[FigureJob], fdir: Path, formats: tuple[str, ...],
                n_jobs: int) -> list[tuple[str, dict[str, Path]] | None]:
     """Draw ``jobs``, in forked worker processes when there are two or more."""
     return _Drawing(results, jobs, fdir, formats, n_jobs).result()
@@ -591,7 +591,7 @@ def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[st
 _POOL_STATE: Any = None
 
 
-def _draw_in_child(job: _Job):
+def _draw_in_child(job: FigureJob):
     results, fdir, formats = _POOL_STATE
     return _draw(results, job, fdir, formats)
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import Results, params_text, varying_columns
-from treebench.report.figures import _colors, _finish, _new_figure, MARKERS, size_metric
+from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS, size_metric
 from treebench.report.tables import metric_label
 
 #: size measures: (column, axis label, figure stem suffix); ``n_leaves`` stands for the
@@ -67,8 +67,8 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     if len(s) < 2:
         return None
     algs = sorted(set(s["algorithm"]))
-    colors = _colors(len(algs))
-    fig, ax = _new_figure()
+    colors = line_colors(len(algs))
+    fig, ax = new_figure()
     for a, alg in enumerate(algs):
         rows = s[s["algorithm"] == alg]
         ax.scatter(rows[scol].to_numpy(float), rows[mcol].to_numpy(float), color=colors[a],
@@ -92,7 +92,7 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     note = "one marker per setting (mean over folds and seeds of finished cells)"
     if n_hidden:
         note += f"; {n_hidden} setting(s) with no finished cell not shown"
-    _finish(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
+    finish_figure(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
             metric_label(metric), xlabel, note, len(algs) + 1)
     return fig
 

@@ -31,8 +31,8 @@ from treebench.report.aggregate import (
     varying_columns,
 )
 from treebench.results.values import NA
-from treebench.report.figures import _Job, make_job, register_figures, slug
-from treebench.report.figures import _colors, DPI, MARKERS
+from treebench.report.figures import FigureJob, make_job, register_figures, slug
+from treebench.report.figures import line_colors, DPI, MARKERS
 from treebench.report.tables import metric_label
 
 LAM = "param_lam"
@@ -98,7 +98,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
     ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
     n_tuned = tuned["algorithm"].nunique() if len(tuned) else 0
-    colors = _colors(len(lines) + n_tuned)
+    colors = line_colors(len(lines) + n_tuned)
     lams = allrows["_lam"].to_numpy(float)
     for i, (label, rows) in enumerate(lines):
         x = rows["_lam"].to_numpy(float)
@@ -150,7 +150,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     return fig
 
 
-def tradeoff_jobs(results: Results) -> list[_Job]:
+def tradeoff_jobs(results: Results) -> list[FigureJob]:
     """``figures/<dataset>__lambda_tradeoff.*`` for every dataset (drawn when it sweeps λ)."""
     if LAM not in results.settings:
         return []
@@ -158,7 +158,7 @@ def tradeoff_jobs(results: Results) -> list[_Job]:
             for d in distinct(results.settings["dataset"])]
 
 
-def _draw_tradeoff(results: Results, job: _Job):
+def _draw_tradeoff(results: Results, job: FigureJob):
     fig = tradeoff_figure(results, job.dataset)
     return None if fig is None else (fig, f"{job.dataset}: ROC AUC and expected cost against λ")
 

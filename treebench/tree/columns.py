@@ -37,7 +37,7 @@ class BinaryColumn:
     value: Any = None
     missing: bool = False
 
-    _NEG = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "in": "not in"}
+    NEGATION = {">=": "<", "<=": ">", ">": "<=", "<": ">=", "==": "!=", "in": "not in"}
 
     def split_text(self, threshold: float = 0.5) -> tuple[str, str]:
         """(text of the left branch ``x <= threshold``, text of the right branch)."""
@@ -59,7 +59,7 @@ class BinaryColumn:
             raise ValueError(f"raw column `{self.feature}` has no fixed condition; use split_text")
         if self.op == "missing":
             return f"{self.feature} is not missing"
-        text = f"{self.feature} = 0" if self.op == "is" else f"{self.feature} {self._NEG[self.op]} {_fmt(self.value)}"
+        text = f"{self.feature} = 0" if self.op == "is" else f"{self.feature} {self.NEGATION[self.op]} {_fmt(self.value)}"
         return f"{text} or {self.feature} is missing" if self.missing else text
 
     def to_dict(self) -> dict[str, Any]:

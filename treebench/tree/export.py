@@ -75,7 +75,7 @@ def conditions_from_names(names: Sequence[str], binary: bool = True):
             col = BinaryColumn(n[: -len(" is missing")], "missing")
         elif n.endswith(" = 1"):
             col = BinaryColumn(n[:-4], "is")
-        elif (m := pattern.match(n)) and m["op"] in BinaryColumn._NEG:
+        elif (m := pattern.match(n)) and m["op"] in BinaryColumn.NEGATION:
             col = BinaryColumn(m["f"], m["op"], _number(m["v"]), m["f"] in missing)
         if col is not None:
             feats.append(col.feature)
