@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from treebench.registry import ALGORITHMS
+
 __version__ = "0.1.0"
 
 
 def _estimators() -> dict[str, Any]:
     """Class name → class of every registered treebench estimator (test-only ones excluded)."""
-    from treebench.registry import ALGORITHMS
-
     out: dict[str, Any] = {}
     for entry in ALGORITHMS:
         obj = entry.obj

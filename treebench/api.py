@@ -17,21 +17,42 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from typing import TYPE_CHECKING
 
+from treebench import __version__, report, safe_yaml
+from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
-from treebench.cells import Cell, Skipped, expand_all
+from treebench.cell import Cell, canonical_json
+from treebench.cells import expand_all
+from treebench.config import (
+    BACKENDS,
+    Experiment,
+    apply_profile,
+    check_learner_params,
+    load_config,
+    set_dotted_key,
+    validate_config,
+)
+from treebench.config.grid import Skipped
 from treebench.errors import UserError
+from treebench.execute.executor import ClusterTarget, run_cells
+from treebench.execute import fold
+from treebench.execute.jobs import effective_n_jobs
+from treebench.execute.lifetime import exit_code_of
+from treebench.execute.lock import results_lock
+from treebench.experiments import record_key
+from treebench.registry import ALGORITHMS
+from treebench.results.cellfile import cells_dir
+from treebench.results.index import quarantine, read_index, scan, tables_state
+from treebench.results.provenance import environment, provenance
+from treebench.results.store import existing_status, load_rows, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.sweeps import parse_axis as _parse
+from treebench.text import MAX_CHARS, clip, show
 
-# the same as `schema.ERROR_STATUSES` (a test checks it), written out because importing the
-# schema loads numpy (through the metric registry), which importing this module does not
+# the same as `schema.ERROR_STATUSES` (a test checks it), written out where the run's exit
+# codes are decided
 FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
 RETRYABLE = ("timeout", "oom", "error", "crashed")
-
-
-if TYPE_CHECKING:
-    from treebench.config import Experiment
 
 #: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
 ID_SCHEME = 2
@@ -85,8 +106,6 @@ def resolve_experiment(
 ) -> Experiment:
     """The validated experiment of ``config`` with command-line overrides and sweep axes.
     ``applied`` (when given) receives, per sweep flag, the parameter it set per algorithm."""
-    from treebench.config import Experiment, load_config
-
     ov = dict(overrides or {})
     if seed is not None:
         ov["seed"] = seed
@@ -96,8 +115,6 @@ def resolve_experiment(
         ov["limits.memory"] = memory_limit
     exp = config if isinstance(config, Experiment) else load_config(config, ov, profile=profile)
     if isinstance(config, Experiment) and (ov or profile is not None):
-        from treebench.config import apply_profile, set_dotted_key, validate_config
-
         raw = exp.model_dump()
         if profile is not None:
             raw = apply_profile(raw, profile, source="<experiment>")
@@ -119,9 +136,6 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
     its values. Raises `SweepError` naming the flag when no algorithm takes the parameter or
     an algorithm refuses one of the values. Returns the experiment (and, with
     ``with_applied``, which parameter each flag became per algorithm)."""
-    from treebench.config import validate_config
-    from treebench.registry import ALGORITHMS
-
     raw = exp.model_dump()
     try:
         applied = apply_axes(raw["algorithms"], axes, lambda n: ALGORITHMS.get(n).parameters())
@@ -138,10 +152,6 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
     """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
-    from treebench.config import check_learner_params
-    from treebench.text import MAX_CHARS, clip, show
-    from treebench.registry import ALGORITHMS
-
     entry = ALGORITHMS.get(algorithm)
     if entry.missing:
         return
@@ -157,8 +167,6 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
 
 def parse_axis(text: str, flag: str = "param") -> list[Any]:
     """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``."""
-    from treebench.sweeps import parse_axis as _parse
-
     try:
         return _parse(flag, text)
     except SweepFlagError as exc:
@@ -168,8 +176,6 @@ def parse_axis(text: str, flag: str = "param") -> list[Any]:
 def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = ()) -> Plan:
     """The experiment's cells, sorted by what a run does with them: run (no usable result, or a
     status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before)."""
-    from treebench.results.store import existing_status
-
     expansion = expand_all(exp)
     return classify(expansion.cells, {} if force else existing_status(out), retry,
                     expansion.skipped)
@@ -201,15 +207,13 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     the run with exit code 2; downloads (when online) happen here, never in workers. Returns the
     data warnings for the run summary."""
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.fold import dataset_for
-
     index = {n: i for i, n in enumerate(exp.dataset_names())}
     seen: set[str] = set()
     notes: list[str] = []
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            ds = dataset_for(c, data_dirs, offline=offline)
+            ds = fold.dataset_for(c, data_dirs, offline=offline)
             sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
             notes += check_dataset_split(ds, c.dataset, sp)
             notes += check_missing(ds, c.dataset, _missing_uses(cells, c.dataset))
@@ -234,10 +238,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
     for every dataset/label/binarizer combination the cells use, without fitting any learner.
     Raises `UserError` naming the dataset and the binarizer; appends the data warnings to
     ``notes``; returns the number of combinations checked."""
-    from treebench.cells import canonical_json
     from treebench.data.checks import check_dataset_split, check_missing
-    from treebench.execute.fold import dataset_for, prepare
-
     seen: set[str] = set()
     datasets: set[str] = set()
     for c in cells:
@@ -245,7 +246,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
         if key in seen:
             continue
         seen.add(key)
-        ds = dataset_for(c, data_dirs, offline=offline)
+        ds = fold.dataset_for(c, data_dirs, offline=offline)
         if c.dataset not in datasets:
             datasets.add(c.dataset)
             found = check_dataset_split(ds, c.dataset, dict(c.split))
@@ -253,7 +254,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
             if notes is not None:
                 notes += found
         try:
-            prepare(c, data_dirs)
+            fold.prepare(c, data_dirs)
         except UserError:
             raise
         except (ValueError, TypeError, KeyError) as exc:
@@ -270,12 +271,9 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
                    sweep: dict[str, list[Any]] | None = None, cells: list[Cell] | None = None,
                    variant: dict[str, Any] | None = None) -> list[str]:
     """Write ``manifest.json``: one experiment record per config (and profile) and per variant
-    of it that ran here, with the cells it defines (`treebench.results.experiments`), the
+    of it that ran here, with the cells it defines (`treebench.experiments`), the
     environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
     Returns notes (a damaged manifest is set aside and rewritten)."""
-    from treebench.results import experiments as xp
-    from treebench.results.provenance import environment
-
     out.mkdir(parents=True, exist_ok=True)
     p = out / xp.MANIFEST
     notes: list[str] = []
@@ -356,15 +354,11 @@ def _lock(out: Path, hint: str = "wait for it or give another --out.", optional:
     """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
     writing the same results directory would remove each other's partial files and race on
     the tables."""
-    from treebench.execute.lock import results_lock
-
     return results_lock(out, hint=hint, optional=optional)
 
 
 def _remove_partial_files(out: Path) -> None:
     """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
-    from treebench.results.store import cells_dir
-
     for pattern in (".*.child", ".*.tmp"):
         for p in cells_dir(out).glob(pattern):
             p.unlink(missing_ok=True)
@@ -425,7 +419,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     learner, so it takes a fraction of a second.
 
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
-    claims are checked on exactly those (`treebench.results.experiments`)."""
+    claims are checked on exactly those (`treebench.experiments`)."""
     o = options if options is not None else RunOptions()
     _check_options(o)
     key = None
@@ -452,8 +446,6 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
-        from treebench.results.experiments import record_key
-
         _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
     return summary
@@ -474,16 +466,12 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
     """Refuse ``force`` over finished cells without ``overwrite``, and a folder holding another
     experiment's cells without ``add_experiment``."""
     if o.force and not o.overwrite:
-        from treebench.results.store import existing_status
-
         n_done = sum(1 for st in existing_status(out_dir).values() if st == "ok")
         if n_done:
             raise UserError(
                 f"{out_dir}: --force would replace {n_done} finished cell(s); add --overwrite "
                 f"to do so, use --retry STATUS to rerun failed cells only, or give another --out."
             )
-    from treebench.results import experiments as xp
-
     try:
         xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, o.add_experiment)
     except xp.ManifestError:
@@ -495,7 +483,6 @@ def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     options leave them unset, checked."""
     from dataclasses import replace
 
-    from treebench.config import BACKENDS
 
     backend = o.backend or exp.execution.backend
     if backend not in BACKENDS:
@@ -511,9 +498,6 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
                     o: RunOptions) -> tuple[RunSummary, Plan]:
     """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
     the cells and refresh the tables. Returns the summary and the plan that ran."""
-    from treebench.execute.jobs import effective_n_jobs
-    from treebench.results.index import quarantine, scan
-
     n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
@@ -540,8 +524,6 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
 def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
     """(status, first line of the error, number of cells) for each distinct failure among
     ``cell_ids``, most frequent first."""
-    from treebench.results.store import load_rows
-
     kinds: Counter = Counter()
     for row in load_rows(out, sorted(cell_ids)):
         first = str(row.get("error") or "").strip().splitlines()
@@ -573,8 +555,6 @@ def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None
     import hashlib
     import os
 
-    from treebench import __version__
-    from treebench.cells import canonical_json
 
     if not isinstance(config, str | Path):
         return None
@@ -597,7 +577,6 @@ def _default_out_of(config: Any) -> Path | None:
     name the schema would refuse can never take this path to a wrong result."""
     import yaml
 
-    from treebench import safe_yaml
 
     try:
         raw = safe_yaml.load(Path(config).read_text(encoding="utf-8"))
@@ -612,8 +591,6 @@ def _default_out_of(config: Any) -> Path | None:
 def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,
                    report: bool) -> RunSummary | None:
     """The summary of a run with nothing to do, or None when something might need doing."""
-    from treebench.results.store import existing_status
-
     out_dir = Path(out) if out is not None else _default_out_of(config)
     if out_dir is None:
         return None
@@ -622,9 +599,6 @@ def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], f
         ids, name = list(entry["cells"]), str(entry["experiment"])
     except (KeyError, TypeError):
         return None
-    from treebench.results import experiments as xp
-    from treebench.results.index import scan, tables_state
-
     try:
         recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
     except xp.ManifestError:
@@ -684,9 +658,6 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         summary.n_ran += 1
 
     if pl.to_run:
-        from treebench.execute.executor import ClusterTarget, run_cells
-        from treebench.results.provenance import provenance
-
         context = {"experiment": exp.name, "provenance": provenance()}
         try:
             run_cells(
@@ -696,13 +667,8 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
                 cluster=ClusterTarget(o.address, exp.execution.data_dir_on_workers, _on_cluster),
             )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
-            from treebench.execute.lifetime import exit_code_of
-
             summary.interrupted = True
             summary.exit_code = exit_code_of(exc)
-    from treebench.results.index import quarantine
-    from treebench.results.store import refresh_tables
-
     tables = (out_dir / "results.parquet", out_dir / "results.csv")
     _, why, current = refresh_tables(out_dir, exp.name)  # a no-op when they are current
     if why is not None and not summary.n_ran:
@@ -726,8 +692,6 @@ def refresh_results(results_dir: str | Path) -> list[str]:
     (changed cells, a damaged or missing table), under the directory's lock; a directory that
     another run is writing, or that cannot be written, is left as it is (readers then rebuild
     the table in memory). Returns a note when the tables were rewritten."""
-    from treebench.results.store import refresh_tables
-
     d = Path(results_dir)
     if not (d / "cells").is_dir():
         return []
@@ -744,14 +708,12 @@ REPORT_HINT = "wait for it to finish, then write the report."
 
 def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
     """Write the report of a results directory; returns the report folder."""
-    from treebench.report import write_report as _write
-
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     check_writable(target, "report directory")
     with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
         try:
-            _write(results_dir, target, formats=tuple(formats))
+            report.write_report(results_dir, target, formats=tuple(formats))
         except OSError as exc:
             reason = (exc.strerror or type(exc).__name__).lower()
             raise UserError(
@@ -765,8 +727,6 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
 
 def _stamp_report(results_dir: Path) -> None:
     """Record which cells the report was built from (`_report_current`)."""
-    from treebench.results.index import read_index
-
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
@@ -784,7 +744,6 @@ def report_tree(root: str | Path, out: str | Path | None = None,
                 formats=("html", "md", "csv", "latex")) -> Path:
     """Report every experiment under ``root`` and write a top-level index (and, when datasets
     repeat, a cross-experiment summary); returns the folder of the index."""
-    from treebench.report import parse_formats
     from treebench.report.index import write_tree
 
     root = Path(root)
@@ -795,7 +754,7 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     with ExitStack() as locks:  # never beside a run's writes
         for d in experiment_dirs(root):
             locks.enter_context(_lock(d, hint=REPORT_HINT, optional=True))
-        return write_tree(root, target, parse_formats(list(formats)))
+        return write_tree(root, target, report.parse_formats(list(formats)))
 
 
 @dataclass
@@ -821,10 +780,6 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
     schema; the tables against the set of usable cells; the manifest and the cells each
     recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
     cell files and rewrites stale or damaged tables."""
-    from treebench.results import experiments as xp
-    from treebench.results.index import quarantine, scan, tables_state
-    from treebench.results.store import cells_dir, refresh_tables
-
     d = Path(results_dir)
     if not cells_dir(d).is_dir():
         raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")

@@ -1,4 +1,4 @@
-"""Grid expansion and cells.
+"""Grid expansion: a config's cells (the `Cell` record and its id live in `treebench.cell`).
 
 A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination;
 its id is a hash of that canonical spec. Time and memory limits travel with the cell but are
@@ -13,156 +13,25 @@ no input at all on some dataset is a config error, caught at validation by the s
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field, replace
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from treebench.cell import Cell, cell_id, derive_seed
+from treebench.config.grid import Skipped, check_grid_size
+from treebench.config.grid import pairs as config_pairs
+from treebench.data.splits import split_instances
+from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
+
 if TYPE_CHECKING:
     from treebench.config import Experiment
 
-from treebench.sweeps import expand_values, grid, grid_size, parse_scalar  # noqa: F401 - re-exported
 
-# ----------------------------------------------------------------------------- cells
-@dataclass(frozen=True)
-class Cell:
-    """One unit of work; ``id`` is the hash of its canonical spec (`cell_spec`)."""
-
-    id: str
-    dataset: str  # display name
-    dataset_loader: str
-    dataset_params: dict[str, Any]
-    split: dict[str, Any]
-    fold: int
-    seed: int
-    binarizer: str
-    binarizer_params: dict[str, Any]
-    algorithm: str
-    algorithm_label: str
-    algorithm_params: dict[str, Any]
-    limits: dict[str, Any]  # execution settings: not part of the id
-    random_state: int
-    experiment_seed: int = 0
-    costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
-    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 31-bit seed derived deterministically from its parts (never global seeding)."""
-    h = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
-    return int.from_bytes(h[:4], "little") & 0x7FFFFFFF
-
-
-def cell_spec(c: Cell) -> dict[str, Any]:
-    out = {
-        "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
-        "split": c.split,
-        "fold": c.fold,
-        "seed": c.seed,
-        "binarizer": {"method": c.binarizer, "params": c.binarizer_params},
-        "algorithm": {"name": c.algorithm, "params": c.algorithm_params},
-        "random_state": c.random_state,
-        **({"costs": c.costs} if c.costs else {}),  # unit costs leave ids unchanged
-    }
-    if c.tune:  # only tuned cells record a plan, so other cells keep their ids
-        out["tune"] = c.tune
-    return out
-
-
-def cell_id(c: Cell) -> str:
-    return hashlib.sha256(canonical_json(cell_spec(c)).encode()).hexdigest()[:16]
-
-
-# ----------------------------------------------------------------------------- input pairing
-@dataclass
-class Skipped:
-    """A (learner, binarization) pair that `expand` left out, and why."""
-
-    dataset: str
-    algorithm: str
-    binarizer: str
-    reason: str
-
-
+# ----------------------------------------------------------------------------- expansion
 @dataclass
 class Expansion:
     cells: list[Cell]
     skipped: list[Skipped] = field(default_factory=list)
-
-
-#: a grid of more cells than this gets a one-line warning before it is expanded
-WARN_CELLS = 100_000
-#: a grid of more cells than this is refused unless ``execution.max_cells`` (``--max-cells``)
-#: raises the limit: expanding 10^6 cells takes about half a minute and a gigabyte
-MAX_CELLS = 1_000_000
-
-
-class GridSizeWarning(UserWarning):
-    """A config whose grid has more than `WARN_CELLS` cells."""
-
-
-def count_cells(exp: Experiment) -> int:
-    """How many cells `expand_all` makes at most (before merging duplicate grid points),
-    counted from the axes' lengths without expanding anything."""
-    from treebench.data.splits import split_instances
-
-    total = 0
-    names = exp.dataset_names()
-    for i, ds in enumerate(exp.datasets):
-        sspec = exp.split_for(i)
-        n_inst = len(split_instances(sspec.kind, sspec.n_splits, list(sspec.seeds or [exp.seed])))
-        pairs = _pairs(exp, ds, names[i], {})
-        total += n_inst * sum(grid_size(b.params) * grid_size(a.params) for b, a in pairs)
-    return total
-
-
-def check_grid_size(exp: Experiment, source: str = "<config>", n: int | None = None) -> int:
-    """The grid's cell count ``n`` (default `count_cells`): a `GridSizeWarning` above
-    `WARN_CELLS`, a `ConfigError` above the limit (``execution.max_cells``, default
-    `MAX_CELLS`)."""
-    import warnings
-
-    from treebench.errors import ConfigError
-
-    n = count_cells(exp) if n is None else n
-    limit = exp.execution.max_cells or MAX_CELLS
-    if n > limit:
-        raise ConfigError(
-            f"{source}: the grid has {n:,} cells, more than the limit of {limit:,}; narrow the "
-            f"sweep axes or, if you mean it, raise the limit with `--max-cells {n}` (or "
-            f"`execution.max_cells: {n}`)."
-        )
-    if n > WARN_CELLS:
-        warnings.warn(f"the grid has {n:,} cells (more than {WARN_CELLS:,}); expanding it takes "
-                      f"about {max(1, round(n * 3e-5))} s before anything runs.", GridSizeWarning,
-                      stacklevel=2)
-    return n
-
-
-def _pairs(exp: Experiment, ds: Any, name: str,
-           skipped: dict[tuple[str, str, str], Skipped]) -> list[tuple[Any, Any]]:
-    """The (binarization, algorithm entry) pairs that make cells on dataset ``name``; the pairs
-    left out because the learner does not accept that input go into ``skipped``."""
-    from treebench.registry import accepts_binarization
-
-    pairs: list[tuple[Any, Any]] = []
-    for a in exp.algorithms:
-        if not a.runs_on(name):  # `datasets:` on the entry names other datasets
-            continue
-        for b in exp.binarization_for(ds, a):
-            if not accepts_binarization(a.name, b.method):
-                key = (name, a.label or a.name, b.method)
-                skipped.setdefault(key, Skipped(*key, reason=(
-                    f"{a.name} needs 0/1 features and `{b.method}` passes numeric "
-                    f"features through")))
-                continue
-            pairs.append((b, a))
-    return pairs
 
 
 def expand(exp: Experiment) -> list[Cell]:
@@ -180,7 +49,7 @@ def expand_all(exp: Experiment) -> Expansion:
     seen: set[str] = set()
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
     for i, ds in enumerate(exp.datasets):
-        pairs = _pairs(exp, ds, names[i], skipped)
+        pairs = config_pairs(exp, ds, names[i], skipped)
         for c in _dataset_cells(exp, i, names[i], pairs):
             cid = cell_id(c)
             if cid not in seen:
@@ -193,8 +62,6 @@ def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, An
     """The cells (without ids) of dataset ``i`` for its (binarization, algorithm) ``pairs``:
     fold by fold, binarizations in first-use order, so that cells sharing a binarized fold are
     adjacent."""
-    from treebench.data.splits import split_instances
-
     ds = exp.datasets[i]
     loader, lparams = ds.loader()
     sspec = exp.split_for(i)  # its own split, its test file, or the experiment's split

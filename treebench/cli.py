@@ -71,10 +71,10 @@ def _main(
 
 @contextlib.contextmanager
 def _one_line_warnings():
-    """Show the grid-size warning (`treebench.cells.GridSizeWarning`) as one line on stderr."""
+    """Show the grid-size warning (`treebench.config.grid.GridSizeWarning`) as one line on stderr."""
     import warnings
 
-    from treebench.cells import GridSizeWarning
+    from treebench.config.grid import GridSizeWarning
 
     shown = warnings.showwarning
 
@@ -484,7 +484,7 @@ def show(
         import json
 
         from treebench.errors import UserError
-        from treebench.results.store import cells_dir
+        from treebench.results.cellfile import cells_dir
 
         if (cell_id is None) == (not where):
             raise UserError("show needs a cell id or --where conditions (one of the two), e.g. "
@@ -497,7 +497,7 @@ def show(
 
         import glob
 
-        from treebench.results.store import CellFileError, read_cell
+        from treebench.results.cellfile import CellFileError, read_cell
 
         d = cells_dir(results_dir)
         if not cell_id or not all(ch.isalnum() or ch in "-_" for ch in cell_id):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from treebench.text import MAX_CHARS, quote
+
 
 class UserError(Exception):
     """Bad input from the user (config, data file, parameter, flag): exit code 2."""
@@ -35,8 +37,6 @@ class DataWarning(UserWarning):
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean `x`?)' for the closest choice, or ''."""
-    from treebench.text import MAX_CHARS, quote
-
     if len(str(name)) > 4 * MAX_CHARS:  # a value pasted from a file: no name is that long
         return ""
     close = difflib.get_close_matches(str(name), sorted(choices), n=1, cutoff=0.5)

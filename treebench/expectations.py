@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from treebench.results import schema
+from treebench.errors import did_you_mean
 
 AGGS = ("mean", "median", "min", "max", "count")
 REDUCERS = ("mean", "median", "min", "max")
@@ -43,8 +44,6 @@ def check_column(name: str, what: str = "column") -> str:
     col = COLUMN_ALIASES.get(name, name)
     if schema.is_declared(col):
         return col
-    from treebench.errors import did_you_mean
-
     known = list(schema.declared()) + list(COLUMN_ALIASES)
     raise ValueError(
         f"unknown {what} `{name}`{did_you_mean(name, known)}; use a results column "

@@ -35,6 +35,10 @@ from typing import Any
 import numpy as np
 
 from treebench.columns import Column
+from treebench.errors import did_you_mean
+from treebench.tree.simplify import effective_leaves
+from treebench.tree.arrays import TreeArrays
+from treebench.registry import METRICS
 
 SPLITS = ("train", "val", "test")
 
@@ -81,7 +85,7 @@ def _mean_neg_log(p: np.ndarray, sample_weight=None) -> float:
     return float(np.average(-np.log(np.clip(p, eps, 1.0 - eps)), weights=_w(p, sample_weight)))
 
 
-def _binary_auc(pos: np.ndarray, score: np.ndarray, sample_weight=None) -> float:
+def binary_auc(pos: np.ndarray, score: np.ndarray, sample_weight=None) -> float:
     """Area under the ROC curve of ``score`` for the positives ``pos``: the (weighted)
     probability that a positive outscores a negative, ties counted 1/2 (Mann–Whitney U)."""
     w = _w(pos, sample_weight)
@@ -108,7 +112,7 @@ def _auc_sorted(s: np.ndarray, pos: np.ndarray, neg: np.ndarray, wp: float, wn: 
 
 
 def _auc_grouped(score: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> float:
-    """`_binary_auc` over groups of rows that share a score: ``score``, positive and negative
+    """`binary_auc` over groups of rows that share a score: ``score``, positive and negative
     weight per group (equal scores of different groups tie as rows do)."""
     wp, wn = float(pos.sum()), float(neg.sum())
     if wp == 0 or wn == 0:
@@ -128,9 +132,9 @@ def roc_auc(y: np.ndarray, proba: np.ndarray, classes: np.ndarray, sample_weight
     if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
         return float("nan")
     if len(classes) == 2:
-        return _binary_auc(y == classes[1], proba[:, 1], sample_weight)
+        return binary_auc(y == classes[1], proba[:, 1], sample_weight)
     return float(np.mean([
-        _binary_auc(y == c, proba[:, j], sample_weight) for j, c in enumerate(classes)
+        binary_auc(y == c, proba[:, j], sample_weight) for j, c in enumerate(classes)
     ]))
 
 
@@ -143,13 +147,13 @@ def roc_auc_ovo(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     if len(present) < 2 or len(present) != len(classes) or not np.isin(present, classes).all():
         return float("nan")
     if len(classes) == 2:
-        return _binary_auc(y == classes[1], proba[:, 1])
+        return binary_auc(y == classes[1], proba[:, 1])
     pairs = []
     for a in range(len(classes)):
         for b in range(a + 1, len(classes)):
             rows = (y == classes[a]) | (y == classes[b])
             ya = y[rows] == classes[a]
-            pairs.append(0.5 * (_binary_auc(ya, proba[rows, a]) + _binary_auc(~ya, proba[rows, b])))
+            pairs.append(0.5 * (binary_auc(ya, proba[rows, a]) + binary_auc(~ya, proba[rows, b])))
     return float(np.mean(pairs))
 
 
@@ -210,8 +214,6 @@ class Inputs:
 
     @property
     def tree(self):
-        from treebench.tree.arrays import TreeArrays
-
         t = getattr(self.est, "tree_", None)
         return t if isinstance(t, TreeArrays) else None
 
@@ -227,17 +229,14 @@ class Inputs:
         return self._cache["leaves"]
 
     def _from_tree(self) -> bool:
-        """Whether predictions may be read off the tree: the estimator is a treebench tree
-        classifier that does not override ``predict``/``predict_proba`` (the registry-wide
-        test checks those equal the tree's), which saves re-validating the data per call."""
+        """Whether predictions may be read off the tree: the estimator says so
+        (``predicts_from_tree``: a treebench tree classifier that does not override
+        ``predict``/``predict_proba``; the registry-wide test checks those equal the tree's),
+        which saves re-validating the data per call."""
         if "from_tree" not in self._cache:
-            from treebench.algorithms.base import TreeClassifierBase
-
-            cls = type(self.est)
-            self._cache["from_tree"] = (
-                isinstance(self.est, TreeClassifierBase) and self.tree is not None
-                and cls.predict is TreeClassifierBase.predict
-                and cls.predict_proba is TreeClassifierBase.predict_proba
+            predicts_from_tree = getattr(type(self.est), "predicts_from_tree", None)
+            self._cache["from_tree"] = bool(
+                predicts_from_tree is not None and self.tree is not None and predicts_from_tree()
             )
         return self._cache["from_tree"]
 
@@ -446,9 +445,7 @@ def register(metric: Metric) -> Metric:
     """Add a metric to the metric registry (`treebench.registry.METRICS`; its name must be
     new). A plug-in package calls this in the module its ``treebench.metrics`` entry point
     names; the metric's columns then belong to every results table (`declared_columns`)."""
-    from treebench.registry import METRICS
-
-    if metric.name in METRICS._entries:
+    if METRICS.registered(metric.name):
         raise ValueError(f"metric `{metric.name}` is registered twice")
     METRICS.register(metric.name, description=metric.description)(metric)
     return metric
@@ -512,13 +509,10 @@ for _m in (
 
 
 def _effective_leaves(tree) -> int:
-    from treebench.tree.simplify import effective_leaves
-
     return effective_leaves(tree)
 
 
 def _registry():
-    from treebench.registry import METRICS
 
     return METRICS
 
@@ -528,8 +522,6 @@ def get(name: str) -> Metric:
     reg = _registry()
     if name in reg:
         return reg.get(name).obj
-    from treebench.errors import did_you_mean
-
     known = names()
     raise ValueError(
         f"unknown metric `{name}`{did_you_mean(name, known)}; known: {', '.join(known)}"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treebench.errors import ConfigError, did_you_mean
+from treebench.columns import Column
 
 #: what a learner may accept (declared with ``inputs=`` when registering it): 0/1 features,
 #: real-valued features, categorical features as such, sample weights, more than two classes,
@@ -196,6 +197,10 @@ class Registry:
                 f"run `treebench {self.kind}s` to list them."
             ) from None
 
+    def registered(self, name: str) -> bool:
+        """Whether ``name`` is registered already (no module is imported to find out)."""
+        return name in self._entries
+
     def __contains__(self, name: str) -> bool:
         self._load_for(name)
         return name in self._entries
@@ -220,7 +225,6 @@ class Registry:
 
 
 def _check_columns(name: str, columns: tuple[Any, ...]) -> tuple[Any, ...]:
-    from treebench.columns import Column
 
     bad = [c for c in columns if not isinstance(c, Column)]
     if bad:

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from treebench import metrics
+
 RULES = ("scan_down_tol", "argmax")
 TUNE_METRICS = ("val_auc", "val_accuracy")
 
@@ -83,8 +85,6 @@ def check_steps(steps: list[dict[str, Any]], known_params: list[str] | None = No
 
 def validation_score(est, X_val: np.ndarray, y_val: np.ndarray, metric: str) -> float:
     """``val_auc`` or ``val_accuracy`` of a fitted estimator on the validation rows."""
-    from treebench import metrics
-
     y_val = np.asarray(y_val)
     if metric == "val_accuracy":
         return metrics.accuracy(y_val, est.predict(X_val))
@@ -92,7 +92,7 @@ def validation_score(est, X_val: np.ndarray, y_val: np.ndarray, metric: str) -> 
     classes = est.classes_
     auc = metrics.roc_auc(y_val, proba, classes)
     if np.isnan(auc) and len(classes) > 2:  # a class absent from the validation rows
-        aucs = [metrics._binary_auc(y_val == c, proba[:, j]) for j, c in enumerate(classes)]
+        aucs = [metrics.binary_auc(y_val == c, proba[:, j]) for j, c in enumerate(classes)]
         aucs = [a for a in aucs if not np.isnan(a)]
         auc = float(np.mean(aucs)) if aucs else float("nan")
     return float(auc)

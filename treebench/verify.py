@@ -30,6 +30,15 @@ import pandas as pd
 
 from treebench.errors import ConfigError, UserError
 from treebench.expectations import COLUMN_ALIASES, Expectation
+from treebench.results.values import (Indexed, MissingColumn, column, indexed, normalize_value,
+                                      select_rows, sort_key, value_token)
+from treebench.cells import expand_all
+from treebench.config import error_location, load_config, pydantic_message  # one wording for config errors
+from treebench.experiments import make_record
+from treebench import experiments as xp
+from treebench.results.index import quarantined_cells
+from treebench.results import schema
+from treebench.results.store import current_table, holds_results, results_dirs
 
 #: exit code of `treebench verify` (and `run --verify`) when an expectation fails
 EXIT_FAILED = 5
@@ -93,91 +102,22 @@ class _Fail(Exception):
 
 
 # ----------------------------------------------------------------------------- values
-def _norm(v: Any) -> Any:
-    from treebench.report.aggregate import normalize_value
-
-    return normalize_value(v)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _eq(a: Any, b: Any) -> bool:
-    a, b = _norm(a), _norm(b)
-    if a is None or b is None:
-        return a is None and b is None
-    if _is_num(a) and _is_num(b):
-        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0.0)
-    return str(a) == str(b)
-
-
-def _ordered(a: Any, b: Any, op: str) -> bool:
-    a, b = _norm(a), _norm(b)
-    if not (_is_num(a) and _is_num(b)):
-        return False
-    return {"ge": a >= b, "gt": a > b, "le": a <= b, "lt": a < b}[op]
-
-
-def _match(v: Any, cond: Any) -> bool:
-    if isinstance(cond, dict):
-        for op, x in cond.items():
-            if op == "eq" and not _eq(v, x):
-                return False
-            if op == "ne" and _eq(v, x):
-                return False
-            if op == "in" and not any(_eq(v, y) for y in x):
-                return False
-            if op in ("ge", "gt", "le", "lt") and not _ordered(v, x, op):
-                return False
-        return True
-    if isinstance(cond, list):
-        return any(_eq(v, y) for y in cond)
-    return _eq(v, cond)
-
-
-class Indexed:
-    """A results table with each column's values normalised and factorised once, so that the
-    many selections of a verification cost one pass over the distinct values of a column."""
-
-    def __init__(self, df: pd.DataFrame) -> None:
-        self.df = df
-        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
-
-    def codes(self, col: str) -> tuple[np.ndarray, list[Any]]:
-        if col not in self._codes:
-            vals = [_norm(v) for v in self.df[col]]
-            codes, _ = pd.factorize(pd.Series([_token(v) for v in vals], dtype=object),
-                                    sort=False)
-            uniques: dict[int, Any] = {}
-            for i, c in enumerate(codes):
-                uniques.setdefault(int(c), vals[i])
-            self._codes[col] = (codes, [uniques[i] for i in range(len(uniques))])
-        return self._codes[col]
-
-
-def _ix(table: pd.DataFrame | Indexed) -> Indexed:
-    return table if isinstance(table, Indexed) else Indexed(table)
 
 
 def _column(table: pd.DataFrame | Indexed, name: str) -> str:
-    col = COLUMN_ALIASES.get(name, name)
-    df = table.df if isinstance(table, Indexed) else table
-    if col not in df.columns:
-        raise _Fail(f"the results have no column `{col}`")
-    return col
+    try:
+        return column(table, name, COLUMN_ALIASES)
+    except MissingColumn as exc:
+        raise _Fail(str(exc)) from None
 
 
 def select(table: pd.DataFrame | Indexed, where: dict[str, Any]) -> pd.DataFrame:
     """The rows of ``table`` matching every condition of ``where`` (a value, a list of values,
     or a mapping of operators eq/ne/in/ge/gt/le/lt)."""
-    ix = _ix(table)
-    mask = np.ones(len(ix.df), dtype=bool)
-    for name, cond in where.items():
-        codes, uniques = ix.codes(_column(ix, name))
-        hit = np.fromiter((_match(u, cond) for u in uniques), dtype=bool, count=len(uniques))
-        mask &= hit[codes] if len(codes) else mask
-    return ix.df[mask]
+    try:
+        return select_rows(table, where, COLUMN_ALIASES)
+    except MissingColumn as exc:
+        raise _Fail(str(exc)) from None
 
 
 def _where_text(where: dict[str, Any]) -> str:
@@ -194,14 +134,12 @@ def _where_text(where: dict[str, Any]) -> str:
 
 def _fmt_cond(x: Any) -> str:
     if isinstance(x, list):
-        return "{" + ",".join(str(_norm(y)) for y in x) + "}"
-    return str(_norm(x))
+        return "{" + ",".join(str(normalize_value(y)) for y in x) + "}"
+    return str(normalize_value(x))
 
 
 def _token(v: Any) -> str:
-    from treebench.report.aggregate import value_token
-
-    return value_token(_norm(v))
+    return value_token(normalize_value(v))
 
 
 def _reduce(values: pd.Series | np.ndarray, how: str) -> float:
@@ -368,8 +306,6 @@ def _present(table: pd.DataFrame | Indexed, where: dict[str, Any],
 
 def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
                     name: str) -> Verdict:
-    from treebench.report.aggregate import sort_key
-
     mono = e.monotone
     assert mono is not None
     rows = select(table, where)
@@ -378,7 +314,7 @@ def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
     col = _column(rows, mono.along)
     values = {}
     for v in rows[col]:
-        values.setdefault(_token(v), _norm(v))
+        values.setdefault(_token(v), normalize_value(v))
     axis = sorted(values.values(), key=sort_key)
     if len(axis) < 2:
         raise _Fail(f"`{col}` takes {len(axis)} value(s) in the selection; monotonicity needs two")
@@ -436,13 +372,11 @@ def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
     """One ``where`` addition per combination of the ``per`` columns present in the selection."""
     if not e.per:
         return [{}]
-    from treebench.report.aggregate import sort_key
-
     rows = select(table, e.where)
     cols = [_column(table, c) for c in e.per]
     combos: dict[tuple[str, ...], tuple[Any, ...]] = {}
     for _, r in rows[cols].iterrows():
-        vals = tuple(_norm(r[c]) for c in cols)
+        vals = tuple(normalize_value(r[c]) for c in cols)
         combos.setdefault(tuple(_token(v) for v in vals), vals)
     ordered = sorted(combos.values(), key=lambda vs: tuple(sort_key(v) for v in vs))
     return [{c: {"eq": v} for c, v in zip(cols, vals, strict=True)} for vals in ordered]
@@ -451,7 +385,7 @@ def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
 def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation]) -> list[Verdict]:
     """One verdict per expectation (per ``per`` group) on ``table``."""
     out: list[Verdict] = []
-    table = _ix(table)  # normalise each column once for all the selections below
+    table = indexed(table)  # normalise each column once for all the selections below
     for i, e in enumerate(expectations):
         base = item_name(e, i)
         try:
@@ -472,7 +406,6 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
 
 # ----------------------------------------------------------------------------- directories
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
-    from treebench.config import error_location, pydantic_message  # one wording for config errors
     from pydantic import ValidationError
 
     out = []
@@ -488,18 +421,12 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
 
 def _records_from_config(config: str | Path, profile: str | None) -> list[dict[str, Any]]:
     """The experiment record of a config file: its claims and exactly the cells it defines."""
-    from treebench.cells import expand_all
-    from treebench.config import load_config
-    from treebench.results.experiments import make_record
-
     exp = load_config(config, profile=profile)
     return [make_record(exp, expand_all(exp).cells, None, "verify")]
 
 
 def _records_from_manifest(d: Path, profile: str | None) -> list[dict[str, Any]]:
     """The records of the runs recorded in ``d``'s manifest whose claims apply."""
-    from treebench.results import experiments as xp
-
     man = xp.read_manifest(d)
     if man is None:
         raise UserError(
@@ -529,9 +456,6 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
     folder). A defined cell with no usable result fails the claims that select it. ``table``
     is the folder's results table when the caller has it (else it is read, or rebuilt from the
     cell files when stale)."""
-    from treebench.results import experiments as xp
-    from treebench.results.index import quarantined_cells
-
     d = Path(results_dir)
     recs = _records_from_config(config, profile) if config is not None else \
         _records_from_manifest(d, profile)
@@ -563,9 +487,6 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
 
 
 def _table_of(d: Path):
-    from treebench.results import schema
-    from treebench.results.store import current_table
-
     if not (d / "cells").is_dir() and not (d / "results.parquet").is_file():
         raise UserError(f"{d}: no results here; run the experiment first.")
     try:
@@ -584,8 +505,6 @@ def experiment_dirs(path: str | Path) -> list[Path]:
     """``path`` itself when it holds results (cells, a manifest or a table), else the results
     directories below it (one experiment each, sorted, at any depth). Raise `UserError` when
     there is none."""
-    from treebench.results.store import holds_results, results_dirs
-
     p = Path(path)
     if holds_results(p):
         return [p]

@@ -8,11 +8,11 @@ experiment and finds the figure in the report.
 from __future__ import annotations
 
 from treebench.report.aggregate import Results, distinct
-from treebench.report.figures import _Job, make_job, register_figures
+from treebench.report.figures import FigureJob, make_job, register_figures
 from treebench.text import slug
 
 
-def leaves_jobs(results: Results) -> list[_Job]:
+def leaves_jobs(results: Results) -> list[FigureJob]:
     """One file per dataset: ``figures/<dataset>__leaves_by_algorithm.png``."""
     if "n_leaves_mean" not in results.settings:
         return []
@@ -20,7 +20,7 @@ def leaves_jobs(results: Results) -> list[_Job]:
             for d in distinct(results.settings["dataset"])]
 
 
-def draw_leaves(results: Results, job: _Job):
+def draw_leaves(results: Results, job: FigureJob):
     """(figure, title), or None when the dataset has no finished cell."""
     import matplotlib.pyplot as plt
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from treebench.binarize._common import TableBinarizer, numeric_values
-from treebench.binarize.base import BinaryColumn
+from treebench.binarize import BinaryColumn
 from treebench.registry import BINARIZERS
 
 

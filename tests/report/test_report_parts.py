@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from treebench.results import schema
-from treebench.report.aggregate import NA, load_results, normalize_value, sort_key, sweep_axes
+from treebench.report.aggregate import load_results, sweep_axes
+from treebench.results.values import NA, normalize_value, sort_key
 from treebench.report.figures import axis_figure, leaves_figure
 from treebench.report.tables import Display, latex_escape, to_latex, to_markdown
 

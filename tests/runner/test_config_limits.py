@@ -256,9 +256,9 @@ def test_max_cells_sets_the_limit(write_config, tmp_path):
 
 
 def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
-    from treebench import cells
+    from treebench.config import grid
 
-    monkeypatch.setattr(cells, "WARN_CELLS", 4)
+    monkeypatch.setattr(grid, "WARN_CELLS", 4)
     r = _dry_run(write_config(tiny_config()), tmp_path)
     assert r.exit_code == 0, r.output
     lines = [ln for ln in r.output.splitlines() if "warning" in ln]
@@ -267,8 +267,9 @@ def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
 
 
 def test_cell_count_matches_the_expansion(write_config):
-    from treebench.cells import count_cells, expand
+    from treebench.cells import expand
     from treebench.config import load_config
+    from treebench.config.grid import count_cells
 
     cfg = tiny_config(split={"kind": "kfold", "n_splits": 2, "seeds": "1..2"},
                       binarization=[{"method": "raw"}, {"method": "quantile", "params": {"max_splits": [2, 3]}}],

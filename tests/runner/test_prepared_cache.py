@@ -17,7 +17,7 @@ import pytest
 
 from treebench import api
 from treebench.data.cachefile import CacheWarning, forget_all, header
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.execute import fitted, fold, prepared
 
 from .conftest import net_frame, result_rows, tiny_config

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from treebench.cli import app
 from treebench.results import store
-from treebench.results.store import encode_record, read_table
+from treebench.results.cellfile import encode_record
+from treebench.results.store import read_table
 
 from .conftest import tiny_config
 

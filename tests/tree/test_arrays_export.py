@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.tree import DecisionTreeClassifier
 
 from treebench.algorithms.cart import CARTClassifier
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.tree.arrays import TreeArrays, TreeBuilder, check_tree
 from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
 

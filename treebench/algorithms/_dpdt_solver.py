@@ -29,7 +29,7 @@ def budget_at(budgets, depth: int, generator: str) -> int:
     return b
 
 
-class _Solver:
+class Solver:
     """Backward induction over the memoised MDP (Algorithm 1)."""
 
     def __init__(self, X, RS, crit, regression, est, alpha, deadline, seed, path, sk_seed=0):
@@ -265,7 +265,7 @@ def _n_features(max_features, p):
     return max(1, int(float(max_features) * p))
 
 
-def _to_arrays(tree, n_cols, task, prior):
+def to_arrays(tree, n_cols, task, prior):
     b = TreeBuilder(n_classes=n_cols, task=task)
 
     def lab(st):
@@ -285,7 +285,7 @@ def _to_arrays(tree, n_cols, task, prior):
     return b.build()
 
 
-def _tree_stats(tree, W):
+def tree_stats(tree, W):
     """(error mass, Σ w·depth, n_leaves) of a nested-tuple tree."""
     stack = [(tree, 0)]
     L = 0.0

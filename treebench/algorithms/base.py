@@ -28,6 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
 from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
+from treebench.tree.export import conditions_from_names, export_dict, export_dot, export_text
 
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS, SOLVE_INFO_KEYS  # noqa: F401,E402
 
@@ -63,8 +64,6 @@ class _TreeModel:
         return X
 
     def _export_args(self, feature_names=None, class_names=None):
-        from treebench.tree.export import conditions_from_names
-
         check_is_fitted(self)
         names = feature_names if feature_names is not None else getattr(self, "feature_names_in_", None)
         feats, conds = (None, None) if names is None else conditions_from_names(
@@ -78,20 +77,14 @@ class _TreeModel:
         named by a treebench binarizer (``get_feature_names_out``, or a Pipeline with
         ``set_output(transform="pandas")``) print as the conditions they stand for
         (``age >= 31.5`` / ``age < 31.5``)."""
-        from treebench.tree.export import export_text
-
         return export_text(self.tree_, *self._export_args(feature_names, class_names))
 
     def to_dict(self, feature_names=None, class_names=None) -> dict:
         """The fitted tree as nested dicts (the JSON of ``treebench show --format json``)."""
-        from treebench.tree.export import export_dict
-
         return export_dict(self.tree_, *self._export_args(feature_names, class_names))
 
     def export_graphviz(self, feature_names=None, class_names=None) -> str:
         """The fitted tree in Graphviz dot (``treebench show --format dot``)."""
-        from treebench.tree.export import export_dot
-
         return export_dot(self.tree_, *self._export_args(feature_names, class_names))
 
     def __str__(self) -> str:
@@ -162,6 +155,13 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         """Training class frequencies in the leaf each row reaches."""
         X = self._check_X(X)
         return self.tree_.predict_proba(X)
+
+    @classmethod
+    def predicts_from_tree(cls) -> bool:
+        """Whether ``predict`` and ``predict_proba`` are this base's, read off ``tree_`` (so the
+        metrics may read predictions off the tree without validating the data again)."""
+        return (cls.predict is TreeClassifierBase.predict
+                and cls.predict_proba is TreeClassifierBase.predict_proba)
 
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())

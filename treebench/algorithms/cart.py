@@ -25,6 +25,7 @@ from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
 from treebench.tree.adapters import from_sklearn_regressor, from_sklearn_tree
 from treebench.tree.labels import recount
+from treebench.tree.arrays import TreeArrays
 
 
 def _has_nan(X) -> bool:
@@ -69,8 +70,6 @@ class CARTClassifier(TreeClassifierBase):
         n_classes = len(self.classes_)
         if self.max_depth == 0:  # scikit-learn refuses max_depth=0; a lone leaf is our depth 0
             counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
-            from treebench.tree.arrays import TreeArrays
-
             return TreeArrays.leaf(counts), {"operations": 0}
         est = DecisionTreeClassifier(
             criterion=self.criterion,
@@ -116,8 +115,6 @@ class CARTRegressor(TreeRegressorBase):
         self.random_state = random_state
 
     def _fit_tree(self, X, y, ctx):
-        from treebench.tree.arrays import TreeArrays
-
         sample_weight = ctx.sample_weight
         if self.max_depth == 0:  # scikit-learn refuses max_depth=0; a lone leaf is our depth 0
             return TreeArrays.regression_leaf(y, sample_weight), {"operations": 0}

@@ -42,7 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _dpdt_kernels as K
 from treebench.algorithms import _dpdt_layer as LAYER
-from treebench.algorithms._dpdt_solver import _Solver, _to_arrays, _tree_stats
+from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
 
@@ -132,13 +132,13 @@ def _alpha_path(hull, weight, W, n_cols, task, prior) -> list[dict]:
         # vertex i is optimal for α between the slopes to its neighbours
         hi = np.inf if i == 0 else (Ev - hull[i - 1][1]) / (hull[i - 1][0] - Lv)
         lo = 0.0 if i == len(hull) - 1 else (hull[i + 1][1] - Ev) / (Lv - hull[i + 1][0])
-        _, nleaves = _tree_stats(tv, weight)
+        _, nleaves = tree_stats(tv, weight)
         path.append({
             "alpha_min": float(lo), "alpha_max": float(hi),
             "training_error": float(Ev), "path_mass": float(Lv),
             "expected_path_length": float(Lv / W) if W > 0 else 0.0,
             "n_leaves": int(nleaves),
-            "tree": _to_arrays(tv, n_cols, task, prior),
+            "tree": to_arrays(tv, n_cols, task, prior),
         })
     path.reverse()  # α increasing: from the most accurate tree to the lone leaf
     return path
@@ -177,14 +177,14 @@ class _DPDTMixin:
             Xk, RSk = X[keep], np.ascontiguousarray(RS[keep])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
-        solver = _Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
+        solver = Solver(Xk, RSk, crit, regression, self, self.alpha, deadline, seed,
                          bool(self.alpha_path), sk_seed)
         cost, tree, ops, hull, st = _run_dp(solver, RSk)
         task = "regression" if regression else "classification"
         n_cols = 3 if regression else RS.shape[1]
-        arrays = _to_arrays(tree, n_cols, task, prior)
+        arrays = to_arrays(tree, n_cols, task, prior)
         W = solver.weight(st)
-        L, _ = _tree_stats(tree, solver.weight)
+        L, _ = tree_stats(tree, solver.weight)
         err = cost - self.alpha * L
         info = self._dp_info(solver, cost, err, L, W, ops, regression)
         info["search_seconds"] = time.perf_counter() - t0
@@ -240,9 +240,9 @@ class _DPDTMixin:
         y_index = np.argmax(RS, axis=1)
         tree, obj, st = LAYER.fit_layer(X, y_index, n_classes, self.max_depth, self.alpha,
                                         self.min_samples_leaf, self.cache_limit_mb, deadline)
-        arrays = _to_arrays(tree, n_classes, "classification", prior)
+        arrays = to_arrays(tree, n_classes, "classification", prior)
         W = float(X.shape[0])
-        L, _ = _tree_stats(tree, lambda s: float(s.sum()))
+        L, _ = tree_stats(tree, lambda s: float(s.sum()))
         err = obj - self.alpha * L
         info = {
             "objective": float(obj),
@@ -437,7 +437,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
 
 def warmup() -> float:
     """Compile (or load from numba's cache) every kernel on tiny data, with the argument types
-    the solver passes (`_dpdt_solver._Solver.candidates` always passes ``inplace``, so
+    the solver passes (`_dpdt_solver.Solver.candidates` always passes ``inplace``, so
     `cart_candidates` is called here with all 15 arguments too: a call that leaves the default
     out is a different signature, which the timed fit would otherwise compile);
     `tests/algorithms/test_warmup_signatures.py` checks that a fit compiles nothing after this.

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.dpdt import DPDTClassifier
 from treebench.registry import ALGORITHMS
+from treebench.algorithms.dpdt import warmup as dpdt_warmup
 
 
 @ALGORITHMS.register("dpdt-adaboost", tags=("dpdt", "ensemble", "blackbox"),
@@ -75,6 +76,4 @@ class DPDTAdaBoostClassifier(AdaBoostClassifier):
 
 def warmup() -> float:
     """Compile DPDT's kernels outside the timed fit (the runner calls this once per worker)."""
-    from treebench.algorithms.dpdt import warmup as dpdt_warmup
-
     return dpdt_warmup()

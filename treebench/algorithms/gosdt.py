@@ -42,11 +42,12 @@ from treebench.search.cache import entries_for_mb
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
 from treebench.tree.arrays import TreeArrays
+from treebench.search.clock import now_seconds
 
 _WARM = False
 
 
-def _check_lb_guess(lb_guess) -> dict:
+def check_lb_guess(lb_guess) -> dict:
     if lb_guess is None:
         return {}
     if not isinstance(lb_guess, dict):
@@ -206,7 +207,7 @@ class GOSDTClassifier(TreeClassifierBase):
 
     def _fit_tree(self, X, y_index, ctx):
         t_start = time.perf_counter()
-        params = _check_lb_guess(self.lb_guess)
+        params = check_lb_guess(self.lb_guess)
         lam_rate = float(self.regularization)
         sw = np.asarray(ctx.sample_weight, dtype=np.float64)
         n_classes = len(self.classes_)
@@ -328,8 +329,6 @@ def warmup() -> float:
     G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
                 time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng,
                 True)
-    from treebench.search.clock import now_seconds
-
     now_seconds()
     _WARM = True
     return time.perf_counter() - t

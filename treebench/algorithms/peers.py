@@ -54,7 +54,7 @@ def lexicographic_cost(n_rows: int, max_depth: int) -> float:
     return 1.0 / (max(n_rows, 1) * 2.0 ** max(max_depth, 0))
 
 
-def _replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
+def replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
     take no weights, so other weights are refused with a clear error. (Hence their registry
     entries do not declare the ``weights`` input kind: only whole-number weights work.)"""
@@ -102,7 +102,7 @@ class DL85PeerClassifier(TreeClassifierBase):
         if self.paper_search:
             kw = dict(depth_two_special_algo=False, similar_lb=False, similar_for_branching=False,
                       desc=True, repeat_sort=True, cache_type=Cache_Type.Cache_HashCover)
-        Xr, yr = _replicate(X, y_index, sample_weight, "dl85")
+        Xr, yr = replicate(X, y_index, sample_weight, "dl85")
         est = DL85Classifier(max_depth=self.max_depth, min_sup=self.min_sup,
                              time_limit=int(np.ceil(self.time_limit or 0)), **kw)
         t0 = time.perf_counter()
@@ -153,7 +153,7 @@ class STreeDPeerClassifier(TreeClassifierBase):
         sample_weight = ctx.sample_weight
         from pystreed import STreeDClassifier
 
-        Xr, yr = _replicate(X, y_index, sample_weight, "streed")
+        Xr, yr = replicate(X, y_index, sample_weight, "streed")
         cost = self.cost_complexity
         if self.lexicographic:  # fewest errors, then fewest branching nodes
             cost = lexicographic_cost(len(yr), self.max_depth)
@@ -223,12 +223,12 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         from gosdt import GOSDTClassifier
 
         sample_weight = ctx.sample_weight
-        Xr, yr = _replicate(X, y_index, sample_weight, "gosdt-ref")
+        Xr, yr = replicate(X, y_index, sample_weight, "gosdt-ref")
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
-            from treebench.algorithms.gosdt import _check_lb_guess, fit_reference, reference_bound
+            from treebench.algorithms.gosdt import check_lb_guess, fit_reference, reference_bound
 
-            y_ref, guess_s = fit_reference(Xr, yr, None, _check_lb_guess(self.lb_guess),
+            y_ref, guess_s = fit_reference(Xr, yr, None, check_lb_guess(self.lb_guess),
                                            self.random_state, self.classes_)
         # gosdt 1.0.4 counts a lone leaf as depth 0, as we do (checked by a test)
         est = GOSDTClassifier(regularization=self.regularization, allow_small_reg=True,

@@ -21,9 +21,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.peers import _replicate, lexicographic_cost
+from treebench.algorithms.peers import lexicographic_cost, replicate
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
+from treebench.tree.arrays import TreeArrays
 
 
 @ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer"),
@@ -48,12 +49,10 @@ class ConTreePeerClassifier(TreeClassifierBase):
         sample_weight = ctx.sample_weight
         from pycontree import ConTree
 
-        Xr, yr = _replicate(X, y_index, sample_weight, "contree")
+        Xr, yr = replicate(X, y_index, sample_weight, "contree")
         n_classes = len(self.classes_)
         if len(np.unique(yr)) < 2 or Xr.shape[0] < 2:
             counts = np.bincount(y_index, weights=sample_weight, minlength=n_classes)
-            from treebench.tree.arrays import TreeArrays
-
             return TreeArrays.leaf(counts), {"optimal": True, "timed_out": False,
                                              "objective": float(counts.sum() - counts.max()),
                                              "objective_kind": "errors"}

@@ -6,7 +6,8 @@ transformer for a whole table (numeric method + categorical method).
 """
 
 from treebench.binarize import kmeans, onehot, passthrough, threshold_guess, thresholds  # noqa: F401 (registers)
-from treebench.binarize.base import BinaryColumn, Binarizer
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
 from treebench.binarize.compose import ColumnBinarizer, make_binarizer
 
 __all__ = ["BinaryColumn", "Binarizer", "ColumnBinarizer", "make_binarizer"]

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
 from treebench.errors import DataError, ParameterError
 from treebench.text import quote, show
 

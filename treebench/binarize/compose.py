@@ -27,8 +27,10 @@ from treebench.binarize._common import (
     weights,
     zeroed,
 )
-from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
 from treebench.errors import ConfigError, DataError, ParameterError, did_you_mean
+from treebench.registry import BINARIZERS
 
 FIT_ON = ("train", "all")
 #: what a binarizer does with missing values (docs/missing-values.md): ``indicator`` (the
@@ -236,8 +238,6 @@ def impute(X, fills: dict[str, Any]):
 
 
 def _create(method: str, params: dict[str, Any]) -> Binarizer:
-    from treebench.registry import BINARIZERS
-
     try:
         entry = BINARIZERS.get(method)
     except ConfigError as exc:

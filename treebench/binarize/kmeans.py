@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from treebench.binarize._common import TableBinarizer, check_int, numeric_values
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.registry import BINARIZERS
 
 

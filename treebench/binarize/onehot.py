@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from treebench.binarize._common import TableBinarizer, check_int, sorted_categories
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.registry import BINARIZERS
+from treebench.errors import ParameterError
 
 
 @BINARIZERS.register("onehot", tags=("categorical",))
@@ -25,8 +26,6 @@ class OneHot(TableBinarizer):
         check_int(self.name, "max_categories", self.max_categories, 1, allow_none=True)
 
     def _fit_columns(self, X, y, w):
-        from treebench.errors import ParameterError
-
         out = []
         for f in X.columns:
             s = X[f]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from treebench.binarize._common import TableBinarizer, check_binary_values, is_numeric_column, numeric_values
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.registry import BINARIZERS
 
 

@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from treebench.binarize.base import Binarizer, BinaryColumn
+from treebench.binarize.base import Binarizer
+from treebench.tree.columns import BinaryColumn
+from treebench.registry import BINARIZERS
 
 #: array kinds kept in the arrays beside the JSON (never object arrays: no pickle)
 _ARRAY_KINDS = "biufU"
@@ -208,8 +210,6 @@ _DECODERS = {
 def _binarizer_classes() -> dict[str, type]:
     """Every imported subclass of `Binarizer` by module and qualified name (the registry's
     plug-ins are imported first)."""
-    from treebench.registry import BINARIZERS
-
     BINARIZERS.names()
     out: dict[str, type] = {}
     todo = [Binarizer]

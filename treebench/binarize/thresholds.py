@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from treebench.binarize._common import TableBinarizer, check_int, numeric_values
-from treebench.binarize.base import BinaryColumn
+from treebench.tree.columns import BinaryColumn
 from treebench.errors import ParameterError
 from treebench.registry import BINARIZERS
 

@@ -14,7 +14,9 @@ The package's parts:
 * `treebench.config.schema`: the pydantic models (`Experiment` and the models it nests);
 * `treebench.config.datasets`: what dataset entries stand for without loading data;
 * `treebench.config.loading`: reading the YAML, applying profiles and overrides (`set_dotted_key`);
-* `treebench.config.checks`: registry and cross-field checks (`validate_config`).
+* `treebench.config.checks`: registry and cross-field checks (`validate_config`);
+* `treebench.config.grid`: the grid without expanding it: the (binarization, learner) pairs that
+  make cells and the number of cells, checked against the limit.
 
 Everything public is importable from ``treebench.config`` itself.
 """

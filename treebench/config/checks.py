@@ -11,12 +11,15 @@ from pydantic import ValidationError
 
 from treebench.algorithms.objectives import ask
 from treebench.config.datasets import dataset_task, unique_dataset_names
+from treebench.config.grid import check_grid_size, count_cells
 from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
 from treebench.errors import ConfigError
 from treebench.sweeps import expand_values, grid, grid_size
 from treebench.text import MAX_CHARS, clip, quote, quote_list, show
+from treebench.errors import did_you_mean
+from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DATASETS
 
 
 def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment:
@@ -60,11 +63,9 @@ def _ask_objectives(exp: Experiment, source: str) -> Experiment:
 
 
 def _check_grid(exp: Experiment, source: str) -> None:
-    """Refuse a grid over the cell limit before anything walks it (`cells.check_grid_size`;
+    """Refuse a grid over the cell limit before anything walks it (`check_grid_size`;
     unknown names are left to `_check_names`)."""
     import warnings
-
-    from treebench.cells import check_grid_size, count_cells
 
     try:
         n = count_cells(exp)
@@ -77,8 +78,6 @@ def _check_grid(exp: Experiment, source: str) -> None:
 
 def _check_restrictions(exp: Experiment, source: str) -> None:
     """Every name in an algorithm entry's ``datasets:`` is one of the config's datasets."""
-    from treebench.errors import did_you_mean
-
     names = exp.dataset_names()
     for i, a in enumerate(exp.algorithms):
         for j, d in enumerate(a.datasets or []):
@@ -93,8 +92,6 @@ def _check_restrictions(exp: Experiment, source: str) -> None:
 def _closest_key(loc: tuple[Any, ...]) -> str:
     """`` (did you mean `datasets`?)`` for a misspelt key, from the keys of the model at that
     place of the config (top level, split, limits, execution, a dataset or algorithm entry)."""
-    from treebench.errors import did_you_mean
-
     nested = {"split": SplitSpec, "limits": LimitsSpec, "execution": ExecutionSpec,
               "datasets": DatasetSpec, "algorithms": AlgorithmSpec, "binarization": BinarizationSpec}
     path = [p for p in loc if isinstance(p, str)]
@@ -136,8 +133,6 @@ def pydantic_message(err: dict[str, Any]) -> str:
 
 def _check_names(exp: Experiment, source: str) -> None:
     """Unknown registry names and parameter values the estimators refuse."""
-    from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS
-
     for i, ds in enumerate(exp.datasets):
         if ds.path is None and ds.name not in DATASETS:
             _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
@@ -165,8 +160,6 @@ def _check_names(exp: Experiment, source: str) -> None:
 def _check_tasks(exp: Experiment, source: str) -> None:
     """A regressor (declared input kind ``regression``) runs only on regression targets and a
     classifier only on class labels."""
-    from treebench.registry import ALGORITHMS
-
     for j, ds in enumerate(exp.datasets):
         task = dataset_task(ds)
         for i, a in enumerate(exp.algorithms):
@@ -185,8 +178,6 @@ def _check_tasks(exp: Experiment, source: str) -> None:
 def _check_input_kinds(exp: Experiment, source: str) -> None:
     """Every algorithm accepts what at least one of each dataset's binarizations produces
     (the registry's pairing rule, `treebench.registry.accepts_binarization`)."""
-    from treebench.registry import accepts_binarization
-
     names = exp.dataset_names()
     for j, ds in enumerate(exp.datasets):
         for i, a in enumerate(exp.algorithms):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from treebench.errors import ConfigError
+from treebench.registry import DATASETS
 
 if TYPE_CHECKING:
     from treebench.config.schema import DatasetSpec
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 def looks_like_file(text: str) -> bool:
     """Whether a ``datasets`` entry written as a string names a local file: it is no registered
     dataset name and has a data file's extension, exists, or has a recognisable format."""
-    from treebench.registry import DATASETS
-
     if text in DATASETS:
         return False
     from treebench.data.parsers import guess_format
@@ -78,8 +77,6 @@ def predefined_split_available(ds: DatasetSpec) -> bool:
         return ds.test_path is not None
     if ds.name == "file":
         return bool(ds.params.get("test_path"))
-    from treebench.registry import DATASETS
-
     if ds.name not in DATASETS:
         return False
     cname = DATASETS.get(str(ds.name)).extra.get("catalog")
@@ -95,8 +92,6 @@ def dataset_task(ds: DatasetSpec) -> str:
     """``"regression"`` or ``"classification"``: the target kind a dataset declares without
     being loaded (a registered loader tagged ``regression``, a catalog entry's ``task:``);
     local files are classification data."""
-    from treebench.registry import DATASETS
-
     if ds.path is not None or ds.name not in DATASETS:
         return "classification"
     entry = DATASETS.get(ds.name)

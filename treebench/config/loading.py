@@ -15,6 +15,7 @@ from treebench.config.checks import validate_config
 from treebench.config.schema import NAME_PATTERN, Experiment
 from treebench.errors import ConfigError
 from treebench.text import quote, quote_list, show
+from treebench.errors import did_you_mean
 
 
 def load_config(
@@ -66,8 +67,6 @@ def apply_profile(raw: dict[str, Any], name: str, source: str = "<config>") -> d
 
     profiles = raw.get("profiles") or {}
     if name not in profiles:
-        from treebench.errors import did_you_mean
-
         known = quote_list(sorted(map(str, profiles)), max_values=10) or "none"
         raise ConfigError(f"{source}: no profile {quote(name)}{did_you_mean(name, list(profiles))}; "
                           f"the config defines: {known}.")

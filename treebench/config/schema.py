@@ -16,6 +16,7 @@ from treebench.config.datasets import looks_like_file, predefined_split_availabl
 from treebench.expectations import Expectation
 from treebench.sweeps import expand_values
 from treebench.text import quote
+from treebench import metrics
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
 BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
@@ -358,7 +359,7 @@ class ExecutionSpec(_Strict):
     #: the workers have the datasets in a data directory of their own; otherwise the driver
     #: ships each prepared dataset once per worker
     data_dir_on_workers: bool = False
-    #: refuse a grid of more cells than this (`treebench.cells.MAX_CELLS` by default);
+    #: refuse a grid of more cells than this (`treebench.config.grid.MAX_CELLS` by default);
     #: ``--max-cells`` sets it
     max_cells: Int | None = Field(None, ge=1)
 
@@ -430,8 +431,6 @@ class Experiment(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v: list[str]) -> list[str]:
-        from treebench import metrics
-
         for m in v:
             metrics.get(m)  # ValueError naming the known metrics
         return v

@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from treebench.registry import DATASETS
+from treebench.errors import DataError, ParameterError
+
 
 @dataclass
 class Dataset:
@@ -69,14 +72,10 @@ def load_dataset(
 
     Raises `treebench.errors.DataError` (one clear sentence) when files are missing or broken.
     """
-    from treebench.registry import DATASETS
-
     entry = DATASETS.get(name)
     kwargs = dict(params or {})
     policy = kwargs.pop("missing_policy", None)  # the config's `missing: drop-rows`
     if policy not in (None, "drop-rows"):
-        from treebench.errors import ParameterError
-
         raise ParameterError(f"dataset `{name}`: `missing_policy` can only be drop-rows, got {policy!r}.")
     fn = entry.obj
     import inspect
@@ -109,8 +108,6 @@ def drop_missing_rows(ds: Dataset) -> Dataset:
     n_gone, n = int(gone.sum()), ds.n_samples
     cols = ", ".join(f"{c} {k}" for c, k in counts.items())
     if n_gone == n:
-        from treebench.errors import DataError
-
         worst = max(counts, key=counts.get)
         raise DataError(
             f"dataset `{ds.name}`: every one of its {n} rows has a missing value (column `{worst}` alone misses "

@@ -28,6 +28,11 @@ from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, wr
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 from treebench.text import quote, quote_list, show
+from treebench import safe_yaml
+from treebench.errors import did_you_mean
+from treebench.data.openml_source import find_cached, load_openml
+from treebench.registry import DATASETS, Entry
+from treebench.data.base import data_dirs_from_env
 
 PARSER_VERSION = "2"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
@@ -106,7 +111,6 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
 def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
     import yaml
 
-    from treebench import safe_yaml
 
     out: dict[str, CatalogEntry] = {}
     for d in dirs:
@@ -136,8 +140,6 @@ def get_entry(name: str) -> CatalogEntry:
     for e in cat.values():
         if name in e.aliases:
             return e
-    from treebench.errors import did_you_mean
-
     raise DataError(f"no catalog entry `{name}`{did_you_mean(name, cat)}; run `treebench datasets list`.")
 
 
@@ -152,8 +154,6 @@ def _resolve_column(df: pd.DataFrame, key: Any, what: str, where: str) -> str:
             raise DataError(f"{where}: {what} position {key} is outside the {df.shape[1]} columns.")
         return str(df.columns[key])
     if str(key) not in df.columns:
-        from treebench.errors import did_you_mean
-
         raise DataError(f"{where}: {what} {quote(key)} is not a column{did_you_mean(str(key), map(str, df.columns))}.")
     return str(key)
 
@@ -425,8 +425,6 @@ def build_dataset(
                         origin=origin_page(entry)) for f in entry.files]
     except DataError:
         # origin fallback: the dataset's OpenML copy (cached, or downloaded when online)
-        from treebench.data.openml_source import find_cached
-
         if oid is not None and (not offline or find_cached(oid, cache_dir) is not None):
             return _openml_dataset(entry, offline=offline, cache_dir=cache_dir)
         raise
@@ -466,8 +464,6 @@ def build_dataset(
 
 
 def _openml_dataset(entry: CatalogEntry, *, offline: bool, cache_dir: Path | None) -> Dataset:
-    from treebench.data.openml_source import load_openml
-
     return load_openml(entry, offline=offline, cache_dir=cache_dir)
 
 
@@ -482,18 +478,14 @@ class CatalogLoader:
         self.__doc__ = f"Catalog dataset `{name}`."
 
     def __call__(self, data_dirs: list[Path] | None = None, offline: bool = False, cache_dir: Path | None = None) -> Dataset:
-        from treebench.data.base import data_dirs_from_env
-
         dirs = list(data_dirs) if data_dirs is not None else data_dirs_from_env()
         return build_dataset(get_entry(self.name), data_dirs=dirs, offline=offline, cache_dir=cache_dir)
 
 
 def register_catalog() -> None:
-    from treebench.registry import DATASETS, Entry
-
     for entry in load_catalog().values():
         for n in [entry.name, *entry.aliases]:
-            if n in DATASETS._entries:  # noqa: SLF001 - first registration wins
+            if DATASETS.registered(n):  # first registration wins
                 continue
             title = entry.spec.get("title") or entry.name
             DATASETS.add(

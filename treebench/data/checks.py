@@ -32,6 +32,8 @@ from treebench.data.base import Dataset
 from treebench.data.splits import stratification_problem
 from treebench.errors import DataError
 from treebench.text import MAX_CHARS, MAX_VALUES, clip, show
+from treebench.registry import ALGORITHMS, binarizer_output
+from treebench.data.base import missing_per_column
 
 
 def _show(v: Any) -> str:
@@ -148,8 +150,6 @@ def infinite_per_column(X) -> dict[str, int]:
 
 def _how(method: str, policy: str | None, algorithm: str) -> str | None:
     """How a cell treats missing values, or None when it would fail on them."""
-    from treebench.registry import ALGORITHMS, binarizer_output
-
     if policy == "impute":
         return f"imputed from the training rows (`{method}`)"
     raw = binarizer_output(method) == "numeric"
@@ -176,8 +176,6 @@ def check_missing(ds: Dataset, name: str, uses: list[tuple[str, dict[str, Any], 
             f"read as a feature value; fix the data, or read them as missing by listing their spelling as a "
             f"missing-value token (e.g. `missing_tokens: [inf, -inf]` for a file)."
         )
-    from treebench.data.base import missing_per_column
-
     counts = missing_per_column(ds.X)
     if not counts:
         return []

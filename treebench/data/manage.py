@@ -16,6 +16,10 @@ import numpy as np
 from treebench.data.base import Dataset, data_dirs_from_env, load_dataset, offline_from_env
 from treebench.data.locate import FileSpec, cache_root, find_local
 from treebench.errors import DataError, UserError
+from treebench.data.catalog import build_dataset, get_entry, load_catalog, origin_page
+from treebench.data.openml_source import find_cached
+from treebench.registry import DATASETS
+from treebench.data.checks import infinite_per_column
 
 
 def _file_status(spec: FileSpec, dirs: list[Path], cache_dir: Path | None, name: str) -> tuple[str, str | None]:
@@ -37,8 +41,6 @@ def _source(entry: Any, openml_id: Any) -> str | None:
             return str(f.url)
     if openml_id is not None:
         return f"openml:{openml_id}"
-    from treebench.data.catalog import origin_page
-
     return origin_page(entry)
 
 
@@ -51,10 +53,6 @@ def list_datasets(
     directory or the cache), ``downloadable`` (some file missing, but every missing one has a public
     URL or the dataset an OpenML id), ``missing`` or ``checksum mismatch``. Never touches the network.
     """
-    from treebench.data.catalog import load_catalog
-    from treebench.data.openml_source import find_cached
-    from treebench.registry import DATASETS
-
     dirs = data_dirs_from_env(list(data_dirs or []))
     catalog = load_catalog()
     want = set(tags)
@@ -95,8 +93,6 @@ def list_datasets(
 def describe(ds: Dataset) -> dict[str, Any]:
     """Shape, class balance, feature types, missing and infinite values per feature, split and
     provenance of a loaded dataset."""
-    from treebench.data.checks import infinite_per_column
-
     classes, counts = np.unique(ds.y, return_counts=True)
     inf = infinite_per_column(ds.X)
     features = []
@@ -148,9 +144,6 @@ def fetch(
     row per name (``status`` ok/error, ``message``, ``shape``); with ``raise_errors`` a failure
     raises `DataError` naming every dataset that failed, after all were tried.
     """
-    from treebench.data.catalog import build_dataset, get_entry
-    from treebench.registry import DATASETS
-
     dirs = data_dirs_from_env(list(data_dirs or []))
     off = offline_from_env() if offline is None else offline
     rows = []

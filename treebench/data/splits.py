@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treebench.text import show
+
 SPLIT_KINDS = ("kfold", "holdout", "permutation", "train-val-test", "predefined", "full")
 
 
@@ -132,8 +134,6 @@ def stratification_problem(
 
 
 def _label(c) -> str:
-    from treebench.text import show
-
     return show(c)  # clipped: a class may be a whole line of a file
 
 

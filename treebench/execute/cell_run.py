@@ -21,9 +21,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute import fit, fold
 from treebench.execute.limits import Limits
+from treebench.results.rows import build_record
 
 
 def _one_line(exc: BaseException) -> str:
@@ -126,8 +127,6 @@ def finished_record(cell: Cell, context: dict[str, Any], runner: dict[str, Any],
                     payload: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record of ``cell`` (`build_record`), its wall time counted from ``started``: the
     one way a record is made, whether the cell finished or its process was killed."""
-    from treebench.results.rows import build_record
-
     runner = dict(runner)
     runner["wall_seconds"] = time.perf_counter() - started
     return build_record(cell, context, status=status, error=error, measured=measured,

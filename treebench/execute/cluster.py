@@ -34,8 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.errors import UserError
+from treebench.execute.fold import dataset_for, dataset_key, hold_dataset
+from treebench.execute.supervise import PREPARE_LOCK, run_cell
+from treebench.results.rows import build_record
+from treebench.execute.lifetime import keep_sigterm_handler
+from treebench.execute.jobs import effective_n_jobs
 
 #: driver side: datasets sent to workers, counted once per (dataset, worker) shipment
 SHIPMENTS: Counter = Counter()
@@ -105,17 +110,8 @@ def _n(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def dataset_key(cell: Cell) -> str:
-    """The key of the cell's dataset in the worker's dataset cache (`treebench.execute.fold`)."""
-    from treebench.execute.fold import dataset_key
-
-    return dataset_key(cell)
-
-
 def _datasets(cells: list[Cell], data_dirs: list[str] | None) -> dict[str, Any]:
     """Each distinct dataset of ``cells``, loaded (parsed, cached) by the driver."""
-    from treebench.execute.fold import dataset_for
-
     out: dict[str, Any] = {}
     for c in cells:
         k = dataset_key(c)
@@ -139,9 +135,6 @@ def install_dataset(shipped: tuple[str, Any] | None) -> list[str]:
     `RECEIVED` the first time this process sees it, and a ray object is fetched only then."""
     if shipped is None:
         return []
-    from treebench.execute.fold import hold_dataset
-    from treebench.execute.supervise import PREPARE_LOCK
-
     key, ds = shipped
     tag = ds.ref if isinstance(ds, InStore) else ds
     got: list[str] = []
@@ -173,8 +166,6 @@ def cluster_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any
     """The task run on a worker: install the shipped dataset, run the cell supervised (its own
     child process), return ``{"record", "where", "received"}``: the cell's record, which
     (host, pid, thread) ran it and which shipments it received."""
-    from treebench.execute.supervise import run_cell
-
     received = install_dataset(shipped)
     record = run_cell(cell, None if shipped is not None else data_dirs, context)
     if record is None:  # the worker was interrupted: let the engine treat it as a failure
@@ -188,8 +179,6 @@ def received_counts() -> dict[str, int]:
 
 
 def _crashed_record(cell: Cell, context: dict[str, Any], reason: str) -> dict[str, Any]:
-    from treebench.results.rows import build_record
-
     return build_record(cell, context, status="crashed", error=reason, runner={})
 
 
@@ -325,8 +314,6 @@ def _dask_client(address: str | None, n_jobs: int):
     try:
         return get_client(), False  # a client the Python caller made
     except ValueError:
-        from treebench.execute.jobs import effective_n_jobs
-
         n = effective_n_jobs(n_jobs)
         # the scheduler, workers and dashboard listen on the loopback interface only
         return Client(processes=True, n_workers=n, threads_per_worker=1, host="127.0.0.1",
@@ -456,11 +443,7 @@ def _ray_init(address: str | None, n_jobs: int) -> bool:
     if address:
         kw["address"] = address
     else:
-        from treebench.execute.jobs import effective_n_jobs
-
         kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
-    from treebench.execute.lifetime import keep_sigterm_handler
-
     try:
         with keep_sigterm_handler():  # SIGTERM stays a Ctrl-C for this run
             ray.init(**kw)

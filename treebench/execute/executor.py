@@ -22,9 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.errors import ConfigError
 from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
+from treebench.execute.supervise import run_cell
+from treebench.results import store
+from treebench.execute.lifetime import watch_parent
+from treebench.execute.cluster import run_on_cluster
+from treebench.execute.pool import run_pool
 
 
 def _backend_available(backend: str) -> None:
@@ -76,21 +81,17 @@ def run_cells(
     cluster = cluster or ClusterTarget()
     from joblib import Parallel, delayed, parallel_config
 
-    from treebench.execute.supervise import run_cell
-    from treebench.results.store import write_cell
 
     _backend_available(backend)
     if not cells:
         return Counter()
     if backend in ("dask", "ray"):  # a cluster: records come back, this process writes them
-        from treebench.execute.cluster import run_on_cluster
-
         progress = _Progress(len(cells), show_progress)
         try:
             run_on_cluster(
                 cells, backend=backend, address=cluster.address, n_jobs=n_jobs,
                 data_dirs=data_dirs, data_dir_on_workers=cluster.data_dir_on_workers,
-                context=context, take=lambda rec: _take(rec, out, progress, on_result, write_cell),
+                context=context, take=lambda rec: _take(rec, out, progress, on_result, store.write_cell),
                 show_where=show_progress, on_start=cluster.on_start,
             )
         finally:
@@ -100,10 +101,8 @@ def run_cells(
     progress = _Progress(len(cells), show_progress)
     try:
         if backend == "fork":
-            from treebench.execute.pool import run_pool
-
             run_pool(cells, n_jobs_eff, data_dirs, context,
-                     lambda rec: _take(rec, out, progress, on_result, write_cell))
+                     lambda rec: _take(rec, out, progress, on_result, store.write_cell))
             return progress.counts
         if n_jobs_eff == 1 and backend in ("loky", "sequential"):
             # one worker: run in this process (already warm, no worker start-up); each cell
@@ -112,14 +111,14 @@ def run_cells(
                 record = run_cell(c, data_dirs, context)
                 if record is None:  # Ctrl-C reached the cell's wait
                     raise KeyboardInterrupt
-                _take(record, out, progress, on_result, write_cell)
+                _take(record, out, progress, on_result, store.write_cell)
             return progress.counts
         tasks = (delayed(run_cell)(c, data_dirs, context) for c in cells)
         with parallel_config(backend=backend, n_jobs=n_jobs_eff, **_worker_options(backend)):
             results: Any = Parallel(return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")(tasks)
             try:
                 for record in results:
-                    _take(record, out, progress, on_result, write_cell)
+                    _take(record, out, progress, on_result, store.write_cell)
             except BaseException:
                 _abort(results)
                 raise
@@ -139,7 +138,6 @@ def _worker_options(backend: str) -> dict[str, Any]:
         return {}
     import os
 
-    from treebench.execute.lifetime import watch_parent
 
     return {"idle_worker_timeout": LOKY_IDLE_SECONDS, "initializer": watch_parent,
             "initargs": (os.getpid(),)}

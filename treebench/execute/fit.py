@@ -17,8 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.fold import Prepared
+from treebench.registry import ALGORITHMS
+from treebench.algorithms.context import FitContext
+from treebench.execute.fit_context import column_costs, feature_groups
+from treebench import metrics
+from treebench.tree.arrays import TreeArrays
+from treebench.algorithms.solve_info import SOLVE_INFO_KEYS
 
 _WARM: set[str] = set()
 
@@ -29,8 +35,6 @@ def warm(algorithm: str) -> float:
     had already warmed the learner)."""
     if algorithm in _WARM:
         return 0.0
-    from treebench.registry import ALGORITHMS
-
     t0 = time.perf_counter()
     entry = ALGORITHMS.get(algorithm)
     if entry.available:
@@ -60,8 +64,6 @@ def _no_warmup() -> None:
 def make_estimator(cell: Cell):
     """The cell's estimator: its parameters, the cell's ``random_state`` and (for learners
     with a ``time_limit``) ``limits.time`` unless the parameters set them."""
-    from treebench.registry import ALGORITHMS
-
     entry = ALGORITHMS.get(cell.algorithm)
     params = dict(cell.algorithm_params)
     known = entry.parameters()
@@ -76,9 +78,6 @@ def make_estimator(cell: Cell):
 def fit_context(cell: Cell, prep: Prepared):
     """The cell's `FitContext` (validation rows, feature groups, column costs), without its
     deadline: `fit_and_score` sets that just before ``fit``."""
-    from treebench.algorithms.context import FitContext
-    from treebench.execute.fit_context import column_costs, feature_groups
-
     groups = feature_groups(prep.columns, list(prep.feature_names), int(prep.X_train.shape[1]))
     costs = column_costs(cell.costs, groups, list(prep.feature_names), prep.dataset_costs,
                          cell.dataset)
@@ -90,8 +89,6 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     """Fit the cell's estimator and compute every metric. Returns the result payload: the
     row's measured parts (``parts``: data, tuned, metrics, solver, cost; assembled by
     `treebench.results.rows.build_row`), the tree, classes, columns and further solver info."""
-    from treebench import metrics
-
     est = make_estimator(cell)
     ctx = fit_context(cell, prep)
     est, trace, fit_seconds = _fitted(est, cell, prep, ctx)
@@ -151,8 +148,6 @@ def _solver_columns(algorithm: str, info: dict[str, Any]) -> dict[str, Any]:
     """The solver's values that are results columns: the keys the learner base declares
     (`SOLVE_INFO_KEYS`) and those the learner declares itself (its registry entry's
     ``columns``); the rest of ``info`` stays in the cell file."""
-    from treebench.algorithms.solve_info import SOLVE_INFO_KEYS
-    from treebench.registry import ALGORITHMS
 
     keys = SOLVE_INFO_KEYS + tuple(c.name for c in ALGORITHMS.get(algorithm).columns)
     return {k: info[k] for k in keys if k in info and info[k] is not None}
@@ -174,8 +169,6 @@ def _tuned_columns(info: dict[str, Any], trace: list | None) -> dict[str, Any]:
 
 def _payload(est, parts: dict[str, dict[str, Any]], classes: Any, prep: Prepared,
              extra_info: dict[str, Any]) -> dict[str, Any]:
-    from treebench.tree.arrays import TreeArrays
-
     tree = getattr(est, "tree_", None)
     return {
         "parts": parts,

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from treebench.data.cachefile import ALGORITHM, Damaged, check_content, discard, header, new_hash, read_header
-from treebench.execute.prepared import FIT_SUFFIX, VERSION, _remove, _slug, cache_dir, cap_bytes, code_fingerprint
+from treebench.execute.prepared import FIT_SUFFIX, VERSION, remove_file, cache_dir, cap_bytes, code_fingerprint
+from treebench.text import slug
 
 #: the first bytes of a fitted-binarizer file; a new format version gets a new magic
 FIT_MAGIC = b"TBFIT1\n\0"
@@ -49,7 +50,7 @@ def _fit_path(ds: Any, spec: str, train: np.ndarray) -> tuple[Path, str] | None:
     if not data_key or cap_bytes() <= 0:
         return None
     key = fit_key(str(data_key), spec, list(ds.categorical), train)
-    return cache_dir() / f"{_slug(ds.name)}-{key}{FIT_SUFFIX}", key
+    return cache_dir() / f"{slug(ds.name)}-{key}{FIT_SUFFIX}", key
 
 
 def load_fitted(ds: Any, spec: str, train: np.ndarray) -> Any | None:
@@ -114,7 +115,7 @@ def store_fitted(ds: Any, spec: str, train: np.ndarray, binz: Any) -> None:
             fh.write(payload)
         os.replace(tmp, path)
     except Exception:  # caching is an optimisation
-        _remove(tmp)
+        remove_file(tmp)
 
 
 def fitted_bytes(binz: Any) -> bytes:

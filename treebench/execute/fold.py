@@ -21,7 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cells import Cell
+from treebench.cell import Cell
+from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype, numeric_part
+from treebench.registry import ALGORITHMS
+from treebench.cell import canonical_json
+from treebench.data.splits import make_split
+from treebench.execute import fitted, prepared
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
 _PREPARED: OrderedDict[tuple, Prepared] = OrderedDict()
@@ -52,16 +57,11 @@ class Prepared:
 
 def learner_float32_policy(algorithm: str) -> str:
     """The learner's ``float32_input`` declaration (`treebench.execute.precision`)."""
-    from treebench.execute.precision import float32_policy
-    from treebench.registry import ALGORITHMS
-
     return float32_policy(ALGORITHMS.get(algorithm).obj)
 
 
 def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
     """The matrix type a cell of ``policy`` needs from the prepared fold ``prep``."""
-    from treebench.execute.precision import float32_exact, matrix_dtype
-
     def exact() -> bool:
         if prep.values_exact is not None:
             return prep.values_exact
@@ -74,8 +74,6 @@ def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
 
 def dataset_key(cell: Cell) -> str:
     """The key of the cell's dataset in this process's dataset cache."""
-    from treebench.cells import canonical_json
-
     return canonical_json([cell.dataset_loader, cell.dataset_params])
 
 
@@ -110,8 +108,6 @@ def _large(ds: Any) -> bool:
 
 def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
-    from treebench.cells import canonical_json
-
     key = (
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
@@ -142,8 +138,6 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
 
 def _split(cell: Cell, ds: Any, y: np.ndarray):
     """The cell's split of ``ds`` (`treebench.data.splits.make_split`)."""
-    from treebench.data.splits import make_split
-
     sp = dict(cell.split)
     kind = sp.pop("kind")
     return make_split(
@@ -156,8 +150,6 @@ def _binarized_fold(cell: Cell, ds: Any, binz_key: str, policy: str) -> Prepared
     """The cell's fold of ``ds``: split, binarizer fitted (on the training rows, or on every
     row for ``fit_on: all``), matrices in the type ``policy`` asks for."""
     from treebench.binarize import make_binarizer
-    from treebench.execute.precision import float32_exact, matrix_dtype, numeric_part
-
     y = np.asarray(ds.y)
     split = _split(cell, ds, y)
     t0 = time.perf_counter()
@@ -296,8 +288,6 @@ def _fit_on_train(binz: Any, ds: Any, y: np.ndarray, train: np.ndarray, spec: st
     (`treebench.execute.fitted.load_fitted`), and a new fit is stored there."""
     large = _large(ds)
     if large:
-        from treebench.execute import fitted
-
         hit = fitted.load_fitted(ds, spec, train)
         if hit is not None:
             return hit
@@ -317,8 +307,6 @@ def from_prepared_cache(ds: Any, binz: Any, parts: tuple, dtype: Any = None) -> 
     apply (small or anonymous data, cache off or not writable): prepare in memory then."""
     if not hasattr(binz, "fill") or not _large(ds):
         return None
-    from treebench.execute import prepared
-
     out_dtype = _out_dtype(binz, dtype)
     n, n_cols = int(ds.X.shape[0]), int(binz.n_columns_)
 

@@ -41,17 +41,17 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe, wait
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun, finished_record, note_peak
 from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import reset_peak, vm_kb
+from treebench.execute.fit import warm
+import treebench.metrics  # noqa: F401 - loaded once in the driver, before the workers fork
 
 
 # --------------------------------------------------------------------------- in the worker
 def _run_one(conn: Connection, i: int, cell: Cell, data_dirs, context) -> tuple[dict[str, Any], bool]:
     """Run cell ``i`` in this worker. Returns (record, retire)."""
-    import treebench.metrics  # noqa: F401
-
     run = CellRun(cell, data_dirs, context)
     record = run.run(lambda r: _fit_here(conn, i, r))
     return record, run.retire
@@ -270,8 +270,6 @@ def run_pool(cells: list[Cell], n: int, data_dirs, context: dict[str, Any],
              take: Callable[[dict[str, Any]], None]) -> int:
     """Warm every learner the cells use in this process, fork ``n`` workers and run the cells;
     returns how many workers were forked (replacements included)."""
-    from treebench.execute.fit import warm
-
     for alg in dict.fromkeys(c.algorithm for c in cells):
         warm(alg)
     pool = CellPool(cells, n, data_dirs, context)

@@ -65,6 +65,8 @@ from treebench.data.cachefile import (
     read_header,
     remember,
 )
+from treebench.data.locate import cache_root
+from treebench.text import slug
 
 #: bump to invalidate every prepared file after a change of the format or of the transforms
 VERSION = "2"
@@ -75,8 +77,6 @@ ALIGN = 4096
 
 
 def cache_dir() -> Path:
-    from treebench.data.locate import cache_root
-
     return cache_root() / "prepared"
 
 
@@ -135,8 +135,6 @@ def matrix_key(data_key: str, binz: Any, dtype: Any, n_rows: int) -> str:
 
 
 def path_for(name: str, key: str) -> Path:
-    from treebench.text import slug
-
     return cache_dir() / f"{slug(name)}-{key}{SUFFIX}"
 
 
@@ -240,10 +238,10 @@ def write_matrix(path: Path, key: str, shape: tuple[int, int], dtype: Any,
             remember(fh, digest)  # this process wrote it: no need to read it back
     except OSError as exc:
         warnings.warn(f"could not cache the prepared matrix at {path}: {exc}", CacheWarning, stacklevel=3)
-        _remove(tmp)
+        remove_file(tmp)
         return False
     except BaseException:  # the binarizer's own error (bad data) or an interrupt: no file left
-        _remove(tmp)
+        remove_file(tmp)
         raise
     evict(cap, keep=path)
     return True
@@ -271,7 +269,7 @@ def _write_rows(fh, key: str, shape: tuple[int, int], dtype: np.dtype, nbytes: i
     return digest
 
 
-def _remove(path: Path) -> None:
+def remove_file(path: Path) -> None:
     try:
         path.unlink()
     except OSError:
@@ -295,7 +293,7 @@ def evict(cap: float, keep: Path | None = None) -> None:
         try:
             p.unlink()
             total -= size
-            _remove(p.with_name(p.name + ".lock"))
+            remove_file(p.with_name(p.name + ".lock"))
         except OSError:
             pass
 
@@ -304,12 +302,6 @@ def evict(cap: float, keep: Path | None = None) -> None:
 
 #: the file name ending of a fitted binarizer (`treebench.execute.fitted`)
 FIT_SUFFIX = ".fit"
-
-
-def _slug(name: str) -> str:
-    from treebench.text import slug
-
-    return slug(name)
 
 
 # ------------------------------------------------------------------------------ the rows

@@ -27,10 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from treebench.cells import Cell
+from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun
 from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import vm_kb
+import treebench.metrics  # noqa: F401 - loaded once here, not in every forked child
+import treebench.tree.simplify  # noqa: F401
 
 #: held while a cell warms its learner, prepares its data and forks (see the module's text)
 PREPARE_LOCK = threading.RLock()
@@ -39,9 +41,6 @@ PREPARE_LOCK = threading.RLock()
 def run_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any]) -> dict[str, Any] | None:
     """Run ``cell`` supervised and return its record (the driver writes it), or None when the
     run was interrupted (Ctrl-C) before the cell finished."""
-    import treebench.metrics  # noqa: F401 - imported once here, not in every forked child
-    import treebench.tree.simplify  # noqa: F401
-
     return CellRun(cell, data_dirs, context).run(_fit_in_child, lock=PREPARE_LOCK)
 
 

@@ -10,7 +10,6 @@ over the rows with status ``ok``; the other rows are counted by status, never dr
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,66 +19,16 @@ import pandas as pd
 
 from treebench.errors import UserError
 from treebench.results import schema
+from treebench.results.values import NA, normalize_value, sort_key, value_token
+from treebench.results.store import current_table, read_table
+from treebench import metrics as registry
+from treebench.results.schema import UNIT_INTERVAL
 
 # Parameters that only pick replicates (like folds) and never define a grid point.
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
 # Columns that distinguish lines in a figure without ever being an x axis.
 LINE_ONLY = ("split", "binarizer")
 FAILED_STATUSES = schema.FAILED_STATUSES
-
-
-class _NotApplicable:
-    """Marks a parameter that an algorithm (or binarizer) does not have; shown as ''."""
-
-    _instance: _NotApplicable | None = None
-
-    def __new__(cls) -> _NotApplicable:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NA"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-NA = _NotApplicable()
-
-
-def normalize_value(v: Any) -> Any:
-    """A parameter value as a plain JSON scalar: numpy scalars become Python numbers, integral
-    floats become ints (an int column with nulls may come back as floats), NaN becomes None, and
-    lists or dicts become canonical JSON text. Strings are kept as they are (``"all"``)."""
-    if v is None or v is NA or v is pd.NA:
-        return None if v is not NA else NA
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, float):
-        if math.isnan(v):
-            return None
-        if v.is_integer() and abs(v) < 2**53:
-            return int(v)
-        return v
-    if isinstance(v, (list, tuple, dict)):
-        return json.dumps(v, sort_keys=True)
-    return v
-
-
-def sort_key(v: Any) -> tuple:
-    """Numbers first (ascending), then strings such as ``"all"``, then None, then not applicable."""
-    if v is NA:
-        return (4, 0.0, "")
-    if v is None:
-        return (3, 0.0, "")
-    if isinstance(v, bool):
-        return (0, float(v), "")
-    if isinstance(v, (int, float)):
-        return (0, float(v), "")
-    return (1, 0.0, str(v))
 
 
 def is_number(v: Any) -> bool:
@@ -135,8 +84,6 @@ def load_results(results_dir: Path) -> Results:
             f"No results table at {path}; run the experiment first or point the report at a "
             "results directory that contains results.parquet."
         )
-    from treebench.results.store import current_table, read_table
-
     stale: list[str] = []
     try:
         if (results_dir / "cells").is_dir() and path == results_dir / "results.parquet":
@@ -179,8 +126,6 @@ def select_metrics(recorded: list[str], manifest: dict[str, Any]) -> list[str]:
     wanted = cfg.get("metrics") if isinstance(cfg, dict) else None
     if not isinstance(wanted, list) or not all(isinstance(w, str) for w in wanted):
         return recorded
-    from treebench import metrics as registry
-
     names = {c for w in wanted if w in registry.names() for c in registry.columns(w)}
     names |= set(wanted)  # a config may also name a column
     names |= {f"{c}_effective" for c in names}  # leaves also as merged leaves
@@ -216,7 +161,7 @@ def _key_columns(table: pd.DataFrame) -> list[str]:
     return [c for c in cols if column_label(c).removeprefix("bin.") not in REPLICATE_PARAMS]
 
 
-def _applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
+def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.Series:
     """Values with `NA` where the row's algorithm (binarizer) params JSON lacks the name and the
     value is null: the parameter does not exist for that row rather than being None."""
     if col.startswith(schema.BPARAM_PREFIX):
@@ -247,13 +192,8 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     for c in key_columns:
         # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
         vals = pd.Series([normalize_value(v) for v in table[c]], index=table.index, dtype=object)
-        out[c] = _applicable(table, c, vals)
+        out[c] = with_not_applicable(table, c, vals)
     return out
-
-
-def value_token(v: Any) -> str:
-    """A hashable text key of a normalised value that keeps None, "None" and NA apart."""
-    return "\x00NA" if v is NA else json.dumps(v, sort_keys=True, default=str)
 
 
 def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
@@ -382,8 +322,6 @@ ERROR_BAR_NOTE = "bars: 95 % CI of the mean over folds (Student t), clipped to t
 def metric_range(metric: str) -> tuple[float, float]:
     """The values a metric column can take: [0, 1] for accuracies and AUCs, [0, ∞) for
     counts, sizes and times, else the whole line."""
-    from treebench.results.schema import UNIT_INTERVAL
-
     if metric in UNIT_INTERVAL:
         return 0.0, 1.0
     if metric.startswith(("n_", "depth", "expected_")) or metric.endswith(("_seconds", "_mb")):

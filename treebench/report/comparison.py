@@ -10,7 +10,9 @@ one shows is stored beside the figures); cross-dataset figures carry the dataset
 from __future__ import annotations
 
 from treebench.report.aggregate import Results, distinct
-from treebench.report.figures import ALL_DATASETS, _Job, make_job, register_figures, slug
+from treebench.report.figures import ALL_DATASETS, FigureJob, make_job, register_figures, slug
+from treebench.report.critical_difference import cd_figure, ranking, ranking_groups
+from treebench.report.pareto import pareto_figure, SIZES
 
 __all__ = ["ALL_DATASETS", "CD_METRICS", "comparison_jobs"]
 #: metrics ranked in critical-difference diagrams: test accuracy always, the others when the
@@ -19,13 +21,10 @@ CD_METRICS = (("test_accuracy", "test accuracy"), ("test_roc_auc", "test ROC AUC
               ("expected_cost_test", "expected test cost"))
 
 
-def comparison_jobs(results: Results) -> list[_Job]:
+def comparison_jobs(results: Results) -> list[FigureJob]:
     """Critical-difference diagrams (one per ranked metric and depth group) and Pareto plots
     (one per dataset and size measure)."""
-    from treebench.report.critical_difference import ranking_groups
-    from treebench.report.pareto import SIZES
-
-    jobs: list[_Job] = []
+    jobs: list[FigureJob] = []
     for metric, label in CD_METRICS:
         if metric != "test_accuracy" and metric not in results.metrics:
             continue  # other metrics are ranked when the config's `metrics:` names them
@@ -43,9 +42,7 @@ def comparison_jobs(results: Results) -> list[_Job]:
     return jobs
 
 
-def _draw_cd(results: Results, job: _Job):
-    from treebench.report.critical_difference import cd_figure, ranking
-
+def _draw_cd(results: Results, job: FigureJob):
     metric, label, where, what = job.extra
     r = ranking(results, metric, dict(where), what)
     if r is None:
@@ -53,9 +50,7 @@ def _draw_cd(results: Results, job: _Job):
     return cd_figure(r, label), f"Critical difference: {label} ranks over datasets, {r.title}"
 
 
-def _draw_pareto(results: Results, job: _Job):
-    from treebench.report.pareto import pareto_figure
-
+def _draw_pareto(results: Results, job: FigureJob):
     col, label = job.extra
     fig = pareto_figure(results, job.dataset, col, label)
     return None if fig is None else (fig, fig.axes[0].get_title())

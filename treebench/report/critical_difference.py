@@ -26,14 +26,14 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
-    NA,
-    _applicable,
+    with_not_applicable,
     Results,
     distinct,
     fmt_value,
     params_text,
     varying_columns,
 )
+from treebench.results.values import NA
 
 ALPHA = 0.05
 DEPTH = "param_max_depth"
@@ -76,7 +76,7 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
     # NA where the row's algorithm has no such parameter (None stays None: set to None)
     t = t.copy()
     for c in cols:
-        t[c] = _applicable(t, c, t[c])
+        t[c] = with_not_applicable(t, c, t[c])
     tuned = t["tuned_params"] if "tuned_params" in t.columns else pd.Series([None] * len(t),
                                                                               index=t.index)
     labels = []

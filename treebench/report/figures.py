@@ -27,19 +27,19 @@ from treebench.atomic import read_json_object, temp_path, write_text
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
     LINE_ONLY,
-    NA,
     Results,
-    value_token,
     column_label,
     distinct,
     error_bars,
     fmt_value,
     is_number,
-    sort_key,
     sweep_axes,
 )
+from treebench.results.values import NA, sort_key, value_token
 from treebench.report.tables import metric_label
 from treebench.text import slug
+from treebench.execute.lifetime import forked_worker_init
+from treebench.registry import FIGURES
 
 AXIS_METRICS = ("test_accuracy", "train_accuracy", "test_r2", "train_r2", "n_leaves", "fit_seconds")
 LOG_METRICS = frozenset({"fit_seconds", "binarize_seconds", "compile_seconds"})
@@ -165,7 +165,7 @@ def _dodge(ticks: list[float], n_lines: int, log_x: bool) -> np.ndarray:
     return 0.25 * gap * (np.arange(n_lines) / (n_lines - 1) - 0.5)
 
 
-def _colors(n: int) -> list[Any]:
+def line_colors(n: int) -> list[Any]:
     from matplotlib import colormaps
 
     if n <= 10:
@@ -175,7 +175,7 @@ def _colors(n: int) -> list[Any]:
     return [cmap(x) for x in np.linspace(0.0, 0.92, n)]
 
 
-def _new_figure() -> Any:
+def new_figure() -> Any:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
@@ -237,7 +237,7 @@ def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
     return len(refs)
 
 
-def _finish(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
+def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
             n_legend: int) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
@@ -272,8 +272,8 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     pos, ticks, labels, numeric = _x_positions(xs)
     log_x = numeric and min(ticks) > 0 and max(ticks) / min(ticks) >= 100
     shift = _dodge(ticks, len(lines), log_x)
-    fig, ax = _new_figure()
-    colors = _colors(len(lines))
+    fig, ax = new_figure()
+    colors = line_colors(len(lines))
     algs = sorted({ln.algorithm for ln in lines})
     flags = 0
     for i, ln in enumerate(lines):
@@ -302,7 +302,7 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     ylabel = " / ".join(metric_label(m) for m in metrics) if len(metrics) == 2 \
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
-    _finish(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
+    finish_figure(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
             len(lines) + n_refs + (2 if len(metrics) == 2 else 0))
     return fig
 
@@ -326,8 +326,8 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
     algs = sorted(set(s.loc[shown, "algorithm_label"]))
     if not algs:
         return None
-    fig, ax = _new_figure()
-    colors = _colors(len(algs))
+    fig, ax = new_figure()
+    colors = line_colors(len(algs))
     partial = False
     for a, alg in enumerate(algs):
         rows = s[s["algorithm_label"] == alg]
@@ -354,7 +354,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
         notes.append(f"{n_all_failed} setting(s) where every cell failed are not shown")
     xlabel = ("leaves, same-label siblings merged (mean over folds)"
               if size == "n_leaves_effective" else "leaves (mean over folds)")
-    _finish(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
+    finish_figure(fig, ax, f"{dataset}: test accuracy vs leaves", "test accuracy", xlabel,
             "; ".join(notes), len(algs))
     return fig
 
@@ -395,7 +395,7 @@ CACHE_FILE = ".figures.json"
 
 
 @dataclass(frozen=True)
-class _Job:
+class FigureJob:
     """One figure file to draw: ``kind`` names its figure kind (`FigureKind` in
     `treebench.registry.FIGURES`); ``dataset`` is the
     dataset whose settings it shows, or `ALL_DATASETS` for figures over every dataset (its
@@ -418,30 +418,28 @@ class FigureKind:
     """A kind of figure: ``jobs(results)`` lists the files to draw (`make_job`), ``draw(results,
     job)`` draws one and returns (figure, title), or None (no figure for these inputs)."""
 
-    jobs: Callable[[Results], list[_Job]]
-    draw: Callable[[Results, _Job], tuple[Any, str] | None]
+    jobs: Callable[[Results], list[FigureJob]]
+    draw: Callable[[Results, FigureJob], tuple[Any, str] | None]
 
 
-def register_figures(kind: str, jobs: Callable[[Results], list[_Job]],
-                     draw: Callable[[Results, _Job], tuple[Any, str] | None],
+def register_figures(kind: str, jobs: Callable[[Results], list[FigureJob]],
+                     draw: Callable[[Results, FigureJob], tuple[Any, str] | None],
                      description: str = "") -> FigureKind:
     """Add a kind of figure to every report, in the figure registry
     (`treebench.registry.FIGURES`; a plug-in package calls this in the module its
     ``treebench.figures`` entry point names): ``jobs(results)`` lists its files and
     ``draw(results, job)`` draws one; `write_figures` caches and parallelises them as it does
     the per-dataset figures. Two kinds may share one ``jobs`` function (it is called once)."""
-    from treebench.registry import FIGURES
 
     fk = FigureKind(jobs, draw)
     FIGURES.register(kind, description=description or (inspect.getdoc(draw) or ""))(fk)
     return fk
 
 
-def figure_jobs(results: Results) -> list[_Job]:
+def figure_jobs(results: Results) -> list[FigureJob]:
     """The files of every registered figure kind (built-in, then plug-ins) for ``results``."""
-    from treebench.registry import FIGURES
 
-    jobs: list[_Job] = []
+    jobs: list[FigureJob] = []
     seen: list[Callable] = []
     for entry in FIGURES.in_order():
         if entry.obj.jobs not in seen:
@@ -450,11 +448,11 @@ def figure_jobs(results: Results) -> list[_Job]:
     return jobs
 
 
-def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> _Job:
-    return _Job(stem, dataset, None, (), kind, extra)
+def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> FigureJob:
+    return FigureJob(stem, dataset, None, (), kind, extra)
 
 
-def _jobs(results: Results) -> list[_Job]:
+def _jobs(results: Results) -> list[FigureJob]:
     """The per-dataset figures: each metric against each sweep axis, and accuracy against
     leaves."""
     size = size_metric(results.settings)
@@ -477,12 +475,12 @@ def _jobs(results: Results) -> list[_Job]:
         ds = stems[str(dataset)]
         for axis in all_axes:
             for name, mets in plans:
-                jobs.append(_Job(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
-        jobs.append(_Job(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, (), "leaves"))
+                jobs.append(FigureJob(f"{ds}__{name}_vs_{slug(column_label(axis))}", dataset, axis, mets))
+        jobs.append(FigureJob(f"{ds}__test_accuracy_vs_n_leaves", dataset, None, (), "leaves"))
     return jobs
 
 
-def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
+def _signature(results: Results, job: FigureJob, formats: tuple[str, ...]) -> str:
     """A hash of everything a figure is drawn from: its dataset's settings, the job, the
     formats and the drawing code's version."""
     import hashlib
@@ -497,11 +495,10 @@ def _signature(results: Results, job: _Job, formats: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-def _draw(results: Results, job: _Job, fdir: Path, formats: tuple[str, ...]
+def _draw(results: Results, job: FigureJob, fdir: Path, formats: tuple[str, ...]
           ) -> tuple[str, dict[str, Path]] | None:
     import matplotlib
 
-    from treebench.registry import FIGURES
 
     with matplotlib.rc_context(RC):
         drawn = FIGURES.get(job.kind).obj.draw(results, job)
@@ -515,19 +512,19 @@ def _titled(fig: Any) -> tuple[Any, str] | None:
     return None if fig is None else (fig, fig.axes[0].get_title())
 
 
-def _draw_axis(results: Results, job: _Job) -> tuple[Any, str] | None:
+def _draw_axis(results: Results, job: FigureJob) -> tuple[Any, str] | None:
     """A metric (or train and test together) against a sweep axis, one line per setting."""
     axes = sweep_axes(results.settings[results.settings["dataset"] == job.dataset],
                       results.key_columns)
     return _titled(axis_figure(results, job.dataset, job.axis, job.metrics, axes))
 
 
-def _draw_leaves(results: Results, job: _Job) -> tuple[Any, str] | None:
+def _draw_leaves(results: Results, job: FigureJob) -> tuple[Any, str] | None:
     """Test accuracy against the number of leaves, one colour per algorithm."""
     return _titled(leaves_figure(results, job.dataset))
 
 
-def _no_jobs(results: Results) -> list[_Job]:
+def _no_jobs(results: Results) -> list[FigureJob]:
     return []  # the leaves figures are listed with the axis figures (`_jobs`)
 
 
@@ -570,7 +567,7 @@ class _Drawing:
     """Figures being drawn: in forked workers (the caller goes on with other work, e.g. the
     tables, until `result`), or here, at `result`, when a pool does not pay off."""
 
-    def __init__(self, results: Results, jobs: list[_Job], fdir: Path,
+    def __init__(self, results: Results, jobs: list[FigureJob], fdir: Path,
                  formats: tuple[str, ...], n_jobs: int):
         self.args = (results, jobs, fdir, formats)
         self.pool = None
@@ -585,7 +582,6 @@ class _Drawing:
         import os
         from concurrent.futures import ProcessPoolExecutor
 
-        from treebench.execute.lifetime import forked_worker_init
 
         global _POOL_STATE
         _POOL_STATE = (results, fdir, formats)  # inherited by the forked workers, never pickled
@@ -625,7 +621,7 @@ class _Drawing:
         _POOL_STATE = None
 
 
-def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[str, ...],
+def _draw_many(results: Results, jobs: list[FigureJob], fdir: Path, formats: tuple[str, ...],
                n_jobs: int) -> list[tuple[str, dict[str, Path]] | None]:
     """Draw ``jobs``, in forked worker processes when there are two or more."""
     return _Drawing(results, jobs, fdir, formats, n_jobs).result()
@@ -634,7 +630,7 @@ def _draw_many(results: Results, jobs: list[_Job], fdir: Path, formats: tuple[st
 _POOL_STATE: Any = None
 
 
-def _draw_in_child(job: _Job):
+def _draw_in_child(job: FigureJob):
     results, fdir, formats = _POOL_STATE
     return _draw(results, job, fdir, formats)
 

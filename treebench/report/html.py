@@ -20,6 +20,8 @@ from treebench.report.provenance import (
     provenance_items,
 )
 from treebench.report.tables import Display, metric_display, metric_label, summary_display, to_html
+from treebench.report.comparison import ALL_DATASETS
+from treebench.report.reproduction import display, verification
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
@@ -69,8 +71,6 @@ def headline_figures(figures: list[FigureInfo], n_datasets: int,
     """With several learners on at most four datasets, each dataset's accuracy-against-size
     (Pareto) and accuracy-against-time figures first; then cross-dataset comparisons; with at
     most four datasets, also each dataset's first figure (the sweep the experiment is about)."""
-    from treebench.report.comparison import ALL_DATASETS
-
     out = []
     if n_algorithms >= 2 and n_datasets <= 4:
         out = [f for stem in TRADE_OFF_STEMS for f in figures if f.stem.endswith(stem)]
@@ -85,8 +85,6 @@ def headline_figures(figures: list[FigureInfo], n_datasets: int,
 
 
 def _reproduction_html(results: Results) -> str:
-    from treebench.report.reproduction import display, verification
-
     v = verification(results)
     parts = ["<h2 id=\"reproduction\">Reproduction</h2>"]
     if not v.verdicts:

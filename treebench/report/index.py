@@ -20,12 +20,13 @@ from treebench.report.aggregate import Results, load_results, params_text
 from treebench.atomic import write_text as atomic_write_text
 from treebench.report.tables import Display, mean_std, to_html, to_markdown
 from treebench.results import schema
+from treebench.results.store import results_dirs
+from treebench.report.reproduction import verification
+from treebench.report import write_report
 
 
 def experiment_dirs(root: Path) -> list[Path]:
     """The results directories below ``root`` (`treebench.results.store.results_dirs`)."""
-    from treebench.results.store import results_dirs
-
     return results_dirs(root)
 
 
@@ -40,8 +41,6 @@ def _label(res: Results, root: Path) -> str:
 
 def _verdict(res: Results) -> str:
     """The reproduction verdict of an experiment: claims held, failed, or not checked."""
-    from treebench.report.reproduction import verification
-
     v = verification(res)
     if not v.verdicts:
         return "not checked"
@@ -122,8 +121,6 @@ def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("h
     """Write each experiment's report (``<experiment>/report/`` or ``out/<experiment>/``), then
     ``index.html``, ``index.md`` and, when datasets repeat, ``across.csv``/``across.md`` in
     ``out`` (default ``root``). Returns the index folder."""
-    from treebench.report import write_report
-
     root = Path(root)
     out = Path(out) if out is not None else root
     out.mkdir(parents=True, exist_ok=True)

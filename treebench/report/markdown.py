@@ -15,6 +15,8 @@ from treebench.report.provenance import (
     provenance_items,
 )
 from treebench.report.tables import Display, summary_display, to_markdown
+from treebench.report.reproduction import display, verification
+from treebench.report.html import headline_figures
 
 
 def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
@@ -24,8 +26,6 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
         lines += [description(results), ""]
     lines += [f"> {note}" for note in results.notes]
     lines += ["", "## Reproduction", ""]
-    from treebench.report.reproduction import display, verification
-
     v = verification(results)
     if v.verdicts:
         lines += [f"**{v.headline()}**", ""]
@@ -33,8 +33,6 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
         lines += [to_markdown(display(v))]
     else:
         lines += [v.note, ""]
-    from treebench.report.html import headline_figures
-
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
     n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0
     head = headline_figures(figures, n_datasets, n_algorithms)

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import Results, params_text, varying_columns
+from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS, size_metric
+from treebench.report.tables import metric_label
 
 #: size measures: (column, axis label, figure stem suffix); ``n_leaves`` stands for the
 #: effective count where the results record it (`size_column`)
@@ -31,8 +33,6 @@ def size_column(settings: pd.DataFrame, size_col: str) -> tuple[str, str | None]
     ``n_leaves_effective`` (same-label sibling leaves merged) where recorded, as in the other
     size plots (`figures.size_metric`): raw ``n_leaves`` counts redundant leaves that some
     learners (CART, greedy, Top-k) keep and others merge, so it would favour the latter."""
-    from treebench.report.figures import size_metric
-
     if size_col == "n_leaves" and size_metric(settings) == "n_leaves_effective":
         return "n_leaves_effective", "leaves, same-label siblings merged (mean over folds)"
     return size_col, None
@@ -57,8 +57,6 @@ def pareto_front(size: np.ndarray, acc: np.ndarray) -> np.ndarray:
 def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
                   metric: str = "test_accuracy") -> Any | None:
     """``metric`` against ``size_col`` on ``dataset``; None when there is nothing to draw."""
-    from treebench.report.figures import MARKERS, _colors, _finish, _new_figure
-
     s = results.settings[results.settings["dataset"] == dataset]
     size_col, label = size_column(s, size_col)
     xlabel = label or xlabel
@@ -69,8 +67,8 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     if len(s) < 2:
         return None
     algs = sorted(set(s["algorithm_label"]))
-    colors = _colors(len(algs))
-    fig, ax = _new_figure()
+    colors = line_colors(len(algs))
+    fig, ax = new_figure()
     for a, alg in enumerate(algs):
         rows = s[s["algorithm_label"] == alg]
         ax.scatter(rows[scol].to_numpy(float), rows[mcol].to_numpy(float), color=colors[a],
@@ -94,9 +92,7 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     note = "one marker per setting (mean over folds and seeds of finished cells)"
     if n_hidden:
         note += f"; {n_hidden} setting(s) with no finished cell not shown"
-    from treebench.report.tables import metric_label
-
-    _finish(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
+    finish_figure(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
             metric_label(metric), xlabel, note, len(algs) + 1)
     return fig
 

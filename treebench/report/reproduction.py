@@ -8,6 +8,8 @@ from pathlib import Path
 from treebench.report.aggregate import Results
 from treebench.report.tables import Display
 from treebench.verify import HEADER, Verification, verify_dir
+from treebench.errors import UserError
+from treebench.report.tables import to_markdown
 
 NO_EXPECTATIONS = ("The config states no expectations (`expect:`), so there is nothing to "
                    "check; docs/reproductions/index.md says how to add them.")
@@ -24,8 +26,6 @@ def verification(results: Results) -> Verification:
 
 
 def _verification(results: Results) -> Verification:
-    from treebench.errors import UserError
-
     cfg = results.manifest.get("config") or {}
     v = Verification(results.experiment, results.directory, cfg.get("profile"))
     try:
@@ -58,7 +58,6 @@ def write_tables(v: Verification, out: Path, formats: set[str]) -> dict[str, lis
         return {}
     import pandas as pd
 
-    from treebench.report.tables import to_markdown
 
     tdir = out / "tables"
     tdir.mkdir(parents=True, exist_ok=True)

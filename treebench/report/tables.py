@@ -16,7 +16,6 @@ import pandas as pd
 
 from treebench.report.aggregate import (
     FAILED_STATUSES,
-    NA,
     Results,
     column_label,
     distinct,
@@ -24,6 +23,7 @@ from treebench.report.aggregate import (
     fmt_value,
     varying_columns,
 )
+from treebench.results.values import NA
 from treebench.atomic import write_text as atomic_write_text
 from treebench.results import schema
 

@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treebench.report.aggregate import NA, Results, distinct, params_text, varying_columns
-from treebench.report.figures import _Job, make_job, register_figures, slug
+from treebench.report.aggregate import Results, distinct, params_text, varying_columns
+from treebench.results.values import NA
+from treebench.report.figures import FigureJob, make_job, register_figures, slug
+from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS
 
 X, Y = "fit_seconds", "train_accuracy"
 GUESS_PARAM = "param_regularization"
@@ -46,15 +48,13 @@ def time_accuracy_settings(results: Results, dataset: str) -> pd.DataFrame:
 
 def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     """The figure for ``dataset``; None when fewer than two settings can be drawn."""
-    from treebench.report.figures import MARKERS, _colors, _finish, _new_figure
-
     s = time_accuracy_settings(results, dataset)
     if len(s) < 2:
         return None
     algs = distinct(s["algorithm_label"])
     bins = distinct(s["binarizer"])
-    colors = _colors(len(algs))
-    fig, ax = _new_figure()
+    colors = line_colors(len(algs))
+    fig, ax = new_figure()
     shown = varying_columns(s, results.key_columns)
     for i in range(len(s)):
         row = s.iloc[i]
@@ -76,7 +76,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
         uniq.setdefault(label, handle)
     note = ("one marker per setting (mean over folds of finished cells); colour = algorithm, "
             "shape = binarizer; hollow = stopped at its time limit in some cell")
-    _finish(fig, ax, f"{dataset}: training accuracy vs fit time",
+    finish_figure(fig, ax, f"{dataset}: training accuracy vs fit time",
             "train accuracy", "fit time (s, log scale)", note, 0)
     if len(uniq) <= 3:
         ax.legend(list(uniq.values()), list(uniq.keys()), fontsize="small", loc="best")
@@ -86,7 +86,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     return fig
 
 
-def time_accuracy_jobs(results: Results) -> list[_Job]:
+def time_accuracy_jobs(results: Results) -> list[FigureJob]:
     """``figures/<dataset>__train_accuracy_vs_time.*`` for every dataset (drawn when it has
     regularised optimal-tree settings)."""
     if results.settings.empty or GUESS_PARAM not in results.settings:
@@ -95,7 +95,7 @@ def time_accuracy_jobs(results: Results) -> list[_Job]:
             for d in distinct(results.settings["dataset"])]
 
 
-def _draw_time_accuracy(results: Results, job: _Job):
+def _draw_time_accuracy(results: Results, job: FigureJob):
     fig = time_accuracy_figure(results, job.dataset)
     return None if fig is None else (fig, fig.axes[0].get_title())
 

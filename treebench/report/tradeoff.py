@@ -24,14 +24,16 @@ import pandas as pd
 
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
-    NA,
     Results,
     distinct,
     error_bars,
     params_text,
     varying_columns,
 )
-from treebench.report.figures import _Job, make_job, register_figures, slug
+from treebench.results.values import NA
+from treebench.report.figures import FigureJob, make_job, register_figures, slug
+from treebench.report.figures import line_colors, DPI, MARKERS
+from treebench.report.tables import metric_label
 
 LAM = "param_lam"
 COST = "expected_cost_train"
@@ -85,7 +87,6 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     """The two-panel figure of ``dataset``; None when it has no λ sweep."""
     from matplotlib.figure import Figure
 
-    from treebench.report.figures import DPI, MARKERS, _colors
 
     lines, tuned = tradeoff_lines(results, dataset)
     if not lines:
@@ -97,7 +98,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
     ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
     n_tuned = tuned["algorithm_label"].nunique() if len(tuned) else 0
-    colors = _colors(len(lines) + n_tuned)
+    colors = line_colors(len(lines) + n_tuned)
     lams = allrows["_lam"].to_numpy(float)
     for i, (label, rows) in enumerate(lines):
         x = rows["_lam"].to_numpy(float)
@@ -135,8 +136,6 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
         ax_cost.set_xscale("symlog", linthresh=float(pos.min()))
     elif len(pos) and pos.max() / pos.min() >= 20:
         ax_cost.set_xscale("log")
-    from treebench.report.tables import metric_label
-
     ax_auc.set_title(f"{dataset}: ROC AUC and expected cost against λ")
     ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
     ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")
@@ -151,7 +150,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     return fig
 
 
-def tradeoff_jobs(results: Results) -> list[_Job]:
+def tradeoff_jobs(results: Results) -> list[FigureJob]:
     """``figures/<dataset>__lambda_tradeoff.*`` for every dataset (drawn when it sweeps λ)."""
     if LAM not in results.settings:
         return []
@@ -159,7 +158,7 @@ def tradeoff_jobs(results: Results) -> list[_Job]:
             for d in distinct(results.settings["dataset"])]
 
 
-def _draw_tradeoff(results: Results, job: _Job):
+def _draw_tradeoff(results: Results, job: FigureJob):
     fig = tradeoff_figure(results, job.dataset)
     return None if fig is None else (fig, f"{job.dataset}: ROC AUC and expected cost against λ")
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from treebench.errors import UserError, did_you_mean
+from treebench.results.values import select_rows
+from treebench.sweeps import parse_scalar
+from treebench.results.schema import ALIASES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,8 +26,6 @@ SHOWN = ("cell_id", "dataset", "algorithm_label", "algorithm_params", "binarizer
 
 def parse_where(items: list[str] | None) -> dict[str, Any]:
     """``["dataset=car", "k=1,2"]`` → ``{"dataset": "car", "k": [1, 2]}`` (keys unresolved)."""
-    from treebench.sweeps import parse_scalar
-
     out: dict[str, Any] = {}
     for item in items or []:
         for part in item.split():
@@ -39,7 +40,6 @@ def parse_where(items: list[str] | None) -> dict[str, Any]:
 
 def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
     """``where`` with each key turned into the table's column it names."""
-    from treebench.results.schema import ALIASES
 
     out = {}
     for key, val in where.items():
@@ -58,9 +58,7 @@ def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
 def find_cells(table: pd.DataFrame, where: dict[str, Any],
                status: list[str] | None = None) -> pd.DataFrame:
     """The rows of ``table`` matching ``where`` (and one of the ``status`` values)."""
-    from treebench.verify import select
-
     cond = resolve(table, where)
     if status:
         cond["status"] = list(status)
-    return select(table, cond) if cond else table
+    return select_rows(table, cond) if cond else table

@@ -2,7 +2,7 @@
 from, and where damaged files go.
 
 A results directory's truth is the set of its usable cell files, each identified by its cell id
-and the content hash stored in it (`treebench.results.store.encode_record`). `scan` lists that
+and the content hash stored in it (`treebench.results.cellfile.encode_record`). `scan` lists that
 set and the files that cannot be used (unreadable, damaged, named after another cell, off the
 schema), with the reason for each. The consolidated tables are a function of the set alone: its
 *digest* (sha256 over the sorted ``cell_id:hash`` pairs) is recorded with the sha256 of each
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from treebench.atomic import read_json_object, write_json, write_text
+from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 
 INDEX = ".cells-index.json"
 INDEX_VERSION = 1
@@ -92,8 +93,6 @@ def write_index(out: Path, idx: dict[str, Any]) -> None:
 def scan(out: Path, *, save: bool = False) -> Scan:
     """The usable and unusable cell files of ``out``. Files unchanged since the index saw them
     are not read again. ``save`` writes the refreshed index (the caller holds the lock)."""
-    from treebench.results.store import CellFileError, cells_dir, read_cell
-
     d = cells_dir(out)
     result = Scan()
     if not d.is_dir():

@@ -10,6 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from treebench import __version__
+
 
 @lru_cache(maxsize=1)
 def git_sha() -> str | None:
@@ -40,8 +42,6 @@ def _version(dist: str) -> str | None:
 def provenance() -> dict[str, Any]:
     """Flat provenance columns of the results schema (package versions from their metadata,
     so that nothing heavy is imported just to name it)."""
-    from treebench import __version__
-
     return {
         "treebench_version": __version__,
         "git_sha": git_sha(),

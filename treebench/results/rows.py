@@ -16,7 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from treebench.cells import Cell, canonical_json, cell_spec
+from treebench.algorithms.objectives import problem_of
+from treebench.cell import Cell, canonical_json, cell_spec
+from treebench.registry import ALGORITHMS
+from treebench.results.schema import declared, is_param, upgrade_row
 
 RECORD_VERSION = 2
 
@@ -50,8 +53,6 @@ def cell_problem(cell: Cell) -> str:
     """The problem the cell's learner solves with its parameters on top of its defaults
     (`treebench.algorithms.objectives.problem_of`); "unstated" for a learner that is not
     registered here (a plug-in no longer installed)."""
-    from treebench.algorithms.objectives import problem_of
-    from treebench.registry import ALGORITHMS
 
     if cell.algorithm not in ALGORITHMS:
         return "unstated"
@@ -88,7 +89,6 @@ def build_row(cell: Cell, context: dict[str, Any], *, status: str, error: str | 
 
 
 def _check_declared(row: dict[str, Any], algorithm: str) -> None:
-    from treebench.results.schema import declared, is_param
 
     cols = declared([algorithm])
     stray = [k for k in row if k not in cols and not is_param(k)]
@@ -126,7 +126,6 @@ def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
     """A cell record of an older layout in the current one, in place: its row's renamed
     columns take their new names, and a row without the learner's registry name gets it from
     the record."""
-    from treebench.results.schema import upgrade_row
 
     row = record.get("row")
     if isinstance(row, dict):

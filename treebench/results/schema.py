@@ -25,6 +25,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from treebench.columns import Column, declare, merge
+from treebench import metrics
+from treebench.algorithms.objectives import PROBLEM_COLUMNS
+from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
+from treebench.registry import ALGORITHMS
 
 if TYPE_CHECKING:  # pandas loads when a table is handled, not when the schema is read
     import pandas as pd
@@ -118,8 +122,6 @@ CORE = IDENTITY + SETTINGS + DATA + COST + OUTCOME + PROVENANCE
 
 
 def _shared() -> tuple[Column, ...]:
-    from treebench.algorithms.objectives import PROBLEM_COLUMNS
-    from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
 
     return PROBLEM_COLUMNS + SOLVE_INFO_COLUMNS
 
@@ -127,7 +129,6 @@ def _shared() -> tuple[Column, ...]:
 def _learners_of(algorithms: Iterable[str] | None) -> list:
     """The registry entries of ``algorithms`` (None: every learner, built-in and plug-in);
     names that are no registered learner are left out."""
-    from treebench.registry import ALGORITHMS
 
     if algorithms is None:
         return list(ALGORITHMS)
@@ -146,8 +147,6 @@ def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
     metric's, the shared solver columns, those of the learners ``algorithms`` (None: of every
     learner), then outcome and provenance. Asked of the registries at each call (a result is
     reused while the same metric and learner entries are registered)."""
-    from treebench import metrics
-
     mets = metrics.all_metrics()
     learners = _learners_of(algorithms)
     key = (algorithms is None, tuple(map(id, mets)), tuple(map(id, learners)))
@@ -196,8 +195,6 @@ BPARAM_PREFIX = "bparam_"
 
 def metric_columns() -> tuple[str, ...]:
     """Metric columns (computed and recorded) in registry order; the report picks from these."""
-    from treebench import metrics
-
     return tuple(metrics.result_columns())
 
 

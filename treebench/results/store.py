@@ -19,7 +19,6 @@ float or boolean where every value is one, else text (numbers in a text column, 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -28,6 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from treebench.atomic import temp_path, write_bytes
 from treebench.errors import UserError
+from treebench.results.rows import history_entry
+from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
+from treebench.results.index import record_tables, scan, Scan, tables_state
+from treebench.results import schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,75 +42,9 @@ if TYPE_CHECKING:
 _NUMBER = re.compile(r"^-?\d+(\.\d*)?([eE][-+]?\d+)?$")
 
 
-def cells_dir(out: Path) -> Path:
-    return Path(out) / "cells"
-
-
 class ResultsWriteError(UserError):
     """A results file could not be written (disk full, permissions): the cells written before
     are kept, and the same command resumes once the cause is fixed."""
-
-
-class CellFileError(ValueError):
-    """A cell file that cannot be used: unreadable, damaged, misnamed or off the schema."""
-
-
-# A cell file is the record's JSON with its content hash as the last key:
-#   <json of the record without "sha256">[:-1] + ',"sha256":"<64 hex>"}'
-# so the hash is checked on the file's bytes without encoding the record again.
-_HASH_KEY = b',"sha256":"'
-_SUFFIX_LEN = len(_HASH_KEY) + 64 + 2
-
-
-def encode_record(record: dict[str, Any]) -> tuple[bytes, str]:
-    """The bytes of a cell file for ``record`` and the record's content hash (sha256 of the
-    record's JSON without its ``sha256`` key)."""
-    body = dict(record)
-    body.pop("sha256", None)
-    text = json.dumps(body, default=str, allow_nan=True).encode("utf-8")
-    digest = hashlib.sha256(text).hexdigest()
-    return text[:-1] + _HASH_KEY + digest.encode("ascii") + b'"}', digest
-
-
-def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
-    """(record, content hash) of a cell file's bytes; `CellFileError` with the reason when the
-    bytes are not a record or do not match their hash. A record written before content hashes
-    existed has none: its hash is that of the file's bytes."""
-    embedded = None
-    if len(data) > _SUFFIX_LEN and data[-_SUFFIX_LEN:-66] == _HASH_KEY and data.endswith(b'"}'):
-        embedded = data[-66:-2].decode("ascii", "replace")
-        body = data[:-_SUFFIX_LEN] + b"}"
-        if hashlib.sha256(body).hexdigest() != embedded:
-            raise CellFileError("its content does not match its checksum (damaged or edited)")
-    try:
-        rec = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise CellFileError("it is not valid JSON (truncated or damaged)") from None
-    if not isinstance(rec, dict) or not isinstance(rec.get("row"), dict):
-        raise CellFileError("it holds no results row")
-    if embedded is None and "sha256" in rec:
-        raise CellFileError("its checksum is not where treebench writes it (edited)")
-    from treebench.results.rows import upgrade_record
-
-    row = upgrade_record(rec)["row"]
-    if row.get("cell_id") != name:
-        raise CellFileError(f"it holds cell `{str(row.get('cell_id'))[:40]}`, not the cell its "
-                            f"name says (a copied or renamed file)")
-    from treebench.results.schema import check_row
-
-    problem = check_row(row)
-    if problem:
-        raise CellFileError(problem)
-    return rec, embedded or hashlib.sha256(data).hexdigest()
-
-
-def read_cell(p: Path) -> tuple[dict[str, Any], str]:
-    """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used."""
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise CellFileError(f"it cannot be read ({(exc.strerror or type(exc).__name__).lower()})") from None
-    return decode_record(data, p.stem)
 
 
 def _read(p: Path) -> dict[str, Any] | None:
@@ -122,8 +59,6 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
     hash. A record that replaces an earlier one of the same cell keeps the earlier outcomes in
     ``history`` (the row's ``history`` column holds them as JSON). Raise `ResultsWriteError`
     when the file cannot be written (disk full): nothing of the directory is lost."""
-    from treebench.results.rows import history_entry
-
     d = cells_dir(out)
     row = record["row"]
     p = d / f"{row['cell_id']}.json"
@@ -154,8 +89,6 @@ def write_error(p: Path, exc: OSError) -> ResultsWriteError:
 
 def existing_status(out: Path) -> dict[str, str]:
     """cell id → status for every usable cell file in ``out`` (damaged ones count as absent)."""
-    from treebench.results.index import scan
-
     return {cid: e.status for cid, e in scan(out).cells.items()}
 
 
@@ -163,8 +96,6 @@ def load_rows(out: Path, cell_ids: list[str] | None = None) -> list[dict[str, An
     """The rows of the usable cell files of ``out`` (of ``cell_ids`` when given)."""
     d = cells_dir(out)
     if cell_ids is None:
-        from treebench.results.index import scan
-
         cell_ids = sorted(scan(out).cells)
     rows = []
     for cid in cell_ids:
@@ -182,7 +113,6 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
     """The results table of ``rows``; ``experiment`` names the rows that do not name one."""
     import pandas as pd
 
-    from treebench.results import schema
 
     df = pd.DataFrame(rows)
     # parameter columns keep their Python values (a missing key must not turn 50 into 50.0)
@@ -202,8 +132,6 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
 
 def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
     """Validate and write results.parquet and results.csv atomically."""
-    from treebench.results import schema
-
     schema.validate(df)
     out = Path(out)
     pq, csv = out / "results.parquet", out / "results.csv"
@@ -253,7 +181,6 @@ def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     """Each param_* column with its own type: no JSON-quoted strings."""
     import pandas as pd
 
-    from treebench.results import schema
 
     out = df.copy()
     for c in schema.param_columns(out) + schema.bparam_columns(out):
@@ -271,7 +198,6 @@ def read_table(path: Path) -> pd.DataFrame:
     """Read results.parquet (or .csv) back with schema dtypes, and check it."""
     import pandas as pd
 
-    from treebench.results import schema
 
     path = Path(path)
     if path.suffix == ".csv":
@@ -334,8 +260,6 @@ def refresh_tables(out: Path, experiment: str | None = None, *, write: bool = Tr
     rebuilt, else None; why it was rebuilt, else None; the scan). With ``write`` (the caller
     holds the lock) the tables and the index are written; else the table is only built.
     ``current`` is a scan the caller made already."""
-    from treebench.results.index import record_tables, scan, tables_state
-
     current = current if current is not None else scan(out, save=write)
     why = tables_state(out, current)
     if why is None:
@@ -353,8 +277,6 @@ def current_table(out: Path, experiment: str | None = None, *,
     when that is current, else rebuilt, and rewritten when ``write``), notes on what was found,
     and the scan."""
     if not cells_dir(out).is_dir():  # a table exported without its cell files
-        from treebench.results.index import Scan
-
         return read_table(Path(out) / "results.parquet"), [], Scan()
     df, why, current = refresh_tables(out, experiment, write=write)
     notes = current.problem_notes(out)

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from treebench.tree.labels import majority_label
+
 #: the split threshold on a 0/1 column: left is ``x <= 0.5``, i.e. "the feature is 0"
 BINARY_THRESHOLD = 0.5
 #: the threshold stored at leaves (scikit-learn's value; never compared)
@@ -71,8 +73,6 @@ class TreeArrays:
 
     @classmethod
     def leaf(cls, value: np.ndarray, label: int | None = None) -> TreeArrays:
-        from treebench.tree.labels import majority_label
-
         value = np.asarray(value, dtype=np.float64).reshape(1, -1)
         lab = majority_label(value[0]) if label is None else int(label)
         return cls(
@@ -249,8 +249,6 @@ class TreeBuilder:
         if self.task == "regression":
             label = 0
         if label is None:
-            from treebench.tree.labels import majority_label
-
             label = majority_label(v)
         self._lab.append(int(label))
         return len(self._f) - 1

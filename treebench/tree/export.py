@@ -7,6 +7,7 @@ Feature names come from the binarizer's column table when there is one: a binary
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from treebench.text import fmt_value as _fmt
 from treebench.tree.arrays import TreeArrays
+from treebench.tree.columns import BinaryColumn
 
 
 def branch_texts(
@@ -43,8 +45,6 @@ def conditions_from_columns(columns: Sequence[dict[str, Any]] | None):
     """Branch texts per column from a binarizer column table (``BinaryColumn.to_dict`` list)."""
     if not columns:
         return None, None
-    from treebench.binarize.base import BinaryColumn
-
     names: list[str] = []
     conds: list[tuple[str, str] | None] = []
     for c in columns:
@@ -64,10 +64,6 @@ def conditions_from_names(names: Sequence[str], binary: bool = True):
     plain feature: with ``binary`` (a 0/1 learner) it prints ``x = 0`` / ``x = 1``, else
     ``x <= t`` / ``x > t``. The 0 side of a column of a feature that has an ``is missing``
     column says ``or … is missing``, as the binarizer's own table does."""
-    import re
-
-    from treebench.binarize.base import BinaryColumn
-
     pattern = re.compile(r"^(?P<f>.+?) (?P<op>" + "|".join(re.escape(o) for o in _OPS)
                          + r") (?P<v>.+)$")
     missing = {n[: -len(" is missing")] for n in names if n.endswith(" is missing")}
@@ -79,7 +75,7 @@ def conditions_from_names(names: Sequence[str], binary: bool = True):
             col = BinaryColumn(n[: -len(" is missing")], "missing")
         elif n.endswith(" = 1"):
             col = BinaryColumn(n[:-4], "is")
-        elif (m := pattern.match(n)) and m["op"] in BinaryColumn._NEG:
+        elif (m := pattern.match(n)) and m["op"] in BinaryColumn.NEGATION:
             col = BinaryColumn(m["f"], m["op"], _number(m["v"]), m["f"] in missing)
         if col is not None:
             feats.append(col.feature)

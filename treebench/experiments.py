@@ -22,8 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from treebench.cells import Cell, canonical_json
+from treebench.cell import Cell, canonical_json
 from treebench.errors import UserError
+from treebench.results.rows import identity
+from treebench.results.schema import RENAMED
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,8 +72,6 @@ def record_key(exp: Experiment, variant: dict[str, Any] | None) -> str:
 
 def identity_columns(cells: list[Cell], experiment: str) -> dict[str, list[Any]]:
     """The identity columns of each cell's results row, as columns (cell order)."""
-    from treebench.results.rows import identity
-
     rows = [identity(c, experiment) for c in cells]
     names: list[str] = list(_IDENTITY)
     for r in rows:
@@ -188,8 +188,7 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
     cols = rec["cells"]
     pos = [i for i, c in enumerate(cols["cell_id"]) if c in absent]
     extra = pd.DataFrame({k: [v[i] for i in pos] for k, v in cols.items() if isinstance(v, list)})
-    from treebench.results.schema import RENAMED  # a manifest written with older column names
-
+    # a manifest written with older column names
     extra = extra.rename(columns={o: n for o, n in RENAMED.items() if n not in extra.columns})
     extra["experiment"] = rec.get("name")
     extra["status"] = MISSING
