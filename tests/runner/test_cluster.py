@@ -257,7 +257,7 @@ def test_dask_ctrl_c_cancels_pending_and_a_crashing_cell_spares_its_worker(tmp_p
                            cwd=tmp_path / "driver", env=env, capture_output=True, text=True, timeout=300)
         df = pd.read_csv(tmp_path / "driver" / "crash" / "results.csv")
         assert len(df) == 15, r.stderr
-        by = df.groupby("algorithm")["status"].agg(set).to_dict()
+        by = df.groupby("algorithm_label")["status"].agg(set).to_dict()
         assert by == {"test-abort": {"crashed"}, "cart": {"ok"}}, by
         assert all(w.poll() is None for w in workers)  # no worker went down
 
@@ -330,7 +330,7 @@ def test_dask_multithreaded_worker_runs_cells_supervised_and_once(tmp_path):
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
     assert len(df) == 24 and df["cell_id"].is_unique
     assert len(list((tmp_path / "driver" / "out" / "cells").glob("*.json"))) == 24
-    got = df.groupby(["algorithm", "param_seconds"], dropna=False)["status"].agg(set).to_dict()
+    got = df.groupby(["algorithm_label", "param_seconds"], dropna=False)["status"].agg(set).to_dict()
     got = {(a, None if s != s else s): v for (a, s), v in got.items()}
     assert got == {("test-sleep", 0.2): {"ok"}, ("test-sleep", 30.0): {"timeout"},
                    ("test-alloc", None): {"oom"}, ("test-abort", None): {"crashed"}}, got
@@ -570,7 +570,7 @@ def test_ray_worker_killed_mid_sweep_every_cell_once_and_failures_recorded(tmp_p
     df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
     assert len(df) == 24 and df["cell_id"].is_unique
     assert len(list(cells.glob("*.json"))) == 24
-    by = df.groupby("algorithm")["status"].agg(set).to_dict()
+    by = df.groupby("algorithm_label")["status"].agg(set).to_dict()
     assert by == {"test-sleep": {"ok"}, "test-abort": {"crashed"}}, by
     r = _ray_run(tmp_path, ray_head, "-o", "kill", "--backend", "ray", "--address",
                  ray_head.address, config=cfg_kill)

@@ -50,7 +50,7 @@ def test_faults_are_rows_and_the_worker_is_replaced(write_config, tmp_path, n_jo
         execution={"n_jobs": n_jobs, "backend": "fork"},
     )
     df = _table(s.out)
-    by = {a: g for a, g in df.groupby("algorithm")}
+    by = {a: g for a, g in df.groupby("algorithm_label")}
     assert (by["test-raise"]["status"] == "error").all()
     assert by["test-raise"]["error"].str.contains("RuntimeError: solver exploded").all()
     assert (by["test-abort"]["status"] == "crashed").all()
