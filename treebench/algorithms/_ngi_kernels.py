@@ -27,11 +27,19 @@ counts, and from them every score of the family:
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 # method codes (kept in sync with ``ngi.METHODS``)
 M_EC45, M_ECART, M_ASR, M_IP, M_BAL, M_BAL_FIXED, M_C45, M_CART, M_CC45, M_CCART = range(10)
+
+#: the inputs of `grow` (`ngi_problem` builds it with fixed field types)
+NgiProblem = namedtuple(
+    "NgiProblem",
+    ["X", "y", "w", "cost", "n_classes", "method", "lam", "theta", "min_objects", "d_paper"],
+)
 
 #: relative tolerance under which two scores are ties (first test in column order wins)
 TIE_RTOL = 1e-12
@@ -174,11 +182,16 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
 
 
 @njit(cache=True)
-def method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail, d_paper):
+def method_scores(p, scores, avail):
     """The score each method maximises, and which tests are candidates: the tests that split
     the node, or every unused test for the authors' BAL and for EC4.5/ECART with the authors'
     ``D`` (there a test that does not split scores ``λ·p(S)·h(S)·(1 − p(S))/c(d)``, which a
     cheap test can make the best; with the paper's ``D`` it scores 0 and never wins)."""
+    split, B, E, De, Dg, IP, BAL, Ge, Gg = scores
+    method = p.method
+    lam = p.lam
+    cost = p.cost
+    d_paper = p.d_paper
     m = B.shape[0]
     s = np.zeros(m)
     cand = split.copy()
@@ -222,15 +235,30 @@ def select(s, cand):
     return -1
 
 
+def ngi_problem(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper):
+    """The inputs of `grow` as one record (`NgiProblem`), with the field types every fit and
+    the warm-up share: coalesced objects ``X`` (uint8), ``y``, ``w``; test costs; the method
+    code and its parameters; ``d_paper`` the paper's form of ``D``."""
+    return NgiProblem(np.ascontiguousarray(X, np.uint8), np.ascontiguousarray(y, np.int64),
+                      np.ascontiguousarray(w, np.float64), np.ascontiguousarray(cost, np.float64),
+                      int(n_classes), int(method), float(lam), float(theta), int(min_objects),
+                      bool(d_paper))
+
+
 @njit(cache=True)
-def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, capacity):
-    """Grow the tree of one method on the coalesced objects.
+def grow(p, capacity):
+    """Grow the tree of one method on the coalesced objects (problem ``p``, `ngi_problem`).
 
     Returns ``(n_nodes, feature, left, right, parent, value, objcount, n_scored)`` where ``value``
     holds weighted class masses and ``objcount`` class object counts per node (children get
     larger ids than their parent; `ngi` renumbers in pre-order);
     ``n_nodes == -1`` means ``capacity`` was too small (call again with more).
     """
+    X = p.X
+    y = p.y
+    w = p.w
+    n_classes = p.n_classes
+    theta = p.theta
     n, m = X.shape
     idx = np.arange(n)
     feature = -np.ones(capacity, dtype=np.int64)
@@ -256,19 +284,19 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
         node = st_id[sp]
         a = st_a[sp]
         b = st_b[sp]
-        p = 0.0
+        mass = 0.0
         for t in range(a, b):
             i = idx[t]
             value[node, y[i]] += w[i]
             objcount[node, y[i]] += 1.0
-            p += w[i]
+            mass += w[i]
         if b - a == 0:
             continue  # an empty branch of a non-splitting test (authors' BAL): a leaf
         n_present = 0
         for c in range(n_classes):
             if objcount[node, c] > 0:
                 n_present += 1
-        if n_present <= 1 or p <= theta + THETA_TOL or b - a <= min_objects:
+        if n_present <= 1 or mass <= theta + THETA_TOL or b - a <= p.min_objects:
             continue
         for j in range(m):
             avail[j] = True
@@ -276,11 +304,8 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
         while anc >= 0:
             avail[feature[anc]] = False
             anc = parent[anc]
-        split, B, E, De, Dg, IP, BAL, Ge, Gg = node_scores(
-            X, idx, a, b, y, w, theta, avail, n_classes, d_paper
-        )
-        s, cand = method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail,
-                                d_paper)
+        scores = node_scores(X, idx, a, b, y, w, theta, avail, n_classes, p.d_paper)
+        s, cand = method_scores(p, scores, avail)
         for j in range(m):
             if avail[j]:
                 n_scored += 1

@@ -317,11 +317,11 @@ class NGIClassifier(TreeClassifierBase):
         compile_s = warmup()
         lam = 0.0 if method == "asr" else float(self.lam)
         capacity = 2 * Xc.shape[0] + 1
+        problem = K.ngi_problem(Xc, yc, wc, cost, n_classes, METHODS[method], lam, self.theta,
+                                self.min_objects, self.d_term == "paper")
         while True:
             n_nodes, feature, left, right, _parent, value, objcount, n_scored = K.grow(
-                Xc, yc, wc, cost, n_classes, METHODS[method], lam, float(self.theta),
-                int(self.min_objects), self.d_term == "paper", capacity,
-            )
+                problem, capacity)
             if n_nodes >= 0:
                 break
             capacity *= 2
@@ -371,7 +371,7 @@ def warmup() -> float:
     X = np.array([[0, 1], [1, 0], [1, 1]], dtype=np.uint8)
     y = np.array([0, 1, 1], dtype=np.int64)
     w = np.full(3, 1 / 3)
-    K.grow(X, y, w, np.ones(2), 2, K.M_ECART, 1.0, 0.005, 1, True, 7)
+    K.grow(K.ngi_problem(X, y, w, np.ones(2), 2, K.M_ECART, 1.0, 0.005, 1, True), 7)
     _COMPILED = True
     return time.perf_counter() - t0
 
