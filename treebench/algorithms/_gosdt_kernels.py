@@ -69,13 +69,12 @@ from numba import njit
 
 from treebench.algorithms._gosdt_depth2 import depth2_guessed, ref_wrong_counts
 from treebench.search.bitset import ctz, popcount, row_hash, split_rows
-from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
-from treebench.search.cache import (
-    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
-    new_cache,
+from treebench.search.bounds import (
+    cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals, pair_counts, pair_counts_buf
+from treebench.search.counts import feature_counts, node_summary, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized, partner_list
 from treebench.search.equiv import drop_equivalent
@@ -171,23 +170,6 @@ def base_bound(s, rows):
 
 
 @njit(cache=True)
-def _totals(s, rows, lev):
-    D = s.data
-    tot = s.scr.tot[lev]
-    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, s.scr.nzw[lev])
-    total = 0.0
-    mx = 0.0
-    npos = 0
-    for c in range(tot.shape[0]):
-        total += tot[c]
-        if tot[c] > mx:
-            mx = tot[c]
-        if tot[c] > 0.0:
-            npos += 1
-    return nnz, nrows, total, total - mx, npos
-
-
-@njit(cache=True)
 def _score(s, rows, lev, nnz, nrows, total):
     """Class counts per feature; valid = both children non-empty; rank features by the sum of
     the children's leaf errors (ties: lower index). Returns the number of valid features."""
@@ -280,23 +262,6 @@ def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
             remember_similar(rows, lev, lb, s.scr.sim_rows, s.scr.sim_val)
         cache_put(s.cache, rows, key, hv, lb, -1, LOWER)
     return lb
-
-
-@njit(cache=True)
-def _lookup(s, rows, key, hv, ub, timed_out, lev):
-    """Cache step: (answered, value, cached lower bound)."""
-    e = cache_find(s.cache, rows, key, hv)
-    if e >= 0:
-        st = cache_state(s.cache, e)
-        ov = cache_value(s.cache, e)
-        if st == EXACT or (timed_out and st == ANYTIME):
-            s.scr.feat[lev] = cache_feature(s.cache, e)
-            return True, ov, 0.0
-        if st == LOWER and not timed_out:
-            if ov >= ub:
-                return True, ov, 0.0
-            return False, 0.0, ov
-    return False, 0.0, 0.0
 
 
 @njit(cache=True)
@@ -399,7 +364,7 @@ def solve(s, rows, lev, ub, b):
     if s.limited and not s.use_ref:
         lev = _budget_for(lev, ub, lam)
     s.scr.feat[lev] = -1
-    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[lev], s.scr.nzw[lev])
     leaf = leaf_err + lam
     if npos <= 1 or leaf_err <= lam:
         return leaf  # no split can pay for its extra leaf
@@ -408,7 +373,7 @@ def solve(s, rows, lev, ub, b):
     key = lev if s.limited else 0
     hv = row_hash(rows, key)
     timed_out = s.stats[S_TIMED_OUT] != 0
-    hit, val, lbk = _lookup(s, rows, key, hv, ub, timed_out, lev)
+    hit, val, lbk = cache_lookup(s.cache, rows, key, hv, ub, timed_out, s.scr.feat, lev)
     if hit:
         return _at_budget(s, rows, lev0, lev, ub, val)
     check_time(s.stats, s.clock)
@@ -550,7 +515,7 @@ def _read_back(s, root, H):
 def root_bound(s, rows, lev):
     """A lower bound on the root's optimum from what the search proved (used after a
     timeout): min(leaf, max(b + 2 lam, min over features of the children's bounds))."""
-    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[lev], s.scr.nzw[lev])
     leaf = leaf_err + s.lam
     if lev == 0 or npos <= 1 or leaf_err <= s.lam:
         return leaf

@@ -32,6 +32,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from treebench.search.criteria import entropy_sum, gini_sum, hetero_pairs
+
 # method codes (kept in sync with ``ngi.METHODS``)
 M_EC45, M_ECART, M_ASR, M_IP, M_BAL, M_BAL_FIXED, M_C45, M_CART, M_CC45, M_CCART = range(10)
 
@@ -45,38 +47,6 @@ NgiProblem = namedtuple(
 TIE_RTOL = 1e-12
 #: p(S) <= θ + THETA_TOL stops a node (the authors' tolerance)
 THETA_TOL = 1e-7
-
-
-@njit(cache=True)
-def _entropy(counts, tot):
-    if tot <= 0.0:
-        return 0.0
-    h = 0.0
-    for c in counts:
-        if c > 0.0:
-            q = c / tot
-            h -= q * np.log2(q)
-    return max(h, 0.0)
-
-
-@njit(cache=True)
-def _gini(counts, tot):
-    if tot <= 0.0:
-        return 0.0
-    s = 0.0
-    for c in counts:
-        q = c / tot
-        s += q * q
-    return max(1.0 - s, 0.0)
-
-
-@njit(cache=True)
-def _pairs(kcounts, n):
-    """Heterogeneous pairs among ``n`` objects with class object counts ``kcounts``."""
-    s = 0.0
-    for c in kcounts:
-        s += c * c
-    return (n * n - s) / 2.0
 
 
 @njit(cache=True)
@@ -98,7 +68,7 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
         Wc[y[i]] += w[i]
         Kc[y[i]] += 1.0
         p += w[i]
-    phi = _pairs(Kc, float(N))
+    phi = hetero_pairs(Kc, float(N))
     n1 = np.zeros(m)
     W1 = np.zeros((m, k))
     K1 = np.zeros((m, k))
@@ -124,8 +94,8 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
                 K1[j, yi] += 1.0
                 U1[j] += ui
                 V1[j] += vi
-    h_ent = _entropy(Wc, p)
-    h_gin = _gini(Wc, p)
+    h_ent = entropy_sum(Wc, p)
+    h_gin = gini_sum(Wc, p)
     split = np.zeros(m, dtype=np.bool_)
     B = np.zeros(m)
     E = np.zeros(m)
@@ -154,8 +124,8 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
         # B: the branch with the most objects is S_h (ties: branch 0)
         B[j] = p - (p0 if nn0 >= nn1 else p1)
         # E (closed form)
-        phi1 = _pairs(K1[j], nn1)
-        phi0 = _pairs(K0, nn0)
+        phi1 = hetero_pairs(K1[j], nn1)
+        phi0 = hetero_pairs(K0, nn0)
         e = p0 + p1
         if phi > 0.0:
             if p0 > theta:
@@ -163,10 +133,10 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
             if p1 > theta:
                 e -= (phi1 / phi) * (p1 * U1[j] - V1[j])
         E[j] = e
-        he0 = _entropy(W0, p0)
-        he1 = _entropy(W1[j], p1)
-        hg0 = _gini(W0, p0)
-        hg1 = _gini(W1[j], p1)
+        he0 = entropy_sum(W0, p0)
+        he1 = entropy_sum(W1[j], p1)
+        hg0 = gini_sum(W0, p0)
+        hg1 = gini_sum(W1[j], p1)
         if d_paper:
             De[j] = p * h_ent - (p0 * he0 + p1 * he1)
             Dg[j] = p * h_gin - (p0 * hg0 + p1 * hg1)

@@ -31,10 +31,10 @@ features are scored. At k = all also (`docs/search-speed.md`):
   lower-bound update after a failed search).
 
 The solver's state is one record (`TopkState`) passed down the recursion; `solve` is a handful
-of small steps (`_node_totals`, `_lookup`, `_score`, `_depth1_all`, `_depth2`, `_branch_leaves`,
-the child loop, `_finish`). The result is read back by the shared read-back
-(`treebench.search.readback`), which re-asks `solve` for each node with an infinite bound (a
-cache hit in the normal case). The entry points take the problem as one record
+of small steps (`counts.node_summary`, `bounds.cache_lookup`, `_score`, `_depth1_all`,
+`_depth2`, `_branch_leaves`, the child loop, `_finish`). The result is read back by the
+shared read-back (`treebench.search.readback`), which re-asks `solve` for each node with an
+infinite bound (a cache hit in the normal case). The entry points take the problem as one record
 (`TopkProblem`, built by `topk_problem` for fits, tests and the warm-up alike).
 """
 
@@ -46,13 +46,12 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import row_hash, split_rows
-from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
-from treebench.search.cache import (
-    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
-    new_cache,
+from treebench.search.bounds import (
+    cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
+from treebench.search.counts import feature_counts, node_summary, pair_counts_buf
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
@@ -75,43 +74,6 @@ TopkState = namedtuple(
     "TopkState",
     ["data", "scr", "cache", "stats", "clock", "k", "crit", "msl", "min_imp", "M", "nu"],
 )
-
-
-@njit(cache=True)
-def _node_totals(s, rows, h):
-    """Class totals of the node into ``scr.tot[h]``; returns (non-zero words, rows, total
-    weight, leaf error, classes present)."""
-    D = s.data
-    tot = s.scr.tot[h]
-    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, s.scr.nzw[h])
-    total = 0.0
-    mx = 0.0
-    npos = 0
-    for c in range(tot.shape[0]):
-        total += tot[c]
-        if tot[c] > mx:
-            mx = tot[c]
-        if tot[c] > 0.0:
-            npos += 1
-    return nnz, nrows, total, total - mx, npos
-
-
-@njit(cache=True)
-def _lookup(s, rows, h, hv, ub, timed_out):
-    """Cache step: (answered, value, lower bound so far). An exact entry (or, after the
-    deadline, an anytime one) answers; a lower bound >= ub answers; a smaller one is kept."""
-    e = cache_find(s.cache, rows, h, hv)
-    if e >= 0:
-        st = cache_state(s.cache, e)
-        ov = cache_value(s.cache, e)
-        if st == EXACT or (timed_out and st == ANYTIME):
-            s.scr.feat[h] = cache_feature(s.cache, e)
-            return True, ov, 0.0
-        if st == LOWER and not timed_out:
-            if ov >= ub:
-                return True, ov, 0.0
-            return False, 0.0, ov
-    return False, 0.0, 0.0
 
 
 @njit(cache=True)
@@ -388,14 +350,14 @@ def solve(s, rows, h, ub):
     """
     M = s.M
     nu = s.nu
-    nnz, nrows, total, leaf_err, npos = _node_totals(s, rows, h)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[h], s.scr.nzw[h])
     leaf_obj = leaf_err * M + nu
     s.scr.feat[h] = -1
     if h == 0 or npos <= 1:
         return leaf_obj
     timed_out = s.stats[S_TIMED_OUT] != 0
     hv = row_hash(rows, h)
-    hit, val, lbk = _lookup(s, rows, h, hv, ub, timed_out)
+    hit, val, lbk = cache_lookup(s.cache, rows, h, hv, ub, timed_out, s.scr.feat, h)
     if hit:
         return val
     check_time(s.stats, s.clock)

@@ -34,14 +34,14 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_rows, warmup_problem
 from treebench.search.cache import entries_for_mb
+from treebench.search.readback import to_tree
 from treebench.search.state import bitset_data
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
-from treebench.tree.arrays import TreeArrays
 
 _WARM = False
 
@@ -235,15 +235,9 @@ class GOSDTClassifier(TreeClassifierBase):
             data, H, lam_rate * w_total, limited, max_entries,
             -1.0 if deadline is None else float(deadline), ref_wrong, groups))
         search_s = time.perf_counter() - t0
-        value = value * unit
-        nn = feat.shape[0]
-        label = np.array([majority_label(value[i], prior) for i in range(nn)], dtype=np.int64)
-        thr = np.where(feat >= 0, 0.5, -2.0)
-        tree = TreeArrays(feat, thr, left, right, value, label)
-        leaves = feat < 0
-        err = float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+        tree, err = to_tree(feat, left, right, value, unit, prior)
         total = float(sw.sum())
-        n_leaves = int(leaves.sum())
+        n_leaves = int((feat < 0).sum())
         objective = err / total + lam_rate * n_leaves
         timed_out = bool(stats[S_TIMED_OUT])
         bound = min(float(lb) / w_total, objective)

@@ -55,6 +55,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from treebench.algorithms import _ngi_kernels as K
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
+from treebench.search.criteria import CODES, node_risk_np
 from treebench.tree.arrays import TreeArrays
 from treebench.tree.labels import class_prior, majority_labels
 
@@ -131,22 +132,6 @@ def unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.cumsum(new) - 1
     return order[new], inv
-
-
-def _impurity_rows(value: np.ndarray, objcount: np.ndarray, kind: str) -> np.ndarray:
-    """``R = p·h`` of every node (``p·φ`` for ``kind == "pairs"``)."""
-    p = value.sum(axis=1)
-    if kind == "pairs":
-        n = objcount.sum(axis=1)
-        return p * (n * n - (objcount**2).sum(axis=1)) / 2.0
-    safe = np.where(p > 0, p, 1.0)
-    q = value / safe[:, None]
-    if kind == "entropy":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            h = -np.where(q > 0, q * np.log2(np.where(q > 0, q, 1.0)), 0.0).sum(axis=1)
-    else:
-        h = 1.0 - (q * q).sum(axis=1)
-    return p * np.maximum(h, 0.0)
 
 
 def ccp_prune_mask(feature, left, right, R, alpha: float) -> np.ndarray:
@@ -327,7 +312,7 @@ class NGIClassifier(TreeClassifierBase):
             capacity *= 2
         feature, left, right = feature[:n_nodes], left[:n_nodes], right[:n_nodes]
         value, objcount = value[:n_nodes], objcount[:n_nodes]
-        R = _impurity_rows(value, objcount, PRUNE_IMPURITY[method])
+        R = node_risk_np(value, objcount, CODES[PRUNE_IMPURITY[method]])
         keep = ccp_prune_mask(feature, left, right, R, float(self.ccp_alpha))
         prior = class_prior(y_index, n_classes, ctx.sample_weight)
         tree, _ = _assemble(feature, left, right, value, objcount, keep, prior)

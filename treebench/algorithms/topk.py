@@ -32,12 +32,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _topk_kernels as K
-from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.algorithms.base import TreeClassifierBase
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
+from treebench.search.readback import to_tree
 from treebench.search.state import bitset_data
 from treebench.registry import ALGORITHMS
-from treebench.tree.arrays import TreeArrays
 
 CRITERIA = {
     "entropy": K.ENTROPY,
@@ -165,13 +165,7 @@ class TopKClassifier(TreeClassifierBase):
             data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
             max_entries, deadline, self.tie_break == "smaller"))
         search_s = time.perf_counter() - t0
-        value = value * unit
-        nn = feat.shape[0]
-        label = np.array([majority_label(value[i], prior) for i in range(nn)], dtype=np.int64)
-        thr = np.where(feat >= 0, 0.5, -2.0)
-        tree = TreeArrays(feat, thr, left, right, value, label)
-        leaves = feat < 0
-        err = float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+        tree, err = to_tree(feat, left, right, value, unit, prior)
         timed_out = bool(stats[K.S_TIMED_OUT])
         info = {
             "objective": err,

@@ -47,6 +47,23 @@ def node_totals(rows, C, y, sw, weighted, tot, nzw):
 
 
 @njit(cache=True)
+def node_summary(D, rows, tot, nzw):
+    """`node_totals` of ``rows`` (data record ``D``) into ``tot`` / ``nzw``; returns (non-zero
+    words, rows, total weight, leaf error, classes present)."""
+    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, nzw)
+    total = 0.0
+    mx = 0.0
+    npos = 0
+    for c in range(tot.shape[0]):
+        total += tot[c]
+        if tot[c] > mx:
+            mx = tot[c]
+        if tot[c] > 0.0:
+            npos += 1
+    return nnz, nrows, total, total - mx, npos
+
+
+@njit(cache=True)
 def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
     """cnt1[j, c] = (weighted) count of class c among rows with x_j = 1; rc1[j] = #rows x_j = 1.
     ``acc`` is an int64 (n_classes, d) scratch buffer."""

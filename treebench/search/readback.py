@@ -30,6 +30,8 @@ from numba import njit
 
 from treebench.search.bitset import split_rows
 from treebench.search.counts import node_totals
+from treebench.tree.arrays import TreeArrays
+from treebench.tree.labels import majority_label
 
 Readback = namedtuple(
     "Readback",
@@ -123,3 +125,15 @@ def tree_arrays(t):
     """(feature, left, right, value) of the tree read, trimmed to its nodes."""
     n = t.top[1]
     return t.feat[:n].copy(), t.left[:n].copy(), t.right[:n].copy(), t.value[:n].copy()
+
+
+def to_tree(feat, left, right, value, unit, prior):
+    """The `TreeArrays` of a tree read back (class totals in count units, multiplied by
+    ``unit``; 0/1 thresholds; leaves labelled by `majority_label` with ``prior``) and its
+    training error in weight units."""
+    value = value * unit
+    label = np.array([majority_label(value[i], prior) for i in range(feat.shape[0])],
+                     dtype=np.int64)
+    tree = TreeArrays(feat, np.where(feat >= 0, 0.5, -2.0), left, right, value, label)
+    leaves = feat < 0
+    return tree, float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
