@@ -32,7 +32,9 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import popcount
-from treebench.search.depth2 import int_counts, partner_mask, side_counts, stump_tables
+from treebench.search.depth2 import (
+    int_counts, partner_mask, side_counts, stump_scratch, stump_tables,
+)
 
 
 @njit(cache=True)
@@ -144,9 +146,7 @@ def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor)
     allow = partner_mask(vs, nv, d)
     ch0 = np.empty(nc, dtype=np.int32)
     ch1 = np.empty(nc, dtype=np.int32)
-    qs = np.empty(d, dtype=np.int32)
-    qm = np.empty(d, dtype=np.int32)
-    rm = np.empty(d, dtype=np.int32)
+    qs, qm, rm = stump_scratch(d)
     best_f = -1
     if not floor < best:
         return best, best_f

@@ -74,13 +74,13 @@ from treebench.search.bounds import (
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_summary, pair_counts, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import depth2_regularized, partner_list
 from treebench.search.equiv import drop_equivalent
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
-    N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, full_set, new_scratch,
+    N_STATS, S_SCORED, S_TIMED_OUT, full_set, new_scratch,
 )
 
 #: the inputs of a search (`gosdt_problem` builds it with fixed field types)
@@ -173,15 +173,11 @@ def base_bound(s, rows):
 def _score(s, rows, lev, nnz, nrows, total):
     """Class counts per feature; valid = both children non-empty; rank features by the sum of
     the children's leaf errors (ties: lower index). Returns the number of valid features."""
-    D = s.data
     scr = s.scr
-    d = D.F.shape[1]
-    s.stats[S_EXPANDED] += 1
-    s.stats[S_SCORED] += d
+    d = s.data.F.shape[1]
+    count_node(s.data, scr, s.stats, rows, lev, nnz)
     cnt1 = scr.cnt[lev]
     rc1 = scr.rc[lev]
-    feature_counts(rows, scr.nzw[lev], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, cnt1, rc1,
-                   scr.acc)
     tot = scr.tot[lev]
     valid = scr.valid[lev]
     gain = scr.gain[lev]

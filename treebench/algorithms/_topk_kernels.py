@@ -51,7 +51,7 @@ from treebench.search.bounds import (
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import feature_counts, node_summary, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts_buf
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
@@ -79,15 +79,10 @@ TopkState = namedtuple(
 @njit(cache=True)
 def _score(s, rows, h, nnz, nrows):
     """Per-feature class counts and validity (min_samples_leaf); returns the valid count."""
-    D = s.data
     scr = s.scr
-    d = D.F.shape[1]
-    s.stats[S_EXPANDED] += 1
-    s.stats[S_SCORED] += d
-    cnt1 = scr.cnt[h]
+    d = s.data.F.shape[1]
+    count_node(s.data, scr, s.stats, rows, h, nnz)
     rc1 = scr.rc[h]
-    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, cnt1, rc1,
-                   scr.acc)
     valid = scr.valid[h]
     nvalid = 0
     for j in range(d):

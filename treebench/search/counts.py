@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import ctz, popcount
+from treebench.search.state import S_EXPANDED, S_SCORED
 
 
 @njit(cache=True)
@@ -103,6 +104,17 @@ def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
                         cnt1[j, yi] += wi
                         rc1[j] += 1.0
                 x &= x - np.uint64(1)
+
+
+@njit(cache=True)
+def count_node(D, scr, stats, rows, h, nnz):
+    """`feature_counts` of a node being expanded at level ``h`` of the scratch ``scr`` (data
+    record ``D``) into ``scr.cnt[h]`` / ``scr.rc[h]``, counted in the statistics slots (one
+    node expanded, d features scored)."""
+    stats[S_EXPANDED] += 1
+    stats[S_SCORED] += D.F.shape[1]
+    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, scr.cnt[h],
+                   scr.rc[h], scr.acc)
 
 
 @njit(cache=True)

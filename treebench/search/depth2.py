@@ -71,6 +71,12 @@ def partner_mask(vs, nv, d):
 
 
 @njit(cache=True)
+def stump_scratch(d):
+    """The int32 buffers (qs, qm, rm) of `stump_tables` for ``d`` features."""
+    return np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32)
+
+
+@njit(cache=True)
 def stump_tables(P, cntT, ch, i, side, qs, qm, rm):
     """Per partner feature ``j`` of the child ``x_i = side`` (integer class counts ``ch``):
     ``qs[j]`` its rows with x_j = 1, ``qm[j]`` their largest class, ``rm[j]`` the largest class
@@ -161,9 +167,7 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
     cntT = int_counts(cnt1)
     allow = partner_mask(vs, nv, d)
     chi = np.empty(nc, dtype=np.int32)
-    qs = np.empty(d, dtype=np.int32)
-    qm = np.empty(d, dtype=np.int32)
-    rm = np.empty(d, dtype=np.int32)
+    qs, qm, rm = stump_scratch(d)
     best = ub
     best_f = -1
     root = 0.0 if regularized else nu
