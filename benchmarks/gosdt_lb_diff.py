@@ -37,16 +37,16 @@ def ours_alone(X, y, ref_wrong, lam_count, depth):
     """Our search on (X, y) with these reference errors: (cost, root feature, tree arrays)."""
     from treebench.algorithms import _gosdt_kernels as G
     from treebench.algorithms.gosdt import warmup
-    from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+    from treebench.search.bitset import pack_rows
     from treebench.search.cache import entries_for_mb
+    from treebench.search.state import bitset_data
 
     warmup()
     n, d = X.shape
     nc = int(y.max()) + 1
-    out = G.fit_gosdt(pack_columns(X), pack_classes(y, nc), np.zeros((1, d), np.uint8),
-                      y.astype(np.int64), np.ones(n), False, n, depth, True, lam_count,
-                      entries_for_mb(1024, (n + 63) // 64), -1.0, True, pack_rows(ref_wrong),
-                      pack_rows(np.zeros(n, bool)), np.full(n, -1, np.int64), 0, True)
+    out = G.fit_gosdt(G.gosdt_problem(bitset_data(X, y, nc), depth, lam_count,
+                                      max_entries=entries_for_mb(1024, (n + 63) // 64),
+                                      ref_wrong=pack_rows(ref_wrong)))
     return float(out[0]), int(out[2][0])
 
 

@@ -1370,3 +1370,32 @@ def naive_tree_tuple(tree, i=0):
         return None
     return (int(tree.feature[i]), float(tree.threshold[i]), naive_tree_tuple(tree, tree.left[i]),
             naive_tree_tuple(tree, tree.right[i]))
+
+
+# --- search read-back ---
+# Reference for treebench.search.readback: the recursive pre-order walk of a chosen tree.
+
+
+def naive_read_back(X, y, sw, n_classes, choose, depth):
+    """Pre-order (feature, left, right, class weights) of the tree whose node on the rows
+    ``rows`` (a list of row indices) with depth budget ``h`` splits on ``choose(rows, h)``
+    (-1: a leaf); left is ``x_f = 0``."""
+    feat, left, right, value = [], [], [], []
+
+    def visit(rows, h):
+        node = len(feat)
+        tot = [0.0] * n_classes
+        for i in rows:
+            tot[y[i]] += sw[i]
+        f = choose(rows, h)
+        feat.append(f)
+        left.append(-1)
+        right.append(-1)
+        value.append(tot)
+        if f >= 0:
+            left[node] = visit([i for i in rows if X[i][f] == 0], h - 1)
+            right[node] = visit([i for i in rows if X[i][f] != 0], h - 1)
+        return node
+
+    visit(list(range(len(y))), depth)
+    return feat, left, right, value

@@ -14,6 +14,7 @@ from treebench.algorithms import _dpdt_layer as L
 from treebench.algorithms.dpdt import DPDTClassifier, DPDTRegressor
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.counts import pair_counts
+from treebench.search.state import bitset_data
 from treebench.tree.arrays import check_tree
 
 INF = float("inf")
@@ -179,9 +180,8 @@ def test_solve_contract(seed, pairs):
             for r, h in zip(rowlists, levs)]
     ubs = np.array([o * rng.choice([0.5, 0.9, 1.0, 1.0 + 1e-12, 1.1, 2.0]) + rng.choice([0, 0.3])
                     if rng.random() < 0.8 else INF for o in opts])
-    F = pack_columns(X)
-    C = pack_classes(yi, nc)
-    out = L.solve_queries(F, C, len(yi), depth, alpha, msl, pairs, sets, levs, ubs)
+    out = L.solve_queries(L.layer_problem(bitset_data(X, yi, nc), depth, alpha, msl,
+                                          pairs=pairs), sets, levs, ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:
             assert v == opt
@@ -281,7 +281,7 @@ def test_solve_contract_similar_sets(seed):
     Xl, yl = X.astype(int).tolist(), y.tolist()
     opts = [naive.naive_dpdt13_value(Xl, yl, 2, rl, h, alpha, 1) for rl, h in zip(rowlists, levs)]
     ubs = np.array([o + rng.choice([-1.0, 0.0, 1e-12, 0.5, 2.0, INF]) for o in opts])
-    out = L.solve_queries(pack_columns(X), pack_classes(y, 2), n, depth, alpha, 1, True,
+    out = L.solve_queries(L.layer_problem(bitset_data(X, y, 2), depth, alpha),
                           np.array(sets), np.array(levs, np.int64), ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:
@@ -300,7 +300,7 @@ def test_similar_support_bound_is_a_lower_bound(seed):
     n = 50
     X = rng.integers(0, 2, size=(n, 5)).astype(float)
     y = rng.integers(0, 2, size=n)
-    F, C = pack_columns(X), pack_classes(y, 2)
+    data = bitset_data(X, y, 2)
     Xl, yl = X.astype(int).tolist(), y.tolist()
     positive = 0
     for q in range(12):
@@ -312,8 +312,8 @@ def test_similar_support_bound_is_a_lower_bound(seed):
         rows[flip] = ~rows[flip]
         vk = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(known)), h, alpha, 1)
         v = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(rows)), h, alpha, 1)
-        lb = L.similar_bound_after(F, C, n, 3, alpha, 1, pack_rows(known), h, vk,
-                                   pack_rows(rows))
+        lb = L.similar_bound_after(L.layer_problem(data, 3, alpha, 1, 16, pairs=False),
+                                   pack_rows(known), h, vk, pack_rows(rows))
         assert lb <= v
         positive += lb > 0
     assert positive >= 6

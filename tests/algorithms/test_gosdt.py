@@ -19,6 +19,7 @@ from treebench.algorithms.gosdt import (
 )
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.state import bitset_data
 from treebench.tree.arrays import check_tree
 
 
@@ -49,8 +50,9 @@ def test_equivalent_points_kernel_matches_naive(weighted):
     sw = rng.random(n) + 0.5 if weighted else np.ones(n)
     mask, grp, ng = equivalence_groups(X, y)
     F, C = pack_columns(X), pack_classes(y, 3)
-    s = G.make_state(F, C, X.astype(np.uint8), y, sw, weighted, n, d, True, 0.1, 1000, -1.0,
-                     False, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
+    data = bitset_data(X, y, 3, sw if weighted else None)
+    s = G.make_state(G.gosdt_problem(data, d, 0.1, max_entries=1000,
+                                     groups=(pack_rows(mask), grp, ng)))
     for t in range(20):
         rows = rng.random(n) < 0.6
         got = G.equivalent_points(s, pack_rows(rows))
@@ -178,10 +180,9 @@ def _guessed_fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     n = len(yi)
     nc = int(yi.max()) + 1
     mask, grp, ng = equivalence_groups(X, yi)
-    obj, _lb, feat, _l, _r, value, stats = G.fit_gosdt(
-        pack_columns(X), pack_classes(yi, nc), np.zeros((1, X.shape[1]), np.uint8),
-        yi.astype(np.int64), np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0, True,
-        pack_rows(ref_wrong), pack_rows(mask), grp, ng, shortcut)
+    obj, _lb, feat, _l, _r, value, stats = G.fit_gosdt(G.gosdt_problem(
+        bitset_data(X, yi, nc), depth, lam_count, max_entries=10**6,
+        ref_wrong=pack_rows(ref_wrong), groups=(pack_rows(mask), grp, ng), shortcut=shortcut))
     return obj, feat, value
 
 

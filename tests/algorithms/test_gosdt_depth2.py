@@ -13,6 +13,7 @@ from treebench.algorithms import _gosdt_depth2 as D2
 from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms.gosdt import equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.state import bitset_data
 
 INF = float("inf")
 
@@ -113,10 +114,10 @@ def _fit(X, yi, ref_wrong, lam_count, depth, shortcut, use_ref=True):
     n = len(yi)
     nc = int(yi.max()) + 1
     mask, grp, ng = equivalence_groups(X, yi)
-    obj, lb, feat, left, right, value, stats = G.fit_gosdt(
-        pack_columns(X), pack_classes(yi, nc), np.zeros((1, X.shape[1]), np.uint8),
-        yi.astype(np.int64), np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0,
-        use_ref, pack_rows(ref_wrong), pack_rows(mask), grp, ng, shortcut)
+    obj, lb, feat, left, right, value, stats = G.fit_gosdt(G.gosdt_problem(
+        bitset_data(X, yi, nc), depth, lam_count, max_entries=10**6,
+        ref_wrong=pack_rows(ref_wrong) if use_ref else None, groups=(pack_rows(mask), grp, ng),
+        shortcut=shortcut))
     return obj, lb, feat, value
 
 

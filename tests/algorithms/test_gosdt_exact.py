@@ -19,6 +19,7 @@ import naive
 from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms.gosdt import GOSDTClassifier, equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.state import bitset_data
 from treebench.tree.arrays import check_tree
 
 pytestmark = pytest.mark.kernels
@@ -36,8 +37,7 @@ def _twinned(seed, n, d_base, n_classes=2, density=0.5):
 def _state_inputs(X, y, nc):
     n = len(y)
     mask, grp, ng = equivalence_groups(X, y)
-    return (pack_columns(X), pack_classes(y, nc), np.zeros((1, X.shape[1]), np.uint8),
-            y.astype(np.int64), np.ones(n), False, n), (pack_rows(mask), grp, ng)
+    return bitset_data(X, y, nc), (pack_rows(mask), grp, ng)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -115,8 +115,8 @@ def test_solve_contract_on_a_shared_state(seed):
             levs.append(lev)
             ubs.append(ub)
             opts.append(opt)
-        got = G.solve_queries(*data, H, lam, *eq, np.array(sets), np.array(levs, np.int64),
-                              np.array(ubs))
+        got = G.solve_queries(G.gosdt_problem(data, H, lam, groups=eq), np.array(sets),
+                              np.array(levs, np.int64), np.array(ubs))
         for g, ub, opt, lev in zip(got, ubs, opts, levs):
             # a budget-2 node is solved exactly whatever ub, unless ub makes a smaller budget
             # enough (`_budget_for`), when it answers ub like any other bounded search
@@ -131,14 +131,13 @@ def test_exact_budget2_equals_recursion(seed):
     """The search with the depth-2 solver (exact budget-2 nodes) and without it (the recursion
     values budget-2 nodes under the caller's bound): the same optimum, on twinned data."""
     X, y = _twinned(70 + seed, n=120, d_base=4)
-    data, (eqr, grp, ng) = _state_inputs(X, y, 2)
+    data, eq = _state_inputs(X, y, 2)
     n = len(y)
     for lam in (0.4, 1.5, 0.01 * n):
         for depth in (2, 3, 4):
-            a = G.fit_gosdt(*data, depth, True, lam, 10**6, -1.0, False,
-                            np.zeros(data[0].shape[0], np.uint64), eqr, grp, ng, True)
-            b = G.fit_gosdt(*data, depth, True, lam, 10**6, -1.0, False,
-                            np.zeros(data[0].shape[0], np.uint64), eqr, grp, ng, False)
+            a = G.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq))
+            b = G.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq,
+                                            shortcut=False))
             assert a[0] == pytest.approx(b[0], abs=1e-9)
             feat, value = a[2], a[5]
             leaves = feat < 0

@@ -12,7 +12,8 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
-from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.bitset import pack_rows
+from treebench.search.state import bitset_data
 
 
 def _problem(rng, n, d, nc):
@@ -27,10 +28,9 @@ def _problem(rng, n, d, nc):
 def _fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     n, d = X.shape
     nc = int(yi.max()) + 1
-    return G.fit_gosdt(
-        pack_columns(X), pack_classes(yi, nc), np.zeros((1, d), np.uint8), yi.astype(np.int64),
-        np.ones(n), False, n, depth, True, lam_count, 10**6, -1.0, True, pack_rows(ref_wrong),
-        pack_rows(np.zeros(n, bool)), np.full(n, -1, np.int64), 0, shortcut)
+    return G.fit_gosdt(G.gosdt_problem(bitset_data(X, yi, nc), depth, lam_count,
+                                       max_entries=10**6, ref_wrong=pack_rows(ref_wrong),
+                                       shortcut=shortcut))
 
 
 @pytest.mark.parametrize("seed", range(16))

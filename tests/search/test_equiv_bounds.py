@@ -16,6 +16,7 @@ import naive
 from treebench.algorithms import _topk_kernels as K
 from treebench.algorithms.topk import TopKClassifier
 from treebench.search import bitset, counts, equiv
+from treebench.search.state import bitset_data
 from treebench.tree.arrays import check_tree
 
 pytestmark = pytest.mark.kernels
@@ -124,8 +125,8 @@ def test_solve_answers_never_exceed_the_optimum(seed, smaller):
         sets[q] = bitset.pack_rows(sub)
         hs[q] = h
         ubs[q] = np.inf if rng.random() < 0.15 else opt + rng.integers(-3, 3) * M + nu
-    vals, M_k = K.solve_queries(F, C, np.zeros((1, X.shape[1]), np.uint8), y, np.ones(n),
-                                False, n, H, K.ENTROPY, smaller, sets, hs, ubs)
+    problem = K.topk_problem(bitset_data(X, y, n_classes), H, smaller_trees=smaller)
+    vals, M_k = K.solve_queries(problem, sets, hs, ubs)
     assert M_k == M
     for q in range(nq):
         if vals[q] < ubs[q]:

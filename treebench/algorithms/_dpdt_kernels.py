@@ -14,8 +14,9 @@ Representation (plain arrays, so the kernels compile and cache with numba):
   word per row, summed modulo 2^64) plus its size; states are memoised by (depth, size, h1, h2).
 
 Criteria (scikit-learn's definitions of the best split and of best-first priority, §5.2 "Calls to
-CART"): ``GINI`` (proxy Σ l_k²/w_l + Σ r_k²/w_r), ``ENTROPY`` (proxy −(w_l H_l + w_r H_r)),
-``MSE`` (proxy (Σw y)_l²/w_l + (Σw y)_r²/w_r). A threshold is the midpoint of two consecutive
+CART"; the functions and codes live in `treebench.search.criteria`): ``GINI`` (proxy
+Σ l_k²/w_l + Σ r_k²/w_r), ``ENTROPY`` (proxy −(w_l H_l + w_r H_r)), ``MSE`` (proxy
+(Σw y)_l²/w_l + (Σw y)_r²/w_r). A threshold is the midpoint of two consecutive
 distinct values, ``a/2 + b/2`` (``a`` when that rounds up to ``b``), so left is ``x <= t``.
 Between equal proxies the lower feature index, then the smaller threshold wins (strict ``>``).
 """
@@ -25,87 +26,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-GINI = 0
-ENTROPY = 1
-MSE = 2
-
-
-@njit(cache=True)
-def _xlogx(v):
-    return v * np.log(v) if v > 0.0 else 0.0
-
-
-@njit(cache=True)
-def _proxy(left, tot, wl, wr, crit):
-    """scikit-learn's proxy impurity improvement of a split (larger is better)."""
-    K = left.shape[0]
-    if crit == GINI:
-        sl = 0.0
-        sr = 0.0
-        for k in range(K):
-            a = left[k]
-            b = tot[k] - a
-            sl += a * a
-            sr += b * b
-        return sl / wl + sr / wr
-    if crit == ENTROPY:
-        s = 0.0
-        for k in range(K):
-            a = left[k]
-            b = tot[k] - a
-            s += _xlogx(a) + _xlogx(b)
-        return s - _xlogx(wl) - _xlogx(wr)
-    a = left[1]
-    b = tot[1] - a
-    return a * a / wl + b * b / wr
-
-
-@njit(cache=True)
-def _node_term(tot, crit):
-    """The node's own term such that improvement = proxy - node_term (w * impurity, up to a
-    constant shared by node and children)."""
-    K = tot.shape[0]
-    if crit == GINI:
-        w = 0.0
-        s = 0.0
-        for k in range(K):
-            w += tot[k]
-            s += tot[k] * tot[k]
-        return s / w if w > 0 else 0.0
-    if crit == ENTROPY:
-        w = 0.0
-        s = 0.0
-        for k in range(K):
-            w += tot[k]
-            s += _xlogx(tot[k])
-        return s - _xlogx(w)
-    return tot[1] * tot[1] / tot[0] if tot[0] > 0 else 0.0
-
-
-@njit(cache=True)
-def _weight(tot, crit):
-    if crit == MSE:
-        return tot[0]
-    s = 0.0
-    for k in range(tot.shape[0]):
-        s += tot[k]
-    return s
-
-
-@njit(cache=True)
-def _is_pure(tot, crit):
-    if crit == MSE:
-        w = tot[0]
-        if w <= 0:
-            return True
-        var = tot[2] / w - (tot[1] / w) ** 2
-        return var <= 1e-12 * max(1.0, tot[2] / w)
-    nz = 0
-    for k in range(tot.shape[0]):
-        if tot[k] > 0:
-            nz += 1
-    return nz <= 1
-
+from treebench.search.criteria import (  # noqa: F401  (codes and leaf_error re-exported)
+    ENTROPY, GINI, MSE, cart_node_term, cart_proxy, leaf_error, sk_gini_proxy, sk_impurity,
+    sk_proxy, stat_is_pure, stat_weight,
+)
 
 @njit(cache=True)
 def midpoint(a, b):
@@ -214,33 +138,6 @@ def sk_feature_order(features, rng, const, max_features, order):
     return n_out
 
 
-@njit(cache=True)
-def _sk_impurity(c, w, crit):
-    """scikit-learn's node impurity of class weights ``c`` (total ``w``): Gini 1 - Σ c_k²/w²,
-    entropy -Σ (c_k/w) log2(c_k/w) (log2 as ln(x) / ln(2)); regression ``c = [w, Σwy, Σwy²]``:
-    Σwy²/w - (Σwy/w)²."""
-    if crit == MSE:
-        return c[2] / w - (c[1] / w) * (c[1] / w)
-    if crit == GINI:
-        sq = 0.0
-        for k in range(c.shape[0]):
-            sq += c[k] * c[k]
-        return 1.0 - sq / (w * w)
-    ent = 0.0
-    for k in range(c.shape[0]):
-        if c[k] > 0.0:
-            ck = c[k] / w
-            ent -= ck * (np.log(ck) / np.log(2.0))
-    return ent
-
-
-@njit(cache=True)
-def _sk_proxy(left, right, wl, wr, crit):
-    if crit == MSE:
-        return left[1] * left[1] / wl + right[1] * right[1] / wr
-    return -wr * _sk_impurity(right, wr, crit) - wl * _sk_impurity(left, wl, crit)
-
-
 # ----------------------------------------------------------------------------- CART generator
 # One best-first builder for every input kind. A call works on row-aligned copies of its state:
 # ``work[f, i]`` the i-th row in feature f's order and ``Qw[f, i] = rank * shift + class`` its
@@ -249,13 +146,6 @@ def _sk_proxy(left, right, wl, wr, crit):
 # ``Wa``/``Ya`` hold the row's weight and w·y (only for weighted data / regression; 1 x 1
 # otherwise). Unweighted classification states already carry ``Q`` (packed states, below), so
 # their call copies it; other calls rank their rows once.
-
-
-@njit(cache=True)
-def _sk_gini_proxy(sl2, sr2, wl, wr):
-    """scikit-learn's Gini proxy -w_r (1 - Σr²/w_r²) - w_l (1 - Σl²/w_l²), from the sums of
-    squared class weights (exact for integer weights, so equal to its own evaluation)."""
-    return -wr * (1.0 - sr2 / (wr * wr)) - wl * (1.0 - sl2 / (wl * wl))
 
 
 @njit(cache=True)
@@ -274,7 +164,7 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
     out[1] = -1.0
     out[2] = -1.0
     out[3] = 0.0
-    wtot = _weight(tot, crit)
+    wtot = stat_weight(tot, crit)
     st2 = 0.0
     for k in range(K):
         st2 += tot[k] * tot[k]
@@ -304,7 +194,7 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
                         r0 = t0 - l0
                         r1 = t1 - l1
                         if sk:
-                            pr = _sk_gini_proxy(l0 * l0 + l1 * l1, r0 * r0 + r1 * r1, wl, wr)
+                            pr = sk_gini_proxy(l0 * l0 + l1 * l1, r0 * r0 + r1 * r1, wl, wr)
                         else:
                             pr = (l0 * l0 + l1 * l1) / wl + (r0 * r0 + r1 * r1) / wr
                         if pr > out[0]:
@@ -335,7 +225,7 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
                     wr = wtot - wl
                     if wl > 0.0 and wr > 0.0:
                         if crit == GINI:
-                            pr = _sk_gini_proxy(sl2, sr2, wl, wr) if sk else sl2 / wl + sr2 / wr
+                            pr = sk_gini_proxy(sl2, sr2, wl, wr) if sk else sl2 / wl + sr2 / wr
                         elif crit == MSE:  # the same formula as scikit-learn's proxy
                             yr = t1 - yl
                             pr = yl * yl / wl + yr * yr / wr
@@ -343,9 +233,9 @@ def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, righ
                             if sk:
                                 for k in range(K):
                                     right[k] = tot[k] - left[k]
-                                pr = _sk_proxy(left, right, wl, wr, crit)
+                                pr = sk_proxy(left, right, wl, wr, crit)
                             else:
-                                pr = _proxy(left, tot, wl, wr, crit)
+                                pr = cart_proxy(left, tot, wl, wr, crit)
                         if pr > out[0]:
                             out[0] = pr
                             out[1] = f
@@ -394,7 +284,7 @@ def _split_node(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, max_features, f
     threshold); feature -1 when the node stays a leaf (pure, too small or no valid split)."""
     p = work.shape[0]
     m = e - s
-    if m < 2 * min_leaf or m < 2 or _is_pure(tot, crit):
+    if m < 2 * min_leaf or m < 2 or stat_is_pure(tot, crit):
         return -np.inf, -1, 0, 0.0
     if ties == TIES_SKLEARN:
         for g in range(p):
@@ -414,13 +304,13 @@ def _split_node(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, max_features, f
         _side_stats(Qw, Wa, Ya, f, s, s + pos, left, crit, unit, lg)
         for k in range(tot.shape[0]):
             right[k] = tot[k] - left[k]
-        w = _weight(tot, crit)
-        wl = _weight(left, crit)
+        w = stat_weight(tot, crit)
+        wl = stat_weight(left, crit)
         wr = w - wl
-        imp = (w / W) * (_sk_impurity(tot, w, crit) - wr / w * _sk_impurity(right, wr, crit)
-                         - wl / w * _sk_impurity(left, wl, crit))
+        imp = (w / W) * (sk_impurity(tot, w, crit) - wr / w * sk_impurity(right, wr, crit)
+                         - wl / w * sk_impurity(left, wl, crit))
     else:
-        imp = out[0] - _node_term(tot, crit)
+        imp = out[0] - cart_node_term(tot, crit)
     return imp, f, pos, out[3]
 
 
@@ -609,7 +499,7 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     order = np.empty(p, np.int64)
 
     _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
-    W = _weight(tot, crit)
+    W = stat_weight(tot, crit)
     n_start[0] = 0
     n_end[0] = m
     n_nodes = 1
@@ -855,25 +745,6 @@ def midpoint_candidates(Xt, S, min_leaf, n_per_feature):
 
 
 @njit(cache=True)
-def leaf_error(st, crit):
-    """Weighted loss of a leaf: misclassified mass (largest class predicted) or, for ``MSE``,
-    the weighted squared error around the weighted mean."""
-    if crit == MSE:
-        w = st[0]
-        if w <= 0.0:
-            return 0.0
-        v = st[2] - st[1] * st[1] / w
-        return v if v > 0.0 else 0.0
-    s = 0.0
-    mx = 0.0
-    for k in range(st.shape[0]):
-        s += st[k]
-        if st[k] > mx:
-            mx = st[k]
-    return s - mx
-
-
-@njit(cache=True)
 def child_stats(Xt, RS, yc, S, feats, thrs, Z1, Z2, tot, crit):
     """For each candidate (feats[c], thrs[c]) on the state ``S`` (statistics ``tot``): the left
     child's statistics, row count and Zobrist hashes (the right child's follow by
@@ -916,8 +787,8 @@ def child_stats(Xt, RS, yc, S, feats, thrs, Z1, Z2, tot, crit):
             right[k] = tot[k] - L[c, k]
         eL[c] = leaf_error(L[c], crit)
         eR[c] = leaf_error(right, crit)
-        pL[c] = _is_pure(L[c], crit)
-        pR[c] = _is_pure(right, crit)
+        pL[c] = stat_is_pure(L[c], crit)
+        pR[c] = stat_is_pure(right, crit)
     return L, cnt, h1, h2, eL, eR, pL, pR
 
 

@@ -63,9 +63,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.search.bitset import (
-    pack_classes, pack_columns, row_hash, split_rows, warmup_problem,
-)
+from treebench.search.bitset import row_hash, split_rows, warmup_problem
 from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
 from treebench.search.cache import (
     ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
@@ -73,8 +71,9 @@ from treebench.search.cache import (
 )
 from treebench.search.clock import check_time
 from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
+from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
-    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set,
+    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_SCORED, S_TIMED_OUT, bitset_data, full_set,
     new_scratch,
 )
 
@@ -83,6 +82,11 @@ INF = np.inf
 MARGIN = 1e-9
 #: relative slack of the similar-support bound (see `_similar`)
 SIM_SLACK = 1e-9
+
+#: the inputs of a search (`layer_problem` builds it with fixed field types)
+LayerProblem = namedtuple(
+    "LayerProblem", ["data", "depth", "alpha", "msl", "max_entries", "deadline", "pairs"],
+)
 
 DpdtLayerState = namedtuple(
     "DpdtLayerState",
@@ -441,84 +445,67 @@ def solve(s, rows, h, ub):
 
 
 @njit(cache=True)
-def _build(s, rows, h, out_feat, out_left, out_right, out_value, pos):
-    """Read the chosen tree back in pre-order: each node's root feature comes from the cache
-    (the state is searched again when it is not there, e.g. with the cache full)."""
-    node = pos[0]
-    pos[0] += 1
-    solve(s, rows, h, INF)
-    f = s.scr.feat[h]
-    D = s.data
-    node_totals(rows, D.C, D.y, D.sw, False, s.scr.tot[h], s.scr.nzw[h])
-    for c in range(out_value.shape[1]):
-        out_value[node, c] = s.scr.tot[h][c]
-    out_feat[node] = f
-    out_left[node] = -1
-    out_right[node] = -1
-    if f < 0:
-        return
-    r0 = s.scr.rec[h, 0]
-    r1 = s.scr.rec[h, 1]
-    split_rows(rows, D.F, f, r0, r1)
-    out_left[node] = pos[0]
-    _build(s, r0, h - 1, out_feat, out_left, out_right, out_value, pos)
-    out_right[node] = pos[0]
-    _build(s, r1, h - 1, out_feat, out_left, out_right, out_value, pos)
+def _read_back(s, root, H):
+    """The chosen tree (`treebench.search.readback`): each node's root feature comes from the
+    cache (the state is searched again when it is not there, e.g. with the cache full)."""
+    t = new_readback(root, H, s.data)
+    h = next_node(t)
+    while h >= 0:
+        solve(s, t.cur, h, INF)
+        h = emit(t, s.scr.feat[h], s.data)
+    return tree_arrays(t)
+
+
+def layer_problem(data, depth, alpha, msl=1, max_entries=1 << 20, deadline=-1.0, pairs=True):
+    """The search's inputs as one record (`LayerProblem`), with the field types every fit and
+    the warm-up share: ``data`` an unweighted `treebench.search.state.Data` (`bitset_data`),
+    ``deadline`` an absolute ``perf_counter`` time (<= 0: none), ``pairs`` = budget-2 states
+    from pair counts (else the recursion values them)."""
+    return LayerProblem(data, int(depth), float(alpha), int(msl), int(max_entries),
+                        float(deadline), bool(pairs))
 
 
 @njit(cache=True)
-def make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
-    """The solver's record: the 0/1 data as bitsets, per-level scratch for ``depth`` levels,
-    an empty capped cache and the clock (``deadline`` <= 0: none)."""
-    W = F.shape[0]
-    d = F.shape[1]
-    nc = C.shape[0]
+def make_state(p):
+    """The solver's record for the problem ``p``: per-level scratch for its depth, an empty
+    capped cache and the clock."""
+    D = p.data
+    W = D.F.shape[0]
+    d = D.F.shape[1]
+    nc = D.C.shape[0]
     stats = np.zeros(N_STATS, dtype=np.int64)
     clock = np.zeros(1)
-    clock[0] = deadline
-    data = Data(F, C, np.zeros((1, 1), dtype=np.uint8), np.zeros(1, dtype=np.int64),
-                np.ones(1), False, n_rows)
-    with_pairs = pairs and depth >= 2
-    return DpdtLayerState(data, new_scratch(depth + 1, W, d, nc, with_pairs),
-                          new_cache(W, max_entries, stats), stats, clock, alpha, msl,
-                          with_pairs, np.zeros(1, dtype=np.int64), msl == 1,
-                          SIM_SLACK * (1.0 + n_rows * (1.0 + alpha * depth)))
+    clock[0] = p.deadline
+    with_pairs = p.pairs and p.depth >= 2
+    return DpdtLayerState(D, new_scratch(p.depth + 1, W, d, nc, with_pairs),
+                          new_cache(W, p.max_entries, stats), stats, clock, p.alpha, p.msl,
+                          with_pairs, np.zeros(1, dtype=np.int64), p.msl == 1,
+                          SIM_SLACK * (1.0 + D.n_rows * (1.0 + p.alpha * p.depth)))
 
 
 @njit(cache=True)
-def fit_search(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs):
-    """Search the whole training set and read the tree back (one compiled call: the cache's
-    growable arrays live inside it). Returns (value of the root search, feature, left, right,
-    class counts of the tree in pre-order, stats, cache hits)."""
-    s = make_state(F, C, n_rows, depth, alpha, msl, max_entries, deadline, pairs)
-    root = full_set(n_rows, F.shape[0])
-    v = solve(s, root, depth, INF)
+def fit_search(p):
+    """Search the whole training set of the problem ``p`` and read the tree back (one compiled
+    call: the cache's growable arrays live inside it). Returns (value of the root search,
+    feature, left, right, class counts of the tree in pre-order, stats, cache hits)."""
+    s = make_state(p)
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
+    v = solve(s, root, p.depth, INF)
     stats = s.stats.copy()  # before the read-back (its re-searches are not counted)
     hits = s.hits[0]
-    nmax = 2 * n_rows + 1
-    if depth < 40 and 2 ** (depth + 1) < nmax:
-        nmax = 2 ** (depth + 1)
-    nc = C.shape[0]
-    out_feat = np.full(nmax, -1, dtype=np.int64)
-    out_left = np.full(nmax, -1, dtype=np.int64)
-    out_right = np.full(nmax, -1, dtype=np.int64)
-    out_value = np.zeros((nmax, nc))
-    pos = np.zeros(1, dtype=np.int64)
-    _build(s, root, depth, out_feat, out_left, out_right, out_value, pos)
-    n = pos[0]
+    feat, left, right, value = _read_back(s, root, p.depth)
     # the deadline may also pass while the tree is read back (a re-search of a state the
     # capped cache did not keep): the fit then counts as timed out
     stats[S_TIMED_OUT] = s.stats[S_TIMED_OUT]
-    return (v, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
-            out_value[:n].copy(), stats, hits)
+    return v, feat, left, right, value, stats, hits
 
 
 @njit(cache=True)
-def solve_queries(F, C, n_rows, depth, alpha, msl, pairs, sets, levs, ubs):
-    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state (no
-    deadline): the contract of `solve` made testable with the exact values and lower bounds
-    earlier queries left in the cache."""
-    s = make_state(F, C, n_rows, depth, alpha, msl, 1 << 20, -1.0, pairs)
+def solve_queries(p, sets, levs, ubs):
+    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state of the
+    problem ``p``: the contract of `solve` made testable with the exact values and lower
+    bounds earlier queries left in the cache."""
+    s = make_state(p)
     out = np.empty(ubs.shape[0])
     for q in range(ubs.shape[0]):
         out[q] = solve(s, sets[q], levs[q], ubs[q])
@@ -549,14 +536,11 @@ def fit_layer(X, y_index, n_classes, max_depth, alpha, min_samples_leaf, cache_l
     """Search a 0/1 problem with unit weights; returns (nested-tuple tree in `_dpdt_solver`'s
     format, objective recomputed from that tree, stats dict)."""
     n, d = X.shape
-    F = pack_columns(X)
-    C = pack_classes(np.asarray(y_index), n_classes)
-    W = F.shape[0]
+    data = bitset_data(X, y_index, n_classes)
     D = int(max_depth)
-    pairs = D >= 2 and n_classes * d * d <= 2**25
-    v, feat, left, right, value, st, hits = fit_search(
-        F, C, n, D, float(alpha), int(min_samples_leaf), entries_for_mb(cache_limit_mb, W),
-        -1.0 if deadline is None else deadline, pairs)
+    v, feat, left, right, value, st, hits = fit_search(layer_problem(
+        data, D, alpha, min_samples_leaf, entries_for_mb(cache_limit_mb, data.F.shape[0]),
+        -1.0 if deadline is None else deadline, D >= 2 and n_classes * d * d <= 2**25))
     stats = {
         "cache_hits": int(hits),
         "cache_full": bool(st[S_CAP_HIT] > 0),
@@ -599,9 +583,9 @@ def warmup_kernels():
 
 
 @njit(cache=True)
-def similar_bound_after(F, C, n_rows, depth, alpha, msl, known, h, value, rows):
+def similar_bound_after(p, known, h, value, rows):
     """Test hook: the similar-support bound (`_similar`) of ``rows`` at budget ``h`` once the
-    set ``known`` was remembered at that budget with value ``value``."""
-    s = make_state(F, C, n_rows, depth, alpha, msl, 16, -1.0, False)
+    set ``known`` was remembered at that budget with value ``value`` (problem ``p``)."""
+    s = make_state(p)
     _remember(s, known, h, value)
     return _similar(s, rows, h, 0.0)

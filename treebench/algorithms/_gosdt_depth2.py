@@ -22,7 +22,7 @@ objective and root feature:
 
 The children's values do not depend on what the search saw before (the recursion, under a
 guess, bounds a child by its guessed bound only, never by the cache or similar support, and
-solves it without a bound from its caller), so the tree `_gosdt_kernels._build` reads back is
+solves it without a bound from its caller), so the tree `_gosdt_kernels._read_back` reads is
 the tree valued here.
 """
 
@@ -32,6 +32,9 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import popcount
+from treebench.search.depth2 import (
+    int_counts, partner_mask, side_counts, stump_scratch, stump_tables,
+)
 
 
 @njit(cache=True)
@@ -89,27 +92,8 @@ def guessed_child_value(P, cntT, ch, chtot, e, npos, i, side, allow, b, lam, ub,
     best = leaf if found else ub
     best_f = -1
     if floor < best:
-        nc = ch.shape[0]
         d = allow.shape[0]
-        qs[:] = 0
-        qm[:] = 0
-        rm[:] = 0
-        for c in range(nc):
-            Pci = P[c, i]
-            cc = cntT[c]
-            chc = ch[c]
-            if side == 1:
-                for j in range(d):
-                    v = Pci[j]
-                    qs[j] += v
-                    qm[j] = max(qm[j], v)
-                    rm[j] = max(rm[j], chc - v)
-            else:
-                for j in range(d):
-                    v = cc[j] - Pci[j]
-                    qs[j] += v
-                    qm[j] = max(qm[j], v)
-                    rm[j] = max(rm[j], chc - v)
+        stump_tables(P, cntT, ch, i, side, qs, qm, rm)
         e_min = chtot + 1
         c_best = best
         c_f = -1
@@ -144,17 +128,7 @@ def guessed_child_value(P, cntT, ch, chtot, e, npos, i, side, allow, b, lam, ub,
 def _side(cntT, tot, i, side, ch):
     """Integer class counts of the child ``x_i = side`` into ``ch``; (total, leaf errors,
     classes present)."""
-    chtot = np.int32(0)
-    chmax = np.int32(0)
-    npos = 0
-    for c in range(tot.shape[0]):
-        v = cntT[c, i] if side == 1 else np.int32(tot[c]) - cntT[c, i]
-        ch[c] = v
-        chtot += v
-        if v > chmax:
-            chmax = v
-        if v > 0:
-            npos += 1
+    chtot, chmax, npos = side_counts(cntT, tot, i, side, ch)
     return chtot, float(chtot - chmax), npos
 
 
@@ -168,18 +142,11 @@ def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor)
     (objective, root feature), or (best, -1) when no split is below ``best``."""
     nc = tot.shape[0]
     d = cnt1.shape[0]
-    cntT = np.empty((nc, d), dtype=np.int32)
-    for j in range(d):
-        for c in range(nc):
-            cntT[c, j] = np.int32(cnt1[j, c])
-    allow = np.zeros(d, dtype=np.bool_)
-    for a in range(nv):
-        allow[vs[a]] = True
+    cntT = int_counts(cnt1)
+    allow = partner_mask(vs, nv, d)
     ch0 = np.empty(nc, dtype=np.int32)
     ch1 = np.empty(nc, dtype=np.int32)
-    qs = np.empty(d, dtype=np.int32)
-    qm = np.empty(d, dtype=np.int32)
-    rm = np.empty(d, dtype=np.int32)
+    qs, qm, rm = stump_scratch(d)
     best_f = -1
     if not floor < best:
         return best, best_f

@@ -69,18 +69,25 @@ from numba import njit
 
 from treebench.algorithms._gosdt_depth2 import depth2_guessed, ref_wrong_counts
 from treebench.search.bitset import ctz, popcount, row_hash, split_rows
-from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
-from treebench.search.cache import (
-    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
-    new_cache,
+from treebench.search.bounds import (
+    cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time
-from treebench.search.counts import feature_counts, node_totals, pair_counts, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
-from treebench.search.depth2 import depth2_regularized
+from treebench.search.depth2 import depth2_regularized, partner_list
 from treebench.search.equiv import drop_equivalent
+from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
-    N_STATS, S_EXPANDED, S_SCORED, S_TIMED_OUT, Data, full_set, new_scratch,
+    N_STATS, S_SCORED, S_TIMED_OUT, full_set, new_scratch,
+)
+
+#: the inputs of a search (`gosdt_problem` builds it with fixed field types)
+GosdtProblem = namedtuple(
+    "GosdtProblem",
+    ["data", "depth", "limited", "lam", "max_entries", "deadline", "use_ref", "ref_wrong",
+     "eq_rows", "grp", "n_groups", "shortcut"],
 )
 
 GosdtState = namedtuple(
@@ -163,35 +170,14 @@ def base_bound(s, rows):
 
 
 @njit(cache=True)
-def _totals(s, rows, lev):
-    D = s.data
-    tot = s.scr.tot[lev]
-    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, s.scr.nzw[lev])
-    total = 0.0
-    mx = 0.0
-    npos = 0
-    for c in range(tot.shape[0]):
-        total += tot[c]
-        if tot[c] > mx:
-            mx = tot[c]
-        if tot[c] > 0.0:
-            npos += 1
-    return nnz, nrows, total, total - mx, npos
-
-
-@njit(cache=True)
 def _score(s, rows, lev, nnz, nrows, total):
     """Class counts per feature; valid = both children non-empty; rank features by the sum of
     the children's leaf errors (ties: lower index). Returns the number of valid features."""
-    D = s.data
     scr = s.scr
-    d = D.F.shape[1]
-    s.stats[S_EXPANDED] += 1
-    s.stats[S_SCORED] += d
+    d = s.data.F.shape[1]
+    count_node(s.data, scr, s.stats, rows, lev, nnz)
     cnt1 = scr.cnt[lev]
     rc1 = scr.rc[lev]
-    feature_counts(rows, scr.nzw[lev], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, cnt1, rc1,
-                   scr.acc)
     tot = scr.tot[lev]
     valid = scr.valid[lev]
     gain = scr.gain[lev]
@@ -275,23 +261,6 @@ def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
 
 
 @njit(cache=True)
-def _lookup(s, rows, key, hv, ub, timed_out, lev):
-    """Cache step: (answered, value, cached lower bound)."""
-    e = cache_find(s.cache, rows, key, hv)
-    if e >= 0:
-        st = cache_state(s.cache, e)
-        ov = cache_value(s.cache, e)
-        if st == EXACT or (timed_out and st == ANYTIME):
-            s.scr.feat[lev] = cache_feature(s.cache, e)
-            return True, ov, 0.0
-        if st == LOWER and not timed_out:
-            if ov >= ub:
-                return True, ov, 0.0
-            return False, 0.0, ov
-    return False, 0.0, 0.0
-
-
-@njit(cache=True)
 def _budget_for(lev, ub, lam):
     """The depth budget that is enough below ``ub``: a tree costs at least ``lam``
     per leaf, so a tree cheaper than ``ub`` has at most L leaves, L the largest integer with
@@ -350,14 +319,8 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     child's pair counts as parent minus first child, as Top-k does, was measured: no gain
     here, where the second child is often pruned or cached, so the parent's count is wasted.)"""
     scr = s.scr
-    d = s.data.F.shape[1]
-    valid = scr.valid[lev]
-    nv = 0
-    for j in range(d):
-        if valid[j]:
-            scr.order[0, nv] = j
-            nv += 1
     vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    nv = partner_list(scr.valid[lev], vs)
     pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
     v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
@@ -373,14 +336,8 @@ def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
     this recursion values it (`_gosdt_depth2.depth2_guessed`), from pair counts."""
     scr = s.scr
     D = s.data
-    d = D.F.shape[1]
-    valid = scr.valid[lev]
-    nv = 0
-    for j in range(d):
-        if valid[j]:
-            scr.order[0, nv] = j
-            nv += 1
     vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
+    nv = partner_list(scr.valid[lev], vs)
     pair_counts(rows, scr.nzw[lev], nnz, D.F, D.C, vs, nv, scr.pair)
     rw1 = scr.gain[0]  # level-0 scratch too
     ref_wrong_counts(rows, scr.nzw[lev], nnz, D.F, s.ref_wrong, rw1)
@@ -403,7 +360,7 @@ def solve(s, rows, lev, ub, b):
     if s.limited and not s.use_ref:
         lev = _budget_for(lev, ub, lam)
     s.scr.feat[lev] = -1
-    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[lev], s.scr.nzw[lev])
     leaf = leaf_err + lam
     if npos <= 1 or leaf_err <= lam:
         return leaf  # no split can pay for its extra leaf
@@ -412,7 +369,7 @@ def solve(s, rows, lev, ub, b):
     key = lev if s.limited else 0
     hv = row_hash(rows, key)
     timed_out = s.stats[S_TIMED_OUT] != 0
-    hit, val, lbk = _lookup(s, rows, key, hv, ub, timed_out, lev)
+    hit, val, lbk = cache_lookup(s.cache, rows, key, hv, ub, timed_out, s.scr.feat, lev)
     if hit:
         return _at_budget(s, rows, lev0, lev, ub, val)
     check_time(s.stats, s.clock)
@@ -454,8 +411,8 @@ def solve(s, rows, lev, ub, b):
         kk = 1 if timed_out and ncand > 0 else ncand
         complete = not timed_out and not s.use_ref and lev >= 2
         # Depth budget 2 from pair counts. Under a lower-bound guess the exact solver would
-        # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree `_build`
-        # reads back applies it (broward d5 fold 0: search value 0.388925, returned tree
+        # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree read back
+        # applies it (broward d5 fold 0: search value 0.388925, returned tree
         # 0.389683); `_gosdt_depth2.depth2_guessed` values the trees as this recursion does.
         if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
             if s.use_ref:
@@ -539,32 +496,22 @@ def solve(s, rows, lev, ub, b):
 
 
 @njit(cache=True)
-def _build(s, rows, lev, out_feat, out_left, out_right, out_value, pos):
-    node = pos[0]
-    pos[0] += 1
-    solve(s, rows, lev, INF, -1.0)
-    f = s.scr.feat[lev]
-    for c in range(out_value.shape[1]):
-        out_value[node, c] = s.scr.tot[lev][c]
-    out_feat[node] = f
-    out_left[node] = -1
-    out_right[node] = -1
-    if f < 0:
-        return
-    r0 = s.scr.rec[lev, 0]
-    r1 = s.scr.rec[lev, 1]
-    split_rows(rows, s.data.F, f, r0, r1)
-    out_left[node] = pos[0]
-    _build(s, r0, lev - 1, out_feat, out_left, out_right, out_value, pos)
-    out_right[node] = pos[0]
-    _build(s, r1, lev - 1, out_feat, out_left, out_right, out_value, pos)
+def _read_back(s, root, H):
+    """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
+    hit in the normal case)."""
+    t = new_readback(root, H, s.data)
+    lev = next_node(t)
+    while lev >= 0:
+        solve(s, t.cur, lev, INF, -1.0)
+        lev = emit(t, s.scr.feat[lev], s.data)
+    return tree_arrays(t)
 
 
 @njit(cache=True)
 def root_bound(s, rows, lev):
     """A lower bound on the root's optimum from what the search proved (used after a
     timeout): min(leaf, max(b + 2 lam, min over features of the children's bounds))."""
-    nnz, nrows, total, leaf_err, npos = _totals(s, rows, lev)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[lev], s.scr.nzw[lev])
     leaf = leaf_err + s.lam
     if lev == 0 or npos <= 1 or leaf_err <= s.lam:
         return leaf
@@ -593,71 +540,79 @@ def root_bound(s, rows, lev):
     return leaf if leaf < split else split
 
 
+def gosdt_problem(data, depth, lam, limited=True, max_entries=1 << 20, deadline=-1.0,
+                  ref_wrong=None, groups=None, shortcut=True):
+    """The search's inputs as one record (`GosdtProblem`), with the field types every fit and
+    the warm-up share: ``data`` a `treebench.search.state.Data` (`bitset_data`), ``lam`` the
+    per-leaf penalty in count units, ``deadline`` an absolute ``perf_counter`` time (<= 0:
+    none), ``ref_wrong`` the packed rows a reference misclassifies (the lower-bound guess;
+    None: no guess), ``groups`` = (packed rows sharing their features with a row of another
+    label, group of each row, number of groups) for the equivalent-points bound (None: no
+    groups), ``shortcut`` = False turns the depth-2 solvers off (tests)."""
+    W = data.F.shape[0]
+    use_ref = ref_wrong is not None
+    if not use_ref:
+        ref_wrong = np.zeros(W, np.uint64)
+    if groups is None:
+        groups = (np.zeros(W, np.uint64), np.full(data.n_rows, -1, np.int64), 0)
+    eq_rows, grp, n_groups = groups
+    return GosdtProblem(data, int(depth), bool(limited), float(lam), int(max_entries),
+                        float(deadline), use_ref, np.ascontiguousarray(ref_wrong, np.uint64),
+                        np.ascontiguousarray(eq_rows, np.uint64),
+                        np.ascontiguousarray(grp, np.int64), int(n_groups), bool(shortcut))
+
+
 @njit(cache=True)
-def make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
-               use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut):
-    """The solver's record: data, per-level scratch for ``depth`` levels, an empty capped cache,
-    the clock and the bound inputs."""
-    W = F.shape[0]
-    d = F.shape[1]
-    nc = C.shape[0]
+def make_state(p):
+    """The solver's record for the problem ``p`` (`gosdt_problem`): per-level scratch for its
+    depth, an empty capped cache, the clock and the bound inputs."""
+    D = p.data
+    W = D.F.shape[0]
+    d = D.F.shape[1]
+    nc = D.C.shape[0]
     stats = np.zeros(N_STATS, dtype=np.int64)
     clock = np.zeros(1)
-    clock[0] = deadline
+    clock[0] = p.deadline
+    depth = p.depth
     return GosdtState(
-        Data(F, C, Xd, y, sw, weighted, n_rows),
+        D,
         # the depth-2 shortcut (``shortcut``; unweighted data, depth budget given)
-        new_scratch(depth + 1, W, d, nc, shortcut and limited and depth >= 2 and not weighted
-                    and nc * d * d <= 2**25),
-        new_cache(W, max_entries, stats), stats, clock, lam, limited, use_ref, ref_wrong,
-        eq_rows, grp, np.zeros((max(n_groups, 1), nc)), np.zeros(max(n_rows, 1), np.int64),
-        not weighted and not use_ref,  # similar support: not from guessed values
+        new_scratch(depth + 1, W, d, nc, p.shortcut and p.limited and depth >= 2
+                    and not D.weighted and nc * d * d <= 2**25),
+        new_cache(W, p.max_entries, stats), stats, clock, p.lam, p.limited, p.use_ref,
+        p.ref_wrong, p.eq_rows, p.grp, np.zeros((max(p.n_groups, 1), nc)),
+        np.zeros(max(D.n_rows, 1), np.int64),
+        not D.weighted and not p.use_ref,  # similar support: not from guessed values
     )
 
 
 @njit(cache=True)
-def fit_gosdt(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries, deadline,
-              use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut):
-    """Search from the root and read the tree back. Returns (objective, lower bound, feature,
-    left, right, value, stats), counts in weight units, the tree in pre-order. ``shortcut``
-    = False turns the depth-2 solvers off (the recursion then values budget-2 nodes; same
-    objective and tree, for tests)."""
-    H = depth
-    s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, limited, lam, max_entries,
-                   deadline, use_ref, ref_wrong, eq_rows, grp, n_groups, shortcut)
-    stats = s.stats
-    nc = C.shape[0]
-    root = full_set(n_rows, F.shape[0])
+def fit_gosdt(p):
+    """Search the problem ``p`` (`gosdt_problem`) from the root and read the tree back.
+    Returns (objective, lower bound, feature, left, right, value, stats), counts in weight
+    units, the tree in pre-order. Without the depth-2 shortcut the recursion values budget-2
+    nodes: same objective and tree."""
+    s = make_state(p)
+    H = p.depth
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
     obj = solve(s, root, H, INF, -1.0)
-    timed_out = stats[S_TIMED_OUT] != 0
-    nmax = 2 * n_rows + 1
-    if H < 40 and 2 ** (H + 1) < nmax:
-        nmax = 2 ** (H + 1)
-    out_feat = np.full(nmax, -1, dtype=np.int64)
-    out_left = np.full(nmax, -1, dtype=np.int64)
-    out_right = np.full(nmax, -1, dtype=np.int64)
-    out_value = np.zeros((nmax, nc))
-    pos = np.zeros(1, dtype=np.int64)
-    _build(s, root, H, out_feat, out_left, out_right, out_value, pos)
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    feat, left, right, value = _read_back(s, root, H)
     lb = obj
     if timed_out:
         lb = root_bound(s, root, H)
-    n = pos[0]
-    return (obj, lb, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
-            out_value[:n].copy(), stats)
+    return obj, lb, feat, left, right, value, s.stats
 
 
 @njit(cache=True)
-def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, lam, eq_rows, grp, n_groups, sets,
-                  levs, ubs):
-    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state (depth
-    budget given, no guess, no deadline): the contract of `solve` made testable with the
-    bounds earlier queries left in the cache and the similar-support memory. A value below
-    ``ub`` must be the exact optimum, any other value a lower bound of it that is >= ``ub``;
-    at budget 2 (unweighted) every value is the exact optimum unless ``ub`` makes a smaller
-    budget enough (`_budget_for`)."""
-    s = make_state(F, C, Xd, y, sw, weighted, n_rows, depth, True, lam, 1 << 20, -1.0, False,
-                   np.zeros(F.shape[0], np.uint64), eq_rows, grp, n_groups, True)
+def solve_queries(p, sets, levs, ubs):
+    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state of the
+    problem ``p`` (depth budget given, no guess, no deadline): the contract of `solve` made
+    testable with the bounds earlier queries left in the cache and the similar-support memory.
+    A value below ``ub`` must be the exact optimum, any other value a lower bound of it that
+    is >= ``ub``; at budget 2 (unweighted) every value is the exact optimum unless ``ub``
+    makes a smaller budget enough (`_budget_for`)."""
+    s = make_state(p)
     out = np.empty(ubs.shape[0])
     for q in range(ubs.shape[0]):
         out[q] = solve(s, sets[q], levs[q], ubs[q], -1.0)

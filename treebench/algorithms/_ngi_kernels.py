@@ -27,48 +27,26 @@ counts, and from them every score of the family:
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
+from treebench.search.criteria import entropy_sum, gini_sum, hetero_pairs
+
 # method codes (kept in sync with ``ngi.METHODS``)
 M_EC45, M_ECART, M_ASR, M_IP, M_BAL, M_BAL_FIXED, M_C45, M_CART, M_CC45, M_CCART = range(10)
+
+#: the inputs of `grow` (`ngi_problem` builds it with fixed field types)
+NgiProblem = namedtuple(
+    "NgiProblem",
+    ["X", "y", "w", "cost", "n_classes", "method", "lam", "theta", "min_objects", "d_paper"],
+)
 
 #: relative tolerance under which two scores are ties (first test in column order wins)
 TIE_RTOL = 1e-12
 #: p(S) <= θ + THETA_TOL stops a node (the authors' tolerance)
 THETA_TOL = 1e-7
-
-
-@njit(cache=True)
-def _entropy(counts, tot):
-    if tot <= 0.0:
-        return 0.0
-    h = 0.0
-    for c in counts:
-        if c > 0.0:
-            q = c / tot
-            h -= q * np.log2(q)
-    return max(h, 0.0)
-
-
-@njit(cache=True)
-def _gini(counts, tot):
-    if tot <= 0.0:
-        return 0.0
-    s = 0.0
-    for c in counts:
-        q = c / tot
-        s += q * q
-    return max(1.0 - s, 0.0)
-
-
-@njit(cache=True)
-def _pairs(kcounts, n):
-    """Heterogeneous pairs among ``n`` objects with class object counts ``kcounts``."""
-    s = 0.0
-    for c in kcounts:
-        s += c * c
-    return (n * n - s) / 2.0
 
 
 @njit(cache=True)
@@ -90,7 +68,7 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
         Wc[y[i]] += w[i]
         Kc[y[i]] += 1.0
         p += w[i]
-    phi = _pairs(Kc, float(N))
+    phi = hetero_pairs(Kc, float(N))
     n1 = np.zeros(m)
     W1 = np.zeros((m, k))
     K1 = np.zeros((m, k))
@@ -116,8 +94,8 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
                 K1[j, yi] += 1.0
                 U1[j] += ui
                 V1[j] += vi
-    h_ent = _entropy(Wc, p)
-    h_gin = _gini(Wc, p)
+    h_ent = entropy_sum(Wc, p)
+    h_gin = gini_sum(Wc, p)
     split = np.zeros(m, dtype=np.bool_)
     B = np.zeros(m)
     E = np.zeros(m)
@@ -146,8 +124,8 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
         # B: the branch with the most objects is S_h (ties: branch 0)
         B[j] = p - (p0 if nn0 >= nn1 else p1)
         # E (closed form)
-        phi1 = _pairs(K1[j], nn1)
-        phi0 = _pairs(K0, nn0)
+        phi1 = hetero_pairs(K1[j], nn1)
+        phi0 = hetero_pairs(K0, nn0)
         e = p0 + p1
         if phi > 0.0:
             if p0 > theta:
@@ -155,10 +133,10 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
             if p1 > theta:
                 e -= (phi1 / phi) * (p1 * U1[j] - V1[j])
         E[j] = e
-        he0 = _entropy(W0, p0)
-        he1 = _entropy(W1[j], p1)
-        hg0 = _gini(W0, p0)
-        hg1 = _gini(W1[j], p1)
+        he0 = entropy_sum(W0, p0)
+        he1 = entropy_sum(W1[j], p1)
+        hg0 = gini_sum(W0, p0)
+        hg1 = gini_sum(W1[j], p1)
         if d_paper:
             De[j] = p * h_ent - (p0 * he0 + p1 * he1)
             Dg[j] = p * h_gin - (p0 * hg0 + p1 * hg1)
@@ -174,11 +152,16 @@ def node_scores(X, idx, start, end, y, w, theta, avail, n_classes, d_paper):
 
 
 @njit(cache=True)
-def method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail, d_paper):
+def method_scores(p, scores, avail):
     """The score each method maximises, and which tests are candidates: the tests that split
     the node, or every unused test for the authors' BAL and for EC4.5/ECART with the authors'
     ``D`` (there a test that does not split scores ``λ·p(S)·h(S)·(1 − p(S))/c(d)``, which a
     cheap test can make the best; with the paper's ``D`` it scores 0 and never wins)."""
+    split, B, E, De, Dg, IP, BAL, Ge, Gg = scores
+    method = p.method
+    lam = p.lam
+    cost = p.cost
+    d_paper = p.d_paper
     m = B.shape[0]
     s = np.zeros(m)
     cand = split.copy()
@@ -222,15 +205,30 @@ def select(s, cand):
     return -1
 
 
+def ngi_problem(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper):
+    """The inputs of `grow` as one record (`NgiProblem`), with the field types every fit and
+    the warm-up share: coalesced objects ``X`` (uint8), ``y``, ``w``; test costs; the method
+    code and its parameters; ``d_paper`` the paper's form of ``D``."""
+    return NgiProblem(np.ascontiguousarray(X, np.uint8), np.ascontiguousarray(y, np.int64),
+                      np.ascontiguousarray(w, np.float64), np.ascontiguousarray(cost, np.float64),
+                      int(n_classes), int(method), float(lam), float(theta), int(min_objects),
+                      bool(d_paper))
+
+
 @njit(cache=True)
-def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, capacity):
-    """Grow the tree of one method on the coalesced objects.
+def grow(p, capacity):
+    """Grow the tree of one method on the coalesced objects (problem ``p``, `ngi_problem`).
 
     Returns ``(n_nodes, feature, left, right, parent, value, objcount, n_scored)`` where ``value``
     holds weighted class masses and ``objcount`` class object counts per node (children get
     larger ids than their parent; `ngi` renumbers in pre-order);
     ``n_nodes == -1`` means ``capacity`` was too small (call again with more).
     """
+    X = p.X
+    y = p.y
+    w = p.w
+    n_classes = p.n_classes
+    theta = p.theta
     n, m = X.shape
     idx = np.arange(n)
     feature = -np.ones(capacity, dtype=np.int64)
@@ -256,19 +254,19 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
         node = st_id[sp]
         a = st_a[sp]
         b = st_b[sp]
-        p = 0.0
+        mass = 0.0
         for t in range(a, b):
             i = idx[t]
             value[node, y[i]] += w[i]
             objcount[node, y[i]] += 1.0
-            p += w[i]
+            mass += w[i]
         if b - a == 0:
             continue  # an empty branch of a non-splitting test (authors' BAL): a leaf
         n_present = 0
         for c in range(n_classes):
             if objcount[node, c] > 0:
                 n_present += 1
-        if n_present <= 1 or p <= theta + THETA_TOL or b - a <= min_objects:
+        if n_present <= 1 or mass <= theta + THETA_TOL or b - a <= p.min_objects:
             continue
         for j in range(m):
             avail[j] = True
@@ -276,11 +274,8 @@ def grow(X, y, w, cost, n_classes, method, lam, theta, min_objects, d_paper, cap
         while anc >= 0:
             avail[feature[anc]] = False
             anc = parent[anc]
-        split, B, E, De, Dg, IP, BAL, Ge, Gg = node_scores(
-            X, idx, a, b, y, w, theta, avail, n_classes, d_paper
-        )
-        s, cand = method_scores(method, lam, cost, split, B, E, De, Dg, IP, BAL, Ge, Gg, avail,
-                                d_paper)
+        scores = node_scores(X, idx, a, b, y, w, theta, avail, n_classes, p.d_paper)
+        s, cand = method_scores(p, scores, avail)
         for j in range(m):
             if avail[j]:
                 n_scored += 1

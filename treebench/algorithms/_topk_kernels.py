@@ -31,9 +31,11 @@ features are scored. At k = all also (`docs/search-speed.md`):
   lower-bound update after a failed search).
 
 The solver's state is one record (`TopkState`) passed down the recursion; `solve` is a handful
-of small steps (`_node_totals`, `_lookup`, `_score`, `_depth1_all`, `_depth2`, `_branch_leaves`,
-the child loop, `_finish`). The result is read back by `_build`, which re-asks `solve` for each
-node with an infinite bound (a cache hit in the normal case) and records the chosen feature.
+of small steps (`counts.node_summary`, `bounds.cache_lookup`, `_score`, `_depth1_all`,
+`_depth2`, `_branch_leaves`, the child loop, `_finish`). The result is read back by the
+shared read-back (`treebench.search.readback`), which re-asks `solve` for each node with an
+infinite bound (a cache hit in the normal case). The entry points take the problem as one record
+(`TopkProblem`, built by `topk_problem` for fits, tests and the warm-up alike).
 """
 
 from __future__ import annotations
@@ -44,22 +46,28 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import row_hash, split_rows
-from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
-from treebench.search.cache import (
-    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
-    new_cache,
+from treebench.search.bounds import (
+    cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts_buf
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
 )
-from treebench.search.depth2 import depth2_best, depth2_may_improve
+from treebench.search.depth2 import depth2_best, depth2_may_improve, partner_list
 from treebench.search.equiv import drop_equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
-    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, Data,
-    full_set, new_scratch,
+    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, full_set,
+    new_scratch,
+)
+from treebench.search.readback import emit, new_readback, next_node, tree_arrays
+
+#: the inputs of a search (`topk_problem` builds it with fixed field types)
+TopkProblem = namedtuple(
+    "TopkProblem",
+    ["data", "depth", "k", "crit", "msl", "min_imp", "max_entries", "deadline", "smaller_trees"],
 )
 
 TopkState = namedtuple(
@@ -69,54 +77,12 @@ TopkState = namedtuple(
 
 
 @njit(cache=True)
-def _node_totals(s, rows, h):
-    """Class totals of the node into ``scr.tot[h]``; returns (non-zero words, rows, total
-    weight, leaf error, classes present)."""
-    D = s.data
-    tot = s.scr.tot[h]
-    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, s.scr.nzw[h])
-    total = 0.0
-    mx = 0.0
-    npos = 0
-    for c in range(tot.shape[0]):
-        total += tot[c]
-        if tot[c] > mx:
-            mx = tot[c]
-        if tot[c] > 0.0:
-            npos += 1
-    return nnz, nrows, total, total - mx, npos
-
-
-@njit(cache=True)
-def _lookup(s, rows, h, hv, ub, timed_out):
-    """Cache step: (answered, value, lower bound so far). An exact entry (or, after the
-    deadline, an anytime one) answers; a lower bound >= ub answers; a smaller one is kept."""
-    e = cache_find(s.cache, rows, h, hv)
-    if e >= 0:
-        st = cache_state(s.cache, e)
-        ov = cache_value(s.cache, e)
-        if st == EXACT or (timed_out and st == ANYTIME):
-            s.scr.feat[h] = cache_feature(s.cache, e)
-            return True, ov, 0.0
-        if st == LOWER and not timed_out:
-            if ov >= ub:
-                return True, ov, 0.0
-            return False, 0.0, ov
-    return False, 0.0, 0.0
-
-
-@njit(cache=True)
 def _score(s, rows, h, nnz, nrows):
     """Per-feature class counts and validity (min_samples_leaf); returns the valid count."""
-    D = s.data
     scr = s.scr
-    d = D.F.shape[1]
-    s.stats[S_EXPANDED] += 1
-    s.stats[S_SCORED] += d
-    cnt1 = scr.cnt[h]
+    d = s.data.F.shape[1]
+    count_node(s.data, scr, s.stats, rows, h, nnz)
     rc1 = scr.rc[h]
-    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, cnt1, rc1,
-                   scr.acc)
     valid = scr.valid[h]
     nvalid = 0
     for j in range(d):
@@ -211,16 +177,6 @@ def _subset(m, sup):
 
 
 @njit(cache=True)
-def _mask_list(mask, out):
-    n = 0
-    for j in range(mask.shape[0]):
-        if mask[j]:
-            out[n] = j
-            n += 1
-    return n
-
-
-@njit(cache=True)
 def _pairs(s, rows, h, nnz):
     """Pair counts of the h = 2 node ``rows`` (features valid there); returns the table.
 
@@ -235,7 +191,7 @@ def _pairs(s, rows, h, nnz):
     D = s.data
     valid = scr.valid[h]
     vsl = scr.order[0]
-    nv = _mask_list(valid, vsl)
+    nv = partner_list(valid, vsl)
     if h + 1 < scr.valid.shape[0]:
         c0 = scr.child[h + 1, 0]
         c1 = scr.child[h + 1, 1]
@@ -260,7 +216,7 @@ def _pairs(s, rows, h, nnz):
                             scr.pnzw[pn] = w
                             pn += 1
                     m = scr.pmask[0]
-                    np_ = _mask_list(m, scr.plist)
+                    np_ = partner_list(m, scr.plist)
                     pair_counts_buf(par, scr.pnzw, pn, D.F, D.C, scr.plist, np_, scr.p_par,
                                     scr.pbuf)
                     s.stats[S_SCORED] += np_ * (np_ - 1) // 2
@@ -278,7 +234,7 @@ def _pairs(s, rows, h, nnz):
                 return P
         if _same(rows, c0) and _subset(valid, scr.valid[h + 1]):
             m = scr.valid[h + 1]
-            np_ = _mask_list(m, scr.plist)
+            np_ = partner_list(m, scr.plist)
             pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, scr.plist, np_, scr.p_last,
                             scr.pbuf)
             s.stats[S_SCORED] += np_ * (np_ - 1) // 2
@@ -389,14 +345,14 @@ def solve(s, rows, h, ub):
     """
     M = s.M
     nu = s.nu
-    nnz, nrows, total, leaf_err, npos = _node_totals(s, rows, h)
+    nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[h], s.scr.nzw[h])
     leaf_obj = leaf_err * M + nu
     s.scr.feat[h] = -1
     if h == 0 or npos <= 1:
         return leaf_obj
     timed_out = s.stats[S_TIMED_OUT] != 0
     hv = row_hash(rows, h)
-    hit, val, lbk = _lookup(s, rows, h, hv, ub, timed_out)
+    hit, val, lbk = cache_lookup(s.cache, rows, h, hv, ub, timed_out, s.scr.feat, h)
     if hit:
         return val
     check_time(s.stats, s.clock)
@@ -491,26 +447,15 @@ def solve(s, rows, h, ub):
 
 
 @njit(cache=True)
-def _build(s, rows, h, out_feat, out_left, out_right, out_value, pos):
-    """Read the tree back in pre-order (re-asking `solve`: cache hits in the normal case)."""
-    node = pos[0]
-    pos[0] += 1
-    solve(s, rows, h, INF)
-    f = s.scr.feat[h]
-    for c in range(out_value.shape[1]):
-        out_value[node, c] = s.scr.tot[h][c]
-    out_feat[node] = f
-    out_left[node] = -1
-    out_right[node] = -1
-    if f < 0:
-        return
-    r0 = s.scr.rec[h, 0]
-    r1 = s.scr.rec[h, 1]
-    split_rows(rows, s.data.F, f, r0, r1)
-    out_left[node] = pos[0]
-    _build(s, r0, h - 1, out_feat, out_left, out_right, out_value, pos)
-    out_right[node] = pos[0]
-    _build(s, r1, h - 1, out_feat, out_left, out_right, out_value, pos)
+def _read_back(s, root, H):
+    """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
+    hit in the normal case)."""
+    t = new_readback(root, H, s.data)
+    h = next_node(t)
+    while h >= 0:
+        solve(s, t.cur, h, INF)
+        h = emit(t, s.scr.feat[h], s.data)
+    return tree_arrays(t)
 
 
 @njit(cache=True)
@@ -523,65 +468,55 @@ def _big_m(H):
     return M
 
 
-@njit(cache=True)
-def fit_topk(
-    F, C, Xd, y, sw, weighted, n_rows, depth, k, crit, msl, min_imp, max_entries, deadline,
-    smaller_trees,
-):
-    """Run the search from the root and read the tree back.
-
-    Returns (objective, M, feature, left, right, value, stats) with the tree in pre-order.
-    """
-    W = F.shape[0]
-    d = F.shape[1]
-    nc = C.shape[0]
-    H = depth
-    M = _big_m(H)
-    nu = 1.0 if smaller_trees else 0.0
-    # pairwise counts for the depth-2 solver (k = all, unweighted), at most 256 MB
-    pairs = k <= 0 and not weighted and H >= 2 and min_imp < 0.0 and nc * d * d <= 2**25
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    clock = np.zeros(1)
-    clock[0] = deadline
-    s = TopkState(
-        Data(F, C, Xd, y, sw, weighted, n_rows), new_scratch(H + 1, W, d, nc, pairs),
-        new_cache(W, max_entries, stats), stats, clock, k, crit, msl, min_imp, M, nu,
-    )
-    root = full_set(n_rows, W)
-    obj = solve(s, root, H, INF)
-    nmax = 2 ** (H + 1)
-    out_feat = np.full(nmax, -1, dtype=np.int64)
-    out_left = np.full(nmax, -1, dtype=np.int64)
-    out_right = np.full(nmax, -1, dtype=np.int64)
-    out_value = np.zeros((nmax, nc))
-    pos = np.zeros(1, dtype=np.int64)
-    _build(s, root, H, out_feat, out_left, out_right, out_value, pos)
-    n = pos[0]
-    return (obj, M, out_feat[:n].copy(), out_left[:n].copy(), out_right[:n].copy(),
-            out_value[:n].copy(), stats)
+def topk_problem(data, depth, k=0, crit=ENTROPY, msl=1, min_imp=-1.0, max_entries=1 << 20,
+                 deadline=-1.0, smaller_trees=True):
+    """The search's inputs as one record (`TopkProblem`), with the field types every fit and
+    the warm-up share: ``data`` a `treebench.search.state.Data` (`bitset_data`), ``k`` = 0 for
+    all features, ``min_imp`` < 0 for none, ``deadline`` an absolute ``perf_counter`` time
+    (<= 0: none)."""
+    return TopkProblem(data, int(depth), int(k), int(crit), int(msl), float(min_imp),
+                       int(max_entries), float(deadline), bool(smaller_trees))
 
 
 @njit(cache=True)
-def solve_queries(F, C, Xd, y, sw, weighted, n_rows, depth, crit, smaller_trees, sets, hs, ubs):
-    """Answer the queries ``solve(sets[q], hs[q], ubs[q])`` in order on one shared k = all search
-    state (cache, similarity memory, derivation buffers): the contract of `solve` made testable
-    (a value below ``ub`` is the exact optimum, any other value a lower bound of it), with the
-    bounds that earlier queries left in the cache. Returns (values, M)."""
-    W = F.shape[0]
-    d = F.shape[1]
-    nc = C.shape[0]
-    H = depth
-    M = _big_m(H)
-    nu = 1.0 if smaller_trees else 0.0
-    pairs = not weighted and H >= 2 and nc * d * d <= 2**25
+def make_state(p):
+    """The solver's record for the problem ``p``: per-level scratch, an empty capped cache, the
+    clock. Pairwise counts for the depth-2 solver (k = all, unweighted), at most 256 MB."""
+    D = p.data
+    W = D.F.shape[0]
+    d = D.F.shape[1]
+    nc = D.C.shape[0]
+    H = p.depth
+    pairs = p.k <= 0 and not D.weighted and H >= 2 and p.min_imp < 0.0 and nc * d * d <= 2**25
     stats = np.zeros(N_STATS, dtype=np.int64)
     clock = np.zeros(1)
-    clock[0] = -1.0
-    s = TopkState(
-        Data(F, C, Xd, y, sw, weighted, n_rows), new_scratch(H + 1, W, d, nc, pairs),
-        new_cache(W, 1 << 20, stats), stats, clock, 0, crit, 1, -1.0, M, nu,
+    clock[0] = p.deadline
+    return TopkState(
+        D, new_scratch(H + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
+        clock, p.k, p.crit, p.msl, p.min_imp, _big_m(H), 1.0 if p.smaller_trees else 0.0,
     )
+
+
+@njit(cache=True)
+def fit_topk(p):
+    """Run the search of the problem ``p`` (`topk_problem`) from the root and read the tree
+    back. Returns (objective, M, feature, left, right, value, stats), the tree in pre-order."""
+    s = make_state(p)
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
+    obj = solve(s, root, p.depth, INF)
+    feat, left, right, value = _read_back(s, root, p.depth)
+    return obj, s.M, feat, left, right, value, s.stats
+
+
+@njit(cache=True)
+def solve_queries(p, sets, hs, ubs):
+    """Answer the queries ``solve(sets[q], hs[q], ubs[q])`` in order on one shared search state
+    of the problem ``p`` (k = all, no min_improvement: cache, similarity memory, derivation
+    buffers): the contract of `solve` made testable (a value below ``ub`` is the exact optimum,
+    any other value a lower bound of it), with the bounds that earlier queries left in the
+    cache. Returns (values, M)."""
+    s = make_state(p)
     out = np.empty(ubs.shape[0])
     for q in range(ubs.shape[0]):
         out[q] = solve(s, sets[q], hs[q], ubs[q])
-    return out, M
+    return out, s.M

@@ -34,14 +34,15 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms.base import TreeClassifierBase, majority_label
+from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
-from treebench.search.bitset import pack_classes, pack_columns, pack_rows, warmup_problem
+from treebench.search.bitset import pack_rows, warmup_problem
 from treebench.search.cache import entries_for_mb
+from treebench.search.readback import to_tree
+from treebench.search.state import bitset_data
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
-from treebench.tree.arrays import TreeArrays
 from treebench.search.clock import now_seconds
 
 _WARM = False
@@ -229,42 +230,28 @@ class GOSDTClassifier(TreeClassifierBase):
             lam_rate = lam_count / w_total
         guess_s = 0.0
         use_ref = self.lb_guess is not None
+        ref_wrong = groups = None
         if use_ref:
             # unweighted rows go in without a weight vector, exactly as `gosdt-ref` fits it
             pred, guess_s = fit_reference(Xk, yk, swk if weighted else None, params,
                                           self.random_state, self.classes_)
-            ref_wrong = pack_rows(pred != yk)
-        else:
-            ref_wrong = np.zeros(max(1, (n + 63) // 64), np.uint64)
-        if use_ref:  # the reference's errors replace the equivalent-points bound
-            eq_mask, grp, n_groups = np.zeros(n, bool), np.full(n, -1, np.int64), 0
+            ref_wrong = pack_rows(pred != yk)  # its errors replace the equivalent-points bound
         else:
             eq_mask, grp, n_groups = equivalence_groups(Xk, yk)
-        F = pack_columns(Xk)
-        C = pack_classes(yk, n_classes)
-        Xd = np.ascontiguousarray(Xk, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
-        y64 = np.ascontiguousarray(yk, dtype=np.int64)
-        swc = np.ascontiguousarray(swk if weighted else np.ones(n))
+            groups = (pack_rows(eq_mask), grp, n_groups)
+        data = bitset_data(Xk, yk, n_classes, swk if weighted else None)
         limited = self.max_depth is not None
         H = min(int(self.max_depth), d) if limited else d
-        max_entries = entries_for_mb(self.cache_limit_mb, F.shape[0])
+        max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
-        obj, lb, feat, left, right, value, stats = G.fit_gosdt(
-            F, C, Xd, y64, swc, weighted, n, H, limited, lam_count, max_entries,
-            -1.0 if deadline is None else float(deadline), use_ref, ref_wrong,
-            pack_rows(eq_mask), grp, n_groups, True,
-        )
+        obj, lb, feat, left, right, value, stats = G.fit_gosdt(G.gosdt_problem(
+            data, H, lam_count, limited, max_entries,
+            -1.0 if deadline is None else float(deadline), ref_wrong, groups))
         search_s = time.perf_counter() - t0
-        value = value * unit
-        nn = feat.shape[0]
-        label = np.array([majority_label(value[i], prior) for i in range(nn)], dtype=np.int64)
-        thr = np.where(feat >= 0, 0.5, -2.0)
-        tree = TreeArrays(feat, thr, left, right, value, label)
-        leaves = feat < 0
-        err = float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+        tree, err = to_tree(feat, left, right, value, unit, prior)
         total = float(sw.sum())
-        n_leaves = int(leaves.sum())
+        n_leaves = int((feat < 0).sum())
         objective = err / total + lam_rate * n_leaves
         timed_out = bool(stats[S_TIMED_OUT])
         bound = min(float(lb) / w_total, objective)
@@ -319,16 +306,17 @@ def warmup() -> float:
     if _WARM:
         return 0.0
     t = time.perf_counter()
-    X, y, F, C, weights = warmup_problem()
+    X, y, _, _, weights = warmup_problem()
     mask, grp, ng = equivalence_groups(X, y)
-    Xd = X.astype(np.uint8)
-    for weighted, sw in zip((False, True), weights):
+    groups = (pack_rows(mask), grp, ng)
+    for sw in (None, weights[1]):
+        data = bitset_data(X, y, 3, sw)
         for limited in (False, True):
-            G.fit_gosdt(F, C, Xd, y, sw, weighted, 40, 3 if limited else 5, limited, 0.4, 1000,
-                        -1.0, weighted, pack_rows(y == 0), pack_rows(mask), grp, ng, True)
-    G.fit_gosdt(F, C, Xd, y, np.ones(40), False, 40, 2, True, 0.4, 1000,
-                time.perf_counter() + 100.0, False, pack_rows(y == 0), pack_rows(mask), grp, ng,
-                True)
+            G.fit_gosdt(G.gosdt_problem(data, 3 if limited else 5, 0.4, limited, 1000,
+                                        ref_wrong=None if sw is None else pack_rows(y == 0),
+                                        groups=groups))
+    G.fit_gosdt(G.gosdt_problem(bitset_data(X, y, 3), 2, 0.4, True, 1000,
+                                time.perf_counter() + 100.0, groups=groups))
     now_seconds()
     _WARM = True
     return time.perf_counter() - t

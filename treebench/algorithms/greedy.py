@@ -44,6 +44,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
+from treebench.search.criteria import CODES, impurity_np
 from treebench.tree.arrays import BINARY_THRESHOLD, TreeArrays, binary_thresholds
 from treebench.tree.labels import majority_label, recount
 
@@ -58,25 +59,9 @@ def tie_tolerance(best: float) -> float:
 
 # ---------------------------------------------------------------------------- impurities
 def impurity(counts: np.ndarray, criterion: str) -> np.ndarray:
-    """Impurity ``C(p)`` of the class distribution of each row of ``counts`` (…×K counts).
-
-    Rows with zero total get impurity 0.
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    tot = counts.sum(axis=-1)
-    safe = np.where(tot > 0, tot, 1.0)
-    p = counts / safe[..., None]
-    if criterion == "entropy":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
-        out = -terms.sum(axis=-1)
-    elif criterion == "gini":
-        out = 1.0 - (p * p).sum(axis=-1)
-    elif criterion == "error":
-        out = 1.0 - p.max(axis=-1)
-    else:  # pragma: no cover - guarded by _parameter_constraints
-        raise ValueError(f"unknown criterion {criterion!r}")
-    return np.where(tot > 0, np.maximum(out, 0.0), 0.0)
+    """Impurity ``C(p)`` of the class distribution of each row of ``counts`` (…×K counts), by
+    name (`treebench.search.criteria.impurity_np`). Rows with zero total get impurity 0."""
+    return impurity_np(counts, CODES[criterion])
 
 
 def split_scores(ones: np.ndarray, node_counts: np.ndarray, criterion: str) -> np.ndarray:

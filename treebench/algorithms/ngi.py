@@ -55,6 +55,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from treebench.algorithms import _ngi_kernels as K
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
+from treebench.search.criteria import CODES, node_risk_np
 from treebench.tree.arrays import TreeArrays
 from treebench.tree.labels import class_prior, majority_labels
 
@@ -131,22 +132,6 @@ def unique_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.cumsum(new) - 1
     return order[new], inv
-
-
-def _impurity_rows(value: np.ndarray, objcount: np.ndarray, kind: str) -> np.ndarray:
-    """``R = p·h`` of every node (``p·φ`` for ``kind == "pairs"``)."""
-    p = value.sum(axis=1)
-    if kind == "pairs":
-        n = objcount.sum(axis=1)
-        return p * (n * n - (objcount**2).sum(axis=1)) / 2.0
-    safe = np.where(p > 0, p, 1.0)
-    q = value / safe[:, None]
-    if kind == "entropy":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            h = -np.where(q > 0, q * np.log2(np.where(q > 0, q, 1.0)), 0.0).sum(axis=1)
-    else:
-        h = 1.0 - (q * q).sum(axis=1)
-    return p * np.maximum(h, 0.0)
 
 
 def ccp_prune_mask(feature, left, right, R, alpha: float) -> np.ndarray:
@@ -317,17 +302,17 @@ class NGIClassifier(TreeClassifierBase):
         compile_s = warmup()
         lam = 0.0 if method == "asr" else float(self.lam)
         capacity = 2 * Xc.shape[0] + 1
+        problem = K.ngi_problem(Xc, yc, wc, cost, n_classes, METHODS[method], lam, self.theta,
+                                self.min_objects, self.d_term == "paper")
         while True:
             n_nodes, feature, left, right, _parent, value, objcount, n_scored = K.grow(
-                Xc, yc, wc, cost, n_classes, METHODS[method], lam, float(self.theta),
-                int(self.min_objects), self.d_term == "paper", capacity,
-            )
+                problem, capacity)
             if n_nodes >= 0:
                 break
             capacity *= 2
         feature, left, right = feature[:n_nodes], left[:n_nodes], right[:n_nodes]
         value, objcount = value[:n_nodes], objcount[:n_nodes]
-        R = _impurity_rows(value, objcount, PRUNE_IMPURITY[method])
+        R = node_risk_np(value, objcount, CODES[PRUNE_IMPURITY[method]])
         keep = ccp_prune_mask(feature, left, right, R, float(self.ccp_alpha))
         prior = class_prior(y_index, n_classes, ctx.sample_weight)
         tree, _ = _assemble(feature, left, right, value, objcount, keep, prior)
@@ -371,7 +356,7 @@ def warmup() -> float:
     X = np.array([[0, 1], [1, 0], [1, 1]], dtype=np.uint8)
     y = np.array([0, 1, 1], dtype=np.int64)
     w = np.full(3, 1 / 3)
-    K.grow(X, y, w, np.ones(2), 2, K.M_ECART, 1.0, 0.005, 1, True, 7)
+    K.grow(K.ngi_problem(X, y, w, np.ones(2), 2, K.M_ECART, 1.0, 0.005, 1, True), 7)
     _COMPILED = True
     return time.perf_counter() - t0
 

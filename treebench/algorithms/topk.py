@@ -32,11 +32,12 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _topk_kernels as K
-from treebench.algorithms.base import TreeClassifierBase, majority_label
-from treebench.search.bitset import pack_classes, pack_columns, warmup_problem
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
+from treebench.search.readback import to_tree
+from treebench.search.state import bitset_data
 from treebench.registry import ALGORITHMS
-from treebench.tree.arrays import TreeArrays
 
 CRITERIA = {
     "entropy": K.ENTROPY,
@@ -154,29 +155,17 @@ class TopKClassifier(TreeClassifierBase):
         weighted = not np.all(swk == scale)
         unit = 1.0 if weighted else scale
         min_imp = -1.0 if self.min_improvement is None else float(self.min_improvement) / unit
-        F = pack_columns(Xk)
-        C = pack_classes(yk, n_classes)
-        Xd = np.ascontiguousarray(Xk, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
-        y64 = np.ascontiguousarray(yk, dtype=np.int64)
-        swc = np.ascontiguousarray(swk if weighted else np.ones(n))
+        data = bitset_data(Xk, yk, n_classes, swk if weighted else None)
         kk = _parse_k(self.k, d)
-        max_entries = entries_for_mb(self.cache_limit_mb, F.shape[0])
+        max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
         deadline = -1.0 if self.time_limit is None else t0 + float(self.time_limit)
-        obj, M, feat, left, right, value, stats = K.fit_topk(
-            F, C, Xd, y64, swc, weighted, n, int(self.max_depth), kk,
-            CRITERIA[self.criterion], int(self.min_samples_leaf), min_imp, max_entries, deadline,
-            self.tie_break == "smaller",
-        )
+        obj, M, feat, left, right, value, stats = K.fit_topk(K.topk_problem(
+            data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
+            max_entries, deadline, self.tie_break == "smaller"))
         search_s = time.perf_counter() - t0
-        value = value * unit
-        nn = feat.shape[0]
-        label = np.array([majority_label(value[i], prior) for i in range(nn)], dtype=np.int64)
-        thr = np.where(feat >= 0, 0.5, -2.0)
-        tree = TreeArrays(feat, thr, left, right, value, label)
-        leaves = feat < 0
-        err = float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+        tree, err = to_tree(feat, left, right, value, unit, prior)
         timed_out = bool(stats[K.S_TIMED_OUT])
         info = {
             "objective": err,
@@ -212,13 +201,13 @@ def warmup() -> float:
     if _WARM:
         return 0.0
     t = time.perf_counter()
-    X, y, F, C, weights = warmup_problem()
-    Xd = X.astype(np.uint8)
-    for weighted, sw in zip((False, True), weights):
+    X, y, _, _, weights = warmup_problem()
+    for sw in (None, weights[1]):
+        data = bitset_data(X, y, 3, sw)
         for crit in range(4):
-            K.fit_topk(F, C, Xd, y, sw, weighted, 40, 2, 2, crit, 1, -1.0, 1000, -1.0, True)
-    K.fit_topk(F, C, Xd, y, sw, False, 40, 2, 0, 0, 1, 0.0, 1000, time.perf_counter() + 100.0,
-               False)
+            K.fit_topk(K.topk_problem(data, 2, 2, crit))
+    K.fit_topk(K.topk_problem(bitset_data(X, y, 3), 2, 0, min_imp=0.0, max_entries=1000,
+                              deadline=time.perf_counter() + 100.0, smaller_trees=False))
     K.now_seconds()  # the first object-mode entry costs ~40 ms: pay it here
     _WARM = True
     return time.perf_counter() - t

@@ -5,7 +5,8 @@ arrays or records of arrays:
 
 * `bitset`: row sets as uint64 bitsets (packing, popcount, hashing, splitting a set);
 * `counts`: (weighted) class counts of a row set, per feature and per feature pair;
-* `criteria`: impurity functions, split scores, the feature ranking and its tie rule;
+* `criteria`: every impurity and split criterion by named code (Top-k's, greedy/NGI's and
+  scikit-learn's float forms), split scores, the feature ranking and its tie rule;
 * `cache`: the memo of solved subproblems keyed by (depth budget, row set), with a byte cap
   (when full, new entries are not stored: slower, never wrong);
 * `bounds`: lower bounds shared by the optimal searches (cached bounds, similar support);
@@ -13,7 +14,8 @@ arrays or records of arrays:
 * `equiv`: features equal or complementary on a node (searched once by exhaustive searches);
 * `clock`: the deadline clock of anytime searches;
 * `state`: the records a solver carries through its recursion (data, per-level scratch,
-  statistics slots).
+  statistics slots);
+* `readback`: the read-back of a solved search into pre-order tree arrays.
 
 The Top-k recursion (`treebench.algorithms._topk_kernels`) and the GOSDT solver
 (`treebench.algorithms._gosdt_kernels`) are small objective-specific functions over these parts.

@@ -2,6 +2,8 @@
 
 * `cached_bound`: the best of a given bound and what the cache knows about a subproblem (an
   exact value or a lower bound);
+* `cache_lookup`: the cache step of a search (an exact answer, a sufficient lower bound, or a
+  lower bound to start from);
 * similar support (GOSDT, Lin et al. ICML 2020, Theorem 3.10; DL8.5/MurTree's similarity
   bound): for any tree, the cost on rows S is at least its cost on a set S' minus |S' minus S|
   (each row only in S' adds at most one error), so the optimum on S is at least
@@ -15,7 +17,9 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import count_minus, row_hash
-from treebench.search.cache import EXACT, LOWER, cache_find, cache_state, cache_value
+from treebench.search.cache import (
+    ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_state, cache_value,
+)
 
 
 @njit(cache=True)
@@ -58,3 +62,22 @@ def cached_bound(cache, rows, h, lb):
             if st == EXACT:
                 return lb, True
     return lb, False
+
+
+@njit(cache=True)
+def cache_lookup(cache, rows, key, hv, ub, timed_out, feat, lev):
+    """Cache step of a search: (answered, value, lower bound so far). An exact entry (or, after
+    the deadline, an anytime one) answers, its feature into ``feat[lev]``; a lower bound >= ub
+    answers; a smaller one is returned as the bound to start from."""
+    e = cache_find(cache, rows, key, hv)
+    if e >= 0:
+        st = cache_state(cache, e)
+        ov = cache_value(cache, e)
+        if st == EXACT or (timed_out and st == ANYTIME):
+            feat[lev] = cache_feature(cache, e)
+            return True, ov, 0.0
+        if st == LOWER and not timed_out:
+            if ov >= ub:
+                return True, ov, 0.0
+            return False, 0.0, ov
+    return False, 0.0, 0.0

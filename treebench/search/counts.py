@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import ctz, popcount
+from treebench.search.state import S_EXPANDED, S_SCORED
 
 
 @njit(cache=True)
@@ -44,6 +45,23 @@ def node_totals(rows, C, y, sw, weighted, tot, nzw):
                 tot[y[i]] += sw[i]
                 x &= x - np.uint64(1)
     return nnz, nrows
+
+
+@njit(cache=True)
+def node_summary(D, rows, tot, nzw):
+    """`node_totals` of ``rows`` (data record ``D``) into ``tot`` / ``nzw``; returns (non-zero
+    words, rows, total weight, leaf error, classes present)."""
+    nnz, nrows = node_totals(rows, D.C, D.y, D.sw, D.weighted, tot, nzw)
+    total = 0.0
+    mx = 0.0
+    npos = 0
+    for c in range(tot.shape[0]):
+        total += tot[c]
+        if tot[c] > mx:
+            mx = tot[c]
+        if tot[c] > 0.0:
+            npos += 1
+    return nnz, nrows, total, total - mx, npos
 
 
 @njit(cache=True)
@@ -86,6 +104,17 @@ def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
                         cnt1[j, yi] += wi
                         rc1[j] += 1.0
                 x &= x - np.uint64(1)
+
+
+@njit(cache=True)
+def count_node(D, scr, stats, rows, h, nnz):
+    """`feature_counts` of a node being expanded at level ``h`` of the scratch ``scr`` (data
+    record ``D``) into ``scr.cnt[h]`` / ``scr.rc[h]``, counted in the statistics slots (one
+    node expanded, d features scored)."""
+    stats[S_EXPANDED] += 1
+    stats[S_SCORED] += D.F.shape[1]
+    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, scr.cnt[h],
+                   scr.rc[h], scr.acc)
 
 
 @njit(cache=True)

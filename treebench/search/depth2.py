@@ -12,6 +12,18 @@ from treebench.search.criteria import INF
 
 
 @njit(cache=True)
+def partner_list(valid, vs):
+    """The features with ``valid[j]`` into ``vs`` in index order; returns their number (the
+    partners whose pair counts a depth-2 node needs)."""
+    n = 0
+    for j in range(valid.shape[0]):
+        if valid[j]:
+            vs[n] = j
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def depth2_may_improve(cnt1, tot, order, ncand, M, nu, ub):
     """False when no root feature can give a depth-2 tree below ``ub``, by the bound
     nu + lb(child 0) + lb(child 1), lb = the leaf objective of a pure child, else 3 nu."""
@@ -37,21 +49,44 @@ def depth2_may_improve(cnt1, tot, order, ncand, M, nu, ub):
 
 
 @njit(cache=True)
-def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
-    """Smallest training error of a depth-1 tree on the child ``x_i = side`` of a node (integer
-    class counts ``ch``, total ``chtot``) over the features ``j`` with ``allow[j]`` (the caller
-    clears ``allow[i]``) that leave at least ``msl`` rows on each side; INF when none does.
+def int_counts(cnt1):
+    """The node's counts per feature ``cnt1[j, c]`` as int32, one contiguous row per class
+    (``cntT[c, j]``: 8 lanes of AVX2 min/max in `stump_tables`)."""
+    d = cnt1.shape[0]
+    nc = cnt1.shape[1]
+    cntT = np.empty((nc, d), dtype=np.int32)
+    for j in range(d):
+        for c in range(nc):
+            cntT[c, j] = np.int32(cnt1[j, c])
+    return cntT
 
-    Uses the node's counts per feature (``cntT[c, j]``) and per pair (``P``, both triangles,
-    `counts.pair_counts`): on side 1 the leaf ``x_j = 1`` holds ``v_c = P[c, i, j]`` rows of
-    class c, on side 0 ``v_c = cntT[c, j] - P[c, i, j]``, and the other leaf ``ch_c - v_c``
-    (inclusion-exclusion; MurTree, JMLR 2022, §4.3); its error is
-    ``chtot - max_c v_c - max_c (ch_c - v_c)``. The loops run over contiguous rows of all
-    features (unit stride, vectorised); ``qs``, ``qm``, ``rm`` are int32 scratch of length d
-    (``P``, ``cntT`` and ``ch`` int32 too).
-    """
+
+@njit(cache=True)
+def partner_mask(vs, nv, d):
+    """Boolean mask of the features ``vs[:nv]`` among ``d``."""
+    allow = np.zeros(d, dtype=np.bool_)
+    for b in range(nv):
+        allow[vs[b]] = True
+    return allow
+
+
+@njit(cache=True)
+def stump_scratch(d):
+    """The int32 buffers (qs, qm, rm) of `stump_tables` for ``d`` features."""
+    return np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32)
+
+
+@njit(cache=True)
+def stump_tables(P, cntT, ch, i, side, qs, qm, rm):
+    """Per partner feature ``j`` of the child ``x_i = side`` (integer class counts ``ch``):
+    ``qs[j]`` its rows with x_j = 1, ``qm[j]`` their largest class, ``rm[j]`` the largest class
+    of its rows with x_j = 0. From the node's counts per feature (``cntT[c, j]``) and per pair
+    (``P``, both triangles, `counts.pair_counts`): on side 1 the leaf ``x_j = 1`` holds
+    ``v_c = P[c, i, j]`` rows of class c, on side 0 ``v_c = cntT[c, j] - P[c, i, j]``, and the
+    other leaf ``ch_c - v_c`` (inclusion-exclusion; MurTree, JMLR 2022, §4.3). The loops run
+    over contiguous rows of all features (unit stride, vectorised); all int32 of length d."""
     nc = ch.shape[0]
-    d = allow.shape[0]
+    d = qs.shape[0]
     qs[:] = 0
     qm[:] = 0
     rm[:] = 0
@@ -71,6 +106,19 @@ def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
                 qs[j] += v
                 qm[j] = max(qm[j], v)
                 rm[j] = max(rm[j], chc - v)
+
+
+@njit(cache=True)
+def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
+    """Smallest training error of a depth-1 tree on the child ``x_i = side`` of a node (integer
+    class counts ``ch``, total ``chtot``) over the features ``j`` with ``allow[j]`` (the caller
+    clears ``allow[i]``) that leave at least ``msl`` rows on each side; INF when none does.
+
+    The error of the stump on ``j`` is ``chtot - qm[j] - rm[j]`` (`stump_tables`; ``qs``,
+    ``qm``, ``rm`` are int32 scratch of length d, ``P``, ``cntT`` and ``ch`` int32 too).
+    """
+    d = allow.shape[0]
+    stump_tables(P, cntT, ch, i, side, qs, qm, rm)
     big = np.int32(chtot + 1)
     best = big
     for j in range(d):
@@ -83,7 +131,7 @@ def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
 
 
 @njit(cache=True)
-def _side_counts(cntT, tot, i, side, ch):
+def side_counts(cntT, tot, i, side, ch):
     """Integer class counts of the child ``x_i = side`` into ``ch``; (total, largest,
     classes present)."""
     chtot = np.int32(0)
@@ -116,18 +164,10 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
     reaches ``floor`` (a lower bound of the node)."""
     nc = tot.shape[0]
     d = cnt1.shape[0]
-    # integer counts, one contiguous row per class (int32: 8 lanes of AVX2 min/max)
-    cntT = np.empty((nc, d), dtype=np.int32)
-    for j in range(d):
-        for c in range(nc):
-            cntT[c, j] = np.int32(cnt1[j, c])
-    allow = np.zeros(d, dtype=np.bool_)
-    for b in range(nv):
-        allow[vs[b]] = True
+    cntT = int_counts(cnt1)
+    allow = partner_mask(vs, nv, d)
     chi = np.empty(nc, dtype=np.int32)
-    qs = np.empty(d, dtype=np.int32)
-    qm = np.empty(d, dtype=np.int32)
-    rm = np.empty(d, dtype=np.int32)
+    qs, qm, rm = stump_scratch(d)
     best = ub
     best_f = -1
     root = 0.0 if regularized else nu
@@ -137,7 +177,7 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
         was = allow[i]
         allow[i] = False
         for side in range(2):
-            chtot, chmax, npos = _side_counts(cntT, tot, i, side, chi)
+            chtot, chmax, npos = side_counts(cntT, tot, i, side, chi)
             e_leaf = float(chtot - chmax)
             if regularized:
                 cost = e_leaf + lam

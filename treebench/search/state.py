@@ -3,7 +3,9 @@
 
 * `Data`: the training set as bitsets (``F[w, j]`` word ``w`` of feature ``j``'s column,
   ``C[c, w]`` word ``w`` of the rows of class ``c``) plus, for weighted data, the dense 0/1
-  matrix ``Xd``, the class index ``y`` and the weights ``sw`` (walked bit by bit);
+  matrix ``Xd``, the class index ``y`` and the weights ``sw`` (walked bit by bit); built in
+  Python by `bitset_data`, the one place its field types are fixed (a kernel is compiled once
+  per combination of field types, so fits and warm-ups must build it alike);
 * `Scratch`: per-level buffers, indexed by the remaining depth budget ``h`` (a level is live
   in exactly one frame of the recursion, so no allocation happens while searching);
 * ``stats``: an int64 vector with the slots below, shared by the cache and the clock.
@@ -16,6 +18,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from treebench.search.bitset import pack_classes, pack_columns
+
 # stats slots (int64)
 S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES = range(8)
 N_STATS = 8
@@ -26,7 +30,6 @@ Scratch = namedtuple(
     "Scratch",
     [
         "child",  # (L, 2, W) uint64: the two children of the node being branched at level h
-        "rec",  # (L, 2, W) uint64: children while reading a tree back
         "cnt",  # (L, d, nc) float: class counts among rows with x_j = 1
         "rc",  # (L, d) float: number of rows with x_j = 1
         "tot",  # (L, nc) float: class totals of the node
@@ -50,6 +53,19 @@ Scratch = namedtuple(
         "pnzw",
     ],
 )
+
+
+def bitset_data(X, y_index, n_classes, sw=None):
+    """The training set as a `Data` record: 0/1 matrix ``X`` (n, d), class indices, and the
+    sample weights ``sw`` (None: unweighted; the dense matrix and the weights are then
+    placeholders, and counting uses popcounts)."""
+    n, d = X.shape
+    weighted = sw is not None
+    Xd = np.ascontiguousarray(X, dtype=np.uint8) if weighted else np.zeros((1, d), np.uint8)
+    return Data(pack_columns(X), pack_classes(np.asarray(y_index), n_classes), Xd,
+                np.ascontiguousarray(y_index, dtype=np.int64),
+                np.ascontiguousarray(sw if weighted else np.ones(n), dtype=np.float64),
+                weighted, int(n))
 
 
 @njit(cache=True)
@@ -76,7 +92,6 @@ def new_scratch(L, W, d, nc, with_pairs):
         p_last = np.zeros((1, 1, 1), dtype=np.int32)
         p_par = np.zeros((1, 1, 1), dtype=np.int32)
     return Scratch(
-        np.zeros((L, 2, W), dtype=np.uint64),
         np.zeros((L, 2, W), dtype=np.uint64),
         np.zeros((L, d, nc)),
         np.zeros((L, d)),
