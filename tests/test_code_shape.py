@@ -121,7 +121,7 @@ def test_every_allowed_exception_still_needs_its_place():
 #: a rerun with nothing to do, `import treebench`) may import them, or a treebench module that
 #: loads them, inside the function that needs them
 HEAVY_PACKAGES = frozenset({
-    "pandas", "pyarrow", "matplotlib", "sklearn", "scipy", "numba", "dask", "distributed", "ray",
+    "numpy", "pandas", "pyarrow", "matplotlib", "sklearn", "scipy", "numba", "dask", "distributed", "ray",
     "openml", "scikit_posthocs", "pydl85", "dl85", "gosdt", "pystreed", "pycontree", "licketysplit",
 })
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 
-from treebench import __version__, report, safe_yaml
+from treebench import report
 from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import Cell, canonical_json
@@ -36,28 +36,24 @@ from treebench.config.grid import Skipped
 from treebench.errors import UserError
 from treebench.execute.executor import ClusterTarget, run_cells
 from treebench.execute import fold
-from treebench.execute.jobs import effective_n_jobs
+from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 - API
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
+from treebench.plan_cache import (  # noqa: F401 - RunSummary, FAIL_STATUSES: part of the API
+    FAIL_STATUSES, REPORT_STAMP, RunSummary, exit_code_for, failure_kinds, nothing_to_do,
+    plan_key, remember_plan,
+)
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
 from treebench.results.index import quarantine, read_index, scan, tables_state
 from treebench.results.provenance import environment, provenance
-from treebench.results.store import existing_status, load_rows, refresh_tables
+from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 from treebench.sweeps import parse_axis as _parse
 from treebench.text import MAX_CHARS, clip, show
 
-# the same as `schema.ERROR_STATUSES` (a test checks it), written out where the run's exit
-# codes are decided
-FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
 RETRYABLE = ("timeout", "oom", "error", "crashed")
-
-#: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
-ID_SCHEME = 2
-PLAN_CACHE = ".plan-cache.json"
-
 
 class SweepError(UserError):
     """A `treebench sweep` flag is wrong (reported as a flag error, not a config error)."""
@@ -70,27 +66,6 @@ class Plan:
     done: list[Cell]
     skipped: list[Cell]
     pairs_skipped: list[Skipped] = field(default_factory=list)
-
-
-@dataclass
-class RunSummary:
-    experiment: str
-    out: Path
-    counts: Counter = field(default_factory=Counter)
-    n_cells: int = 0
-    n_ran: int = 0
-    exit_code: int = 0
-    interrupted: bool = False
-    tables: tuple[Path, Path] | None = None
-    report_dir: Path | None = None
-    n_jobs: int = 1
-    sweep_applied: dict[str, dict[str, str]] = field(default_factory=dict)
-    pairs_skipped: list[Skipped] = field(default_factory=list)
-    splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
-    data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
-    notes: list[str] = field(default_factory=list)  # what the results store found and did
-    failures: list[tuple[str, str, int]] = field(default_factory=list)  # status, message, cells
-    cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
 def resolve_experiment(
@@ -342,14 +317,6 @@ def check_writable(path: Path, what: str = "results directory") -> None:
         ) from None
 
 
-def check_n_jobs(n_jobs: int) -> None:
-    if n_jobs == 0:
-        raise UserError(
-            "--n-jobs 0 runs nothing; give a positive number of workers, or -1 for all cores "
-            "(-2 for all but one, as in joblib)."
-        )
-
-
 def _lock(out: Path, hint: str = "wait for it or give another --out.", optional: bool = False):
     """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
     writing the same results directory would remove each other's partial files and race on
@@ -362,16 +329,6 @@ def _remove_partial_files(out: Path) -> None:
     for pattern in (".*.child", ".*.tmp"):
         for p in cells_dir(out).glob(pattern):
             p.unlink(missing_ok=True)
-
-
-def exit_code_for(counts: Counter, fail_on: str) -> int:
-    if fail_on == "never":
-        return 0
-    if any(counts.get(s, 0) for s in FAIL_STATUSES):
-        return 3
-    if fail_on == "timeout" and counts.get("timeout", 0):
-        return 4
-    return 0
 
 
 @dataclass(frozen=True)
@@ -424,9 +381,9 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     _check_options(o)
     key = None
     if o.profile is None:
-        key = _plan_key(config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
+        key = plan_key(config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
     if key is not None and not o.force and not o.add_experiment:
-        fast = _nothing_to_do(key, config, o.out, retry=o.retry, fail_on=o.fail_on,
+        fast = nothing_to_do(key, config, o.out, retry=o.retry, fail_on=o.fail_on,
                               report=o.report)
         if fast is not None:
             return fast
@@ -446,7 +403,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     summary.pairs_skipped = pl.pairs_skipped
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
-        _remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
+        remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
     return summary
 
@@ -521,16 +478,6 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     return summary, pl
 
 
-def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
-    """(status, first line of the error, number of cells) for each distinct failure among
-    ``cell_ids``, most frequent first."""
-    kinds: Counter = Counter()
-    for row in load_rows(out, sorted(cell_ids)):
-        first = str(row.get("error") or "").strip().splitlines()
-        kinds[(str(row.get("status")), first[0][:200] if first else "")] += 1
-    return [(st, msg, n) for (st, msg), n in kinds.most_common()]
-
-
 def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
              seed: int | None) -> dict[str, Any] | None:
     """What makes a run a variant of its config (its claims are not checked on it): sweep
@@ -546,101 +493,6 @@ def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | Non
     if seed is not None:
         v["seed"] = seed
     return v or None
-
-
-def _plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
-              sweep: dict[str, list[Any]] | None) -> str | None:
-    """A hash of everything the cell ids depend on: the config file's text, the overrides, the
-    sweep and the seed (limits are not identity), plus the id scheme and treebench's version."""
-    import hashlib
-    import os
-
-
-    if not isinstance(config, str | Path):
-        return None
-    try:
-        text = Path(config).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
-    # relative file paths in the config resolve against the working directory
-    where = [str(Path.cwd()), str(Path(config).resolve().parent), os.environ.get("TREEBENCH_DATA_DIR")]
-    blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed, where])
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _default_out_of(config: Any) -> Path | None:
-    """results/<name> of a config file, cheaply: its top-level ``name`` as the safe YAML reader
-    reads it (a few milliseconds, no schema, no learner imported), else its file stem. None
-    when the file cannot be read or the name is no single folder name; the full path then runs
-    and reports why. A plan cache is trusted only for the exact config text that wrote it, so a
-    name the schema would refuse can never take this path to a wrong result."""
-    import yaml
-
-
-    try:
-        raw = safe_yaml.load(Path(config).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    name = raw.get("name", Path(config).stem) if isinstance(raw, dict) else None
-    if not isinstance(name, str) or not name or Path(name).name != name or name.startswith("."):
-        return None
-    return Path("results") / name
-
-
-def _nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,
-                   report: bool) -> RunSummary | None:
-    """The summary of a run with nothing to do, or None when something might need doing."""
-    out_dir = Path(out) if out is not None else _default_out_of(config)
-    if out_dir is None:
-        return None
-    try:
-        entry = read_json_object(out_dir / PLAN_CACHE)[key]
-        ids, name = list(entry["cells"]), str(entry["experiment"])
-    except (KeyError, TypeError):
-        return None
-    try:
-        recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
-    except xp.ManifestError:
-        return None
-    if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
-        return None  # the manifest does not record this run's cells (deleted, rewritten)
-    current = scan(out_dir)
-    if current.problems or tables_state(out_dir, current) is not None:
-        return None
-    status = {cid: e.status for cid, e in current.cells.items()}
-    if any(status.get(i) is None or status[i] in retry for i in ids):
-        return None
-    if report and not _report_current(out_dir, current.digest):
-        return None
-    counts = Counter(status.values())
-    s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
-                   tables=(out_dir / "results.parquet", out_dir / "results.csv"))
-    s.exit_code = exit_code_for(counts, fail_on)
-    s.failures = failure_kinds(out_dir, [c for c, st in status.items() if st != "ok"])
-    if report:
-        s.report_dir = out_dir / "report"
-    return s
-
-
-REPORT_STAMP = ".built-from.json"
-
-
-def _report_current(out: Path, digest: str) -> bool:
-    """The report was written from the cells whose digest is ``digest`` and still has its
-    index page."""
-    stamp = read_json_object(out / "report" / REPORT_STAMP)
-    return stamp.get("digest") == digest and (out / "report" / "index.html").is_file()
-
-
-def _remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -> None:
-    p = out / PLAN_CACHE
-    cache = read_json_object(p)
-    cache.pop(key, None)
-    cache[key] = {"experiment": name, "cells": ids, "record": record}
-    while len(cache) > 16:  # the most recent plans only
-        cache.pop(next(iter(cache)))
-    write_json(p, cache)
 
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
@@ -726,7 +578,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
 
 
 def _stamp_report(results_dir: Path) -> None:
-    """Record which cells the report was built from (`_report_current`)."""
+    """Record which cells the report was built from (`treebench.plan_cache.report_current`)."""
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time

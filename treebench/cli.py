@@ -74,7 +74,7 @@ def _one_line_warnings():
     """Show the grid-size warning (`treebench.config.grid.GridSizeWarning`) as one line on stderr."""
     import warnings
 
-    from treebench.config.grid import GridSizeWarning
+    from treebench.errors import GridSizeWarning
 
     shown = warnings.showwarning
 
@@ -127,12 +127,21 @@ def _run(
     if max_cells is not None:
         overrides = {**(overrides or {}), "execution.max_cells": max_cells}
     with _user_errors(), _one_line_warnings():
+        if n_jobs is not None:
+            from treebench.execute.jobs import check_n_jobs
+
+            check_n_jobs(n_jobs)
+        fast = None if dry_run else _nothing_to_do(
+            config, out=out, seed=seed, overrides=overrides, sweep=sweep, profile=profile,
+            force=force, add_experiment=add_experiment, retry=retry, fail_on=fail_on,
+            report=not no_report)
+        if fast is not None and not verify:
+            _print_summary(fast)
+            raise typer.Exit(fast.exit_code)
         from treebench import api
 
         if offline:
             os.environ["TREEBENCH_OFFLINE"] = "1"
-        if n_jobs is not None:
-            api.check_n_jobs(n_jobs)
         retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
         if dry_run:
             applied: dict[str, dict[str, str]] = {}
@@ -169,6 +178,22 @@ def _run(
         if not all(v.passed for v in found):
             code = EXIT_FAILED
     raise typer.Exit(code)
+
+
+def _nothing_to_do(config: Path, *, out, seed, overrides, sweep, profile, force, add_experiment,
+                   retry: str, fail_on: str, report: bool):
+    """The summary of a rerun with nothing to do, from the plan cache alone (no config
+    schema, learner or numpy imported: `treebench.plan_cache`), or None."""
+    from treebench import plan_cache
+
+    if profile is not None or force or add_experiment:
+        return None
+    key = plan_cache.plan_key(config, seed=seed, overrides=overrides, sweep=sweep)
+    if key is None:
+        return None
+    retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
+    return plan_cache.nothing_to_do(key, config, out, retry=retry_t, fail_on=fail_on,
+                                    report=report)
 
 
 def _console():

@@ -31,6 +31,10 @@ class ParameterError(UserError, ValueError):
     """An estimator or binarizer parameter is invalid."""
 
 
+class GridSizeWarning(UserWarning):
+    """A config whose grid has more than `treebench.config.grid.WARN_CELLS` cells."""
+
+
 class DataWarning(UserWarning):
     """Data read with a caveat (e.g. unparsable values read as missing): shown, never silent."""
 

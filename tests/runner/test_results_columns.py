@@ -89,10 +89,13 @@ def test_learner_columns_are_declared_by_the_learner_not_globally():
     assert schema.declared(["gosdt"])["reference_bound"].dtype == "Float64"
     assert "reference_bound" in schema.declared(["gosdt-ref"])
     assert set(schema.declared(None)) == set(schema.declared(["gosdt"]))
-    # a table of cart rows has no GOSDT column; one with gosdt rows has it (null when unset)
+    # a table of cart rows has no GOSDT column; one whose gosdt rows report it has it, typed
+    # by the learner's declaration (reading a table loads a learner only for such a column)
     cart = to_frame([{"cell_id": "a", "algorithm_name": "cart", "status": "ok"}])
-    gosdt = to_frame([{"cell_id": "a", "algorithm_name": "gosdt", "status": "ok"}])
-    assert "reference_bound" not in cart.columns and gosdt["reference_bound"].isna().all()
+    gosdt = to_frame([{"cell_id": "a", "algorithm_name": "gosdt", "status": "ok",
+                       "reference_bound": 1}])
+    assert "reference_bound" not in cart.columns
+    assert str(gosdt["reference_bound"].dtype) == "Float64" and gosdt["reference_bound"].tolist() == [1.0]
     with pytest.raises(schema.SchemaError, match="unknown column.*bogus"):
         schema.validate(gosdt.assign(bogus=1))
 

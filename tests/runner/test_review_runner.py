@@ -529,7 +529,7 @@ def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
         "import sys; from treebench.cli import main; sys.argv = ['treebench', 'run', "
         f"{str(path)!r}, '-o', {str(out)!r}, '-q', '--no-report'];\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-        "heavy = [m for m in ('sklearn', 'numba', 'pandas', 'matplotlib') if m in sys.modules]\n"
+        "heavy = [m for m in ('sklearn', 'numba', 'pandas', 'matplotlib', 'numpy', 'treebench.config', 'treebench.api') if m in sys.modules]\n"
         "print(code, ','.join(heavy))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from treebench.data.splits import split_instances
-from treebench.errors import ConfigError
+from treebench.errors import ConfigError, GridSizeWarning  # noqa: F401 - GridSizeWarning: raised here
 from treebench.registry import accepts_binarization
 from treebench.sweeps import grid_size
 
@@ -36,10 +36,6 @@ WARN_CELLS = 100_000
 #: a grid of more cells than this is refused unless ``execution.max_cells`` (``--max-cells``)
 #: raises the limit: expanding 10^6 cells takes about half a minute and a gigabyte
 MAX_CELLS = 1_000_000
-
-
-class GridSizeWarning(UserWarning):
-    """A config whose grid has more than `WARN_CELLS` cells."""
 
 
 def count_cells(exp: Experiment) -> int:

@@ -25,7 +25,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from treebench.columns import Column, declare, merge
-from treebench import metrics
 from treebench.algorithms.objectives import PROBLEM_COLUMNS
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
 from treebench.registry import ALGORITHMS
@@ -147,6 +146,8 @@ def declared(algorithms: Iterable[str] | None = ()) -> dict[str, Column]:
     metric's, the shared solver columns, those of the learners ``algorithms`` (None: of every
     learner), then outcome and provenance. Asked of the registries at each call (a result is
     reused while the same metric and learner entries are registered)."""
+    from treebench import metrics  # loads numpy: kept off the plan cache's light path
+
     mets = metrics.all_metrics()
     learners = _learners_of(algorithms)
     key = (algorithms is None, tuple(map(id, mets)), tuple(map(id, learners)))
@@ -195,6 +196,8 @@ BPARAM_PREFIX = "bparam_"
 
 def metric_columns() -> tuple[str, ...]:
     """Metric columns (computed and recorded) in registry order; the report picks from these."""
+    from treebench import metrics  # loads numpy: kept off the plan cache's light path
+
     return tuple(metrics.result_columns())
 
 
@@ -250,7 +253,12 @@ def _learners(df: pd.DataFrame) -> list[str]:
 def table_columns(df: pd.DataFrame) -> dict[str, Column]:
     """The declared columns of the table ``df``: the core, metric and shared solver columns,
     the columns of its learners (``algorithm_name``), and any other learner's column it holds
-    (an older table without learner names)."""
+    (an older table without learner names). A learner's module is imported only when the
+    table holds a column the core, the metrics and the shared solver columns do not declare
+    (reading a table needs no learner loaded)."""
+    cols = declared(())
+    if all(c in cols or is_param(c) for c in df.columns):
+        return cols
     cols = declared(_learners(df))
     stray = [c for c in df.columns if c not in cols and not is_param(c)]
     if stray:  # ask every learner, built-in and plug-in, before calling a column unknown
@@ -353,9 +361,10 @@ def check_row(row: dict) -> str | None:
     status = row.get("status")
     if status not in STATUSES:
         return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
-    name = row.get("algorithm_name")
-    learners = [name] if isinstance(name, str) else []
-    cols = declared(learners)
+    cols = declared(())  # no learner imported unless the row holds a column of its own
+    if any(k not in cols and not is_param(k) for k in row):
+        name = row.get("algorithm_name")
+        cols = declared([name] if isinstance(name, str) else [])
     if any(k not in cols and not is_param(k) for k in row):  # an older row: every learner
         cols = declared(None)
     for col, c in cols.items():

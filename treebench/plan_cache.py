@@ -1,0 +1,168 @@
+"""The plan cache: a rerun with nothing to do answered without validating the config.
+
+`treebench run` on a config whose cells are all done, in a folder whose report is current,
+answers from ``.plan-cache.json`` (the cell ids this exact config text, overrides, sweep and
+seed expanded to last time), the manifest and the cell index, without importing the config
+schema, any learner or numpy: a fraction of a second. Anything that does not match (another
+config text, a cell file removed or damaged, tables or report out of date, a cell to retry)
+returns None and the caller takes the full path. The summary of a run (`RunSummary`) and its
+exit code (`exit_code_for`) live here because both paths produce them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from treebench import __version__, safe_yaml
+from treebench import experiments as xp
+from treebench.atomic import read_json_object, write_json
+from treebench.cell import canonical_json
+from treebench.results.index import scan, tables_state
+from treebench.results.store import load_rows
+
+if TYPE_CHECKING:
+    from treebench.config.grid import Skipped
+
+# the same as `schema.ERROR_STATUSES` (a test checks it), written out where the run's exit
+# codes are decided
+FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
+
+#: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
+ID_SCHEME = 2
+PLAN_CACHE = ".plan-cache.json"
+
+
+@dataclass
+class RunSummary:
+    experiment: str
+    out: Path
+    counts: Counter = field(default_factory=Counter)
+    n_cells: int = 0
+    n_ran: int = 0
+    exit_code: int = 0
+    interrupted: bool = False
+    tables: tuple[Path, Path] | None = None
+    report_dir: Path | None = None
+    n_jobs: int = 1
+    sweep_applied: dict[str, dict[str, str]] = field(default_factory=dict)
+    pairs_skipped: list[Skipped] = field(default_factory=list)  # config.grid.Skipped
+    splits: dict[str, str] = field(default_factory=dict)  # dataset -> the split it got, in words
+    data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
+    notes: list[str] = field(default_factory=list)  # what the results store found and did
+    failures: list[tuple[str, str, int]] = field(default_factory=list)  # status, message, cells
+    cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
+
+
+def exit_code_for(counts: Counter, fail_on: str) -> int:
+    if fail_on == "never":
+        return 0
+    if any(counts.get(s, 0) for s in FAIL_STATUSES):
+        return 3
+    if fail_on == "timeout" and counts.get("timeout", 0):
+        return 4
+    return 0
+
+
+def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
+    """(status, first line of the error, number of cells) for each distinct failure among
+    ``cell_ids``, most frequent first."""
+    kinds: Counter = Counter()
+    for row in load_rows(out, sorted(cell_ids)):
+        first = str(row.get("error") or "").strip().splitlines()
+        kinds[(str(row.get("status")), first[0][:200] if first else "")] += 1
+    return [(st, msg, n) for (st, msg), n in kinds.most_common()]
+
+
+def plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
+              sweep: dict[str, list[Any]] | None) -> str | None:
+    """A hash of everything the cell ids depend on: the config file's text, the overrides, the
+    sweep and the seed (limits are not identity), plus the id scheme and treebench's version."""
+    if not isinstance(config, str | Path):
+        return None
+    try:
+        text = Path(config).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
+    # relative file paths in the config resolve against the working directory
+    where = [str(Path.cwd()), str(Path(config).resolve().parent), os.environ.get("TREEBENCH_DATA_DIR")]
+    blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed, where])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def default_out_of(config: Any) -> Path | None:
+    """results/<name> of a config file, cheaply: its top-level ``name`` as the safe YAML reader
+    reads it (a few milliseconds, no schema, no learner imported), else its file stem. None
+    when the file cannot be read or the name is no single folder name; the full path then runs
+    and reports why. A plan cache is trusted only for the exact config text that wrote it, so a
+    name the schema would refuse can never take this path to a wrong result."""
+    try:
+        raw = safe_yaml.load(Path(config).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    name = raw.get("name", Path(config).stem) if isinstance(raw, dict) else None
+    if not isinstance(name, str) or not name or Path(name).name != name or name.startswith("."):
+        return None
+    return Path("results") / name
+
+
+def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fail_on: str,
+                   report: bool) -> RunSummary | None:
+    """The summary of a run with nothing to do, or None when something might need doing."""
+    out_dir = Path(out) if out is not None else default_out_of(config)
+    if out_dir is None:
+        return None
+    try:
+        entry = read_json_object(out_dir / PLAN_CACHE)[key]
+        ids, name = list(entry["cells"]), str(entry["experiment"])
+    except (KeyError, TypeError):
+        return None
+    try:
+        recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
+    except xp.ManifestError:
+        return None
+    if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
+        return None  # the manifest does not record this run's cells (deleted, rewritten)
+    current = scan(out_dir)
+    if current.problems or tables_state(out_dir, current) is not None:
+        return None
+    status = {cid: e.status for cid, e in current.cells.items()}
+    if any(status.get(i) is None or status[i] in retry for i in ids):
+        return None
+    if report and not report_current(out_dir, current.digest):
+        return None
+    counts = Counter(status.values())
+    s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
+                   tables=(out_dir / "results.parquet", out_dir / "results.csv"))
+    s.exit_code = exit_code_for(counts, fail_on)
+    s.failures = failure_kinds(out_dir, [c for c, st in status.items() if st != "ok"])
+    if report:
+        s.report_dir = out_dir / "report"
+    return s
+
+
+REPORT_STAMP = ".built-from.json"
+
+
+def report_current(out: Path, digest: str) -> bool:
+    """The report was written from the cells whose digest is ``digest`` and still has its
+    index page."""
+    stamp = read_json_object(out / "report" / REPORT_STAMP)
+    return stamp.get("digest") == digest and (out / "report" / "index.html").is_file()
+
+
+def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -> None:
+    p = out / PLAN_CACHE
+    cache = read_json_object(p)
+    cache.pop(key, None)
+    cache[key] = {"experiment": name, "cells": ids, "record": record}
+    while len(cache) > 16:  # the most recent plans only
+        cache.pop(next(iter(cache)))
+    write_json(p, cache)
