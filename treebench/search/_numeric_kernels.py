@@ -354,14 +354,15 @@ def split_child(st, lev, want):
 
 
 @njit(cache=True)
-def allowed(st, c, inc_leaf, inc_f, f, ub):
-    """The largest cost worth finding on feature ``f`` given the incumbent (cost ``c``, a leaf
-    or a split on ``inc_f``) and the caller's bound ``ub``: ties with the incumbent count only
-    for a lower feature index (the same feature: a lower threshold, checked on acceptance)."""
+def allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub):
+    """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
+    incumbent (cost ``c``, a leaf or boundary ``inc_k`` of ``inc_f``) and the caller's bound
+    ``ub``: a tie with the incumbent counts only for a lower feature index, or on the same
+    feature for a lower threshold."""
     eps = st.par[P_EPS]
     if c > ub:
         return ub
-    if inc_leaf or f > inc_f:
+    if inc_leaf or f > inc_f or (f == inc_f and lo > inc_k):
         return c - eps
     return c + eps
 
@@ -422,19 +423,19 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
 
 
 @njit(cache=True)
-def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow):
+def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     """Queue the two halves of [lo, hi] around the evaluated ``mid``, without the boundaries
-    whose cost ``mid`` already bounds above ``allow``. Returns the new queue tail."""
+    whose cost ``mid`` already bounds above the half's allowance (``allow_l`` left of ``mid``,
+    ``allow_r`` right of it). Returns the new queue tail."""
     bw = st.bw[lev]
     rec = st.rec[lev]
     q = st.queue[lev]
-    need = rec[0, mid] + rec[1, mid] - allow
-    if need > 0.0:
-        r_lo = first_at_least(bw, mid + 1, hi, bw[mid] + need)
-        l_hi = last_at_most(bw, lo, mid - 1, bw[mid] - need)
-    else:
-        r_lo = mid + 1
-        l_hi = mid - 1
+    t = rec[0, mid] + rec[1, mid]
+    r_lo, l_hi = mid + 1, mid - 1
+    if t - allow_r > 0.0:
+        r_lo = first_at_least(bw, mid + 1, hi, bw[mid] + t - allow_r)
+    if t - allow_l > 0.0:
+        l_hi = last_at_most(bw, lo, mid - 1, bw[mid] - (t - allow_l))
     if r_lo <= hi:
         q[qt, 0], q[qt, 1], q[qt, 2], q[qt, 3] = r_lo, hi, mid, kr
         qt += 1
@@ -536,7 +537,7 @@ def start_feature(st, lev, f, phase):
         return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
-    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf)
+    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf, np.inf)
 
 
 @njit(cache=True)
@@ -580,7 +581,7 @@ def solve_node(st, lev, h, ub):
                 break
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
-            allow = allowed(st, c, inc_leaf, inc_f, f, ub)
+            allow = allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub)
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
                 continue
@@ -612,9 +613,10 @@ def solve_node(st, lev, h, ub):
                                          or (f == inc_f and k < inc_k)):
                 _take(st, lev, h, f, k)
                 c, inc_leaf, inc_f, inc_k = t, False, f, k
-                allow = allowed(st, c, inc_leaf, inc_f, f, ub)
             if lo < hi:
-                qt = push_halves(st, lev, qt, lo, hi, k, kl, kr, allow)
+                qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
+                                 allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub),
+                                 allowed(st, c, inc_leaf, inc_f, inc_k, f, k + 1, ub))
     return c if c <= ub else lower_bound_above(st, ub)
 
 
