@@ -269,27 +269,33 @@ def scan_feature(st, lev, f):
         cur[code] += wr
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
     """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
     ``rest`` of the side still to the right); keep it when strictly better. Returns the weight
     of rows that can pass before a better boundary is possible (negative: evaluate the next
     one); marks the side done on this feature when no later boundary can be better, and done
-    for good when nothing can beat its best."""
+    for good when nothing can beat its best. Inlined: a call per boundary costs as much as
+    the boundary."""
     eps, pen = par[P_EPS], par[P_PEN]
     nc = cur.shape[0] // 2
-    sl = 0.0
-    sr = 0.0
+    # the largest and second largest class weight of each part, and their classes
+    l1, l2, r1, r2 = -1.0, -1.0, -1.0, -1.0
+    jl, jr = -1, -1
     W = 0.0
-    for c in range(s * nc, s * nc + nc):
-        lc = cur[c]
-        W += tot[c]
-        if lc > sl:
-            sl = lc
-        rc = tot[c] - lc
-        if rc > sr:
-            sr = rc
-    cost = W - sl - sr + 2.0 * pen
+    for c in range(nc):
+        lc = cur[s * nc + c]
+        rc = tot[s * nc + c] - lc
+        W += tot[s * nc + c]
+        if lc > l1:
+            l2, l1, jl = l1, lc, c
+        elif lc > l2:
+            l2 = lc
+        if rc > r1:
+            r2, r1, jr = r1, rc, c
+        elif rc > r2:
+            r2 = rc
+    cost = W - l1 - r1 + 2.0 * pen
     best = sb[s, B_COST]
     if cost < best - eps:
         sb[s, B_COST] = cost
@@ -299,10 +305,13 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
             sb[s, B_DONE] = 1.0
             sb[s, B_HERE] = 1.0
         return -1.0
-    # the score W - cost rises by at most the weight moved: no strict improvement until
-    # more than ``cost - best + eps`` has moved
-    skip = cost - best + eps
-    if rest - sr <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
+    # A later boundary scores max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each
+    # class; with j = k that is at most the side's largest class total (never better than the
+    # best, which starts at the leaf), and with j != k at most L_j + R_k plus the weight moved.
+    # So no strict improvement until more than ``skip`` has moved.
+    cross = l1 + r1 if jl != jr else max(l1 + r2, l2 + r1)
+    skip = (W - best + 2.0 * pen) + eps - cross
+    if rest - r1 <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
         sb[s, B_HERE] = 1.0
     return skip
 
