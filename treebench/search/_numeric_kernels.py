@@ -58,6 +58,7 @@ NumState = namedtuple(
         "queue",  # (L, 2n + 4, 4) int64 intervals to search: lo, hi, left / right evaluated
         "prek",  # (L, d) int64 each feature's first boundary evaluated (its best Gini split)
         "prer",  # (L, 2, d) float64 left / right cost (or lower bound) found there
+        "forder",  # (L, d) int64 the order in which features are searched in full
         "tot",  # (L, nc) float64 class weights of the node
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
@@ -99,6 +100,7 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, 2 * n + 4, 4), dtype=np.int64),
         np.full((L, d), -1, dtype=np.int64),
         np.zeros((L, 2, d)),
+        np.zeros((L, d), dtype=np.int64),
         np.zeros((L, n_classes)),
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
@@ -550,6 +552,17 @@ def start_feature(st, lev, f, phase):
 
 
 @njit(cache=True)
+def order_features(st, lev):
+    """Search features in full by the cost found at their best Gini split (lowest first, then
+    by index), so that the optimum is met early and bounds the search of the others."""
+    pr = st.prer[lev, 0] + st.prer[lev, 1]
+    for f in range(pr.shape[0]):
+        if st.prek[lev, f] < 0:
+            pr[f] = np.inf
+    st.forder[lev, :] = np.argsort(pr, kind="mergesort")
+
+
+@njit(cache=True)
 def solve_node(st, lev, h, ub):
     """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
     <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
@@ -575,12 +588,16 @@ def solve_node(st, lev, h, ub):
     st.prek[lev, :] = -1
     # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
     # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
-    for it in range(0 if c <= ub else d, 2 * d):
+    st.forder[lev, :] = np.arange(d)
+    gini_first = c <= ub
+    for it in range(0 if gini_first else d, 2 * d):
         phase, f = it // d, it % d
+        if it == d and gini_first:
+            order_features(st, lev)
+        if phase == 1:
+            f = st.forder[lev, f]
         # nothing beats a split without errors, except a tie on a lower feature
         if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
-            if phase == 1:
-                break
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
