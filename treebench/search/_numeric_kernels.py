@@ -64,7 +64,8 @@ NumState = namedtuple(
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
-        "sbest",  # (2, 5) float64 per side: best cost, feature, threshold, done, done here
+        "sbest",  # (2, 6) float64 per side: best cost, feature, threshold, done, done here,
+        #           a lower bound of its cost (known from a neighbouring split)
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
@@ -73,7 +74,7 @@ NumState = namedtuple(
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
-B_COST, B_FEAT, B_THR, B_DONE, B_HERE = range(5)
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB = range(6)
 
 
 def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
@@ -106,7 +107,7 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
-        np.zeros((2, 5)),
+        np.zeros((2, 6)),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
@@ -202,17 +203,21 @@ def set_side(st, lev, f, pos):
 
 
 @njit(cache=True)
-def start_sides(st):
-    """Reset the two sides of a depth-1 scan: best = the leaf."""
+def start_sides(st, lb0, lb1):
+    """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
+    of the two sides' costs (a side whose best reaches its bound is done)."""
     pen = st.par[P_PEN]
+    eps = st.par[P_EPS]
     nc = st.tot.shape[1]
     for s in range(2):
         tot = st.stot[s * nc:(s + 1) * nc]
         st.sbest[s, B_COST] = leaf_cost(tot, pen)
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
-        # a side with no weight, or a pure one, cannot be improved
-        st.sbest[s, B_DONE] = 1.0 if tot.sum() - tot.max() <= 0.0 else 0.0
+        st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        # a side with no weight, or a pure one, or one at its bound cannot be improved
+        st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
+                                      st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
 
 
 @njit(cache=True)
@@ -303,7 +308,7 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
         sb[s, B_COST] = cost
         sb[s, B_FEAT] = f
         sb[s, B_THR] = midpoint(a, b)
-        if cost <= 2.0 * pen + eps:
+        if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
             sb[s, B_DONE] = 1.0
             sb[s, B_HERE] = 1.0
         return -1.0
@@ -319,12 +324,12 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
 
 
 @njit(cache=True)
-def solve_depth2_split(st, lev, f, pos):
+def solve_depth2_split(st, lev, f, pos, lb0, lb1):
     """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
-    ``pos``, each the best tree of depth <= 1. Returns their costs; their tests are in
-    ``sbest``."""
+    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs).
+    Returns their costs; their tests are in ``sbest``."""
     set_side(st, lev, f, pos)
-    start_sides(st)
+    start_sides(st, lb0, lb1)
     d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
     for g in range(d):
@@ -489,7 +494,7 @@ def solve_depth1(st, lev):
     for i in range(st.m[lev]):
         r = row_of(rows[i])
         side[r] = st.y[r]
-    start_sides(st)
+    start_sides(st, 0.0, 0.0)
     for g in range(st.ord.shape[1]):
         if st.sbest[0, B_DONE] != 0.0:
             break
@@ -613,7 +618,10 @@ def solve_node(st, lev, h, ub):
                 continue
             k = (lo + hi) // 2
             if h == 2:
-                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k])
+                # a side's cost is at least that of the same side of a split that gives it
+                # fewer rows (the evaluated neighbours)
+                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k], rec[0, kl] if kl >= 0
+                                          else 0.0, rec[1, kr] if kr >= 0 else 0.0)
                 exact = True
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
