@@ -66,6 +66,8 @@ NumState = namedtuple(
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
         "sbest",  # (2, 6) float64 per side: best cost, feature, threshold, done, done here,
         #           a lower bound of its cost (known from a neighbouring split)
+        "sfloat",  # (2, 2) float64 per side of a depth-1 scan: weight to skip, weight left
+        "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
@@ -108,6 +110,8 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
         np.zeros((2, 6)),
+        np.zeros((2, 2)),
+        np.zeros((2, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
@@ -224,7 +228,8 @@ def start_sides(st, lb0, lb1):
 def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
-    of its consecutive rows of different values)."""
+    of its consecutive rows of different values). The two sides share one code path, their
+    running state indexed by the side (no branch on a row's side)."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     w = st.w
@@ -235,44 +240,34 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     cur[:] = 0.0
-    W0, W1 = tot[:nc].sum(), tot[nc:].sum()
-    skip0, skip1, seen0, seen1 = -1.0, -1.0, 0.0, 0.0
-    prev0, prev1, last0, last1 = -1, -1, 0, 0
-    sb[0, B_HERE] = sb[0, B_DONE]
-    sb[1, B_HERE] = sb[1, B_DONE]
-    on0 = sb[0, B_HERE] == 0.0
-    on1 = sb[1, B_HERE] == 0.0
+    skip, rest, prev, last = st.sfloat[0], st.sfloat[1], st.sint[0], st.sint[1]
+    active = 0
+    for s in range(2):
+        sb[s, B_HERE] = sb[s, B_DONE]
+        active += 1 if sb[s, B_HERE] == 0.0 else 0
+        skip[s] = -1.0
+        rest[s] = tot[s * nc:(s + 1) * nc].sum()
+        prev[s] = -1
+    if active == 0:
+        return
     for i in range(st.m[lev]):
-        if not (on0 or on1):
-            return
         p = rows[i]
         r = row_of(p)
         code = side[r]
+        s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
-        if code < nc:
-            if not on0:
-                continue
-            v = rank_of(p)
-            if v != prev0 and skip0 < 0.0 and prev0 >= 0:
-                skip0 = _eval_boundary(cur, tot, sb, 0, f, st.par, X[last0, f], X[r, f],
-                                       W0 - seen0)
-                on0 = sb[0, B_HERE] == 0.0
-            skip0 -= wr
-            seen0 += wr
-            prev0 = v
-            last0 = r
-        else:
-            if not on1:
-                continue
-            v = rank_of(p)
-            if v != prev1 and skip1 < 0.0 and prev1 >= 0:
-                skip1 = _eval_boundary(cur, tot, sb, 1, f, st.par, X[last1, f], X[r, f],
-                                       W1 - seen1)
-                on1 = sb[1, B_HERE] == 0.0
-            skip1 -= wr
-            seen1 += wr
-            prev1 = v
-            last1 = r
+        v = rank_of(p)
+        if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
+            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f],
+                                     rest[s])
+            if sb[s, B_HERE] != 0.0:
+                active -= 1
+                if active == 0:
+                    return
+        skip[s] -= wr
+        rest[s] -= wr
+        prev[s] = v
+        last[s] = r
         cur[code] += wr
 
 
