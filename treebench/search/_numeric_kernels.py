@@ -79,16 +79,27 @@ NumState = namedtuple(
 B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB = range(6)
 
 
-def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
+def sorted_rows(X):
+    """(d, n) int64: every feature's rows in increasing order of value, packed as
+    rank << 32 | row with the dense rank of the value among the feature's distinct values.
+    (The order of rows of equal value does not matter: the search only splits between
+    distinct values; numpy's default sort is several times faster than its stable one.)"""
+    XT = np.ascontiguousarray(X.T)
+    o = np.argsort(XT, axis=1)
+    v = np.take_along_axis(XT, o, axis=1)
+    rank = np.zeros(o.shape, dtype=np.int64)
+    np.cumsum(v[:, 1:] != v[:, :-1], axis=1, out=rank[:, 1:])
+    return (rank << 32) | o
+
+
+def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
-    compiled code); ``rank`` (d, n) holds the dense rank of every value in its feature."""
+    compiled code)."""
     n, d = X.shape
     L = max_depth + 1
     S = 2 ** (max_depth + 1) - 1
-    order = np.zeros((L, d, n), dtype=np.int64)
-    for f in range(d):
-        o = np.argsort(X[:, f], kind="stable")
-        order[0, f] = (rank[f, o].astype(np.int64) << 32) | o
+    order = np.empty((L, d, n), dtype=np.int64)
+    order[0] = sorted_rows(X)
     m = np.zeros(L, dtype=np.int64)
     m[0] = n
     par = np.zeros(N_PAR)
