@@ -59,6 +59,7 @@ NumState = namedtuple(
         "prek",  # (L, d) int64 each feature's first boundary evaluated (its best Gini split)
         "prer",  # (L, 2, d) float64 left / right cost (or lower bound) found there
         "forder",  # (L, d) int64 the order in which features are searched in full
+        "inc",  # (L, N_INC) float64 the node's incumbent (slots I_*)
         "tot",  # (L, nc) float64 class weights of the node
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
@@ -73,6 +74,10 @@ NumState = namedtuple(
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
     ],
 )
+
+# incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
+I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
+N_INC = 7
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
@@ -115,6 +120,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.full((L, d), -1, dtype=np.int64),
         np.zeros((L, 2, d)),
         np.zeros((L, d), dtype=np.int64),
+        np.zeros((L, N_INC)),
         np.zeros((L, n_classes)),
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
@@ -376,17 +382,37 @@ def split_child(st, lev, want):
 
 
 @njit(cache=True)
-def allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub):
+def allowed(st, lev, f, lo, ub, canon):
     """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
-    incumbent (cost ``c``, a leaf or boundary ``inc_k`` of ``inc_f``) and the caller's bound
-    ``ub``: a tie with the incumbent counts only for a lower feature index, or on the same
-    feature for a lower threshold."""
-    eps = st.par[P_EPS]
+    node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
+    the canonical one) a tie with the incumbent counts for a lower feature index, or on the
+    same feature for a lower threshold; without, only a strictly better cost counts."""
+    inc = st.inc[lev]
+    c = inc[I_COST]
     if c > ub:
         return ub
-    if inc_leaf or f > inc_f or (f == inc_f and lo > inc_k):
-        return c - eps
-    return c + eps
+    if canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
+                                                               and lo <= inc[I_K])):
+        return c + st.par[P_EPS]
+    return c - st.par[P_EPS]
+
+
+@njit(cache=True)
+def consider(st, lev, h, f, k, a, b, allow, ub, canon):
+    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
+    ``b``) the node's incumbent if it is strictly better, or (with ``canon``) if it ties
+    and comes first under the tie rule."""
+    inc = st.inc[lev]
+    c = inc[I_COST]
+    t = a + b
+    if t > allow:
+        return
+    better = t < c - st.par[P_EPS] or inc[I_LEAF] != 0.0 or c > ub
+    first = canon and (f < inc[I_FEAT] or (f == inc[I_FEAT] and k < inc[I_K]))
+    if better or first:
+        _take(st, lev, h, f, k)
+        inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = t, 0.0, f, k
+        inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
 
 
 @njit(cache=True)
@@ -574,14 +600,10 @@ def order_features(st, lev):
 
 
 @njit(cache=True)
-def solve_node(st, lev, h, ub):
-    """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
-    <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
-    > ub. The root is ``solve_node(st, 0, max_depth, inf)``.
-
-    Only this function calls itself, and always with non-constant arguments: numba's cache
-    crashed on loading a recursive kernel that had also been compiled for a literal argument
-    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+def open_node(st, lev, h, ub):
+    """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
+    Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
+    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     node_totals(st, lev)
@@ -589,17 +611,40 @@ def solve_node(st, lev, h, ub):
     st.tf[lev, 0, 0] = -1
     # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
     if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
-        return c if c <= ub else lower_bound_above(st, ub)
+        return c, False
     if h == 1:
-        c = solve_depth1(st, lev)
+        return solve_depth1(st, lev), False
+    inc = st.inc[lev]
+    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = c, 1.0, -1.0, -1.0
+    st.prek[lev, :] = -1
+    st.forder[lev, :] = np.arange(st.ord.shape[1])
+    return c, True
+
+
+@njit(cache=True)
+def solve_node(st, lev, h, ub, canon):
+    """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
+    returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound > ub. With
+    ``canon`` the tree is the canonical one; without, it is some optimal tree (only its cost
+    is used). The root is ``solve_node(st, 0, max_depth, inf, True)``.
+
+    Candidate splits are compared by cost alone, so their children are solved without
+    ``canon`` (ties need not be explored below the node); the children of the chosen split
+    are then solved again with ``canon``, under their known cost.
+
+    Only this function calls itself, and always with non-constant arguments: numba's cache
+    crashed on loading a recursive kernel that had also been compiled for a literal argument
+    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+    c, searched = open_node(st, lev, h, ub)
+    if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
-    inc_leaf, inc_f, inc_k = True, -1, -1
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
+    inc = st.inc[lev]
     rec = st.rec[lev]
     d = st.ord.shape[1]
-    st.prek[lev, :] = -1
+    cost_only = h < 0  # False, but not a literal (see above)
     # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
     # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
-    st.forder[lev, :] = np.arange(d)
     gini_first = c <= ub
     for it in range(0 if gini_first else d, 2 * d):
         phase, f = it // d, it % d
@@ -608,7 +653,8 @@ def solve_node(st, lev, h, ub):
         if phase == 1:
             f = st.forder[lev, f]
         # nothing beats a split without errors, except a tie on a lower feature
-        if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
+        if ((inc[I_COST] <= 2.0 * pen + eps and (not canon or inc[I_LEAF] != 0.0
+                                                 or f > inc[I_FEAT])) or timed_out(st.stats)):
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
@@ -618,7 +664,7 @@ def solve_node(st, lev, h, ub):
                 break
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
-            allow = allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub)
+            allow = allowed(st, lev, f, lo, ub, canon)
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
                 continue
@@ -640,7 +686,7 @@ def solve_node(st, lev, h, ub):
                     if ub_s < 0.0:
                         break
                     split_child(st, lev, s)
-                    v = solve_node(st, lev + 1, h - 1, ub_s)
+                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only)
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
@@ -648,16 +694,26 @@ def solve_node(st, lev, h, ub):
             rec[0, k], rec[1, k] = a, b
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
-            t = a + b
-            if exact and t <= allow and (t < c - eps or inc_leaf or c > ub or f < inc_f
-                                         or (f == inc_f and k < inc_k)):
-                _take(st, lev, h, f, k)
-                c, inc_leaf, inc_f, inc_k = t, False, f, k
+            if exact:
+                consider(st, lev, h, f, k, a, b, allow, ub, canon)
             if lo < hi:
                 qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
-                                 allowed(st, c, inc_leaf, inc_f, inc_k, f, lo, ub),
-                                 allowed(st, c, inc_leaf, inc_f, inc_k, f, k + 1, ub))
-    return c if c <= ub else lower_bound_above(st, ub)
+                                 allowed(st, lev, f, lo, ub, canon),
+                                 allowed(st, lev, f, k + 1, ub, canon))
+    c = inc[I_COST]
+    if c > ub:
+        return lower_bound_above(st, ub)
+    if canon and h > 2 and inc[I_LEAF] == 0.0 and not timed_out(st.stats):
+        # the chosen split's children, canonical this time (a child that would not come
+        # back under its known cost, which only rounding could cause, stays as found)
+        set_side(st, lev, int(inc[I_FEAT]), int(inc[I_POS]))
+        for s in range(2):
+            split_child(st, lev, s)
+            ub_s = inc[I_LEFT + s] + eps
+            if solve_node(st, lev + 1, h - 1, ub_s, canon) <= ub_s:
+                copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
+                         1 + s, h - 1)
+    return c
 
 
 @njit(cache=True)
