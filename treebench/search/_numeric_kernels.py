@@ -643,12 +643,11 @@ def solve_node(st, lev, h, ub, canon):
     rec = st.rec[lev]
     d = st.ord.shape[1]
     cost_only = h < 0  # False, but not a literal (see above)
-    # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
-    # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
-    gini_first = c <= ub
-    for it in range(0 if gini_first else d, 2 * d):
+    # first evaluate every feature's best Gini split (an early incumbent, and the order in
+    # which features are then searched in full)
+    for it in range(2 * d):
         phase, f = it // d, it % d
-        if it == d and gini_first:
+        if it == d:
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
