@@ -52,6 +52,8 @@ NumState = namedtuple(
         #         as rank << 32 | row (`row_of`, `rank_of`): one sequential read gives both
         "m",  # (L,) int64 node size per level
         "side",  # (L, n) uint16 side s (0 left, 1 right) and class c of a row as s * nc + c
+        "lpos",  # (L, 2) int64 feature and position the sides were set at (-1: not by a split)
+        "ltot",  # (L, 2 nc) float64 class weights of the two sides
         "bpos",  # (L, n) int64 boundary positions of the feature being searched
         "bw",  # (L, n) float64 weight left of each boundary
         "rec",  # (L, 2, n) float64 left / right cost (or lower bound) at evaluated boundaries
@@ -113,6 +115,8 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
+        np.full((L, 2), -1, dtype=np.int64),
+        np.zeros((L, 2 * n_classes)),
         np.zeros((L, n), dtype=np.int64),
         np.zeros((L, n)),
         np.zeros((L, 2, n)),
@@ -210,17 +214,31 @@ def boundaries(st, lev, f):
 @njit(cache=True)
 def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
-    right (1); class weights of the two sides into ``stot``."""
+    right (1); class weights of the two sides into ``stot``. When the sides were last set on
+    the same feature (and weights are 1, so that sums stay exact), only the rows between the
+    two positions change side."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     nc = st.tot.shape[1]
-    stot = st.stot
-    stot[:] = 0.0
-    for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        code = st.y[r] + (0 if i < pos else nc)
-        side[r] = code
-        stot[code] += st.w[r]
+    sl = st.ltot[lev]
+    p0 = st.lpos[lev, 1]
+    if st.lpos[lev, 0] == f and st.par[P_UNIT] != 0.0:
+        step = -nc if pos > p0 else nc  # the code change of the rows that move
+        for i in range(min(p0, pos), max(p0, pos)):
+            r = row_of(rows[i])
+            code = side[r]
+            side[r] = code + step
+            sl[code] -= 1.0
+            sl[code + step] += 1.0
+    else:
+        sl[:] = 0.0
+        for i in range(st.m[lev]):
+            r = row_of(rows[i])
+            code = st.y[r] + (0 if i < pos else nc)
+            side[r] = code
+            sl[code] += st.w[r]
+    st.lpos[lev, 0], st.lpos[lev, 1] = f, pos
+    st.stot[:] = sl
 
 
 @njit(cache=True)
@@ -526,6 +544,7 @@ def solve_depth1(st, lev):
     for i in range(st.m[lev]):
         r = row_of(rows[i])
         side[r] = st.y[r]
+    st.lpos[lev, 0] = -1
     start_sides(st, 0.0, 0.0)
     for g in range(st.ord.shape[1]):
         if st.sbest[0, B_DONE] != 0.0:
@@ -609,6 +628,7 @@ def open_node(st, lev, h, ub):
     node_totals(st, lev)
     c = leaf_cost(st.tot[lev], pen)
     st.tf[lev, 0, 0] = -1
+    st.lpos[lev, 0] = -1  # new rows at this level
     # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
     if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
         return c, False
