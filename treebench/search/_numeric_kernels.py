@@ -477,6 +477,10 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
     b2 = rec[1, kr] if kr >= 0 else 0.0
     if a1 + b2 > allow:
         return 1, 0
+    # left(k) >= left(kr) - (weight between k and kr), right(k) >= right(kl) - (weight
+    # between kl and k): together at least left(kr) + right(kl) - (weight between kl and kr)
+    if kl >= 0 and kr >= 0 and rec[0, kr] + rec[1, kl] - (bw[kr] - bw[kl]) > allow:
+        return 1, 0
     if kl >= 0:
         need = rec[0, kl] + rec[1, kl] - allow
         if need > 0.0:
