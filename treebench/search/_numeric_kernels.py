@@ -226,7 +226,7 @@ def set_side(st, lev, f, pos):
         step = -nc if pos > p0 else nc  # the code change of the rows that move
         for i in range(min(p0, pos), max(p0, pos)):
             r = row_of(rows[i])
-            code = side[r]
+            code = int(side[r])
             side[r] = code + step
             sl[code] -= 1.0
             sl[code + step] += 1.0
