@@ -4,25 +4,36 @@ The search is a depth-first dynamic program with branch-and-bound over (node row
 budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025):
 
 * a node at recursion level ``lev`` keeps, for every feature, its rows sorted by that feature
-  (``ord[lev, f, :m]``), obtained from the parent's orders by stable filtering;
+  (``ord[lev, f, :m]``), obtained from the parent's orders by filtering;
 * the candidate splits of a feature are the boundaries between consecutive distinct values in
   the node (``bpos``: the number of rows left of the boundary, ``bw``: their weight);
 * with two tests left, a root candidate's two children are solved by one pass per feature
-  that finds the best single test of both sides at once (`scan_depth1`), skipping boundaries
-  that cannot beat the side's best (each row moved changes a side's score by at most its
-  weight);
+  that finds the best single test of both sides at once (`scan_feature`, the two sides'
+  running state indexed by the side, without a branch on it). A side skips the boundaries
+  that cannot beat its best: after moving weight ``a`` of rows, a boundary scores at most
+  ``L_j + R_k + a`` with ``j != k`` the majority classes of its two parts (``j = k`` never
+  beats the leaf), so nothing is evaluated before the best can be passed; a side stops when
+  its best reaches a lower bound (the same side of the evaluated neighbouring split, which
+  has a subset of its rows);
 * deeper, the candidates of a feature are searched by bisection with interval pruning: the
   left child's cost never decreases and the right child's never increases as the threshold
   moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
-  ``left(i) + right(j)``, and a threshold that moves weight ``w`` of rows away from an evaluated
-  one of total ``t`` costs at least ``t - w``;
+  ``left(i) + right(j)`` (and ``left(j) + right(i)`` minus the weight between them), and a
+  threshold that moves weight ``w`` of rows away from an evaluated one of total ``t`` costs at
+  least ``t - w``;
+* every node first evaluates each feature's best Gini split, then searches the features in
+  full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
 threshold; children follow the same rule. Costs are compared with the tolerance ``eps``
-(0.5 when every cost is an integer, i.e. integer weights and no leaf penalty).
+(0.5 when every cost is an integer, i.e. integer weights and no leaf penalty). The rule costs
+little search: ties are explored only at the node whose tree is being chosen (``canon``) and
+only where they could win (a lower feature, or lower thresholds of the incumbent's feature);
+candidate splits' children are solved for their cost alone, and the chosen split's children
+are solved again for their canonical tree under their known cost.
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
