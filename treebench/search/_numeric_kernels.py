@@ -80,7 +80,7 @@ NumState = namedtuple(
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
         "sbest",  # (2, 6) float64 per side: best cost, feature, threshold, done, done here,
         #           a lower bound of its cost (known from a neighbouring split)
-        "sfloat",  # (2, 2) float64 per side of a depth-1 scan: weight to skip, weight left
+        "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
         "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
@@ -142,7 +142,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
         np.zeros((2, 6)),
-        np.zeros((2, 2)),
+        np.zeros((1, 2)),
         np.zeros((2, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
@@ -286,13 +286,12 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     cur[:] = 0.0
-    skip, rest, prev, last = st.sfloat[0], st.sfloat[1], st.sint[0], st.sint[1]
+    skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
         active += 1 if sb[s, B_HERE] == 0.0 else 0
         skip[s] = -1.0
-        rest[s] = tot[s * nc:(s + 1) * nc].sum()
         prev[s] = -1
     if active == 0:
         return
@@ -304,23 +303,21 @@ def scan_feature(st, lev, f):
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
         if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
-            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f],
-                                     rest[s])
+            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f])
             if sb[s, B_HERE] != 0.0:
                 active -= 1
                 if active == 0:
                     return
         skip[s] -= wr
-        rest[s] -= wr
         prev[s] = v
         last[s] = r
         cur[code] += wr
 
 
 @njit(inline="always")
-def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
-    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
-    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight
+def _eval_boundary(cur, tot, sb, s, f, par, a, b):
+    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
+    strictly better. Returns the weight
     of rows that can pass before a better boundary is possible (negative: evaluate the next
     one); marks the side done on this feature when no later boundary can be better, and done
     for good when nothing can beat its best. Inlined: a call per boundary costs as much as
@@ -331,10 +328,12 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
     l1, l2, r1, r2 = -1.0, -1.0, -1.0, -1.0
     jl, jr = -1, -1
     W = 0.0
+    rest = 0.0  # weight of the side still to the right
     for c in range(nc):
         lc = cur[s * nc + c]
         rc = tot[s * nc + c] - lc
         W += tot[s * nc + c]
+        rest += rc
         if lc > l1:
             l2, l1, jl = l1, lc, c
         elif lc > l2:
