@@ -4,25 +4,36 @@ The search is a depth-first dynamic program with branch-and-bound over (node row
 budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025):
 
 * a node at recursion level ``lev`` keeps, for every feature, its rows sorted by that feature
-  (``ord[lev, f, :m]``), obtained from the parent's orders by stable filtering;
+  (``ord[lev, f, :m]``), obtained from the parent's orders by filtering;
 * the candidate splits of a feature are the boundaries between consecutive distinct values in
   the node (``bpos``: the number of rows left of the boundary, ``bw``: their weight);
 * with two tests left, a root candidate's two children are solved by one pass per feature
-  that finds the best single test of both sides at once (`scan_depth1`), skipping boundaries
-  that cannot beat the side's best (each row moved changes a side's score by at most its
-  weight);
+  that finds the best single test of both sides at once (`scan_feature`, the two sides'
+  running state indexed by the side, without a branch on it). A side skips the boundaries
+  that cannot beat its best: after moving weight ``a`` of rows, a boundary scores at most
+  ``L_j + R_k + a`` with ``j != k`` the majority classes of its two parts (``j = k`` never
+  beats the leaf), so nothing is evaluated before the best can be passed; a side stops when
+  its best reaches a lower bound (the same side of the evaluated neighbouring split, which
+  has a subset of its rows);
 * deeper, the candidates of a feature are searched by bisection with interval pruning: the
   left child's cost never decreases and the right child's never increases as the threshold
   moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
-  ``left(i) + right(j)``, and a threshold that moves weight ``w`` of rows away from an evaluated
-  one of total ``t`` costs at least ``t - w``;
+  ``left(i) + right(j)`` (and ``left(j) + right(i)`` minus the weight between them), and a
+  threshold that moves weight ``w`` of rows away from an evaluated one of total ``t`` costs at
+  least ``t - w``;
+* every node first evaluates each feature's best Gini split, then searches the features in
+  full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
 threshold; children follow the same rule. Costs are compared with the tolerance ``eps``
-(0.5 when every cost is an integer, i.e. integer weights and no leaf penalty).
+(0.5 when every cost is an integer, i.e. integer weights and no leaf penalty). The rule costs
+little search: ties are explored only at the node whose tree is being chosen (``canon``) and
+only where they could win (a lower feature, or lower thresholds of the incumbent's feature);
+candidate splits' children are solved for their cost alone, and the chosen split's children
+are solved again for their canonical tree under their known cost.
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
@@ -52,39 +63,61 @@ NumState = namedtuple(
         #         as rank << 32 | row (`row_of`, `rank_of`): one sequential read gives both
         "m",  # (L,) int64 node size per level
         "side",  # (L, n) uint16 side s (0 left, 1 right) and class c of a row as s * nc + c
+        "lpos",  # (L, 2) int64 feature and position the sides were set at (-1: not by a split)
+        "ltot",  # (L, 2 nc) float64 class weights of the two sides
         "bpos",  # (L, n) int64 boundary positions of the feature being searched
         "bw",  # (L, n) float64 weight left of each boundary
         "rec",  # (L, 2, n) float64 left / right cost (or lower bound) at evaluated boundaries
         "queue",  # (L, 2n + 4, 4) int64 intervals to search: lo, hi, left / right evaluated
         "prek",  # (L, d) int64 each feature's first boundary evaluated (its best Gini split)
         "prer",  # (L, 2, d) float64 left / right cost (or lower bound) found there
+        "forder",  # (L, d) int64 the order in which features are searched in full
+        "inc",  # (L, N_INC) float64 the node's incumbent (slots I_*)
         "tot",  # (L, nc) float64 class weights of the node
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
-        "sbest",  # (2, 5) float64 per side: best cost, feature, threshold, done, done here
+        "sbest",  # (2, 6) float64 per side: best cost, feature, threshold, done, done here,
+        #           a lower bound of its cost (known from a neighbouring split)
+        "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
+        "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
     ],
 )
 
+# incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
+I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
+N_INC = 7
+
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
-B_COST, B_FEAT, B_THR, B_DONE, B_HERE = range(5)
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB = range(6)
 
 
-def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
+def sorted_rows(X):
+    """(d, n) int64: every feature's rows in increasing order of value, packed as
+    rank << 32 | row with the dense rank of the value among the feature's distinct values.
+    (The order of rows of equal value does not matter: the search only splits between
+    distinct values; numpy's default sort is several times faster than its stable one.)"""
+    XT = np.ascontiguousarray(X.T)
+    o = np.argsort(XT, axis=1)
+    v = np.take_along_axis(XT, o, axis=1)
+    rank = np.zeros(o.shape, dtype=np.int64)
+    np.cumsum(v[:, 1:] != v[:, :-1], axis=1, out=rank[:, 1:])
+    return (rank << 32) | o
+
+
+def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
-    compiled code); ``rank`` (d, n) holds the dense rank of every value in its feature."""
+    compiled code)."""
     n, d = X.shape
     L = max_depth + 1
     S = 2 ** (max_depth + 1) - 1
-    order = np.zeros((L, d, n), dtype=np.int64)
-    for f in range(d):
-        o = np.argsort(X[:, f], kind="stable")
-        order[0, f] = (rank[f, o].astype(np.int64) << 32) | o
+    order = np.empty((L, d, n), dtype=np.int64)
+    order[0] = sorted_rows(X)
     m = np.zeros(L, dtype=np.int64)
     m[0] = n
     par = np.zeros(N_PAR)
@@ -93,18 +126,24 @@ def new_state(X, rank, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
+        np.full((L, 2), -1, dtype=np.int64),
+        np.zeros((L, 2 * n_classes)),
         np.zeros((L, n), dtype=np.int64),
         np.zeros((L, n)),
         np.zeros((L, 2, n)),
         np.zeros((L, 2 * n + 4, 4), dtype=np.int64),
         np.full((L, d), -1, dtype=np.int64),
         np.zeros((L, 2, d)),
+        np.zeros((L, d), dtype=np.int64),
+        np.zeros((L, N_INC)),
         np.zeros((L, n_classes)),
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
-        np.zeros((2, 5)),
+        np.zeros((2, 6)),
+        np.zeros((1, 2)),
+        np.zeros((2, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
@@ -186,38 +225,57 @@ def boundaries(st, lev, f):
 @njit(cache=True)
 def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
-    right (1); class weights of the two sides into ``stot``."""
+    right (1); class weights of the two sides into ``stot``. When the sides were last set on
+    the same feature (and weights are 1, so that sums stay exact), only the rows between the
+    two positions change side."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     nc = st.tot.shape[1]
-    stot = st.stot
-    stot[:] = 0.0
-    for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        code = st.y[r] + (0 if i < pos else nc)
-        side[r] = code
-        stot[code] += st.w[r]
+    sl = st.ltot[lev]
+    p0 = st.lpos[lev, 1]
+    if st.lpos[lev, 0] == f and st.par[P_UNIT] != 0.0:
+        step = -nc if pos > p0 else nc  # the code change of the rows that move
+        for i in range(min(p0, pos), max(p0, pos)):
+            r = row_of(rows[i])
+            code = int(side[r])
+            side[r] = code + step
+            sl[code] -= 1.0
+            sl[code + step] += 1.0
+    else:
+        sl[:] = 0.0
+        for i in range(st.m[lev]):
+            r = row_of(rows[i])
+            code = st.y[r] + (0 if i < pos else nc)
+            side[r] = code
+            sl[code] += st.w[r]
+    st.lpos[lev, 0], st.lpos[lev, 1] = f, pos
+    st.stot[:] = sl
 
 
 @njit(cache=True)
-def start_sides(st):
-    """Reset the two sides of a depth-1 scan: best = the leaf."""
+def start_sides(st, lb0, lb1):
+    """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
+    of the two sides' costs (a side whose best reaches its bound is done)."""
     pen = st.par[P_PEN]
+    eps = st.par[P_EPS]
     nc = st.tot.shape[1]
     for s in range(2):
         tot = st.stot[s * nc:(s + 1) * nc]
         st.sbest[s, B_COST] = leaf_cost(tot, pen)
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
-        # a side with no weight, or a pure one, cannot be improved
-        st.sbest[s, B_DONE] = 1.0 if tot.sum() - tot.max() <= 0.0 else 0.0
+        st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        # a side with no weight, or a pure one, or one at its bound cannot be improved
+        st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
+                                      st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
 
 
 @njit(cache=True)
 def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
-    of its consecutive rows of different values)."""
+    of its consecutive rows of different values). The two sides share one code path, their
+    running state indexed by the side (no branch on a row's side)."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     w = st.w
@@ -228,92 +286,90 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     cur[:] = 0.0
-    W0, W1 = tot[:nc].sum(), tot[nc:].sum()
-    skip0, skip1, seen0, seen1 = -1.0, -1.0, 0.0, 0.0
-    prev0, prev1, last0, last1 = -1, -1, 0, 0
-    sb[0, B_HERE] = sb[0, B_DONE]
-    sb[1, B_HERE] = sb[1, B_DONE]
-    on0 = sb[0, B_HERE] == 0.0
-    on1 = sb[1, B_HERE] == 0.0
+    skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
+    active = 0
+    for s in range(2):
+        sb[s, B_HERE] = sb[s, B_DONE]
+        active += 1 if sb[s, B_HERE] == 0.0 else 0
+        skip[s] = -1.0
+        prev[s] = -1
+    if active == 0:
+        return
     for i in range(st.m[lev]):
-        if not (on0 or on1):
-            return
         p = rows[i]
         r = row_of(p)
         code = side[r]
+        s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
-        if code < nc:
-            if not on0:
-                continue
-            v = rank_of(p)
-            if v != prev0 and skip0 < 0.0 and prev0 >= 0:
-                skip0 = _eval_boundary(cur, tot, sb, 0, f, st.par, X[last0, f], X[r, f],
-                                       W0 - seen0)
-                on0 = sb[0, B_HERE] == 0.0
-            skip0 -= wr
-            seen0 += wr
-            prev0 = v
-            last0 = r
-        else:
-            if not on1:
-                continue
-            v = rank_of(p)
-            if v != prev1 and skip1 < 0.0 and prev1 >= 0:
-                skip1 = _eval_boundary(cur, tot, sb, 1, f, st.par, X[last1, f], X[r, f],
-                                       W1 - seen1)
-                on1 = sb[1, B_HERE] == 0.0
-            skip1 -= wr
-            seen1 += wr
-            prev1 = v
-            last1 = r
+        v = rank_of(p)
+        if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
+            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f])
+            if sb[s, B_HERE] != 0.0:
+                active -= 1
+                if active == 0:
+                    return
+        skip[s] -= wr
+        prev[s] = v
+        last[s] = r
         cur[code] += wr
 
 
-@njit(cache=True)
-def _eval_boundary(cur, tot, sb, s, f, par, a, b, rest):
-    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``; weight
-    ``rest`` of the side still to the right); keep it when strictly better. Returns the weight
+@njit(inline="always")
+def _eval_boundary(cur, tot, sb, s, f, par, a, b):
+    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
+    strictly better. Returns the weight
     of rows that can pass before a better boundary is possible (negative: evaluate the next
     one); marks the side done on this feature when no later boundary can be better, and done
-    for good when nothing can beat its best."""
+    for good when nothing can beat its best. Inlined: a call per boundary costs as much as
+    the boundary."""
     eps, pen = par[P_EPS], par[P_PEN]
     nc = cur.shape[0] // 2
-    sl = 0.0
-    sr = 0.0
+    # the largest and second largest class weight of each part, and their classes
+    l1, l2, r1, r2 = -1.0, -1.0, -1.0, -1.0
+    jl, jr = -1, -1
     W = 0.0
-    for c in range(s * nc, s * nc + nc):
-        lc = cur[c]
-        W += tot[c]
-        if lc > sl:
-            sl = lc
-        rc = tot[c] - lc
-        if rc > sr:
-            sr = rc
-    cost = W - sl - sr + 2.0 * pen
+    rest = 0.0  # weight of the side still to the right
+    for c in range(nc):
+        lc = cur[s * nc + c]
+        rc = tot[s * nc + c] - lc
+        W += tot[s * nc + c]
+        rest += rc
+        if lc > l1:
+            l2, l1, jl = l1, lc, c
+        elif lc > l2:
+            l2 = lc
+        if rc > r1:
+            r2, r1, jr = r1, rc, c
+        elif rc > r2:
+            r2 = rc
+    cost = W - l1 - r1 + 2.0 * pen
     best = sb[s, B_COST]
     if cost < best - eps:
         sb[s, B_COST] = cost
         sb[s, B_FEAT] = f
         sb[s, B_THR] = midpoint(a, b)
-        if cost <= 2.0 * pen + eps:
+        if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
             sb[s, B_DONE] = 1.0
             sb[s, B_HERE] = 1.0
         return -1.0
-    # the score W - cost rises by at most the weight moved: no strict improvement until
-    # more than ``cost - best + eps`` has moved
-    skip = cost - best + eps
-    if rest - sr <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
+    # A later boundary scores max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each
+    # class; with j = k that is at most the side's largest class total (never better than the
+    # best, which starts at the leaf), and with j != k at most L_j + R_k plus the weight moved.
+    # So no strict improvement until more than ``skip`` has moved.
+    cross = l1 + r1 if jl != jr else max(l1 + r2, l2 + r1)
+    skip = (W - best + 2.0 * pen) + eps - cross
+    if rest - r1 <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
         sb[s, B_HERE] = 1.0
     return skip
 
 
 @njit(cache=True)
-def solve_depth2_split(st, lev, f, pos):
+def solve_depth2_split(st, lev, f, pos, lb0, lb1):
     """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
-    ``pos``, each the best tree of depth <= 1. Returns their costs; their tests are in
-    ``sbest``."""
+    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs).
+    Returns their costs; their tests are in ``sbest``."""
     set_side(st, lev, f, pos)
-    start_sides(st)
+    start_sides(st, lb0, lb1)
     d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
     for g in range(d):
@@ -354,16 +410,37 @@ def split_child(st, lev, want):
 
 
 @njit(cache=True)
-def allowed(st, c, inc_leaf, inc_f, f, ub):
-    """The largest cost worth finding on feature ``f`` given the incumbent (cost ``c``, a leaf
-    or a split on ``inc_f``) and the caller's bound ``ub``: ties with the incumbent count only
-    for a lower feature index (the same feature: a lower threshold, checked on acceptance)."""
-    eps = st.par[P_EPS]
+def allowed(st, lev, f, lo, ub, canon):
+    """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
+    node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
+    the canonical one) a tie with the incumbent counts for a lower feature index, or on the
+    same feature for a lower threshold; without, only a strictly better cost counts."""
+    inc = st.inc[lev]
+    c = inc[I_COST]
     if c > ub:
         return ub
-    if inc_leaf or f > inc_f:
-        return c - eps
-    return c + eps
+    if canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
+                                                               and lo <= inc[I_K])):
+        return c + st.par[P_EPS]
+    return c - st.par[P_EPS]
+
+
+@njit(cache=True)
+def consider(st, lev, h, f, k, a, b, allow, ub, canon):
+    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
+    ``b``) the node's incumbent if it is strictly better, or (with ``canon``) if it ties
+    and comes first under the tie rule."""
+    inc = st.inc[lev]
+    c = inc[I_COST]
+    t = a + b
+    if t > allow:
+        return
+    better = t < c - st.par[P_EPS] or inc[I_LEAF] != 0.0 or c > ub
+    first = canon and (f < inc[I_FEAT] or (f == inc[I_FEAT] and k < inc[I_K]))
+    if better or first:
+        _take(st, lev, h, f, k)
+        inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = t, 0.0, f, k
+        inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
 
 
 @njit(cache=True)
@@ -410,6 +487,10 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
     b2 = rec[1, kr] if kr >= 0 else 0.0
     if a1 + b2 > allow:
         return 1, 0
+    # left(k) >= left(kr) - (weight between k and kr), right(k) >= right(kl) - (weight
+    # between kl and k): together at least left(kr) + right(kl) - (weight between kl and kr)
+    if kl >= 0 and kr >= 0 and rec[0, kr] + rec[1, kl] - (bw[kr] - bw[kl]) > allow:
+        return 1, 0
     if kl >= 0:
         need = rec[0, kl] + rec[1, kl] - allow
         if need > 0.0:
@@ -422,19 +503,19 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
 
 
 @njit(cache=True)
-def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow):
+def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     """Queue the two halves of [lo, hi] around the evaluated ``mid``, without the boundaries
-    whose cost ``mid`` already bounds above ``allow``. Returns the new queue tail."""
+    whose cost ``mid`` already bounds above the half's allowance (``allow_l`` left of ``mid``,
+    ``allow_r`` right of it). Returns the new queue tail."""
     bw = st.bw[lev]
     rec = st.rec[lev]
     q = st.queue[lev]
-    need = rec[0, mid] + rec[1, mid] - allow
-    if need > 0.0:
-        r_lo = first_at_least(bw, mid + 1, hi, bw[mid] + need)
-        l_hi = last_at_most(bw, lo, mid - 1, bw[mid] - need)
-    else:
-        r_lo = mid + 1
-        l_hi = mid - 1
+    t = rec[0, mid] + rec[1, mid]
+    r_lo, l_hi = mid + 1, mid - 1
+    if t - allow_r > 0.0:
+        r_lo = first_at_least(bw, mid + 1, hi, bw[mid] + t - allow_r)
+    if t - allow_l > 0.0:
+        l_hi = last_at_most(bw, lo, mid - 1, bw[mid] - (t - allow_l))
     if r_lo <= hi:
         q[qt, 0], q[qt, 1], q[qt, 2], q[qt, 3] = r_lo, hi, mid, kr
         qt += 1
@@ -477,7 +558,8 @@ def solve_depth1(st, lev):
     for i in range(st.m[lev]):
         r = row_of(rows[i])
         side[r] = st.y[r]
-    start_sides(st)
+    st.lpos[lev, 0] = -1
+    start_sides(st, 0.0, 0.0)
     for g in range(st.ord.shape[1]):
         if st.sbest[0, B_DONE] != 0.0:
             break
@@ -536,41 +618,76 @@ def start_feature(st, lev, f, phase):
         return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
-    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf)
+    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf, np.inf)
 
 
 @njit(cache=True)
-def solve_node(st, lev, h, ub):
-    """The canonical optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is
-    <= ``ub``: returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound
-    > ub. The root is ``solve_node(st, 0, max_depth, inf)``.
+def order_features(st, lev):
+    """Search features in full by the cost found at their best Gini split (lowest first, then
+    by index), so that the optimum is met early and bounds the search of the others."""
+    pr = st.prer[lev, 0] + st.prer[lev, 1]
+    for f in range(pr.shape[0]):
+        if st.prek[lev, f] < 0:
+            pr[f] = np.inf
+    st.forder[lev, :] = np.argsort(pr, kind="mergesort")
 
-    Only this function calls itself, and always with non-constant arguments: numba's cache
-    crashed on loading a recursive kernel that had also been compiled for a literal argument
-    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+
+@njit(cache=True)
+def open_node(st, lev, h, ub):
+    """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
+    Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
+    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     node_totals(st, lev)
     c = leaf_cost(st.tot[lev], pen)
     st.tf[lev, 0, 0] = -1
+    st.lpos[lev, 0] = -1  # new rows at this level
     # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
     if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
-        return c if c <= ub else lower_bound_above(st, ub)
+        return c, False
     if h == 1:
-        c = solve_depth1(st, lev)
+        return solve_depth1(st, lev), False
+    inc = st.inc[lev]
+    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = c, 1.0, -1.0, -1.0
+    st.prek[lev, :] = -1
+    st.forder[lev, :] = np.arange(st.ord.shape[1])
+    return c, True
+
+
+@njit(cache=True)
+def solve_node(st, lev, h, ub, canon):
+    """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
+    returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound > ub. With
+    ``canon`` the tree is the canonical one; without, it is some optimal tree (only its cost
+    is used). The root is ``solve_node(st, 0, max_depth, inf, True)``.
+
+    Candidate splits are compared by cost alone, so their children are solved without
+    ``canon`` (ties need not be explored below the node); the children of the chosen split
+    are then solved again with ``canon``, under their known cost.
+
+    Only this function calls itself, and always with non-constant arguments: numba's cache
+    crashed on loading a recursive kernel that had also been compiled for a literal argument
+    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+    c, searched = open_node(st, lev, h, ub)
+    if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
-    inc_leaf, inc_f, inc_k = True, -1, -1
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
+    inc = st.inc[lev]
     rec = st.rec[lev]
     d = st.ord.shape[1]
-    st.prek[lev, :] = -1
-    # without a bound below the leaf's cost, first evaluate every feature's Gini split (an
-    # early incumbent); under a parent's tighter bound, bisection alone prunes sooner
-    for it in range(0 if c <= ub else d, 2 * d):
+    cost_only = h < 0  # False, but not a literal (see above)
+    # first evaluate every feature's best Gini split (an early incumbent, and the order in
+    # which features are then searched in full)
+    for it in range(2 * d):
         phase, f = it // d, it % d
+        if it == d:
+            order_features(st, lev)
+        if phase == 1:
+            f = st.forder[lev, f]
         # nothing beats a split without errors, except a tie on a lower feature
-        if (c <= 2.0 * pen + eps and (inc_leaf or f > inc_f)) or timed_out(st.stats):
-            if phase == 1:
-                break
+        if ((inc[I_COST] <= 2.0 * pen + eps and (not canon or inc[I_LEAF] != 0.0
+                                                 or f > inc[I_FEAT])) or timed_out(st.stats)):
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
@@ -580,13 +697,16 @@ def solve_node(st, lev, h, ub):
                 break
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
-            allow = allowed(st, c, inc_leaf, inc_f, f, ub)
+            allow = allowed(st, lev, f, lo, ub, canon)
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
                 continue
             k = (lo + hi) // 2
             if h == 2:
-                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k])
+                # a side's cost is at least that of the same side of a split that gives it
+                # fewer rows (the evaluated neighbours)
+                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k], rec[0, kl] if kl >= 0
+                                          else 0.0, rec[1, kr] if kr >= 0 else 0.0)
                 exact = True
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
@@ -599,7 +719,7 @@ def solve_node(st, lev, h, ub):
                     if ub_s < 0.0:
                         break
                     split_child(st, lev, s)
-                    v = solve_node(st, lev + 1, h - 1, ub_s)
+                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only)
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
@@ -607,15 +727,26 @@ def solve_node(st, lev, h, ub):
             rec[0, k], rec[1, k] = a, b
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
-            t = a + b
-            if exact and t <= allow and (t < c - eps or inc_leaf or c > ub or f < inc_f
-                                         or (f == inc_f and k < inc_k)):
-                _take(st, lev, h, f, k)
-                c, inc_leaf, inc_f, inc_k = t, False, f, k
-                allow = allowed(st, c, inc_leaf, inc_f, f, ub)
+            if exact:
+                consider(st, lev, h, f, k, a, b, allow, ub, canon)
             if lo < hi:
-                qt = push_halves(st, lev, qt, lo, hi, k, kl, kr, allow)
-    return c if c <= ub else lower_bound_above(st, ub)
+                qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
+                                 allowed(st, lev, f, lo, ub, canon),
+                                 allowed(st, lev, f, k + 1, ub, canon))
+    c = inc[I_COST]
+    if c > ub:
+        return lower_bound_above(st, ub)
+    if canon and h > 2 and inc[I_LEAF] == 0.0 and not timed_out(st.stats):
+        # the chosen split's children, canonical this time (a child that would not come
+        # back under its known cost, which only rounding could cause, stays as found)
+        set_side(st, lev, int(inc[I_FEAT]), int(inc[I_POS]))
+        for s in range(2):
+            split_child(st, lev, s)
+            ub_s = inc[I_LEFT + s] + eps
+            if solve_node(st, lev + 1, h - 1, ub_s, canon) <= ub_s:
+                copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
+                         1 + s, h - 1)
+    return c
 
 
 @njit(cache=True)

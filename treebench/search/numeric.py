@@ -37,15 +37,6 @@ class NumericSolution:
     search_seconds: float
 
 
-def dense_ranks(X: np.ndarray) -> np.ndarray:
-    """(d, n) int32: the rank of every value among the distinct values of its column."""
-    n, d = X.shape
-    rank = np.empty((d, n), dtype=np.int32)
-    for f in range(d):
-        rank[f] = np.unique(X[:, f], return_inverse=True)[1].reshape(-1)
-    return rank
-
-
 def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """Weights in the search's unit: constant weights become 1 (scaled back afterwards).
     Returns (weights, scale, integer-valued)."""
@@ -75,10 +66,10 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     integer = integer and lam == 0.0
     eps = 0.5 if integer else REL_TOL * max(1.0, total)
     X = np.ascontiguousarray(X)
-    st = K.new_state(X, dense_ranks(X), y_index, np.ascontiguousarray(w), n_classes,
+    st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
     t0 = time.perf_counter()
-    cost = K.solve_node(st, 0, int(max_depth), np.inf)
+    cost = K.solve_node(st, 0, int(max_depth), np.inf, True)
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
     tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
