@@ -76,7 +76,7 @@ def stump_scratch(d):
     return np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32), np.empty(d, dtype=np.int32)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def stump_tables(P, cntT, ch, i, side, qs, qm, rm):
     """Per partner feature ``j`` of the child ``x_i = side`` (integer class counts ``ch``):
     ``qs[j]`` its rows with x_j = 1, ``qm[j]`` their largest class, ``rm[j]`` the largest class
