@@ -4,14 +4,12 @@ counting, left is ``x <= threshold``) are checked here too."""
 
 from __future__ import annotations
 
-import gzip
-import os
-import pathlib
 import time
 
 import numpy as np
 import pytest
 from naive import naive_numeric_optimal, naive_tree_tuple
+from quantbnb import load_quantbnb
 from typer.testing import CliRunner
 
 from treebench.tree.arrays import check_tree
@@ -121,16 +119,6 @@ def test_contree_conventions_and_same_optimum(seed, depth):
     assert np.array_equal(tree.predict_index(Z), theirs.predict(Z))
 
 
-def _quantbnb(name):
-    base = pathlib.Path(os.environ.get("TREEBENCH_DATA_DIR", "")) / "quantbnb" / "train"
-    for p in (base / f"{name}.txt", base / f"{name}.txt.gz"):
-        if p.exists():
-            with (gzip.open(p, "rt") if p.suffix == ".gz" else open(p)) as fh:
-                a = np.loadtxt(fh)
-            return a[:, 1:], a[:, 0].astype(int)
-    pytest.skip(f"quantbnb/train/{name} not in TREEBENCH_DATA_DIR")
-
-
 @pytest.mark.peers
 @pytest.mark.data
 @pytest.mark.parametrize("name,depth", [("bank", 2), ("raisin", 2), ("wilt", 2), ("bank", 3)])
@@ -138,7 +126,7 @@ def test_same_training_errors_as_contree_on_quantbnb_files(name, depth):
     pycontree = pytest.importorskip("pycontree")
     from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
 
-    X, y = _quantbnb(name)
+    X, y = load_quantbnb(name)
     theirs = pycontree.ConTree(max_depth=depth, time_limit=120).fit(X, y.astype(np.intc))
     ours = OptimalNumericClassifier(max_depth=depth).fit(X, y)
     assert ours.solve_info_["optimal"]

@@ -9,12 +9,10 @@ Not marked ``kernels``: without compilation these searches take minutes."""
 
 from __future__ import annotations
 
-import gzip
-import os
-import pathlib
 
 import numpy as np
 import pytest
+from quantbnb import load_quantbnb
 
 from treebench.search import _numeric_kernels as K
 from treebench.search.numeric import solve_numeric
@@ -59,20 +57,10 @@ def test_sorted_rows_pack_dense_ranks_and_rows_in_value_order():
         assert np.array_equal(rank, np.unique(X[rows, f], return_inverse=True)[1].ravel())
 
 
-def _quantbnb(name):
-    base = pathlib.Path(os.environ.get("TREEBENCH_DATA_DIR", "")) / "quantbnb" / "train"
-    for p in (base / f"{name}.txt", base / f"{name}.txt.gz"):
-        if p.exists():
-            with (gzip.open(p, "rt") if p.suffix == ".gz" else open(p)) as fh:
-                a = np.loadtxt(fh)
-            return a[:, 1:], a[:, 0].astype(int)
-    pytest.skip(f"quantbnb/train/{name} not in TREEBENCH_DATA_DIR")
-
-
 @pytest.mark.data
 @pytest.mark.parametrize("name,errors,before", [("bank", 19, 16260), ("wilt", 18, 23335)])
 def test_depth3_effort_on_quantbnb_files(name, errors, before):
-    X, y = _quantbnb(name)
+    X, y = load_quantbnb(name)
     sol = solve_numeric(X, np.unique(y, return_inverse=True)[1], None, 2, 3)
     assert sol.optimal and sol.errors == errors
     # ConTree (pycontree 1.0.8) needs 2,822 (bank) and 2,391 (wilt) depth-2 evaluations
