@@ -907,10 +907,16 @@ def main() -> None:
         typer.echo("treebench: " + ("terminated" if code == TERMINATED else "interrupted"), err=True)
         sys.exit(code)
     except SystemExit as exc:
-        if exc.code == 130 and terminated():  # typer's exit for any KeyboardInterrupt
+        # typer exits 130 for any KeyboardInterrupt; and a SIGTERM whose `Terminated` was
+        # swallowed where Python ignores exceptions (a finalizer, logging's lock release) lets
+        # the command finish: it still exits 143, as the scheduler that sent it expects
+        if terminated() and exc.code != TERMINATED:
             typer.echo("treebench: terminated", err=True)
             sys.exit(TERMINATED)
         raise
+    if terminated():  # a command that returned without exiting
+        typer.echo("treebench: terminated", err=True)
+        sys.exit(TERMINATED)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -383,3 +383,21 @@ def test_sigterm_stops_a_local_ray_run_like_ctrl_c(tmp_path):
     df = read_table(tmp_path / "out" / "results.parquet")
     assert 2 <= len(df) == _n_cells(tmp_path / "out") < 9
     assert not left, f"outlived the run: {[(p.pid, p.name()) for p in left]}"
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_a_sigterm_swallowed_by_python_still_exits_143(monkeypatch, code):
+    """SIGTERM raises `Terminated` in the main thread; where Python ignores exceptions (a
+    finalizer, logging's lock release: "Exception ignored in ...") the command goes on and
+    finishes. The handler has recorded the signal, so the entry point still exits 143."""
+    from treebench import cli
+    from treebench.execute import lifetime
+
+    def finished_after_a_swallowed_sigterm():
+        monkeypatch.setattr(lifetime, "_RECEIVED", [signal.SIGTERM])
+        raise SystemExit(code)
+
+    monkeypatch.setattr(cli, "app", finished_after_a_swallowed_sigterm)
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == lifetime.TERMINATED
