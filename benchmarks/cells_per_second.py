@@ -1,4 +1,4 @@
-"""Runner and report overhead (issue 9, item 9): start-up, cells per second, report time.
+"""Runner and report overhead: start-up, cells per second, report time.
 
 Measures, each in a fresh interpreter (so imports and worker start-up are paid as a user pays
 them), on a sweep of tiny cells (iris, depth-1 CART: the fit takes ~1 ms):

@@ -1,4 +1,4 @@
-"""Cells per second on a real dask cluster (issue 15): 1 and 2 workers, and the driver's cost.
+"""Cells per second on a real dask cluster: 1 and 2 workers, and the driver's cost.
 
 Starts a ``dask scheduler`` and N workers (no nanny) on 127.0.0.1 as separate processes, each
 in its own temporary directory with ``TREEBENCH_DATA_DIR`` unset (the driver ships the

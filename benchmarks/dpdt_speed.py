@@ -7,7 +7,7 @@ on a shared machine the CPU time is the honest measure, wall time includes waiti
 and reports the peak resident memory of the whole process (``ru_maxrss``), the number of MDP
 states solved, the paper's operation count and the training accuracy. The same child times
 scikit-learn's CART at depth 3 on the same data as a machine-speed yardstick. The table puts the
-authors' times (their pure-Python code, measured on this kind of 2-core machine, issue 11) next
+authors' times (their pure-Python code, measured on this kind of 2-core machine) next
 to ours; the goal is full >= 10x faster than theirs everywhere, light < 0.3 s, peak RSS < 1 GB.
 
 DPDT's CART calls follow the authors' convention (scikit-learn's tie-breaking, their default
@@ -50,7 +50,7 @@ PAPER = {
     "eeg": ((.689, 289), (.706, 26000)), "avila": ((.574, 268), (.585, 24700)),
     "bean": ((.812, 295), (.853, 25900)),
 }
-# the authors' reference code, full (16, 16, 16), seconds (issue 11); light: 0.2-2.4 s
+# the authors' reference code, full (16, 16, 16), seconds; light: 0.2-2.4 s
 AUTHORS_FULL = {"magic": 44.7, "bean": 52.3, "avila": 50.0, "htru": 28.4, "eeg": 26.8,
                 "rice": 11.2, "fault": 10.7, "segment": 9.2}
 

@@ -1,5 +1,5 @@
 """Where and why ours and the authors' package differ on one fit with the lower-bound guess
-(issue 12; docs/gosdt-vs-ref.md, "The five fits where ours was worse").
+(docs/gosdt-vs-ref.md, "The five fits where ours was worse").
 
 For one fit of the paper protocol (``CASE:FOLD:DEPTH``, threshold guess + lower-bound guess,
 the reference GBDT fitted once and given to both solvers) it walks both trees from the root

@@ -21,7 +21,7 @@ Usage::
 Guesses: ``none`` (every midpoint threshold, ``midpoints`` binarizer: the no-guess baseline of
 the paper's Figure 1), ``th`` (threshold guess), ``th+lb`` (threshold + lower-bound guess).
 
-Issue 13's table (our GOSDT solver vs STreeD's cost-complexity objective vs the package) runs on
+The STreeD table (our GOSDT solver vs STreeD's cost-complexity objective vs the package) runs on
 the binary DL8.5 files with cases ``dl85:NAME`` and ``--lams``; ``--solvers ours,ref,streed``
 (``streed`` = pystreed, ``cost-complex-accuracy`` task, same λ and depth; its R is recomputed
 from its tree)::
@@ -201,7 +201,7 @@ def table(rows) -> str:
     for p in peers:
         head += [f"search ours/{p}", f"fit ours/{p}"]
     lb_rows = any(k == "th+lb" for k in (r["guess"] for r in rows)) and "ref" in peers
-    if lb_rows:  # issue 12: never worse than the package's tree by more than Theorem 4.3 allows
+    if lb_rows:  # never worse than the package's tree by more than Theorem 4.3 allows
         head += ["ref's Thm 4.3 bound − ours R"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios = {p: ([], []) for p in peers}

@@ -7,7 +7,7 @@ when the dataset has one, else all rows). Writes a table; asserts nothing about 
 
     TREEBENCH_DATA_DIR=/path/to/datasets python benchmarks/load_binarize.py [--repeat 3] [--out results/bench]
 
-``--cell`` measures one whole runner cell instead (issue 9, item 10): the KDD Cup 99 CART cell
+``--cell`` measures one whole runner cell instead: the KDD Cup 99 CART cell
 of ``configs/dpdt-kdd99.yaml`` (depth 10, predefined split, raw features with one-hot
 categories) through ``treebench run`` with the default backend, and prints its row's peak
 memory against 3x the data's dense float64 size, its time outside the fit (the command's

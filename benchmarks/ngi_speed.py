@@ -1,14 +1,14 @@
-"""NGI family fit time against scikit-learn's CART on the same 0/1 matrices (issue 14).
+"""NGI family fit time against scikit-learn's CART on the same 0/1 matrices.
 
 Matrices as in the NGI paper's protocol: 5 k-means bins per numeric feature, one-hot (fitted on
 all rows), categorical features one-hot; the training part (70 %) of a stratified 70/10/20 split
-with seed 0 (spambase 3220 x 285, magic 13314 x 50 as in issue 14), letter, and the KDD99 10 %
+with seed 0 (spambase 3220 x 285, magic 13314 x 50 as the authors used), letter, and the KDD99 10 %
 training set (its own training file, k-means one-hot on those rows). Every method fits with
 λ = 1, θ = 0.005 (the issue's setting); CART is `DecisionTreeClassifier(random_state=0)` on the
 same float matrix in the same process. JIT compilation is warmed up outside the timed region.
 Each dataset runs in its own child process, so its peak RSS (data + binarizer + fits) is its own.
 Reports median fit seconds over ``--repeat`` runs, the ratio to CART and the speed-up over the
-authors' times measured in issue 14 (spambase 20.6 s, magic 7.0 s for ECART). Asserts nothing.
+authors' times measured on this machine (spambase 20.6 s, magic 7.0 s for ECART). Asserts nothing.
 
     TREEBENCH_DATA_DIR=<data dir> python benchmarks/ngi_speed.py [--repeat 3] [--out results/bench]
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 DATASETS = ["spambase", "magic", "letter", "kdd99"]
 METHODS = ["ecart", "ec4.5", "asr", "ip", "bal", "bal-fixed", "c4.5", "cart", "cc4.5", "ccart"]
-#: the authors' ECART fit times on this machine (issue 14), seconds
+#: the authors' ECART fit times on this machine, seconds
 AUTHORS_SECONDS = {"spambase": 20.6, "magic": 7.0}
 
 

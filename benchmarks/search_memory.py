@@ -1,4 +1,4 @@
-"""Memory and CPU of one optimal-search fit in this process (issue 13, docs/search-speed.md,
+"""Memory and CPU of one optimal-search fit in this process (docs/search-speed.md,
 "Compact cache keys").
 
 Loads a binary DL8.5 dataset, warms the kernels up (untimed), fits Top-k at k = all

@@ -25,7 +25,7 @@ At the end a markdown table gives, per dataset and depth, the fit seconds and tr
 of every solver and the ratios treebench / peer at k = all, measured in the same run, with the
 geometric means; ``--table-from results.csv`` reprints it from an earlier run. Times are never
 asserted. A STreeD fit that returns without a proof of optimality (its time limit) is a
-``timeout`` row. The before/after tables of issue #13 (Top-k k = all against STreeD, depths
+``timeout`` row. The before/after tables of the optimal-search work (Top-k k = all against STreeD, depths
 3-5, 120 s) are in ``docs/search-speed.md``.
 """
 

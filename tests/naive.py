@@ -394,7 +394,7 @@ def naive_bin_codes(x, uppers):
 # --- ngi ---
 # Reference for treebench.algorithms.ngi and its kernels (Zhang & Gionis, DMKD 2023), written from
 # the paper's definitions (§3, §4 Eq. 2 and the functions f^p, f̄^p, f^φ, f̃) and the authors'
-# conventions recorded in issue 14: E is computed literally from f̃_i before and after the test
+# conventions of the authors' code: E is computed literally from f̃_i before and after the test
 # (a quadratic pair count per node), not by the closed form. Objects are plain lists.
 
 NGI_TIE_RTOL = 1e-12
@@ -613,7 +613,7 @@ def ctz(x) -> int:
 
 
 # ============================================================================ runner helper
-# Naive twins of the runner's tree-size and tie-rule helpers (issue 8, A16).
+# Naive twins of the runner's tree-size and tie-rule helpers.
 
 def naive_effective_leaves(feature, left, right, label) -> int:
     """Leaves after merging same-label sibling leaves, by rebuilding the tree recursively."""
@@ -959,7 +959,7 @@ def naive_sk_feature_order(features, state, const, max_features):
     return order
 
 
-# --- search13: depth-2 solver (treebench.search.depth2 / counts.pair_counts_buf) ---
+# --- depth-2 solver (treebench.search.depth2 / counts.pair_counts_buf) ---
 # Naive twins of the compiled depth-2 kernels: plain Python over lists of rows, no pair table.
 
 
@@ -1026,7 +1026,7 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
     return best, best_f
 
 
-# --- search13c: features equivalent on a node (treebench.search.equiv) ---
+# --- features equivalent on a node (treebench.search.equiv) ---
 def naive_drop_equivalent(X, rows, order):
     """(kept, dropped) of `drop_equivalent`: walking ``order``, a feature is dropped when its
     column on ``rows`` equals, or is the complement of, that of a feature kept before it."""
@@ -1039,7 +1039,7 @@ def naive_drop_equivalent(X, rows, order):
     return kept, dropped
 
 
-# --- gosdt12c: depth-2 search under a lower-bound guess (treebench.algorithms._gosdt_depth2) ---
+# --- depth-2 search under a lower-bound guess (treebench.algorithms._gosdt_depth2) ---
 # The recursion of `_gosdt_kernels.solve` at depth budgets 1 and 2 under a lower-bound guess
 # (McTavish et al. AAAI 2022 §4.3 steps 1, 2a, 2b), written out on Python lists of rows: every
 # feature ranking sorted explicitly by (leaf errors of the children, feature index), the same
@@ -1128,7 +1128,7 @@ def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
         lb1 = naive_guess_child_bound(e1, b1, lam)
         if lb0 + lb1 >= best:
             continue
-        # each child solved on its own (gosdt12d: no bound from the node's best tree)
+        # each child solved on its own (no bound from the node's best tree)
         o0, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r0, lam, float("inf"))
         o1, _ = naive_guess_budget1(X, y, n_classes, ref_wrong, r1, lam, float("inf"))
         if o0 + o1 < best:
@@ -1138,7 +1138,7 @@ def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
     return best, best_f
 
 
-# --- gosdt12d: the whole search under a lower-bound guess (treebench.algorithms._gosdt_kernels) ---
+# --- the whole search under a lower-bound guess (treebench.algorithms._gosdt_kernels) ---
 # McTavish et al. (AAAI 2022) §4.3 as a plain recursion on lists of rows, the rule of
 # `_gosdt_kernels.solve` under a guess: a subproblem (rows, depth budget) has one value,
 # whoever asks (its children are solved on their own, never under the caller's best tree);
@@ -1210,7 +1210,7 @@ def naive_tree_preorder(tree):
     return [j] + naive_tree_preorder(t0) + naive_tree_preorder(t1)
 
 
-# --- gosdt13d: the GOSDT search's exactness techniques (treebench.algorithms._gosdt_kernels) ---
+# --- the GOSDT search's exactness techniques (treebench.algorithms._gosdt_kernels) ---
 # The dynamic programme of McTavish et al. (AAAI 2022) eq. (5) without any bound, pruning or
 # memo: the optimum of (rows, depth budget) in count units (errors + lam * leaves) is the better
 # of the leaf and, over every feature that splits the rows, the sum of the two children's
@@ -1240,7 +1240,7 @@ def naive_gosdt_dp(X, y, n_classes, rows, depth, lam, sample_weight=None):
     return best
 
 
-# --- search13m: compact cache keys (treebench.search.cache.row_key) ---
+# --- compact cache keys (treebench.search.cache.row_key) ---
 def naive_row_key(rows, modulus=(1 << 61) - 1, point=0x0B3D5A7C19E2F4D1):
     """The row set's fingerprint with Python integers: its bitset's 32-bit chunks (low half of
     word 0 first) as the coefficients of a polynomial with no constant term, evaluated at

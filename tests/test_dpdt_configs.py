@@ -1,4 +1,4 @@
-"""The DPDT paper configs (issue 11 follow-up): they validate, carry `expect:` items with a
+"""The DPDT paper configs: they validate, carry `expect:` items with a
 source, and only those with a `ci` profile are picked by `make reproduce` (the Makefile selects
 configs whose text has a top-level ``profiles:`` key)."""
 

@@ -1,4 +1,4 @@
-"""The registries' built-in name lists (issue 9, item 9): looking up one name imports only the
+"""The registries' built-in name lists: looking up one name imports only the
 module that registers it, and the lists agree with what the modules register."""
 
 from __future__ import annotations

@@ -102,3 +102,25 @@ def test_comments_and_docstrings_stand_alone():
 def test_the_skipped_paths_exist():
     for rel in _BEING_REWRITTEN:
         assert (ROOT / rel).exists(), f"{rel} no longer exists: remove it from _BEING_REWRITTEN"
+
+
+#: prose outside the package that must stand alone too: the docs, the benchmarks, the configs
+#: (their comments and claim sources end up in reports) and the tests
+_PROSE_GLOBS = ("docs/**/*.md", "docs/**/*.py", "benchmarks/*.py", "configs/*.yaml",
+                "tests/**/*.py", "README.md")
+#: short names of past work branches that once stood in the docs (gosdt12d, search13c)
+_BRANCH_NAMES = re.compile(r"\b(?:gosdt|search)1\d[a-z]?\b")
+
+
+def test_docs_benchmarks_configs_and_tests_point_nowhere_outside():
+    found = []
+    for pattern in _PROSE_GLOBS:
+        for path in sorted(ROOT.glob(pattern)):
+            if path.name == "test_standalone_docs.py":
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                m = re.search(r"\b[Ii]ssues?\s*(?:#\s*)?\d+|\bGUIDE\b", line) or \
+                    _BRANCH_NAMES.search(line)
+                if m:
+                    found.append(f"{path.relative_to(ROOT)}:{n}: {m.group(0)}")
+    assert not found, "say the fact itself or move the convention into docs/: " + "; ".join(found)

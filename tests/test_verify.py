@@ -1,4 +1,4 @@
-"""`expect:` items, `treebench verify` and profiles (issue 10) on small synthetic result tables.
+"""`expect:` items, `treebench verify` and profiles on small synthetic result tables.
 
 Every check kind passes and fails on tables whose numbers are set by hand; a failing expectation
 gives exit code 5 and names the item; missing cells fail their expectations with the reason;

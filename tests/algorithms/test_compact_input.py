@@ -1,4 +1,4 @@
-"""Compact inputs (issue 9, item 10): 0/1 uint8 matrices reach learners that opt in
+"""Compact inputs: 0/1 uint8 matrices reach learners that opt in
 (``compact_input``) without a float64 copy, give the same trees, and bad values are still
 found; the worker binarizes every row once and takes the splits' rows."""
 

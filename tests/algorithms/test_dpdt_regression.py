@@ -1,5 +1,5 @@
 """DPDTRegressor on scikit-learn's bundled diabetes data and a Friedman #1 problem (the regression
-setting of issue 11): DPDT never has a larger training squared error than CART at the same
+setting of the paper's regression experiments): DPDT never has a larger training squared error than CART at the same
 depth (Theorem 5.1 carries over: the CART generator contains CART's greedy split), and its
 test R² stays in CART's range. Checked values are printed in the assertion messages."""
 

@@ -1,6 +1,6 @@
 """Golden values: DPDT's Table 1 (KDD 2025; depth 3, training accuracy / operations) on the
 Quant-BnB training files, as reproduced by the authors' code with B = (16, 1, 1) "light" and
-(16, 16, 16) "full" (issue 11). Accuracies within 0.001, operations within 2 %, with the
+(16, 16, 16) "full". Accuracies within 0.001, operations within 2 %, with the
 authors' CART convention: scikit-learn's tie-breaking (``tie_break="sklearn"``) and their
 default ``random_state=42``. Needs ``TREEBENCH_DATA_DIR``; the larger files are marked
 slow (``pytest -m slow``)."""
@@ -78,7 +78,7 @@ def test_table1_large(name):
     _check(name)
 
 
-# Top-B (the paper's baseline generator; ops = candidate splits), as reproduced in issue 11
+# Top-B (the paper's baseline generator; ops = candidate splits), as the authors' code reproduces it
 TOPB = {
     ("bank", (8, 1, 1)): (.951, 26), ("bank", (8, 8, 8)): (.974, 256),
     ("segment", (16, 1, 1)): (.786, 68), ("segment", (16, 16, 16)): (.825, 11400),

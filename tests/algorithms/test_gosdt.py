@@ -451,7 +451,7 @@ def _paper_fold(name, fname, ne, md):
 
 
 # (dataset, file, GBDT settings, λ, depth) -> (R, leaves) from the authors' package with the
-# reference_LB fix, the paper's protocol, fold 0 (issue 12)
+# reference_LB fix, the paper's protocol, fold 0
 GOLDEN = [
     ("compas", "compas.csv", (20, 3), 0.001, 3, 0.325647, 8),
     ("broward", "broward_general_2y.csv", (40, 1), 0.005, 3, 0.389683, 5),

@@ -1,4 +1,4 @@
-"""The lower-bound-guess rule of our GOSDT search (McTavish et al. AAAI 2022 §4.3, issue #12):
+"""The lower-bound-guess rule of our GOSDT search (McTavish et al. AAAI 2022 §4.3):
 a subproblem, "identified by (s_a, d)", has one value under the guess whoever asks for it.
 Its children are solved on their own; the guessed bounds only omit features at the node
 (step 2b) and stop it (step 2a). The search (with and without the depth-2 shortcut) against

@@ -1,4 +1,4 @@
-"""NGI family (Zhang & Gionis, DMKD 2023): kernel vs the naive twin, fixtures of issue 14,
+"""NGI family (Zhang & Gionis, DMKD 2023): kernel vs the naive twin, fixtures from the authors' code,
 coalescing, stopping, costs, pruning, expected cost and bad inputs."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from treebench.algorithms.ngi import (
 from treebench.registry import ALGORITHMS
 from treebench.tree.arrays import check_tree
 
-# the 10-row toy of issue 14: 8 objects after coalescing, φ = 21
+# the 10-row toy of 8 objects after coalescing, φ = 21
 TOY_ROWS = ["0010", "0110", "1001", "1101", "1110", "0101", "1011", "0000"]
 TOY_X = np.array([[int(c) for c in r] for r in TOY_ROWS], dtype=np.uint8)
 TOY_Y = np.array([0, 1, 2, 2, 1, 1, 2, 0])
@@ -346,7 +346,7 @@ def test_unique_rows_equals_numpy_unique(m):
 
 
 def test_authors_d_term_rewards_a_cheap_test_that_does_not_split():
-    """Issue 14: with absolute masses in D, a cheap non-splitting test wins below the root."""
+    """With absolute masses in D, a cheap non-splitting test wins below the root."""
     rng = np.random.default_rng(4)
     X = rng.integers(0, 2, (200, 5)).astype(float)
     y = ((X[:, 0] + X[:, 1] + X[:, 2]) % 2).astype(int)

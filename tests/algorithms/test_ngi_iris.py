@@ -1,4 +1,4 @@
-"""The iris seed-42 fixture of issue 14, from the authors' code (ECART, θ = 0.005), reproduced
+"""The iris seed-42 fixture from the authors' code (ECART, θ = 0.005), reproduced
 with `treebench.tune`: λ scanned down with tolerance 0.01, then ccp α by validation AUC."""
 
 from __future__ import annotations

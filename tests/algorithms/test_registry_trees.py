@@ -1,4 +1,4 @@
-"""Registry-wide contract (issue 9, item 8): every learner × depth 0..3 × binary / multi-class /
+"""Registry-wide contract: every learner × depth 0..3 × binary / multi-class /
 weighted data returns a valid `TreeArrays` (`check_tree` with the training data: structure,
 depth budget, and class counts equal to the data's) whose predictions, computed by an
 independent row-by-row walk, equal the estimator's ``predict`` and ``predict_proba``."""

@@ -86,7 +86,7 @@ def test_quantile_max_columns_follows_topk_formula():
 
 
 def test_quantile_max_splits_is_per_feature():
-    """Issue 8 A2: with fewer splits than features every feature still gets its own thresholds."""
+    """With fewer splits than features every feature still gets its own thresholds."""
     rng = np.random.default_rng(2)
     X = pd.DataFrame({f"x{j}": rng.normal(size=200) for j in range(34)})  # ionosphere-like width
     b = make_binarizer("quantile", {"max_splits": 8}, []).fit(X)

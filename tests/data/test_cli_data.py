@@ -1,4 +1,4 @@
-"""`treebench binarizers` and `treebench datasets info PATH` (issue 8 B) through typer's runner."""
+"""`treebench binarizers` and `treebench datasets info PATH` through typer's runner."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Users' own files (issue 8 A3-A7, A15, A17, B): headers, categorical truth, labels, names, splits."""
+"""Users' own files: headers, categorical truth, labels, names, splits."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures drawn in forked workers while the tables are written (issue 9, item 9): the same
+"""Figures drawn in forked workers while the tables are written: the same
 files, byte for byte, as drawing them one by one in the report's own process."""
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def test_failed_and_timed_out_cells_are_counted_and_listed(report):
     ttt = t[(t["dataset"] == "tic-tac-toe") & (t["k"] == "all") & (t["max_depth"] == 4)].iloc[0]
     assert (ttt["n_ok"], ttt["n_timeout"], ttt["test_accuracy_mean"]) == (0, 3, "")
     md = (out / "tables" / "test_accuracy.md").read_text(encoding="utf-8")
-    # † : averaged over fewer folds than the other settings of the dataset (issue 8, A14)
+    # † : averaged over fewer folds than the other settings of the dataset
     assert "| car | topk | all | 4 | 0.840 | 1/3† | 1 timeout, 1 error |" in md
     # no finished cell: no mean, so not "averaged over fewer folds"
     assert "| tic-tac-toe | topk | all | 4 | – | 0/3 | 3 timeout |" in md
@@ -280,7 +280,7 @@ def test_axes_are_per_dataset_and_stale_figures_go(tmp_path):
 
 
 def test_figure_files_of_dotted_dataset_names_are_distinct(tmp_path):
-    """Issue 8 A1: file datasets are named like ``x.csv``; every figure keeps its own file."""
+    """File datasets are named like ``x.csv``; every figure keeps its own file."""
     table = synthetic_table()
     table["dataset"] = table["dataset"].map({"car": "car.data.csv", "tic-tac-toe": "x.csv"}).astype("string")
     res = write_results(tmp_path / "res", table)

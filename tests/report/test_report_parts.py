@@ -58,7 +58,7 @@ def test_k_axis_is_categorical_with_all_last_and_excludes_cart(results):
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "all"]
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    # CART has no k: it is no line of its own, only a horizontal reference (issue 8, B)
+    # CART has no k: it is no line of its own, only a horizontal reference
     assert not any(lb.startswith("cart") and "[reference]" not in lb for lb in labels)
     assert "cart (max_depth=3) [reference]" in labels
     assert "topk (max_depth=3)" in labels and "train accuracy (dashed)" in labels

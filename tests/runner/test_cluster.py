@@ -1,4 +1,4 @@
-"""Sweeps on a real cluster (issue 15): a dask scheduler and two workers started here as
+"""Sweeps on a real cluster: a dask scheduler and two workers started here as
 separate processes on 127.0.0.1, each worker in its own working directory with
 ``TREEBENCH_DATA_DIR`` unset, and the driver (the CLI) in a third directory.
 

@@ -1,4 +1,4 @@
-"""The cluster backends' configuration and bookkeeping, without starting a cluster (issue 15)."""
+"""The cluster backends' configuration and bookkeeping, without starting a cluster."""
 
 from __future__ import annotations
 

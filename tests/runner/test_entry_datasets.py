@@ -1,5 +1,5 @@
-"""An algorithm entry restricted to some datasets (``datasets:`` on the entry, issue 12
-follow-up): per-dataset settings such as GOSDT's λ and reference model in one config."""
+"""An algorithm entry restricted to some datasets (``datasets:`` on the entry):
+per-dataset settings such as GOSDT's λ and reference model in one config."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_resume_runs_only_missing_and_retry_reruns_statuses(write_config, tmp_pa
     s3 = api.run_experiment(path,
                             api.RunOptions(out=tmp_path / "o", progress=False, report=False, retry=("error",)))
     assert s3.n_ran == 3
-    with pytest.raises(UserError, match="--overwrite"):  # issue 8, A8: never discard silently
+    with pytest.raises(UserError, match="--overwrite"):  # never discard silently
         api.run_experiment(path,
                            api.RunOptions(out=tmp_path / "o", progress=False, report=False, force=True))
     s4 = api.run_experiment(path,

@@ -1,4 +1,4 @@
-"""The runner side of the fit context (issue 9, item 2): every cell's learner gets the
+"""The runner side of the fit context: every cell's learner gets the
 validation rows, feature groups, column costs and a deadline; validation rows give val_*
 metrics."""
 

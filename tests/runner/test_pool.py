@@ -1,4 +1,4 @@
-"""The ``fork`` backend's pool of long-lived workers (issue 9, item 9): every fault the per-cell
+"""The ``fork`` backend's pool of long-lived workers: every fault the per-cell
 child handled is still one row, the worker that had it is replaced, later cells run, and rows
 equal those of the per-cell-child path."""
 

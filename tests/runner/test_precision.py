@@ -1,4 +1,4 @@
-"""The float type of prepared matrices (issue 9, item 10): float32 for learners that round to
+"""The float type of prepared matrices: float32 for learners that round to
 float32 themselves (CART), float64 for learners that need exact values (DPDT), uint8 for 0/1
 data; and the same cell rows as the float64 path, on data where float32 is exact (digits) and
 where it is not (iris, a file with large integers, two-decimal rates and a text column)."""
@@ -113,7 +113,7 @@ def test_exact_policy_uses_float32_only_on_exact_data(monkeypatch):
 
 
 def _old_paths(monkeypatch):
-    """What preparation did before issue 9, item 10: float64 for every numeric learner, raw
+    """What preparation did before float64 for every numeric learner, raw
     columns written one by one, one-hot codes through a Python object index."""
     monkeypatch.setattr(CARTClassifier, "float32_input", "never")
     monkeypatch.setattr(passthrough.RawPassthrough, "_fill", binarize_common.TableBinarizer._fill)

@@ -1,4 +1,4 @@
-"""Data preparation for large datasets (issue 9, item 10): binarizing in row chunks straight
+"""Data preparation for large datasets: binarizing in row chunks straight
 into each split's matrix gives the same matrices, and the same cell rows, as transforming every
 row at once."""
 
@@ -65,7 +65,7 @@ def test_chunked_preparation_gives_the_same_cell_rows(write_config, tmp_path, mo
 
 
 def test_fit_on_all_binarizes_once_and_each_fold_takes_its_rows(write_config, tmp_path, monkeypatch):
-    """``fit_on: all`` (issue 15): the binarizer fitted on every row is the same for every
+    """``fit_on: all``: the binarizer fitted on every row is the same for every
     fold, so it is fitted and applied once per (dataset, binarizer); each fold's matrices are
     exactly the rows of a fresh fit-on-all-and-transform, for 4 folds, and a second binarizer
     gets its own fit."""

@@ -1,4 +1,4 @@
-"""Regression end to end through the CLI (issue 11 follow-up): regression datasets, the
+"""Regression end to end through the CLI: regression datasets, the
 `cart-regressor` conversion, unstratified splits, the learner/task pairing, R² rows, the report."""
 
 from __future__ import annotations

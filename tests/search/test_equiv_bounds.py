@@ -1,4 +1,4 @@
-"""Exactness of the k = all search techniques of issue #13 (search13c):
+"""Exactness of the k = all search techniques:
 
 * features equal or complementary on a node are searched once (`treebench.search.equiv`),
   checked against its naive twin and by whole searches on data full of such columns;
