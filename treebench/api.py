@@ -40,9 +40,9 @@ from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
-from treebench.plan_cache import (  # noqa: F401 - RunSummary, FAIL_STATUSES: part of the API
-    FAIL_STATUSES, REPORT_STAMP, RunSummary, exit_code_for, failure_kinds, nothing_to_do,
-    plan_key, remember_plan,
+from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES: API
+    FAIL_STATUSES, REPORT_STAMP, RunOptions, RunSummary, answer, exit_code_for, failure_kinds,
+    remember_plan,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
@@ -331,39 +331,6 @@ def _remove_partial_files(out: Path) -> None:
             p.unlink(missing_ok=True)
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """How `run_experiment` runs a config: the options of ``treebench run`` and ``sweep``.
-
-    ``seed``, ``time_limit``, ``memory_limit``, ``sweep``, ``overrides`` and ``profile`` change
-    the experiment (``profile`` applies a named reduction of its ``profiles:``); ``out``,
-    ``n_jobs``, ``backend`` and ``address`` say where and how its cells run (the config's
-    ``execution:`` when None). ``retry`` reruns the cells with those statuses; ``force`` reruns
-    every cell and needs ``overwrite`` when the directory holds finished cells;
-    ``add_experiment`` lets a config write into a folder that holds another experiment's cells.
-    ``fail_on`` picks the exit code (`exit_code_for`); ``report=False`` skips the report."""
-
-    out: str | Path | None = None
-    n_jobs: int | None = None
-    backend: str | None = None
-    address: str | None = None
-    seed: int | None = None
-    time_limit: float | None = None
-    memory_limit: float | None = None
-    sweep: dict[str, list[Any]] | None = None
-    overrides: dict[str, Any] | None = None
-    profile: str | None = None
-    force: bool = False
-    overwrite: bool = False
-    retry: tuple[str, ...] = ()
-    add_experiment: bool = False
-    fail_on: str = "error"
-    data_dirs: list[str] | None = None
-    offline: bool | None = None
-    progress: bool = True
-    report: bool = True
-
-
 def run_experiment(config: str | Path | Experiment, options: RunOptions | None = None) -> RunSummary:
     """Validate, plan and run an experiment; consolidate tables; write the report.
 
@@ -379,14 +346,9 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     claims are checked on exactly those (`treebench.experiments`)."""
     o = options if options is not None else RunOptions()
     _check_options(o)
-    key = None
-    if o.profile is None:
-        key = plan_key(config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
-    if key is not None and not o.force and not o.add_experiment:
-        fast = nothing_to_do(key, config, o.out, retry=o.retry, fail_on=o.fail_on,
-                              report=o.report)
-        if fast is not None:
-            return fast
+    key, fast = answer(config, o)
+    if fast is not None:
+        return fast
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(
         config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,

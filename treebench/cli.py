@@ -131,18 +131,25 @@ def _run(
             from treebench.execute.jobs import check_n_jobs
 
             check_n_jobs(n_jobs)
-        fast = None if dry_run else _nothing_to_do(
-            config, out=out, seed=seed, overrides=overrides, sweep=sweep, profile=profile,
-            force=force, add_experiment=add_experiment, retry=retry, fail_on=fail_on,
-            report=not no_report)
-        if fast is not None and not verify:
+        from treebench import plan_cache
+
+        retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
+        options = plan_cache.RunOptions(
+            out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
+            memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
+            fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
+            offline=True if offline else None, progress=not quiet, report=not no_report,
+            profile=profile, address=address, add_experiment=add_experiment,
+        )
+        # a rerun with nothing to do answers here, before the config schema or a learner loads
+        fast = None if dry_run or verify else plan_cache.answer(config, options)[1]
+        if fast is not None:
             _print_summary(fast)
             raise typer.Exit(fast.exit_code)
         from treebench import api
 
         if offline:
             os.environ["TREEBENCH_OFFLINE"] = "1"
-        retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
         if dry_run:
             applied: dict[str, dict[str, str]] = {}
             exp = api.resolve_experiment(
@@ -159,13 +166,7 @@ def _run(
             for note in notes:
                 typer.echo(f"warning: {note}")
             raise typer.Exit(0)
-        summary = api.run_experiment(config, api.RunOptions(
-            out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
-            memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
-            fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
-            offline=True if offline else None, progress=not quiet, report=not no_report,
-            profile=profile, address=address, add_experiment=add_experiment,
-        ))
+        summary = api.run_experiment(config, options)
     _print_summary(summary)
     code = summary.exit_code
     if verify and not summary.interrupted:
@@ -178,22 +179,6 @@ def _run(
         if not all(v.passed for v in found):
             code = EXIT_FAILED
     raise typer.Exit(code)
-
-
-def _nothing_to_do(config: Path, *, out, seed, overrides, sweep, profile, force, add_experiment,
-                   retry: str, fail_on: str, report: bool):
-    """The summary of a rerun with nothing to do, from the plan cache alone (no config
-    schema, learner or numpy imported: `treebench.plan_cache`), or None."""
-    from treebench import plan_cache
-
-    if profile is not None or force or add_experiment:
-        return None
-    key = plan_cache.plan_key(config, seed=seed, overrides=overrides, sweep=sweep)
-    if key is None:
-        return None
-    retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
-    return plan_cache.nothing_to_do(key, config, out, retry=retry_t, fail_on=fail_on,
-                                    report=report)
 
 
 def _console():

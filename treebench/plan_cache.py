@@ -60,6 +60,39 @@ class RunSummary:
     cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How `run_experiment` runs a config: the options of ``treebench run`` and ``sweep``.
+
+    ``seed``, ``time_limit``, ``memory_limit``, ``sweep``, ``overrides`` and ``profile`` change
+    the experiment (``profile`` applies a named reduction of its ``profiles:``); ``out``,
+    ``n_jobs``, ``backend`` and ``address`` say where and how its cells run (the config's
+    ``execution:`` when None). ``retry`` reruns the cells with those statuses; ``force`` reruns
+    every cell and needs ``overwrite`` when the directory holds finished cells;
+    ``add_experiment`` lets a config write into a folder that holds another experiment's cells.
+    ``fail_on`` picks the exit code (`exit_code_for`); ``report=False`` skips the report."""
+
+    out: str | Path | None = None
+    n_jobs: int | None = None
+    backend: str | None = None
+    address: str | None = None
+    seed: int | None = None
+    time_limit: float | None = None
+    memory_limit: float | None = None
+    sweep: dict[str, list[Any]] | None = None
+    overrides: dict[str, Any] | None = None
+    profile: str | None = None
+    force: bool = False
+    overwrite: bool = False
+    retry: tuple[str, ...] = ()
+    add_experiment: bool = False
+    fail_on: str = "error"
+    data_dirs: list[str] | None = None
+    offline: bool | None = None
+    progress: bool = True
+    report: bool = True
+
+
 def exit_code_for(counts: Counter, fail_on: str) -> int:
     if fail_on == "never":
         return 0
@@ -166,3 +199,15 @@ def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -
     while len(cache) > 16:  # the most recent plans only
         cache.pop(next(iter(cache)))
     write_json(p, cache)
+
+
+def answer(config: Any, o: RunOptions) -> tuple[str | None, RunSummary | None]:
+    """(the plan key of ``config`` under the options ``o``, or None when a profile is applied
+    or the file cannot be read; the summary of a rerun with nothing to do, or None when the
+    run must take the full path: forced, adding an experiment, or anything out of date)."""
+    key = None if o.profile is not None else plan_key(
+        config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
+    if key is None or o.force or o.add_experiment:
+        return key, None
+    return key, nothing_to_do(key, config, o.out, retry=o.retry, fail_on=o.fail_on,
+                              report=o.report)
