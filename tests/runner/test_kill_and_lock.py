@@ -401,3 +401,19 @@ def test_a_sigterm_swallowed_by_python_still_exits_143(monkeypatch, code):
     with pytest.raises(SystemExit) as info:
         cli.main()
     assert info.value.code == lifetime.TERMINATED
+
+
+@pytest.mark.parametrize("backend", ["sequential", "fork"])
+def test_a_run_whose_sigterm_was_swallowed_stops_at_the_next_cell(tmp_path, monkeypatch, backend):
+    """A `Terminated` lost in a finalizer must not let the run go on through its remaining
+    cells (before: a sequential run ran every cell, 30 s sleeps included, and a batch
+    scheduler's stop took minutes): the cell loops check for a received SIGTERM at each cell,
+    and the command exits 143 with the tables of what finished."""
+    from treebench.execute import lifetime
+
+    monkeypatch.setattr(lifetime, "_RECEIVED", [signal.SIGTERM])  # as the handler leaves it
+    _write(tmp_path, tiny_config(execution={"n_jobs": 2, "backend": backend}))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == lifetime.TERMINATED, r.output
+    assert _n_cells(tmp_path / "out") <= 2, "the run went on after SIGTERM"

@@ -27,7 +27,7 @@ from treebench.errors import ConfigError
 from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
 from treebench.execute.supervise import run_cell
 from treebench.results import store
-from treebench.execute.lifetime import watch_parent
+from treebench.execute.lifetime import stop_if_terminated, watch_parent
 from treebench.execute.cluster import run_on_cluster
 from treebench.execute.pool import run_pool
 
@@ -108,6 +108,7 @@ def run_cells(
             # one worker: run in this process (already warm, no worker start-up); each cell
             # still runs in its own forked child
             for c in cells:
+                stop_if_terminated()
                 record = run_cell(c, data_dirs, context)
                 if record is None:  # Ctrl-C reached the cell's wait
                     raise KeyboardInterrupt
@@ -164,6 +165,7 @@ def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None
     progress.update(row)
     if on_result is not None:
         on_result(row)
+    stop_if_terminated()
 
 
 class _Progress:

@@ -48,6 +48,15 @@ def terminated() -> bool:
     return bool(_RECEIVED)
 
 
+def stop_if_terminated() -> None:
+    """Raise `Terminated` if this process received SIGTERM. The loops that run cells call it
+    at their safe points (before a cell starts, after a cell's record is taken, when a fit's
+    wait wakes up): the handler's exception can be lost when it lands in a finalizer or a
+    lock release ("Exception ignored in ..."), and the run must stop all the same."""
+    if _RECEIVED:
+        raise Terminated()
+
+
 def _on_sigterm(signum, frame) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
     _RECEIVED.append(signum)

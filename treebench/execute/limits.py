@@ -19,7 +19,6 @@ and the reading of a process's exit status as a row's status.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
 import signal
@@ -28,9 +27,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from treebench.execute.lifetime import terminated
+
 #: seconds between two readings of a fitting process's resident set
 POLL_SECONDS = 0.02
-_PR_SET_PDEATHSIG = 1
 
 
 def hard_limit(time_limit: Any) -> float | None:
@@ -131,15 +131,6 @@ def reset_peak() -> bool:
         return False
 
 
-def die_with_parent() -> None:
-    """Have the kernel kill this process when its parent dies."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - non-Linux
-        pass
-
-
 def kill_pid(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -148,8 +139,13 @@ def kill_pid(pid: int) -> None:
 
 
 def interrupted(status: int) -> bool:
-    """Whether a process's exit ``status`` is a death by Ctrl-C (SIGINT)."""
-    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT
+    """Whether a process's exit ``status`` is a death by Ctrl-C (SIGINT), or by the SIGTERM
+    this process received too (a signal to the whole process group): an interrupted cell,
+    not a crashed one."""
+    if not os.WIFSIGNALED(status):
+        return False
+    sig = os.WTERMSIG(status)
+    return sig == signal.SIGINT or (sig == signal.SIGTERM and terminated())
 
 
 def exit_verdict(status: int) -> tuple[str, str]:

@@ -43,7 +43,8 @@ from typing import Any
 
 from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun, finished_record, note_peak
-from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
+from treebench.execute.lifetime import die_with_parent, stop_if_terminated
+from treebench.execute.limits import Limits, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import reset_peak, vm_kb
 from treebench.execute.fit import warm
 import treebench.metrics  # noqa: F401 - loaded once in the driver, before the workers fork
@@ -171,6 +172,7 @@ class CellPool:
                 self._send(s, pending)
             while self.slots:
                 self._step(pending, take)
+                stop_if_terminated()
         finally:
             for s in self.slots:
                 if s.pidfd >= 0:

@@ -29,7 +29,8 @@ from typing import Any
 
 from treebench.cell import Cell
 from treebench.execute.cell_run import CellRun
-from treebench.execute.limits import Limits, die_with_parent, exit_verdict, interrupted, kill_pid
+from treebench.execute.lifetime import die_with_parent, stop_if_terminated
+from treebench.execute.limits import Limits, exit_verdict, interrupted, kill_pid
 from treebench.execute.limits import vm_kb
 import treebench.metrics  # noqa: F401 - loaded once here, not in every forked child
 import treebench.tree.simplify  # noqa: F401
@@ -123,6 +124,7 @@ def _wait(pid: int, started: float, limits: Limits, base_rss_kb: int):
                 _, st, ru = os.wait4(pid, 0)
                 return verdict, ru, st
             ready, _, _ = select.select([pidfd], [], [], limits.wait_seconds(elapsed))
+            stop_if_terminated()
             if ready:
                 _, st, ru = os.wait4(pid, 0)
                 return None, ru, st
