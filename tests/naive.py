@@ -1323,8 +1323,7 @@ def twinned_columns(rng, n, d_base, density=0.5):
 # ----------------------------------------------------------------------------- numeric optimal
 def naive_numeric_midpoint(a, b):
     """Threshold between consecutive distinct values a < b (`_numeric_kernels.midpoint`)."""
-    t = 0.5 * (a + b)
-    return a if t >= b else t
+    return naive_dpdt_midpoint(a, b)
 
 
 def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, eps=None):

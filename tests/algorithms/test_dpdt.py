@@ -236,7 +236,7 @@ def test_leaf_wins_ties_against_useless_splits():
 
 def test_memo_solves_each_row_set_once():
     X, y = _xor(n_side=6, noise=0)
-    est = DPDTClassifier(max_depth=3, candidates="exhaustive").fit(X, y)
+    est = DPDTClassifier(max_depth=3, candidates="exhaustive", search="dp").fit(X, y)
     info = est.solve_info_
     assert info["cache_hits"] > 0
     assert info["states"] + info["cache_hits"] <= info["candidate_splits"] * 2 + 1
@@ -275,7 +275,8 @@ def test_time_limit_returns_a_complete_tree():
     rng = np.random.default_rng(0)
     X = rng.random((300, 5))
     y = rng.integers(0, 2, 300)
-    est = DPDTClassifier(max_depth=4, candidates="exhaustive", time_limit=0.05).fit(X, y)
+    est = DPDTClassifier(max_depth=4, candidates="exhaustive", time_limit=0.05,
+                         search="dp").fit(X, y)
     assert est.solve_info_["timed_out"] and not est.solve_info_["optimal"]
     check_tree(est.tree_, max_depth=4, X=X, y_index=y)
 
@@ -361,7 +362,7 @@ def test_inplace_states_give_the_same_tree(monkeypatch, weighted):
     X = rng.integers(0, 9, size=(150, 4)).astype(float)
     y = rng.integers(0, 3, 150)
     w = rng.integers(1, 3, 150).astype(float) if weighted else None
-    for kw in ({"budgets": (6, 4, 3)}, {"candidates": "exhaustive", "max_depth": 2},
+    for kw in ({"budgets": (6, 4, 3)}, {"candidates": "exhaustive", "max_depth": 2, "search": "dp"},
                {"budgets": 3, "alpha_path": True}):
         a = DPDTClassifier(**kw).fit(X, y, sample_weight=w)
         monkeypatch.setattr(dpdt_mod, "INPLACE_ENTRIES", 1)

@@ -198,17 +198,18 @@ def test_auto_dispatch():
     assert np.isnan(auto.solve_info_["operations"])
     assert auto.solve_info_["operations_distinct"] > 0
     assert auto.fit(X, y, sample_weight=w).solve_info_["search"] == "layer"
-    cases = [
-        (dict(), X + 0.5, None, "0/1"),  # continuous
-        (dict(), X, w * 2.0, "sample weight"),
-        (dict(alpha_path=True), X, None, "α path"),
-        (dict(max_features=2), X, None, "max_features"),
-        (dict(candidates="cart"), X, None, "exhaustive generator only"),
+    cases = [  # (settings, X, weights, why not the layer, what "auto" runs instead)
+        (dict(), X + 0.5, None, "0/1", "numeric"),  # continuous
+        (dict(), X, w * 2.0, "sample weight", "numeric"),
+        (dict(alpha=0.1), X, w * 2.0, "sample weight", "dp"),
+        (dict(alpha_path=True), X, None, "α path", "dp"),
+        (dict(max_features=2), X, None, "max_features", "dp"),
+        (dict(candidates="cart"), X, None, "exhaustive generator only", "dp"),
     ]
-    for kw, Xc, sw, why in cases:
+    for kw, Xc, sw, why, instead in cases:
         kw = {"max_depth": 2, "candidates": "exhaustive", **kw}
         est = DPDTClassifier(**kw).fit(Xc, y, sample_weight=sw)
-        assert est.solve_info_["search"] == "dp"
+        assert est.solve_info_["search"] == instead
         with pytest.raises(ValueError, match="search='layer' cannot fit") as exc:
             DPDTClassifier(search="layer", **kw).fit(Xc, y, sample_weight=sw)
         assert why in str(exc.value)

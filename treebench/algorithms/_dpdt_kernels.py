@@ -26,17 +26,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from treebench.search._numeric_kernels import midpoint  # one threshold rule for both searches
 from treebench.search.criteria import (  # noqa: F401  (codes and leaf_error re-exported)
     ENTROPY, GINI, MSE, cart_node_term, cart_proxy, leaf_error, sk_gini_proxy, sk_impurity,
     sk_proxy, stat_is_pure, stat_weight,
 )
 
-@njit(cache=True)
-def midpoint(a, b):
-    t = a / 2.0 + b / 2.0
-    if t >= b or not np.isfinite(t):
-        t = a
-    return t
 
 
 # ----------------------------------------------------------------------------- packed states

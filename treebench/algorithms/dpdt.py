@@ -42,6 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _dpdt_kernels as K
 from treebench.algorithms import _dpdt_layer as LAYER
+from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.registry import ALGORITHMS
@@ -89,7 +90,7 @@ _COMMON_CONSTRAINTS = {
     "time_limit": [Interval(Real, 0, None, closed="neither"), None],
     "cache_limit_mb": [Interval(Real, 0, None, closed="neither")],
     "tie_break": [StrOptions({"index", "sklearn"})],
-    "search": [StrOptions({"auto", "dp", "layer"})],
+    "search": [StrOptions({"auto", "dp", "layer", "numeric"})],
 }
 
 
@@ -155,7 +156,7 @@ class _DPDTMixin:
             )
         check_budgets(self.budgets)
         search = getattr(self, "search", "dp")
-        if search != "dp":
+        if search in ("auto", "layer"):
             why = LAYER.eligible(X, ctx.sample_weight, regression, self.candidates,
                                  bool(self.alpha_path), self.max_features)
             if search == "layer" and why is not None:
@@ -165,6 +166,20 @@ class _DPDTMixin:
                 )
             if why is None:
                 return self._solve_layer(X, RS, ctx, prior)
+        if search in ("auto", "numeric"):
+            why = NUMERIC.eligible(ctx.sample_weight, regression, self.candidates, self.alpha, {
+                "alpha_path": bool(self.alpha_path), "max_features": self.max_features,
+                "min_samples_leaf": self.min_samples_leaf})
+            if search == "numeric" and why is not None:
+                raise ValueError(
+                    f"search='numeric' cannot fit this problem: {why}; use search='auto' or "
+                    f"'dp'."
+                )
+            if why is None:
+                tree, info = NUMERIC.fit_numeric(X, np.argmax(RS, axis=1), ctx.sample_weight,
+                                                 RS.shape[1], self.max_depth,
+                                                 ctx.deadline_for(self.time_limit))
+                return tree, info, None
         t_start = time.perf_counter()
         compile_s = warmup()
         seed, sk_seed = self._seeds()
@@ -317,8 +332,13 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         ``alpha_path=False`` and ``max_features=None`` (a ValueError otherwise), and reports
         ``operations`` as NaN (the paper's count is over every state of the unmemoised MDP,
         which a pruned search does not visit; ``operations_distinct`` counts the candidate
-        splits it scored). "auto" (default): "layer" when eligible, else "dp".
-        ``solve_info_["search"]`` says which one ran.
+        splits it scored). "numeric": the numeric optimal-tree search
+        (`treebench.algorithms._dpdt_numeric`), which returns the DP's tree on raw numeric
+        features; it needs ``candidates="exhaustive"``, ``alpha=0``, ``alpha_path=False``,
+        ``max_features=None``, ``min_samples_leaf=1`` and whole-number sample weights
+        (``operations`` NaN as for "layer"). "auto" (default): "layer" when
+        eligible, else "numeric" when eligible, else "dp". ``solve_info_["search"]`` says
+        which one ran.
     """
 
     _parameter_constraints = {
@@ -389,7 +409,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (criterion
     "squared_error"; ``tie_break="sklearn"`` follows ``DecisionTreeRegressor``;
-    ``search`` "auto" always runs the DP, "layer" raises a ValueError)."""
+    ``search`` "auto" always runs the DP, "layer" and "numeric" raise a ValueError)."""
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
@@ -497,5 +517,6 @@ def warmup() -> float:
         K.row_hash(Sv[0], Z, Z)
     K.row_hash(S[0], Z, Z)
     LAYER.warmup_kernels()
+    NUMERIC.numeric_warmup_once()
     _WARM = True
     return time.perf_counter() - t

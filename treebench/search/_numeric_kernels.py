@@ -162,10 +162,12 @@ def rank_of(p):
 
 @njit(cache=True)
 def midpoint(a, b):
-    """Threshold between two consecutive distinct values ``a < b``: their midpoint, or ``a``
-    when rounding puts the midpoint on ``b`` (so that ``b`` still goes right)."""
-    t = 0.5 * (a + b)
-    if t >= b:
+    """Threshold between two consecutive distinct values ``a < b``: their midpoint
+    ``a/2 + b/2`` (which cannot overflow), or ``a`` when rounding puts it on ``b`` (so that
+    ``b`` still goes right). DPDT's generators use this function too, so the numeric search
+    and DPDT's exhaustive generator propose the same thresholds."""
+    t = a / 2.0 + b / 2.0
+    if t >= b or not np.isfinite(t):
         t = a
     return t
 

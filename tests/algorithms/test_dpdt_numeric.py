@@ -1,0 +1,126 @@
+"""DPDT's exhaustive generator on raw numeric features, solved by the numeric optimal-tree
+search (`treebench.algorithms._dpdt_numeric`): the same tree as backward induction over every
+state (Kohler, Akrour & Preux, KDD 2025, Algorithm 1 with the exhaustive generator of §5.2),
+node for node, on tie-heavy data; the dispatch of ``search="auto"`` and the refusals of
+``search="numeric"``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from treebench.algorithms.dpdt import DPDTClassifier, DPDTRegressor
+from treebench.tree.arrays import check_tree
+
+from quantbnb import load_quantbnb
+
+
+def _numeric_data(seed: int):
+    """Few distinct values per feature (ties between thresholds and between features), a
+    duplicated and a constant column, repeated rows with different labels on odd seeds."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 60))
+    p = int(rng.integers(2, 5))
+    X = rng.integers(0, int(rng.integers(2, 6)), size=(n, p)).astype(float) * 0.7 - 1.0
+    if seed % 2:
+        X = X[rng.integers(0, max(2, n // 4), size=n)]
+    X = np.column_stack([X, X[:, 0], np.full(n, 3.25)])
+    y = rng.integers(0, int(rng.integers(2, 4)), size=n)
+    return X, y
+
+
+def _same_tree(a, b):
+    ta, tb = a.tree_, b.tree_
+    assert np.array_equal(ta.feature, tb.feature)
+    assert np.array_equal(ta.threshold, tb.threshold)
+    assert np.array_equal(ta.left, tb.left) and np.array_equal(ta.right, tb.right)
+    assert np.array_equal(ta.value, tb.value)
+    assert np.array_equal(ta.label, tb.label)
+
+
+def _fit_both(X, y, depth, sample_weight=None):
+    kw = dict(max_depth=depth, candidates="exhaustive")
+    dp = DPDTClassifier(search="dp", **kw).fit(X, y, sample_weight=sample_weight)
+    num = DPDTClassifier(search="numeric", **kw).fit(X, y, sample_weight=sample_weight)
+    return dp, num
+
+
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("depth", [0, 1, 2, 3])
+def test_numeric_search_returns_the_dp_tree(seed, depth):
+    X, y = _numeric_data(seed)
+    dp, num = _fit_both(X, y, depth)
+    check_tree(num.tree_)
+    _same_tree(dp, num)
+    assert num.solve_info_["search"] == "numeric" and dp.solve_info_["search"] == "dp"
+    for key in ("objective", "training_error", "expected_path_length", "training_accuracy"):
+        assert num.solve_info_[key] == pytest.approx(dp.solve_info_[key], abs=1e-12), key
+    assert num.solve_info_["optimal"] and num.solve_info_["optimal_for_mdp"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("kind", ["whole", "zeros"])
+def test_numeric_search_returns_the_dp_tree_with_weights(seed, kind):
+    """Whole-number weights, some of them zero (rows the DP drops and the numeric search
+    ignores, thresholds included)."""
+    X, y = _numeric_data(100 + seed)
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1 if kind == "whole" else 0, 4, size=len(y)).astype(float)
+    w[0] = max(w[0], 1.0)  # never every weight zero
+    dp, num = _fit_both(X, y, 2, sample_weight=w)
+    _same_tree(dp, num)
+    assert num.solve_info_["objective"] == dp.solve_info_["objective"]
+
+
+@pytest.mark.data
+def test_raisin_depth_2_on_a_subsample_equals_the_dp():
+    X, y = load_quantbnb("raisin")
+    X, y = X[:160], y[:160]
+    dp, num = _fit_both(X, y, 2)
+    _same_tree(dp, num)
+
+
+def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
+    X, y = _numeric_data(7)
+    base = dict(max_depth=2, candidates="exhaustive")
+    assert DPDTClassifier(**base).fit(X, y).solve_info_["search"] == "numeric"
+    frac = np.linspace(0.5, 1.5, len(y))
+    refused = [
+        (dict(alpha=0.01), None, "alpha must be 0"),
+        (dict(alpha_path=True), None, "α path"),
+        (dict(max_features=1), None, "max_features"),
+        (dict(min_samples_leaf=2), None, "min_samples_leaf"),
+        (dict(candidates="quantile"), None, "exhaustive generator only"),
+        (dict(), frac, "whole-number sample weights"),
+        (dict(), np.full(len(y), 0.3), "whole-number sample weights"),  # the DP's sums of 0.3 round
+    ]
+    for kw, sw, why in refused:
+        kw = {**base, **kw}
+        assert DPDTClassifier(**kw).fit(X, y, sample_weight=sw).solve_info_["search"] == "dp"
+        with pytest.raises(ValueError, match="search='numeric' cannot fit") as exc:
+            DPDTClassifier(search="numeric", **kw).fit(X, y, sample_weight=sw)
+        assert why in str(exc.value)
+    with pytest.raises(ValueError, match="classification only"):
+        DPDTRegressor(max_depth=2, candidates="exhaustive", search="numeric").fit(
+            X, y.astype(float))
+
+
+def test_a_timed_out_numeric_search_returns_a_valid_tree():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    est = DPDTClassifier(max_depth=4, candidates="exhaustive", time_limit=0.05).fit(X, y)
+    check_tree(est.tree_)
+    assert est.solve_info_["search"] == "numeric"
+    assert est.solve_info_["timed_out"] == (not est.solve_info_["optimal"])
+
+
+def test_thresholds_near_the_largest_float_are_the_same_in_both_searches():
+    """``0.5 * (a + b)`` overflows to inf there; both searches use ``a/2 + b/2``."""
+    big = np.finfo(np.float64).max
+    X = np.array([[big * 0.9], [big * 0.95], [big], [-big], [0.0], [big * 0.99]])
+    y = np.array([0, 1, 1, 0, 0, 1])
+    dp, num = _fit_both(X, y, 2)
+    _same_tree(dp, num)
+    assert np.all(np.isfinite(num.tree_.threshold))
+    assert num.predict(X).tolist() == y.tolist()

@@ -1,0 +1,110 @@
+"""DPDT's exhaustive generator on numeric features, solved by the numeric optimal-tree search.
+
+With ``candidates="exhaustive"`` the MDP of DPDT (Kohler, Akrour & Preux, KDD 2025, §4) holds
+every tree of depth <= D whose splits are midpoints between consecutive distinct values of a
+feature among a state's rows, and backward induction (Algorithm 1) returns the first argmin
+over (leaf, candidates in feature order, then increasing threshold) at every state, a
+candidate taken only when strictly better. For ``alpha = 0`` that is the problem and the tie
+rule of `treebench.search.numeric` (fewest weighted errors; a leaf unless a split is strictly
+better, then the lowest feature, then the lowest threshold; each child by the same rule), so
+the numeric search returns the DP's tree, in milliseconds where the DP enumerates every state.
+
+It applies when the fit is: classification, the exhaustive generator, ``alpha = 0``, no α
+path, ``max_features=None``, ``min_samples_leaf = 1``, and whole-number sample weights (the
+DP's costs are then exact in floating point, so "strictly better" means the same in both
+searches; with fractional weights the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in both searches
+(``a/2 + b/2``, or ``a`` when that rounds onto ``b``). Any other fit runs the DP.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from treebench.search.numeric import solve_numeric
+from treebench.search.numeric import warmup as numeric_warmup
+from treebench.tree.arrays import TreeArrays
+
+
+def eligible(sample_weight, regression, candidates, alpha, settings) -> str | None:
+    """None when the numeric search returns the DP's tree for this fit, else the reason it
+    does not (one clause, for the error message of ``search="numeric"``). ``settings`` holds
+    ``alpha_path``, ``max_features`` and ``min_samples_leaf``."""
+    if regression:
+        return "it solves classification only"
+    if candidates != "exhaustive":
+        return f"it implements the exhaustive generator only (candidates={candidates!r})"
+    if alpha != 0:
+        return f"it minimises errors only (alpha must be 0, got {alpha!r})"
+    if settings["alpha_path"]:
+        return "it does not compute the α path (alpha_path=True)"
+    if settings["max_features"] is not None:
+        return "the exhaustive generator uses every feature (max_features must be None)"
+    if settings["min_samples_leaf"] != 1:
+        return "it has no minimum leaf size (min_samples_leaf must be 1)"
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if not np.all(sw == np.round(sw)):
+        return "it needs whole-number sample weights"
+    return None
+
+
+def path_mass(tree: TreeArrays) -> float:
+    """``L = Σ_i w_i · depth(leaf(x_i))`` of the training rows, from the weighted counts the
+    tree holds at its leaves."""
+    L = 0.0
+    stack = [(0, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if tree.is_leaf[node]:
+            L += depth * float(tree.value[node].sum())
+        else:
+            stack.append((int(tree.left[node]), depth + 1))
+            stack.append((int(tree.right[node]), depth + 1))
+    return L
+
+
+def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadline):
+    """Solve the fit with the numeric search: ``(tree, solve_info)`` in the DP's terms
+    (objective ``E + α·L`` with α = 0, so the weighted training error)."""
+    t_start = time.perf_counter()
+    compile_s = numeric_warmup_once()
+    sol = solve_numeric(X, y_index, sample_weight, n_classes, int(max_depth),
+                        deadline=deadline)
+    W = float(np.sum(sample_weight))
+    L = path_mass(sol.tree)
+    info = {
+        "objective": float(sol.errors),
+        "objective_kind": "errors+alpha*path",
+        "training_error": float(sol.errors),
+        "expected_path_length": L / W if W > 0 else 0.0,
+        "operations": float("nan"),
+        "operations_distinct": sol.splits_scored,
+        "states": sol.nodes_expanded,
+        "candidate_splits": sol.splits_scored,
+        "generator_calls": sol.nodes_expanded,
+        "cache_hits": 0,
+        "cache_entries": 0,
+        "cache_full": False,
+        "timed_out": sol.timed_out,
+        "optimal": sol.optimal,
+        "optimal_for_mdp": sol.optimal,
+        "search_seconds": sol.search_seconds,
+        "seconds": time.perf_counter() - t_start - compile_s,
+        "compile_seconds": compile_s,
+        "search": "numeric",
+        "training_accuracy": 1.0 - float(sol.errors) / W if W > 0 else 1.0,
+    }
+    return sol.tree, info
+
+
+_WARM: list[bool] = []
+
+
+def numeric_warmup_once() -> float:
+    """Compile the numeric search's kernels once per process; the seconds it took, else 0."""
+    if _WARM:
+        return 0.0
+    secs = numeric_warmup()
+    _WARM.append(True)
+    return secs
