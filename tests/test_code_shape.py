@@ -45,7 +45,9 @@ _ALLOWED_PARAMETERS = {
     ("treebench/search/depth2.py", "depth2_search"): _KERNEL,
     ("treebench/search/depth2.py", "depth2_best"): _KERNEL,
     ("treebench/search/depth2.py", "depth2_regularized"): _KERNEL,
-    ("treebench/algorithms/dpdt.py", "__init__"): _ESTIMATOR,
+    ("treebench/algorithms/dpdt.py", "__init__"):
+        "the one __init__ of DPDTClassifier and DPDTRegressor (their shared base `_DPDTMixin`): "
+        + _ESTIMATOR,
     ("treebench/algorithms/_dpdt_solver.py", "children_inplace"):
         "the DP's in-place recursion step, called once per split in its hot loop; the split's "
         "statistics travel as plain values",
