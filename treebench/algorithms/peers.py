@@ -85,10 +85,10 @@ def _timed_fit(est, *args, quiet: bool = True, **kw) -> float:
 class _PeerClassifier(TreeClassifierBase):
     """A solver of another project on 0/1 features: whole-number sample weights become repeated
     rows (`replicate`), the package solves (`_solve`), and its tree is translated once
-    (`adapters.from_nested`) with leaves labelled from treebench's own
-    training counts. A subclass names the solver in messages (``_solver_name``), says how its
-    nodes read (``_describe``, an `adapters.describe_*`) and writes `_solve`; `_info` reads an
-    accuracy solver's result and may be replaced."""
+    (`adapters.from_nested`) with leaves labelled from treebench's own training counts. A
+    subclass names the solver in messages (``_solver_name``), says how its nodes read
+    (``_describe``, an `adapters.describe_*`) and writes `_solve`; `_info` reads an accuracy
+    solver's result and may be replaced."""
 
     compact_input = True  # 0/1 uint8 matrices are passed on as they are
     _solver_name = ""
