@@ -40,7 +40,7 @@ def matrix(name: str):
 
     from treebench.binarize import make_binarizer
     from treebench.data.base import data_dirs_from_env, load_dataset
-    from treebench.data.splits import make_split
+    from treebench.data.splits import SplitOptions, make_split
 
     ds = load_dataset(name, {}, data_dirs=data_dirs_from_env(), offline=True)
     y = np.asarray(ds.y)
@@ -50,7 +50,7 @@ def matrix(name: str):
         train = np.arange(len(rows))
     else:
         X_all, y_all = ds.X, y
-        train = make_split("train-val-test", y, fold=0, seed=0).train
+        train = make_split(SplitOptions("train-val-test"), y, fold=0, seed=0).train
     b = make_binarizer("kmeans", {"n_bins": 5}, list(ds.categorical))
     b.fit(X_all, y_all)
     X = np.asarray(b.transform(X_all.iloc[train]), dtype=np.float64)

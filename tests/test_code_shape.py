@@ -45,16 +45,12 @@ _ALLOWED_PARAMETERS = {
     ("treebench/search/depth2.py", "depth2_search"): _KERNEL,
     ("treebench/search/depth2.py", "depth2_best"): _KERNEL,
     ("treebench/search/depth2.py", "depth2_regularized"): _KERNEL,
-    ("treebench/algorithms/dpdt.py", "__init__"): _ESTIMATOR,
+    ("treebench/algorithms/dpdt.py", "__init__"):
+        "the one __init__ of DPDTClassifier and DPDTRegressor (their shared base `_DPDTMixin`): "
+        + _ESTIMATOR,
     ("treebench/algorithms/_dpdt_solver.py", "children_inplace"):
         "the DP's in-place recursion step, called once per split in its hot loop; the split's "
         "statistics travel as plain values",
-    ("treebench/data/files.py", "file"):
-        "the `file` dataset loader: each parameter is a key users write in a config, and the "
-        "config's schema is read from this signature",
-    ("treebench/data/splits.py", "make_split"):
-        "each parameter is a key of a config's `split:`; its caller in treebench/execute/ "
-        "passes them by name",
 }
 
 

@@ -9,6 +9,8 @@ config error, 3 some cells failed (error/crashed/oom), 4 some cells timed out (w
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -255,9 +257,7 @@ def _print_summary(s) -> None:
         typer.echo(f"{how}: finished cells are saved; run the same command again to resume.", err=True)
 
 
-@app.command()
-def run(
-    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+def _run_options(
     out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None, address: Address = None,
     time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
     force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
@@ -265,29 +265,49 @@ def run(
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
     add_experiment: AddExperiment = False,
     max_cells: MaxCells = None,
-) -> None:
-    """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
-    _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
-         memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
-         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report,
-         overwrite=overwrite, profile=profile, verify=verify, address=address,
-         add_experiment=add_experiment, max_cells=max_cells)
+) -> dict[str, Any]:
+    """The options `run` and `sweep` share, as the keyword arguments of `_run` (typer reads the
+    options from this signature through `_with_run_options`)."""
+    return dict(locals())
+
+
+def _with_run_options(command):
+    """``command`` with the options of `_run_options` after its own parameters; it receives
+    them as one dict, ``options``."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+           if p.name != "options"]
+    shared = list(inspect.signature(_run_options, eval_str=True).parameters.values())
+
+    @functools.wraps(command)
+    def with_options(**kw: Any) -> None:
+        options = _run_options(**{p.name: kw.pop(p.name) for p in shared})
+        command(options=options, **kw)
+
+    with_options.__signature__ = inspect.Signature(own + shared)  # what typer reads
+    return with_options
 
 
 @app.command()
+@_with_run_options
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment config (YAML).")],
+    *,
+    options: dict[str, Any],
+) -> None:
+    """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
+    _run(config, **options)
+
+
+@app.command()
+@_with_run_options
 def sweep(
     config: Annotated[Path, typer.Argument(help="Experiment config (YAML) whose sweep axes to override.")],
     k: Annotated[str | None, typer.Option("--k", help="Values of k, e.g. 1,2,4,8,all.")] = None,
     depth: Annotated[str | None, typer.Option("--depth", help="Values of max_depth, e.g. 2..6 or 2,3,5.")] = None,
     lambda_: Annotated[str | None, typer.Option("--lambda", help="Regularisation values, e.g. 0.001,0.01: sets each algorithm's first parameter among regularization, lambda_, lam, ccp_alpha (printed per algorithm).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Any algorithm parameter: NAME=VALUES (repeatable).")] = None,
-    out: RunOut = None, n_jobs: NJobs = None, backend: Backend = None, address: Address = None,
-    time_limit: TimeLimit = None, memory_limit: MemLimit = None, dry_run: DryRun = False,
-    force: Force = False, retry: Retry = "", fail_on: FailOn = "error", seed: Seed = None,
-    data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
-    overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
-    add_experiment: AddExperiment = False,
-    max_cells: MaxCells = None,
+    *,
+    options: dict[str, Any],
 ) -> None:
     """Override sweep axes of a config from the command line (explicit flags beat the config), then
     run. The sweep's cells are added to the experiment's results directory (finished cells are
@@ -308,11 +328,7 @@ def sweep(
             axes[name.strip()] = parse_axis(text, name.strip())
         if not axes:
             raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
-    _run(config, out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
-         memory_limit=memory_limit, dry_run=dry_run, force=force, retry=retry, fail_on=fail_on,
-         seed=seed, data_dir=data_dir, offline=offline, quiet=quiet, no_report=no_report, sweep=axes,
-         overwrite=overwrite, profile=profile, verify=verify, address=address,
-         add_experiment=add_experiment, max_cells=max_cells)
+    _run(config, sweep=axes, **options)
 
 
 # ----------------------------------------------------------------------------- verify

@@ -55,7 +55,7 @@ def test_worker_rows_equal_binarizing_each_split():
     from treebench.cells import expand
     from treebench.config import validate_config
     from treebench.data.base import load_dataset
-    from treebench.data.splits import make_split
+    from treebench.data.splits import SplitOptions, make_split
     from treebench.execute import fold
 
     cfg = {"name": "w", "datasets": ["iris"],
@@ -66,7 +66,7 @@ def test_worker_rows_equal_binarizing_each_split():
     prep = fold.prepare(cell)
     ds = load_dataset("iris")
     y = np.asarray(ds.y)
-    sp = make_split("train-val-test", y, fold=0, seed=3)
+    sp = make_split(SplitOptions("train-val-test"), y, fold=0, seed=3)
     b = make_binarizer("quantile", {"max_splits": 12}, list(ds.categorical))
     b.fit(ds.X.iloc[sp.train], y[sp.train])
     assert np.array_equal(prep.X_train, b.transform(ds.X.iloc[sp.train]))

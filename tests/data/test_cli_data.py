@@ -73,6 +73,34 @@ def test_datasets_info_file_options_and_errors(tmp_path):
     assert r.exit_code == 2 and "--binarization" in r.output
 
 
+FILE_KEYS = ("path", "format", "label", "categorical", "delimiter", "header", "missing",
+             "missing_tokens", "drop_columns", "skip_lines", "drop_trailing_lines", "label_map",
+             "test_path", "name", "bad_values", "unseen_test_labels")
+
+
+def test_the_keys_of_a_local_file_are_listed_and_checked(tmp_path):
+    """The `file` loader's keys (its options record) are what `treebench datasets` lists, what
+    a config's `params` may set, and each bad one is one sentence with exit 2."""
+    from treebench.registry import DATASETS
+
+    assert tuple(DATASETS.get("file").parameters()) == FILE_KEYS
+    r = runner.invoke(app, ["datasets", "list", "--tag", "user"])
+    assert r.exit_code == 0, r.output
+    assert "drop_trailing_lines=0" in r.output and "unseen_test_labels" in r.output
+    p = tmp_path / "people.csv"
+    p.write_text(CSV)
+    r = runner.invoke(app, ["datasets", "info", str(p), "--option", "bogus=1"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "dataset `file` has no parameter `bogus`; its parameters are: " + ", ".join(FILE_KEYS) in r.output
+    cfg = tmp_path / "c.yaml"
+    for params, words in (("bogus: 1", "`datasets[0].params.bogus`: dataset `file` has no parameter"),
+                          ("bad_values: maybe", "`bad_values` must be error or missing, got 'maybe'")):
+        cfg.write_text(f"name: x\ndatasets: [{{name: file, params: {{path: {p}, label: y, {params}}}}}]\n"
+                       "algorithms: [cart]\nsplit: {kind: holdout}\n")
+        r = runner.invoke(app, ["run", str(cfg), "--dry-run", "--out", str(tmp_path / "o")])
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
+
+
 def test_run_summary_says_which_split_each_dataset_got(tmp_path):
     tr = tmp_path / "tr.csv"
     te = tmp_path / "te.csv"

@@ -12,7 +12,7 @@ from treebench.config import validate_config
 from treebench.data.base import load_dataset
 from treebench.data.checks import check_dataset_split
 from treebench.data.parsers import detect_header, read_delimited
-from treebench.data.splits import make_split, stratification_problem
+from treebench.data.splits import SplitOptions, make_split, stratification_problem
 from treebench.errors import ConfigError, DataError, DataWarning
 
 
@@ -171,12 +171,12 @@ def test_unstratifiable_kfold_says_so():
     y = np.array(["a"] * 10 + ["b"] * 10 + ["c"] * 3)
     problem = stratification_problem("kfold", y, n_splits=5)
     assert "'c' (3 rows)" in problem and "5 folds" in problem and "not stratified" in problem
-    sp = make_split("kfold", y, fold=0, seed=0, n_splits=5)
+    sp = make_split(SplitOptions("kfold", n_splits=5), y, fold=0, seed=0)
     assert sp.warning == problem
-    assert make_split("kfold", y, fold=0, seed=0, n_splits=3).warning is None
-    assert make_split("kfold", y, fold=0, seed=0, n_splits=5, stratify=False).warning is None
+    assert make_split(SplitOptions("kfold", n_splits=3), y, fold=0, seed=0).warning is None
+    assert make_split(SplitOptions("kfold", n_splits=5, stratify=False), y, fold=0, seed=0).warning is None
     y2 = np.array(["a"] * 10 + ["b"])
-    assert "2 rows" in make_split("holdout", y2, fold=0, seed=0).warning
+    assert "2 rows" in make_split(SplitOptions("holdout"), y2, fold=0, seed=0).warning
 
 
 def test_unstratifiable_warn_or_refuse():

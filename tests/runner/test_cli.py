@@ -44,6 +44,19 @@ def test_every_command_and_option_has_help():
         assert r.exit_code == 0 and "Usage" in r.output
 
 
+def test_run_and_sweep_share_their_run_options():
+    """`sweep` takes every option of `run` (same flags, defaults and help), after its own axes."""
+    cmds = {tuple(path): cmd for path, cmd in _commands()}
+
+    def options(cmd):
+        return [(p.name, tuple(p.opts), p.default, p.help) for p in cmd.params
+                if type(p).__name__.endswith("Option")]
+
+    run, sweep = options(cmds[("run",)]), options(cmds[("sweep",)])
+    assert [o[0] for o in sweep[:4]] == ["k", "depth", "lambda_", "param"]
+    assert sweep[4:] == run and len(run) == 20
+
+
 def test_help_imports_no_heavy_module():
     code = (
         "import sys; from treebench.cli import app; from typer.testing import CliRunner;"

@@ -96,11 +96,10 @@ def test_fit_on_all_binarizes_once_and_each_fold_takes_its_rows(write_config, tm
         fresh = make_binarizer(c.binarizer, dict(c.binarizer_params), list(ds.categorical))
         fresh.fit(ds.X, y)
         X_all = np.asarray(fresh.transform(ds.X))
-        from treebench.data.splits import make_split
+        from treebench.data.splits import SplitOptions, make_split
 
-        sp = dict(c.split)
-        split = make_split(sp.pop("kind"), y, fold=c.fold, seed=c.seed,
-                           predefined=(ds.train_index, ds.test_index), **sp)
+        split = make_split(SplitOptions(**c.split), y, fold=c.fold, seed=c.seed,
+                           predefined=(ds.train_index, ds.test_index))
         np.testing.assert_array_equal(prep.X_train, X_all[split.train])
         np.testing.assert_array_equal(prep.X_test, X_all[split.test])
         np.testing.assert_array_equal(prep.y_train, y[split.train])

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from treebench.cli import app
-from treebench.data.splits import make_split, stratification_problem
+from treebench.data.splits import SplitOptions, make_split, stratification_problem
 from treebench.registry import ALGORITHMS, DATASETS
 from treebench.results.store import read_table
 from treebench.tree.arrays import check_tree
@@ -64,12 +64,12 @@ def test_cart_regressor_matches_sklearn_and_recounts_values():
 def test_regression_splits_are_plain_without_warning():
     y = np.linspace(0.0, 1.0, 50)  # every value once: no class could be stratified
     assert stratification_problem("kfold", y, n_splits=5, task="regression") is None
-    sp = make_split("kfold", y, fold=0, seed=1, n_splits=5, task="regression")
+    sp = make_split(SplitOptions("kfold", n_splits=5), y, fold=0, seed=1, task="regression")
     assert sp.warning is None and len(sp.test) == 10
-    ho = make_split("holdout", y, fold=0, seed=1, test_size=0.2, task="regression")
+    ho = make_split(SplitOptions("holdout", test_size=0.2), y, fold=0, seed=1, task="regression")
     assert ho.warning is None and len(ho.test) == 10
     # the classification path still warns on the same labels
-    assert make_split("kfold", y, fold=0, seed=1, n_splits=5).warning is not None
+    assert make_split(SplitOptions("kfold", n_splits=5), y, fold=0, seed=1).warning is not None
 
 
 def test_run_regression_end_to_end(write_config, tmp_path):

@@ -146,7 +146,42 @@ def _alpha_path(hull, weight, W, n_cols, task, prior) -> list[dict]:
 
 
 class _DPDTMixin:
-    """Fit logic shared by the classifier and the regressor."""
+    """Parameters and fit logic shared by the classifier and the regressor.
+
+    One ``__init__`` for both (scikit-learn reads the parameters from its signature); the one
+    parameter whose default depends on the task, ``criterion``, defaults to None: the task's
+    own criterion (Gini for classification, squared error for regression), chosen at fit.
+    """
+
+    def __init__(
+        self,
+        max_depth=3,
+        candidates="cart",
+        budgets=(16, 16, 16),
+        alpha=0.0,
+        criterion=None,
+        min_samples_leaf=1,
+        max_features=None,
+        alpha_path=False,
+        random_state=None,
+        time_limit=None,
+        cache_limit_mb=512,
+        tie_break="index",
+        search="auto",
+    ):
+        self.max_depth = max_depth
+        self.candidates = candidates
+        self.budgets = budgets
+        self.alpha = alpha
+        self.criterion = criterion
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.alpha_path = alpha_path
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.cache_limit_mb = cache_limit_mb
+        self.tie_break = tie_break
+        self.search = search
 
     def _solve(self, X, RS, crit, regression, ctx, prior):
         if self.max_depth is None:
@@ -302,8 +337,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         (16, 1, 1), "full" (16, 16, 16).
     alpha : float >= 0
         Price of one test per training row: minimises error + α · E[path length] (Eq. 1).
-    criterion : {"gini", "entropy", "log_loss"}
-        Impurity of the CART generator.
+    criterion : {"gini", "entropy", "log_loss"} or None
+        Impurity of the CART generator; None (default): "gini".
     min_samples_leaf : int >= 1
         Both children of every split keep this many rows (generator and DP).
     max_features : int, float, "sqrt", "log2" or None
@@ -343,38 +378,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"}), None],
     }
-
-    def __init__(
-        self,
-        max_depth=3,
-        candidates="cart",
-        budgets=(16, 16, 16),
-        alpha=0.0,
-        criterion="gini",
-        min_samples_leaf=1,
-        max_features=None,
-        alpha_path=False,
-        random_state=None,
-        time_limit=None,
-        cache_limit_mb=512,
-        tie_break="index",
-        search="auto",
-    ):
-        self.max_depth = max_depth
-        self.candidates = candidates
-        self.budgets = budgets
-        self.alpha = alpha
-        self.criterion = criterion
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.alpha_path = alpha_path
-        self.random_state = random_state
-        self.time_limit = time_limit
-        self.cache_limit_mb = cache_limit_mb
-        self.tie_break = tie_break
-        self.search = search
 
     def _fit_tree(self, X, y_index, ctx):
         n_classes = len(self.classes_)
@@ -382,7 +387,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         RS = np.zeros((X.shape[0], n_classes))
         RS[np.arange(X.shape[0]), y_index] = sw
         prior = np.bincount(y_index, weights=sw, minlength=n_classes)
-        crit = K.GINI if self.criterion == "gini" else K.ENTROPY
+        crit = K.ENTROPY if self.criterion in ("entropy", "log_loss") else K.GINI  # None: gini
         tree, info, path = self._solve(X, RS, crit, False, ctx, prior)
         if path is not None:
             self.alpha_path_ = path
@@ -407,44 +412,15 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
                      inputs=("binary", "numeric", "weights", "regression"))
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
-    (squared error) candidates; same parameters as `DPDTClassifier` (criterion
-    "squared_error"; ``tie_break="sklearn"`` follows ``DecisionTreeRegressor``;
-    ``search`` "auto" always runs the DP, "layer" and "numeric" raise a ValueError)."""
+    (squared error) candidates; same parameters as `DPDTClassifier` (``criterion``
+    "squared_error" or None, its default, meaning the same; ``tie_break="sklearn"`` follows
+    ``DecisionTreeRegressor``; ``search`` "auto" always runs the DP, "layer" and "numeric"
+    raise a ValueError)."""
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
-        "criterion": [StrOptions({"squared_error"})],
+        "criterion": [StrOptions({"squared_error"}), None],
     }
-
-    def __init__(
-        self,
-        max_depth=3,
-        candidates="cart",
-        budgets=(16, 16, 16),
-        alpha=0.0,
-        criterion="squared_error",
-        min_samples_leaf=1,
-        max_features=None,
-        alpha_path=False,
-        random_state=None,
-        time_limit=None,
-        cache_limit_mb=512,
-        tie_break="index",
-        search="auto",
-    ):
-        self.max_depth = max_depth
-        self.candidates = candidates
-        self.budgets = budgets
-        self.alpha = alpha
-        self.criterion = criterion
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.alpha_path = alpha_path
-        self.random_state = random_state
-        self.time_limit = time_limit
-        self.cache_limit_mb = cache_limit_mb
-        self.tie_break = tie_break
-        self.search = search
 
     def _fit_tree(self, X, y, ctx):
         sw = ctx.sample_weight

@@ -21,6 +21,8 @@ timed region, so ``fit_seconds`` holds the solver's work and not its import.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 import warnings
 from numbers import Integral, Real
@@ -67,13 +69,58 @@ def replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, sol
     return np.repeat(X, reps, axis=0), np.repeat(y_index, reps)
 
 
+def _timed_fit(est, *args, quiet: bool = True, **kw) -> float:
+    """Seconds ``est.fit(*args, **kw)`` takes; ``quiet`` silences the package's warnings and
+    printing (its status is read from the fitted object instead)."""
+    with contextlib.ExitStack() as stack:
+        if quiet:
+            stack.enter_context(warnings.catch_warnings())
+            warnings.simplefilter("ignore")
+            stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        t0 = time.perf_counter()
+        est.fit(*args, **kw)
+        return time.perf_counter() - t0
+
+
+class _PeerClassifier(TreeClassifierBase):
+    """A solver of another project on 0/1 features: whole-number sample weights become repeated
+    rows (`replicate`), the package solves (`_solve`), and its tree is translated once
+    (`adapters.from_nested`) with leaves labelled from treebench's own training counts. A
+    subclass names the solver in messages (``_solver_name``), says how its nodes read
+    (``_describe``, an `adapters.describe_*`) and writes `_solve`; `_info` reads an accuracy
+    solver's result and may be replaced."""
+
+    compact_input = True  # 0/1 uint8 matrices are passed on as they are
+    _solver_name = ""
+    _describe = None
+
+    def _fit_tree(self, X, y_index, ctx):
+        sample_weight = ctx.sample_weight
+        Xr, yr = replicate(X, y_index, sample_weight, self._solver_name)
+        root, state = self._solve(Xr, yr)
+        tree = adapters.from_nested(root, self._describe, len(self.classes_), X, y_index,
+                                    sample_weight)
+        return tree, self._info(tree, X, y_index, sample_weight, state)
+
+    def _solve(self, Xr, yr) -> tuple[object, dict]:
+        """Fit the package on the repeated rows: (the root of its tree, what `_info` reads)."""
+        raise NotImplementedError
+
+    def _info(self, tree, X, y_index, sample_weight, state: dict) -> dict:
+        """``solve_info_`` of an accuracy solver: ``state`` says whether it proved optimality
+        and how long it took; the objective is the tree's weighted training errors."""
+        return {"optimal": state["optimal"], "timed_out": state["timed_out"],
+                "objective": float(tree.training_error(X, y_index, sample_weight)),
+                "objective_kind": "errors", "solver_seconds": state["seconds"]}
+
+
 @ALGORITHMS.register(
     "dl85", requires=("pydl85",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
 )
-class DL85PeerClassifier(TreeClassifierBase):
+class DL85PeerClassifier(_PeerClassifier):
     """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
 
-    compact_input = True  # 0/1 uint8 matrices are passed on as they are
+    _solver_name, _describe = "dl85", staticmethod(adapters.describe_dl85)
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
@@ -94,38 +141,29 @@ class DL85PeerClassifier(TreeClassifierBase):
         self.time_limit = time_limit
         self.paper_search = paper_search
 
-    def _fit_tree(self, X, y_index, ctx):
-        sample_weight = ctx.sample_weight
+    def _solve(self, Xr, yr):
         from pydl85 import Cache_Type, DL85Classifier
 
         kw = {}
         if self.paper_search:
             kw = dict(depth_two_special_algo=False, similar_lb=False, similar_for_branching=False,
                       desc=True, repeat_sort=True, cache_type=Cache_Type.Cache_HashCover)
-        Xr, yr = replicate(X, y_index, sample_weight, "dl85")
         est = DL85Classifier(max_depth=self.max_depth, min_sup=self.min_sup,
                              time_limit=int(np.ceil(self.time_limit or 0)), **kw)
-        t0 = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            est.fit(Xr.astype(np.int32), yr)
-        secs = time.perf_counter() - t0
+        secs = _timed_fit(est, Xr.astype(np.int32), yr)
         if est.tree_ is None:
             raise RuntimeError("dl85 found no tree (time limit too small?)")
-        tree = adapters.from_nested(est.tree_, adapters.describe_dl85, len(self.classes_), X, y_index, sample_weight)
         timed_out = bool(getattr(est, "timeout_", False))
-        return tree, {"optimal": not timed_out, "timed_out": timed_out,
-                      "objective": float(tree.training_error(X, y_index, sample_weight)),
-                      "objective_kind": "errors", "solver_seconds": secs}
+        return est.tree_, {"optimal": not timed_out, "timed_out": timed_out, "seconds": secs}
 
 
 @ALGORITHMS.register(
     "streed", requires=("pystreed",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
 )
-class STreeDPeerClassifier(TreeClassifierBase):
+class STreeDPeerClassifier(_PeerClassifier):
     """STreeD/MurTree optimal depth-limited tree (pystreed), on 0/1 features."""
 
-    compact_input = True  # 0/1 uint8 matrices are passed on as they are
+    _solver_name, _describe = "streed", staticmethod(adapters.describe_streed)
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 0, None, closed="left")],
         "cost_complexity": [Interval(Real, 0, None, closed="left")],
@@ -149,11 +187,9 @@ class STreeDPeerClassifier(TreeClassifierBase):
         self.min_samples_leaf = min_samples_leaf
         self.time_limit = time_limit
 
-    def _fit_tree(self, X, y_index, ctx):
-        sample_weight = ctx.sample_weight
+    def _solve(self, Xr, yr):
         from pystreed import STreeDClassifier
 
-        Xr, yr = replicate(X, y_index, sample_weight, "streed")
         cost = self.cost_complexity
         if self.lexicographic:  # fewest errors, then fewest branching nodes
             cost = lexicographic_cost(len(yr), self.max_depth)
@@ -162,22 +198,16 @@ class STreeDPeerClassifier(TreeClassifierBase):
         est = STreeDClassifier(max_depth=self.max_depth, cost_complexity=cost,
                                optimization_task=task, min_leaf_node_size=self.min_samples_leaf,
                                time_limit=float(self.time_limit or 1e9))
-        Xi = Xr.astype(np.int32)
-        t0 = time.perf_counter()
-        est.fit(Xi, yr)
-        secs = time.perf_counter() - t0
-        tree = adapters.from_nested(est.get_tree(), adapters.describe_streed, len(self.classes_), X, y_index, sample_weight)
+        secs = _timed_fit(est, Xr.astype(np.int32), yr, quiet=False)
         optimal = bool(est.fit_result.is_optimal()) if hasattr(est.fit_result, "is_optimal") else None
-        return tree, {"optimal": optimal, "timed_out": optimal is False,
-                      "objective": float(tree.training_error(X, y_index, sample_weight)),
-                      "objective_kind": "errors", "solver_seconds": secs}
+        return est.get_tree(), {"optimal": optimal, "timed_out": optimal is False, "seconds": secs}
 
 
 @ALGORITHMS.register(
     "gosdt-ref", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
     inputs=("binary", "multiclass"), columns=(REFERENCE_BOUND,),
 )
-class GOSDTPeerClassifier(TreeClassifierBase):
+class GOSDTPeerClassifier(_PeerClassifier):
     """GOSDT regularised optimal tree, the authors' package (gosdt 1.0.4): minimises
     error/n + regularization · leaves, optional depth budget, optional lower-bound guess.
 
@@ -189,7 +219,7 @@ class GOSDTPeerClassifier(TreeClassifierBase):
     warnings; they are captured and reported in ``solve_info_["status"]``.
     """
 
-    compact_input = True  # 0/1 uint8 matrices are passed on as they are
+    _solver_name, _describe = "gosdt-ref", staticmethod(adapters.describe_gosdt)
     _parameter_constraints = {
         "regularization": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
@@ -215,18 +245,13 @@ class GOSDTPeerClassifier(TreeClassifierBase):
         self.time_limit = time_limit
         self.random_state = random_state
 
-    def _fit_tree(self, X, y_index, ctx):
-        import contextlib
-        import io
-
+    def _solve(self, Xr, yr):
         import pandas as pd
         from gosdt import GOSDTClassifier
 
-        sample_weight = ctx.sample_weight
-        Xr, yr = replicate(X, y_index, sample_weight, "gosdt-ref")
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
-            from treebench.algorithms.gosdt import check_lb_guess, fit_reference, reference_bound
+            from treebench.algorithms.gosdt import check_lb_guess, fit_reference
 
             y_ref, guess_s = fit_reference(Xr, yr, None, check_lb_guess(self.lb_guess),
                                            self.random_state, self.classes_)
@@ -242,13 +267,13 @@ class GOSDTPeerClassifier(TreeClassifierBase):
                 est.config_.reference_LB = True
 
             est._GOSDTClassifier__create_configuration = _with_reference_lb
-        out = io.StringIO()
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
-            warnings.simplefilter("ignore")
-            est.fit(pd.DataFrame(Xr.astype(np.int8)), yr, y_ref=y_ref)
-        secs = time.perf_counter() - t0
-        tree = adapters.from_nested(est.trees_[0].tree, adapters.describe_gosdt, len(self.classes_), X, y_index, sample_weight)
+        secs = _timed_fit(est, pd.DataFrame(Xr.astype(np.int8)), yr, y_ref=y_ref)
+        return est.trees_[0].tree, {"est": est, "y_ref": y_ref, "guess_seconds": guess_s,
+                                    "seconds": secs, "rows": (Xr, yr)}
+
+    def _info(self, tree, X, y_index, sample_weight, state):
+        """The regularised objective of the package's tree, its lower bound and status."""
+        est, y_ref = state["est"], state["y_ref"]
         err = tree.training_error(X, y_index, sample_weight)
         objective = err / sample_weight.sum() + self.regularization * tree.n_leaves
         status = str(est.result_.status).split(".")[-1]
@@ -264,10 +289,13 @@ class GOSDTPeerClassifier(TreeClassifierBase):
             "gap": float(objective - est.result_.lowerbound),
             "leaves": int(tree.n_leaves),
             "reference_lb": y_ref is not None,
-            "guess_seconds": guess_s,
-            "solver_seconds": secs,
+            "guess_seconds": state["guess_seconds"],
+            "solver_seconds": state["seconds"],
         }
         if y_ref is not None:  # Theorem 4.3's right-hand side for the package's tree
+            from treebench.algorithms.gosdt import reference_bound
+
+            Xr, yr = state["rows"]
             info["reference_bound"] = reference_bound(tree, Xr, yr, np.ones(len(yr)), y_ref,
                                                       self.regularization)
-        return tree, info
+        return info

@@ -9,9 +9,11 @@ Same parsers, same fixes and same errors as catalog datasets::
 
 from __future__ import annotations
 
+import inspect
 import stat
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,25 +65,80 @@ def check_data_path(p: Path, key: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class FileOptions:
+    """The keys of dataset `file` as a config writes them (`file` says what each means)."""
+
+    path: str | None = None
+    format: str | None = None  # noqa: A003 - the config key users write
+    label: str | int | None = None
+    categorical: Sequence[str | int] | str | None = None
+    delimiter: str | None = None
+    header: bool | str | None = "auto"
+    missing: Sequence[str] | str = ("?",)
+    missing_tokens: Sequence[str] | str | None = None
+    drop_columns: Sequence[str | int] = ()
+    skip_lines: Sequence[int] = ()
+    drop_trailing_lines: int = 0
+    label_map: dict[str, Any] | None = None
+    test_path: str | None = None
+    name: str | None = None
+    bad_values: str = "error"
+    unseen_test_labels: str = "error"
+
+
+def _takes(options: type) -> Callable[[Callable[..., Dataset]], Callable[..., Dataset]]:
+    """Give a loader that takes ``**keys`` the signature of its ``options`` dataclass: the
+    registry lists a loader's keys, and a config's keys are checked, from its signature."""
+
+    def deco(loader: Callable[..., Dataset]) -> Callable[..., Dataset]:
+        loader.__signature__ = inspect.signature(options).replace(return_annotation=Dataset)
+        return loader
+
+    return deco
+
+
+def _parse_options(o: FileOptions, p: Path) -> dict[str, Any]:
+    """The parser options of file ``p`` (`treebench.data.catalog.parse_file`), after refusing
+    an unknown format or a bad value of ``bad_values`` / ``unseen_test_labels``."""
+    fmt = o.format or guess_format(p)
+    if fmt not in FORMATS:
+        raise ParameterError(f"dataset `file`: format {show(fmt)} is unknown; use one of {', '.join(FORMATS)}.")
+    if o.bad_values not in ("error", "missing"):
+        raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {show(o.bad_values)}.")
+    if o.unseen_test_labels not in ("error", "allow"):
+        raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {show(o.unseen_test_labels)}.")
+    missing = o.missing_tokens if o.missing_tokens is not None else o.missing
+    if isinstance(missing, str):
+        missing = (missing,)
+    categorical = o.categorical
+    if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
+        categorical = [categorical]
+    fixes: dict[str, Any] = {}
+    if o.drop_columns:
+        fixes["drop_columns"] = list(o.drop_columns)
+    if o.skip_lines:
+        fixes["skip_lines"] = list(o.skip_lines)
+    if o.drop_trailing_lines:
+        fixes["drop_trailing_lines"] = int(o.drop_trailing_lines)
+    if o.label_map:
+        fixes["label_map"] = {str(k): v for k, v in dict(o.label_map).items()}
+    return {
+        "format": fmt,
+        "delimiter": o.delimiter,
+        "header": header_mode(o.header, default="auto"),
+        "label": o.label if o.label is not None else (0 if fmt == "dl85" else -1),
+        "categorical": categorical if categorical is not None else "auto",
+        "missing": list(missing),
+        "fixes": fixes,
+        "split": "files" if o.test_path else None,
+        "bad_values": o.bad_values,
+    }
+
+
 @DATASETS.register("file", tags=("user",))
-def file(
-    path: str | None = None,
-    format: str | None = None,  # noqa: A002 - the config key users write
-    label: str | int | None = None,
-    categorical: Sequence[str | int] | str | None = None,
-    delimiter: str | None = None,
-    header: bool | str | None = "auto",
-    missing: Sequence[str] | str = ("?",),
-    missing_tokens: Sequence[str] | str | None = None,
-    drop_columns: Sequence[str | int] = (),
-    skip_lines: Sequence[int] = (),
-    drop_trailing_lines: int = 0,
-    label_map: dict[str, Any] | None = None,
-    test_path: str | None = None,
-    name: str | None = None,
-    bad_values: str = "error",
-    unseen_test_labels: str = "error",
-) -> Dataset:
+@_takes(FileOptions)
+def file(**keys: Any) -> Dataset:
     """A local data file: ``path`` (csv/tsv/arff/parquet/dl85, optionally .gz) and its ``label``.
 
     ``label`` is a column name or position (default: the last column; the first for ``dl85``);
@@ -93,45 +150,16 @@ def file(
     the config's key for it, which wins) the tokens read as missing values; ``label_map`` maps label values to others (``"*"`` for every other value);
     ``test_path`` a second file that becomes the predefined test split: a test label never seen
     in training is an error unless ``unseen_test_labels: allow``. Line fixes as in the catalog
-    (``skip_lines``, ``drop_trailing_lines``, ``drop_columns``).
+    (``skip_lines``, ``drop_trailing_lines``, ``drop_columns``). The keys, with their
+    defaults, are the fields of `FileOptions`.
     """
-    if not path:
+    o = FileOptions(**keys)
+    if not o.path:
         raise ParameterError("dataset `file` needs `path`: the data file to load.")
-    p = Path(path).expanduser()
+    p = Path(o.path).expanduser()
     check_data_path(p, "path")
-    fmt = format or guess_format(p)
-    if fmt not in FORMATS:
-        raise ParameterError(f"dataset `file`: format {show(fmt)} is unknown; use one of {', '.join(FORMATS)}.")
-    if bad_values not in ("error", "missing"):
-        raise ParameterError(f"dataset `file`: `bad_values` must be error or missing, got {show(bad_values)}.")
-    if unseen_test_labels not in ("error", "allow"):
-        raise ParameterError(f"dataset `file`: `unseen_test_labels` must be error or allow, got {show(unseen_test_labels)}.")
-    if missing_tokens is not None:
-        missing = missing_tokens
-    if isinstance(missing, str):
-        missing = (missing,)
-    if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
-        categorical = [categorical]
-    fixes: dict[str, Any] = {}
-    if drop_columns:
-        fixes["drop_columns"] = list(drop_columns)
-    if skip_lines:
-        fixes["skip_lines"] = list(skip_lines)
-    if drop_trailing_lines:
-        fixes["drop_trailing_lines"] = int(drop_trailing_lines)
-    if label_map:
-        fixes["label_map"] = {str(k): v for k, v in dict(label_map).items()}
-    opts = {
-        "format": fmt,
-        "delimiter": delimiter,
-        "header": header_mode(header, default="auto"),
-        "label": label if label is not None else (0 if fmt == "dl85" else -1),
-        "categorical": categorical if categorical is not None else "auto",
-        "missing": list(missing),
-        "fixes": fixes,
-        "split": "files" if test_path else None,
-        "bad_values": bad_values,
-    }
+    opts = _parse_options(o, p)
+    test_path, name, unseen_test_labels = o.test_path, o.name, o.unseen_test_labels
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):

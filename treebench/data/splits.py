@@ -49,23 +49,32 @@ def split_instances(kind: str, n_splits: int, seeds: list[int]) -> list[tuple[in
     return [(0, s) for s in seeds]
 
 
+@dataclass(frozen=True)
+class SplitOptions:
+    """What a config's ``split:`` says about one split (its keys that make a cell's split; the
+    config's schema is `treebench.config.schema.SplitSpec`)."""
+
+    kind: str
+    n_splits: int = 5
+    test_size: float = 0.2
+    valid_size: float = 0.1
+    train_size: float = 0.8
+    stratify: bool = True
+
+
 def make_split(
-    kind: str,
+    options: SplitOptions,
     y: np.ndarray,
     *,
     fold: int,
     seed: int,
-    n_splits: int = 5,
-    test_size: float = 0.2,
-    valid_size: float = 0.1,
-    train_size: float = 0.8,
-    stratify: bool = True,
     task: str = "classification",
     predefined: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Split:
     """Row indices of one split instance. Pure function of its arguments. A ``task="regression"``
     target (continuous) is never stratified: ``kfold`` and ``holdout`` are plain shuffled
     splits, without a warning."""
+    kind, n_splits, test_size = options.kind, options.n_splits, options.test_size
     n = len(y)
     if kind == "full":
         idx = np.arange(n)
@@ -77,9 +86,9 @@ def make_split(
     if kind == "permutation":
         order = np.arange(n)
         np.random.RandomState(seed).shuffle(order)
-        cut = int(train_size * n)
+        cut = int(options.train_size * n)
         return Split(order[:cut], order[cut:])
-    stratify = stratify and task != "regression"
+    stratify = options.stratify and task != "regression"
     problem = stratification_problem(kind, y, n_splits=n_splits, stratify=stratify)
     strat = y if stratify and problem is None else None
     if kind == "kfold":
@@ -98,11 +107,11 @@ def make_split(
         return Split(np.sort(tr), np.sort(te), warning=problem)
     if kind == "train-val-test":
         rest, te = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strat)
-        s2 = y[rest] if strat is not None and _can_stratify(y[rest], valid_size, 2) else None
+        s2 = y[rest] if strat is not None and _can_stratify(y[rest], options.valid_size, 2) else None
         if strat is not None and s2 is None:
             problem = "the validation rows are not stratified: a class has fewer than 2 rows left after the test split"
         tr, va = train_test_split(
-            rest, test_size=valid_size / (1.0 - test_size), random_state=seed, stratify=s2
+            rest, test_size=options.valid_size / (1.0 - test_size), random_state=seed, stratify=s2
         )
         return Split(np.sort(tr), np.sort(te), np.sort(va), warning=problem)
     raise ValueError(f"unknown split kind {kind!r}; expected one of {', '.join(SPLIT_KINDS)}")

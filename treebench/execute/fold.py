@@ -25,7 +25,7 @@ from treebench.cell import Cell
 from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype, numeric_part
 from treebench.registry import ALGORITHMS
 from treebench.cell import canonical_json
-from treebench.data.splits import make_split
+from treebench.data.splits import SplitOptions, make_split
 from treebench.execute import fitted, prepared
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
@@ -138,11 +138,9 @@ def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
 
 def _split(cell: Cell, ds: Any, y: np.ndarray):
     """The cell's split of ``ds`` (`treebench.data.splits.make_split`)."""
-    sp = dict(cell.split)
-    kind = sp.pop("kind")
     return make_split(
-        kind, y, fold=cell.fold, seed=cell.seed, predefined=(ds.train_index, ds.test_index),
-        task=ds.meta.get("task", "classification"), **sp
+        SplitOptions(**cell.split), y, fold=cell.fold, seed=cell.seed,
+        predefined=(ds.train_index, ds.test_index), task=ds.meta.get("task", "classification"),
     )
 
 
