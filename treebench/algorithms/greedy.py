@@ -439,10 +439,8 @@ class GreedyTreeClassifier(TreeClassifierBase):
         self.min_improvement = min_improvement
 
     def _fit_tree(self, X, y_index, ctx):
-        sample_weight = ctx.sample_weight
+        sample_weight = ctx.sample_weight  # not all zero (checked by the base)
         keep = sample_weight > 0
-        if not keep.any():
-            raise ValueError("sample_weight is zero for every sample; nothing to learn.")
         if not keep.all():
             X, y_index, sample_weight = X[keep], y_index[keep], sample_weight[keep]
         n_classes = len(self.classes_)

@@ -147,9 +147,7 @@ class TopKClassifier(TreeClassifierBase):
         # of the per-class counting kernels (`search.counts`)
         perm = _row_order(Xk, yk)
         Xk, yk, swk = Xk[perm], yk[perm], swk[perm]
-        n, d = Xk.shape
-        if n == 0:
-            raise ValueError("all sample weights are zero")
+        n, d = Xk.shape  # n >= 1: the base refuses weights that are all zero
         # constant weights: unweighted counting (popcounts), rescaled afterwards
         scale = float(swk[0])
         weighted = not np.all(swk == scale)
