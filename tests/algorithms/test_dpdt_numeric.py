@@ -124,3 +124,31 @@ def test_thresholds_near_the_largest_float_are_the_same_in_both_searches():
     _same_tree(dp, num)
     assert np.all(np.isfinite(num.tree_.threshold))
     assert num.predict(X).tolist() == y.tolist()
+
+
+def test_a_run_records_which_search_solved_each_dpdt_cell(tmp_path, monkeypatch):
+    """Through the CLI: DPDT's exhaustive cells on raw iris say ``search = numeric`` in the
+    results table, and reach optimal-numeric's training accuracy on every fold."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+    from treebench.results.store import read_table
+
+    cfg = {"name": "dn", "seed": 0, "datasets": ["iris"], "split": {"kind": "kfold", "n_splits": 3},
+           "binarization": {"method": "raw"},
+           "algorithms": [{"name": "dpdt", "params": {"max_depth": 2, "candidates": "exhaustive"}},
+                          {"name": "dpdt", "label": "dpdt-a", "params": {
+                              "max_depth": 2, "candidates": "exhaustive", "alpha": 0.01}},
+                          {"name": "optimal-numeric", "params": {"max_depth": 2}}],
+           "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    df = read_table(tmp_path / "out" / "results.parquet")
+    by = {lab: g.sort_values("fold") for lab, g in df.groupby("algorithm_label")}
+    assert (by["dpdt"]["search"] == "numeric").all()
+    assert (by["dpdt-a"]["search"] == "dp").all()  # alpha > 0: the DP
+    assert by["optimal-numeric"]["search"].isna().all()
+    assert by["dpdt"]["train_accuracy"].tolist() == by["optimal-numeric"]["train_accuracy"].tolist()

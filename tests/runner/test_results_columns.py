@@ -88,7 +88,9 @@ def test_learner_columns_are_declared_by_the_learner_not_globally():
     assert "reference_bound" not in schema.declared()
     assert schema.declared(["gosdt"])["reference_bound"].dtype == "Float64"
     assert "reference_bound" in schema.declared(["gosdt-ref"])
-    assert set(schema.declared(None)) == set(schema.declared(["gosdt"]))
+    assert "search" not in schema.declared(["gosdt"])
+    assert schema.declared(["dpdt"])["search"].dtype == "string"
+    assert set(schema.declared(None)) == set(schema.declared(["gosdt", "dpdt"]))
     # a table of cart rows has no GOSDT column; one whose gosdt rows report it has it, typed
     # by the learner's declaration (reading a table loads a learner only for such a column)
     cart = to_frame([{"cell_id": "a", "algorithm_name": "cart", "status": "ok"}])

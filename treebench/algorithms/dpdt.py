@@ -45,9 +45,15 @@ from treebench.algorithms import _dpdt_layer as LAYER
 from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
+from treebench.columns import Column
 from treebench.registry import ALGORITHMS
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
+#: the results column that says which search solved a fit (``solve_info_["search"]``)
+SEARCH = Column("search", "string", "which search solved the DPDT fit: dp (backward "
+                "induction), layer (0/1 branch-and-bound) or numeric (the numeric optimal-tree "
+                "search); all three return the same tree where they apply",
+                "the learner (`solve_info_`)", "solver")
 #: from this many (rows x features) on, states are segments of one global sorted order,
 #: partitioned in place and merged back, instead of sorted copies along the DFS path
 INPLACE_ENTRIES = 20_000_000
@@ -320,7 +326,7 @@ class _DPDTMixin:
 
 
 @ALGORITHMS.register("dpdt", tags=("dpdt", "anytime"),
-                     inputs=("binary", "numeric", "weights", "multiclass"))
+                     inputs=("binary", "numeric", "weights", "multiclass"), columns=(SEARCH,))
 class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
     """DPDT (Kohler, Akrour & Preux, KDD 2025): the best depth-D tree whose splits come from
     CART calls (or Top-B / quantile / all midpoints) at every state, by dynamic programming.
@@ -409,7 +415,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
 
 
 @ALGORITHMS.register("dpdt-regressor", tags=("dpdt",),
-                     inputs=("binary", "numeric", "weights", "regression"))
+                     inputs=("binary", "numeric", "weights", "regression"), columns=(SEARCH,))
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (``criterion``
