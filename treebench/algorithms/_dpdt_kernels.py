@@ -194,19 +194,9 @@ def _scan(A, s, e, tot, feats, nf, rule, buf):
 
     Classification keeps Σ l_k² and Σ r_k² up to date (O(1) per position for Gini; exact for
     integer weights); two unit-weight classes keep their counts in registers."""
-    Xt = A.Xt
-    work = A.work
-    Qw = A.Qw
-    Wa = A.Wa
-    Ya = A.Ya
-    crit = rule.crit
-    min_leaf = rule.min_leaf
-    unit = rule.unit
-    lg = rule.lg
-    ties = rule.ties
-    left = buf.left
-    right = buf.right
-    out = buf.out
+    Xt, work, Qw, Wa, Ya = A
+    crit, min_leaf, _, unit, lg, ties = rule
+    left, right, out = buf.left, buf.right, buf.out
     K = tot.shape[0]
     m = e - s
     mask = (1 << lg) - 1
@@ -332,25 +322,17 @@ def _split_node(A, s, e, tot, rule, buf, W):
     """Score node ``[s, e)`` of the call's rows ``A`` (statistics ``tot``, root weight ``W``)
     under the `ScanRule` ``rule``: returns (priority, feature, position, threshold); feature -1
     when the node stays a leaf (pure, too small or no valid split)."""
-    Xt = A.Xt
-    work = A.work
     crit = rule.crit
-    min_leaf = rule.min_leaf
-    ties = rule.ties
-    const = buf.const
-    order = buf.order
-    left = buf.left
-    right = buf.right
     out = buf.out
-    p = work.shape[0]
+    p = A.work.shape[0]
     m = e - s
-    if m < 2 * min_leaf or m < 2 or stat_is_pure(tot, crit):
+    if m < 2 * rule.min_leaf or m < 2 or stat_is_pure(tot, crit):
         return -np.inf, -1, 0, 0.0
-    if ties == TIES_SKLEARN:
+    if rule.ties == TIES_SKLEARN:
         for g in range(p):
-            const[g] = not (Xt[g, work[g, e - 1]] > Xt[g, work[g, s]] + 1e-7)
-        nf = sk_feature_order(buf.features, buf.rng, const, rule.max_features, order)
-        feats = order
+            buf.const[g] = not (A.Xt[g, A.work[g, e - 1]] > A.Xt[g, A.work[g, s]] + 1e-7)
+        nf = sk_feature_order(buf.features, buf.rng, buf.const, rule.max_features, buf.order)
+        feats = buf.order
     else:
         feats = _features_for_node(p, rule.max_features)
         nf = feats.shape[0]
@@ -359,7 +341,9 @@ def _split_node(A, s, e, tot, rule, buf, W):
         return -np.inf, -1, 0, 0.0
     f = int(out[1])
     pos = int(out[2])
-    if ties == TIES_SKLEARN:
+    if rule.ties == TIES_SKLEARN:
+        left = buf.left
+        right = buf.right
         _side_stats(A.Qw, A.Wa, A.Ya, f, s, s + pos, left, crit, rule.unit, rule.lg)
         for k in range(tot.shape[0]):
             right[k] = tot[k] - left[k]
@@ -428,15 +412,8 @@ def _partition_work(A, s, mid, e, f, T, has_q, weighted, regression):
     moving the row-aligned ``Qw`` (when ``has_q``), ``Wa`` (``weighted``) and ``Ya``
     (``regression``) along, with the buffers ``T`` (`PartitionTmp`). Used by the CART
     generator on its copies and by the in-place states."""
-    work = A.work
-    Qw = A.Qw
-    Wa = A.Wa
-    Ya = A.Ya
-    flag = T.flag
-    tmp_i = T.tmp_i
-    tmp_q = T.tmp_q
-    tmp_w = T.tmp_w
-    tmp_y = T.tmp_y
+    _, work, Qw, Wa, Ya = A
+    flag, tmp_i, tmp_q, tmp_w, tmp_y = T
     p = work.shape[0]
     for i in range(s, mid):
         flag[work[f, i]] = 1
