@@ -25,32 +25,13 @@ _BEING_REWRITTEN: tuple[str, ...] = ()
 #: and splitting it would cost calls in its hot loop
 JIT_DECORATORS = {"njit", "jit", "vectorize", "guvectorize", "cfunc"}
 
-_KERNEL = "numba kernel over plain arrays: numba takes no dataclass, and its state is not yet " \
-          "grouped into a namedtuple record as the Top-k and GOSDT recursions are"
 _ESTIMATOR = "scikit-learn estimator: every hyperparameter is an explicit keyword of __init__ " \
              "(get_params, set_params and clone read them from its signature)"
 #: functions allowed more than `MAX_PARAMETERS` parameters, with the reason
 _ALLOWED_PARAMETERS = {
-    ("treebench/algorithms/_dpdt_kernels.py", "_scan"): _KERNEL,
-    ("treebench/algorithms/_dpdt_kernels.py", "_split_node"): _KERNEL,
-    ("treebench/algorithms/_dpdt_kernels.py", "_partition_work"): _KERNEL,
-    ("treebench/algorithms/_dpdt_kernels.py", "cart_candidates"): _KERNEL,
-    ("treebench/algorithms/_dpdt_kernels.py", "partition_inplace"): _KERNEL,
-    ("treebench/algorithms/_dpdt_layer.py", "_stump_value"): _KERNEL,
-    ("treebench/algorithms/_gosdt_depth2.py", "guessed_child_value"): _KERNEL,
-    ("treebench/algorithms/_gosdt_depth2.py", "depth2_guessed"): _KERNEL,
-    ("treebench/algorithms/_topk_kernels.py", "_finish"): _KERNEL,
-    ("treebench/search/counts.py", "feature_counts"): _KERNEL,
-    ("treebench/search/depth2.py", "stump_error"): _KERNEL,
-    ("treebench/search/depth2.py", "depth2_search"): _KERNEL,
-    ("treebench/search/depth2.py", "depth2_best"): _KERNEL,
-    ("treebench/search/depth2.py", "depth2_regularized"): _KERNEL,
     ("treebench/algorithms/dpdt.py", "__init__"):
         "the one __init__ of DPDTClassifier and DPDTRegressor (their shared base `_DPDTMixin`): "
         + _ESTIMATOR,
-    ("treebench/algorithms/_dpdt_solver.py", "children_inplace"):
-        "the DP's in-place recursion step, called once per split in its hot loop; the split's "
-        "statistics travel as plain values",
 }
 
 

@@ -58,8 +58,8 @@ def test_cart_candidates_match_naive(seed, crit):
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 3, 8):
         for ml in (1, 3):
-            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, B, CRIT[crit], ml,
-                                            X.shape[1], 0, flag, K.TIES_INDEX, 0)
+            cfg = K.cart_settings(B, CRIT[crit], ml, X.shape[1], 0, K.TIES_INDEX, 0)
+            f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, cfg, flag)
             cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
@@ -74,8 +74,8 @@ def test_cart_candidates_equal_sklearn_best_first_on_tie_free_data(seed):
     S = K.presort(Xt)
     flag = np.zeros(len(X), np.uint8)
     for B in (2, 4, 16):
-        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, B, K.GINI, 1, 5, 0,
-                                        flag, K.TIES_INDEX, 0)
+        cfg = K.cart_settings(B, K.GINI, 1, 5, 0, K.TIES_INDEX, 0)
+        f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, cfg, flag)
         sk = DecisionTreeClassifier(max_leaf_nodes=B, random_state=seed).fit(X, y).tree_
         internal = sk.feature >= 0
         assert nodes == sk.node_count
@@ -89,8 +89,9 @@ def test_cart_candidates_regression_equal_sklearn():
     y = RS[:, 1]
     Xt = np.ascontiguousarray(X.T)
     S = K.presort(Xt)
-    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, 8, K.MSE, 1, 4, 0,
-                                    np.zeros(100, np.uint8), K.TIES_INDEX, 0)
+    cfg = K.cart_settings(8, K.MSE, 1, 4, 0, K.TIES_INDEX, 0)
+    f, t, nodes = K.cart_candidates(Xt, RS, RS.argmax(axis=1), S, NOQ, False, cfg,
+                                    np.zeros(100, np.uint8))
     sk = DecisionTreeRegressor(max_leaf_nodes=8, random_state=0).fit(X, y).tree_
     internal = sk.feature >= 0
     assert nodes == sk.node_count
@@ -170,16 +171,15 @@ def test_packed_cart_matches_naive(seed, crit, n_classes):
     assert np.array_equal(Q % K.QSHIFT, y[S])
     for B in (2, 3, 8):
         for ml in (1, 3):
-            f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, True, B, CRIT[crit], ml,
-                                            X.shape[1], 0, flag, K.TIES_INDEX, 0)
+            cfg = K.cart_settings(B, CRIT[crit], ml, X.shape[1], 0, K.TIES_INDEX, 0)
+            f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, True, cfg, flag)
             cands, n_nodes = naive_dpdt_cart(X.tolist(), RS.tolist(), rows.tolist(), B, crit, ml)
             assert nodes == n_nodes
             assert [(int(a), float(b)) for a, b in zip(f, t)] == cands
             assert not flag.any()
             # in place on the state's own arrays: the same result, and S, Q restored
             S2, Q2 = S.copy(), Q.copy()
-            f2, t2, nodes2 = K.cart_candidates(Xt, RS, y, S2, Q2, True, B, CRIT[crit], ml,
-                                               X.shape[1], 0, flag, K.TIES_INDEX, 0, True)
+            f2, t2, nodes2 = K.cart_candidates(Xt, RS, y, S2, Q2, True, cfg, flag, True)
             assert nodes2 == nodes and f2.tolist() == f.tolist() and t2.tolist() == t.tolist()
             assert np.array_equal(S2, S) and np.array_equal(Q2, Q) and not flag.any()
 
@@ -212,14 +212,14 @@ def test_inplace_partition_then_merge_restores_the_order(packed):
     Xt = np.ascontiguousarray(X.T)
     S = K.presort(Xt)
     Q = K.pack_ranks(Xt, S, y)
-    GS, GQ = S.copy(), Q.copy()
     flag = np.zeros(50, np.uint8)
-    tmp_s, tmp_q = np.empty(50, np.int32), np.empty(50, np.int32)
-    mid = K.partition_inplace(GS, GQ, 0, 50, Xt, 2, 2.5, flag, tmp_s, tmp_q, packed)
+    G, T = K.inplace_orders(Xt, S.copy(), Q.copy(), flag)
+    GS, GQ, tmp_s, tmp_q = G.work, G.Qw, T.tmp_i, T.tmp_q
+    mid = K.partition_inplace(G, 0, 50, 2, 2.5, T, packed)
     SL, SR = _partition(S, Xt, 2, 2.5, flag)
     assert np.array_equal(GS[:, :mid], SL) and np.array_equal(GS[:, mid:], SR)
     # a nested split of the left segment, then both merges (innermost first)
-    mid2 = K.partition_inplace(GS, GQ, 0, mid, Xt, 1, 1.5, flag, tmp_s, tmp_q, packed)
+    mid2 = K.partition_inplace(G, 0, mid, 1, 1.5, T, packed)
     SLL, SLR = _partition(SL, Xt, 1, 1.5, flag)
     assert np.array_equal(GS[:, :mid2], SLL) and np.array_equal(GS[:, mid2:mid], SLR)
     K.merge_back(GS, GQ, 0, mid2, mid, 1, Xt, tmp_s, tmp_q, packed)
@@ -277,8 +277,8 @@ def test_sklearn_tie_rule_gives_sklearns_tree_on_tied_data(seed):
     RS = np.ascontiguousarray(np.eye(nc)[y])
     sk_seed = np.random.RandomState(rs).randint(0, K.SK_RAND_R_MAX)
     for packed, Q in ((True, K.pack_ranks(Xt, S, y)), (False, NOQ)):
-        f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, packed, B, CRIT[crit], 1, mf or p, 0,
-                                        np.zeros(n, np.uint8), K.TIES_SKLEARN, sk_seed)
+        cfg = K.cart_settings(B, CRIT[crit], 1, mf or p, 0, K.TIES_SKLEARN, sk_seed)
+        f, t, nodes = K.cart_candidates(Xt, RS, y, S, Q, packed, cfg, np.zeros(n, np.uint8))
         assert nodes == sk.node_count
         assert f.tolist() == sk.feature[internal].tolist()
         np.testing.assert_allclose(t, sk.threshold[internal], atol=1e-6)
@@ -295,9 +295,10 @@ def test_sklearn_tie_rule_gives_sklearns_regression_tree(seed):
     internal = sk.feature >= 0
     Xt = np.ascontiguousarray(X.T)
     RS = np.column_stack([np.ones(n), y, y * y])
-    f, t, nodes = K.cart_candidates(Xt, RS, np.zeros(n, np.int64), K.presort(Xt), NOQ, False, B,
-                                    K.MSE, 1, p, 0, np.zeros(n, np.uint8), K.TIES_SKLEARN,
-                                    np.random.RandomState(rs).randint(0, K.SK_RAND_R_MAX))
+    cfg = K.cart_settings(B, K.MSE, 1, p, 0, K.TIES_SKLEARN,
+                          np.random.RandomState(rs).randint(0, K.SK_RAND_R_MAX))
+    f, t, nodes = K.cart_candidates(Xt, RS, np.zeros(n, np.int64), K.presort(Xt), NOQ, False, cfg,
+                                    np.zeros(n, np.uint8))
     assert nodes == sk.node_count
     assert f.tolist() == sk.feature[internal].tolist()
     np.testing.assert_allclose(t, sk.threshold[internal], atol=1e-6)

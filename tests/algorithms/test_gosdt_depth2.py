@@ -13,6 +13,7 @@ from treebench.algorithms import _gosdt_depth2 as D2
 from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms.gosdt import equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
+from treebench.search.depth2 import Depth2Node, StumpTables
 from treebench.search.state import bitset_data
 
 INF = float("inf")
@@ -66,7 +67,8 @@ def test_depth2_guessed_matches_naive_twin(seed):
         ub = float(rng.choice([INF, leaf, leaf * rng.uniform(0.5, 1.2)]))
         best = leaf if leaf < ub else ub
         floor = max(b + lam, 2.0 * lam) + float(rng.choice([0.0, 0.0, rng.uniform(0, 4)]))
-        got = D2.depth2_guessed(cnt1, tot, order, ncand, vs, ncand, P, rw1, b, lam, best, floor)
+        node = Depth2Node(cnt1, tot, order, ncand, vs, ncand, P)
+        got = D2.depth2_guessed(node, rw1, b, lam, best, floor)
         want = naive.naive_depth2_guessed(Xl, yl, nc, ref_wrong.tolist(), rows, lam, best,
                                           floor)
         assert got[1] == want[1], (rows, lam, best, floor)
@@ -91,6 +93,7 @@ def test_guessed_child_value_matches_naive_twin(seed):
         allow = np.zeros(d, bool)
         allow[vs[:ncand]] = True
         allow[i] = False
+        T = StumpTables(P, cntT, allow, qs, qm, rm)
         for side in (0, 1):
             ch = (cntT[:, i] if side == 1 else tot.astype(np.int32) - cntT[:, i]).astype(
                 np.int32)
@@ -100,8 +103,8 @@ def test_guessed_child_value_matches_naive_twin(seed):
             bc = float(ref_wrong[child].sum())
             for lam in (0.0, 0.5, 1.0, 2.0, 0.0005 * n):
                 for ub in (INF, e + lam, 3.0 * lam + 1.0):
-                    got = D2.guessed_child_value(P, cntT, ch, np.int32(ch.sum()), e, npos, i,
-                                                 side, allow, bc, lam, ub, qs, qm, rm)
+                    got = D2.guessed_child_value(T, ch, np.int32(ch.sum()), e, npos, i, side,
+                                                 bc, lam, ub)
                     want = naive.naive_guess_budget1(Xl, yl, nc, ref_wrong.tolist(), child,
                                                      lam, ub)
                     if want[0] < ub:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.search import bitset, counts, criteria
+from treebench.search import bitset, counts, criteria, state
 from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
 
@@ -67,8 +67,8 @@ def test_feature_counts_match_naive(weighted):
     nnz, nrows = counts.node_totals(rows, C, y, sw, weighted, tot, nzw)
     cnt1 = np.zeros((d, nc))
     rc1 = np.zeros(d)
-    counts.feature_counts(rows, nzw, nnz, F, C, X.astype(np.uint8), y, sw, weighted, cnt1, rc1,
-                     np.zeros((nc, d), dtype=np.int64))
+    data = state.Data(F, C, X.astype(np.uint8), y, sw, weighted, n)
+    counts.feature_counts(data, rows, nzw, nnz, cnt1, rc1, np.zeros((nc, d), dtype=np.int64))
     assert nrows == mask.sum()
     np.testing.assert_allclose(tot, np.bincount(y[mask], weights=sw[mask], minlength=nc))
     for j in range(d):
@@ -119,8 +119,8 @@ def test_rank_features_tie_rule():
     nnz, _ = counts.node_totals(rows_b, C, y, np.ones(len(y)), False, tot, nzw)
     cnt1 = np.zeros((6, 2))
     rc1 = np.zeros(6)
-    counts.feature_counts(rows_b, nzw, nnz, F, C, X.astype(np.uint8), y, np.ones(len(y)), False,
-                     cnt1, rc1, np.zeros((2, 6), dtype=np.int64))
+    data = state.Data(F, C, X.astype(np.uint8), y, np.ones(len(y)), False, len(y))
+    counts.feature_counts(data, rows_b, nzw, nnz, cnt1, rc1, np.zeros((2, 6), dtype=np.int64))
     sc = np.array([criteria.child_impurity(tot, cnt1[j], np.zeros(2), tot.sum(), 0) for j in range(6)])
     valid = (rc1 >= 1) & (rc1 <= len(y) - 1)
     criteria.rank_features(sc, valid, order)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.search import bitset, counts, depth2
+from treebench.search import bitset, counts, depth2, state
 
 pytestmark = pytest.mark.kernels  # also run under NUMBA_DISABLE_JIT=1 (make test-nojit)
 
@@ -28,8 +28,8 @@ def _node(seed, n, d, nc, density=0.5, frac=0.8):
     nnz, nrows = counts.node_totals(rows, C, y, np.ones(n), False, tot, nzw)
     cnt1 = np.zeros((d, nc))
     rc1 = np.zeros(d)
-    counts.feature_counts(rows, nzw, nnz, F, C, np.zeros((1, d), np.uint8), y, np.ones(n), False,
-                          cnt1, rc1, np.zeros((nc, d), np.int64))
+    data = state.Data(F, C, np.zeros((1, d), np.uint8), y, np.ones(n), False, n)
+    counts.feature_counts(data, rows, nzw, nnz, cnt1, rc1, np.zeros((nc, d), np.int64))
     return X, y, mask, F, C, rows, nzw, nnz, tot, cnt1, rc1
 
 
@@ -72,8 +72,8 @@ def _solve_depth2(X, y, nc, msl, regularized, M=8.0, nu=1.0, lam=0.0, ub=np.inf)
     nnz, nrows = counts.node_totals(rows, C, y, np.ones(n), False, tot, nzw)
     cnt1 = np.zeros((d, nc))
     rc1 = np.zeros(d)
-    counts.feature_counts(rows, nzw, nnz, F, C, np.zeros((1, d), np.uint8), y, np.ones(n), False,
-                          cnt1, rc1, np.zeros((nc, d), np.int64))
+    data = state.Data(F, C, np.zeros((1, d), np.uint8), y, np.ones(n), False, n)
+    counts.feature_counts(data, rows, nzw, nnz, cnt1, rc1, np.zeros((nc, d), np.int64))
     valid = [j for j in range(d) if rc1[j] >= max(msl, 1) and n - rc1[j] >= max(msl, 1)]
     order = np.array(valid[::-1] + [j for j in range(d) if j not in valid], dtype=np.int64)
     vs = np.zeros(d, dtype=np.int64)
@@ -81,9 +81,9 @@ def _solve_depth2(X, y, nc, msl, regularized, M=8.0, nu=1.0, lam=0.0, ub=np.inf)
     P = np.zeros((nc, d, d), dtype=np.int32)
     counts.pair_counts_buf(rows, nzw, nnz, F, C, vs, len(valid), P,
                            np.zeros((d, F.shape[0]), dtype=np.uint64))
-    got = depth2.depth2_search(cnt1, tot, order, len(valid), vs, len(valid), P,
-                               msl if not regularized else 0.0, regularized, M, nu, lam, ub,
-                               -1.0, np.zeros(nc))
+    node = depth2.Depth2Node(cnt1, tot, order, len(valid), vs, len(valid), P)
+    got = depth2.depth2_search(node, msl if not regularized else 0.0, regularized, M, nu, lam,
+                               ub, -1.0)
     ref = naive.naive_depth2_search(X.tolist(), y.tolist(), nc, order[: len(valid)].tolist(),
                                     valid, msl, regularized, M, nu, lam)
     return got, ref

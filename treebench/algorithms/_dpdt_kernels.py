@@ -23,6 +23,8 @@ Between equal proxies the lower feature index, then the smaller threshold wins (
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -141,17 +143,55 @@ def sk_feature_order(features, rng, const, max_features, order):
 # ``Wa``/``Ya`` hold the row's weight and w·y (only for weighted data / regression; 1 x 1
 # otherwise). Unweighted classification states already carry ``Q`` (packed states, below), so
 # their call copies it; other calls rank their rows once.
+#
+# The arrays and settings travel as records (plain namedtuples, passed by numba as tuples):
+
+#: the row-aligned arrays of a call (or, for `partition_inplace`, the global in-place orders
+#: ``work`` = ``GS`` and ``Qw`` = ``GQ``, with 1 x 1 ``Wa``/``Ya``)
+CartRows = namedtuple("CartRows", ["Xt", "work", "Qw", "Wa", "Ya"])
+
+#: a call's settings: at most ``max_leaves`` leaves, criterion code, min_samples_leaf,
+#: max_features, the ``max_features`` draws' seed, the tie rule and scikit-learn's per-fit
+#: seed (`cart_settings` fixes their types)
+CartSettings = namedtuple(
+    "CartSettings",
+    ["max_leaves", "crit", "min_leaf", "max_features", "seed", "ties", "sk_seed"],
+)
+
+#: how a call scans a node: criterion code, min_samples_leaf, max_features, whether every
+#: weight is 1 (no ``Wa``), the class bits ``lg`` of ``Qw`` and the tie rule
+ScanRule = namedtuple("ScanRule", ["crit", "min_leaf", "max_features", "unit", "lg", "ties"])
+
+#: a call's node-scan scratch: class statistics ``left``/``right``, the scan's result ``out``,
+#: and scikit-learn's splitter state (``features``, ``rng``, ``const``, visit ``order``)
+ScanScratch = namedtuple(
+    "ScanScratch", ["left", "right", "out", "features", "rng", "const", "order"],
+)
+
+#: the buffers of `_partition_work`: ``flag`` (uint8, length n, zero between calls) and the
+#: right rows' temporaries (row ids, packed ranks, weights, w·y; 1-long when not moved)
+PartitionTmp = namedtuple("PartitionTmp", ["flag", "tmp_i", "tmp_q", "tmp_w", "tmp_y"])
+
+
+def cart_settings(max_leaves, crit, min_leaf, max_features, seed, ties, sk_seed):
+    """The `CartSettings` of a `cart_candidates` call, every field a Python int (one type per
+    field, so the solver and the warm-up compile the same signature)."""
+    return CartSettings(int(max_leaves), int(crit), int(min_leaf), int(max_features), int(seed),
+                        int(ties), int(sk_seed))
 
 
 @njit(cache=True)
-def _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, right, out, unit,
-          lg, ties):
-    """Best split of the node ``[s, e)`` over ``feats[:nf]`` (in that order; strictly better
-    proxies win). ``Qw`` packs rank << lg | class. Writes ``out = [proxy, feature, position,
+def _scan(A, s, e, tot, feats, nf, rule, buf):
+    """Best split of the node ``[s, e)`` of the call's rows ``A`` (`CartRows`) over
+    ``feats[:nf]`` (in that order; strictly better proxies win) under the `ScanRule` ``rule``.
+    ``Qw`` packs rank << lg | class. Writes ``buf.out = [proxy, feature, position,
     threshold]``; feature -1 when none.
 
     Classification keeps Σ l_k² and Σ r_k² up to date (O(1) per position for Gini; exact for
     integer weights); two unit-weight classes keep their counts in registers."""
+    Xt, work, Qw, Wa, Ya = A
+    crit, min_leaf, _, unit, lg, ties = rule
+    left, right, out = buf.left, buf.right, buf.out
     K = tot.shape[0]
     m = e - s
     mask = (1 << lg) - 1
@@ -273,30 +313,33 @@ def _side_stats(Qw, Wa, Ya, f, s, e, out, crit, unit, lg):
 
 
 @njit(cache=True)
-def _split_node(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, max_features, features, rng,
-                const, order, left, right, out, unit, lg, ties, W):
-    """Score node ``[s, e)`` (statistics ``tot``): returns (priority, feature, position,
-    threshold); feature -1 when the node stays a leaf (pure, too small or no valid split)."""
-    p = work.shape[0]
+def _split_node(A, s, e, tot, rule, buf, W):
+    """Score node ``[s, e)`` of the call's rows ``A`` (statistics ``tot``, root weight ``W``)
+    under the `ScanRule` ``rule``: returns (priority, feature, position, threshold); feature -1
+    when the node stays a leaf (pure, too small or no valid split)."""
+    crit = rule.crit
+    out = buf.out
+    p = A.work.shape[0]
     m = e - s
-    if m < 2 * min_leaf or m < 2 or stat_is_pure(tot, crit):
+    if m < 2 * rule.min_leaf or m < 2 or stat_is_pure(tot, crit):
         return -np.inf, -1, 0, 0.0
-    if ties == TIES_SKLEARN:
+    if rule.ties == TIES_SKLEARN:
         for g in range(p):
-            const[g] = not (Xt[g, work[g, e - 1]] > Xt[g, work[g, s]] + 1e-7)
-        nf = sk_feature_order(features, rng, const, max_features, order)
-        feats = order
+            buf.const[g] = not (A.Xt[g, A.work[g, e - 1]] > A.Xt[g, A.work[g, s]] + 1e-7)
+        nf = sk_feature_order(buf.features, buf.rng, buf.const, rule.max_features, buf.order)
+        feats = buf.order
     else:
-        feats = _features_for_node(p, max_features)
+        feats = _features_for_node(p, rule.max_features)
         nf = feats.shape[0]
-    _scan(Xt, work, Qw, Wa, Ya, s, e, tot, crit, min_leaf, feats, nf, left, right, out, unit,
-          lg, ties)
+    _scan(A, s, e, tot, feats, nf, rule, buf)
     if out[1] < 0:
         return -np.inf, -1, 0, 0.0
     f = int(out[1])
     pos = int(out[2])
-    if ties == TIES_SKLEARN:
-        _side_stats(Qw, Wa, Ya, f, s, s + pos, left, crit, unit, lg)
+    if rule.ties == TIES_SKLEARN:
+        left = buf.left
+        right = buf.right
+        _side_stats(A.Qw, A.Wa, A.Ya, f, s, s + pos, left, crit, rule.unit, rule.lg)
         for k in range(tot.shape[0]):
             right[k] = tot[k] - left[k]
         w = stat_weight(tot, crit)
@@ -358,12 +401,14 @@ def _heap_pop(h_key, h_id, n):
 
 
 @njit(cache=True)
-def _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
-                    has_q, weighted, regression):
-    """Stable split of the segment ``[s, e)`` of every feature's order but ``f`` (already
-    sorted by x_f: its left rows are the prefix ``[s, mid)``) into left rows first, moving the
-    row-aligned ``Qw`` (when ``has_q``), ``Wa`` (``weighted``) and ``Ya`` (``regression``)
-    along. Used by the CART generator on its copies and by the in-place states."""
+def _partition_work(A, s, mid, e, f, T, has_q, weighted, regression):
+    """Stable split of the segment ``[s, e)`` of every feature's order ``A.work`` but ``f``
+    (already sorted by x_f: its left rows are the prefix ``[s, mid)``) into left rows first,
+    moving the row-aligned ``Qw`` (when ``has_q``), ``Wa`` (``weighted``) and ``Ya``
+    (``regression``) along, with the buffers ``T`` (`PartitionTmp`). Used by the CART
+    generator on its copies and by the in-place states."""
+    _, work, Qw, Wa, Ya = A
+    flag, tmp_i, tmp_q, tmp_w, tmp_y = T
     p = work.shape[0]
     for i in range(s, mid):
         flag[work[f, i]] = 1
@@ -439,12 +484,12 @@ def _state_copies(Xt, RS, yc, S, Q, packed, regression):
 
 
 @njit(cache=True)
-def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_features, seed,
-                    flag, ties, sk_seed, inplace=False):
-    """Best-first CART with at most ``max_leaves`` leaves (scikit-learn's ``max_leaf_nodes``,
-    no depth limit) on the state's rows ``S`` (with its packed ranks ``Q`` when ``packed``).
-    Returns the split of every internal node in node-creation order (features, thresholds)
-    and the CART tree's node count.
+def cart_candidates(Xt, RS, yc, S, Q, packed, cfg, flag, inplace=False):
+    """Best-first CART with at most ``cfg.max_leaves`` leaves (scikit-learn's
+    ``max_leaf_nodes``, no depth limit) on the state's rows ``S`` (with its packed ranks ``Q``
+    when ``packed``), with the settings ``cfg`` (`CartSettings`: criterion, min_leaf,
+    max_features, seed, ties, sk_seed). Returns the split of every internal node in
+    node-creation order (features, thresholds) and the CART tree's node count.
 
     A node is a leaf when it is pure, has fewer than ``2 * min_leaf`` rows or no valid split;
     the open node with the largest impurity improvement is split next; ties follow ``ties``
@@ -455,9 +500,12 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     end (`merge_back`), so a large state costs no second p x m copy of each."""
     p, m = S.shape
     K = RS.shape[1]
+    max_leaves = cfg.max_leaves
+    crit = cfg.crit
+    ties = cfg.ties
     regression = crit == MSE
-    if max_features < p and ties == TIES_INDEX:
-        np.random.seed(seed)
+    if cfg.max_features < p and ties == TIES_INDEX:
+        np.random.seed(cfg.seed)
     inplace = inplace and packed
     if inplace:  # unit-weight classification: no Wa / Ya, and Q is used as it is
         work = S
@@ -487,11 +535,13 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     tmp_q = np.empty(m, np.int32)
     tmp_w = np.empty(m if weighted else 1)
     tmp_y = np.empty(m if regression else 1)
-    features = np.arange(p)
     rng = np.zeros(1, np.int64)
-    rng[0] = sk_seed
-    const = np.zeros(p, np.bool_)
-    order = np.empty(p, np.int64)
+    rng[0] = cfg.sk_seed
+    buf = ScanScratch(left, right, out, np.arange(p), rng, np.zeros(p, np.bool_),
+                      np.empty(p, np.int64))
+    rule = ScanRule(crit, cfg.min_leaf, cfg.max_features, unit, lg, ties)
+    A = CartRows(Xt, work, Qw, Wa, Ya)
+    T = PartitionTmp(flag, tmp_i, tmp_q, tmp_w, tmp_y)
 
     _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
     W = stat_weight(tot, crit)
@@ -499,9 +549,7 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
     n_end[0] = m
     n_nodes = 1
     if max_leaves >= 2:
-        imp, f, pos, thr = _split_node(Xt, work, Qw, Wa, Ya, 0, m, tot, crit, min_leaf,
-                                       max_features, features, rng, const, order, left, right,
-                                       out, unit, lg, ties, W)
+        imp, f, pos, thr = _split_node(A, 0, m, tot, rule, buf, W)
         n_imp[0], n_feat[0], n_pos[0], n_thr[0] = imp, f, pos, thr
     nh = _heap_push(h_key, h_id, nh, n_imp[0] if n_feat[0] >= 0 else 0.0, 0)
     n_splits = 0
@@ -525,8 +573,7 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
         mid = s + n_pos[best]
         last = n_splits == max_leaves - 1
         if not last:
-            _partition_work(work, Qw, Wa, Ya, s, mid, e, f, flag, tmp_i, tmp_q, tmp_w, tmp_y,
-                            True, weighted, regression)
+            _partition_work(A, s, mid, e, f, T, True, weighted, regression)
             sp[n_sp, 0], sp[n_sp, 1], sp[n_sp, 2], sp[n_sp, 3] = s, mid, e, f
             n_sp += 1
         for c in range(2):
@@ -537,9 +584,7 @@ def cart_candidates(Xt, RS, yc, S, Q, packed, max_leaves, crit, min_leaf, max_fe
             if last:
                 continue
             _node_stats(Qw, Wa, Ya, n_start[j], n_end[j], tot, crit, unit, lg)
-            imp, fj, pos, thr = _split_node(Xt, work, Qw, Wa, Ya, n_start[j], n_end[j], tot,
-                                            crit, min_leaf, max_features, features, rng, const,
-                                            order, left, right, out, unit, lg, ties, W)
+            imp, fj, pos, thr = _split_node(A, n_start[j], n_end[j], tot, rule, buf, W)
             n_imp[j], n_feat[j], n_pos[j], n_thr[j] = imp, fj, pos, thr
         if not last and ties == TIES_SKLEARN:
             for j in (n_nodes - 2, n_nodes - 1):
@@ -597,17 +642,29 @@ def partition_side(S, Q, Xt, f, t, flag, left, packed):
 
 
 @njit(cache=True)
-def partition_inplace(GS, GQ, s, e, Xt, f, t, flag, tmp_s, tmp_q, packed):
-    """Stable in-place split of segment [s, e) by ``x_f <= t``; returns the boundary. The left
-    rows are a prefix of feature f's order, so counting them finds the boundary."""
+def partition_inplace(G, s, e, f, t, T, packed):
+    """Stable in-place split of segment [s, e) of the global orders ``G`` (`CartRows`: ``Xt``,
+    ``GS``, ``GQ``; see `inplace_orders`) by ``x_f <= t``, with the buffers ``T``
+    (`PartitionTmp`); returns the boundary. The left rows are a prefix of feature f's order,
+    so counting them finds the boundary."""
     nl = 0
+    Xt = G.Xt
+    GS = G.work
     while s + nl < e and Xt[f, GS[f, s + nl]] <= t:
         nl += 1
+    _partition_work(G, s, s + nl, e, f, T, packed, False, False)
+    return s + nl
+
+
+def inplace_orders(Xt, GS, GQ, flag):
+    """(`CartRows`, `PartitionTmp`) of the in-place states over the global orders ``GS`` (and
+    packed ranks ``GQ``, 1 x 1 when unpacked) for `partition_inplace` and `merge_back`, with
+    the zeroed uint8 ``flag`` of length n and fresh temporaries."""
+    m = GS.shape[1]
     dummy = np.empty((1, 1))
     dtmp = np.empty(1)
-    _partition_work(GS, GQ, dummy, dummy, s, s + nl, e, f, flag, tmp_s, tmp_q, dtmp, dtmp,
-                    packed, False, False)
-    return s + nl
+    return (CartRows(Xt, GS, GQ, dummy, dummy),
+            PartitionTmp(flag, np.empty(m, np.int32), np.empty(m, np.int32), dtmp, dtmp))
 
 
 @njit(cache=True)
@@ -666,16 +723,17 @@ def topb_candidates(Xt, RS, yc, S, B, min_leaf, crit):
                                          crit == MSE)
     tot = np.zeros(K)
     _node_stats(Qw, Wa, Ya, 0, m, tot, crit, unit, lg)
-    left = np.zeros(K)
-    right = np.zeros(K)
     out = np.zeros(4)
+    buf = ScanScratch(np.zeros(K), np.zeros(K), out, np.zeros(1, np.int64),
+                      np.zeros(1, np.int64), np.zeros(1, np.bool_), np.zeros(1, np.int64))
+    rule = ScanRule(crit, min_leaf, p, unit, lg, TIES_INDEX)
+    A = CartRows(Xt, S, Qw, Wa, Ya)
     score = np.full(p, -np.inf)
     thr = np.zeros(p)
     one = np.zeros(1, np.int64)
     for f in range(p):
         one[0] = f
-        _scan(Xt, S, Qw, Wa, Ya, 0, m, tot, crit, min_leaf, one, 1, left, right, out, unit, lg,
-              TIES_INDEX)
+        _scan(A, 0, m, tot, one, 1, rule, buf)
         if out[1] >= 0:
             score[f] = out[0]
             thr[f] = out[3]

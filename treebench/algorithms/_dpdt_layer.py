@@ -71,6 +71,7 @@ from treebench.search.cache import (
 )
 from treebench.search.clock import check_time
 from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
+from treebench.search.depth2 import Depth2Node
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
     N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_SCORED, S_TIMED_OUT, bitset_data, full_set,
@@ -124,12 +125,17 @@ def _side(cnt1j, tot, side, ch):
 
 
 @njit(cache=True)
-def _stump_value(cnt1, P, ch, ms, es, i, side, vs, nv, alpha, msl):
+def _stump_value(node, ch, ms, es, i, side, alpha, msl):
     """DP value of the child ``x_i = side`` (class counts ``ch``, ``ms`` rows, leaf error
-    ``es``) with depth budget 1: the first argmin over (leaf, split on each feature of
-    ``vs[:nv]`` in order), each split costing ``(α·ms + e_left) + e_right``; the counts of the
-    grandchildren come from the pair counts ``P`` (both triangles). Returns (value, splits
+    ``es``) of a node (`search.depth2.Depth2Node`: counts per feature ``cnt1``, partners
+    ``vs[:nv]``, pair counts ``P``, both triangles) with depth budget 1: the first argmin over
+    (leaf, split on each partner in order), each split costing ``(α·ms + e_left) + e_right``;
+    the counts of the grandchildren come from the pair counts. Returns (value, splits
     scored)."""
+    cnt1 = node.cnt1
+    P = node.P
+    vs = node.vs
+    nv = node.nv
     if es == 0.0 or ms < 2 * msl:
         return es, 0
     aW = alpha * ms
@@ -191,6 +197,7 @@ def depth2_dpdt(cnt1, rc1, tot, P, vs, nv, alpha, msl):
     best = err
     best_f = -1
     scored = 0
+    node = Depth2Node(cnt1, tot, vs, nv, vs, nv, P)
     for a in range(nv):
         i = vs[a]
         n1 = rc1[i]
@@ -198,13 +205,13 @@ def depth2_dpdt(cnt1, rc1, tot, P, vs, nv, alpha, msl):
             continue
         scored += 1
         m0, e0 = _side(cnt1[i], tot, 0, ch)
-        v0, k = _stump_value(cnt1, P, ch, m0, e0, i, 0, vs, nv, alpha, msl)
+        v0, k = _stump_value(node, ch, m0, e0, i, 0, alpha, msl)
         scored += k
         lb = aW + v0  # the right child costs >= 0: (aW + v0) + v1 >= aW + v0
         if lb >= best:
             continue
         m1, e1 = _side(cnt1[i], tot, 1, ch)
-        v1, k = _stump_value(cnt1, P, ch, m1, e1, i, 1, vs, nv, alpha, msl)
+        v1, k = _stump_value(node, ch, m1, e1, i, 1, alpha, msl)
         scored += k
         cost = (aW + v0) + v1
         if cost < best:
@@ -301,8 +308,7 @@ def solve(s, rows, h, ub):
     if err <= aW:  # a split costs >= aW: the leaf is the first argmin
         return err
     if h == 1:  # always valued (cheap), also after the deadline
-        feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, False, scr.cnt[h],
-                       scr.rc[h], scr.acc)
+        feature_counts(D, rows, scr.nzw[h], nnz, scr.cnt[h], scr.rc[h], scr.acc)
         s.stats[S_EXPANDED] += 1
         v, f = _budget1(s, h, m, err, aW)
         scr.feat[h] = f
@@ -329,8 +335,7 @@ def solve(s, rows, h, ub):
     if s.stats[S_TIMED_OUT] != 0:
         return err
     s.stats[S_EXPANDED] += 1
-    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, False, scr.cnt[h],
-                   scr.rc[h], scr.acc)
+    feature_counts(D, rows, scr.nzw[h], nnz, scr.cnt[h], scr.rc[h], scr.acc)
     cnt1 = scr.cnt[h]
     rc1 = scr.rc[h]
     dd = cnt1.shape[0]
@@ -383,40 +388,39 @@ def solve(s, rows, h, ub):
             if lbc < lbmin:
                 lbmin = lbc
             continue
-        # left child
-        if x0:
-            v0 = lb0
-        else:
-            ub0 = (bound - aW - lb1) + _margin(bound)
-            v0 = solve(s, r0, hc, ub0)
+        # the children, left then right, each under the bound the other side leaves
+        v0 = lb0
+        v1 = lb1
+        halt = False  # timed out without a value below the bound: stop the loop
+        pruned = False  # a child's value proves the candidate costs >= bound
+        for side in range(2):
+            if x0 if side == 0 else x1:
+                continue
+            rc = r0 if side == 0 else r1
+            other = lb1 if side == 0 else v0
+            ubc = (bound - aW - other) + _margin(bound)
+            v = solve(s, rc, hc, ubc)
             if s.stats[S_TIMED_OUT] != 0:
                 stopped = True
-                if v0 >= ub0:
+                if v >= ubc:
+                    halt = True
                     break
-            if v0 >= ub0:
-                lbc = (aW + v0) + lb1
+            if v >= ubc:
+                lbc = (aW + v) + other if side == 0 else (aW + other) + v
                 if lbc >= bound:
                     if lbc < lbmin:
                         lbmin = lbc
-                    continue
-                v0 = solve(s, r0, hc, INF)  # a near-tie: the exact value decides
-        # right child
-        if x1:
-            v1 = lb1
-        else:
-            ub1 = (bound - aW - v0) + _margin(bound)
-            v1 = solve(s, r1, hc, ub1)
-            if s.stats[S_TIMED_OUT] != 0:
-                stopped = True
-                if v1 >= ub1:
+                    pruned = True
                     break
-            if v1 >= ub1:
-                lbc = (aW + v0) + v1
-                if lbc >= bound:
-                    if lbc < lbmin:
-                        lbmin = lbc
-                    continue
-                v1 = solve(s, r1, hc, INF)
+                v = solve(s, rc, hc, INF)  # a near-tie: the exact value decides
+            if side == 0:
+                v0 = v
+            else:
+                v1 = v
+        if halt:
+            break
+        if pruned:
+            continue
         cost = (aW + v0) + v1
         if cost < best:
             best = cost

@@ -6,6 +6,7 @@ the compiled kernels in `treebench.algorithms._dpdt_kernels`."""
 from __future__ import annotations
 
 import time
+from collections import namedtuple
 from numbers import Integral
 
 import numpy as np
@@ -13,6 +14,11 @@ import numpy as np
 from treebench.algorithms import _dpdt_kernels as K
 from treebench.algorithms.base import majority_label
 from treebench.tree.arrays import TreeBuilder
+
+
+#: one child of a split, for `Solver.children_inplace`: its class statistics, leaf error,
+#: whether it is terminal (a leaf without search) and its memo key (depth, size, h1, h2)
+Child = namedtuple("Child", ["stats", "leaf_err", "terminal", "key"])
 
 
 def budget_at(budgets, depth: int, generator: str) -> int:
@@ -85,12 +91,12 @@ class Solver:
         g = self.gen
         if g == "cart":
             self.stats["generator_calls"] += 1
-            f, t, nodes = K.cart_candidates(
-                self.Xt, self.RS, self.yc, S, Q if self.packed else self._noq, self.packed, B,
-                self.crit, self.min_leaf, self.max_features,
-                self.seed + self.stats["generator_calls"], self.flag, self.ties, self.sk_seed,
-                inplace,
-            )
+            cfg = K.cart_settings(B, self.crit, self.min_leaf, self.max_features,
+                                  self.seed + self.stats["generator_calls"], self.ties,
+                                  self.sk_seed)
+            f, t, nodes = K.cart_candidates(self.Xt, self.RS, self.yc, S,
+                                            Q if self.packed else self._noq, self.packed, cfg,
+                                            self.flag, inplace)
             return f, t, int(nodes)
         if g == "topb":
             f, t = K.topb_candidates(self.Xt, self.RS, self.yc, S, B, self.min_leaf, self.crit)
@@ -174,8 +180,9 @@ class Solver:
                 kl = (nd, nl, int(h1[c]), int(h2[c]))
                 kr = (nd, nr, (ph1 - int(h1[c])) % 2**64, (ph2 - int(h2[c])) % 2**64)
                 if seg is not None:
-                    el, er = self.children_inplace(seg, f, t, ls, rs, float(eL[c]),
-                                                   float(eR[c]), lterm, rterm, nd, kl, kr)
+                    el, er = self.children_inplace(seg, f, t,
+                                                   Child(ls, float(eL[c]), lterm, kl),
+                                                   Child(rs, float(eR[c]), rterm, kr))
                 else:
                     el = self.leaf_entry(ls, float(eL[c])) if lterm else self.child(
                         S, Q, f, t, True, ls, nd, kl)
@@ -210,26 +217,29 @@ class Solver:
                                   left, self.packed)
         return self.solve(Sx, Qx if self.packed else None, st, d, key)
 
-    def children_inplace(self, seg, f, t, ls, rs, eL, eR, lterm, rterm, nd, kl, kr):
-        """Both children of a split of the in-place segment ``seg``: partition it, solve the
-        children on their sub-segments, merge the parent's order back."""
-        el = self.leaf_entry(ls, eL) if lterm else self.memo.get(kl)
-        er = self.leaf_entry(rs, eR) if rterm else self.memo.get(kr)
-        self.stats["cache_hits"] += int(not lterm and el is not None)
-        self.stats["cache_hits"] += int(not rterm and er is not None)
+    def children_inplace(self, seg, f, t, left, right):
+        """Both children (`Child`) of the split ``x_f <= t`` of the in-place segment ``seg``:
+        partition it, solve the children on their sub-segments, merge the parent's order
+        back."""
+        el = self.leaf_entry(left.stats, left.leaf_err) if left.terminal else self.memo.get(
+            left.key)
+        er = self.leaf_entry(right.stats, right.leaf_err) if right.terminal else self.memo.get(
+            right.key)
+        self.stats["cache_hits"] += int(not left.terminal and el is not None)
+        self.stats["cache_hits"] += int(not right.terminal and er is not None)
         if el is not None and er is not None:
             return el, er
         s0, e0 = seg
-        mid = K.partition_inplace(self.GS, self.GQ, s0, e0, self.Xt, f, t, self.flag,
-                                  self.tmp_s, self.tmp_q, self.packed)
+        G, T = self.G, self.T
+        GS, GQ = G.work, G.Qw
+        mid = K.partition_inplace(G, s0, e0, f, t, T, self.packed)
         if el is None:
-            el = self.solve(self.GS[:, s0:mid], self.GQ[:, s0:mid] if self.packed else None,
-                            ls, nd, kl, (s0, mid))
+            el = self.solve(GS[:, s0:mid], GQ[:, s0:mid] if self.packed else None,
+                            left.stats, left.key[0], left.key, (s0, mid))
         if er is None:
-            er = self.solve(self.GS[:, mid:e0], self.GQ[:, mid:e0] if self.packed else None,
-                            rs, nd, kr, (mid, e0))
-        K.merge_back(self.GS, self.GQ, s0, mid, e0, f, self.Xt, self.tmp_s, self.tmp_q,
-                     self.packed)
+            er = self.solve(GS[:, mid:e0], GQ[:, mid:e0] if self.packed else None,
+                            right.stats, right.key[0], right.key, (mid, e0))
+        K.merge_back(GS, GQ, s0, mid, e0, f, self.Xt, T.tmp_i, T.tmp_q, self.packed)
         return el, er
 
     def _split_leaves(self, st, ls, f, t):

@@ -32,9 +32,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.bitset import popcount
-from treebench.search.depth2 import (
-    int_counts, partner_mask, side_counts, stump_scratch, stump_tables,
-)
+from treebench.search.depth2 import int_counts, new_stump_tables, side_counts, stump_tables
 
 
 @njit(cache=True)
@@ -70,11 +68,12 @@ def guessed_child_bound(e, b, lam):
 
 
 @njit(cache=True)
-def guessed_child_value(P, cntT, ch, chtot, e, npos, i, side, allow, b, lam, ub, qs, qm, rm):
+def guessed_child_value(T, ch, chtot, e, npos, i, side, b, lam, ub):
     """The recursion's answer for the child ``x_i = side`` of a node with depth budget 1
     (class counts ``ch``, total ``chtot``, leaf error ``e``, ``npos`` classes present,
-    reference errors ``b``) under the bound ``ub``: (value, feature), value < ub exact
-    (feature -1 = leaf), else a value >= ub.
+    reference errors ``b``; the node's pair counts, partners and scratch in the
+    `search.depth2.StumpTables` ``T``) under the bound ``ub``: (value, feature), value < ub
+    exact (feature -1 = leaf), else a value >= ub.
 
     The child's features are ranked by the stump's leaf errors (integers), ties by index, so
     only the features with the fewest errors can improve on the best cost (the next class is
@@ -92,8 +91,12 @@ def guessed_child_value(P, cntT, ch, chtot, e, npos, i, side, allow, b, lam, ub,
     best = leaf if found else ub
     best_f = -1
     if floor < best:
+        allow = T.allow
+        qs = T.qs
+        qm = T.qm
+        rm = T.rm
         d = allow.shape[0]
-        stump_tables(P, cntT, ch, i, side, qs, qm, rm)
+        stump_tables(T.P, T.cntT, ch, i, side, qs, qm, rm)
         e_min = chtot + 1
         c_best = best
         c_f = -1
@@ -133,24 +136,26 @@ def _side(cntT, tot, i, side, ch):
 
 
 @njit(cache=True)
-def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor):
+def depth2_guessed(node, rw1, b, lam, best, floor):
     """Best tree of depth <= 2 of a node under a lower-bound guess, valued exactly as the
-    recursion of `_gosdt_kernels.solve` values it (module docstring): root features
-    ``order[:ncand]`` in rank order, partners ``vs[:nv]`` (pair counts ``P`` filled for them,
-    both triangles), ``rw1[j]`` the reference's errors with x_j = 1, ``b`` the node's, ``best``
-    the node's leaf or bound to beat, ``floor`` where the node's search stops. Returns
-    (objective, root feature), or (best, -1) when no split is below ``best``."""
+    recursion of `_gosdt_kernels.solve` values it (module docstring), from the node's counts
+    (a `search.depth2.Depth2Node`): root features ``order[:ncand]`` in rank order, partners
+    ``vs[:nv]`` (pair counts ``P`` filled for them, both triangles); ``rw1[j]`` the reference's
+    errors with x_j = 1, ``b`` the node's, ``best`` the node's leaf or bound to beat, ``floor``
+    where the node's search stops. Returns (objective, root feature), or (best, -1) when no
+    split is below ``best``."""
+    tot = node.tot
+    order = node.order
     nc = tot.shape[0]
-    d = cnt1.shape[0]
-    cntT = int_counts(cnt1)
-    allow = partner_mask(vs, nv, d)
+    cntT = int_counts(node.cnt1)
+    T = new_stump_tables(node.P, cntT, node.vs, node.nv)
+    allow = T.allow
     ch0 = np.empty(nc, dtype=np.int32)
     ch1 = np.empty(nc, dtype=np.int32)
-    qs, qm, rm = stump_scratch(d)
     best_f = -1
     if not floor < best:
         return best, best_f
-    for a in range(ncand):
+    for a in range(node.ncand):
         i = order[a]
         t0, e0, np0 = _side(cntT, tot, i, 0, ch0)
         t1, e1, np1 = _side(cntT, tot, i, 1, ch1)
@@ -174,10 +179,8 @@ def depth2_guessed(cnt1, tot, order, ncand, vs, nv, P, rw1, b, lam, best, floor)
         was = allow[i]
         allow[i] = False
         # both children solved on their own (no bound from this node's incumbent)
-        o0, _ = guessed_child_value(P, cntT, ch0, t0, e0, np0, i, 0, allow, b0, lam, np.inf,
-                                    qs, qm, rm)
-        o1, _ = guessed_child_value(P, cntT, ch1, t1, e1, np1, i, 1, allow, b1, lam, np.inf,
-                                    qs, qm, rm)
+        o0, _ = guessed_child_value(T, ch0, t0, e0, np0, i, 0, b0, lam, np.inf)
+        o1, _ = guessed_child_value(T, ch1, t1, e1, np1, i, 1, b1, lam, np.inf)
         if o0 + o1 < best:
             best = o0 + o1
             best_f = i

@@ -76,7 +76,7 @@ from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time
 from treebench.search.counts import count_node, node_summary, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
-from treebench.search.depth2 import depth2_regularized, partner_list
+from treebench.search.depth2 import Depth2Node, depth2_regularized, partner_list
 from treebench.search.equiv import drop_equivalent
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
@@ -323,8 +323,8 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     nv = partner_list(scr.valid[lev], vs)
     pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
-    v, f = depth2_regularized(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv,
-                              scr.pair, s.lam, best, floor, scr.tmp[0])
+    node = Depth2Node(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair)
+    v, f = depth2_regularized(node, s.lam, best, floor)
     if f >= 0:
         return v, f, True
     return best, best_f, found
@@ -342,8 +342,8 @@ def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
     rw1 = scr.gain[0]  # level-0 scratch too
     ref_wrong_counts(rows, scr.nzw[lev], nnz, D.F, s.ref_wrong, rw1)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
-    v, f = depth2_guessed(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair,
-                          rw1, b, s.lam, best, floor)
+    node = Depth2Node(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair)
+    v, f = depth2_guessed(node, rw1, b, s.lam, best, floor)
     if f >= 0:
         return v, f, True
     return best, best_f, found

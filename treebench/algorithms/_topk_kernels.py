@@ -56,7 +56,7 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
 )
-from treebench.search.depth2 import depth2_best, depth2_may_improve, partner_list
+from treebench.search.depth2 import Depth2Node, depth2_best, depth2_may_improve, partner_list
 from treebench.search.equiv import drop_equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, full_set,
@@ -74,6 +74,11 @@ TopkState = namedtuple(
     "TopkState",
     ["data", "scr", "cache", "stats", "clock", "k", "crit", "msl", "min_imp", "M", "nu"],
 )
+
+#: what a node's search proved, for `_finish`: the caller's bound ``ub``, the node's lower
+#: bound ``lbk``, the bound its splits had to beat (``split_ub``: below ``ub`` when
+#: min_improvement makes the leaf compete) and the leaf's objective
+NodeBounds = namedtuple("NodeBounds", ["ub", "lbk", "split_ub", "leaf_obj"])
 
 
 @njit(cache=True)
@@ -256,8 +261,8 @@ def _depth2(s, rows, h, nnz, ncand, best, floor):
     # pure, else at least 3 nodes)
     if depth2_may_improve(scr.cnt[h], scr.tot[h], order, ncand, s.M, s.nu, best):
         P = _pairs(s, rows, h, nnz)  # fills scr.order[0] with the node's valid features
-        return depth2_best(scr.cnt[h], scr.tot[h], order, ncand, scr.order[0], P, s.msl, s.M,
-                           s.nu, best, floor, scr.tmp[0], scr.tmp[1])
+        node = Depth2Node(scr.cnt[h], scr.tot[h], order, ncand, scr.order[0], ncand, P)
+        return depth2_best(node, s.msl, s.M, s.nu, best, floor)
     return best, -1
 
 
@@ -311,8 +316,12 @@ def _child_lb(s, rows, h, lb, sim):
 
 
 @njit(cache=True)
-def _finish(s, rows, h, hv, ub, lbk, best, best_f, split_ub, leaf_obj, sim):
-    """Remember the set for the similarity bound, cache and return the node's answer."""
+def _finish(s, rows, h, hv, nb, best, best_f, sim):
+    """Remember the set for the similarity bound, cache and return the node's answer (best
+    split ``best_f`` of objective ``best``, or -1; the node's `NodeBounds` ``nb``)."""
+    ub = nb.ub
+    lbk = nb.lbk
+    leaf_obj = nb.leaf_obj
     timed_out = s.stats[S_TIMED_OUT] != 0
     if sim and not timed_out:
         # a lower bound on this set's optimal error, for the similarity bound
@@ -323,7 +332,7 @@ def _finish(s, rows, h, hv, ub, lbk, best, best_f, split_ub, leaf_obj, sim):
         cache_put(s.cache, rows, h, hv, best, best_f, st)
         s.scr.feat[h] = best_f
         return best
-    if s.min_imp >= 0.0 and split_ub < ub:
+    if s.min_imp >= 0.0 and nb.split_ub < ub:
         # no split improves enough: the leaf is this node's exact answer
         if not timed_out:
             cache_put(s.cache, rows, h, hv, leaf_obj, -1, EXACT)
@@ -443,7 +452,7 @@ def solve(s, rows, h, ub):
         if best_f < 0 and not stopped and not timed_out and kk == ncand and s.min_imp < 0.0 \
                 and lbmin > lbk:
             lbk = lbmin
-    return _finish(s, rows, h, hv, ub, lbk, best, best_f, split_ub, leaf_obj, sim)
+    return _finish(s, rows, h, hv, NodeBounds(ub, lbk, split_ub, leaf_obj), best, best_f, sim)
 
 
 @njit(cache=True)

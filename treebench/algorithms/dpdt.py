@@ -124,9 +124,8 @@ def _run_dp(solver, RSk):
     Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
     seg = None
     if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see _dpdt_kernels)
-        solver.GS, solver.GQ = S, (Q if Q is not None else np.zeros((1, 1), np.int32))
-        solver.tmp_s = np.empty(m, np.int32)
-        solver.tmp_q = np.empty(m, np.int32)
+        solver.G, solver.T = K.inplace_orders(
+            solver.Xt, S, Q if Q is not None else np.zeros((1, 1), np.int32), solver.flag)
         seg = (0, m)
     return (*solver.solve(S, Q, st, 0, (0, m, int(h1), int(h2)), seg), st)
 
@@ -440,7 +439,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
 def warmup() -> float:
     """Compile (or load from numba's cache) every kernel on tiny data, with the argument types
     the solver passes (`_dpdt_solver.Solver.candidates` always passes ``inplace``, so
-    `cart_candidates` is called here with all 15 arguments too: a call that leaves the default
+    `cart_candidates` is called here with all 9 arguments too: a call that leaves the default
     out is a different signature, which the timed fit would otherwise compile);
     `tests/algorithms/test_warmup_signatures.py` checks that a fit compiles nothing after this.
     Returns the seconds spent when this call did the work, else 0."""
@@ -465,32 +464,32 @@ def warmup() -> float:
         for crit in crits:
             for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
                 for mf in (3, 2):
-                    K.cart_candidates(Xt, RS, yc, S, noq, False, 4, crit, 1, mf, 0, flag, ties, 1,
-                                      False)
+                    cfg = K.cart_settings(4, crit, 1, mf, 0, ties, 1)
+                    K.cart_candidates(Xt, RS, yc, S, noq, False, cfg, flag, False)
                     if crit != K.MSE:
-                        K.cart_candidates(Xt, RS, yc, S, Q, True, 4, crit, 1, mf, 0, flag, ties,
-                                          1, False)
+                        K.cart_candidates(Xt, RS, yc, S, Q, True, cfg, flag, False)
             f, th = K.topb_candidates(Xt, RS, yc, S, 2, 1, crit)
             K.child_stats(Xt, RS, yc, S, f, th, Z, Z, RS.sum(axis=0), crit)
             K.leaf_error(RS[0], crit)
     K.midpoint_candidates(Xt, S, 1, 0)
-    fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, 4, K.GINI, 1, 3, 0, flag, 0, 1, False)[:2]
+    fq, tq = K.cart_candidates(Xt, cls, y, S, Q, True, K.cart_settings(4, K.GINI, 1, 3, 0, 0, 1),
+                               flag, False)[:2]
     K.leaf_child_stats_packed(Xt, S, Q, fq, tq, np.ones(2))
     for packed in (True, False):
         K.partition_side(S, Q, Xt, 0, 0.5, flag, packed, packed)
-        tmp = np.empty(30, np.int32)
-        GS, GQ = S.copy(), Q.copy()
-        mid = K.partition_inplace(GS, GQ, 5, 25, Xt, 1, 0.5, flag, tmp, tmp.copy(), packed)
-        K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, tmp, tmp.copy(), packed)
+        G, T = K.inplace_orders(Xt, S.copy(), Q.copy(), flag)
+        GS, GQ = G.work, G.Qw
+        mid = K.partition_inplace(G, 5, 25, 1, 0.5, T, packed)
+        K.merge_back(GS, GQ, 5, mid, 25, 1, Xt, T.tmp_i, T.tmp_q, packed)
         # non-contiguous state views (segments of the in-place orders)
         Sv, Qv = GS[:, 5:25], GQ[:, 5:25]
         for ties in (K.TIES_INDEX, K.TIES_SKLEARN):
-            fv, tv = K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties,
-                                       1, False)[:2]
-            K.cart_candidates(Xt, cls, y, Sv, Qv, True, 4, K.GINI, 1, 3, 0, flag, ties, 1, True)
-            K.cart_candidates(Xt, cls, y, Sv, noq, False, 4, K.GINI, 1, 3, 0, flag, ties, 1, False)
-            K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, noq, False, 4, K.MSE, 1,
-                              3, 0, flag, ties, 1, False)
+            cfg = K.cart_settings(4, K.GINI, 1, 3, 0, ties, 1)
+            fv, tv = K.cart_candidates(Xt, cls, y, Sv, Qv, True, cfg, flag, False)[:2]
+            K.cart_candidates(Xt, cls, y, Sv, Qv, True, cfg, flag, True)
+            K.cart_candidates(Xt, cls, y, Sv, noq, False, cfg, flag, False)
+            K.cart_candidates(Xt, np.ascontiguousarray(reg), y * 0, Sv, noq, False,
+                              K.cart_settings(4, K.MSE, 1, 3, 0, ties, 1), flag, False)
         K.leaf_child_stats_packed(Xt, Sv, Qv, fv, tv, np.ones(2))
         for crit, RS in ((K.GINI, cls), (K.MSE, np.ascontiguousarray(reg))):
             f, th = K.topb_candidates(Xt, RS, y, Sv, 2, 1, crit)

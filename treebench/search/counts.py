@@ -65,14 +65,17 @@ def node_summary(D, rows, tot, nzw):
 
 
 @njit(cache=True)
-def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
-    """cnt1[j, c] = (weighted) count of class c among rows with x_j = 1; rc1[j] = #rows x_j = 1.
-    ``acc`` is an int64 (n_classes, d) scratch buffer."""
+def feature_counts(D, rows, nzw, nnz, cnt1, rc1, acc):
+    """cnt1[j, c] = (weighted) count of class c among ``rows`` with x_j = 1; rc1[j] = #rows
+    x_j = 1, on the data record ``D`` (`state.Data`; ``nzw[:nnz]`` the non-zero words of
+    ``rows``). ``acc`` is an int64 (n_classes, d) scratch buffer."""
+    F = D.F
+    C = D.C
     d = F.shape[1]
     nc = cnt1.shape[1]
     cnt1[:, :] = 0.0
     rc1[:] = 0.0
-    if not weighted:
+    if not D.weighted:
         acc[:, :] = 0
         for t in range(nnz):
             w = nzw[t]
@@ -96,9 +99,9 @@ def feature_counts(rows, nzw, nnz, F, C, Xd, y, sw, weighted, cnt1, rc1, acc):
             while x != 0:
                 b = ctz(x)
                 i = w * 64 + b
-                yi = y[i]
-                wi = sw[i]
-                xi = Xd[i]
+                yi = D.y[i]
+                wi = D.sw[i]
+                xi = D.Xd[i]
                 for j in range(d):
                     if xi[j] != 0:
                         cnt1[j, yi] += wi
@@ -113,8 +116,7 @@ def count_node(D, scr, stats, rows, h, nnz):
     node expanded, d features scored)."""
     stats[S_EXPANDED] += 1
     stats[S_SCORED] += D.F.shape[1]
-    feature_counts(rows, scr.nzw[h], nnz, D.F, D.C, D.Xd, D.y, D.sw, D.weighted, scr.cnt[h],
-                   scr.rc[h], scr.acc)
+    feature_counts(D, rows, scr.nzw[h], nnz, scr.cnt[h], scr.rc[h], scr.acc)
 
 
 @njit(cache=True)

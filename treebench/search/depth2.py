@@ -5,10 +5,23 @@ instead of recursing."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from treebench.search.criteria import INF
+
+#: a node as the depth-2 solvers read it: its class counts per feature (``cnt1[j, c]``, rows
+#: with x_j = 1) and in total (``tot``), its root features ``order[:ncand]`` in rank order,
+#: the partner features ``vs[:nv]`` and their pair counts ``P`` (both triangles,
+#: `counts.pair_counts`)
+Depth2Node = namedtuple("Depth2Node", ["cnt1", "tot", "order", "ncand", "vs", "nv", "P"])
+
+#: what the stump kernels read and write for one node: its pair counts ``P`` and int32 counts
+#: per feature ``cntT`` (`int_counts`), the partner features allowed (``allow``, bool of
+#: length d) and the int32 tables ``qs``, ``qm``, ``rm`` that `stump_tables` fills
+StumpTables = namedtuple("StumpTables", ["P", "cntT", "allow", "qs", "qm", "rm"])
 
 
 @njit(cache=True)
@@ -109,16 +122,30 @@ def stump_tables(P, cntT, ch, i, side, qs, qm, rm):
 
 
 @njit(cache=True)
-def stump_error(P, cntT, ch, chtot, i, side, allow, msl, qs, qm, rm):
-    """Smallest training error of a depth-1 tree on the child ``x_i = side`` of a node (integer
-    class counts ``ch``, total ``chtot``) over the features ``j`` with ``allow[j]`` (the caller
-    clears ``allow[i]``) that leave at least ``msl`` rows on each side; INF when none does.
+def new_stump_tables(P, cntT, vs, nv):
+    """The `StumpTables` of a node with pair counts ``P`` and counts ``cntT`` (`int_counts`),
+    partners ``vs[:nv]`` allowed."""
+    d = cntT.shape[1]
+    qs, qm, rm = stump_scratch(d)
+    return StumpTables(P, cntT, partner_mask(vs, nv, d), qs, qm, rm)
 
-    The error of the stump on ``j`` is ``chtot - qm[j] - rm[j]`` (`stump_tables`; ``qs``,
-    ``qm``, ``rm`` are int32 scratch of length d, ``P``, ``cntT`` and ``ch`` int32 too).
+
+@njit(cache=True)
+def stump_error(T, ch, chtot, i, side, msl):
+    """Smallest training error of a depth-1 tree on the child ``x_i = side`` of a node (integer
+    class counts ``ch``, total ``chtot``) over the features ``j`` with ``T.allow[j]`` (the
+    caller clears ``T.allow[i]``) that leave at least ``msl`` rows on each side; INF when none
+    does.
+
+    The error of the stump on ``j`` is ``chtot - qm[j] - rm[j]`` (`stump_tables` of the node's
+    `StumpTables` ``T``; ``ch`` is int32 too).
     """
+    allow = T.allow
+    qs = T.qs
+    qm = T.qm
+    rm = T.rm
     d = allow.shape[0]
-    stump_tables(P, cntT, ch, i, side, qs, qm, rm)
+    stump_tables(T.P, T.cntT, ch, i, side, qs, qm, rm)
     big = np.int32(chtot + 1)
     best = big
     for j in range(d):
@@ -149,10 +176,10 @@ def side_counts(cntT, tot, i, side, ch):
 
 
 @njit(cache=True)
-def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, lam, ub,
-                  floor, ch):
-    """The depth-2 solver, one kernel for both objectives: for each root feature ``order[a]``
-    (a < ncand) in rank order, each child costs
+def depth2_search(node, msl, regularized, M, nu, lam, ub, floor):
+    """The depth-2 solver, one kernel for both objectives, on the counts of ``node`` (a
+    `Depth2Node`): for each root feature ``order[a]`` (a < ncand) in rank order, each child
+    costs
 
     * ``regularized=False`` (Top-k, Figure 1 tree space, objective ``error * M + nodes * nu``):
       its leaf when pure, else its best stump (``error * M + 3 nu``; the leaf if none splits);
@@ -162,16 +189,17 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
     plus ``nu`` for the root. The first root with the smallest total below ``ub`` wins; returns
     (objective, root feature), or (ub, -1) when none is below ``ub``. Stops as soon as a root
     reaches ``floor`` (a lower bound of the node)."""
+    tot = node.tot
+    order = node.order
     nc = tot.shape[0]
-    d = cnt1.shape[0]
-    cntT = int_counts(cnt1)
-    allow = partner_mask(vs, nv, d)
+    cntT = int_counts(node.cnt1)
+    T = new_stump_tables(node.P, cntT, node.vs, node.nv)
+    allow = T.allow
     chi = np.empty(nc, dtype=np.int32)
-    qs, qm, rm = stump_scratch(d)
     best = ub
     best_f = -1
     root = 0.0 if regularized else nu
-    for a in range(ncand):
+    for a in range(node.ncand):
         i = order[a]
         o_i = root
         was = allow[i]
@@ -182,13 +210,13 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
             if regularized:
                 cost = e_leaf + lam
                 if e_leaf > lam:  # else the leaf is optimal on this side
-                    e = stump_error(P, cntT, chi, chtot, i, side, allow, msl, qs, qm, rm)
+                    e = stump_error(T, chi, chtot, i, side, msl)
                     if e + 2.0 * lam < cost:
                         cost = e + 2.0 * lam
             else:
                 cost = e_leaf * M + nu
                 if npos > 1:
-                    e = stump_error(P, cntT, chi, chtot, i, side, allow, msl, qs, qm, rm)
+                    e = stump_error(T, chi, chtot, i, side, msl)
                     if e < INF:
                         cost = e * M + 3.0 * nu
             o_i += cost
@@ -204,23 +232,21 @@ def depth2_search(cnt1, tot, order, ncand, vs, nv, P, msl, regularized, M, nu, l
 
 
 @njit(cache=True)
-def depth2_best(cnt1, tot, order, ncand, vs, P, msl, M, nu, ub, floor, ch, q):
+def depth2_best(node, msl, M, nu, ub, floor):
     """Best depth-2 Top-k tree from pairwise counts (the specialised depth-2 solver of
     DL8.5/MurTree, here for the Figure-1 tree space: impure children always split): the
-    ``regularized=False`` case of `depth2_search` with partners ``vs[:ncand]``. Returns
+    ``regularized=False`` case of `depth2_search` (partners ``node.vs[:node.nv]``). Returns
     (objective, root feature) of the first root feature in rank order with the smallest
     objective, or (ub, -1) when none is below ``ub``. Same result as the recursion."""
-    return depth2_search(cnt1, tot, order, ncand, vs, ncand, P, msl, False, M, nu, 0.0, ub,
-                         floor, ch)
+    return depth2_search(node, msl, False, M, nu, 0.0, ub, floor)
 
 
 @njit(cache=True)
-def depth2_regularized(cnt1, tot, order, ncand, vs, nv, P, lam, best, floor, ch):
+def depth2_regularized(node, lam, best, floor):
     """Best tree of depth <= 2 for the regularised objective ``errors + lam * leaves`` (GOSDT)
-    from the node's counts per feature (``cnt1``) and per feature pair (``P``): for each root
+    from the node's counts per feature and per feature pair (a `Depth2Node`): for each root
     feature in rank order, each side costs min(leaf, best stump on that side); the first root
     with the smallest total below ``best`` wins. Returns (objective, root feature) or
     (best, -1) when no split is below ``best`` (the caller's leaf or bound stands). The
     ``regularized=True`` case of `depth2_search`."""
-    return depth2_search(cnt1, tot, order, ncand, vs, nv, P, 0.0, True, 1.0, 0.0, lam, best,
-                         floor, ch)
+    return depth2_search(node, 0.0, True, 1.0, 0.0, lam, best, floor)
