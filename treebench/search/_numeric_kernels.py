@@ -769,7 +769,9 @@ def solve_node(st, lev, h, ub, canon, known):
                 continue
             k = (lo + hi) // 2
             lb0, lb1 = side_bounds(st, lev, k, kl, kr)
-            if h == 2:
+            if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
+                a, b, exact = lb0, lb1, False
+            elif h == 2:
                 a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1, allow)
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
@@ -779,7 +781,7 @@ def solve_node(st, lev, h, ub, canon, known):
                 for step in range(2):
                     s = first if step == 0 else 1 - first
                     ub_s = allow - val[1 - s] + (slack if step == 1 else 0.0)
-                    if ub_s < 0.0:
+                    if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
                     v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only)
