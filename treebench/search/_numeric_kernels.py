@@ -12,15 +12,17 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   running state indexed by the side, without a branch on it). A side skips the boundaries
   that cannot beat its best: after moving weight ``a`` of rows, a boundary scores at most
   ``L_j + R_k + a`` with ``j != k`` the majority classes of its two parts (``j = k`` never
-  beats the leaf), so nothing is evaluated before the best can be passed; a side stops when
-  its best reaches a lower bound (the same side of the evaluated neighbouring split, which
-  has a subset of its rows);
+  beats the leaf), so nothing is evaluated before the best can be passed; a side looks only
+  for costs below the split's allowance minus the other side's lower bound (as ConTree's
+  depth-two solver, which caps both sides at the bound), and a side that finds none returns
+  a lower bound instead of its cost; a side stops when its best reaches its lower bound;
 * deeper, the candidates of a feature are searched by bisection with interval pruning: the
   left child's cost never decreases and the right child's never increases as the threshold
   moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
   ``left(i) + right(j)`` (and ``left(j) + right(i)`` minus the weight between them), and a
   threshold that moves weight ``w`` of rows away from an evaluated one of total ``t`` costs at
-  least ``t - w``;
+  least ``t - w``; each side of a split is bounded by both evaluated neighbours (`side_bounds`:
+  the neighbour that gives it a subset of its rows, and the other minus the weight between);
 * every node first evaluates each feature's best Gini split, then searches the features in
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
@@ -33,7 +35,9 @@ threshold; children follow the same rule. Costs are compared with the tolerance 
 little search: ties are explored only at the node whose tree is being chosen (``canon``) and
 only where they could win (a lower feature, or lower thresholds of the incumbent's feature);
 candidate splits' children are solved for their cost alone, and the chosen split's children
-are solved again for their canonical tree under their known cost.
+are solved again for their canonical tree under their known cost (``known``: a leaf of that
+cost is the answer, else the features are searched in index order for the first split of
+that cost, and no later feature or threshold is searched).
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
