@@ -178,3 +178,16 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
     st = _state(X, y, 2, 3)
     if cost > 0:
         assert K.solve_node(st, 0, 3, cost - 0.5, True, True) > cost - 0.5
+
+
+def test_pack_ranks_matches_numpys_dense_ranks():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 6, size=(50, 4)).astype(float) * 0.5
+    X[7, 2] = -0.0  # equal to 0.0: the same rank
+    XT = np.ascontiguousarray(X.T)
+    order = np.argsort(XT, axis=1)
+    packed = K.pack_ranks(XT, order)
+    for f in range(4):
+        assert np.array_equal(packed[f] & 0xFFFFFFFF, order[f])
+        dense = np.unique(XT[f], return_inverse=True)[1].ravel()
+        assert np.array_equal(packed[f] >> 32, dense[order[f]])

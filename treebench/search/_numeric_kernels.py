@@ -108,11 +108,26 @@ def sorted_rows(X):
     (The order of rows of equal value does not matter: the search only splits between
     distinct values; numpy's default sort is several times faster than its stable one.)"""
     XT = np.ascontiguousarray(X.T)
-    o = np.argsort(XT, axis=1)
-    v = np.take_along_axis(XT, o, axis=1)
-    rank = np.zeros(o.shape, dtype=np.int64)
-    np.cumsum(v[:, 1:] != v[:, :-1], axis=1, out=rank[:, 1:])
-    return (rank << 32) | o
+    return pack_ranks(XT, np.argsort(XT, axis=1))
+
+
+@njit(cache=True)
+def pack_ranks(XT, order):
+    """Rows in ``order`` (each feature's argsort of ``XT``) packed with their dense ranks, in
+    one pass (numpy's gather, compare and cumulative sum took as long as the sort)."""
+    d, n = order.shape
+    out = np.empty((d, n), dtype=np.int64)
+    for f in range(d):
+        rank = 0
+        prev = XT[f, order[f, 0]]
+        for i in range(n):
+            r = order[f, i]
+            v = XT[f, r]
+            if v != prev:
+                rank += 1
+                prev = v
+            out[f, i] = (rank << 32) | r
+    return out
 
 
 def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
