@@ -14,8 +14,10 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   ``L_j + R_k + a`` with ``j != k`` the majority classes of its two parts (``j = k`` never
   beats the leaf), so nothing is evaluated before the best can be passed; a side looks only
   for costs below the split's allowance minus the other side's lower bound (as ConTree's
-  depth-two solver, which caps both sides at the bound), and a side that finds none returns
-  a lower bound instead of its cost; a side stops when its best reaches its lower bound;
+  depth-two solver, which caps both sides at the bound; the allowance widened by the weight
+  to the far end of the interval being searched, so that a failing side bounds out the whole
+  interval), and a side that finds none returns a lower bound instead of its cost; a side
+  stops when its best reaches its lower bound;
 * deeper, the candidates of a feature are searched by bisection with interval pruning: the
   left child's cost never decreases and the right child's never increases as the threshold
   moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
@@ -586,16 +588,22 @@ def side_bounds(st, lev, k, kl, kr):
 
 
 @njit(cache=True)
+def interval_reach(st, lev, k, lo, hi):
+    """The weight between boundary ``k`` and the farther end of its interval [lo, hi]."""
+    bw = st.bw[lev]
+    return max(bw[k] - bw[lo], bw[hi] - bw[k])
+
+
+@njit(cache=True)
 def deep_prepare(st, lev, f, k, lo, hi):
     """Sides of boundary ``k`` of feature ``f`` before its children are solved; returns the
     side solved first (the heavier) and the slack added to the second child's bound (the
     weight between ``k`` and the far end of its interval, so that the second child's bound
     is informative enough to prune that neighbourhood; ConTree's device)."""
     set_side(st, lev, f, st.bpos[lev, k])
-    bw = st.bw[lev]
     nc = st.tot.shape[1]
     first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
-    return first, max(bw[k] - bw[lo], bw[hi] - bw[k])
+    return first, interval_reach(st, lev, k, lo, hi)
 
 
 @njit(cache=True)
@@ -791,7 +799,9 @@ def solve_node(st, lev, h, ub, canon, known):
             if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
                 a, b, exact = lb0, lb1, False
             elif h == 2:
-                a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1, allow)
+                # widened so that a side failing it bounds out the whole interval
+                a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1,
+                                                 allow + interval_reach(st, lev, k, lo, hi))
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
                 lbv = np.array([lb0, lb1])
