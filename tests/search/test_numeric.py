@@ -10,7 +10,7 @@ import pytest
 from naive import naive_numeric_midpoint, naive_numeric_optimal, naive_tree_tuple
 
 from treebench.search import _numeric_kernels as K
-from treebench.search.numeric import solve_numeric
+from treebench.search.numeric import heap_to_tree, solve_numeric
 from treebench.tree.arrays import check_tree
 
 pytestmark = pytest.mark.kernels
@@ -107,3 +107,87 @@ def test_deadline_returns_the_best_tree_found():
     assert sol.tree.depth <= 4
     leaf_errors = min(np.bincount(y))
     assert sol.errors <= leaf_errors
+
+
+def _state(X, y, n_classes, depth):
+    """A search state over unit-weight rows, the root's class weights counted."""
+    st = K.new_state(X, y, np.ones(len(y)), n_classes, depth, 0.5, 0.0, True, None)
+    K.node_totals(st, 0)
+    return st
+
+
+def _sides_brute(X, y, n_classes, st, f, pos):
+    """The brute force's best depth-1 cost of the rows left of position ``pos`` in feature
+    ``f``'s order, and of the rows right of it."""
+    rows = st.ord[0, f] & 0xFFFFFFFF
+    return tuple(naive_numeric_optimal(X[r], y[r], n_classes, 1)[0]
+                 for r in (rows[:pos], rows[pos:]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth2_split_under_an_allowance_is_exact_or_bounds_it_out(seed):
+    # each side looks only below the allowance minus the other side's lower bound: either
+    # both costs are the brute force's, or they are lower bounds whose sum is over the
+    # allowance (so that the split can be pruned)
+    n_classes = 2 + seed % 2
+    _, X, y = _data(300 + seed, 24, 3, n_classes, 5)
+    st = _state(X, y, n_classes, 2)
+    for f in range(3):
+        for k in range(K.boundaries(st, 0, f)):
+            pos = st.bpos[0, k]
+            A, B = _sides_brute(X, y, n_classes, st, f, pos)
+            for allow in (np.inf, A + B + 0.5, A + B - 0.5, A + B - 2.5, 1.5):
+                for lb0, lb1 in ((0.0, 0.0), (max(A - 1.0, 0.0), max(B - 2.0, 0.0))):
+                    a, b, exact = K.solve_depth2_split(st, 0, f, pos, lb0, lb1, allow)
+                    if exact:
+                        assert (a, b) == (A, B)
+                    else:
+                        assert a <= A and b <= B and a + b > allow
+                    assert exact == (A + lb1 < allow and B + lb0 < allow)
+            K.boundaries(st, 0, f)  # (the scans above do not change the boundaries)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_side_bounds_are_lower_bounds_of_both_sides(seed):
+    _, X, y = _data(400 + seed, 22, 2, 2, 6)
+    st = _state(X, y, 2, 3)
+    for f in range(2):
+        n_bound = K.boundaries(st, 0, f)
+        exact = [_sides_brute(X, y, 2, st, f, st.bpos[0, k]) for k in range(n_bound)]
+        for k in range(n_bound):
+            st.rec[0, 0, k], st.rec[0, 1, k] = exact[k]
+        for kl in range(-1, n_bound):
+            for kr in list(range(kl + 2, n_bound)) + [-1]:
+                for k in range(kl + 1, kr if kr >= 0 else n_bound):
+                    lb0, lb1 = K.side_bounds(st, 0, k, kl, kr)
+                    assert lb0 <= exact[k][0] and lb1 <= exact[k][1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_known_cost_gives_the_same_canonical_tree(seed):
+    # the chosen split's children are re-solved knowing their cost: searched in index order
+    # for the first split of that cost, the tree is the canonical one
+    _, X, y = _data(500 + seed, 16, 3, 2, 4)
+    cost, tree = naive_numeric_optimal(X, y, 2, 3)
+    st = _state(X, y, 2, 3)
+    assert K.solve_node(st, 0, 3, cost + 0.5, True, True) == cost
+    w = np.ones(len(y))
+    got = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y, w, 2, np.bincount(y, minlength=2))
+    assert naive_tree_tuple(got) == tree
+    # below the optimum there is nothing: a lower bound comes back
+    st = _state(X, y, 2, 3)
+    if cost > 0:
+        assert K.solve_node(st, 0, 3, cost - 0.5, True, True) > cost - 0.5
+
+
+def test_pack_ranks_matches_numpys_dense_ranks():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 6, size=(50, 4)).astype(float) * 0.5
+    X[7, 2] = -0.0  # equal to 0.0: the same rank
+    XT = np.ascontiguousarray(X.T)
+    order = np.argsort(XT, axis=1)
+    packed = K.pack_ranks(XT, order)
+    for f in range(4):
+        assert np.array_equal(packed[f] & 0xFFFFFFFF, order[f])
+        dense = np.unique(XT[f], return_inverse=True)[1].ravel()
+        assert np.array_equal(packed[f] >> 32, dense[order[f]])

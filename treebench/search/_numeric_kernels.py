@@ -12,15 +12,19 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   running state indexed by the side, without a branch on it). A side skips the boundaries
   that cannot beat its best: after moving weight ``a`` of rows, a boundary scores at most
   ``L_j + R_k + a`` with ``j != k`` the majority classes of its two parts (``j = k`` never
-  beats the leaf), so nothing is evaluated before the best can be passed; a side stops when
-  its best reaches a lower bound (the same side of the evaluated neighbouring split, which
-  has a subset of its rows);
+  beats the leaf), so nothing is evaluated before the best can be passed; a side looks only
+  for costs below the split's allowance minus the other side's lower bound (as ConTree's
+  depth-two solver, which caps both sides at the bound; the allowance widened by the weight
+  to the far end of the interval being searched, so that a failing side bounds out the whole
+  interval), and a side that finds none returns a lower bound instead of its cost; a side
+  stops when its best reaches its lower bound;
 * deeper, the candidates of a feature are searched by bisection with interval pruning: the
   left child's cost never decreases and the right child's never increases as the threshold
   moves right, so an interval between two evaluated thresholds ``i < j`` costs at least
   ``left(i) + right(j)`` (and ``left(j) + right(i)`` minus the weight between them), and a
   threshold that moves weight ``w`` of rows away from an evaluated one of total ``t`` costs at
-  least ``t - w``;
+  least ``t - w``; each side of a split is bounded by both evaluated neighbours (`side_bounds`:
+  the neighbour that gives it a subset of its rows, and the other minus the weight between);
 * every node first evaluates each feature's best Gini split, then searches the features in
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
@@ -33,7 +37,9 @@ threshold; children follow the same rule. Costs are compared with the tolerance 
 little search: ties are explored only at the node whose tree is being chosen (``canon``) and
 only where they could win (a lower feature, or lower thresholds of the incumbent's feature);
 candidate splits' children are solved for their cost alone, and the chosen split's children
-are solved again for their canonical tree under their known cost.
+are solved again for their canonical tree under their known cost (``known``: a leaf of that
+cost is the answer, else the features are searched in index order for the first split of
+that cost, and no later feature or threshold is searched).
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
@@ -78,8 +84,9 @@ NumState = namedtuple(
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
-        "sbest",  # (2, 6) float64 per side: best cost, feature, threshold, done, done here,
-        #           a lower bound of its cost (known from a neighbouring split)
+        "sbest",  # (2, 7) float64 per side: best cost, feature, threshold, done, done here,
+        #           a lower bound of its cost (known from a neighbouring split), and a cap:
+        #           only costs below ``cap - eps`` are worth finding
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
         "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
@@ -94,7 +101,7 @@ N_INC = 7
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
-B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB = range(6)
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB, B_CAP = range(7)
 
 
 def sorted_rows(X):
@@ -103,11 +110,26 @@ def sorted_rows(X):
     (The order of rows of equal value does not matter: the search only splits between
     distinct values; numpy's default sort is several times faster than its stable one.)"""
     XT = np.ascontiguousarray(X.T)
-    o = np.argsort(XT, axis=1)
-    v = np.take_along_axis(XT, o, axis=1)
-    rank = np.zeros(o.shape, dtype=np.int64)
-    np.cumsum(v[:, 1:] != v[:, :-1], axis=1, out=rank[:, 1:])
-    return (rank << 32) | o
+    return pack_ranks(XT, np.argsort(XT, axis=1))
+
+
+@njit(cache=True)
+def pack_ranks(XT, order):
+    """Rows in ``order`` (each feature's argsort of ``XT``) packed with their dense ranks, in
+    one pass (numpy's gather, compare and cumulative sum took as long as the sort)."""
+    d, n = order.shape
+    out = np.empty((d, n), dtype=np.int64)
+    for f in range(d):
+        rank = 0
+        prev = XT[f, order[f, 0]]
+        for i in range(n):
+            r = order[f, i]
+            v = XT[f, r]
+            if v != prev:
+                rank += 1
+                prev = v
+            out[f, i] = (rank << 32) | r
+    return out
 
 
 def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
@@ -141,7 +163,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
-        np.zeros((2, 6)),
+        np.zeros((2, 7)),
         np.zeros((1, 2)),
         np.zeros((2, 2), dtype=np.int64),
         par,
@@ -255,9 +277,11 @@ def set_side(st, lev, f, pos):
 
 
 @njit(cache=True)
-def start_sides(st, lb0, lb1):
+def start_sides(st, lb0, lb1, allow):
     """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
-    of the two sides' costs (a side whose best reaches its bound is done)."""
+    of the two sides' costs (a side whose best reaches its bound is done); ``allow``: the
+    largest sum of the two costs worth finding, so a side looks only for a cost below
+    ``allow`` minus the other side's lower bound (inf: no cap)."""
     pen = st.par[P_PEN]
     eps = st.par[P_EPS]
     nc = st.tot.shape[1]
@@ -267,6 +291,7 @@ def start_sides(st, lb0, lb1):
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
         st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        st.sbest[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
         # a side with no weight, or a pure one, or one at its bound cannot be improved
         st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
                                       st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
@@ -345,7 +370,7 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b):
         elif rc > r2:
             r2 = rc
     cost = W - l1 - r1 + 2.0 * pen
-    best = sb[s, B_COST]
+    best = min(sb[s, B_COST], sb[s, B_CAP])
     if cost < best - eps:
         sb[s, B_COST] = cost
         sb[s, B_FEAT] = f
@@ -366,19 +391,38 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b):
 
 
 @njit(cache=True)
-def solve_depth2_split(st, lev, f, pos, lb0, lb1):
+def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
-    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs).
-    Returns their costs; their tests are in ``sbest``."""
+    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs),
+    if the two together can cost at most ``allow``. Returns (left, right, exact): with
+    ``exact`` their costs (their tests in ``sbest``), else lower bounds of them (a side that
+    cannot come under ``allow`` minus the other's lower bound is searched no further)."""
     set_side(st, lev, f, pos)
-    start_sides(st, lb0, lb1)
+    start_sides(st, lb0, lb1, allow)
     d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
     for g in range(d):
         if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
             break
         scan_feature(st, lev, g)
-    return st.sbest[0, B_COST], st.sbest[1, B_COST]
+    a, b = st.sbest[0, B_COST], st.sbest[1, B_COST]
+    eps = st.par[P_EPS]
+    t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
+    exact = a < t0 and b < t1
+    if not a < t0:
+        a = max(lb0, bound_from(st, t0))
+    if not b < t1:
+        b = max(lb1, bound_from(st, t1))
+    return a, b, exact
+
+
+@njit(cache=True)
+def bound_from(st, t):
+    """A lower bound of a cost known not to be below ``t`` (the next integer from ``t``
+    when costs are integers)."""
+    if st.par[P_INT] != 0.0:
+        return np.ceil(t - 1e-9)
+    return t
 
 
 @njit(cache=True)
@@ -528,16 +572,40 @@ def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
 
 
 @njit(cache=True)
+def side_bounds(st, lev, k, kl, kr):
+    """Lower bounds of the two sides' costs at boundary ``k`` from the evaluated neighbours
+    ``kl < k < kr`` (-1: none): a side costs at least the same side of a split that gives it
+    a subset of its rows, and at least that of a split that gives it more rows minus their
+    weight."""
+    rec = st.rec[lev]
+    bw = st.bw[lev]
+    lb0, lb1 = 0.0, 0.0
+    if kl >= 0:
+        lb0 = rec[0, kl]
+        lb1 = rec[1, kl] - (bw[k] - bw[kl])
+    if kr >= 0:
+        lb0 = max(lb0, rec[0, kr] - (bw[kr] - bw[k]))
+        lb1 = max(lb1, rec[1, kr])
+    return max(lb0, 0.0), max(lb1, 0.0)
+
+
+@njit(cache=True)
+def interval_reach(st, lev, k, lo, hi):
+    """The weight between boundary ``k`` and the farther end of its interval [lo, hi]."""
+    bw = st.bw[lev]
+    return max(bw[k] - bw[lo], bw[hi] - bw[k])
+
+
+@njit(cache=True)
 def deep_prepare(st, lev, f, k, lo, hi):
     """Sides of boundary ``k`` of feature ``f`` before its children are solved; returns the
     side solved first (the heavier) and the slack added to the second child's bound (the
     weight between ``k`` and the far end of its interval, so that the second child's bound
     is informative enough to prune that neighbourhood; ConTree's device)."""
     set_side(st, lev, f, st.bpos[lev, k])
-    bw = st.bw[lev]
     nc = st.tot.shape[1]
     first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
-    return first, max(bw[k] - bw[lo], bw[hi] - bw[k])
+    return first, interval_reach(st, lev, k, lo, hi)
 
 
 @njit(cache=True)
@@ -561,7 +629,7 @@ def solve_depth1(st, lev):
         r = row_of(rows[i])
         side[r] = st.y[r]
     st.lpos[lev, 0] = -1
-    start_sides(st, 0.0, 0.0)
+    start_sides(st, 0.0, 0.0, np.inf)
     for g in range(st.ord.shape[1]):
         if st.sbest[0, B_DONE] != 0.0:
             break
@@ -635,34 +703,57 @@ def order_features(st, lev):
 
 
 @njit(cache=True)
-def open_node(st, lev, h, ub):
+def open_node(st, lev, h, ub, known):
     """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
     Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
-    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False."""
+    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False. With
+    ``known`` (the node's optimal cost is ``ub - eps``), a leaf of that cost is the answer,
+    and the incumbent is a virtual split of that cost after every feature, so that every
+    feature is searched only for a split that ties with it."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     node_totals(st, lev)
     c = leaf_cost(st.tot[lev], pen)
     st.tf[lev, 0, 0] = -1
     st.lpos[lev, 0] = -1  # new rows at this level
-    # a pure node, no test left, or no split can fit under ub (a split costs >= 2 pen)
-    if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps:
+    # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), or the
+    # leaf has the known optimal cost
+    if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub):
         return c, False
     if h == 1:
         return solve_depth1(st, lev), False
+    d = st.ord.shape[1]
     inc = st.inc[lev]
     inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = c, 1.0, -1.0, -1.0
+    if known:
+        inc[I_COST], inc[I_LEAF], inc[I_FEAT] = ub - eps, 0.0, d
     st.prek[lev, :] = -1
-    st.forder[lev, :] = np.arange(st.ord.shape[1])
+    st.forder[lev, :] = np.arange(d)
     return c, True
 
 
 @njit(cache=True)
-def solve_node(st, lev, h, ub, canon):
+def hopeless(st, lev, f, lo, ub, canon, known):
+    """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
+    tree: a split without errors is already there (only a tie on a lower feature could
+    win), or (``known``) the allowance is below the node's known optimal cost."""
+    inc = st.inc[lev]
+    eps = st.par[P_EPS]
+    if known:
+        return allowed(st, lev, f, lo, ub, canon) < ub - 1.5 * eps
+    return (inc[I_COST] <= 2.0 * st.par[P_PEN] + eps
+            and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
+
+
+@njit(cache=True)
+def solve_node(st, lev, h, ub, canon, known):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
     returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound > ub. With
     ``canon`` the tree is the canonical one; without, it is some optimal tree (only its cost
-    is used). The root is ``solve_node(st, 0, max_depth, inf, True)``.
+    is used). With ``known``, ``ub - eps`` is the node's optimal cost: the features are then
+    searched in index order for the first split of that cost. The root is solved by
+    ``solve_node(st, 0, max_depth, inf, False, False)`` for its cost C, then by
+    ``solve_node(st, 0, max_depth, C + eps, True, True)`` for its canonical tree.
 
     Candidate splits are compared by cost alone, so their children are solved without
     ``canon`` (ties need not be explored below the node); the children of the chosen split
@@ -671,7 +762,7 @@ def solve_node(st, lev, h, ub, canon):
     Only this function calls itself, and always with non-constant arguments: numba's cache
     crashed on loading a recursive kernel that had also been compiled for a literal argument
     (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
-    c, searched = open_node(st, lev, h, ub)
+    c, searched = open_node(st, lev, h, ub, known)
     if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
     eps, pen = st.par[P_EPS], st.par[P_PEN]
@@ -683,13 +774,13 @@ def solve_node(st, lev, h, ub, canon):
     # which features are then searched in full)
     for it in range(2 * d):
         phase, f = it // d, it % d
-        if it == d:
+        if known and phase == 0:
+            continue  # the first split of the known cost, in index order: no Gini seeds
+        if it == d and not known:
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
-        # nothing beats a split without errors, except a tie on a lower feature
-        if ((inc[I_COST] <= 2.0 * pen + eps and (not canon or inc[I_LEAF] != 0.0
-                                                 or f > inc[I_FEAT])) or timed_out(st.stats)):
+        if hopeless(st, lev, f, 0, ub, canon, known) or timed_out(st.stats):
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
@@ -700,28 +791,31 @@ def solve_node(st, lev, h, ub, canon):
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
             allow = allowed(st, lev, f, lo, ub, canon)
+            if known and hopeless(st, lev, f, lo, ub, canon, known):
+                continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
                 continue
             k = (lo + hi) // 2
-            if h == 2:
-                # a side's cost is at least that of the same side of a split that gives it
-                # fewer rows (the evaluated neighbours)
-                a, b = solve_depth2_split(st, lev, f, st.bpos[lev, k], rec[0, kl] if kl >= 0
-                                          else 0.0, rec[1, kr] if kr >= 0 else 0.0)
-                exact = True
+            lb0, lb1 = side_bounds(st, lev, k, kl, kr)
+            if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
+                a, b, exact = lb0, lb1, False
+            elif h == 2:
+                # widened so that a side failing it bounds out the whole interval
+                a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1,
+                                                 allow + interval_reach(st, lev, k, lo, hi))
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
-                lbv = np.array([rec[0, kl] if kl >= 0 else 0.0, rec[1, kr] if kr >= 0 else 0.0])
+                lbv = np.array([lb0, lb1])
                 val = lbv.copy()
                 ex = np.zeros(2, dtype=np.bool_)
                 for step in range(2):
                     s = first if step == 0 else 1 - first
                     ub_s = allow - val[1 - s] + (slack if step == 1 else 0.0)
-                    if ub_s < 0.0:
+                    if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
-                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only)
+                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only)
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
@@ -736,7 +830,7 @@ def solve_node(st, lev, h, ub, canon):
                                  allowed(st, lev, f, lo, ub, canon),
                                  allowed(st, lev, f, k + 1, ub, canon))
     c = inc[I_COST]
-    if c > ub:
+    if c > ub or inc[I_FEAT] == d:  # (a virtual incumbent: no split of the known cost)
         return lower_bound_above(st, ub)
     if canon and h > 2 and inc[I_LEAF] == 0.0 and not timed_out(st.stats):
         # the chosen split's children, canonical this time (a child that would not come
@@ -745,7 +839,7 @@ def solve_node(st, lev, h, ub, canon):
         for s in range(2):
             split_child(st, lev, s)
             ub_s = inc[I_LEFT + s] + eps
-            if solve_node(st, lev + 1, h - 1, ub_s, canon) <= ub_s:
+            if solve_node(st, lev + 1, h - 1, ub_s, canon, canon) <= ub_s:
                 copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
                          1 + s, h - 1)
     return c

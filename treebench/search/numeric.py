@@ -19,7 +19,7 @@ import numpy as np
 from treebench.search import _numeric_kernels as K
 from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
 from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays
-from treebench.tree.labels import majority_label
+from treebench.tree.labels import majority_labels
 
 #: relative tolerance between costs when they are not all integers
 REL_TOL = 1e-9
@@ -69,7 +69,7 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
     t0 = time.perf_counter()
-    cost = K.solve_node(st, 0, int(max_depth), np.inf, True)
+    cost = K.solve_node(st, 0, int(max_depth), np.inf, True, False)
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
     tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
@@ -106,9 +106,8 @@ def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:
             stack.append((2 * h + 2, rows[~go], i, 1))
             stack.append((2 * h + 1, rows[go], i, 0))
     value = np.array(value, dtype=np.float64).reshape(len(feat), n_classes)
-    label = np.array([majority_label(v, prior) for v in value], dtype=np.int64)
     return TreeArrays(np.array(feat), np.array(thr), np.array(left), np.array(right), value,
-                      label)
+                      majority_labels(value, prior))
 
 
 def warmup() -> float:
