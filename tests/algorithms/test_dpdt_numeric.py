@@ -86,6 +86,7 @@ def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
     assert DPDTClassifier(**base).fit(X, y).solve_info_["search"] == "numeric"
     frac = np.linspace(0.5, 1.5, len(y))
     refused = [
+        (dict(max_depth=17), None, "depths up to 16"),
         (dict(alpha=0.01), None, "alpha must be 0"),
         (dict(alpha_path=True), None, "α path"),
         (dict(max_features=1), None, "max_features"),

@@ -82,6 +82,35 @@ def test_bad_parameter_is_a_clear_error():
         OptimalNumericClassifier(objective="accuracy").fit(X, y)
 
 
+def test_a_depth_beyond_the_search_buffers_is_refused_before_any_allocation(tmp_path,
+                                                                          monkeypatch):
+    """Before: max_depth 20 allocated gigabytes of complete-tree buffers (11 s), 31 raised a
+    MemoryError for 3 TiB. Now: up to 16 runs, beyond is a parameter error, and a config
+    asking for it exits 2 with one sentence before any cell runs."""
+    import yaml
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+    from treebench.cli import app
+    from treebench.search.numeric import MAX_DEPTH, solve_numeric
+
+    X, y = _num(2, n=20)
+    assert OptimalNumericClassifier(max_depth=MAX_DEPTH).fit(X, y).tree_.n_nodes >= 1
+    with pytest.raises(InvalidParameterError, match="max_depth"):
+        OptimalNumericClassifier(max_depth=MAX_DEPTH + 1).fit(X, y)
+    with pytest.raises(ValueError, match="depths 0 to 16"):
+        solve_numeric(X, y, None, 2, 31)
+    cfg = {"name": "deep", "datasets": ["iris"], "binarization": {"method": "raw"},
+           "split": {"kind": "kfold", "n_splits": 2},
+           "algorithms": [{"name": "optimal-numeric", "params": {"max_depth": 40}}]}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == 2, r.output
+    assert "max_depth" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "out" / "cells").exists() or not any((tmp_path / "out" / "cells").glob("*.json"))
+
+
 # ----------------------------------------------------------------------------- ConTree
 @pytest.mark.peers
 @pytest.mark.parametrize("seed", range(5))

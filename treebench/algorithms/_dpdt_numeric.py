@@ -9,11 +9,12 @@ rule of `treebench.search.numeric` (fewest weighted errors; a leaf unless a spli
 better, then the lowest feature, then the lowest threshold; each child by the same rule), so
 the numeric search returns the DP's tree, in milliseconds where the DP enumerates every state.
 
-It applies when the fit is: classification, the exhaustive generator, ``alpha = 0``, no α
-path, ``max_features=None``, ``min_samples_leaf = 1``, and whole-number sample weights (the
-DP's costs are then exact in floating point, so "strictly better" means the same in both
-searches; with fractional weights the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in both searches
-(``a/2 + b/2``, or ``a`` when that rounds onto ``b``). Any other fit runs the DP.
+It applies when the fit is: classification, ``max_depth`` at most 16 (the numeric search's
+`MAX_DEPTH`), the exhaustive generator, ``alpha = 0``, no α path, ``max_features=None``,
+``min_samples_leaf = 1``, and whole-number sample weights (the DP's costs are then exact in
+floating point, so "strictly better" means the same in both searches; with fractional weights
+the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in
+both searches (``a/2 + b/2``, or ``a`` when that rounds onto ``b``). Any other fit runs the DP.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 
 import numpy as np
 
-from treebench.search.numeric import solve_numeric
+from treebench.search.numeric import MAX_DEPTH, solve_numeric
 from treebench.search.numeric import warmup as numeric_warmup
 from treebench.tree.arrays import TreeArrays
 
@@ -30,7 +31,9 @@ from treebench.tree.arrays import TreeArrays
 def eligible(sample_weight, regression, candidates, alpha, settings) -> str | None:
     """None when the numeric search returns the DP's tree for this fit, else the reason it
     does not (one clause, for the error message of ``search="numeric"``). ``settings`` holds
-    ``alpha_path``, ``max_features`` and ``min_samples_leaf``."""
+    ``max_depth``, ``alpha_path``, ``max_features`` and ``min_samples_leaf``."""
+    if settings["max_depth"] > MAX_DEPTH:
+        return f"it searches depths up to {MAX_DEPTH} (max_depth={settings['max_depth']})"
     if regression:
         return "it solves classification only"
     if candidates != "exhaustive":

@@ -208,8 +208,8 @@ class _DPDTMixin:
                 return self._solve_layer(X, RS, ctx, prior)
         if search in ("auto", "numeric"):
             why = NUMERIC.eligible(ctx.sample_weight, regression, self.candidates, self.alpha, {
-                "alpha_path": bool(self.alpha_path), "max_features": self.max_features,
-                "min_samples_leaf": self.min_samples_leaf})
+                "max_depth": self.max_depth, "alpha_path": bool(self.alpha_path),
+                "max_features": self.max_features, "min_samples_leaf": self.min_samples_leaf})
             if search == "numeric" and why is not None:
                 raise ValueError(
                     f"search='numeric' cannot fit this problem: {why}; use search='auto' or "
@@ -374,7 +374,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         which a pruned search does not visit; ``operations_distinct`` counts the candidate
         splits it scored). "numeric": the numeric optimal-tree search
         (`treebench.algorithms._dpdt_numeric`), which returns the DP's tree on raw numeric
-        features; it needs ``candidates="exhaustive"``, ``alpha=0``, ``alpha_path=False``,
+        features; it needs ``max_depth <= 16``, ``candidates="exhaustive"``, ``alpha=0``,
+        ``alpha_path=False``,
         ``max_features=None``, ``min_samples_leaf=1`` and whole-number sample weights
         (``operations`` NaN as for "layer"). "auto" (default): "layer" when
         eligible, else "numeric" when eligible, else "dp". ``solve_info_["search"]`` says

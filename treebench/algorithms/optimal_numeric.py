@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
+from treebench.search.numeric import MAX_DEPTH
 
 OBJECTIVES = ("errors", "error_rate+lambda*leaves")
 _WARM = False
@@ -37,8 +38,10 @@ class OptimalNumericClassifier(TreeClassifierBase):
 
     Parameters
     ----------
-    max_depth : int >= 0
-        Tests on any path (a lone leaf has depth 0).
+    max_depth : int, 0 to 16
+        Tests on any path (a lone leaf has depth 0). At most
+        `treebench.search.numeric.MAX_DEPTH` (16): the search keeps complete-tree buffers
+        whose size doubles with each level.
     objective : {"errors", "error_rate+lambda*leaves"}
         What the tree minimises on the training data.
     lam : float >= 0
@@ -49,7 +52,7 @@ class OptimalNumericClassifier(TreeClassifierBase):
     """
 
     _parameter_constraints = {
-        "max_depth": [Interval(Integral, 0, 30, closed="both")],
+        "max_depth": [Interval(Integral, 0, MAX_DEPTH, closed="both")],
         "objective": [StrOptions(set(OBJECTIVES))],
         "lam": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],

@@ -23,6 +23,11 @@ from treebench.tree.labels import majority_labels
 
 #: relative tolerance between costs when they are not all integers
 REL_TOL = 1e-9
+#: the deepest search this solver runs: it keeps the best subtree of every recursion level in
+#: complete-tree (heap) layout, 2^(max_depth + 1) - 1 nodes a level, so depth 16 holds about
+#: 110 MB of such trees and every further level doubles it (and optimal search at such
+#: depths is out of reach on any but tiny data)
+MAX_DEPTH = 16
 
 
 @dataclass
@@ -49,7 +54,11 @@ def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
 def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
                   lam: float = 0.0, deadline: float | None = None) -> NumericSolution:
     """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
-    value) makes the search anytime: it then returns the best tree found."""
+    value) makes the search anytime: it then returns the best tree found. A ValueError for
+    ``max_depth`` over `MAX_DEPTH`."""
+    if not 0 <= int(max_depth) <= MAX_DEPTH:
+        raise ValueError(f"the numeric optimal-tree search runs depths 0 to {MAX_DEPTH}, "
+                         f"got max_depth={max_depth}.")
     X = np.asarray(X, dtype=np.float64)
     y_index = np.asarray(y_index, dtype=np.int64)
     sw = (np.ones(X.shape[0]) if sample_weight is None
