@@ -24,7 +24,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
-from treebench.search.numeric import MAX_DEPTH
+from treebench.search.numeric import MAX_DEPTH, solve_numeric
+from treebench.search.numeric import warmup as search_warmup
 
 OBJECTIVES = ("errors", "error_rate+lambda*leaves")
 _WARM = False
@@ -65,8 +66,6 @@ class OptimalNumericClassifier(TreeClassifierBase):
         self.time_limit = time_limit
 
     def _fit_tree(self, X, y_index, ctx):
-        from treebench.search.numeric import solve_numeric
-
         t_start = time.perf_counter()
         compile_s = warmup()
         lam = float(self.lam) if self.objective != "errors" else 0.0
@@ -98,8 +97,6 @@ def warmup() -> float:
     global _WARM
     if _WARM:
         return 0.0
-    from treebench.search.numeric import warmup as search_warmup
-
     secs = search_warmup()
     _WARM = True
     return secs
