@@ -345,6 +345,30 @@ def _finish(s, rows, h, hv, nb, best, best_f, sim):
 
 
 @njit(cache=True)
+def _second_first(s, h, j, total, lb0, lb1):
+    """Whether the split on ``j`` solves its child 1 first: the child more likely to have no
+    tree below the bound goes first (the larger lower bound, then the larger leaf error), so
+    that its failure spares the other child's search. Either order gives the same answer."""
+    if lb1 != lb0:
+        return lb1 > lb0
+    s1, m1, m0, _, _ = split_stats(s.scr.cnt[h][j], s.scr.tot[h])
+    return s1 - m1 > total - s1 - m0
+
+
+@njit(cache=True)
+def _children(s, ra, rb, h, lba, lbb, best):
+    """Search the children ``ra`` then ``rb`` (lower bounds ``lba``, ``lbb``) of a split at
+    level ``h`` against ``best``: (True, objective) when the split's tree is below ``best``,
+    else (False, a lower bound of it)."""
+    nu = s.nu
+    oa = solve(s, ra, h - 1, best - nu - lbb)
+    if oa < best - nu - lbb:
+        ob = solve(s, rb, h - 1, best - nu - oa)
+        return ob < best - nu - oa, oa + ob + nu
+    return False, oa + lbb + nu
+
+
+@njit(cache=True)
 def solve(s, rows, h, ub):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -429,15 +453,14 @@ def solve(s, rows, h, ub):
                 if lb0 + lb1 + nu >= best:
                     lbmin = min(lbmin, lb0 + lb1 + nu)
                     continue
-            o0 = solve(s, r0, h - 1, best - nu - lb1)
-            if o0 < best - nu - lb1:
-                o1 = solve(s, r1, h - 1, best - nu - o0)
-                lbmin = min(lbmin, o0 + o1 + nu)
-                if o1 < best - nu - o0:
-                    best = o0 + o1 + nu
-                    best_f = j
+            if _second_first(s, h, j, total, lb0, lb1):
+                found, o = _children(s, r1, r0, h, lb1, lb0, best)
             else:
-                lbmin = min(lbmin, o0 + lb1 + nu)
+                found, o = _children(s, r0, r1, h, lb0, lb1, best)
+            lbmin = min(lbmin, o)
+            if found:
+                best = o
+                best_f = j
             if s.stats[S_TIMED_OUT] != 0:
                 if best_f >= 0 or timed_out:
                     stopped = True
