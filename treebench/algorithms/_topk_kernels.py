@@ -356,19 +356,6 @@ def _second_first(s, h, j, total, lb0, lb1):
 
 
 @njit(cache=True)
-def _children(s, ra, rb, h, lba, lbb, best):
-    """Search the children ``ra`` then ``rb`` (lower bounds ``lba``, ``lbb``) of a split at
-    level ``h`` against ``best``: (True, objective) when the split's tree is below ``best``,
-    else (False, a lower bound of it)."""
-    nu = s.nu
-    oa = solve(s, ra, h - 1, best - nu - lbb)
-    if oa < best - nu - lbb:
-        ob = solve(s, rb, h - 1, best - nu - oa)
-        return ob < best - nu - oa, oa + ob + nu
-    return False, oa + lbb + nu
-
-
-@njit(cache=True)
 def solve(s, rows, h, ub):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -453,14 +440,20 @@ def solve(s, rows, h, ub):
                 if lb0 + lb1 + nu >= best:
                     lbmin = min(lbmin, lb0 + lb1 + nu)
                     continue
-            if _second_first(s, h, j, total, lb0, lb1):
-                found, o = _children(s, r1, r0, h, lb1, lb0, best)
+            # the child more likely to fail goes first (same answer in either order)
+            sw = _second_first(s, h, j, total, lb0, lb1)
+            ra = r1 if sw else r0
+            rb = r0 if sw else r1
+            lbb = lb0 if sw else lb1
+            oa = solve(s, ra, h - 1, best - nu - lbb)
+            if oa < best - nu - lbb:
+                ob = solve(s, rb, h - 1, best - nu - oa)
+                lbmin = min(lbmin, oa + ob + nu)
+                if ob < best - nu - oa:
+                    best = oa + ob + nu
+                    best_f = j
             else:
-                found, o = _children(s, r0, r1, h, lb0, lb1, best)
-            lbmin = min(lbmin, o)
-            if found:
-                best = o
-                best_f = j
+                lbmin = min(lbmin, oa + lbb + nu)
             if s.stats[S_TIMED_OUT] != 0:
                 if best_f >= 0 or timed_out:
                     stopped = True
