@@ -2,7 +2,7 @@
 search layer (`treebench.search`: bitsets, counts, criteria, the capped cache, bounds, the
 depth-2 solver, the clock).
 
-The search (`solve`) is the recursion of Figure 1 with three exactness-preserving additions:
+The search (`solve`) is the recursion of Figure 1 with four exactness-preserving additions:
 
 * memoisation by (remaining depth, row set) in the capped cache (when full, new entries are
   simply not stored: slower, never wrong);
@@ -11,6 +11,10 @@ The search (`solve`) is the recursion of Figure 1 with three exactness-preservin
   kept only when strictly better, so among equally accurate trees the first explored (higher
   score) wins unless a later one is smaller. A subproblem called with an upper bound ``ub``
   either returns its exact optimum (< ub) or a lower bound >= ub, which is cached and reused;
+* each split searches first the child more likely to have no tree below the bound (the larger
+  lower bound, then the larger leaf error), so that its failure spares the sibling's search;
+  when the split's tree is below the bound both children are exact in either order, so the
+  answer and the tree do not depend on it;
 * on timeout (the clock's deadline) the search turns greedy (k = 1, no new lower bounds) and
   every open frame returns the best complete tree it has (anytime behaviour).
 
