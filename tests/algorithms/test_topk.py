@@ -458,3 +458,62 @@ def test_k_all_equals_pystreed(name):
         ref.fit(X.astype(np.int32), y)
         ref_err = np.sum(ref.predict(X.astype(np.int32)) != y)
         assert m.solve_info_["training_error"] == ref_err, depth
+
+
+# ------------------------------------------- child order of a split (tie_break="first")
+def _first_explored(X, y, n_classes, depth):
+    """Figure 1 at k = all keeping the first explored tree among equally accurate ones (the
+    rule of ``tie_break="first"``): (error, nested tuple tree)."""
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    w = [1.0] * len(y)
+
+    def rec(rows, h):
+        c = [0] * n_classes
+        for r in rows:
+            c[y[r]] += 1
+        if h == 0 or sum(1 for v in c if v > 0) <= 1:
+            return sum(c) - max(c), None
+        best = None
+        for j in naive.naive_topk_order(X, y, w, rows, n_classes):
+            e0, t0 = rec([r for r in rows if X[r][j] == 0], h - 1)
+            e1, t1 = rec([r for r in rows if X[r][j] == 1], h - 1)
+            if best is None or e0 + e1 < best[0]:
+                best = (e0 + e1, (j, t0, t1))
+        return best if best is not None else (sum(c) - max(c), None)
+
+    return rec(list(range(len(y))), depth)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_tie_break_returns_the_first_optimal_tree(seed):
+    """Whichever child of a split the search solves first, k = all with tie_break="first"
+    returns exactly the first optimal tree of the plain recursion, at depths 3 and 4 (where
+    splits have children searched against a bound)."""
+    n_classes = 2 if seed < 3 else 3
+    X, y = _random_data(100 + seed, n=40, d=6, n_classes=n_classes, noise=0.35)
+    for depth in (3, 4):
+        err, ref_tree = _first_explored(X, y, n_classes, depth)
+        m = TopKClassifier(k="all", max_depth=depth, tie_break="first").fit(X, y)
+        check_tree(m.tree_, n_features=X.shape[1], max_depth=depth, X=X, y_index=y)
+        assert m.solve_info_["training_error"] == err
+        assert naive.naive_topk_tree_tuple(m.tree_) == ref_tree
+
+
+def test_split_searches_first_the_child_likely_to_fail():
+    """`_second_first`: child 1 goes first when its lower bound is larger, or when the bounds
+    are equal and its leaf errs more; otherwise child 0."""
+    from treebench.algorithms import _topk_kernels as K
+
+    X, y = _random_data(0, n=20, d=3)
+    s = K.make_state(K.topk_problem(state.bitset_data(X, y, 2), 3, smaller_trees=False))
+    h = 3
+    s.scr.tot[h][:] = [10.0, 6.0]  # 16 rows
+    s.scr.cnt[h][0][:] = [1.0, 5.0]  # child 1: 6 rows, leaf error 1; child 0: error 1 (9, 1)
+    s.scr.cnt[h][1][:] = [2.0, 3.0]  # child 1: error 2; child 0: (8, 3), error 3
+    s.scr.cnt[h][2][:] = [5.0, 5.0]  # child 1: error 5; child 0: (5, 1), error 1
+    assert not K._second_first(s, h, 0, 16.0, 0.0, 0.0)  # equal errors: child 0 first
+    assert not K._second_first(s, h, 1, 16.0, 0.0, 0.0)
+    assert K._second_first(s, h, 2, 16.0, 0.0, 0.0)
+    assert K._second_first(s, h, 1, 16.0, 0.0, 64.0)  # a larger bound wins over the errors
+    assert not K._second_first(s, h, 2, 16.0, 64.0, 0.0)

@@ -2,7 +2,7 @@
 search layer (`treebench.search`: bitsets, counts, criteria, the capped cache, bounds, the
 depth-2 solver, the clock).
 
-The search (`solve`) is the recursion of Figure 1 with three exactness-preserving additions:
+The search (`solve`) is the recursion of Figure 1 with four exactness-preserving additions:
 
 * memoisation by (remaining depth, row set) in the capped cache (when full, new entries are
   simply not stored: slower, never wrong);
@@ -11,6 +11,10 @@ The search (`solve`) is the recursion of Figure 1 with three exactness-preservin
   kept only when strictly better, so among equally accurate trees the first explored (higher
   score) wins unless a later one is smaller. A subproblem called with an upper bound ``ub``
   either returns its exact optimum (< ub) or a lower bound >= ub, which is cached and reused;
+* each split searches first the child more likely to have no tree below the bound (the larger
+  lower bound, then the larger leaf error), so that its failure spares the sibling's search;
+  when the split's tree is below the bound both children are exact in either order, so the
+  answer and the tree do not depend on it;
 * on timeout (the clock's deadline) the search turns greedy (k = 1, no new lower bounds) and
   every open frame returns the best complete tree it has (anytime behaviour).
 
@@ -345,6 +349,17 @@ def _finish(s, rows, h, hv, nb, best, best_f, sim):
 
 
 @njit(cache=True)
+def _second_first(s, h, j, total, lb0, lb1):
+    """Whether the split on ``j`` solves its child 1 first: the child more likely to have no
+    tree below the bound goes first (the larger lower bound, then the larger leaf error), so
+    that its failure spares the other child's search. Either order gives the same answer."""
+    if lb1 != lb0:
+        return lb1 > lb0
+    s1, m1, m0, _, _ = split_stats(s.scr.cnt[h][j], s.scr.tot[h])
+    return s1 - m1 > total - s1 - m0
+
+
+@njit(cache=True)
 def solve(s, rows, h, ub):
     """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
 
@@ -429,15 +444,20 @@ def solve(s, rows, h, ub):
                 if lb0 + lb1 + nu >= best:
                     lbmin = min(lbmin, lb0 + lb1 + nu)
                     continue
-            o0 = solve(s, r0, h - 1, best - nu - lb1)
-            if o0 < best - nu - lb1:
-                o1 = solve(s, r1, h - 1, best - nu - o0)
-                lbmin = min(lbmin, o0 + o1 + nu)
-                if o1 < best - nu - o0:
-                    best = o0 + o1 + nu
+            # the child more likely to fail goes first (same answer in either order)
+            sw = _second_first(s, h, j, total, lb0, lb1)
+            ra = r1 if sw else r0
+            rb = r0 if sw else r1
+            lbb = lb0 if sw else lb1
+            oa = solve(s, ra, h - 1, best - nu - lbb)
+            if oa < best - nu - lbb:
+                ob = solve(s, rb, h - 1, best - nu - oa)
+                lbmin = min(lbmin, oa + ob + nu)
+                if ob < best - nu - oa:
+                    best = oa + ob + nu
                     best_f = j
             else:
-                lbmin = min(lbmin, o0 + lb1 + nu)
+                lbmin = min(lbmin, oa + lbb + nu)
             if s.stats[S_TIMED_OUT] != 0:
                 if best_f >= 0 or timed_out:
                     stopped = True
