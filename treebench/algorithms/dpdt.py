@@ -218,7 +218,8 @@ class _DPDTMixin:
             if why is None:
                 tree, info = NUMERIC.fit_numeric(X, np.argmax(RS, axis=1), ctx.sample_weight,
                                                  RS.shape[1], self.max_depth,
-                                                 ctx.deadline_for(self.time_limit))
+                                                 ctx.deadline_for(self.time_limit),
+                                                 alpha=self.alpha)
                 return tree, info, None
         t_start = time.perf_counter()
         compile_s = warmup()
