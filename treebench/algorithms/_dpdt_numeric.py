@@ -5,12 +5,18 @@ every tree of depth <= D whose splits are midpoints between consecutive distinct
 feature among a state's rows, and backward induction (Algorithm 1) returns the first argmin
 over (leaf, candidates in feature order, then increasing threshold) at every state, a
 candidate taken only when strictly better. For ``alpha = 0`` that is the problem and the tie
-rule of `treebench.search.numeric` (fewest weighted errors; a leaf unless a split is strictly
-better, then the lowest feature, then the lowest threshold; each child by the same rule), so
+rule of `treebench.search.numeric.solve_numeric` (fewest weighted errors; a leaf unless a
+split is strictly better, then the lowest feature, then the lowest threshold; each child by
+the same rule), so
 the numeric search returns the DP's tree, in milliseconds where the DP enumerates every state.
 
+For ``alpha > 0`` `treebench.search.numeric.solve_numeric_alpha` reproduces the DP's
+floating-point values ``(alpha * W + v_left) + v_right`` and its strict comparisons exactly
+(see `treebench.search._numeric_alpha_kernels`), so it returns the DP's tree and objective
+bit for bit.
+
 It applies when the fit is: classification, ``max_depth`` at most 16 (the numeric search's
-`MAX_DEPTH`), the exhaustive generator, ``alpha = 0``, no α path, ``max_features=None``,
+`MAX_DEPTH`), the exhaustive generator, a finite ``alpha``, no α path, ``max_features=None``,
 ``min_samples_leaf = 1``, and whole-number sample weights (the DP's costs are then exact in
 floating point, so "strictly better" means the same in both searches; with fractional weights
 the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in
