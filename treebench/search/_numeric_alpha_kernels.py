@@ -189,9 +189,18 @@ def open_node(st, lev, h):
 
 
 @njit(cache=True)
-def solve_alpha(st, lev, h):
+def margin_of(bound):
+    """Slack added to a child's upper bound: the subtractions that derive it round, and the
+    slack makes a failed child prove far more than any rounding; the parent re-checks the
+    proof on the monotone expression and solves the child again when it does not hold."""
+    return 1e-9 * max(1.0, abs(bound))
+
+
+@njit(cache=True)
+def solve_alpha(st, lev, h, ub):
     """The DP's value and tree (into ``tf[lev, 0]``) of the node at ``lev`` with ``h`` tests
-    left. Only this function calls itself, with non-constant arguments (see
+    left, if that value is below ``ub``; otherwise a lower bound of it that is ``>= ub``.
+    Only this function calls itself, with non-constant arguments (see
     `_numeric_kernels.solve_node` on numba's cache and literal arguments)."""
     err, aW, searched = open_node(st, lev, h)
     if not searched:
@@ -201,28 +210,49 @@ def solve_alpha(st, lev, h):
     alpha = st.alpha[0]
     tot, lc = st.tot[lev], st.lc[lev]
     best = err
+    floor = np.inf  # the smallest lower bound of a candidate excluded by ub alone
     for f in range(st.ord.shape[1]):
         rows = st.ord[lev, f]
         lc[:] = 0.0
         prev = rank_of(rows[0])
         for i in range(st.m[lev]):
             p = rows[i]
-            if rank_of(p) != prev:
+            if rank_of(p) != prev and not timed_out(st.stats):
                 prev = rank_of(p)
                 eL, wl, eR, wr = side_errors(tot, lc)
-                lbL, lbR = min(eL, alpha * wl), min(eR, alpha * wr)
-                if (aW + lbL) + lbR < best and not timed_out(st.stats):
-                    st.stats[S_SCORED] += 1
+                lbR = min(eR, alpha * wr)
+                bound = min(best, ub)
+                lb = (aW + min(eL, alpha * wl)) + lbR
+                vL = np.inf
+                for attempt in range(2):  # the left child under a bound, then exactly
+                    if lb >= bound:
+                        break
+                    ubL = bound - aW - lbR + margin_of(bound) if attempt == 0 else np.inf
                     split_child(st, lev, f, i, 0)
-                    vL = solve_alpha(st, lev + 1, h - 1)
-                    if (aW + vL) + lbR < best:
-                        st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
-                        st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
-                        split_child(st, lev, f, i, 1)
-                        cost = (aW + vL) + solve_alpha(st, lev + 1, h - 1)
-                        if cost < best:
-                            best = cost
-                            take_split(st, lev, h, f, i)
+                    vL = solve_alpha(st, lev + 1, h - 1, ubL)
+                    lb = (aW + vL) + lbR
+                    if vL < ubL:
+                        break
+                if lb >= bound:
+                    floor = min(floor, lb) if lb < best else floor
+                    continue
+                st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
+                st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
+                vR, ubR = np.inf, np.inf
+                for attempt in range(2):  # the right child likewise
+                    ubR = bound - (aW + vL) + margin_of(bound) if attempt == 0 else np.inf
+                    split_child(st, lev, f, i, 1)
+                    vR = solve_alpha(st, lev + 1, h - 1, ubR)
+                    lb = (aW + vL) + vR
+                    if vR < ubR or lb >= bound:
+                        break
+                if lb < best and vR < ubR:
+                    best = lb
+                    take_split(st, lev, h, f, i)
+                elif lb < best:
+                    floor = min(floor, lb)
+            elif rank_of(p) != prev:
+                prev = rank_of(p)
             r = row_of(p)
             lc[st.y[r]] += st.w[r]
-    return best
+    return best if best < ub else min(best, floor)

@@ -120,7 +120,7 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
     st = KA.new_alpha_state(X, y_index, np.ascontiguousarray(sw), n_classes, int(max_depth),
                             float(alpha), deadline)
     t0 = time.perf_counter()
-    value = float(KA.solve_alpha(st, 0, int(max_depth)))
+    value = float(KA.solve_alpha(st, 0, int(max_depth), np.inf))
     secs = time.perf_counter() - t0
     tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
     leaves = tree.is_leaf
