@@ -20,7 +20,13 @@ below the best so far:
   ``(aW + v_left) + lb_right`` once the left child is solved;
 * a node whose leaf error is at most ``aW`` is a leaf (no split's float is below ``aW``).
 
-No tolerance is used anywhere: the running best is the DP's running best at every step (the
+Children are solved under upper bounds with the contract of the layer search
+(`treebench.algorithms._dpdt_layer`): a value below the bound is exact, any other is a lower
+bound at or above it; the bounds carry a margin against the rounding of the subtractions that
+derive them, and a failed child whose proof does not hold on the monotone expression (a
+near-tie) is solved again without a bound, so no decision rests on the margin.
+
+No tolerance is used in any comparison: the running best is the DP's running best at every step (the
 same candidates are taken, on the same floats), so the search returns the DP's tree and its
 bit-identical value. The sums of weights are exact because the caller admits whole-number
 weights only (their sums are integers below 2^53). Candidates are not ordered by promise and
