@@ -1363,6 +1363,36 @@ def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, e
     return rec(rows0, depth)
 
 
+def naive_dpdt_numeric(X, y, n_classes, depth, alpha, sample_weight=None):
+    """DPDT's exhaustive backward induction on numeric features, plainly: at every node the
+    first minimum over (leaf, every feature's midpoints increasing) of the float
+    ``(alpha * W + v_left) + v_right``, a split taken only when strictly below the best so
+    far (rows of zero weight dropped). Returns ``(value, tree)`` as `naive_numeric_optimal`."""
+    X = np.asarray(X, dtype=float)
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+
+    def rec(rows, h):
+        c = [0.0] * n_classes
+        for r in rows:
+            c[y[r]] += w[r]
+        best = (sum(c) - max(c), None)
+        if h == 0 or len(rows) < 2 or best[0] <= 0.0:
+            return best
+        aW = alpha * sum(c)
+        for f in range(X.shape[1]):
+            vals = sorted({X[r, f] for r in rows})
+            for a, b in zip(vals, vals[1:]):
+                t = naive_numeric_midpoint(a, b)
+                cl, tl = rec([r for r in rows if X[r, f] <= t], h - 1)
+                cr, tr = rec([r for r in rows if X[r, f] > t], h - 1)
+                if (aW + cl) + cr < best[0]:
+                    best = ((aW + cl) + cr, (f, t, tl, tr))
+        return best
+
+    return rec([r for r in range(len(y)) if w[r] > 0], depth)
+
+
 def naive_tree_tuple(tree, i=0):
     """TreeArrays -> the nested ``(feature, threshold, left, right)`` tuple (None: leaf)."""
     if tree.feature[i] < 0:

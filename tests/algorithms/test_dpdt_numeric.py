@@ -38,8 +38,8 @@ def _same_tree(a, b):
     assert np.array_equal(ta.label, tb.label)
 
 
-def _fit_both(X, y, depth, sample_weight=None):
-    kw = dict(max_depth=depth, candidates="exhaustive")
+def _fit_both(X, y, depth, sample_weight=None, alpha=0.0):
+    kw = dict(max_depth=depth, candidates="exhaustive", alpha=alpha)
     dp = DPDTClassifier(search="dp", **kw).fit(X, y, sample_weight=sample_weight)
     num = DPDTClassifier(search="numeric", **kw).fit(X, y, sample_weight=sample_weight)
     return dp, num
@@ -72,6 +72,47 @@ def test_numeric_search_returns_the_dp_tree_with_weights(seed, kind):
     assert num.solve_info_["objective"] == dp.solve_info_["objective"]
 
 
+ALPHAS = (0.01, 0.1, 1 / 3, 1.0, 7.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_numeric_search_with_a_test_price_returns_the_dp_tree(alpha, depth, seed):
+    """``E + alpha * L``: the same tree (features, thresholds, children, class counts,
+    labels) and the bit-identical objective and training error as backward induction, on
+    tie-heavy data; seeds 2 and 5 with whole-number weights (zeros among them). With
+    α = 1/3 or 0.1 many trees tie in real numbers and the DP's choice among them rests on
+    how its floats round."""
+    X, y = _numeric_data(200 + seed)
+    w = None
+    if seed % 3 == 2:
+        w = np.random.default_rng(seed).integers(0, 4, size=len(y)).astype(float)
+        w[0] = max(w[0], 1.0)
+    dp, num = _fit_both(X, y, depth, sample_weight=w, alpha=alpha)
+    check_tree(num.tree_)
+    _same_tree(dp, num)
+    assert num.solve_info_["search"] == "numeric" and dp.solve_info_["search"] == "dp"
+    for key in ("objective", "training_error", "training_accuracy"):
+        assert num.solve_info_[key] == dp.solve_info_[key], key
+    assert num.solve_info_["expected_path_length"] == pytest.approx(
+        dp.solve_info_["expected_path_length"], abs=1e-12)
+    assert num.solve_info_["optimal"]
+
+
+def test_a_tie_in_real_numbers_is_decided_by_the_dp_floats():
+    """α = 0.29 on 100 rows (71 of class 0, then 29 of class 1): the leaf costs 29 and the
+    split between the classes 0.29 * 100, which is 29 in real numbers but 28.999999999999996
+    in floats. The DP splits (its float is strictly lower); a search comparing costs within a
+    tolerance would keep the leaf."""
+    X = np.arange(100, dtype=float).reshape(-1, 1)
+    y = np.r_[np.zeros(71, int), np.ones(29, int)]
+    dp, num = _fit_both(X, y, 1, alpha=0.29)
+    _same_tree(dp, num)
+    assert num.tree_.feature[0] == 0 and num.tree_.threshold[0] == 70.5
+    assert num.solve_info_["objective"] == 0.29 * 100 < 29.0
+
+
 @pytest.mark.data
 def test_raisin_depth_2_on_a_subsample_equals_the_dp():
     X, y = load_quantbnb("raisin")
@@ -84,10 +125,10 @@ def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
     X, y = _numeric_data(7)
     base = dict(max_depth=2, candidates="exhaustive")
     assert DPDTClassifier(**base).fit(X, y).solve_info_["search"] == "numeric"
+    assert DPDTClassifier(alpha=0.1, **base).fit(X, y).solve_info_["search"] == "numeric"
     frac = np.linspace(0.5, 1.5, len(y))
     refused = [
         (dict(max_depth=17), None, "depths up to 16"),
-        (dict(alpha=0.01), None, "alpha must be 0"),
         (dict(alpha_path=True), None, "α path"),
         (dict(max_features=1), None, "max_features"),
         (dict(min_samples_leaf=2), None, "min_samples_leaf"),
@@ -150,6 +191,6 @@ def test_a_run_records_which_search_solved_each_dpdt_cell(tmp_path, monkeypatch)
     df = read_table(tmp_path / "out" / "results.parquet")
     by = {lab: g.sort_values("fold") for lab, g in df.groupby("algorithm_label")}
     assert (by["dpdt"]["search"] == "numeric").all()
-    assert (by["dpdt-a"]["search"] == "dp").all()  # alpha > 0: the DP
+    assert (by["dpdt-a"]["search"] == "numeric").all()  # alpha > 0 too
     assert by["optimal-numeric"]["search"].isna().all()
     assert by["dpdt"]["train_accuracy"].tolist() == by["optimal-numeric"]["train_accuracy"].tolist()

@@ -5,12 +5,18 @@ every tree of depth <= D whose splits are midpoints between consecutive distinct
 feature among a state's rows, and backward induction (Algorithm 1) returns the first argmin
 over (leaf, candidates in feature order, then increasing threshold) at every state, a
 candidate taken only when strictly better. For ``alpha = 0`` that is the problem and the tie
-rule of `treebench.search.numeric` (fewest weighted errors; a leaf unless a split is strictly
-better, then the lowest feature, then the lowest threshold; each child by the same rule), so
+rule of `treebench.search.numeric.solve_numeric` (fewest weighted errors; a leaf unless a
+split is strictly better, then the lowest feature, then the lowest threshold; each child by
+the same rule), so
 the numeric search returns the DP's tree, in milliseconds where the DP enumerates every state.
 
+For ``alpha > 0`` `treebench.search.numeric.solve_numeric_alpha` reproduces the DP's
+floating-point values ``(alpha * W + v_left) + v_right`` and its strict comparisons exactly
+(see `treebench.search._numeric_alpha_kernels`), so it returns the DP's tree and objective
+bit for bit.
+
 It applies when the fit is: classification, ``max_depth`` at most 16 (the numeric search's
-`MAX_DEPTH`), the exhaustive generator, ``alpha = 0``, no α path, ``max_features=None``,
+`MAX_DEPTH`), the exhaustive generator, a finite ``alpha``, no α path, ``max_features=None``,
 ``min_samples_leaf = 1``, and whole-number sample weights (the DP's costs are then exact in
 floating point, so "strictly better" means the same in both searches; with fractional weights
 the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in
@@ -23,7 +29,7 @@ import time
 
 import numpy as np
 
-from treebench.search.numeric import MAX_DEPTH, solve_numeric
+from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha
 from treebench.search.numeric import warmup as numeric_warmup
 from treebench.tree.arrays import TreeArrays
 
@@ -38,8 +44,8 @@ def eligible(sample_weight, regression, candidates, alpha, settings) -> str | No
         return "it solves classification only"
     if candidates != "exhaustive":
         return f"it implements the exhaustive generator only (candidates={candidates!r})"
-    if alpha != 0:
-        return f"it minimises errors only (alpha must be 0, got {alpha!r})"
+    if not np.isfinite(alpha):
+        return f"it needs a finite alpha (got {alpha!r})"
     if settings["alpha_path"]:
         return "it does not compute the α path (alpha_path=True)"
     if settings["max_features"] is not None:
@@ -67,19 +73,29 @@ def path_mass(tree: TreeArrays) -> float:
     return L
 
 
-def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadline):
+def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadline,
+                alpha: float = 0.0):
     """Solve the fit with the numeric search: ``(tree, solve_info)`` in the DP's terms
-    (objective ``E + α·L`` with α = 0, so the weighted training error)."""
+    (objective ``E + α·L``: with α = 0 the weighted training error, found by the errors-only
+    search; with α > 0 the DP's own float, found by `solve_numeric_alpha`)."""
     t_start = time.perf_counter()
     compile_s = numeric_warmup_once()
-    sol = solve_numeric(X, y_index, sample_weight, n_classes, int(max_depth),
-                        deadline=deadline)
+    alpha = float(alpha)
+    if alpha == 0.0:
+        sol = solve_numeric(X, y_index, sample_weight, n_classes, int(max_depth),
+                            deadline=deadline)
+    else:
+        sol = solve_numeric_alpha(X, y_index, sample_weight, n_classes, int(max_depth), alpha,
+                                  deadline=deadline)
     W = float(np.sum(sample_weight))
     L = path_mass(sol.tree)
+    objective = float(sol.errors) if alpha == 0.0 else float(sol.objective)
+    # the DP's training error is its value minus α·L, in the same floats
+    errors = float(sol.errors) if alpha == 0.0 else objective - alpha * L
     info = {
-        "objective": float(sol.errors),
+        "objective": objective,
         "objective_kind": "errors+alpha*path",
-        "training_error": float(sol.errors),
+        "training_error": errors,
         "expected_path_length": L / W if W > 0 else 0.0,
         "operations": float("nan"),
         "operations_distinct": sol.splits_scored,
@@ -96,7 +112,7 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
         "seconds": time.perf_counter() - t_start - compile_s,
         "compile_seconds": compile_s,
         "search": "numeric",
-        "training_accuracy": 1.0 - float(sol.errors) / W if W > 0 else 1.0,
+        "training_accuracy": 1.0 - errors / W if W > 0 else 1.0,
     }
     return sol.tree, info
 

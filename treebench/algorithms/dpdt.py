@@ -218,7 +218,8 @@ class _DPDTMixin:
             if why is None:
                 tree, info = NUMERIC.fit_numeric(X, np.argmax(RS, axis=1), ctx.sample_weight,
                                                  RS.shape[1], self.max_depth,
-                                                 ctx.deadline_for(self.time_limit))
+                                                 ctx.deadline_for(self.time_limit),
+                                                 alpha=self.alpha)
                 return tree, info, None
         t_start = time.perf_counter()
         compile_s = warmup()
@@ -374,8 +375,8 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         which a pruned search does not visit; ``operations_distinct`` counts the candidate
         splits it scored). "numeric": the numeric optimal-tree search
         (`treebench.algorithms._dpdt_numeric`), which returns the DP's tree on raw numeric
-        features; it needs ``max_depth <= 16``, ``candidates="exhaustive"``, ``alpha=0``,
-        ``alpha_path=False``,
+        features (with ``alpha > 0`` its exact-float variant); it needs ``max_depth <= 16``,
+        ``candidates="exhaustive"``, ``alpha_path=False``,
         ``max_features=None``, ``min_samples_leaf=1`` and whole-number sample weights
         (``operations`` NaN as for "layer"). "auto" (default): "layer" when
         eligible, else "numeric" when eligible, else "dp". ``solve_info_["search"]`` says

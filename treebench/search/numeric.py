@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from treebench.search import _numeric_alpha_kernels as KA
 from treebench.search import _numeric_kernels as K
 from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
 from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays
@@ -93,6 +94,45 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     )
 
 
+def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: int,
+                        alpha: float, *, deadline: float | None = None) -> NumericSolution:
+    """DPDT's exhaustive objective ``E + alpha * L`` (``L`` the weight times the depth of
+    every row's leaf): the tree and the float value backward induction over every state
+    returns, node for node and bit for bit (`_numeric_alpha_kernels` says why). The weights
+    must be whole numbers (the DP's sums are then exact); they are not rescaled, since the
+    DP's floats depend on them. ``objective`` is the DP's float value; with ``deadline`` the
+    search stops there and returns the tree found so far."""
+    if not 0 <= int(max_depth) <= MAX_DEPTH:
+        raise ValueError(f"the numeric optimal-tree search runs depths 0 to {MAX_DEPTH}, "
+                         f"got max_depth={max_depth}.")
+    X = np.asarray(X, dtype=np.float64)
+    y_index = np.asarray(y_index, dtype=np.int64)
+    sw = (np.ones(X.shape[0]) if sample_weight is None
+          else np.asarray(sample_weight, dtype=np.float64))
+    if not np.all(sw == np.round(sw)):
+        raise ValueError("solve_numeric_alpha needs whole-number sample weights")
+    prior = np.bincount(y_index, weights=sw, minlength=n_classes)
+    keep = sw > 0
+    X, y_index, sw = X[keep], y_index[keep], sw[keep]
+    if X.shape[0] == 0:
+        raise ValueError("all sample weights are zero")
+    X = np.ascontiguousarray(X)
+    st = KA.new_alpha_state(X, y_index, np.ascontiguousarray(sw), n_classes, int(max_depth),
+                            float(alpha), deadline)
+    t0 = time.perf_counter()
+    value = float(KA.solve_alpha(st, 0, int(max_depth), np.inf))
+    secs = time.perf_counter() - t0
+    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
+    leaves = tree.is_leaf
+    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
+    timed_out = bool(st.stats[S_TIMED_OUT])
+    return NumericSolution(
+        tree=tree, objective=value, errors=errors, optimal=not timed_out,
+        timed_out=timed_out, nodes_expanded=int(st.stats[S_EXPANDED]),
+        splits_scored=int(st.stats[S_SCORED]), search_seconds=secs,
+    )
+
+
 def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:
     """A heap-layout tree (node k's children at 2k+1, 2k+2; feature -1 at leaves) as
     `TreeArrays`, with the weighted class counts of the rows reaching every node."""
@@ -128,5 +168,6 @@ def warmup() -> float:
     y = rng.integers(0, 3, size=24)
     solve_numeric(X, y, None, 3, 3)
     solve_numeric(X, y, rng.random(24), 3, 2, lam=0.01, deadline=time.perf_counter() + 60.0)
+    solve_numeric_alpha(X, y, None, 3, 3, 0.1, deadline=time.perf_counter() + 60.0)
     K.now_seconds()  # the first entry into object mode (the deadline's clock) is slow: pay it here
     return time.perf_counter() - t0
