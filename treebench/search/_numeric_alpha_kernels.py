@@ -239,24 +239,24 @@ def solve_alpha(st, lev, h, ub):
                     lb = (aW + vL) + lbR
                     if vL < ubL:
                         break
-                if lb >= bound:
+                if lb >= bound:  # (no `continue`: row p must still join the left part)
                     floor = min(floor, lb) if lb < best else floor
-                    continue
-                st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
-                st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
-                vR, ubR = np.inf, np.inf
-                for attempt in range(2):  # the right child likewise
-                    ubR = bound - (aW + vL) + margin_of(bound) if attempt == 0 else np.inf
-                    split_child(st, lev, f, i, 1)
-                    vR = solve_alpha(st, lev + 1, h - 1, ubR)
-                    lb = (aW + vL) + vR
-                    if vR < ubR or lb >= bound:
-                        break
-                if lb < best and vR < ubR:
-                    best = lb
-                    take_split(st, lev, h, f, i)
-                elif lb < best:
-                    floor = min(floor, lb)
+                else:
+                    st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
+                    st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
+                    vR, ubR = np.inf, np.inf
+                    for attempt in range(2):  # the right child likewise
+                        ubR = bound - (aW + vL) + margin_of(bound) if attempt == 0 else np.inf
+                        split_child(st, lev, f, i, 1)
+                        vR = solve_alpha(st, lev + 1, h - 1, ubR)
+                        lb = (aW + vL) + vR
+                        if vR < ubR or lb >= bound:
+                            break
+                    if lb < best and vR < ubR:
+                        best = lb
+                        take_split(st, lev, h, f, i)
+                    elif lb < best:
+                        floor = min(floor, lb)
             elif rank_of(p) != prev:
                 prev = rank_of(p)
             r = row_of(p)
