@@ -16,6 +16,14 @@ import math
 GREEDY_TIE_RTOL = 1e-12
 
 
+
+def class_weights(rows, y, w, n_classes):
+    """The weight of each class among ``rows`` (lists, plain Python)."""
+    c = [0.0] * n_classes
+    for r in rows:
+        c[y[r]] += w[r]
+    return c
+
 def naive_impurity(counts, criterion):
     """C(p) of one class-count vector: entropy (log2), Gini 1 − Σp², or error 1 − max p."""
     tot = sum(counts)
@@ -266,9 +274,7 @@ def naive_topk_order(X, y, w, rows, n_classes, criterion="entropy", min_samples_
             continue
         s = 0.0
         for part in (r0, r1):
-            c = [0.0] * n_classes
-            for r in part:
-                c[y[r]] += w[r]
+            c = class_weights(part, y, w, n_classes)
             s += sum(c) / total * naive_topk_impurity(c, criterion)
         scores[j] = s
     order = []
@@ -292,9 +298,7 @@ def naive_topk(X, y, n_classes, k, depth, *, criterion="entropy", sample_weight=
     w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
 
     def rec(rows, h):
-        c = [0.0] * n_classes
-        for r in rows:
-            c[y[r]] += w[r]
+        c = class_weights(rows, y, w, n_classes)
         leaf = (sum(c) - max(c), 1, None)
         if h == 0 or sum(1 for v in c if v > 0) <= 1:
             return leaf
@@ -322,9 +326,7 @@ def naive_optimal_error(X, y, n_classes, depth, sample_weight=None):
     w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
 
     def rec(rows, h):
-        c = [0.0] * n_classes
-        for r in rows:
-            c[y[r]] += w[r]
+        c = class_weights(rows, y, w, n_classes)
         best = sum(c) - max(c)
         if h == 0 or best == 0:
             return best
@@ -1326,6 +1328,17 @@ def naive_numeric_midpoint(a, b):
     return naive_dpdt_midpoint(a, b)
 
 
+
+def numeric_splits(X, rows):
+    """Every split of ``rows`` on a numeric matrix, in order (feature, then increasing
+    threshold): ``(feature, threshold, left rows, right rows)``, thresholds the midpoints
+    between consecutive distinct values among ``rows``."""
+    for f in range(X.shape[1]):
+        vals = sorted({X[r, f] for r in rows})
+        for a, b in zip(vals, vals[1:]):
+            t = naive_numeric_midpoint(a, b)
+            yield (f, t, [r for r in rows if X[r, f] <= t], [r for r in rows if X[r, f] > t])
+
 def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, eps=None):
     """Brute force over every tree of depth <= ``depth`` whose thresholds are midpoints of
     consecutive distinct values among the node's rows (rows of zero weight ignored), for
@@ -1344,20 +1357,15 @@ def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, e
         eps = 0.5 if integer else 1e-9 * max(1.0, total)
 
     def rec(rows, h):
-        c = [0.0] * n_classes
-        for r in rows:
-            c[y[r]] += w[r]
+        c = class_weights(rows, y, w, n_classes)
         best = (sum(c) - max(c) + pen, None)
         if h == 0:
             return best
-        for f in range(X.shape[1]):
-            vals = sorted({X[r, f] for r in rows})
-            for a, b in zip(vals, vals[1:]):
-                t = naive_numeric_midpoint(a, b)
-                cl, tl = rec([r for r in rows if X[r, f] <= t], h - 1)
-                cr, tr = rec([r for r in rows if X[r, f] > t], h - 1)
-                if cl + cr < best[0] - eps:
-                    best = (cl + cr, (f, t, tl, tr))
+        for f, t, left, right in numeric_splits(X, rows):
+            cl, tl = rec(left, h - 1)
+            cr, tr = rec(right, h - 1)
+            if cl + cr < best[0] - eps:
+                best = (cl + cr, (f, t, tl, tr))
         return best
 
     return rec(rows0, depth)
@@ -1373,21 +1381,16 @@ def naive_dpdt_numeric(X, y, n_classes, depth, alpha, sample_weight=None):
     w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
 
     def rec(rows, h):
-        c = [0.0] * n_classes
-        for r in rows:
-            c[y[r]] += w[r]
+        c = class_weights(rows, y, w, n_classes)
         best = (sum(c) - max(c), None)
         if h == 0 or len(rows) < 2 or best[0] <= 0.0:
             return best
         aW = alpha * sum(c)
-        for f in range(X.shape[1]):
-            vals = sorted({X[r, f] for r in rows})
-            for a, b in zip(vals, vals[1:]):
-                t = naive_numeric_midpoint(a, b)
-                cl, tl = rec([r for r in rows if X[r, f] <= t], h - 1)
-                cr, tr = rec([r for r in rows if X[r, f] > t], h - 1)
-                if (aW + cl) + cr < best[0]:
-                    best = ((aW + cl) + cr, (f, t, tl, tr))
+        for f, t, left, right in numeric_splits(X, rows):
+            cl, tl = rec(left, h - 1)
+            cr, tr = rec(right, h - 1)
+            if (aW + cl) + cr < best[0]:
+                best = ((aW + cl) + cr, (f, t, tl, tr))
         return best
 
     return rec([r for r in range(len(y)) if w[r] > 0], depth)

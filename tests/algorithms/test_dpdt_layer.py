@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from treecompare import assert_same_tree
 
 import naive
 from treebench.algorithms import _dpdt_layer as L
@@ -46,15 +47,6 @@ def _fit_both(X, y, depth, alpha, msl, **kw):
     return dp, layer
 
 
-def _same_tree(a, b):
-    ta, tb = a.tree_, b.tree_
-    assert np.array_equal(ta.feature, tb.feature)
-    assert np.array_equal(ta.threshold, tb.threshold)
-    assert np.array_equal(ta.left, tb.left) and np.array_equal(ta.right, tb.right)
-    assert np.array_equal(ta.value, tb.value)
-    assert ta == tb
-
-
 # ------------------------------------------------------------------ layer == DP
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
@@ -66,7 +58,7 @@ def test_layer_equals_dp(seed, depth, msl, n_classes):
     for alpha in ALPHAS:
         dp, layer = _fit_both(X, y, depth, alpha, msl)
         assert layer.solve_info_["search"] == "layer" and dp.solve_info_["search"] == "dp"
-        _same_tree(dp, layer)
+        assert_same_tree(dp, layer)
         assert layer.solve_info_["objective"] == dp.solve_info_["objective"]  # bit-identical
         assert layer.solve_info_["training_error"] == pytest.approx(
             dp.solve_info_["training_error"], abs=1e-9)
@@ -82,7 +74,7 @@ def test_layer_equals_dp_many_seeds(seed):
     alpha = ALPHAS[seed % len(ALPHAS)]
     msl = [1, 2, 3][seed % 3]
     dp, layer = _fit_both(X, y, depth, alpha, msl)
-    _same_tree(dp, layer)
+    assert_same_tree(dp, layer)
     assert layer.solve_info_["objective"] == dp.solve_info_["objective"]
 
 
@@ -201,7 +193,7 @@ def test_auto_dispatch():
     cases = [  # (settings, X, weights, why not the layer, what "auto" runs instead)
         (dict(), X + 0.5, None, "0/1", "numeric"),  # continuous
         (dict(), X, w * 2.0, "sample weight", "numeric"),
-        (dict(alpha=0.1), X, w * 2.0, "sample weight", "dp"),
+        (dict(alpha=0.1), X, w * 2.0, "sample weight", "numeric"),
         (dict(alpha_path=True), X, None, "α path", "dp"),
         (dict(max_features=2), X, None, "max_features", "dp"),
         (dict(candidates="cart"), X, None, "exhaustive generator only", "dp"),
@@ -228,11 +220,11 @@ def test_keys_match_the_dp():
     assert set(dp.solve_info_) == set(layer.solve_info_)
 
 
-def test_small_cache_same_tree():
+def test_small_cacheassert_same_tree():
     """With the cache capped to a few entries the search stores less, never answers wrong."""
     X, y = _binary_data(8, 2, n=60)
     dp, layer = _fit_both(X, y, 4, 0.01, 1, cache_limit_mb=1e-4)
-    _same_tree(dp, layer)
+    assert_same_tree(dp, layer)
     assert layer.solve_info_["cache_full"]
 
 
@@ -328,5 +320,5 @@ def test_degenerate_fits():
                           (np.zeros((4, 2)), [0, 1, 0, 1], 2)):
         dp, layer = _fit_both(Xc, yc, depth, 0.1, 1)
         assert layer.solve_info_["search"] == "layer"
-        _same_tree(dp, layer)
+        assert_same_tree(dp, layer)
         assert layer.solve_info_["objective"] == dp.solve_info_["objective"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from treecompare import assert_same_tree
 
 from treebench.algorithms.dpdt import DPDTClassifier, DPDTRegressor
 from treebench.tree.arrays import check_tree
@@ -29,15 +30,6 @@ def _numeric_data(seed: int):
     return X, y
 
 
-def _same_tree(a, b):
-    ta, tb = a.tree_, b.tree_
-    assert np.array_equal(ta.feature, tb.feature)
-    assert np.array_equal(ta.threshold, tb.threshold)
-    assert np.array_equal(ta.left, tb.left) and np.array_equal(ta.right, tb.right)
-    assert np.array_equal(ta.value, tb.value)
-    assert np.array_equal(ta.label, tb.label)
-
-
 def _fit_both(X, y, depth, sample_weight=None, alpha=0.0):
     kw = dict(max_depth=depth, candidates="exhaustive", alpha=alpha)
     dp = DPDTClassifier(search="dp", **kw).fit(X, y, sample_weight=sample_weight)
@@ -51,7 +43,7 @@ def test_numeric_search_returns_the_dp_tree(seed, depth):
     X, y = _numeric_data(seed)
     dp, num = _fit_both(X, y, depth)
     check_tree(num.tree_)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.solve_info_["search"] == "numeric" and dp.solve_info_["search"] == "dp"
     for key in ("objective", "training_error", "expected_path_length", "training_accuracy"):
         assert num.solve_info_[key] == pytest.approx(dp.solve_info_[key], abs=1e-12), key
@@ -68,7 +60,7 @@ def test_numeric_search_returns_the_dp_tree_with_weights(seed, kind):
     w = rng.integers(1 if kind == "whole" else 0, 4, size=len(y)).astype(float)
     w[0] = max(w[0], 1.0)  # never every weight zero
     dp, num = _fit_both(X, y, 2, sample_weight=w)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.solve_info_["objective"] == dp.solve_info_["objective"]
 
 
@@ -91,7 +83,7 @@ def test_numeric_search_with_a_test_price_returns_the_dp_tree(alpha, depth, seed
         w[0] = max(w[0], 1.0)
     dp, num = _fit_both(X, y, depth, sample_weight=w, alpha=alpha)
     check_tree(num.tree_)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.solve_info_["search"] == "numeric" and dp.solve_info_["search"] == "dp"
     for key in ("objective", "training_error", "training_accuracy"):
         assert num.solve_info_[key] == dp.solve_info_[key], key
@@ -115,7 +107,7 @@ def test_alpha_search_returns_the_dp_tree_on_iris(rows, alpha):
     if rows != "all":
         X, y, depth = X[y > 0], y[y > 0], 2
     dp, num = _fit_both(X, y, depth, alpha=alpha)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.solve_info_["objective"] == dp.solve_info_["objective"]
 
 
@@ -126,7 +118,7 @@ def test_alpha_search_returns_the_dp_tree_on_many_distinct_values(seed):
     X = rng.normal(size=(n, 3)).round(2)
     y = ((X[:, 0] + 0.5 * X[:, 1] > 0) ^ (rng.random(n) < 0.2)).astype(int)
     dp, num = _fit_both(X, y, 2 + seed % 2, alpha=(0.01, 0.1, 0.3)[seed % 3])
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.solve_info_["objective"] == dp.solve_info_["objective"]
 
 
@@ -138,7 +130,7 @@ def test_a_tie_in_real_numbers_is_decided_by_the_dp_floats():
     X = np.arange(100, dtype=float).reshape(-1, 1)
     y = np.r_[np.zeros(71, int), np.ones(29, int)]
     dp, num = _fit_both(X, y, 1, alpha=0.29)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert num.tree_.feature[0] == 0 and num.tree_.threshold[0] == 70.5
     assert num.solve_info_["objective"] == 0.29 * 100 < 29.0
 
@@ -148,7 +140,7 @@ def test_raisin_depth_2_on_a_subsample_equals_the_dp():
     X, y = load_quantbnb("raisin")
     X, y = X[:160], y[:160]
     dp, num = _fit_both(X, y, 2)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
 
 
 def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
@@ -193,7 +185,7 @@ def test_thresholds_near_the_largest_float_are_the_same_in_both_searches():
     X = np.array([[big * 0.9], [big * 0.95], [big], [-big], [0.0], [big * 0.99]])
     y = np.array([0, 1, 1, 0, 0, 1])
     dp, num = _fit_both(X, y, 2)
-    _same_tree(dp, num)
+    assert_same_tree(dp, num)
     assert np.all(np.isfinite(num.tree_.threshold))
     assert num.predict(X).tolist() == y.tolist()
 

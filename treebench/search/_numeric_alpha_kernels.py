@@ -43,7 +43,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.search._numeric_kernels import copy_sub, midpoint, rank_of, row_of, sorted_rows
+from treebench.search._numeric_kernels import (
+    copy_sub, level_orders, midpoint, node_totals, rank_of, row_of,
+)
 from treebench.search.clock import check_time, timed_out
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
 
@@ -70,13 +72,8 @@ AlphaState = namedtuple(
 
 def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
     """Allocate every buffer of a search of depth ``max_depth``."""
-    n, d = X.shape
-    L = max_depth + 1
-    S = 2 ** (max_depth + 1) - 1
-    order = np.empty((L, d, n), dtype=np.int64)
-    order[0] = sorted_rows(X)
-    m = np.zeros(L, dtype=np.int64)
-    m[0] = n
+    n = X.shape[0]
+    L, S, order, m = level_orders(X, max_depth)
     return AlphaState(
         X, y, w, order, m, np.zeros((L, n), dtype=np.uint8),
         np.zeros((L, n_classes)), np.zeros((L, n_classes)),
@@ -84,17 +81,6 @@ def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
         np.array([float(alpha)]), np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
     )
-
-
-@njit(cache=True)
-def class_totals(st, lev):
-    """Class weights of the node at ``lev`` into ``tot[lev]``."""
-    tot = st.tot[lev]
-    tot[:] = 0.0
-    rows = st.ord[lev, 0]
-    for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        tot[st.y[r]] += st.w[r]
 
 
 @njit(cache=True)
@@ -185,7 +171,7 @@ def open_node(st, lev, h):
     than two rows, pure, leaf error at most aW, or past the deadline)."""
     check_time(st.stats, st.clock)
     st.stats[S_EXPANDED] += 1
-    class_totals(st, lev)
+    node_totals(st, lev)
     tot = st.tot[lev]
     err = tot.sum() - tot.max()
     st.tf[lev, 0, 0] = -1

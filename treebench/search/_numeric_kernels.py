@@ -132,16 +132,24 @@ def pack_ranks(XT, order):
     return out
 
 
-def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
-    """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
-    compiled code)."""
+def level_orders(X, max_depth):
+    """``(L, S, order, m)`` of a search of depth ``max_depth``: its number of recursion
+    levels, the size of a heap tree, every level's rows in each feature's order (level 0:
+    every row) and every level's row count."""
     n, d = X.shape
     L = max_depth + 1
-    S = 2 ** (max_depth + 1) - 1
     order = np.empty((L, d, n), dtype=np.int64)
     order[0] = sorted_rows(X)
     m = np.zeros(L, dtype=np.int64)
     m[0] = n
+    return L, 2 ** (max_depth + 1) - 1, order, m
+
+
+def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
+    """Allocate every buffer of a search of depth ``max_depth`` (plain numpy, outside the
+    compiled code)."""
+    n, d = X.shape
+    L, S, order, m = level_orders(X, max_depth)
     par = np.zeros(N_PAR)
     par[P_EPS], par[P_PEN], par[P_INT] = eps, pen, 1.0 if integer else 0.0
     par[P_UNIT] = 1.0 if np.all(w == 1.0) else 0.0

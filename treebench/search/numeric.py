@@ -52,11 +52,10 @@ def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
     return sw, 1.0, bool(np.all(sw == np.round(sw)))
 
 
-def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
-                  lam: float = 0.0, deadline: float | None = None) -> NumericSolution:
-    """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
-    value) makes the search anytime: it then returns the best tree found. A ValueError for
-    ``max_depth`` over `MAX_DEPTH`."""
+def _inputs(X, y_index, sample_weight, n_classes: int, max_depth: int):
+    """Checked arrays of a search: ``(X, y_index, weights, prior)`` with the rows of zero
+    weight dropped (``prior``, the class weights of every row, breaks leaf ties); a
+    ValueError for a depth over `MAX_DEPTH` or weights that are all zero."""
     if not 0 <= int(max_depth) <= MAX_DEPTH:
         raise ValueError(f"the numeric optimal-tree search runs depths 0 to {MAX_DEPTH}, "
                          f"got max_depth={max_depth}.")
@@ -70,22 +69,27 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
         X, y_index, sw = X[keep], y_index[keep], sw[keep]
     if X.shape[0] == 0:
         raise ValueError("all sample weights are zero")
+    return np.ascontiguousarray(X), y_index, sw, prior
+
+
+def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
+                  lam: float = 0.0, deadline: float | None = None) -> NumericSolution:
+    """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
+    value) makes the search anytime: it then returns the best tree found. A ValueError for
+    ``max_depth`` over `MAX_DEPTH`."""
+    X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     w, scale, integer = _unit(sw)
     total = float(w.sum())
     pen = float(lam) * total
     integer = integer and lam == 0.0
     eps = 0.5 if integer else REL_TOL * max(1.0, total)
-    X = np.ascontiguousarray(X)
     st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
     t0 = time.perf_counter()
     cost = K.solve_node(st, 0, int(max_depth), np.inf, True, False)
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
-    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
-    leaves = tree.is_leaf
-    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
-    timed_out = bool(st.stats[S_TIMED_OUT])
+    tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
     return NumericSolution(
         tree=tree, objective=errors + lam * float(sw.sum()) * tree.n_leaves, errors=errors,
         optimal=bool(found) and not timed_out, timed_out=timed_out,
@@ -102,35 +106,29 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
     must be whole numbers (the DP's sums are then exact); they are not rescaled, since the
     DP's floats depend on them. ``objective`` is the DP's float value; with ``deadline`` the
     search stops there and returns the tree found so far."""
-    if not 0 <= int(max_depth) <= MAX_DEPTH:
-        raise ValueError(f"the numeric optimal-tree search runs depths 0 to {MAX_DEPTH}, "
-                         f"got max_depth={max_depth}.")
-    X = np.asarray(X, dtype=np.float64)
-    y_index = np.asarray(y_index, dtype=np.int64)
-    sw = (np.ones(X.shape[0]) if sample_weight is None
-          else np.asarray(sample_weight, dtype=np.float64))
-    if not np.all(sw == np.round(sw)):
+    if sample_weight is not None and not np.all(np.equal(sample_weight, np.round(sample_weight))):
         raise ValueError("solve_numeric_alpha needs whole-number sample weights")
-    prior = np.bincount(y_index, weights=sw, minlength=n_classes)
-    keep = sw > 0
-    X, y_index, sw = X[keep], y_index[keep], sw[keep]
-    if X.shape[0] == 0:
-        raise ValueError("all sample weights are zero")
-    X = np.ascontiguousarray(X)
+    X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     st = KA.new_alpha_state(X, y_index, np.ascontiguousarray(sw), n_classes, int(max_depth),
                             float(alpha), deadline)
     t0 = time.perf_counter()
     value = float(KA.solve_alpha(st, 0, int(max_depth), np.inf))
     secs = time.perf_counter() - t0
-    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
-    leaves = tree.is_leaf
-    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
-    timed_out = bool(st.stats[S_TIMED_OUT])
+    tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
     return NumericSolution(
         tree=tree, objective=value, errors=errors, optimal=not timed_out,
         timed_out=timed_out, nodes_expanded=int(st.stats[S_EXPANDED]),
         splits_scored=int(st.stats[S_SCORED]), search_seconds=secs,
     )
+
+
+def _result(st, X, y_index, sw, n_classes: int, prior):
+    """The searched tree of state ``st`` (level 0's heap tree) as `TreeArrays`, its weighted
+    training errors, and whether the search timed out."""
+    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
+    leaves = tree.is_leaf
+    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
+    return tree, errors, bool(st.stats[S_TIMED_OUT])
 
 
 def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:
