@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha
-from treebench.search.numeric import warmup as numeric_warmup
+from treebench.algorithms.optimal_numeric import warmup as numeric_warmup_once
 from treebench.tree.arrays import TreeArrays
 
 
@@ -115,15 +115,3 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
         "training_accuracy": 1.0 - errors / W if W > 0 else 1.0,
     }
     return sol.tree, info
-
-
-_WARM: list[bool] = []
-
-
-def numeric_warmup_once() -> float:
-    """Compile the numeric search's kernels once per process; the seconds it took, else 0."""
-    if _WARM:
-        return 0.0
-    secs = numeric_warmup()
-    _WARM.append(True)
-    return secs
