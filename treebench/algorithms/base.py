@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _assert_all_finite, _check_sample_weight, check_is_fitted, validate_data,
+)
 
 from treebench.algorithms.context import FitContext
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
@@ -126,8 +128,7 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         """Fit the tree. ``context`` carries validation rows, feature groups, test costs and a
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, ensure_all_finite=_finite(self))
-        check_classification_targets(y)
+        X, y = _checked_classification_data(self, X, y)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
@@ -195,6 +196,37 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
 
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())
+
+
+def _checked_classification_data(est, X, y):
+    """``X`` and ``y`` validated as scikit-learn's ``validate_data`` and
+    ``check_classification_targets`` validate them, with the same errors. Plain numpy input
+    that needs no conversion (a 2-D array of a dtype the learner keeps, at least one row and
+    one column; a 1-D vector of integer, boolean or string labels of the same length) takes a
+    short path with the same outcome: only the finiteness of ``X`` is checked there, since
+    nothing else can fail on such input. The full checks cost about 0.7 ms a fit, as much as a
+    whole millisecond optimal search."""
+    if _plain_classification_data(est, X, y):
+        validate_data(est, X, y, skip_check_array=True)  # n_features_in_, feature names
+        if X.dtype.kind == "f":
+            _assert_all_finite(X, allow_nan=_finite(est) == "allow-nan", input_name="X",
+                               estimator_name=type(est).__name__)
+        return X, y
+    X, y = validate_data(est, X, y, dtype=_dtypes(est), ensure_min_samples=1,
+                         ensure_all_finite=_finite(est))
+    check_classification_targets(y)
+    return X, y
+
+
+def _plain_classification_data(est, X, y) -> bool:
+    """Whether ``X`` and ``y`` are numpy arrays that ``validate_data`` would return unchanged
+    and ``check_classification_targets`` would accept (see `_checked_classification_data`)."""
+    if type(X) is not np.ndarray or type(y) is not np.ndarray:
+        return False
+    dtypes = _dtypes(est)
+    kept = dtypes if isinstance(dtypes, list) else [dtypes]
+    return (X.ndim == 2 and X.shape[0] >= 1 and X.shape[1] >= 1 and X.dtype in kept
+            and y.ndim == 1 and y.shape[0] == X.shape[0] and y.dtype.kind in "iubU")
 
 
 def _dtypes(est) -> type | list[type]:
