@@ -18,7 +18,20 @@ below the best so far:
 * IEEE addition is monotone (``a <= a'`` and ``b <= b'`` give ``fl(a + b) <= fl(a' + b')``),
   so ``(aW + lb_left) + lb_right`` bounds the DP's float from below, and so does
   ``(aW + v_left) + lb_right`` once the left child is solved;
-* a node whose leaf error is at most ``aW`` is a leaf (no split's float is below ``aW``).
+* a node whose leaf error is at most ``aW`` is a leaf (no split's float is below ``aW``);
+* neighbour bounds along a feature's sweep. In exact arithmetic the optimum ``V(S)`` of a
+  child with ``h`` tests left never decreases when rows join ``S`` (the optimal tree of the
+  larger set, restricted to ``S``, has no more errors and no longer paths; a test that no
+  longer separates rows is dropped, which only lowers the value), and grows by at most
+  ``(1 + alpha * h)`` per unit of weight that joins (the optimal tree of ``S`` applied to the
+  larger set: each new row adds at most its weight in errors and ``alpha`` times its weight
+  per test on its path). As the threshold moves right rows only join the left part and only
+  leave the right part, so every value or lower bound found for a part bounds the same part
+  at later thresholds: the left one as it is, the right one minus ``(1 + alpha * h)`` times
+  the weight moved since. These are bounds on exact values; the DP's floats lie within
+  `neighbour_slack` of them (a float evaluation of a tree of ``k`` tests rounds ``3k``
+  times, each error at most half an ulp of the largest value), so the bounds are used minus
+  twice that slack, and stay lower bounds of the DP's floats.
 
 Children are solved under upper bounds with the contract of the layer search
 (`treebench.algorithms._dpdt_layer`): a value below the bound is exact, any other is a lower
@@ -30,7 +43,7 @@ No tolerance is used in any comparison: the running best is the DP's running bes
 same candidates are taken, on the same floats), so the search returns the DP's tree and its
 bit-identical value. The sums of weights are exact because the caller admits whole-number
 weights only (their sums are integers below 2^53). Candidates are not ordered by promise and
-the interval bounds of the errors-only search are not used: the search is exact first.
+the bisection of the errors-only search is not used: the search is exact first.
 
 Trees are in heap layout (node ``k``'s children at ``2k + 1``, ``2k + 2``; feature -1 at a
 leaf), one buffer per recursion level, as in `_numeric_kernels`.
@@ -49,6 +62,9 @@ from treebench.search._numeric_kernels import (
 from treebench.search.clock import check_time, timed_out
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
 
+#: the neighbour bounds' slack relative to the largest value a node can have
+RELATIVE_SLACK = 1e-9
+
 AlphaState = namedtuple(
     "AlphaState",
     [
@@ -63,11 +79,20 @@ AlphaState = namedtuple(
         "lc",  # (L, nc) float64 class weights left of the boundary being swept
         "tf",  # (L, 2, S) int64 heap trees: the node's best, the candidate's left child
         "tt",  # (L, 2, S) float64 their thresholds
-        "alpha",  # (1,) float64 the price of a test per unit of weight
+        "alpha",  # (2,) float64 the price of a test per unit of weight, and the slack of
+        #           the neighbour bounds (`RELATIVE_SLACK` times the largest value)
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
     ],
 )
+
+
+def neighbour_slack(w, alpha, max_depth):
+    """How far the DP's float value of any node may lie from its exact value, with room to
+    spare: at most ``2^max_depth`` tests, three rounded operations each, every result at most
+    ``W * (1 + alpha * max_depth)`` (``W`` the total weight), is below ``1e-11`` of that
+    largest value at depth 16; `RELATIVE_SLACK` is a hundred times more."""
+    return RELATIVE_SLACK * (1.0 + float(np.sum(w)) * (1.0 + float(alpha) * max_depth))
 
 
 def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
@@ -78,7 +103,8 @@ def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
         X, y, w, order, m, np.zeros((L, n), dtype=np.uint8),
         np.zeros((L, n_classes)), np.zeros((L, n_classes)),
         np.full((L, 2, S), -1, dtype=np.int64), np.zeros((L, 2, S)),
-        np.array([float(alpha)]), np.zeros(N_STATS, dtype=np.int64),
+        np.array([float(alpha), neighbour_slack(w, alpha, max_depth)]),
+        np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
     )
 
@@ -189,6 +215,33 @@ def margin_of(bound):
 
 
 @njit(cache=True)
+def gini_boundary(st, lev, f):
+    """Position (rows left of it in feature ``f``'s order) of the node's boundary of least
+    weighted Gini impurity (the first of equals), or -1 when the feature is constant."""
+    tot, lc = st.tot[lev], st.lc[lev]
+    rows = st.ord[lev, f]
+    lc[:] = 0.0
+    best, at = -1.0, -1
+    wl, wall = 0.0, tot.sum()
+    prev = rank_of(rows[0])
+    for i in range(st.m[lev]):
+        p = rows[i]
+        if rank_of(p) != prev:
+            prev = rank_of(p)
+            sl, sr = 0.0, 0.0
+            for c in range(tot.shape[0]):
+                sl += lc[c] * lc[c]
+                sr += (tot[c] - lc[c]) * (tot[c] - lc[c])
+            score = sl / wl + sr / (wall - wl)  # larger is purer
+            if score > best:
+                best, at = score, i
+        r = row_of(p)
+        lc[st.y[r]] += st.w[r]
+        wl += st.w[r]
+    return at
+
+
+@njit(cache=True)
 def solve_alpha(st, lev, h, ub):
     """The DP's value and tree (into ``tf[lev, 0]``) of the node at ``lev`` with ``h`` tests
     left, if that value is below ``ub``; otherwise a lower bound of it that is ``>= ub``.
@@ -199,22 +252,45 @@ def solve_alpha(st, lev, h, ub):
         return err
     if h == 1:
         return solve_depth1(st, lev, aW, err)
-    alpha = st.alpha[0]
+    alpha, slack = st.alpha[0], st.alpha[1]
+    move = 1.0 + alpha * (h - 1)  # the most one unit of weight adds to a child's value
     tot, lc = st.tot[lev], st.lc[lev]
+    # a seed: every feature's best Gini threshold, valued exactly; the least such value U
+    # caps the search (a candidate is skipped when its lower bound is above U, never at U)
+    cap = min(err, ub)
+    for f in range(st.ord.shape[1]):
+        pos = gini_boundary(st, lev, f)
+        if pos < 0 or timed_out(st.stats):
+            continue
+        split_child(st, lev, f, pos, 0)
+        ubL = cap - aW + margin_of(cap)
+        vL = solve_alpha(st, lev + 1, h - 1, ubL)
+        if vL >= ubL or (aW + vL) >= cap:
+            continue
+        split_child(st, lev, f, pos, 1)
+        ubR = cap - (aW + vL) + margin_of(cap)
+        vR = solve_alpha(st, lev + 1, h - 1, ubR)
+        if vR < ubR and (aW + vL) + vR < cap:
+            cap = np.nextafter((aW + vL) + vR, np.inf)
     best = err
     floor = np.inf  # the smallest lower bound of a candidate excluded by ub alone
     for f in range(st.ord.shape[1]):
         rows = st.ord[lev, f]
         lc[:] = 0.0
+        # lower bounds of the two parts' exact values along the sweep (`neighbour bounds`)
+        reL, reR, wseen = 0.0, 0.0, 0.0
         prev = rank_of(rows[0])
         for i in range(st.m[lev]):
             p = rows[i]
             if rank_of(p) != prev and not timed_out(st.stats):
                 prev = rank_of(p)
                 eL, wl, eR, wr = side_errors(tot, lc)
-                lbR = min(eR, alpha * wr)
-                bound = min(best, ub)
-                lb = (aW + min(eL, alpha * wl)) + lbR
+                reR -= (wl - wseen) * move
+                wseen = wl
+                lbL = max(min(eL, alpha * wl), reL - slack)
+                lbR = max(min(eR, alpha * wr), reR - slack)
+                bound = min(best, ub, cap)
+                lb = (aW + lbL) + lbR
                 vL = np.inf
                 for attempt in range(2):  # the left child under a bound, then exactly
                     if lb >= bound:
@@ -222,6 +298,7 @@ def solve_alpha(st, lev, h, ub):
                     ubL = bound - aW - lbR + margin_of(bound) if attempt == 0 else np.inf
                     split_child(st, lev, f, i, 0)
                     vL = solve_alpha(st, lev + 1, h - 1, ubL)
+                    reL = max(reL, vL - slack)
                     lb = (aW + vL) + lbR
                     if vL < ubL:
                         break
@@ -235,6 +312,7 @@ def solve_alpha(st, lev, h, ub):
                         ubR = bound - (aW + vL) + margin_of(bound) if attempt == 0 else np.inf
                         split_child(st, lev, f, i, 1)
                         vR = solve_alpha(st, lev + 1, h - 1, ubR)
+                        reR = max(reR, vR - slack)
                         lb = (aW + vL) + vR
                         if vR < ubR or lb >= bound:
                             break
