@@ -92,3 +92,25 @@ def test_the_neighbour_bounds_skip_most_children():
     y = (X[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(int)
     sol = solve_numeric_alpha(X, y, None, 2, 2, 0.05)
     assert sol.optimal and sol.nodes_expanded < 300
+
+
+def _dp_float(tree, alpha, node=0):
+    """``E + alpha * L`` of a `TreeArrays` with the DP's float expressions."""
+    v = tree.value[node]
+    if tree.feature[node] < 0:
+        return float(v.sum() - v.max())
+    return ((alpha * float(v.sum()) + _dp_float(tree, alpha, tree.left[node]))
+            + _dp_float(tree, alpha, tree.right[node]))
+
+
+def test_a_search_stopped_at_once_keeps_the_seeded_tree():
+    """Past the deadline a node keeps the best tree its seed found (the sweep that would
+    replace it did not run), and the value returned is that tree's."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 3)).round(3)
+    y = (X[:, 0] + X[:, 1] * 0.5 + 0.3 * rng.normal(size=3000) > 0).astype(int)
+    sol = solve_numeric_alpha(X, y, None, 2, 3, 0.01, deadline=time.perf_counter() + 1e-6)
+    check_tree(sol.tree)
+    assert sol.timed_out and not sol.optimal
+    assert sol.tree.n_leaves > 1
+    assert sol.objective == _dp_float(sol.tree, 0.01)

@@ -257,7 +257,9 @@ def solve_alpha(st, lev, h, ub):
     tot, lc = st.tot[lev], st.lc[lev]
     # a seed: every feature's best Gini threshold, valued exactly; the least such value U
     # caps the search (a candidate is skipped when its lower bound is above U, never at U)
-    cap = min(err, ub)
+    # (the node's tree is the seed's until the sweep takes a candidate, which it does unless
+    # the deadline passes first: the seed's candidate is one the sweep would take)
+    cap, seed = min(err, ub), np.inf
     for f in range(st.ord.shape[1]):
         pos = gini_boundary(st, lev, f)
         if pos < 0 or timed_out(st.stats):
@@ -267,11 +269,15 @@ def solve_alpha(st, lev, h, ub):
         vL = solve_alpha(st, lev + 1, h - 1, ubL)
         if vL >= ubL or (aW + vL) >= cap:
             continue
+        st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
+        st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
         split_child(st, lev, f, pos, 1)
         ubR = cap - (aW + vL) + margin_of(cap)
         vR = solve_alpha(st, lev + 1, h - 1, ubR)
         if vR < ubR and (aW + vL) + vR < cap:
-            cap = np.nextafter((aW + vL) + vR, np.inf)
+            seed = (aW + vL) + vR
+            cap = np.nextafter(seed, np.inf)
+            take_split(st, lev, h, f, pos)
     best = err
     floor = np.inf  # the smallest lower bound of a candidate excluded by ub alone
     for f in range(st.ord.shape[1]):
@@ -325,4 +331,6 @@ def solve_alpha(st, lev, h, ub):
                 prev = rank_of(p)
             r = row_of(p)
             lc[st.y[r]] += st.w[r]
+    if seed < best:  # (only when the deadline stopped the sweep before it took one)
+        best = seed
     return best if best < ub else min(best, floor)
