@@ -92,7 +92,7 @@ def neighbour_slack(w, alpha, max_depth):
     spare: at most ``2^max_depth`` tests, three rounded operations each (half an ulp of a
     result at most ``W * (1 + alpha * max_depth)``, ``W`` the total weight), is at most
     ``3 * 2^16 * 2^-53``, about ``2.2e-11``, of that largest value at depth 16, and the
-    bounds' own running sums add less than ``1e-10`` of it on a million rows;
+    bounds' own running sums add about ``1.1e-10`` of it on a million rows;
     `RELATIVE_SLACK` is several times both together."""
     return RELATIVE_SLACK * (1.0 + float(np.sum(w)) * (1.0 + float(alpha) * max_depth))
 
