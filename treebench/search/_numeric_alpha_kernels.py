@@ -89,12 +89,14 @@ AlphaState = namedtuple(
 
 def neighbour_slack(w, alpha, max_depth):
     """How far the DP's float value of any node may lie from its exact value, with room to
-    spare: at most ``2^max_depth`` tests, three rounded operations each (half an ulp of a
-    result at most ``W * (1 + alpha * max_depth)``, ``W`` the total weight), is at most
-    ``3 * 2^16 * 2^-53``, about ``2.2e-11``, of that largest value at depth 16, and the
-    bounds' own running sums add about ``1.1e-10`` of it on a million rows;
-    `RELATIVE_SLACK` is several times both together."""
-    return RELATIVE_SLACK * (1.0 + float(np.sum(w)) * (1.0 + float(alpha) * max_depth))
+    spare, plus the rounding of the bounds' own running sums: a tree has at most
+    ``2^max_depth`` tests, three rounded operations each (half an ulp of a result at most
+    ``W * (1 + alpha * max_depth)``, ``W`` the total weight): at most ``3 * 2^16 * 2^-53``,
+    about ``2.2e-11``, of that largest value at depth 16, covered several times by
+    `RELATIVE_SLACK`; a sweep's running bound is updated at most once a row, each update
+    rounding by half an ulp, covered by ``4 * n * 2^-53`` of it."""
+    relative = RELATIVE_SLACK + 4.0 * w.shape[0] * 2.0 ** -53
+    return relative * (1.0 + float(np.sum(w)) * (1.0 + float(alpha) * max_depth))
 
 
 def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
