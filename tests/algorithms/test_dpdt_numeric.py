@@ -157,6 +157,8 @@ def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
         (dict(candidates="quantile"), None, "exhaustive generator only"),
         (dict(), frac, "whole-number sample weights"),
         (dict(), np.full(len(y), 0.3), "whole-number sample weights"),  # the DP's sums of 0.3 round
+        # whole numbers whose sums pass 2^53 round too
+        (dict(), np.full(len(y), 2.0**60) + np.arange(len(y)) % 3, "summing to at most 2**53"),
     ]
     for kw, sw, why in refused:
         kw = {**base, **kw}
@@ -216,3 +218,18 @@ def test_a_run_records_which_search_solved_each_dpdt_cell(tmp_path, monkeypatch)
     assert (by["dpdt-a"]["search"] == "numeric").all()  # alpha > 0 too
     assert by["optimal-numeric"]["search"].isna().all()
     assert by["dpdt"]["train_accuracy"].tolist() == by["optimal-numeric"]["train_accuracy"].tolist()
+
+
+def test_whole_weights_past_exact_sums_run_the_dp_and_agree_with_it():
+    """Whole-number weights of about 1e17 sum past 2^53, where sums of whole numbers round:
+    such fits run the DP, not the numeric search (which returned up to twice the DP's
+    error on them)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, size=40)
+    w = rng.integers(1, 4, size=40) * 1e17 + rng.integers(0, 3, size=40)
+    auto = DPDTClassifier(max_depth=3, candidates="exhaustive").fit(X, y, sample_weight=w)
+    dp = DPDTClassifier(max_depth=3, candidates="exhaustive", search="dp").fit(
+        X, y, sample_weight=w)
+    assert auto.solve_info_["search"] == "dp"
+    assert auto.solve_info_["objective"] == dp.solve_info_["objective"]
