@@ -85,3 +85,15 @@ def test_a_classifier_criterion_for_the_regressor_is_a_config_error(tmp_path):
     r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"])
     assert r.exit_code == 2, r.output
     assert "criterion" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("search", ["auto", "dp"])
+def test_weights_whose_path_mass_overflows_are_refused(search):
+    """Total weight 1.5e308 is a float, but a depth-2 tree's path mass (2 × that) is not:
+    the fit reported a training error of -inf and an accuracy of inf."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.arange(30) % 2
+    w = np.r_[np.full(15, 1e307), np.ones(15)]
+    est = DPDTClassifier(max_depth=2, candidates="exhaustive", alpha=0.01, search=search)
+    with pytest.raises(ValueError, match="max_depth=2 .* pass the largest float"):
+        est.fit(X, y, sample_weight=w)

@@ -113,6 +113,20 @@ def _check_row_limit(n_rows: int, n_classes: int) -> None:
         )
 
 
+def _check_path_mass(sample_weight, max_depth: int) -> None:
+    """Refuse weights whose path mass ``L = Σ w_i · depth`` (at most total weight ×
+    ``max_depth``) overflows a float: the objective ``E + α·L``, the training error read back
+    from it and the expected path length would be inf or NaN."""
+    with np.errstate(over="ignore"):
+        mass = float(np.sum(sample_weight)) * max_depth
+    if not np.isfinite(mass):
+        raise ValueError(
+            f"the total sample weight times max_depth={max_depth} (the largest path mass a tree "
+            f"can have) pass the largest float ({np.finfo(float).max:.3g}); scale the "
+            f"weights down."
+        )
+
+
 def _run_dp(solver, RSk):
     """Solve the root state: (cost, tree, operations, hull, root class totals)."""
     S = K.presort(solver.Xt)
@@ -195,6 +209,7 @@ class _DPDTMixin:
                 "max_depth an integer (the paper uses 2 to 10)."
             )
         check_budgets(self.budgets)
+        _check_path_mass(ctx.sample_weight, self.max_depth)
         search = getattr(self, "search", "dp")
         if search in ("auto", "layer"):
             why = LAYER.eligible(X, ctx.sample_weight, regression, self.candidates,
