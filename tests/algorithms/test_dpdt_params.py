@@ -97,3 +97,30 @@ def test_weights_whose_path_mass_overflows_are_refused(search):
     est = DPDTClassifier(max_depth=2, candidates="exhaustive", alpha=0.01, search=search)
     with pytest.raises(ValueError, match="max_depth=2 .* pass the largest float"):
         est.fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("params,why", [
+    ({"max_depth": [2, 17], "candidates": "exhaustive", "search": "numeric"}, "depths up to 16"),
+    ({"max_depth": 2, "candidates": "cart", "search": "numeric"}, "exhaustive generator only"),
+    ({"max_depth": 2, "candidates": "exhaustive", "search": "layer", "alpha_path": True},
+     "α path"),
+])
+def test_a_search_that_cannot_fit_the_parameters_is_a_config_error(tmp_path, monkeypatch,
+                                                                   params, why):
+    """A search asked for by name that cannot solve these parameters whatever the data
+    failed in every cell (exit 3, the message only in the results); now the config is
+    refused with that sentence (exit 2) before any cell runs."""
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    lines = ["f0,f1,label"] + [f"{a},{b},{i % 2}" for i, (a, b) in enumerate(X)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = {"name": "s", "datasets": [{"path": "d.csv", "label": "label"}],
+           "split": {"kind": "holdout", "test_size": 0.25}, "binarization": {"method": "raw"},
+           "algorithms": [{"name": "dpdt", "params": params}],
+           "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == 2, r.output
+    assert "cannot fit this problem" in r.output and why in r.output
+    assert "Traceback" not in r.output
+    assert not (tmp_path / "out" / "cells").exists() or not any((tmp_path / "out" / "cells").glob("*.json"))

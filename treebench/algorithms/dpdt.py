@@ -37,6 +37,7 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import is_regressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -201,6 +202,26 @@ class _DPDTMixin:
         self.cache_limit_mb = cache_limit_mb
         self.tie_break = tie_break
         self.search = search
+
+    def _validate_params(self):
+        """The parameter constraints, then what a ``search`` asked for by name cannot solve
+        whatever the data (the generator, the α path, ``max_features``, the depth, the
+        task): refused here, so that a config asking for it fails before any cell runs."""
+        super()._validate_params()
+        search = getattr(self, "search", "auto")
+        if search not in ("layer", "numeric") or self.max_depth is None:
+            return
+        regression = is_regressor(self)
+        if search == "layer":
+            why = LAYER.eligible(np.zeros((1, 1)), np.ones(1), regression, self.candidates,
+                                 bool(self.alpha_path), self.max_features)
+        else:
+            why = NUMERIC.eligible(np.ones(1), regression, self.candidates, self.alpha, {
+                "max_depth": self.max_depth, "alpha_path": bool(self.alpha_path),
+                "max_features": self.max_features, "min_samples_leaf": self.min_samples_leaf})
+        if why is not None:
+            raise ValueError(f"search={search!r} cannot fit this problem: {why}; use "
+                             f"search='auto' or 'dp'.")
 
     def _solve(self, X, RS, crit, regression, ctx, prior):
         if self.max_depth is None:
