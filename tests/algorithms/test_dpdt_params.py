@@ -123,4 +123,5 @@ def test_a_search_that_cannot_fit_the_parameters_is_a_config_error(tmp_path, mon
     assert r.exit_code == 2, r.output
     assert "cannot fit this problem" in r.output and why in r.output
     assert "Traceback" not in r.output
-    assert not (tmp_path / "out" / "cells").exists() or not any((tmp_path / "out" / "cells").glob("*.json"))
+    cells = tmp_path / "out" / "cells"
+    assert not cells.exists() or not any(cells.glob("*.json"))

@@ -122,6 +122,7 @@ def test_contree_is_not_marked_optimal_where_float32_merges_values():
     with pytest.warns(UserWarning, match="32-bit floats, which merge distinct values of 1 feature"):
         c = ConTreePeerClassifier(max_depth=2).fit(X, y)
     assert not c.solve_info_["optimal"]
+    assert c.solve_info_["float32_merged_features"] == 1
     assert c.solve_info_["objective"] == c.tree_.training_error(X, y)
     assert OptimalNumericClassifier(max_depth=2).fit(X, y).solve_info_["objective"] == 0.0
 
@@ -162,5 +163,6 @@ def test_contree_refuses_weights_that_make_too_many_rows():
     from treebench.algorithms.peers_continuous import ConTreePeerClassifier
 
     X, y = _num(1, n=30)
-    with pytest.raises(ValueError, match="^contree takes whole-number sample weights as repeated rows, and these make 3e\\+301 rows"):
+    with pytest.raises(ValueError, match=r"^contree takes whole-number sample weights as "
+                       r"repeated rows, and these make 3e\+301 rows"):
         ConTreePeerClassifier(max_depth=2).fit(X, y, sample_weight=np.full(30, 1e300))

@@ -239,8 +239,8 @@ def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitCo
     with np.errstate(over="ignore"):
         total = float(np.sum(sw))
     if not np.isfinite(total):
-        raise ValueError(f"sample weights sum to more than the largest float ({np.finfo(float).max:.3g}); "
-                         "scale them down.")
+        raise ValueError("sample weights sum to more than the largest float "
+                         f"({np.finfo(float).max:.3g}); scale them down.")
     return ctx.replace(sample_weight=sw)
 
 

@@ -76,9 +76,10 @@ class ConTreePeerClassifier(TreeClassifierBase):
         if merged:
             warnings.warn(f"contree reads features as 32-bit floats, which merge distinct values "
                           f"of {merged} feature(s): its tree is optimal for the rounded values "
-                          f"only, so the fit is not marked optimal.", stacklevel=2)
+                          f"only, so the fit is not marked optimal.", stacklevel=3)
         return tree, {"optimal": not timed_out and not merged, "timed_out": timed_out,
-                      "objective": err, "objective_kind": "errors", "solver_seconds": secs}
+                      "objective": err, "objective_kind": "errors", "solver_seconds": secs,
+                      "float32_merged_features": merged}
 
 
 def float32_merges(X: np.ndarray) -> int:
@@ -93,7 +94,8 @@ def float32_merges(X: np.ndarray) -> int:
         raise ValueError(
             f"contree reads features as 32-bit floats, and feature {int(bad[0])} has values "
             f"beyond their range (±{float(np.finfo(np.float32).max):.3g}); rescale it.")
-    return sum(len(np.unique(X[:, j])) != len(np.unique(X32[:, j])) for j in range(X.shape[1]))
+    return int(sum(len(np.unique(X[:, j])) != len(np.unique(X32[:, j]))
+                   for j in range(X.shape[1])))
 
 
 def _describe_float32(X: np.ndarray):
