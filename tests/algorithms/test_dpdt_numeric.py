@@ -233,3 +233,24 @@ def test_whole_weights_past_exact_sums_run_the_dp_and_agree_with_it():
         X, y, sample_weight=w)
     assert auto.solve_info_["search"] == "dp"
     assert auto.solve_info_["objective"] == dp.solve_info_["objective"]
+
+
+@pytest.mark.parametrize("search", ["auto", "dp", "layer"])
+def test_training_error_is_the_trees_errors_exactly_with_a_test_price(search):
+    """``training_error`` was ``objective - alpha * L``, whose subtraction rounds: 54 errors
+    read 54.00000000000001 (wine, depth 1, alpha 0.29; raw features: the numeric search and
+    the DP) and 17 errors 17.000000000000004 (0/1 features, alpha 0.07: the layer and the
+    DP). Now every search counts the tree's errors at its leaves."""
+    from sklearn.datasets import load_wine
+
+    if search == "layer":
+        r = np.random.default_rng(11)
+        n = int(r.integers(20, 120))  # 33
+        X, y, alpha, depth = r.integers(0, 2, (n, 4)).astype(float), r.integers(0, 3, n), 0.07, 2
+    else:
+        (X, y), alpha, depth = load_wine(return_X_y=True), 0.29, 1
+    est = DPDTClassifier(max_depth=depth, candidates="exhaustive", alpha=alpha, search=search)
+    info = est.fit(X, y).solve_info_
+    errors = est.tree_.training_error(X, y)
+    assert info["training_error"] == errors
+    assert info["training_accuracy"] == 1.0 - errors / len(y)

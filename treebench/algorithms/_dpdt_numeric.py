@@ -90,8 +90,7 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
     W = float(np.sum(sample_weight))
     L = path_mass(sol.tree)
     objective = float(sol.errors) if alpha == 0.0 else float(sol.objective)
-    # the DP's training error is its value minus α·L, in the same floats
-    errors = float(sol.errors) if alpha == 0.0 else objective - alpha * L
+    errors = float(sol.errors)  # the tree's, summed at its leaves (as every DPDT search)
     info = {
         "objective": objective,
         "objective_kind": "errors+alpha*path",
