@@ -157,6 +157,8 @@ def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
         (dict(candidates="quantile"), None, "exhaustive generator only"),
         (dict(), frac, "whole-number sample weights"),
         (dict(), np.full(len(y), 0.3), "whole-number sample weights"),  # the DP's sums of 0.3 round
+        # whole numbers whose sums pass 2^53 round too
+        (dict(), np.full(len(y), 2.0**60) + np.arange(len(y)) % 3, "summing to at most 2**53"),
     ]
     for kw, sw, why in refused:
         kw = {**base, **kw}
@@ -216,3 +218,39 @@ def test_a_run_records_which_search_solved_each_dpdt_cell(tmp_path, monkeypatch)
     assert (by["dpdt-a"]["search"] == "numeric").all()  # alpha > 0 too
     assert by["optimal-numeric"]["search"].isna().all()
     assert by["dpdt"]["train_accuracy"].tolist() == by["optimal-numeric"]["train_accuracy"].tolist()
+
+
+def test_whole_weights_past_exact_sums_run_the_dp_and_agree_with_it():
+    """Whole-number weights of about 1e17 sum past 2^53, where sums of whole numbers round:
+    such fits run the DP, not the numeric search (which returned up to twice the DP's
+    error on them)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, size=40)
+    w = rng.integers(1, 4, size=40) * 1e17 + rng.integers(0, 3, size=40)
+    auto = DPDTClassifier(max_depth=3, candidates="exhaustive").fit(X, y, sample_weight=w)
+    dp = DPDTClassifier(max_depth=3, candidates="exhaustive", search="dp").fit(
+        X, y, sample_weight=w)
+    assert auto.solve_info_["search"] == "dp"
+    assert auto.solve_info_["objective"] == dp.solve_info_["objective"]
+
+
+@pytest.mark.parametrize("search", ["auto", "dp", "layer"])
+def test_training_error_is_the_trees_errors_exactly_with_a_test_price(search):
+    """``training_error`` was ``objective - alpha * L``, whose subtraction rounds: 54 errors
+    read 54.00000000000001 (wine, depth 1, alpha 0.29; raw features: the numeric search and
+    the DP) and 17 errors 17.000000000000004 (0/1 features, alpha 0.07: the layer and the
+    DP). Now every search counts the tree's errors at its leaves."""
+    from sklearn.datasets import load_wine
+
+    if search == "layer":
+        r = np.random.default_rng(11)
+        n = int(r.integers(20, 120))  # 33
+        X, y, alpha, depth = r.integers(0, 2, (n, 4)).astype(float), r.integers(0, 3, n), 0.07, 2
+    else:
+        (X, y), alpha, depth = load_wine(return_X_y=True), 0.29, 1
+    est = DPDTClassifier(max_depth=depth, candidates="exhaustive", alpha=alpha, search=search)
+    info = est.fit(X, y).solve_info_
+    errors = est.tree_.training_error(X, y)
+    assert info["training_error"] == errors
+    assert info["training_accuracy"] == 1.0 - errors / len(y)

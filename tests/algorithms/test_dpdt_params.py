@@ -85,3 +85,43 @@ def test_a_classifier_criterion_for_the_regressor_is_a_config_error(tmp_path):
     r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"])
     assert r.exit_code == 2, r.output
     assert "criterion" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("search", ["auto", "dp"])
+def test_weights_whose_path_mass_overflows_are_refused(search):
+    """Total weight 1.5e308 is a float, but a depth-2 tree's path mass (2 × that) is not:
+    the fit reported a training error of -inf and an accuracy of inf."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.arange(30) % 2
+    w = np.r_[np.full(15, 1e307), np.ones(15)]
+    est = DPDTClassifier(max_depth=2, candidates="exhaustive", alpha=0.01, search=search)
+    with pytest.raises(ValueError, match="max_depth=2 .* pass the largest float"):
+        est.fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("params,why", [
+    ({"max_depth": [2, 17], "candidates": "exhaustive", "search": "numeric"}, "depths up to 16"),
+    ({"max_depth": 2, "candidates": "cart", "search": "numeric"}, "exhaustive generator only"),
+    ({"max_depth": 2, "candidates": "exhaustive", "search": "layer", "alpha_path": True},
+     "α path"),
+])
+def test_a_search_that_cannot_fit_the_parameters_is_a_config_error(tmp_path, monkeypatch,
+                                                                   params, why):
+    """A search asked for by name that cannot solve these parameters whatever the data
+    failed in every cell (exit 3, the message only in the results); now the config is
+    refused with that sentence (exit 2) before any cell runs."""
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    lines = ["f0,f1,label"] + [f"{a},{b},{i % 2}" for i, (a, b) in enumerate(X)]
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cfg = {"name": "s", "datasets": [{"path": "d.csv", "label": "label"}],
+           "split": {"kind": "holdout", "test_size": 0.25}, "binarization": {"method": "raw"},
+           "algorithms": [{"name": "dpdt", "params": params}],
+           "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == 2, r.output
+    assert "cannot fit this problem" in r.output and why in r.output
+    assert "Traceback" not in r.output
+    cells = tmp_path / "out" / "cells"
+    assert not cells.exists() or not any(cells.glob("*.json"))

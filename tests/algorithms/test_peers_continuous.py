@@ -89,3 +89,80 @@ def test_licketysplit_translation_depth_and_sides(seed, depth):
     assert ours.tree_.training_error(X, y) == pytest.approx(theirs.objective_)
     with pytest.raises(ValueError, match="0/1"):
         ours.fit(X + 0.25, y)
+
+
+def test_contree_tree_sends_training_rows_where_contree_solved_them():
+    """pycontree solves on 32-bit copies of the features: 1.00000001 rounds onto its
+    threshold 1.0 and is solved left, but compared as it is (1.00000001 > 1.0) it went
+    right, so the translated tree made 1 error where ConTree's optimum (and ours) makes 0,
+    and was still marked optimal."""
+    from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+    from treebench.algorithms.peers_continuous import ConTreePeerClassifier
+
+    X = np.array([[0.5], [1.00000001], [1.0000001192092896], [2.0]])
+    y = np.array([0, 0, 1, 1])
+    c = ConTreePeerClassifier(max_depth=1).fit(X, y)
+    o = OptimalNumericClassifier(max_depth=1).fit(X, y)
+    assert c.solve_info_["objective"] == o.solve_info_["objective"] == 0.0
+    assert c.predict(X).tolist() == y.tolist()
+    assert c.solve_info_["optimal"]
+
+
+def test_contree_is_not_marked_optimal_where_float32_merges_values():
+    """Distinct values that 32-bit floats merge (0 and 5e-324) are one value to pycontree,
+    which then cannot separate the classes: its tree was marked optimal with 3 errors where
+    the optimum has 0."""
+    from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+    from treebench.algorithms.peers_continuous import ConTreePeerClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3))
+    y = rng.integers(0, 2, 20)
+    X[:, 0] = np.where(y == 1, 5e-324, 0.0)
+    with pytest.warns(UserWarning, match="32-bit floats, which merge distinct values of 1 feature"):
+        c = ConTreePeerClassifier(max_depth=2).fit(X, y)
+    assert not c.solve_info_["optimal"]
+    assert c.solve_info_["float32_merged_features"] == 1
+    assert c.solve_info_["objective"] == c.tree_.training_error(X, y)
+    assert OptimalNumericClassifier(max_depth=2).fit(X, y).solve_info_["objective"] == 0.0
+
+
+def test_contree_refuses_values_beyond_float32_through_the_cli(tmp_path, monkeypatch):
+    """Values of ±1.8e308 become ±inf in pycontree's 32-bit copy (its threshold NaN): the run
+    recorded a 14-error tree as optimal where the optimum is 0. Now the cell fails with one
+    sentence (exit 3: a learner's refusal of its data is a cell error) and no traceback."""
+    import pandas as pd
+    import yaml
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+    from treebench.results.store import read_table
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 40)
+    big = np.finfo(np.float64).max
+    pd.DataFrame({"f0": np.where(y == 1, big, -big), "f1": rng.normal(size=40),
+                  "label": y}).to_csv(tmp_path / "big.csv", index=False)
+    cfg = {"name": "big", "seed": 0, "datasets": [{"path": "big.csv", "label": "label"}],
+           "split": {"kind": "holdout", "test_size": 0.25}, "binarization": {"method": "raw"},
+           "algorithms": [{"name": "contree", "params": {"max_depth": 2}}],
+           "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "exp.yaml", "-o", "out", "-q", "--no-report"])
+    assert r.exit_code == 3, r.output
+    assert "Traceback" not in r.output
+    row = read_table(tmp_path / "out" / "results.parquet").iloc[0]
+    assert row["status"] == "error"
+    assert "32-bit floats" in row["error"] and "beyond their range" in row["error"]
+
+
+def test_contree_refuses_weights_that_make_too_many_rows():
+    """Weights of 1e300 as repeated rows overflowed numpy's repeat count ("repeats may not
+    contain negative values")."""
+    from treebench.algorithms.peers_continuous import ConTreePeerClassifier
+
+    X, y = _num(1, n=30)
+    with pytest.raises(ValueError, match=r"^contree takes whole-number sample weights as "
+                       r"repeated rows, and these make 3e\+301 rows"):
+        ConTreePeerClassifier(max_depth=2).fit(X, y, sample_weight=np.full(30, 1e300))

@@ -18,3 +18,14 @@ def test_all_zero_weights_are_refused_in_one_sentence(name):
     est = ALGORITHMS.get(name).create()
     with pytest.raises(ValueError, match="^Sample weights must contain at least one non-zero"):
         est.fit(X, y, sample_weight=np.zeros(20))
+
+
+@pytest.mark.parametrize("name", ["dpdt", "optimal-numeric", "cart"])
+def test_weights_whose_total_overflows_are_refused_in_one_sentence(name):
+    """Weights of 1e307 on 30 rows sum to inf: the objective, the training error and the
+    accuracy were inf or NaN (and the fit still said optimal)."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.arange(30) % 2
+    est = ALGORITHMS.get(name).create()
+    with pytest.raises(ValueError, match="^sample weights sum to more than the largest float"):
+        est.fit(X, y, sample_weight=np.full(30, 1e307))

@@ -191,3 +191,18 @@ def test_pack_ranks_matches_numpys_dense_ranks():
         assert np.array_equal(packed[f] & 0xFFFFFFFF, order[f])
         dense = np.unique(XT[f], return_inverse=True)[1].ravel()
         assert np.array_equal(packed[f] >> 32, dense[order[f]])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_whole_weights_too_large_for_exact_sums_still_give_the_optimum(seed):
+    """Whole-number weights of about 1e17: their sums round (past 2^53), so costs are not
+    exact integers and the integer tolerance of 0.5 must not be used (it made the search
+    return trees up to twice the optimal error)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 5, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, size=40)
+    w = rng.integers(1, 4, size=40) * 1e17 + rng.integers(0, 3, size=40)
+    sol = solve_numeric(X, y, w, 3, 3)
+    cost, _ = naive_numeric_optimal(X, y, 3, 3, w)
+    assert sol.errors == pytest.approx(cost, rel=1e-12)
+    assert sol.optimal

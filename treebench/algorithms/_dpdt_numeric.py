@@ -17,9 +17,10 @@ bit for bit.
 
 It applies when the fit is: classification, ``max_depth`` at most 16 (the numeric search's
 `MAX_DEPTH`), the exhaustive generator, a finite ``alpha``, no α path, ``max_features=None``,
-``min_samples_leaf = 1``, and whole-number sample weights (the DP's costs are then exact in
-floating point, so "strictly better" means the same in both searches; with fractional weights
-the DP's sums round, and its ties with them). Thresholds are computed by one midpoint rule in
+``min_samples_leaf = 1``, and whole-number sample weights summing to at most 2**53 (the DP's
+costs are then exact in floating point, so "strictly better" means the same in both
+searches; with fractional weights, or larger sums, the DP's sums round, and its ties with
+them). Thresholds are computed by one midpoint rule in
 both searches (``a/2 + b/2``, or ``a`` when that rounds onto ``b``). Any other fit runs the DP.
 """
 
@@ -29,7 +30,7 @@ import time
 
 import numpy as np
 
-from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha
+from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha, whole_exact
 from treebench.algorithms.optimal_numeric import warmup as numeric_warmup_once
 from treebench.tree.arrays import TreeArrays
 
@@ -52,9 +53,8 @@ def eligible(sample_weight, regression, candidates, alpha, settings) -> str | No
         return "the exhaustive generator uses every feature (max_features must be None)"
     if settings["min_samples_leaf"] != 1:
         return "it has no minimum leaf size (min_samples_leaf must be 1)"
-    sw = np.asarray(sample_weight, dtype=np.float64)
-    if not np.all(sw == np.round(sw)):
-        return "it needs whole-number sample weights"
+    if not whole_exact(sample_weight):
+        return "it needs whole-number sample weights summing to at most 2**53"
     return None
 
 
@@ -90,8 +90,7 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
     W = float(np.sum(sample_weight))
     L = path_mass(sol.tree)
     objective = float(sol.errors) if alpha == 0.0 else float(sol.objective)
-    # the DP's training error is its value minus α·L, in the same floats
-    errors = float(sol.errors) if alpha == 0.0 else objective - alpha * L
+    errors = float(sol.errors)  # the tree's, summed at its leaves (as every DPDT search)
     info = {
         "objective": objective,
         "objective_kind": "errors+alpha*path",

@@ -261,11 +261,18 @@ def _tags_from_inputs(est, tags):
 
 def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitContext:
     """The context with its checked per-column fields and the validated weight vector:
-    negative or all-zero weights are refused here, once, for every algorithm."""
+    negative or all-zero weights, and weights whose total overflows a float (every
+    objective, error count and accuracy would be inf or NaN), are refused here, once, for
+    every algorithm."""
     ctx = (context or FitContext()).checked(X.shape[1])
     if sample_weight is None:
         sample_weight = ctx.sample_weight
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sw))
+    if not np.isfinite(total):
+        raise ValueError("sample weights sum to more than the largest float "
+                         f"({np.finfo(float).max:.3g}); scale them down.")
     return ctx.replace(sample_weight=sw)
 
 

@@ -56,6 +56,10 @@ def lexicographic_cost(n_rows: int, max_depth: int) -> float:
     return 1.0 / (max(n_rows, 1) * 2.0 ** max(max_depth, 0))
 
 
+#: the most rows `replicate` makes (the solvers index rows with 32-bit ints)
+MAX_REPLICATED_ROWS = 2**31 - 1
+
+
 def replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, solver: str):
     """Integer sample weights as repeated rows (exact for count-based objectives); the solvers
     take no weights, so other weights are refused with a clear error. (Hence their registry
@@ -65,6 +69,10 @@ def replicate(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, sol
     w = np.rint(sample_weight)
     if not np.allclose(w, sample_weight):
         raise ValueError(f"{solver} takes only whole-number sample weights (used as repeated rows).")
+    if float(np.sum(w)) > MAX_REPLICATED_ROWS:
+        raise ValueError(f"{solver} takes whole-number sample weights as repeated rows, and these "
+                         f"make {float(np.sum(w)):.3g} rows (at most {MAX_REPLICATED_ROWS:,}); "
+                         f"divide the weights by a common factor.")
     reps = w.astype(np.int64)
     return np.repeat(X, reps, axis=0), np.repeat(y_index, reps)
 

@@ -49,6 +49,7 @@ class ConTreePeerClassifier(TreeClassifierBase):
         sample_weight = ctx.sample_weight
         from pycontree import ConTree
 
+        merged = float32_merges(X)
         Xr, yr = replicate(X, y_index, sample_weight, "contree")
         n_classes = len(self.classes_)
         if len(np.unique(yr)) < 2 or Xr.shape[0] < 2:
@@ -69,11 +70,58 @@ class ConTreePeerClassifier(TreeClassifierBase):
             est.fit(Xr, yr.astype(np.intc))
         secs = time.perf_counter() - t0
         timed_out = any("time limit" in str(w.message) for w in caught)
-        tree = adapters.from_threshold_nested(est.tree_, adapters.describe_contree, n_classes,
+        tree = adapters.from_threshold_nested(est.tree_, _describe_float32(X), n_classes,
                                               X, y_index, sample_weight)
         err = float(tree.training_error(X, y_index, sample_weight))
-        return tree, {"optimal": not timed_out, "timed_out": timed_out, "objective": err,
-                      "objective_kind": "errors", "solver_seconds": secs}
+        if merged:
+            warnings.warn(f"contree reads features as 32-bit floats, which merge distinct values "
+                          f"of {merged} feature(s): its tree is optimal for the rounded values "
+                          f"only, so the fit is not marked optimal.", stacklevel=3)
+        return tree, {"optimal": not timed_out and not merged, "timed_out": timed_out,
+                      "objective": err, "objective_kind": "errors", "solver_seconds": secs,
+                      "float32_merged_features": merged}
+
+
+def float32_merges(X: np.ndarray) -> int:
+    """How many features of ``X`` have distinct values that 32-bit floats merge: pycontree
+    solves on ``float32`` copies of the features, so its optimum is over the rounded values.
+    A ValueError for a value beyond the ``float32`` range (it becomes inf there, and the
+    solver's thresholds NaN)."""
+    with np.errstate(over="ignore"):
+        X32 = X.astype(np.float32)
+    bad = np.flatnonzero(np.isinf(X32).any(axis=0))
+    if bad.size:
+        raise ValueError(
+            f"contree reads features as 32-bit floats, and feature {int(bad[0])} has values "
+            f"beyond their range (±{float(np.finfo(np.float32).max):.3g}); rescale it.")
+    return int(sum(len(np.unique(X[:, j])) != len(np.unique(X32[:, j]))
+                   for j in range(X.shape[1])))
+
+
+def _describe_float32(X: np.ndarray):
+    """`adapters.describe_contree` with each threshold moved, where needed, so that the
+    training rows go to the side pycontree solved them on: it compares the ``float32``
+    rounding of a value with the threshold (and its own prediction the value itself), so a
+    value just above a threshold can round onto it. Such a threshold becomes the midpoint
+    between the largest training value solved left and the smallest solved right."""
+    def describe(node):
+        out = adapters.describe_contree(node)
+        if out[0] == "leaf":
+            return out
+        _, f, t, left, right = out
+        return ("split", f, _solved_side_threshold(X[:, f], t), left, right)
+    return describe
+
+
+def _solved_side_threshold(col: np.ndarray, t: float) -> float:
+    """``t``, or a threshold that puts the rows of ``col`` on the sides ``float32(x) <= t``
+    puts them (see `_describe_float32`)."""
+    solved_left = col.astype(np.float32) <= np.float32(t)
+    if np.array_equal(col <= t, solved_left) or solved_left.all() or not solved_left.any():
+        return t
+    lo, hi = float(col[solved_left].max()), float(col[~solved_left].min())
+    mid = lo / 2.0 + hi / 2.0
+    return lo if mid >= hi else mid
 
 
 @ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"),

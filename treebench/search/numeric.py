@@ -24,6 +24,9 @@ from treebench.tree.labels import majority_labels
 
 #: relative tolerance between costs when they are not all integers
 REL_TOL = 1e-9
+#: the largest total weight whose whole-number partial sums are all exact in float64 (2^53):
+#: above it sums of whole numbers round, so costs are not exact integers
+EXACT_INT = 2.0**53
 #: the deepest search this solver runs: it keeps the best subtree of every recursion level in
 #: complete-tree (heap) layout, 2^(max_depth + 1) - 1 nodes a level, so depth 16 holds about
 #: 110 MB of such trees and every further level doubles it (and optimal search at such
@@ -45,11 +48,19 @@ class NumericSolution:
 
 def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """Weights in the search's unit: constant weights become 1 (scaled back afterwards).
-    Returns (weights, scale, integer-valued)."""
+    Returns (weights, scale, exact integer costs): whole-number weights give integer costs
+    only while every sum of them is exact, i.e. their total is at most `EXACT_INT`."""
     scale = float(sw[0])
-    if np.all(sw == scale):
+    if np.all(sw == scale) and sw.shape[0] <= EXACT_INT:
         return np.ones(sw.shape[0]), scale, True
-    return sw, 1.0, bool(np.all(sw == np.round(sw)))
+    return sw, 1.0, whole_exact(sw)
+
+
+def whole_exact(sw) -> bool:
+    """Whether the weights are whole numbers whose every sum is exact in float64 (a total
+    of at most `EXACT_INT`), so that costs built from them are exact integers."""
+    sw = np.asarray(sw, dtype=np.float64)
+    return bool(np.all(sw == np.round(sw))) and float(np.sum(sw)) <= EXACT_INT
 
 
 def _inputs(X, y_index, sample_weight, n_classes: int, max_depth: int):
@@ -103,11 +114,13 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
     """DPDT's exhaustive objective ``E + alpha * L`` (``L`` the weight times the depth of
     every row's leaf): the tree and the float value backward induction over every state
     returns, node for node and bit for bit (`_numeric_alpha_kernels` says why). The weights
-    must be whole numbers (the DP's sums are then exact); they are not rescaled, since the
+    must be whole numbers with a total of at most 2**53 (the DP's sums are then exact); they
+    are not rescaled, since the
     DP's floats depend on them. ``objective`` is the DP's float value; with ``deadline`` the
     search stops there and returns the tree found so far."""
-    if sample_weight is not None and not np.all(np.equal(sample_weight, np.round(sample_weight))):
-        raise ValueError("solve_numeric_alpha needs whole-number sample weights")
+    if sample_weight is not None and not whole_exact(sample_weight):
+        raise ValueError("solve_numeric_alpha needs whole-number sample weights summing to "
+                         "at most 2**53 (so that the DP's sums are exact)")
     X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     st = KA.new_alpha_state(X, y_index, np.ascontiguousarray(sw), n_classes, int(max_depth),
                             float(alpha), deadline)
