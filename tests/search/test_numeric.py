@@ -170,14 +170,14 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
     _, X, y = _data(500 + seed, 16, 3, 2, 4)
     cost, tree = naive_numeric_optimal(X, y, 2, 3)
     st = _state(X, y, 2, 3)
-    assert K.solve_node(st, 0, 3, cost + 0.5, True, True) == cost
+    assert K.solve_node(st, 0, 3, cost + 0.5, True, True, 0.0) == cost
     w = np.ones(len(y))
     got = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y, w, 2, np.bincount(y, minlength=2))
     assert naive_tree_tuple(got) == tree
     # below the optimum there is nothing: a lower bound comes back
     st = _state(X, y, 2, 3)
     if cost > 0:
-        assert K.solve_node(st, 0, 3, cost - 0.5, True, True) > cost - 0.5
+        assert K.solve_node(st, 0, 3, cost - 0.5, True, True, 0.0) > cost - 0.5
 
 
 def test_pack_ranks_matches_numpys_dense_ranks():

@@ -711,7 +711,7 @@ def order_features(st, lev):
 
 
 @njit(cache=True)
-def open_node(st, lev, h, ub, known):
+def open_node(st, lev, h, ub, known, lb):
     """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
     Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
     the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False. With
@@ -724,9 +724,10 @@ def open_node(st, lev, h, ub, known):
     c = leaf_cost(st.tot[lev], pen)
     st.tf[lev, 0, 0] = -1
     st.lpos[lev, 0] = -1  # new rows at this level
-    # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), or the
-    # leaf has the known optimal cost
-    if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub):
+    # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), the
+    # leaf has the known optimal cost, or the leaf reaches the node's lower bound
+    if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
+            or c <= lb + lb_tol(st)):
         return c, False
     if h == 1:
         return solve_depth1(st, lev), False
@@ -741,27 +742,37 @@ def open_node(st, lev, h, ub, known):
 
 
 @njit(cache=True)
-def hopeless(st, lev, f, lo, ub, canon, known):
+def lb_tol(st):
+    """How far above a lower bound of a node's cost a tree may be and still be optimal: none
+    when costs may be fractional, below one when they are integers."""
+    return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
+
+
+@njit(cache=True)
+def hopeless(st, lev, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
-    tree: a split without errors is already there (only a tie on a lower feature could
-    win), or (``known``) the allowance is below the node's known optimal cost."""
+    tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
+    cost of a split without errors), so only a tie on a lower feature could win, or
+    (``known``) the allowance is below the node's known optimal cost."""
     inc = st.inc[lev]
     eps = st.par[P_EPS]
     if known:
         return allowed(st, lev, f, lo, ub, canon) < ub - 1.5 * eps
-    return (inc[I_COST] <= 2.0 * st.par[P_PEN] + eps
+    floor = 2.0 * st.par[P_PEN] + eps
+    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
 
 @njit(cache=True)
-def solve_node(st, lev, h, ub, canon, known):
+def solve_node(st, lev, h, ub, canon, known, lb):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
     returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound > ub. With
     ``canon`` the tree is the canonical one; without, it is some optimal tree (only its cost
     is used). With ``known``, ``ub - eps`` is the node's optimal cost: the features are then
-    searched in index order for the first split of that cost. The root is solved by
-    ``solve_node(st, 0, max_depth, inf, False, False)`` for its cost C, then by
-    ``solve_node(st, 0, max_depth, C + eps, True, True)`` for its canonical tree.
+    searched in index order for the first split of that cost. ``lb`` is a lower bound of the
+    node's cost (from the neighbouring candidates of the parent): a tree that reaches it ends
+    the search (the tie rule still explores lower features with ``canon``). The root is
+    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)``.
 
     Candidate splits are compared by cost alone, so their children are solved without
     ``canon`` (ties need not be explored below the node); the children of the chosen split
@@ -770,7 +781,7 @@ def solve_node(st, lev, h, ub, canon, known):
     Only this function calls itself, and always with non-constant arguments: numba's cache
     crashed on loading a recursive kernel that had also been compiled for a literal argument
     (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
-    c, searched = open_node(st, lev, h, ub, known)
+    c, searched = open_node(st, lev, h, ub, known, lb)
     if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
     eps, pen = st.par[P_EPS], st.par[P_PEN]
@@ -788,7 +799,7 @@ def solve_node(st, lev, h, ub, canon, known):
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
-        if hopeless(st, lev, f, 0, ub, canon, known) or timed_out(st.stats):
+        if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
@@ -799,7 +810,7 @@ def solve_node(st, lev, h, ub, canon, known):
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
             allow = allowed(st, lev, f, lo, ub, canon)
-            if known and hopeless(st, lev, f, lo, ub, canon, known):
+            if hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
@@ -823,7 +834,7 @@ def solve_node(st, lev, h, ub, canon, known):
                     if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
-                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only)
+                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only, lbv[s])
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
@@ -847,7 +858,7 @@ def solve_node(st, lev, h, ub, canon, known):
         for s in range(2):
             split_child(st, lev, s)
             ub_s = inc[I_LEFT + s] + eps
-            if solve_node(st, lev + 1, h - 1, ub_s, canon, canon) <= ub_s:
+            if solve_node(st, lev + 1, h - 1, ub_s, canon, canon, pen) <= ub_s:
                 copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
                          1 + s, h - 1)
     return c
