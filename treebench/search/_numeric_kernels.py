@@ -647,32 +647,43 @@ def solve_depth1(st, lev):
 
 
 @njit(cache=True)
-def gini_pick(st, lev, f, K):
-    """The boundary (of the ``K`` of feature ``f``) with the best Gini split of the node: the
-    first candidate evaluated on ``f``, for an early incumbent."""
+def gini_seed(st, lev, f):
+    """The boundary of feature ``f`` with the best Gini split of the node (the first
+    candidate evaluated on ``f``, for an early incumbent), found in one pass over the rows
+    without listing the boundaries: its index ``k`` among them, with its position and the
+    weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
+    when ``f`` has a single value in the node."""
     rows = st.ord[lev, f]
     tot = st.tot[lev]
     nc = tot.shape[0]
+    unit = st.par[P_UNIT] != 0.0
     W = tot.sum()
     left = np.zeros(nc)
-    best, kbest = -1.0, 0
-    i = 0
-    for k in range(K):
-        pos = st.bpos[lev, k]
-        while i < pos:
-            r = row_of(rows[i])
-            left[st.y[r]] += st.w[r]
-            i += 1
-        wl = st.bw[lev, k]
-        sl = 0.0
-        sr = 0.0
-        for c in range(nc):
-            sl += left[c] * left[c]
-            rc = tot[c] - left[c]
-            sr += rc * rc
-        score = sl / wl + sr / (W - wl) if wl > 0.0 and W - wl > 0.0 else 0.0
-        if score > best:
-            best, kbest = score, k
+    best, kbest, pbest, wbest = -1.0, -1, 0, 0.0
+    k = 0
+    acc = 0.0
+    prev = rank_of(rows[0])
+    for i in range(st.m[lev]):
+        p = rows[i]
+        v = rank_of(p)
+        r = row_of(p)
+        if v != prev:
+            prev = v
+            sl = 0.0
+            sr = 0.0
+            for c in range(nc):
+                sl += left[c] * left[c]
+                rc = tot[c] - left[c]
+                sr += rc * rc
+            score = sl / acc + sr / (W - acc) if acc > 0.0 and W - acc > 0.0 else 0.0
+            if score > best:
+                best, kbest, pbest, wbest = score, k, i, acc
+            k += 1
+        wr = 1.0 if unit else st.w[r]
+        acc += wr
+        left[st.y[r]] += st.w[r]
+    if kbest >= 0:
+        st.bpos[lev, kbest], st.bw[lev, kbest] = pbest, wbest
     return kbest
 
 
@@ -681,15 +692,17 @@ def start_feature(st, lev, f, phase):
     """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
     alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
     back in the records). Returns the queue's length."""
-    K = boundaries(st, lev, f)
     q = st.queue[lev]
-    if K == 0:
-        return 0
     if phase == 0:
-        k = gini_pick(st, lev, f, K)
+        k = gini_seed(st, lev, f)
+        if k < 0:
+            return 0
         st.prek[lev, f] = k
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
         return 1
+    K = boundaries(st, lev, f)
+    if K == 0:
+        return 0
     k = st.prek[lev, f]
     if k < 0:
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
