@@ -28,7 +28,8 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
 * every node first evaluates each feature's best Gini split, then searches the features in
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
-  returns a lower bound instead of a tree.
+  returns a lower bound instead of a tree. A child is also given the lower bound of its cost
+  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
@@ -823,7 +824,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
             allow = allowed(st, lev, f, lo, ub, canon)
-            if hopeless(st, lev, f, lo, ub, canon, known, lb):
+            if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
