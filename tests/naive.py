@@ -1328,6 +1328,25 @@ def naive_numeric_midpoint(a, b):
     return naive_dpdt_midpoint(a, b)
 
 
+def naive_gini_seed(values, y, w, n_classes):
+    """The first Gini split of one feature (`_numeric_kernels.gini_seed`): over the
+    boundaries between distinct ``values`` (in increasing order), the one maximising
+    sum_c L_c^2 / W_L + sum_c R_c^2 / W_R (L, R: class weights left and right), the first
+    on ties. Returns ``(k, rows left of it, weight left of it)``, or ``(-1, 0, 0.0)``."""
+    order = np.argsort(values, kind="stable")
+    v, yy, ww = values[order], y[order], w[order]
+    total = np.bincount(yy, weights=ww, minlength=n_classes)
+    best, out = -1.0, (-1, 0, 0.0)
+    cuts = [i for i in range(1, len(v)) if v[i] != v[i - 1]]
+    for k, i in enumerate(cuts):
+        left = np.bincount(yy[:i], weights=ww[:i], minlength=n_classes)
+        right = total - left
+        score = (left @ left) / left.sum() + (right @ right) / right.sum()
+        if score > best + 1e-12 * max(1.0, abs(score)):
+            best, out = score, (k, i, float(ww[:i].sum()))
+    return out
+
+
 
 def numeric_splits(X, rows):
     """Every split of ``rows`` on a numeric matrix, in order (feature, then increasing

@@ -170,14 +170,14 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
     _, X, y = _data(500 + seed, 16, 3, 2, 4)
     cost, tree = naive_numeric_optimal(X, y, 2, 3)
     st = _state(X, y, 2, 3)
-    assert K.solve_node(st, 0, 3, cost + 0.5, True, True) == cost
+    assert K.solve_node(st, 0, 3, cost + 0.5, True, True, 0.0) == cost
     w = np.ones(len(y))
     got = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y, w, 2, np.bincount(y, minlength=2))
     assert naive_tree_tuple(got) == tree
     # below the optimum there is nothing: a lower bound comes back
     st = _state(X, y, 2, 3)
     if cost > 0:
-        assert K.solve_node(st, 0, 3, cost - 0.5, True, True) > cost - 0.5
+        assert K.solve_node(st, 0, 3, cost - 0.5, True, True, 0.0) > cost - 0.5
 
 
 def test_pack_ranks_matches_numpys_dense_ranks():
@@ -206,3 +206,43 @@ def test_whole_weights_too_large_for_exact_sums_still_give_the_optimum(seed):
     cost, _ = naive_numeric_optimal(X, y, 3, 3, w)
     assert sol.errors == pytest.approx(cost, rel=1e-12)
     assert sol.optimal
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gini_seed_matches_its_naive_twin(seed):
+    # the first split evaluated on a feature, found in one pass without listing boundaries
+    from naive import naive_gini_seed
+
+    n_classes = 2 + seed % 3
+    rng, X, y = _data(600 + seed, 40, 3, n_classes, 6)
+    w = np.ones(len(y)) if seed % 2 == 0 else rng.integers(1, 4, len(y)).astype(float)
+    st = K.new_state(X, y, w, n_classes, 2, 0.5, 0.0, True, None)
+    K.node_totals(st, 0)
+    for f in range(X.shape[1]):
+        k = K.gini_seed(st, 0, f)
+        want_k, want_pos, want_w = naive_gini_seed(X[:, f], y, w, n_classes)
+        assert k == want_k
+        assert (st.bpos[0, k], st.bw[0, k]) == (want_pos, want_w)
+        # the same boundary as in the full list of the feature's boundaries
+        K.boundaries(st, 0, f)
+        assert (st.bpos[0, k], st.bw[0, k]) == (want_pos, want_w)
+    X[:, 0] = 1.5  # a single value: no boundary
+    st = K.new_state(X, y, w, n_classes, 2, 0.5, 0.0, True, None)
+    K.node_totals(st, 0)
+    assert K.gini_seed(st, 0, 0) == -1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_lower_bound_of_the_node_keeps_its_cost_and_canonical_tree(seed):
+    # a node told a lower bound of its cost stops once a tree reaches it: the cost is still
+    # the optimum, and with the tie rule the tree is still the canonical one
+    _, X, y = _data(700 + seed, 18, 3, 2, 4)
+    cost, tree = naive_numeric_optimal(X, y, 2, 3)
+    w = np.ones(len(y))
+    for lb in (0.0, max(cost - 1.0, 0.0), cost):
+        st = _state(X, y, 2, 3)
+        assert K.solve_node(st, 0, 3, np.inf, False, False, lb) == cost
+        st = _state(X, y, 2, 3)
+        assert K.solve_node(st, 0, 3, np.inf, True, False, lb) == cost
+        got = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y, w, 2, np.bincount(y, minlength=2))
+        assert naive_tree_tuple(got) == tree

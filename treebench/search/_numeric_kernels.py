@@ -28,7 +28,8 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
 * every node first evaluates each feature's best Gini split, then searches the features in
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
-  returns a lower bound instead of a tree.
+  returns a lower bound instead of a tree. A child is also given the lower bound of its cost
+  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
@@ -647,32 +648,43 @@ def solve_depth1(st, lev):
 
 
 @njit(cache=True)
-def gini_pick(st, lev, f, K):
-    """The boundary (of the ``K`` of feature ``f``) with the best Gini split of the node: the
-    first candidate evaluated on ``f``, for an early incumbent."""
+def gini_seed(st, lev, f):
+    """The boundary of feature ``f`` with the best Gini split of the node (the first
+    candidate evaluated on ``f``, for an early incumbent), found in one pass over the rows
+    without listing the boundaries: its index ``k`` among them, with its position and the
+    weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
+    when ``f`` has a single value in the node."""
     rows = st.ord[lev, f]
     tot = st.tot[lev]
     nc = tot.shape[0]
+    unit = st.par[P_UNIT] != 0.0
     W = tot.sum()
     left = np.zeros(nc)
-    best, kbest = -1.0, 0
-    i = 0
-    for k in range(K):
-        pos = st.bpos[lev, k]
-        while i < pos:
-            r = row_of(rows[i])
-            left[st.y[r]] += st.w[r]
-            i += 1
-        wl = st.bw[lev, k]
-        sl = 0.0
-        sr = 0.0
-        for c in range(nc):
-            sl += left[c] * left[c]
-            rc = tot[c] - left[c]
-            sr += rc * rc
-        score = sl / wl + sr / (W - wl) if wl > 0.0 and W - wl > 0.0 else 0.0
-        if score > best:
-            best, kbest = score, k
+    best, kbest, pbest, wbest = -1.0, -1, 0, 0.0
+    k = 0
+    acc = 0.0
+    prev = rank_of(rows[0])
+    for i in range(st.m[lev]):
+        p = rows[i]
+        v = rank_of(p)
+        r = row_of(p)
+        if v != prev:
+            prev = v
+            sl = 0.0
+            sr = 0.0
+            for c in range(nc):
+                sl += left[c] * left[c]
+                rc = tot[c] - left[c]
+                sr += rc * rc
+            score = sl / acc + sr / (W - acc) if acc > 0.0 and W - acc > 0.0 else 0.0
+            if score > best:
+                best, kbest, pbest, wbest = score, k, i, acc
+            k += 1
+        wr = 1.0 if unit else st.w[r]
+        acc += wr
+        left[st.y[r]] += st.w[r]
+    if kbest >= 0:
+        st.bpos[lev, kbest], st.bw[lev, kbest] = pbest, wbest
     return kbest
 
 
@@ -681,15 +693,17 @@ def start_feature(st, lev, f, phase):
     """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
     alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
     back in the records). Returns the queue's length."""
-    K = boundaries(st, lev, f)
     q = st.queue[lev]
-    if K == 0:
-        return 0
     if phase == 0:
-        k = gini_pick(st, lev, f, K)
+        k = gini_seed(st, lev, f)
+        if k < 0:
+            return 0
         st.prek[lev, f] = k
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
         return 1
+    K = boundaries(st, lev, f)
+    if K == 0:
+        return 0
     k = st.prek[lev, f]
     if k < 0:
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
@@ -711,7 +725,7 @@ def order_features(st, lev):
 
 
 @njit(cache=True)
-def open_node(st, lev, h, ub, known):
+def open_node(st, lev, h, ub, known, lb):
     """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
     Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
     the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False. With
@@ -724,9 +738,10 @@ def open_node(st, lev, h, ub, known):
     c = leaf_cost(st.tot[lev], pen)
     st.tf[lev, 0, 0] = -1
     st.lpos[lev, 0] = -1  # new rows at this level
-    # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), or the
-    # leaf has the known optimal cost
-    if h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub):
+    # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), the
+    # leaf has the known optimal cost, or the leaf reaches the node's lower bound
+    if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
+            or c <= lb + lb_tol(st)):
         return c, False
     if h == 1:
         return solve_depth1(st, lev), False
@@ -741,27 +756,37 @@ def open_node(st, lev, h, ub, known):
 
 
 @njit(cache=True)
-def hopeless(st, lev, f, lo, ub, canon, known):
+def lb_tol(st):
+    """How far above a lower bound of a node's cost a tree may be and still be optimal: none
+    when costs may be fractional, below one when they are integers."""
+    return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
+
+
+@njit(cache=True)
+def hopeless(st, lev, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
-    tree: a split without errors is already there (only a tie on a lower feature could
-    win), or (``known``) the allowance is below the node's known optimal cost."""
+    tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
+    cost of a split without errors), so only a tie on a lower feature could win, or
+    (``known``) the allowance is below the node's known optimal cost."""
     inc = st.inc[lev]
     eps = st.par[P_EPS]
     if known:
         return allowed(st, lev, f, lo, ub, canon) < ub - 1.5 * eps
-    return (inc[I_COST] <= 2.0 * st.par[P_PEN] + eps
+    floor = 2.0 * st.par[P_PEN] + eps
+    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
 
 @njit(cache=True)
-def solve_node(st, lev, h, ub, canon, known):
+def solve_node(st, lev, h, ub, canon, known, lb):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
     returns the cost (<= ub) and the tree in ``tf[lev, 0]``; else a lower bound > ub. With
     ``canon`` the tree is the canonical one; without, it is some optimal tree (only its cost
     is used). With ``known``, ``ub - eps`` is the node's optimal cost: the features are then
-    searched in index order for the first split of that cost. The root is solved by
-    ``solve_node(st, 0, max_depth, inf, False, False)`` for its cost C, then by
-    ``solve_node(st, 0, max_depth, C + eps, True, True)`` for its canonical tree.
+    searched in index order for the first split of that cost. ``lb`` is a lower bound of the
+    node's cost (from the neighbouring candidates of the parent): a tree that reaches it ends
+    the search (the tie rule still explores lower features with ``canon``). The root is
+    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)``.
 
     Candidate splits are compared by cost alone, so their children are solved without
     ``canon`` (ties need not be explored below the node); the children of the chosen split
@@ -770,7 +795,7 @@ def solve_node(st, lev, h, ub, canon, known):
     Only this function calls itself, and always with non-constant arguments: numba's cache
     crashed on loading a recursive kernel that had also been compiled for a literal argument
     (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
-    c, searched = open_node(st, lev, h, ub, known)
+    c, searched = open_node(st, lev, h, ub, known, lb)
     if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
     eps, pen = st.par[P_EPS], st.par[P_PEN]
@@ -788,7 +813,7 @@ def solve_node(st, lev, h, ub, canon, known):
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
-        if hopeless(st, lev, f, 0, ub, canon, known) or timed_out(st.stats):
+        if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
         qh, qt = 0, start_feature(st, lev, f, phase)
@@ -799,7 +824,7 @@ def solve_node(st, lev, h, ub, canon, known):
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
             allow = allowed(st, lev, f, lo, ub, canon)
-            if known and hopeless(st, lev, f, lo, ub, canon, known):
+            if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi:
@@ -823,7 +848,7 @@ def solve_node(st, lev, h, ub, canon, known):
                     if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
-                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only)
+                    v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only, lbv[s])
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
@@ -847,7 +872,7 @@ def solve_node(st, lev, h, ub, canon, known):
         for s in range(2):
             split_child(st, lev, s)
             ub_s = inc[I_LEFT + s] + eps
-            if solve_node(st, lev + 1, h - 1, ub_s, canon, canon) <= ub_s:
+            if solve_node(st, lev + 1, h - 1, ub_s, canon, canon, pen) <= ub_s:
                 copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
                          1 + s, h - 1)
     return c

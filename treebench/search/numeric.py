@@ -97,7 +97,7 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
     t0 = time.perf_counter()
-    cost = K.solve_node(st, 0, int(max_depth), np.inf, True, False)
+    cost = K.solve_node(st, 0, int(max_depth), np.inf, True, False, 0.0)
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
     tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
