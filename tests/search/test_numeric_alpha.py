@@ -114,3 +114,38 @@ def test_a_search_stopped_at_once_keeps_the_seeded_tree():
     assert sol.timed_out and not sol.optimal
     assert sol.tree.n_leaves > 1
     assert sol.objective == _dp_float(sol.tree, 0.01)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gini_boundary_is_the_first_best_gini_split(seed):
+    """The seed's threshold (`gini_boundary`) against a plain computation of every
+    boundary's Gini score: the best one, the first of equals (up to the last bits of the two
+    computations), -1 for a constant feature."""
+    from treebench.search import _numeric_alpha_kernels as KA
+
+    rng = np.random.default_rng(900 + seed)
+    n, nc = 30, 2 + seed % 3
+    X = rng.integers(0, 8, size=(n, 3)).astype(float)
+    X[:, 2] = 4.0
+    y = rng.integers(0, nc, size=n)
+    w = np.ones(n) if seed % 2 == 0 else rng.integers(1, 4, size=n).astype(float)
+    st = KA.new_alpha_state(X, y, w, nc, 2, 0.1, None)
+    KA.node_totals(st, 0)
+    for f in range(3):
+        pos = KA.gini_boundary(st, 0, f)
+        order = np.argsort(X[:, f], kind="stable")
+        v, yy, ww = X[order, f], y[order], w[order]
+        cuts = [i for i in range(1, n) if v[i] != v[i - 1]]
+        if not cuts:
+            assert pos == -1
+            continue
+        total = np.bincount(yy, weights=ww, minlength=nc)
+
+        def score(i):
+            left = np.bincount(yy[:i], weights=ww[:i], minlength=nc)
+            right = total - left
+            return (left @ left) / left.sum() + (right @ right) / right.sum()
+
+        best = max(score(i) for i in cuts)
+        assert pos in cuts and score(pos) >= best - 1e-12 * best
+        assert all(score(i) < best - 1e-12 * best for i in cuts if i < pos)
