@@ -60,8 +60,8 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
 )
-from treebench.search.depth2 import Depth2Node, depth2_best, depth2_may_improve, partner_list
-from treebench.search.equiv import drop_equivalent
+from treebench.search.depth2 import Depth2Node, depth2_root_values, partner_list
+from treebench.search.equiv import drop_equivalent, equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, full_set,
     new_scratch,
@@ -257,17 +257,86 @@ def _pairs(s, rows, h, nnz):
 
 
 @njit(cache=True)
-def _depth2(s, rows, h, nnz, ncand, best, floor):
-    """h = 2, k = all, unweighted: the specialised depth-2 solver; (best, root feature)."""
+def _parent_first(s, h):
+    """The node's valid features into ``order[h][:n]``: those valid at the parent's level
+    first (the frame whose child this node usually is), then the others, each group in index
+    order. `drop_equivalent` then keeps, of each class, a feature the parent's pair counts
+    hold, so that the sibling derivation of `_pairs` applies more often (any order is exact)."""
+    scr = s.scr
+    valid = scr.valid[h]
+    order = scr.order[h]
+    up = h + 1 < scr.valid.shape[0]
+    m = 0
+    for g in range(2):
+        for j in range(valid.shape[0]):
+            if valid[j] and (up and scr.valid[h + 1, j]) == (g == 0):
+                order[m] = j
+                m += 1
+    return m
+
+
+@njit(cache=True)
+def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
+    """The root feature the ranked search returns: the first in rank order (`_rank`) among
+    the features whose class (`drop_equivalent`: kept ones ``order[h][:ncand]`` with values
+    ``vals``, dropped ones ``order[h][ncand:n]``) reaches the optimum ``best``.
+
+    Features of one class have bit-identical scores (equal columns have equal counts; a
+    complement swaps the two terms of `child_impurity`'s sum), and among equal scores the lower
+    index ranks first: so when one class is optimal, its lowest index is the answer, with no
+    ranking; only optimal classes that tie need the ranking of every feature."""
     scr = s.scr
     order = scr.order[h]
-    # pair counts only if some root feature can beat the bound (children: exact leaves when
-    # pure, else at least 3 nodes)
-    if depth2_may_improve(scr.cnt[h], scr.tot[h], order, ncand, s.M, s.nu, best):
-        P = _pairs(s, rows, h, nnz)  # fills scr.order[0] with the node's valid features
-        node = Depth2Node(scr.cnt[h], scr.tot[h], order, ncand, scr.order[0], ncand, P)
-        return depth2_best(node, s.msl, s.M, s.nu, best, floor)
-    return best, -1
+    F = s.data.F
+    nzw = scr.nzw[h]
+    r = -1
+    nopt = 0
+    for a in range(ncand):
+        if vals[a] == best:
+            r = order[a]
+            nopt += 1
+    if nopt == 1:  # the lowest index of r's class
+        f = r
+        for a in range(ncand, n):
+            j = order[a]
+            if j < f and equivalent(rows, nzw, nnz, F, r, j):
+                f = j
+        return f
+    opt = np.zeros(F.shape[1], dtype=np.bool_)  # members of an optimal class
+    for a in range(ncand):
+        if vals[a] == best:
+            opt[order[a]] = True
+    for a in range(ncand, n):
+        j = order[a]
+        for b in range(ncand):
+            if vals[b] == best and equivalent(rows, nzw, nnz, F, order[b], j):
+                opt[j] = True
+                break
+    for a in range(ncand, n):
+        scr.valid[h, order[a]] = True  # rank every valid feature
+    n = _rank(s, h, total)
+    for t in range(n):
+        if opt[order[t]]:
+            return order[t]
+    return -1
+
+
+@njit(cache=True)
+def _depth2(s, rows, h, nnz, total):
+    """h = 2, k = all, unweighted: the specialised depth-2 solver, exact (no bound);
+    (objective, root feature), the root being the first optimal one in rank order, as the
+    ranked search would return. The roots are evaluated unranked, one per class of
+    equivalent features, ties kept (`depth2_root_values`); the features are ranked only when
+    optimal roots of two classes tie (`_first_optimal`): ranking (a score with logarithms per
+    feature, a sort) cost more than the whole depth-2 solve."""
+    scr = s.scr
+    n = _parent_first(s, h)
+    ncand = drop_equivalent(rows, scr.nzw[h], nnz, s.data.F, scr.order[h], n, scr.valid[h])
+    P = _pairs(s, rows, h, nnz)  # fills scr.order[0] with the node's kept features
+    node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, scr.order[0], ncand, P)
+    vals = np.empty(ncand)
+    best = depth2_root_values(node, s.msl, s.M, s.nu, vals)
+    return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
 
 
 @njit(cache=True)
@@ -391,6 +460,12 @@ def solve(s, rows, h, ub):
     nvalid = _score(s, rows, h, nnz, nrows)
     if nvalid == 0:
         return leaf_obj
+    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
+            and s.scr.pair.shape[1] == s.data.F.shape[1]:
+        # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
+        # exact value bounds its parents and similar sets better than "no tree below ub"
+        best, best_f = _depth2(s, rows, h, nnz, total)
+        return _finish(s, rows, h, hv, NodeBounds(ub, lbk, ub, leaf_obj), best, best_f, sim)
     if h == 1 and not timed_out and (s.k <= 0 or s.k >= nvalid):
         return _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj)
     ncand = _rank(s, h, total)
@@ -415,13 +490,7 @@ def solve(s, rows, h, ub):
     floor = 3.0 * nu
     if lbk > floor:
         floor = lbk
-    d = s.data.F.shape[1]
-    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
-            and s.scr.pair.shape[1] == d:
-        # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
-        # exact value bounds its parents and similar sets better than "no tree below ub"
-        best, best_f = _depth2(s, rows, h, nnz, ncand, INF, floor)
-    elif h == 1:
+    if h == 1:
         best, best_f = _branch_leaves(s, h, kk, total, best, floor)
     else:
         r0 = s.scr.child[h, 0]

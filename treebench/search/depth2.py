@@ -232,6 +232,42 @@ def depth2_search(node, msl, regularized, M, nu, lam, ub, floor):
 
 
 @njit(cache=True)
+def depth2_root_values(node, msl, M, nu, vals):
+    """The Top-k objective of the best depth-2 tree under each root feature ``order[a]``
+    (a < ncand) of ``node`` into ``vals[a]``, in the tree space of `depth2_best`; returns the
+    smallest. Ties are kept: a root is cut short only when its partial sum already exceeds
+    the smallest total so far, and then gets that partial sum (above the smallest), so the
+    roots of the optimum are exactly those with ``vals[a]`` equal to the returned value."""
+    tot = node.tot
+    order = node.order
+    cntT = int_counts(node.cnt1)
+    T = new_stump_tables(node.P, cntT, node.vs, node.nv)
+    allow = T.allow
+    chi = np.empty(tot.shape[0], dtype=np.int32)
+    best = INF
+    for a in range(node.ncand):
+        i = order[a]
+        o_i = nu
+        was = allow[i]
+        allow[i] = False
+        for side in range(2):
+            chtot, chmax, npos = side_counts(cntT, tot, i, side, chi)
+            cost = float(chtot - chmax) * M + nu
+            if npos > 1:
+                e = stump_error(T, chi, chtot, i, side, msl)
+                if e < INF:
+                    cost = e * M + 3.0 * nu
+            o_i += cost
+            if o_i > best:
+                break
+        allow[i] = was
+        vals[a] = o_i
+        if o_i < best:
+            best = o_i
+    return best
+
+
+@njit(cache=True)
 def depth2_best(node, msl, M, nu, ub, floor):
     """Best depth-2 Top-k tree from pairwise counts (the specialised depth-2 solver of
     DL8.5/MurTree, here for the Figure-1 tree space: impure children always split): the
