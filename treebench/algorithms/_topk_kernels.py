@@ -276,33 +276,13 @@ def _parent_first(s, h):
 
 
 @njit(cache=True)
-def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
-    """The root feature the ranked search returns: the first in rank order (`_rank`) among
-    the features whose class (`drop_equivalent`: kept ones ``order[h][:ncand]`` with values
-    ``vals``, dropped ones ``order[h][ncand:n]``) reaches the optimum ``best``.
-
-    Features of one class have bit-identical scores (equal columns have equal counts; a
-    complement swaps the two terms of `child_impurity`'s sum), and among equal scores the lower
-    index ranks first: so when one class is optimal, its lowest index is the answer, with no
-    ranking; only optimal classes that tie need the ranking of every feature."""
-    scr = s.scr
-    order = scr.order[h]
+def _optimal_members(s, rows, h, nnz, n, ncand, vals, best):
+    """Mark the features whose class (`drop_equivalent`: kept ones ``order[h][:ncand]`` with
+    values ``vals``, dropped ones ``order[h][ncand:n]``) reaches the optimum ``best``."""
+    order = s.scr.order[h]
     F = s.data.F
-    nzw = scr.nzw[h]
-    r = -1
-    nopt = 0
-    for a in range(ncand):
-        if vals[a] == best:
-            r = order[a]
-            nopt += 1
-    if nopt == 1:  # the lowest index of r's class
-        f = r
-        for a in range(ncand, n):
-            j = order[a]
-            if j < f and equivalent(rows, nzw, nnz, F, r, j):
-                f = j
-        return f
-    opt = np.zeros(F.shape[1], dtype=np.bool_)  # members of an optimal class
+    nzw = s.scr.nzw[h]
+    opt = np.zeros(F.shape[1], dtype=np.bool_)
     for a in range(ncand):
         if vals[a] == best:
             opt[order[a]] = True
@@ -312,6 +292,53 @@ def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
             if vals[b] == best and equivalent(rows, nzw, nnz, F, order[b], j):
                 opt[j] = True
                 break
+    return opt
+
+
+@njit(cache=True)
+def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
+    """The root feature the ranked search returns: the first in rank order (`_rank`) among the
+    optimal features (`_optimal_members`), found from their scores alone when it is certain.
+
+    `rank_features` sorts by score (stable: lower index first among equal scores), then swaps
+    neighbours ``(a, b)`` when ``b`` has the lower index and a score within the tie tolerance
+    of ``a``'s. So the optimal feature ``a`` of smallest (score, index) comes first among the
+    optimal ones unless some other optimal ``b`` could be swapped ahead of it (lower index,
+    score within the tolerance): only then are all features ranked."""
+    scr = s.scr
+    order = scr.order[h]
+    r = -1
+    nopt = 0
+    for a in range(ncand):
+        if vals[a] == best:
+            r = order[a]
+            nopt += 1
+    if nopt == 1:
+        # one optimal class: equivalent features score the same (equal columns have equal
+        # counts; a complement swaps the two terms of `child_impurity`'s sum), so its lowest
+        # index comes first
+        for a in range(ncand, n):
+            j = order[a]
+            if j < r and equivalent(rows, scr.nzw[h], nnz, s.data.F, order[a], r):
+                r = j
+        return r
+    opt = _optimal_members(s, rows, h, nnz, n, ncand, vals, best)
+    gains = scr.gain[h]
+    first = -1
+    s_first = INF
+    for j in range(opt.shape[0]):
+        if opt[j]:
+            gains[j] = child_impurity(scr.tot[h], scr.cnt[h][j], scr.tmp[h], total, s.crit)
+            if gains[j] < s_first:
+                first = j
+                s_first = gains[j]
+    tol = TIE_RTOL * max(1.0, abs(s_first))
+    certain = True
+    for j in range(first):
+        if opt[j] and abs(s_first - gains[j]) <= tol:
+            certain = False
+    if certain:
+        return first
     for a in range(ncand, n):
         scr.valid[h, order[a]] = True  # rank every valid feature
     n = _rank(s, h, total)
