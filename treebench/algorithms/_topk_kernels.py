@@ -55,7 +55,7 @@ from treebench.search.bounds import (
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import count_node, node_summary, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts_at
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
@@ -178,6 +178,14 @@ def _is_union(a, b, c):
 
 
 @njit(cache=True)
+def _same_mask(a, b):
+    for j in range(a.shape[0]):
+        if a[j] != b[j]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _subset(m, sup):
     for j in range(m.shape[0]):
         if m[j] and not sup[j]:
@@ -186,21 +194,29 @@ def _subset(m, sup):
 
 
 @njit(cache=True)
+def _count_pairs(s, rows, nzw, nnz, vs, nv, P):
+    """Compact pair counts of ``rows`` over the features ``vs[:nv]`` into ``P`` (`counts.
+    pair_counts_at`: ``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``), counted in the statistics."""
+    pair_counts_at(rows, nzw, nnz, s.data.F, s.data.C, vs, nv, P, s.scr.pbuf, np.arange(nv))
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+
+
+@njit(cache=True)
 def _pairs(s, rows, h, nnz):
-    """Pair counts of the h = 2 node ``rows`` (features valid there); returns the table.
+    """Pair counts of the h = 2 node ``rows`` as (table, features, count): ``P[c, a, b]`` holds
+    the pair ``vs[a]``, ``vs[b]`` for a, b < nv, a compact table over a list of features that
+    holds every feature valid at the node.
 
     Sibling derivation (incremental counting, after MurTree's idea of reusing the counts of a
     similar set): when ``rows`` is child 1 of the split the parent frame is exploring and the
     pairs of child 0 are known, P(child 1) = P(parent) - P(child 0), a subtraction instead of
     popcounts; the parent's pairs are counted once per parent, at its second chance (so a
-    parent whose two children are both solved only once pays nothing extra). Child 0 is counted
-    over the parent's valid features (a superset of its own) so that the difference holds every
-    pair the sibling needs. Every reuse is checked on the row sets and feature masks."""
+    parent whose two children are both solved only once pays nothing extra). Child 0 and the
+    parent are counted over the parent's valid features (a superset of the children's), the
+    list both tables and the derived one are indexed by. Every reuse is checked on the row
+    sets and feature masks."""
     scr = s.scr
-    D = s.data
     valid = scr.valid[h]
-    vsl = scr.order[0]
-    nv = partner_list(valid, vsl)
     if h + 1 < scr.valid.shape[0]:
         c0 = scr.child[h + 1, 0]
         c1 = scr.child[h + 1, 1]
@@ -208,7 +224,7 @@ def _pairs(s, rows, h, nnz):
         if pf[0] != 0 and _same(rows, c1) and _same(scr.prow[0], c0) \
                 and _subset(valid, scr.pmask[0]):
             have_par = pf[1] != 0 and _is_union(scr.prow[1], c0, c1) \
-                and _subset(valid, scr.pmask[1])
+                and _same_mask(scr.pmask[1], scr.pmask[0])
             if not have_par:
                 if _is_union(scr.prow[2], c0, c1):
                     pf[2] += 1
@@ -224,36 +240,34 @@ def _pairs(s, rows, h, nnz):
                         if par[w] != 0:
                             scr.pnzw[pn] = w
                             pn += 1
-                    m = scr.pmask[0]
-                    np_ = partner_list(m, scr.plist)
-                    pair_counts_buf(par, scr.pnzw, pn, D.F, D.C, scr.plist, np_, scr.p_par,
-                                    scr.pbuf)
-                    s.stats[S_SCORED] += np_ * (np_ - 1) // 2
-                    scr.pmask[1, :] = m
+                    np_ = partner_list(scr.pmask[0], scr.plist)
+                    _count_pairs(s, par, scr.pnzw, pn, scr.plist, np_, scr.p_par)
+                    scr.pmask[1, :] = scr.pmask[0]
                     pf[1] = 1
                     have_par = True
             if have_par:
+                np_ = partner_list(scr.pmask[0], scr.plist)
                 P = scr.pair
-                Pp = scr.p_par
-                Pl = scr.p_last
                 for c in range(P.shape[0]):
-                    for i in range(P.shape[1]):
-                        for j in range(P.shape[2]):
-                            P[c, i, j] = Pp[c, i, j] - Pl[c, i, j]
-                return P
+                    for i in range(np_):
+                        Pi = P[c, i]
+                        Ppi = scr.p_par[c, i]
+                        Pli = scr.p_last[c, i]
+                        for j in range(np_):
+                            Pi[j] = Ppi[j] - Pli[j]
+                return P, scr.plist, np_
         if _same(rows, c0) and _subset(valid, scr.valid[h + 1]):
             m = scr.valid[h + 1]
             np_ = partner_list(m, scr.plist)
-            pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, scr.plist, np_, scr.p_last,
-                            scr.pbuf)
-            s.stats[S_SCORED] += np_ * (np_ - 1) // 2
+            _count_pairs(s, rows, scr.nzw[h], nnz, scr.plist, np_, scr.p_last)
             scr.pmask[0, :] = m
             scr.prow[0, :] = rows
             pf[0] = 1
-            return scr.p_last
-    pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, vsl, nv, scr.pair, scr.pbuf)
-    s.stats[S_SCORED] += nv * (nv - 1) // 2
-    return scr.pair
+            return scr.p_last, scr.plist, np_
+    vsl = scr.order[0]
+    nv = partner_list(valid, vsl)
+    _count_pairs(s, rows, scr.nzw[h], nnz, vsl, nv, scr.pair)
+    return scr.pair, vsl, nv
 
 
 @njit(cache=True)
@@ -359,8 +373,8 @@ def _depth2(s, rows, h, nnz, total):
     scr = s.scr
     n = _parent_first(s, h)
     ncand = drop_equivalent(rows, scr.nzw[h], nnz, s.data.F, scr.order[h], n, scr.valid[h])
-    P = _pairs(s, rows, h, nnz)  # fills scr.order[0] with the node's kept features
-    node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, scr.order[0], ncand, P)
+    P, vs, nv = _pairs(s, rows, h, nnz)
+    node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, vs, nv, P)
     vals = np.empty(ncand)
     best = depth2_root_values(node, s.msl, s.M, s.nu, vals)
     return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
