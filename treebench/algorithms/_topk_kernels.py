@@ -26,7 +26,11 @@ solver (`treebench.search.depth2`). At depth 1 with every feature a candidate, o
 features are scored. At k = all also (`docs/search-speed.md`):
 
 * depth-2 nodes are solved exactly, without the caller's bound, so no row set is solved twice
-  at depth 2 and its exact value bounds parents and similar sets;
+  at depth 2 and its exact value bounds parents and similar sets; their roots are evaluated
+  unranked, one per class of equivalent features, on a compact pair table, and the features
+  ranked only in the rare case where the first optimal root in rank order is not certain
+  from the optimal roots' own scores (`_depth2`, `_first_optimal`): ranking every feature
+  (a score with logarithms each, a sort) cost more than the depth-2 solve itself;
 * features equal or complementary on a node's rows are searched once
   (`treebench.search.equiv.drop_equivalent`): they give the same children, so every tree has
   an equally good twin, and the one kept is the one "first explored wins" would return;
