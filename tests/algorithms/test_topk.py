@@ -517,3 +517,51 @@ def test_split_searches_first_the_child_likely_to_fail():
     assert K._second_first(s, h, 2, 16.0, 0.0, 0.0)
     assert K._second_first(s, h, 1, 16.0, 0.0, 64.0)  # a larger bound wins over the errors
     assert not K._second_first(s, h, 2, 16.0, 64.0, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth2_nodes_return_the_first_optimal_root_in_rank_order(seed):
+    """At depth budget 2 (k = all) the roots are evaluated one per class of equivalent features
+    and unranked, the features ranked only when optimal roots of two classes tie: the trees
+    stay those of Figure 1 verbatim (the first optimal root in rank order), with copies and
+    complements of columns (classes of several features), small row sets (many ties), both
+    tie rules, depths 2 to 4."""
+    rng = np.random.default_rng(700 + seed)
+    n_classes = 2 + seed % 2
+    n = 14 + 4 * seed
+    base = rng.integers(0, 2, size=(n, 4))
+    X = np.column_stack([base, base[:, 1], 1 - base[:, 0], 1 - base[:, 3], base[:, 0]])
+    X = X.astype(np.float64)
+    y = ((base[:, 0] + base[:, 2] + (rng.random(n) < 0.3)) % n_classes).astype(np.int64)
+    for depth in (2, 3, 4):
+        err, nodes, ref = naive.naive_topk(X.tolist(), y.tolist(), n_classes, None, depth)
+        m = TopKClassifier(k="all", max_depth=depth).fit(X, y)
+        assert m.solve_info_["training_error"] == err, depth
+        assert naive.naive_topk_tree_tuple(m.tree_) == ref, depth
+        err_f, ref_f = _first_explored(X, y, n_classes, depth)
+        m = TopKClassifier(k="all", max_depth=depth, tie_break="first").fit(X, y)
+        assert m.solve_info_["training_error"] == err_f, depth
+        assert naive.naive_topk_tree_tuple(m.tree_) == ref_f, depth
+
+
+def test_depth2_root_is_the_lowest_index_of_its_class_whatever_the_level_above():
+    """A depth-2 node keeps of each class of equivalent features preferably one valid at the
+    level above (left there by the search before): when the optimal class also holds a lower
+    index that was not valid there, the answer is still that lower index (the first in rank
+    order: equivalent features score the same)."""
+    from treebench.algorithms import _topk_kernels as K
+
+    rng = np.random.default_rng(3)
+    n = 32
+    X = rng.integers(0, 2, size=(n, 6)).astype(np.float64)
+    X[:16, 0] = 0  # feature 0 is constant (not valid) on the first half
+    X[16:, 0] = np.arange(16) % 2
+    X[16:, 5] = X[16:, 0]  # ... and feature 5 equals it on the second half
+    y = rng.integers(0, 2, size=n)
+    y[16:] = X[16:, 0]  # the second half: one split on 0 (or 5) is a perfect 3-node tree
+    s = K.make_state(K.topk_problem(state.bitset_data(X, y, 2), 3))
+    first = bitset.pack_rows(np.arange(n) < 16)
+    K.solve(s, first, 3, np.inf)
+    assert not s.scr.valid[3][0] and s.scr.valid[3][5]
+    K.solve(s, bitset.pack_rows(np.arange(n) >= 16), 2, np.inf)
+    assert s.scr.feat[2] == 0

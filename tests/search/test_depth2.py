@@ -61,6 +61,28 @@ def test_pair_counts_buf_matches_naive_both_triangles(seed):
             assert np.array_equal(P2[:, vs[a], vs[b]], P[:, vs[a], vs[b]])
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_counts_at_compact_table_matches_naive(seed):
+    """`pair_counts_at` with ``at = arange(nv)``: the pair (vs[a], vs[b]) at P[c, a, b], both
+    triangles, equal to the naive count; nothing outside the nv x nv block is written."""
+    n, d, nc = 50 + 30 * seed, 11, 2 + seed % 2
+    X, y, mask, F, C, rows, nzw, nnz, *_ = _node(100 + seed, n, d, nc)
+    rng = np.random.default_rng(seed)
+    nv = 3 + 2 * seed
+    vs = np.zeros(d, dtype=np.int64)
+    vs[:nv] = rng.choice(d, size=nv, replace=False)
+    P = np.full((nc, d, d), -5, dtype=np.int32)
+    counts.pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P,
+                          np.zeros((d, F.shape[0]), dtype=np.uint64), np.arange(nv))
+    ref = naive.naive_pair_counts(X.tolist(), y.tolist(), np.flatnonzero(mask).tolist(), nc)
+    for a in range(nv):
+        for b in range(nv):
+            if a != b:
+                for c in range(nc):
+                    assert P[c, a, b] == ref[c][vs[a]][vs[b]]
+    assert (P[:, nv:, :] == -5).all() and (P[:, :, nv:] == -5).all()
+
 def _solve_depth2(X, y, nc, msl, regularized, M=8.0, nu=1.0, lam=0.0, ub=np.inf):
     n, d = X.shape
     mask = np.ones(n, dtype=bool)
@@ -165,3 +187,48 @@ def test_sibling_pair_derivation_keeps_topk_k_all_exact(seed):
         if tie == "smaller":
             assert est.tree_.n_nodes == nodes
             assert naive.naive_topk_tree_tuple(est.tree_) == tree
+
+
+def _with_twins(rng, n, d):
+    """Random 0/1 columns followed by copies and complements of some of them, so that roots
+    of different features (and of one class of equivalent features) tie."""
+    base = (rng.random((n, d)) < 0.5).astype(np.int64)
+    twins = [base[:, 0], 1 - base[:, 0], base[:, 1], 1 - base[:, 2 % d]]
+    return np.column_stack([base] + twins)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_depth2_root_values_keep_every_optimal_root(seed):
+    """`depth2_root_values`: the smallest value is the optimum of the naive twin, and the roots
+    whose value equals it are exactly the roots whose own best tree (the naive twin asked about
+    that one root) is optimal; every other root's value is above it. A compact pair table (over
+    the valid features), roots in a scrambled order, duplicated and complemented columns, both
+    node-count weights."""
+    rng = np.random.default_rng(500 + seed)
+    nc = 2 + seed % 2
+    X = _with_twins(rng, int(rng.integers(12, 60)), int(rng.integers(3, 6)))
+    n, d = X.shape
+    y = ((X[:, 0] + X[:, 1] + (rng.random(n) < 0.3)) % nc).astype(np.int64)
+    F, C, rows = bitset.pack_columns(X), bitset.pack_classes(y, nc), bitset.pack_rows(
+        np.ones(n, dtype=bool))
+    tot, nzw = np.zeros(nc), np.zeros(F.shape[0], dtype=np.int64)
+    nnz, _ = counts.node_totals(rows, C, y, np.ones(n), False, tot, nzw)
+    cnt1, rc1 = np.zeros((d, nc)), np.zeros(d)
+    data = state.Data(F, C, np.zeros((1, d), np.uint8), y, np.ones(n), False, n)
+    counts.feature_counts(data, rows, nzw, nnz, cnt1, rc1, np.zeros((nc, d), np.int64))
+    valid = [j for j in range(d) if 1 <= rc1[j] <= n - 1]
+    vs = np.zeros(d, dtype=np.int64)
+    vs[: len(valid)] = valid
+    P = np.zeros((nc, d, d), dtype=np.int32)
+    counts.pair_counts_at(rows, nzw, nnz, F, C, vs, len(valid), P,
+                          np.zeros((d, F.shape[0]), dtype=np.uint64), np.arange(len(valid)))
+    order = np.array(list(rng.permutation(valid)) + [j for j in range(d) if j not in valid])
+    for M, nu in ((8.0, 1.0), (64.0, 0.0)):
+        node = depth2.Depth2Node(cnt1, tot, order, len(valid), vs, len(valid), P)
+        vals = np.full(len(valid), -1.0)
+        best = depth2.depth2_root_values(node, 1, M, nu, vals)
+        own = [naive.naive_depth2_search(X.tolist(), y.tolist(), nc, [j], valid, 1, False, M,
+                                         nu, 0.0)[0] for j in order[: len(valid)]]
+        assert best == min(own)
+        assert [v == best for v in vals] == [o == best for o in own]
+        assert all(v > best for v, o in zip(vals, own) if o > best)

@@ -26,7 +26,11 @@ solver (`treebench.search.depth2`). At depth 1 with every feature a candidate, o
 features are scored. At k = all also (`docs/search-speed.md`):
 
 * depth-2 nodes are solved exactly, without the caller's bound, so no row set is solved twice
-  at depth 2 and its exact value bounds parents and similar sets;
+  at depth 2 and its exact value bounds parents and similar sets; their roots are evaluated
+  unranked, one per class of equivalent features, on a compact pair table, and the features
+  ranked only in the rare case where the first optimal root in rank order is not certain
+  from the optimal roots' own scores (`_depth2`, `_first_optimal`): ranking every feature
+  (a score with logarithms each, a sort) cost more than the depth-2 solve itself;
 * features equal or complementary on a node's rows are searched once
   (`treebench.search.equiv.drop_equivalent`): they give the same children, so every tree has
   an equally good twin, and the one kept is the one "first explored wins" would return;
@@ -55,13 +59,13 @@ from treebench.search.bounds import (
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import count_node, node_summary, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts_at
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
 )
-from treebench.search.depth2 import Depth2Node, depth2_best, depth2_may_improve, partner_list
-from treebench.search.equiv import drop_equivalent
+from treebench.search.depth2 import Depth2Node, depth2_root_values, partner_list
+from treebench.search.equiv import drop_equivalent, equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, full_set,
     new_scratch,
@@ -178,6 +182,14 @@ def _is_union(a, b, c):
 
 
 @njit(cache=True)
+def _same_mask(a, b):
+    for j in range(a.shape[0]):
+        if a[j] != b[j]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def _subset(m, sup):
     for j in range(m.shape[0]):
         if m[j] and not sup[j]:
@@ -186,21 +198,29 @@ def _subset(m, sup):
 
 
 @njit(cache=True)
+def _count_pairs(s, rows, nzw, nnz, vs, nv, P):
+    """Compact pair counts of ``rows`` over the features ``vs[:nv]`` into ``P`` (`counts.
+    pair_counts_at`: ``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``), counted in the statistics."""
+    pair_counts_at(rows, nzw, nnz, s.data.F, s.data.C, vs, nv, P, s.scr.pbuf, np.arange(nv))
+    s.stats[S_SCORED] += nv * (nv - 1) // 2
+
+
+@njit(cache=True)
 def _pairs(s, rows, h, nnz):
-    """Pair counts of the h = 2 node ``rows`` (features valid there); returns the table.
+    """Pair counts of the h = 2 node ``rows`` as (table, features, count): ``P[c, a, b]`` holds
+    the pair ``vs[a]``, ``vs[b]`` for a, b < nv, a compact table over a list of features that
+    holds every feature valid at the node.
 
     Sibling derivation (incremental counting, after MurTree's idea of reusing the counts of a
     similar set): when ``rows`` is child 1 of the split the parent frame is exploring and the
     pairs of child 0 are known, P(child 1) = P(parent) - P(child 0), a subtraction instead of
     popcounts; the parent's pairs are counted once per parent, at its second chance (so a
-    parent whose two children are both solved only once pays nothing extra). Child 0 is counted
-    over the parent's valid features (a superset of its own) so that the difference holds every
-    pair the sibling needs. Every reuse is checked on the row sets and feature masks."""
+    parent whose two children are both solved only once pays nothing extra). Child 0 and the
+    parent are counted over the parent's valid features (a superset of the children's), the
+    list both tables and the derived one are indexed by. Every reuse is checked on the row
+    sets and feature masks."""
     scr = s.scr
-    D = s.data
     valid = scr.valid[h]
-    vsl = scr.order[0]
-    nv = partner_list(valid, vsl)
     if h + 1 < scr.valid.shape[0]:
         c0 = scr.child[h + 1, 0]
         c1 = scr.child[h + 1, 1]
@@ -208,7 +228,7 @@ def _pairs(s, rows, h, nnz):
         if pf[0] != 0 and _same(rows, c1) and _same(scr.prow[0], c0) \
                 and _subset(valid, scr.pmask[0]):
             have_par = pf[1] != 0 and _is_union(scr.prow[1], c0, c1) \
-                and _subset(valid, scr.pmask[1])
+                and _same_mask(scr.pmask[1], scr.pmask[0])
             if not have_par:
                 if _is_union(scr.prow[2], c0, c1):
                     pf[2] += 1
@@ -224,50 +244,144 @@ def _pairs(s, rows, h, nnz):
                         if par[w] != 0:
                             scr.pnzw[pn] = w
                             pn += 1
-                    m = scr.pmask[0]
-                    np_ = partner_list(m, scr.plist)
-                    pair_counts_buf(par, scr.pnzw, pn, D.F, D.C, scr.plist, np_, scr.p_par,
-                                    scr.pbuf)
-                    s.stats[S_SCORED] += np_ * (np_ - 1) // 2
-                    scr.pmask[1, :] = m
+                    np_ = partner_list(scr.pmask[0], scr.plist)
+                    _count_pairs(s, par, scr.pnzw, pn, scr.plist, np_, scr.p_par)
+                    scr.pmask[1, :] = scr.pmask[0]
                     pf[1] = 1
                     have_par = True
             if have_par:
+                np_ = partner_list(scr.pmask[0], scr.plist)
                 P = scr.pair
-                Pp = scr.p_par
-                Pl = scr.p_last
                 for c in range(P.shape[0]):
-                    for i in range(P.shape[1]):
-                        for j in range(P.shape[2]):
-                            P[c, i, j] = Pp[c, i, j] - Pl[c, i, j]
-                return P
+                    for i in range(np_):
+                        Pi = P[c, i]
+                        Ppi = scr.p_par[c, i]
+                        Pli = scr.p_last[c, i]
+                        for j in range(np_):
+                            Pi[j] = Ppi[j] - Pli[j]
+                return P, scr.plist, np_
         if _same(rows, c0) and _subset(valid, scr.valid[h + 1]):
             m = scr.valid[h + 1]
             np_ = partner_list(m, scr.plist)
-            pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, scr.plist, np_, scr.p_last,
-                            scr.pbuf)
-            s.stats[S_SCORED] += np_ * (np_ - 1) // 2
+            _count_pairs(s, rows, scr.nzw[h], nnz, scr.plist, np_, scr.p_last)
             scr.pmask[0, :] = m
             scr.prow[0, :] = rows
             pf[0] = 1
-            return scr.p_last
-    pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, vsl, nv, scr.pair, scr.pbuf)
-    s.stats[S_SCORED] += nv * (nv - 1) // 2
-    return scr.pair
+            return scr.p_last, scr.plist, np_
+    vsl = scr.order[0]
+    nv = partner_list(valid, vsl)
+    _count_pairs(s, rows, scr.nzw[h], nnz, vsl, nv, scr.pair)
+    return scr.pair, vsl, nv
 
 
 @njit(cache=True)
-def _depth2(s, rows, h, nnz, ncand, best, floor):
-    """h = 2, k = all, unweighted: the specialised depth-2 solver; (best, root feature)."""
+def _parent_first(s, h):
+    """The node's valid features into ``order[h][:n]``: those valid at the parent's level
+    first (the frame whose child this node usually is), then the others, each group in index
+    order. `drop_equivalent` then keeps, of each class, a feature the parent's pair counts
+    hold, so that the sibling derivation of `_pairs` applies more often (any order is exact)."""
+    scr = s.scr
+    valid = scr.valid[h]
+    order = scr.order[h]
+    up = h + 1 < scr.valid.shape[0]
+    m = 0
+    for g in range(2):
+        for j in range(valid.shape[0]):
+            if valid[j] and (up and scr.valid[h + 1, j]) == (g == 0):
+                order[m] = j
+                m += 1
+    return m
+
+
+@njit(cache=True)
+def _optimal_members(s, rows, h, nnz, n, ncand, vals, best):
+    """Mark the features whose class (`drop_equivalent`: kept ones ``order[h][:ncand]`` with
+    values ``vals``, dropped ones ``order[h][ncand:n]``) reaches the optimum ``best``."""
+    order = s.scr.order[h]
+    F = s.data.F
+    nzw = s.scr.nzw[h]
+    opt = np.zeros(F.shape[1], dtype=np.bool_)
+    for a in range(ncand):
+        if vals[a] == best:
+            opt[order[a]] = True
+    for a in range(ncand, n):
+        j = order[a]
+        for b in range(ncand):
+            if vals[b] == best and equivalent(rows, nzw, nnz, F, order[b], j):
+                opt[j] = True
+                break
+    return opt
+
+
+@njit(cache=True)
+def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
+    """The root feature the ranked search returns: the first in rank order (`_rank`) among the
+    optimal features (`_optimal_members`), found from their scores alone when it is certain.
+
+    `rank_features` sorts by score (stable: lower index first among equal scores), then swaps
+    neighbours ``(a, b)`` when ``b`` has the lower index and a score within the tie tolerance
+    of ``a``'s. So the optimal feature ``a`` of smallest (score, index) comes first among the
+    optimal ones unless some other optimal ``b`` could be swapped ahead of it (lower index,
+    score within the tolerance): only then are all features ranked."""
     scr = s.scr
     order = scr.order[h]
-    # pair counts only if some root feature can beat the bound (children: exact leaves when
-    # pure, else at least 3 nodes)
-    if depth2_may_improve(scr.cnt[h], scr.tot[h], order, ncand, s.M, s.nu, best):
-        P = _pairs(s, rows, h, nnz)  # fills scr.order[0] with the node's valid features
-        node = Depth2Node(scr.cnt[h], scr.tot[h], order, ncand, scr.order[0], ncand, P)
-        return depth2_best(node, s.msl, s.M, s.nu, best, floor)
-    return best, -1
+    r = -1
+    nopt = 0
+    for a in range(ncand):
+        if vals[a] == best:
+            r = order[a]
+            nopt += 1
+    if nopt == 1:
+        # one optimal class: equivalent features score the same (equal columns have equal
+        # counts; a complement swaps the two terms of `child_impurity`'s sum), so its lowest
+        # index comes first
+        for a in range(ncand, n):
+            j = order[a]
+            if j < r and equivalent(rows, scr.nzw[h], nnz, s.data.F, order[a], r):
+                r = j
+        return r
+    opt = _optimal_members(s, rows, h, nnz, n, ncand, vals, best)
+    gains = scr.gain[h]
+    first = -1
+    s_first = INF
+    for j in range(opt.shape[0]):
+        if opt[j]:
+            gains[j] = child_impurity(scr.tot[h], scr.cnt[h][j], scr.tmp[h], total, s.crit)
+            if gains[j] < s_first:
+                first = j
+                s_first = gains[j]
+    tol = TIE_RTOL * max(1.0, abs(s_first))
+    certain = True
+    for j in range(first):
+        if opt[j] and abs(s_first - gains[j]) <= tol:
+            certain = False
+    if certain:
+        return first
+    for a in range(ncand, n):
+        scr.valid[h, order[a]] = True  # rank every valid feature
+    n = _rank(s, h, total)
+    for t in range(n):
+        if opt[order[t]]:
+            return order[t]
+    return -1
+
+
+@njit(cache=True)
+def _depth2(s, rows, h, nnz, total):
+    """h = 2, k = all, unweighted: the specialised depth-2 solver, exact (no bound);
+    (objective, root feature), the root being the first optimal one in rank order, as the
+    ranked search would return. The roots are evaluated unranked, one per class of
+    equivalent features, ties kept (`depth2_root_values`); the features are ranked only when
+    optimal roots of two classes tie (`_first_optimal`): ranking (a score with logarithms per
+    feature, a sort) cost more than the whole depth-2 solve."""
+    scr = s.scr
+    n = _parent_first(s, h)
+    ncand = drop_equivalent(rows, scr.nzw[h], nnz, s.data.F, scr.order[h], n, scr.valid[h])
+    P, vs, nv = _pairs(s, rows, h, nnz)
+    node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, vs, nv, P)
+    vals = np.empty(ncand)
+    best = depth2_root_values(node, s.msl, s.M, s.nu, vals)
+    return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
 
 
 @njit(cache=True)
@@ -391,6 +505,12 @@ def solve(s, rows, h, ub):
     nvalid = _score(s, rows, h, nnz, nrows)
     if nvalid == 0:
         return leaf_obj
+    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
+            and s.scr.pair.shape[1] == s.data.F.shape[1]:
+        # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
+        # exact value bounds its parents and similar sets better than "no tree below ub"
+        best, best_f = _depth2(s, rows, h, nnz, total)
+        return _finish(s, rows, h, hv, NodeBounds(ub, lbk, ub, leaf_obj), best, best_f, sim)
     if h == 1 and not timed_out and (s.k <= 0 or s.k >= nvalid):
         return _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj)
     ncand = _rank(s, h, total)
@@ -415,13 +535,7 @@ def solve(s, rows, h, ub):
     floor = 3.0 * nu
     if lbk > floor:
         floor = lbk
-    d = s.data.F.shape[1]
-    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
-            and s.scr.pair.shape[1] == d:
-        # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
-        # exact value bounds its parents and similar sets better than "no tree below ub"
-        best, best_f = _depth2(s, rows, h, nnz, ncand, INF, floor)
-    elif h == 1:
+    if h == 1:
         best, best_f = _branch_leaves(s, h, kk, total, best, floor)
     else:
         r0 = s.scr.child[h, 0]

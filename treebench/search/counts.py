@@ -138,6 +138,14 @@ def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
     ``buf[a]`` is loaded once per four pairs. Both triangles of ``P`` are written, so solvers
     read a feature's partners along one contiguous row ``P[c, i]``.
     """
+    pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P, buf, vs)
+
+
+@njit(cache=True)
+def pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P, buf, at):
+    """`pair_counts_buf` writing the count of the pair (``vs[a]``, ``vs[b]``) at
+    ``P[c, at[a], at[b]]``: ``at = vs`` indexes by feature, ``at = arange(nv)`` gives a compact
+    table over the listed features (rows of length ``nv``, what the Top-k depth-2 solver reads)."""
     nc = C.shape[0]
     for c in range(nc):
         m = 0
@@ -152,7 +160,7 @@ def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
             m += 1
         Pc = P[c]
         for a in range(nv):
-            i = vs[a]
+            i = at[a]
             bi = buf[a]
             Pi = Pc[i]
             b = a + 1
@@ -171,10 +179,10 @@ def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
                     s1 += popcount(x & b1[t])
                     s2 += popcount(x & b2[t])
                     s3 += popcount(x & b3[t])
-                j0 = vs[b]
-                j1 = vs[b + 1]
-                j2 = vs[b + 2]
-                j3 = vs[b + 3]
+                j0 = at[b]
+                j1 = at[b + 1]
+                j2 = at[b + 2]
+                j3 = at[b + 3]
                 Pi[j0] = s0
                 Pi[j1] = s1
                 Pi[j2] = s2
@@ -189,7 +197,7 @@ def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
                 s0 = 0
                 for t in range(m):
                     s0 += popcount(bi[t] & bj[t])
-                j0 = vs[b]
+                j0 = at[b]
                 Pi[j0] = s0
                 Pc[j0, i] = s0
                 b += 1

@@ -232,6 +232,62 @@ def depth2_search(node, msl, regularized, M, nu, lam, ub, floor):
 
 
 @njit(cache=True)
+def compact_tables(node):
+    """The `StumpTables` of ``node`` whose pair table is compact over its features
+    ``vs[:nv]`` (``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``, `counts.pair_counts_at`), the
+    partners allowed being its roots ``order[:ncand]`` (all among ``vs[:nv]``); and the
+    position in ``vs`` of each feature (-1 elsewhere). Stump tables then run over ``nv``
+    features instead of all of them."""
+    nv = node.nv
+    nc = node.tot.shape[0]
+    pos = np.full(node.cnt1.shape[0], -1, dtype=np.int64)
+    cntT = np.empty((nc, nv), dtype=np.int32)
+    for b in range(nv):
+        pos[node.vs[b]] = b
+        for c in range(nc):
+            cntT[c, b] = np.int32(node.cnt1[node.vs[b], c])
+    allow = np.zeros(nv, dtype=np.bool_)
+    for a in range(node.ncand):
+        allow[pos[node.order[a]]] = True
+    qs, qm, rm = stump_scratch(nv)
+    return StumpTables(node.P, cntT, allow, qs, qm, rm), pos
+
+
+@njit(cache=True)
+def depth2_root_values(node, msl, M, nu, vals):
+    """The Top-k objective of the best depth-2 tree under each root feature ``order[a]``
+    (a < ncand) of ``node`` into ``vals[a]``, in the tree space of `depth2_best`, the partners
+    being the roots themselves, on a compact pair table (`compact_tables`); returns the
+    smallest. Ties are kept: a root is cut short only when its partial sum already exceeds
+    the smallest total so far, and then gets that partial sum (above the smallest), so the
+    roots of the optimum are exactly those with ``vals[a]`` equal to the returned value."""
+    tot = node.tot
+    T, pos = compact_tables(node)
+    allow = T.allow
+    chi = np.empty(tot.shape[0], dtype=np.int32)
+    best = INF
+    for a in range(node.ncand):
+        i = pos[node.order[a]]
+        o_i = nu
+        allow[i] = False
+        for side in range(2):
+            chtot, chmax, npos = side_counts(T.cntT, tot, i, side, chi)
+            cost = float(chtot - chmax) * M + nu
+            if npos > 1:
+                e = stump_error(T, chi, chtot, i, side, msl)
+                if e < INF:
+                    cost = e * M + 3.0 * nu
+            o_i += cost
+            if o_i > best:
+                break
+        allow[i] = True
+        vals[a] = o_i
+        if o_i < best:
+            best = o_i
+    return best
+
+
+@njit(cache=True)
 def depth2_best(node, msl, M, nu, ub, floor):
     """Best depth-2 Top-k tree from pairwise counts (the specialised depth-2 solver of
     DL8.5/MurTree, here for the Figure-1 tree space: impure children always split): the
