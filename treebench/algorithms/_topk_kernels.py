@@ -182,14 +182,6 @@ def _is_union(a, b, c):
 
 
 @njit(cache=True)
-def _same_mask(a, b):
-    for j in range(a.shape[0]):
-        if a[j] != b[j]:
-            return False
-    return True
-
-
-@njit(cache=True)
 def _subset(m, sup):
     for j in range(m.shape[0]):
         if m[j] and not sup[j]:
@@ -228,7 +220,7 @@ def _pairs(s, rows, h, nnz):
         if pf[0] != 0 and _same(rows, c1) and _same(scr.prow[0], c0) \
                 and _subset(valid, scr.pmask[0]):
             have_par = pf[1] != 0 and _is_union(scr.prow[1], c0, c1) \
-                and _same_mask(scr.pmask[1], scr.pmask[0])
+                and _same(scr.pmask[1], scr.pmask[0])
             if not have_par:
                 if _is_union(scr.prow[2], c0, c1):
                     pf[2] += 1

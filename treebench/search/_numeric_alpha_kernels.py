@@ -57,7 +57,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search._numeric_kernels import (
-    copy_sub, level_orders, midpoint, node_totals, rank_of, row_of,
+    copy_sub, gini_purity, level_orders, midpoint, node_totals, rank_of, row_of,
 )
 from treebench.search.clock import check_time, timed_out
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
@@ -232,11 +232,7 @@ def gini_boundary(st, lev, f):
         p = rows[i]
         if rank_of(p) != prev:
             prev = rank_of(p)
-            sl, sr = 0.0, 0.0
-            for c in range(tot.shape[0]):
-                sl += lc[c] * lc[c]
-                sr += (tot[c] - lc[c]) * (tot[c] - lc[c])
-            score = sl / wl + sr / (wall - wl)  # larger is purer
+            score = gini_purity(lc, tot, wl, wall)
             if score > best:
                 best, at = score, i
         r = row_of(p)

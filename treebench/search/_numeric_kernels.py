@@ -647,6 +647,22 @@ def solve_depth1(st, lev):
     return st.sbest[0, B_COST]
 
 
+@njit(inline="always")
+def gini_purity(left, tot, wl, W):
+    """``sum_c L_c^2 / W_L + sum_c R_c^2 / W_R`` of a boundary whose left part has class
+    weights ``left`` and weight ``wl`` (node: ``tot``, ``W``): larger is purer (it is ``W``
+    minus the weighted Gini impurity of the two parts); 0 when a part is empty."""
+    if wl <= 0.0 or W - wl <= 0.0:
+        return 0.0
+    sl = 0.0
+    sr = 0.0
+    for c in range(tot.shape[0]):
+        sl += left[c] * left[c]
+        rc = tot[c] - left[c]
+        sr += rc * rc
+    return sl / wl + sr / (W - wl)
+
+
 @njit(cache=True)
 def gini_seed(st, lev, f):
     """The boundary of feature ``f`` with the best Gini split of the node (the first
@@ -670,13 +686,7 @@ def gini_seed(st, lev, f):
         r = row_of(p)
         if v != prev:
             prev = v
-            sl = 0.0
-            sr = 0.0
-            for c in range(nc):
-                sl += left[c] * left[c]
-                rc = tot[c] - left[c]
-                sr += rc * rc
-            score = sl / acc + sr / (W - acc) if acc > 0.0 and W - acc > 0.0 else 0.0
+            score = gini_purity(left, tot, acc, W)
             if score > best:
                 best, kbest, pbest, wbest = score, k, i, acc
             k += 1
