@@ -99,3 +99,20 @@ def test_cart_depth_zero_is_a_leaf():
     X, y = load_iris(return_X_y=True)
     est = CARTClassifier(max_depth=0).fit(X, y)
     assert est.tree_.n_nodes == 1 and est.tree_.depth == 0
+
+
+def test_leaf_errors_are_the_training_errors_recounted_from_the_data():
+    """`TreeArrays.leaf_errors` reads the weighted errors off the leaves' class weights: the
+    same number as sending the training rows down the tree and counting them."""
+    import numpy as np
+
+    from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 6, size=(80, 3)).astype(float)
+    y = rng.integers(0, 3, size=80)
+    w = rng.integers(1, 4, size=80).astype(float)
+    for depth in (0, 1, 2):
+        tree = OptimalNumericClassifier(max_depth=depth).fit(X, y, sample_weight=w).tree_
+        assert tree.leaf_errors == tree.training_error(X, y, w)
+        assert tree.leaf_errors > 0

@@ -89,10 +89,9 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
                                   deadline=deadline)
     W = float(np.sum(sample_weight))
     L = path_mass(sol.tree)
-    objective = float(sol.errors) if alpha == 0.0 else float(sol.objective)
     errors = float(sol.errors)  # the tree's, summed at its leaves (as every DPDT search)
     info = {
-        "objective": objective,
+        "objective": float(sol.objective),
         "objective_kind": "errors+alpha*path",
         "training_error": errors,
         "expected_path_length": L / W if W > 0 else 0.0,

@@ -114,14 +114,6 @@ def _check_row_limit(n_rows: int, n_classes: int) -> None:
         )
 
 
-def leaf_errors(tree) -> float:
-    """The weighted training errors of a classification tree (a `TreeArrays`), summed at its
-    leaves: exact for whole-number weights, where ``objective - alpha * L`` rounds (wine,
-    depth 1, alpha 0.29: 54.00000000000001 for 54 errors)."""
-    v = tree.value[tree.is_leaf]
-    return float(np.sum(v.sum(axis=1) - v.max(axis=1)))
-
-
 def _check_path_mass(sample_weight, max_depth: int) -> None:
     """Refuse weights whose path mass ``L = Σ w_i · depth`` (at most total weight ×
     ``max_depth``) overflows a float: the objective ``E + α·L``, the training error read back
@@ -285,7 +277,9 @@ class _DPDTMixin:
         arrays = to_arrays(tree, n_cols, task, prior)
         W = solver.weight(st)
         L, _ = tree_stats(tree, solver.weight)
-        err = cost - self.alpha * L if regression else leaf_errors(arrays)
+        # (classification: summed at the leaves; objective - alpha * L rounds, 54.00000000000001
+        # for 54 errors on wine at depth 1, alpha 0.29)
+        err = cost - self.alpha * L if regression else arrays.leaf_errors
         info = self._dp_info(solver, cost, err, L, W, ops, regression)
         info["search_seconds"] = time.perf_counter() - t0
         info["seconds"] = time.perf_counter() - t_start - compile_s
@@ -343,7 +337,7 @@ class _DPDTMixin:
         arrays = to_arrays(tree, n_classes, "classification", prior)
         W = float(X.shape[0])
         L, _ = tree_stats(tree, lambda s: float(s.sum()))
-        err = leaf_errors(arrays)
+        err = arrays.leaf_errors
         info = {
             "objective": float(obj),
             "objective_kind": "errors+alpha*path",

@@ -139,9 +139,7 @@ def _result(st, X, y_index, sw, n_classes: int, prior):
     """The searched tree of state ``st`` (level 0's heap tree) as `TreeArrays`, its weighted
     training errors, and whether the search timed out."""
     tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y_index, sw, n_classes, prior)
-    leaves = tree.is_leaf
-    errors = float(np.sum(tree.value[leaves].sum(axis=1) - tree.value[leaves].max(axis=1)))
-    return tree, errors, bool(st.stats[S_TIMED_OUT])
+    return tree, tree.leaf_errors, bool(st.stats[S_TIMED_OUT])
 
 
 def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:

@@ -135,5 +135,4 @@ def to_tree(feat, left, right, value, unit, prior):
     label = np.array([majority_label(value[i], prior) for i in range(feat.shape[0])],
                      dtype=np.int64)
     tree = TreeArrays(feat, np.where(feat >= 0, 0.5, -2.0), left, right, value, label)
-    leaves = feat < 0
-    return tree, float(np.sum(value[leaves].sum(axis=1) - value[leaves].max(axis=1)))
+    return tree, tree.leaf_errors

@@ -109,6 +109,14 @@ class TreeArrays:
     def n_leaves(self) -> int:
         return int(np.count_nonzero(self.is_leaf))
 
+    @property
+    def leaf_errors(self) -> float:
+        """Weighted training errors of a classification tree, read off its leaves' class
+        weights (each leaf's weight minus its largest class weight): exact for whole-number
+        weights, where an objective minus its other terms would round."""
+        v = self.value[self.is_leaf]
+        return float(np.sum(v.sum(axis=1) - v.max(axis=1)))
+
     def node_depths(self) -> np.ndarray:
         """Depth of every node (root 0). Uses that children have larger ids than parents."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)
