@@ -54,3 +54,25 @@ def test_workers_one_per_core_and_none_for_one_figure():
     assert F._workers(3, 2) == 2
     cores = os.cpu_count() or 1
     assert F._workers(-1, 50) == (cores if cores >= 2 else 0)
+
+
+def test_an_interrupt_while_the_pool_starts_is_the_error_raised(results_dir, tmp_path,
+                                                                 monkeypatch):
+    """A signal landing in the first submission, after the pool made its manager thread and
+    before it started it, reaches the caller as itself (a killed run exits 143), not as
+    "cannot join thread before it is started"."""
+    import concurrent.futures.process as cfp
+
+    import pytest
+
+    class Interrupted(BaseException):
+        pass
+
+    def start(self):
+        raise Interrupted()
+
+    monkeypatch.setattr(cfp._ExecutorManagerThread, "start", start)
+    results = load_results(results_dir)
+    with pytest.raises(Interrupted):
+        F.start_figures(results, tmp_path / "i", n_jobs=2)
+    assert F._POOL_STATE is None

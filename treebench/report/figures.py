@@ -616,7 +616,12 @@ class _Drawing:
             if kill:
                 for p in list((getattr(self.pool, "_processes", None) or {}).values()):
                     p.kill()
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            # an interrupt can land inside the first `submit`, after the pool made its
+            # manager thread and before it started it: waiting would join a thread that never
+            # ran (a RuntimeError that hid the interrupt); its workers are killed above
+            manager = getattr(self.pool, "_executor_manager_thread", None)
+            started = manager is None or manager.ident is not None
+            self.pool.shutdown(wait=started, cancel_futures=True)
             self.pool = None
         _POOL_STATE = None
 
