@@ -36,6 +36,7 @@ from gosdt_vs_ref import load_case  # noqa: E402
 def ours_alone(X, y, ref_wrong, lam_count, depth):
     """Our search on (X, y) with these reference errors: (cost, root feature, tree arrays)."""
     from treebench.algorithms import _gosdt_kernels as G
+    from treebench.algorithms import _search_engine as E
     from treebench.algorithms.gosdt import warmup
     from treebench.search.bitset import pack_rows
     from treebench.search.cache import entries_for_mb
@@ -44,7 +45,7 @@ def ours_alone(X, y, ref_wrong, lam_count, depth):
     warmup()
     n, d = X.shape
     nc = int(y.max()) + 1
-    out = G.fit_gosdt(G.gosdt_problem(bitset_data(X, y, nc), depth, lam_count,
+    out = E.fit_gosdt(G.gosdt_problem(bitset_data(X, y, nc), depth, lam_count,
                                       max_entries=entries_for_mb(1024, (n + 63) // 64),
                                       ref_wrong=pack_rows(ref_wrong)))
     return float(out[0]), int(out[2][0])

@@ -12,6 +12,7 @@ from treecompare import assert_same_tree
 
 import naive
 from treebench.algorithms import _dpdt_layer as L
+from treebench.algorithms import _search_engine as E
 from treebench.algorithms.dpdt import DPDTClassifier, DPDTRegressor
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.counts import pair_counts
@@ -172,8 +173,8 @@ def test_solve_contract(seed, pairs):
             for r, h in zip(rowlists, levs)]
     ubs = np.array([o * rng.choice([0.5, 0.9, 1.0, 1.0 + 1e-12, 1.1, 2.0]) + rng.choice([0, 0.3])
                     if rng.random() < 0.8 else INF for o in opts])
-    out = L.solve_queries(L.layer_problem(bitset_data(X, yi, nc), depth, alpha, msl,
-                                          pairs=pairs), sets, levs, ubs)
+    out = E.solve_queries(E.layer_state(L.layer_problem(bitset_data(X, yi, nc), depth, alpha,
+                                                        msl, pairs=pairs)), sets, levs, ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:
             assert v == opt
@@ -274,7 +275,7 @@ def test_solve_contract_similar_sets(seed):
     Xl, yl = X.astype(int).tolist(), y.tolist()
     opts = [naive.naive_dpdt13_value(Xl, yl, 2, rl, h, alpha, 1) for rl, h in zip(rowlists, levs)]
     ubs = np.array([o + rng.choice([-1.0, 0.0, 1e-12, 0.5, 2.0, INF]) for o in opts])
-    out = L.solve_queries(L.layer_problem(bitset_data(X, y, 2), depth, alpha),
+    out = E.solve_queries(E.layer_state(L.layer_problem(bitset_data(X, y, 2), depth, alpha)),
                           np.array(sets), np.array(levs, np.int64), ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:
@@ -305,7 +306,7 @@ def test_similar_support_bound_is_a_lower_bound(seed):
         rows[flip] = ~rows[flip]
         vk = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(known)), h, alpha, 1)
         v = naive.naive_dpdt13_value(Xl, yl, 2, list(np.flatnonzero(rows)), h, alpha, 1)
-        lb = L.similar_bound_after(L.layer_problem(data, 3, alpha, 1, 16, pairs=False),
+        lb = L.similar_bound_after(E.layer_state(L.layer_problem(data, 3, alpha, 1, 16, pairs=False)),
                                    pack_rows(known), h, vk, pack_rows(rows))
         assert lb <= v
         positive += lb > 0

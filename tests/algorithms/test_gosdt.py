@@ -14,6 +14,7 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms import _search_engine as E
 from treebench.algorithms.gosdt import (
     GOSDTClassifier, equivalence_groups, fit_reference, row_groups,
 )
@@ -51,7 +52,7 @@ def test_equivalent_points_kernel_matches_naive(weighted):
     mask, grp, ng = equivalence_groups(X, y)
     F, C = pack_columns(X), pack_classes(y, 3)
     data = bitset_data(X, y, 3, sw if weighted else None)
-    s = G.make_state(G.gosdt_problem(data, d, 0.1, max_entries=1000,
+    s = E.gosdt_state(G.gosdt_problem(data, d, 0.1, max_entries=1000,
                                      groups=(pack_rows(mask), grp, ng)))
     for t in range(20):
         rows = rng.random(n) < 0.6
@@ -180,7 +181,7 @@ def _guessed_fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     n = len(yi)
     nc = int(yi.max()) + 1
     mask, grp, ng = equivalence_groups(X, yi)
-    obj, _lb, feat, _l, _r, value, stats = G.fit_gosdt(G.gosdt_problem(
+    obj, _lb, feat, _l, _r, value, stats = E.fit_gosdt(G.gosdt_problem(
         bitset_data(X, yi, nc), depth, lam_count, max_entries=10**6,
         ref_wrong=pack_rows(ref_wrong), groups=(pack_rows(mask), grp, ng), shortcut=shortcut))
     return obj, feat, value

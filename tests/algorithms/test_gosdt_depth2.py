@@ -11,6 +11,7 @@ import pytest
 import naive
 from treebench.algorithms import _gosdt_depth2 as D2
 from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms import _search_engine as E
 from treebench.algorithms.gosdt import equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.depth2 import Depth2Node, StumpTables
@@ -117,7 +118,7 @@ def _fit(X, yi, ref_wrong, lam_count, depth, shortcut, use_ref=True):
     n = len(yi)
     nc = int(yi.max()) + 1
     mask, grp, ng = equivalence_groups(X, yi)
-    obj, lb, feat, left, right, value, stats = G.fit_gosdt(G.gosdt_problem(
+    obj, lb, feat, left, right, value, stats = E.fit_gosdt(G.gosdt_problem(
         bitset_data(X, yi, nc), depth, lam_count, max_entries=10**6,
         ref_wrong=pack_rows(ref_wrong) if use_ref else None, groups=(pack_rows(mask), grp, ng),
         shortcut=shortcut))

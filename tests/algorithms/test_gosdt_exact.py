@@ -17,6 +17,7 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms import _search_engine as E
 from treebench.algorithms.gosdt import GOSDTClassifier, equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.state import bitset_data
@@ -115,7 +116,8 @@ def test_solve_contract_on_a_shared_state(seed):
             levs.append(lev)
             ubs.append(ub)
             opts.append(opt)
-        got = G.solve_queries(G.gosdt_problem(data, H, lam, groups=eq), np.array(sets),
+        state = E.gosdt_state(G.gosdt_problem(data, H, lam, groups=eq))
+        got = E.solve_queries(state, np.array(sets),
                               np.array(levs, np.int64), np.array(ubs))
         for g, ub, opt, lev in zip(got, ubs, opts, levs):
             # a budget-2 node is solved exactly whatever ub, unless ub makes a smaller budget
@@ -135,8 +137,8 @@ def test_exact_budget2_equals_recursion(seed):
     n = len(y)
     for lam in (0.4, 1.5, 0.01 * n):
         for depth in (2, 3, 4):
-            a = G.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq))
-            b = G.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq,
+            a = E.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq))
+            b = E.fit_gosdt(G.gosdt_problem(data, depth, lam, max_entries=10**6, groups=eq,
                                             shortcut=False))
             assert a[0] == pytest.approx(b[0], abs=1e-9)
             feat, value = a[2], a[5]

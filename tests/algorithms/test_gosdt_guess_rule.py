@@ -12,6 +12,7 @@ import pytest
 
 import naive
 from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms import _search_engine as E
 from treebench.search.bitset import pack_rows
 from treebench.search.state import bitset_data
 
@@ -28,7 +29,7 @@ def _problem(rng, n, d, nc):
 def _fit(X, yi, ref_wrong, lam_count, depth, shortcut=True):
     n, d = X.shape
     nc = int(yi.max()) + 1
-    return G.fit_gosdt(G.gosdt_problem(bitset_data(X, yi, nc), depth, lam_count,
+    return E.fit_gosdt(G.gosdt_problem(bitset_data(X, yi, nc), depth, lam_count,
                                        max_entries=10**6, ref_wrong=pack_rows(ref_wrong),
                                        shortcut=shortcut))
 

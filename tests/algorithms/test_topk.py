@@ -501,22 +501,23 @@ def test_first_tie_break_returns_the_first_optimal_tree(seed):
 
 
 def test_split_searches_first_the_child_likely_to_fail():
-    """`_second_first`: child 1 goes first when its lower bound is larger, or when the bounds
+    """`second_first`: child 1 goes first when its lower bound is larger, or when the bounds
     are equal and its leaf errs more; otherwise child 0."""
+    from treebench.algorithms import _search_engine as E
     from treebench.algorithms import _topk_kernels as K
 
     X, y = _random_data(0, n=20, d=3)
-    s = K.make_state(K.topk_problem(state.bitset_data(X, y, 2), 3, smaller_trees=False))
+    s = E.topk_state(K.topk_problem(state.bitset_data(X, y, 2), 3, smaller_trees=False))
     h = 3
     s.scr.tot[h][:] = [10.0, 6.0]  # 16 rows
     s.scr.cnt[h][0][:] = [1.0, 5.0]  # child 1: 6 rows, leaf error 1; child 0: error 1 (9, 1)
     s.scr.cnt[h][1][:] = [2.0, 3.0]  # child 1: error 2; child 0: (8, 3), error 3
     s.scr.cnt[h][2][:] = [5.0, 5.0]  # child 1: error 5; child 0: (5, 1), error 1
-    assert not K._second_first(s, h, 0, 16.0, 0.0, 0.0)  # equal errors: child 0 first
-    assert not K._second_first(s, h, 1, 16.0, 0.0, 0.0)
-    assert K._second_first(s, h, 2, 16.0, 0.0, 0.0)
-    assert K._second_first(s, h, 1, 16.0, 0.0, 64.0)  # a larger bound wins over the errors
-    assert not K._second_first(s, h, 2, 16.0, 64.0, 0.0)
+    assert not K.second_first(s, h, 0, 16.0, 0.0, 0.0)  # equal errors: child 0 first
+    assert not K.second_first(s, h, 1, 16.0, 0.0, 0.0)
+    assert K.second_first(s, h, 2, 16.0, 0.0, 0.0)
+    assert K.second_first(s, h, 1, 16.0, 0.0, 64.0)  # a larger bound wins over the errors
+    assert not K.second_first(s, h, 2, 16.0, 64.0, 0.0)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -549,6 +550,7 @@ def test_depth2_root_is_the_lowest_index_of_its_class_whatever_the_level_above()
     level above (left there by the search before): when the optimal class also holds a lower
     index that was not valid there, the answer is still that lower index (the first in rank
     order: equivalent features score the same)."""
+    from treebench.algorithms import _search_engine as E
     from treebench.algorithms import _topk_kernels as K
 
     rng = np.random.default_rng(3)
@@ -559,9 +561,9 @@ def test_depth2_root_is_the_lowest_index_of_its_class_whatever_the_level_above()
     X[16:, 5] = X[16:, 0]  # ... and feature 5 equals it on the second half
     y = rng.integers(0, 2, size=n)
     y[16:] = X[16:, 0]  # the second half: one split on 0 (or 5) is a perfect 3-node tree
-    s = K.make_state(K.topk_problem(state.bitset_data(X, y, 2), 3))
+    s = E.topk_state(K.topk_problem(state.bitset_data(X, y, 2), 3))
     first = bitset.pack_rows(np.arange(n) < 16)
-    K.solve(s, first, 3, np.inf)
+    E.solve(s, first, 3, np.inf, -1.0)
     assert not s.scr.valid[3][0] and s.scr.valid[3][5]
-    K.solve(s, bitset.pack_rows(np.arange(n) >= 16), 2, np.inf)
+    E.solve(s, bitset.pack_rows(np.arange(n) >= 16), 2, np.inf, -1.0)
     assert s.scr.feat[2] == 0

@@ -1,5 +1,6 @@
-"""numba's cache does not see a change of a module a kernel imports: the search layer's stamp
-drops treebench's cached kernels when its sources change, and only then."""
+"""numba's cache does not see a change of a module a kernel imports: the stamp of the search
+layer and the algorithms' kernel modules drops treebench's cached kernels when those sources
+change, and only then."""
 
 from __future__ import annotations
 
@@ -41,14 +42,20 @@ def test_kept_while_the_layer_is_unchanged_dropped_when_it_changes(tmp_path):
     _compile(pkg)
     assert drop_stale_kernels(pkg) == 0
     assert len(_cached(pkg)) == 3
-    # a kernel module's own change is numba's business: the stamp ignores it
-    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 2\n")
+    # a public module of the algorithms holds no kernel another one is compiled with
+    (pkg / "algorithms" / "topk.py").write_text("C = 2\n")
     assert drop_stale_kernels(pkg) == 0
     # a change in the layer the kernels import drops every cached kernel
     (pkg / "search" / "state.py").write_text("A = 2\n")
     assert drop_stale_kernels(pkg) == 3
     assert _cached(pkg) == []
     assert drop_stale_kernels(pkg) == 0
+    # and so does a change of a private kernel module: the search engine is compiled with the
+    # objective modules it dispatches to
+    _compile(pkg)
+    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 2\n")
+    assert drop_stale_kernels(pkg) == 3
+    assert _cached(pkg) == []
 
 
 def test_other_folders_and_python_bytecode_untouched(tmp_path):

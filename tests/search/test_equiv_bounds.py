@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import naive
+from treebench.algorithms import _search_engine as E
 from treebench.algorithms import _topk_kernels as K
 from treebench.algorithms.topk import TopKClassifier
 from treebench.search import bitset, counts, equiv
@@ -126,7 +127,8 @@ def test_solve_answers_never_exceed_the_optimum(seed, smaller):
         hs[q] = h
         ubs[q] = np.inf if rng.random() < 0.15 else opt + rng.integers(-3, 3) * M + nu
     problem = K.topk_problem(bitset_data(X, y, n_classes), H, smaller_trees=smaller)
-    vals, M_k = K.solve_queries(problem, sets, hs, ubs)
+    s = E.topk_state(problem)
+    vals, M_k = E.solve_queries(s, sets, hs, ubs), s.M
     assert M_k == M
     for q in range(nq):
         if vals[q] < ubs[q]:

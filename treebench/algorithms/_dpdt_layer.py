@@ -16,7 +16,9 @@ rules, which decide which of several equally good trees it returns, are kept exa
 * a candidate's cost is the float ``(aW + v_left) + v_right`` with ``aW = α * |S|`` one float
   product and ``v_*`` the children's own such floats (left = ``x_f = 0``).
 
-Search (``solve(rows, h, ub)``, the contract of the other layer solvers): a returned value
+Search (the search engine's ``solve(rows, h, ub)``, `_search_engine`, with this module as the
+objective's plug-in: `begin` opens a state, `static_bounds` / `refine_bounds` bound a
+candidate's children, `end` closes the state): a returned value
 ``< ub`` is exactly the DP's value of the state (and the cache holds its root feature); any
 other returned value ``v`` satisfies ``ub <= v <= V(S, h)`` (a lower bound, cached as LOWER).
 
@@ -57,25 +59,21 @@ recomputed from the tree.
 
 from __future__ import annotations
 
-import time
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from treebench.search.bitset import row_hash, split_rows, warmup_problem
+from treebench.search.bitset import row_hash
 from treebench.search.bounds import cached_bound, remember_similar, similarity_bound
 from treebench.search.cache import (
     ANYTIME, EXACT, LOWER, cache_feature, cache_find, cache_put, cache_state, cache_value,
-    entries_for_mb, new_cache,
 )
 from treebench.search.clock import check_time
 from treebench.search.counts import feature_counts, node_totals, pair_counts_buf
 from treebench.search.depth2 import Depth2Node
-from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import (
-    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_SCORED, S_TIMED_OUT, bitset_data, full_set,
-    new_scratch,
+    S_EXPANDED, S_HITS, S_SCORED, S_TIMED_OUT, Node, closed_node,
 )
 
 INF = np.inf
@@ -89,27 +87,13 @@ LayerProblem = namedtuple(
     "LayerProblem", ["data", "depth", "alpha", "msl", "max_entries", "deadline", "pairs"],
 )
 
-DpdtLayerState = namedtuple(
-    "DpdtLayerState",
-    [
-        "data", "scr", "cache", "stats", "clock",
-        "alpha",  # price of one test per row
-        "msl",  # min_samples_leaf
-        "pairs",  # budget-2 states from pair counts (else the recursion values them)
-        "hits",  # (1,) int64: cache hits (exact answers and sufficient lower bounds)
-        "sim",  # similar-support bound on (min_samples_leaf == 1)
-        "sim_slack",  # absolute slack subtracted from it (float rounding, see `_similar`)
-    ],
-)
-
-
 @njit(cache=True)
-def _margin(bound):
+def margin(bound):
     a = abs(bound)
     return MARGIN * (a if a > 1.0 else 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _side(cnt1j, tot, side, ch):
     """Class counts of the child ``x_j = side`` (from the node's counts among x_j = 1) into
     ``ch``; returns (rows, leaf error)."""
@@ -220,7 +204,7 @@ def depth2_dpdt(cnt1, rc1, tot, P, vs, nv, alpha, msl):
     return best, best_f, scored
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _budget1(s, h, m, err, aW):
     """Budget-1 state (counts of level ``h`` filled): children are leaves, every candidate is
     exact. Returns (value, feature)."""
@@ -246,7 +230,7 @@ def _budget1(s, h, m, err, aW):
     return best, best_f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _similar(s, rows, h, lb):
     """Raise ``lb`` by similar support (``min_samples_leaf = 1`` only). For row sets S, S' and
     budget h, ``V(S) >= V(S') - |S' minus S| * (1 + α h)``: the DP's optimal tree T of S, applied
@@ -264,14 +248,14 @@ def _similar(s, rows, h, lb):
     return similarity_bound(rows, h, lb, k, -s.sim_slack, s.scr.sim_rows, s.scr.sim_val)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _remember(s, rows, h, v):
     """Remember ``rows`` solved at budget ``h`` with value (or lower bound) ``v``."""
     if s.sim and h >= 2:
         remember_similar(rows, h, v / (1.0 + s.alpha * h), s.scr.sim_rows, s.scr.sim_val)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_lb(s, rows, hc, mc, ec):
     """(lower bound of the child's float value, True when it is its exact value)."""
     if hc == 0 or ec == 0.0 or mc < 2 * s.msl:
@@ -287,10 +271,15 @@ def _child_lb(s, rows, hc, mc, ec):
     return lb, exact
 
 
-@njit(cache=True)
-def solve(s, rows, h, ub):
-    """The DP's value of ``rows`` with depth budget ``h`` when it is < ``ub`` (root feature in
-    ``s.scr.feat[h]``, -1 = leaf); otherwise a lower bound of it that is >= ``ub``."""
+@njit(cache=True, inline="always")
+def begin(s, rows, h, ub):
+    """Open a state of DPDT's search (the engine's step 1, `_search_engine.solve`):
+    (answered, value, `Node`). Answered: the DP's terminal leaves, a leaf that no split can
+    beat (``err <= α·|S|``), budget 1 (valued from counts, also after the deadline), a cache
+    hit, a new state after the deadline (a leaf, as in the DP), budget 2 (`depth2_dpdt`), a
+    lower bound ``>= ub`` or ``>= err``. Otherwise the candidates ``order[h][:kk]``: the
+    features that keep ``min_samples_leaf`` rows on both sides, in index order (the DP's first
+    argmin), against the leaf; a split costs ``α·|S|``."""
     D = s.data
     scr = s.scr
     scr.feat[h] = -1
@@ -303,16 +292,16 @@ def solve(s, rows, h, ub):
             mx = tot[c]
     err = m - mx
     if h == 0 or err == 0.0 or nrows < 2 * s.msl:
-        return err
+        return True, err, closed_node()
     aW = s.alpha * m
     if err <= aW:  # a split costs >= aW: the leaf is the first argmin
-        return err
+        return True, err, closed_node()
     if h == 1:  # always valued (cheap), also after the deadline
         feature_counts(D, rows, scr.nzw[h], nnz, scr.cnt[h], scr.rc[h], scr.acc)
         s.stats[S_EXPANDED] += 1
         v, f = _budget1(s, h, m, err, aW)
         scr.feat[h] = f
-        return v
+        return True, v, closed_node()
     hv = row_hash(rows, h)
     timed_out = s.stats[S_TIMED_OUT] != 0
     floor = 0.0
@@ -322,142 +311,109 @@ def solve(s, rows, h, ub):
         ov = cache_value(s.cache, e)
         if st == EXACT or (timed_out and st == ANYTIME):
             scr.feat[h] = cache_feature(s.cache, e)
-            s.hits[0] += 1
-            return ov
+            s.stats[S_HITS] += 1
+            return True, ov, closed_node()
         if st == LOWER:
             if ov >= ub:
-                s.hits[0] += 1
-                return ov
+                s.stats[S_HITS] += 1
+                return True, ov, closed_node()
             floor = ov
     if timed_out:
-        return err  # past the deadline a new state is a leaf (as in the DP)
+        return True, err, closed_node()  # past the deadline a new state is a leaf (as in the DP)
     check_time(s.stats, s.clock)
     if s.stats[S_TIMED_OUT] != 0:
-        return err
+        return True, err, closed_node()
     s.stats[S_EXPANDED] += 1
     feature_counts(D, rows, scr.nzw[h], nnz, scr.cnt[h], scr.rc[h], scr.acc)
-    cnt1 = scr.cnt[h]
-    rc1 = scr.rc[h]
-    dd = cnt1.shape[0]
     if h == 2 and s.pairs:
-        vs = scr.order[h]
-        nv = 0
-        for j in range(dd):
-            if rc1[j] >= 1.0 and m - rc1[j] >= 1.0:
-                vs[nv] = j
-                nv += 1
-        pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, vs, nv, scr.pair, scr.pbuf)
-        v, f, k = depth2_dpdt(cnt1, rc1, tot, scr.pair, vs, nv, s.alpha, s.msl)
-        s.stats[S_SCORED] += k
-        cache_put(s.cache, rows, h, hv, v, f, EXACT)
-        _remember(s, rows, h, v)
-        scr.feat[h] = f
-        return v
+        return True, _budget2(s, rows, h, hv, m, nnz), closed_node()
     floor = _similar(s, rows, h, floor)
     if floor >= ub:  # a lower bound >= ub: nothing to search
         cache_put(s.cache, rows, h, hv, floor, -1, LOWER)
-        return floor
+        return True, floor, closed_node()
     if floor >= err:  # every candidate costs >= V >= leaf: the leaf is the first argmin
         cache_put(s.cache, rows, h, hv, err, -1, EXACT)
-        return err
-    best = err
-    best_f = -1
-    lbmin = INF  # smallest proven cost among the candidates not taken (all >= bound)
-    r0 = scr.child[h, 0]
-    r1 = scr.child[h, 1]
+        return True, err, closed_node()
+    kk = 0
+    rc1 = scr.rc[h]
+    order = scr.order[h]
+    for j in range(rc1.shape[0]):
+        if rc1[j] >= s.msl and m - rc1[j] >= s.msl:
+            order[kk] = j
+            kk += 1
+    return False, 0.0, Node(
+        np.int64(h), np.int64(h), np.int64(h), hv, ub, floor, floor, ub, err, m, np.int64(kk),
+        np.int64(kk), False, -1.0, aW, err, np.int64(-1), True, s.sim, False)
+
+
+@njit(cache=True, inline="always")
+def _budget2(s, rows, h, hv, m, nnz):
+    """A budget-2 state from its pair counts (`depth2_dpdt`), cached as exact."""
+    scr = s.scr
+    D = s.data
+    rc1 = scr.rc[h]
+    vs = scr.order[h]
+    nv = 0
+    for j in range(rc1.shape[0]):
+        if rc1[j] >= 1.0 and m - rc1[j] >= 1.0:
+            vs[nv] = j
+            nv += 1
+    pair_counts_buf(rows, scr.nzw[h], nnz, D.F, D.C, vs, nv, scr.pair, scr.pbuf)
+    v, f, k = depth2_dpdt(scr.cnt[h], rc1, scr.tot[h], scr.pair, vs, nv, s.alpha, s.msl)
+    s.stats[S_SCORED] += k
+    cache_put(s.cache, rows, h, hv, v, f, EXACT)
+    _remember(s, rows, h, v)
+    scr.feat[h] = f
+    return v
+
+
+@njit(cache=True, inline="always")
+def static_bounds(s, nd, j):
+    """Nothing before the split: DPDT bounds its children on their rows (`refine_bounds`)."""
+    s.stats[S_SCORED] += 1
+    return 0.0, 0.0, False, False
+
+
+@njit(cache=True, inline="always")
+def refine_bounds(s, nd, j, r0, r1):
+    """The children's bounds (`_child_lb`: exact for the DP's leaves, else min(leaf, α·|child|)
+    raised by the cache and similar support) and whether each is exact."""
+    scr = s.scr
+    h = nd.h
     ch = scr.tmp[h]
-    msl = s.msl
-    hc = h - 1
-    stopped = False
-    for j in range(dd):
-        if best <= floor:  # no later candidate can be strictly better
-            break
-        n1 = rc1[j]
-        n0 = m - n1
-        if n1 < msl or n0 < msl:
-            continue
-        s.stats[S_SCORED] += 1
-        bound = best if best < ub else ub
-        _, e0 = _side(cnt1[j], tot, 0, ch)
-        _, e1 = _side(cnt1[j], tot, 1, ch)
-        split_rows(rows, D.F, j, r0, r1)
-        lb0, x0 = _child_lb(s, r0, hc, n0, e0)
-        lb1, x1 = _child_lb(s, r1, hc, n1, e1)
-        lbc = (aW + lb0) + lb1
-        if lbc >= bound:
-            if lbc < lbmin:
-                lbmin = lbc
-            continue
-        # the children, left then right, each under the bound the other side leaves
-        v0 = lb0
-        v1 = lb1
-        halt = False  # timed out without a value below the bound: stop the loop
-        pruned = False  # a child's value proves the candidate costs >= bound
-        for side in range(2):
-            if x0 if side == 0 else x1:
-                continue
-            rc = r0 if side == 0 else r1
-            other = lb1 if side == 0 else v0
-            ubc = (bound - aW - other) + _margin(bound)
-            v = solve(s, rc, hc, ubc)
-            if s.stats[S_TIMED_OUT] != 0:
-                stopped = True
-                if v >= ubc:
-                    halt = True
-                    break
-            if v >= ubc:
-                lbc = (aW + v) + other if side == 0 else (aW + other) + v
-                if lbc >= bound:
-                    if lbc < lbmin:
-                        lbmin = lbc
-                    pruned = True
-                    break
-                v = solve(s, rc, hc, INF)  # a near-tie: the exact value decides
-            if side == 0:
-                v0 = v
-            else:
-                v1 = v
-        if halt:
-            break
-        if pruned:
-            continue
-        cost = (aW + v0) + v1
-        if cost < best:
-            best = cost
-            best_f = j
-        elif cost < lbmin:
-            lbmin = cost
-        if stopped:
-            break
+    n1 = scr.rc[h][j]
+    n0 = nd.total - n1
+    _, e0 = _side(scr.cnt[h][j], scr.tot[h], 0, ch)
+    _, e1 = _side(scr.cnt[h][j], scr.tot[h], 1, ch)
+    lb0, x0 = _child_lb(s, r0, h - 1, n0, e0)
+    lb1, x1 = _child_lb(s, r1, h - 1, n1, e1)
+    return lb0, lb1, x0, x1, -1.0, -1.0
+
+
+@njit(cache=True, inline="always")
+def end(s, rows, nd, best, best_f, lbmin, stopped):
+    """Close a state (the engine's step 3): after the deadline the best candidate found so far
+    (ANYTIME, as the DP keeps it); below ``ub`` the DP's value (EXACT); else the smallest
+    proven cost over the leaf and the candidates, a lower bound ``>= ub`` (LOWER)."""
+    h = nd.h
+    ub = nd.ub
     if stopped or s.stats[S_TIMED_OUT] != 0:
         if best_f >= 0:
-            cache_put(s.cache, rows, h, hv, best, best_f, ANYTIME)
-        scr.feat[h] = best_f
+            cache_put(s.cache, rows, h, nd.hv, best, best_f, ANYTIME)
+        s.scr.feat[h] = best_f
         return best
     if best < ub:
-        cache_put(s.cache, rows, h, hv, best, best_f, EXACT)
+        cache_put(s.cache, rows, h, nd.hv, best, best_f, EXACT)
         _remember(s, rows, h, best)
-        scr.feat[h] = best_f
+        s.scr.feat[h] = best_f
         return best
     # every candidate and the leaf cost >= ub: the smallest proven cost is a lower bound
     lb = best if best < lbmin else lbmin
     if lb < ub:  # (cannot happen; kept as a guard of the contract)
         lb = ub
-    cache_put(s.cache, rows, h, hv, lb, -1, LOWER)
+    cache_put(s.cache, rows, h, nd.hv, lb, -1, LOWER)
     _remember(s, rows, h, lb)
     return lb
-
-
-@njit(cache=True)
-def _read_back(s, root, H):
-    """The chosen tree (`treebench.search.readback`): each node's root feature comes from the
-    cache (the state is searched again when it is not there, e.g. with the cache full)."""
-    t = new_readback(root, H, s.data)
-    h = next_node(t)
-    while h >= 0:
-        solve(s, t.cur, h, INF)
-        h = emit(t, s.scr.feat[h], s.data)
-    return tree_arrays(t)
 
 
 def layer_problem(data, depth, alpha, msl=1, max_entries=1 << 20, deadline=-1.0, pairs=True):
@@ -470,126 +426,9 @@ def layer_problem(data, depth, alpha, msl=1, max_entries=1 << 20, deadline=-1.0,
 
 
 @njit(cache=True)
-def make_state(p):
-    """The solver's record for the problem ``p``: per-level scratch for its depth, an empty
-    capped cache and the clock."""
-    D = p.data
-    W = D.F.shape[0]
-    d = D.F.shape[1]
-    nc = D.C.shape[0]
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    clock = np.zeros(1)
-    clock[0] = p.deadline
-    with_pairs = p.pairs and p.depth >= 2
-    return DpdtLayerState(D, new_scratch(p.depth + 1, W, d, nc, with_pairs),
-                          new_cache(W, p.max_entries, stats), stats, clock, p.alpha, p.msl,
-                          with_pairs, np.zeros(1, dtype=np.int64), p.msl == 1,
-                          SIM_SLACK * (1.0 + D.n_rows * (1.0 + p.alpha * p.depth)))
-
-
-@njit(cache=True)
-def fit_search(p):
-    """Search the whole training set of the problem ``p`` and read the tree back (one compiled
-    call: the cache's growable arrays live inside it). Returns (value of the root search,
-    feature, left, right, class counts of the tree in pre-order, stats, cache hits)."""
-    s = make_state(p)
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    v = solve(s, root, p.depth, INF)
-    stats = s.stats.copy()  # before the read-back (its re-searches are not counted)
-    hits = s.hits[0]
-    feat, left, right, value = _read_back(s, root, p.depth)
-    # the deadline may also pass while the tree is read back (a re-search of a state the
-    # capped cache did not keep): the fit then counts as timed out
-    stats[S_TIMED_OUT] = s.stats[S_TIMED_OUT]
-    return v, feat, left, right, value, stats, hits
-
-
-@njit(cache=True)
-def solve_queries(p, sets, levs, ubs):
-    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state of the
-    problem ``p``: the contract of `solve` made testable with the exact values and lower
-    bounds earlier queries left in the cache."""
-    s = make_state(p)
-    out = np.empty(ubs.shape[0])
-    for q in range(ubs.shape[0]):
-        out[q] = solve(s, sets[q], levs[q], ubs[q])
-    return out
-
-
-# ----------------------------------------------------------------------------- driver
-def eligible(X, sample_weight, regression, candidates, alpha_path, max_features):
-    """None when the layer path applies to this fit, else the reason it does not (one clause,
-    used in the error message of ``search="layer"``)."""
-    if regression:
-        return "it solves classification only"
-    if candidates != "exhaustive":
-        return f"it implements the exhaustive generator only (candidates={candidates!r})"
-    if alpha_path:
-        return "it does not compute the α path (alpha_path=True)"
-    if max_features is not None:
-        return "the exhaustive generator uses every feature (max_features must be None)"
-    if not np.all(sample_weight == 1.0):
-        return "it needs every sample weight to be exactly 1"
-    if not np.all((X == 0.0) | (X == 1.0)):
-        return "it needs every feature to be 0/1"
-    return None
-
-
-def fit_layer(X, y_index, n_classes, max_depth, alpha, min_samples_leaf, cache_limit_mb,
-              deadline):
-    """Search a 0/1 problem with unit weights; returns (nested-tuple tree in `_dpdt_solver`'s
-    format, objective recomputed from that tree, stats dict)."""
-    n, d = X.shape
-    data = bitset_data(X, y_index, n_classes)
-    D = int(max_depth)
-    v, feat, left, right, value, st, hits = fit_search(layer_problem(
-        data, D, alpha, min_samples_leaf, entries_for_mb(cache_limit_mb, data.F.shape[0]),
-        -1.0 if deadline is None else deadline, D >= 2 and n_classes * d * d <= 2**25))
-    stats = {
-        "cache_hits": int(hits),
-        "cache_full": bool(st[S_CAP_HIT] > 0),
-        "states": int(st[S_EXPANDED]),
-        "operations_distinct": int(st[S_SCORED]),
-        "cache_entries": int(st[S_ENTRIES]),
-        "timed_out": bool(st[S_TIMED_OUT]),
-    }
-
-    def nested(i):
-        if feat[i] < 0:
-            return (value[i].copy(),)
-        return (value[i].copy(), int(feat[i]), 0.5, nested(left[i]), nested(right[i]))
-
-    tree = nested(0)
-    obj = tree_objective(tree, float(alpha))
-    if not stats["timed_out"] and obj != v:  # pragma: no cover (an internal invariant)
-        raise RuntimeError(f"DPDT layer search: the tree read back costs {obj!r}, the search "
-                           f"found {v!r}; please report this with the data.")
-    return tree, obj, stats
-
-
-def tree_objective(tree, alpha):
-    """``E + α·L`` of a nested-tuple tree with the DP's float expressions (a split:
-    ``(α·W + left) + right``; a leaf: its misclassified mass)."""
-    if len(tree) == 1:
-        st = tree[0]
-        return float(st.sum() - st.max())
-    st = tree[0]
-    aW = alpha * float(st.sum())
-    return (aW + tree_objective(tree[3], alpha)) + tree_objective(tree[4], alpha)
-
-
-def warmup_kernels():
-    """Compile (or load) the kernels on the layer's tiny warm-up problem."""
-    X, y, _, _, _ = warmup_problem()
-    fit_layer(X, y, 3, 3, 0.01, 1, 8, None)
-    fit_layer(X, y, 3, 2, 0.0, 2, 8, time.perf_counter() + 100.0)
-    fit_layer(X, y, 3, 1, 0.0, 1, 8, None)
-
-
-@njit(cache=True)
-def similar_bound_after(p, known, h, value, rows):
+def similar_bound_after(s, known, h, value, rows):
     """Test hook: the similar-support bound (`_similar`) of ``rows`` at budget ``h`` once the
-    set ``known`` was remembered at that budget with value ``value`` (problem ``p``)."""
-    s = make_state(p)
+    set ``known`` was remembered at that budget with value ``value`` (a fresh search state
+    ``s``, `_search_engine.layer_state`)."""
     _remember(s, known, h, value)
     return _similar(s, rows, h, 0.0)

@@ -22,8 +22,8 @@ objective and root feature:
 
 The children's values do not depend on what the search saw before (the recursion, under a
 guess, bounds a child by its guessed bound only, never by the cache or similar support, and
-solves it without a bound from its caller), so the tree `_gosdt_kernels._read_back` reads is
-the tree valued here.
+solves it without a bound from its caller), so the tree the engine's read-back
+(`_search_engine.read_back`) reads is the tree valued here.
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ with ``lam = λ * W_total``, optionally with a depth budget (a lone leaf has dep
 is the dynamic programme of equation (5) of McTavish et al.: the optimum of a subproblem
 (row set, depth budget) is the better of a leaf and, over every feature that splits it, the sum
 of the optima of its two children. Branch-and-bound with a memo keyed by (depth budget, row set)
-(row set alone without a depth limit); ``solve(s, rows, lev, ub)`` returns the exact optimum
-when it is < ub, else a lower bound >= ub (cached and reused).
+(row set alone without a depth limit), run by the search engine (`_search_engine.solve`, one
+driver for every optimal search on 0/1 features; a search under ``ub`` returns the exact
+optimum when it is < ub, else a lower bound >= ub, cached and reused). This module is the
+objective's plug-in: `begin` opens a node, `static_bounds` and `refine_bounds` bound a
+candidate's children, `end` closes the node; `root_bound` bounds a timed-out root.
 
 Bounds (count units; each is a lower bound on every tree's cost, so the result stays exact):
 
@@ -72,38 +75,19 @@ from treebench.search.bitset import ctz, popcount, row_hash, split_rows
 from treebench.search.bounds import (
     cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
-from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put
 from treebench.search.clock import check_time
 from treebench.search.counts import count_node, node_summary, pair_counts, pair_counts_buf
 from treebench.search.criteria import INF, rank_features, split_stats
 from treebench.search.depth2 import Depth2Node, depth2_regularized, partner_list
 from treebench.search.equiv import drop_equivalent
-from treebench.search.readback import emit, new_readback, next_node, tree_arrays
-from treebench.search.state import (
-    N_STATS, S_SCORED, S_TIMED_OUT, full_set, new_scratch,
-)
+from treebench.search.state import S_SCORED, S_TIMED_OUT, Node, closed_node
 
 #: the inputs of a search (`gosdt_problem` builds it with fixed field types)
 GosdtProblem = namedtuple(
     "GosdtProblem",
     ["data", "depth", "limited", "lam", "max_entries", "deadline", "use_ref", "ref_wrong",
      "eq_rows", "grp", "n_groups", "shortcut"],
-)
-
-GosdtState = namedtuple(
-    "GosdtState",
-    [
-        "data", "scr", "cache", "stats", "clock",
-        "lam",  # per-leaf penalty in count units (λ · total weight)
-        "limited",  # depth budget given (memo key includes the budget)
-        "use_ref",  # base bound = reference errors (lower-bound guess) instead of eq. points
-        "ref_wrong",  # (W,) rows the reference misclassifies
-        "eq_rows",  # (W,) rows whose feature vector is shared with a row of another label
-        "grp",  # (n,) equivalence group of each row (of eq_rows)
-        "grp_cnt",  # (G, nc) float scratch, zero between calls
-        "touched",  # (n,) int64 scratch: groups touched by one call
-        "sim",  # similar-support bound enabled (unweighted data)
-    ],
 )
 
 
@@ -131,13 +115,13 @@ def equivalent_points(s, rows):
     (weighted) size minus its largest class."""
     D = s.data
     cnt = s.grp_cnt
-    touched = s.touched
+    touched = s.groups[1]
     nt = 0
     for w in range(rows.shape[0]):
-        x = rows[w] & s.eq_rows[w]
+        x = rows[w] & s.masks[1, w]
         while x != 0:
             i = w * 64 + ctz(x)
-            g = s.grp[i]
+            g = s.groups[0, i]
             tot = 0.0
             for c in range(cnt.shape[1]):
                 tot += cnt[g, c]
@@ -161,15 +145,15 @@ def equivalent_points(s, rows):
     return err
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def base_bound(s, rows):
     """b(S): reference errors (lower-bound guess) or the equivalent-points bound."""
     if s.use_ref:
-        return weight_of(s, rows, s.ref_wrong)
+        return weight_of(s, rows, s.masks[0])
     return equivalent_points(s, rows)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score(s, rows, lev, nnz, nrows, total):
     """Class counts per feature; valid = both children non-empty; rank features by the sum of
     the children's leaf errors (ties: lower index). Returns the number of valid features."""
@@ -198,7 +182,7 @@ def _score(s, rows, lev, nnz, nrows, total):
     return rank_features(gain, valid, scr.order[lev])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leaf_errors(s, lev, j, total):
     """Leaf errors of the two children of splitting on ``j`` and whether each is pure (the
     shared per-side statistics of `treebench.search.criteria.split_stats`)."""
@@ -206,7 +190,7 @@ def _leaf_errors(s, lev, j, total):
     return (total - s1) - m0, s1 - m1, p0 <= 1, p1 <= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _guess_floor(s, b):
     """Under a lower-bound guess, the bound of a subproblem that step 1 did not close: the
     paper's ``lb_curr = lb_guess(S) = ref errors + lam`` (McTavish et al. §4.3, eq. 4), never
@@ -217,7 +201,7 @@ def _guess_floor(s, b):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_lb(s, rows, lev, leaf, b):
     """Lower bound on a child's optimum (``b`` = its base bound): min(leaf, b + 2 lam), raised
     by the cache and similar support."""
@@ -229,7 +213,7 @@ def _child_lb(s, rows, lev, leaf, b):
     elif s.use_ref:
         # under the guess a child is bounded by its lb_curr = lb_guess only (§4.3 step 2b),
         # never by the cache or similar support, so that a subproblem's value is a function
-        # of (rows, depth budget) alone (see `solve`) and the depth-2 shortcut
+        # of (rows, depth budget) alone (see `begin`) and the depth-2 shortcut
         # (`_gosdt_depth2`) values the same trees
         return _guess_floor(s, b)
     lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
@@ -240,7 +224,7 @@ def _child_lb(s, rows, lev, leaf, b):
     return lb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found):
     """Cache and return the answer: the best tree when one is below ``ub``, else the lower
     bound max(ub, node_lb)."""
@@ -286,7 +270,7 @@ def _budget_for(lev, ub, lam):
     return d if d < lev else lev
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _at_budget(s, rows, lev0, lev, ub, v):
     """The answer of a subproblem solved at the reduced budget ``lev`` (`_budget_for`) for
     budget ``lev0``: below ``ub`` it is the exact optimum of both, and it is cached for
@@ -302,7 +286,7 @@ def _at_budget(s, rows, lev0, lev, ub, v):
     return ub
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _static_lb(s, lev, e, pure):
     """A child with leaf error ``e``: its leaf cost when it cannot usefully split, else
     min(leaf, 2 lam) (a split has two leaves)."""
@@ -312,7 +296,7 @@ def _static_lb(s, lev, e, pure):
     return leaf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
     (`treebench.search.depth2.depth2_regularized`) instead of recursing. (Deriving the second
@@ -340,7 +324,7 @@ def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
     nv = partner_list(scr.valid[lev], vs)
     pair_counts(rows, scr.nzw[lev], nnz, D.F, D.C, vs, nv, scr.pair)
     rw1 = scr.gain[0]  # level-0 scratch too
-    ref_wrong_counts(rows, scr.nzw[lev], nnz, D.F, s.ref_wrong, rw1)
+    ref_wrong_counts(rows, scr.nzw[lev], nnz, D.F, s.masks[0], rw1)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
     node = Depth2Node(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair)
     v, f = depth2_guessed(node, rw1, b, s.lam, best, floor)
@@ -349,12 +333,13 @@ def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
     return best, best_f, found
 
 
-@njit(cache=True)
-def solve(s, rows, lev, ub, b):
-    """Optimum (count units) of ``rows`` with depth budget ``lev`` (or, unlimited, ``lev`` =
-    features still usable): a value < ub with the root feature in ``s.scr.feat[lev]`` (-1 =
-    leaf), or a lower bound >= ub. ``b`` is the node's base bound when the caller knows it
-    (else < 0)."""
+@njit(cache=True, inline="always")
+def begin(s, rows, lev, ub, b):
+    """Open a node of the GOSDT search (the engine's step 1, `_search_engine.solve`):
+    (answered, value, `Node`). Answered: a leaf no split can pay for, budget 0, a cache hit,
+    the one-step look-ahead (the leaf is optimal). Otherwise the node's floor (any split tree
+    costs at least it), the best tree so far (the leaf when below ``ub``), and either the
+    depth-2 solvers' answer (budget 2) or the candidates ``order[lev][:kk]``."""
     lam = s.lam
     lev0 = lev
     if s.limited and not s.use_ref:
@@ -363,15 +348,15 @@ def solve(s, rows, lev, ub, b):
     nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[lev], s.scr.nzw[lev])
     leaf = leaf_err + lam
     if npos <= 1 or leaf_err <= lam:
-        return leaf  # no split can pay for its extra leaf
+        return True, leaf, closed_node()  # no split can pay for its extra leaf
     if lev == 0:
-        return leaf if lev0 == 0 or leaf < ub else ub
+        return True, (leaf if lev0 == 0 or leaf < ub else ub), closed_node()
     key = lev if s.limited else 0
     hv = row_hash(rows, key)
     timed_out = s.stats[S_TIMED_OUT] != 0
     hit, val, lbk = cache_lookup(s.cache, rows, key, hv, ub, timed_out, s.scr.feat, lev)
     if hit:
-        return _at_budget(s, rows, lev0, lev, ub, val)
+        return True, _at_budget(s, rows, lev0, lev, ub, val), closed_node()
     check_time(s.stats, s.clock)
     timed_out = s.stats[S_TIMED_OUT] != 0
     if b < 0.0:
@@ -380,7 +365,7 @@ def solve(s, rows, lev, ub, b):
     if leaf <= floor:  # one-step look-ahead: the leaf is optimal
         if not timed_out:
             cache_put(s.cache, rows, key, hv, leaf, -1, EXACT)
-        return leaf
+        return True, leaf, closed_node()
     if s.use_ref:
         floor = _guess_floor(s, b)  # step 2a stops at lb_curr = lb_guess(S)
     # bounds on the optimum also bound every split tree (optimum = min(leaf, best split))
@@ -397,7 +382,7 @@ def solve(s, rows, lev, ub, b):
     found = leaf < ub or exact2
     best = leaf if found else ub
     best_f = -1
-    lbmin = INF  # smallest lower bound met over the root features (failed-search bound)
+    kk = 0
     complete = False  # every root feature was examined without early stop or timeout
     if floor < best:
         ncand = _score(s, rows, lev, nnz, nrows, total)
@@ -423,88 +408,47 @@ def solve(s, rows, lev, ub, b):
                                               floor)
             kk = 0
             complete = False
-        r0 = s.scr.child[lev, 0]
-        r1 = s.scr.child[lev, 1]
-        for t in range(kk):
-            j = order[t]
-            e0, e1, pure0, pure1 = _leaf_errors(s, lev, j, total)
-            lb0 = _static_lb(s, lev, e0, pure0)
-            lb1 = _static_lb(s, lev, e1, pure1)
-            if lb0 + lb1 >= best:
-                lbmin = min(lbmin, lb0 + lb1)
-                continue
-            if lev == 1:  # children are leaves: exact
-                best = lb0 + lb1
-                best_f = j
-                found = True
-                if best <= floor:
-                    break
-                continue
-            split_rows(rows, s.data.F, j, r0, r1)
-            b0 = -1.0
-            b1 = -1.0
-            if not timed_out:
-                b0 = base_bound(s, r0)
-                b1 = b - b0  # the base bound is additive over a partition
-                if b1 < 0.0:
-                    b1 = 0.0
-                lb0 = _child_lb(s, r0, lev - 1, e0 + lam, b0)
-                lb1 = _child_lb(s, r1, lev - 1, e1 + lam, b1)
-                if lb0 + lb1 >= best:
-                    lbmin = min(lbmin, lb0 + lb1)
-                    continue
-            if s.use_ref and not timed_out:
-                # §4.3: a subproblem is identified by (rows, depth budget) and solved by the
-                # same steps whatever its caller has found; the guessed bounds only omit
-                # features here (step 2b) and stop this node (step 2a). Bounding a child's
-                # search by the caller's incumbent minus its sibling's *guessed* bound lost
-                # splits whose sibling beats the reference (coupon_carryout fold 0 depth 3).
-                o0 = solve(s, r0, lev - 1, INF, b0)
-                o1 = solve(s, r1, lev - 1, INF, b1)
-                if o0 + o1 < best:
-                    best = o0 + o1
-                    best_f = j
-                    found = True
-            else:
-                o0 = solve(s, r0, lev - 1, best - lb1, b0)
-                if o0 < best - lb1:
-                    o1 = solve(s, r1, lev - 1, best - o0, b1)
-                    lbmin = min(lbmin, o0 + o1)
-                    if o1 < best - o0:
-                        best = o0 + o1
-                        best_f = j
-                        found = True
-                else:
-                    lbmin = min(lbmin, o0 + lb1)
-            if s.stats[S_TIMED_OUT] != 0:
-                complete = False
-                if timed_out or found:
-                    break
-                timed_out = True
-            if best <= floor:
-                complete = False
-                break
-    node_lb = min(leaf, floor)
-    if complete and not found and lbmin > floor:
-        # a failed search (no tree below ub) proved more than "optimum >= ub": every split
-        # tree has a root feature, so it costs at least the smallest bound met above
-        # (MurTree's lower-bound update after a failed search, as in `_topk_kernels`); the
-        # leaf stays a candidate of this objective
-        node_lb = min(leaf, lbmin)
-    v = _finish(s, rows, lev, key, hv, ub, node_lb, best, best_f, found)
-    return _at_budget(s, rows, lev0, lev, ub, v)
+    return False, 0.0, Node(
+        np.int64(lev), np.int64(lev0), np.int64(key), hv, ub, lbk, floor, ub, leaf, total,
+        np.int64(kk), np.int64(kk), timed_out, b, 0.0, best, np.int64(best_f), found, s.sim,
+        complete)
 
 
-@njit(cache=True)
-def _read_back(s, root, H):
-    """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
-    hit in the normal case)."""
-    t = new_readback(root, H, s.data)
-    lev = next_node(t)
-    while lev >= 0:
-        solve(s, t.cur, lev, INF, -1.0)
-        lev = emit(t, s.scr.feat[lev], s.data)
-    return tree_arrays(t)
+@njit(cache=True, inline="always")
+def static_bounds(s, nd, j):
+    """The children's bounds before the split (`_static_lb`): exact at budget 1, where the
+    children are leaves."""
+    e0, e1, pure0, pure1 = _leaf_errors(s, nd.h, j, nd.total)
+    leaves = nd.h == 1
+    return _static_lb(s, nd.h, e0, pure0), _static_lb(s, nd.h, e1, pure1), leaves, leaves
+
+
+@njit(cache=True, inline="always")
+def refine_bounds(s, nd, j, r0, r1, lb0, lb1):
+    """The children's base bounds (additive over a partition) and their bounds min(leaf,
+    b + 2 lam) raised by the cache and similar support (`_child_lb`)."""
+    e0, e1, _, _ = _leaf_errors(s, nd.h, j, nd.total)
+    b0 = base_bound(s, r0)
+    b1 = nd.b - b0  # the base bound is additive over a partition
+    if b1 < 0.0:
+        b1 = 0.0
+    lb0 = _child_lb(s, r0, nd.h - 1, e0 + s.lam, b0)
+    lb1 = _child_lb(s, r1, nd.h - 1, e1 + s.lam, b1)
+    return lb0, lb1, False, False, b0, b1
+
+
+@njit(cache=True, inline="always")
+def end(s, rows, nd, best, best_f, found, lbmin, stopped):
+    """Close a node (the engine's step 3). A failed search (no tree below ub) proved more than
+    "optimum >= ub": every split tree has a root feature, so it costs at least the smallest
+    bound met over them (MurTree's lower-bound update after a failed search), taken when every
+    root feature was examined; the leaf stays a candidate of this objective. Then `_finish`,
+    and the answer carried to the caller's budget (`_at_budget`)."""
+    node_lb = min(nd.leaf, nd.floor)
+    if nd.complete and not stopped and not found and lbmin > nd.floor:
+        node_lb = min(nd.leaf, lbmin)
+    v = _finish(s, rows, nd.h, nd.key, nd.hv, nd.ub, node_lb, best, best_f, found)
+    return _at_budget(s, rows, nd.lev0, nd.h, nd.ub, v)
 
 
 @njit(cache=True)
@@ -560,60 +504,3 @@ def gosdt_problem(data, depth, lam, limited=True, max_entries=1 << 20, deadline=
                         float(deadline), use_ref, np.ascontiguousarray(ref_wrong, np.uint64),
                         np.ascontiguousarray(eq_rows, np.uint64),
                         np.ascontiguousarray(grp, np.int64), int(n_groups), bool(shortcut))
-
-
-@njit(cache=True)
-def make_state(p):
-    """The solver's record for the problem ``p`` (`gosdt_problem`): per-level scratch for its
-    depth, an empty capped cache, the clock and the bound inputs."""
-    D = p.data
-    W = D.F.shape[0]
-    d = D.F.shape[1]
-    nc = D.C.shape[0]
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    clock = np.zeros(1)
-    clock[0] = p.deadline
-    depth = p.depth
-    return GosdtState(
-        D,
-        # the depth-2 shortcut (``shortcut``; unweighted data, depth budget given)
-        new_scratch(depth + 1, W, d, nc, p.shortcut and p.limited and depth >= 2
-                    and not D.weighted and nc * d * d <= 2**25),
-        new_cache(W, p.max_entries, stats), stats, clock, p.lam, p.limited, p.use_ref,
-        p.ref_wrong, p.eq_rows, p.grp, np.zeros((max(p.n_groups, 1), nc)),
-        np.zeros(max(D.n_rows, 1), np.int64),
-        not D.weighted and not p.use_ref,  # similar support: not from guessed values
-    )
-
-
-@njit(cache=True)
-def fit_gosdt(p):
-    """Search the problem ``p`` (`gosdt_problem`) from the root and read the tree back.
-    Returns (objective, lower bound, feature, left, right, value, stats), counts in weight
-    units, the tree in pre-order. Without the depth-2 shortcut the recursion values budget-2
-    nodes: same objective and tree."""
-    s = make_state(p)
-    H = p.depth
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    obj = solve(s, root, H, INF, -1.0)
-    timed_out = s.stats[S_TIMED_OUT] != 0
-    feat, left, right, value = _read_back(s, root, H)
-    lb = obj
-    if timed_out:
-        lb = root_bound(s, root, H)
-    return obj, lb, feat, left, right, value, s.stats
-
-
-@njit(cache=True)
-def solve_queries(p, sets, levs, ubs):
-    """Answer ``solve(sets[q], levs[q], ubs[q])`` in order on one shared search state of the
-    problem ``p`` (depth budget given, no guess, no deadline): the contract of `solve` made
-    testable with the bounds earlier queries left in the cache and the similar-support memory.
-    A value below ``ub`` must be the exact optimum, any other value a lower bound of it that
-    is >= ``ub``; at budget 2 (unweighted) every value is the exact optimum unless ``ub``
-    makes a smaller budget enough (`_budget_for`)."""
-    s = make_state(p)
-    out = np.empty(ubs.shape[0])
-    for q in range(ubs.shape[0]):
-        out[q] = solve(s, sets[q], levs[q], ubs[q], -1.0)
-    return out

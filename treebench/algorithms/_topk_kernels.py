@@ -2,7 +2,7 @@
 search layer (`treebench.search`: bitsets, counts, criteria, the capped cache, bounds, the
 depth-2 solver, the clock).
 
-The search (`solve`) is the recursion of Figure 1 with four exactness-preserving additions:
+The search is the recursion of Figure 1 with four exactness-preserving additions:
 
 * memoisation by (remaining depth, row set) in the capped cache (when full, new entries are
   simply not stored: slower, never wrong);
@@ -38,12 +38,13 @@ features are scored. At k = all also (`docs/search-speed.md`):
   met over the root features (the bound of both children plus the root; MurTree's
   lower-bound update after a failed search).
 
-The solver's state is one record (`TopkState`) passed down the recursion; `solve` is a handful
-of small steps (`counts.node_summary`, `bounds.cache_lookup`, `_score`, `_depth1_all`,
-`_depth2`, `_branch_leaves`, the child loop, `_finish`). The result is read back by the
-shared read-back (`treebench.search.readback`), which re-asks `solve` for each node with an
-infinite bound (a cache hit in the normal case). The entry points take the problem as one record
-(`TopkProblem`, built by `topk_problem` for fits, tests and the warm-up alike).
+The recursion is the search engine's (`_search_engine.solve`, one driver for every optimal
+search on 0/1 features); this module is Top-k's objective plug-in: `begin` opens a node
+(`counts.node_summary`, `bounds.cache_lookup`, `_score`, `_depth1_all`, `_depth2`,
+`_branch_leaves`, the ranked candidates), `static_bounds` and `refine_bounds` bound a
+candidate's children, `second_first` orders their searches and `end` closes the node
+(`_finish`). The problem is one record (`TopkProblem`, built by `topk_problem` for fits, tests
+and the warm-up alike).
 """
 
 from __future__ import annotations
@@ -53,11 +54,11 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.search.bitset import row_hash, split_rows
+from treebench.search.bitset import row_hash
 from treebench.search.bounds import (
     cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
-from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put, new_cache
+from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
 from treebench.search.counts import count_node, node_summary, pair_counts_at
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
@@ -67,20 +68,13 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
 from treebench.search.depth2 import Depth2Node, depth2_root_values, partner_list
 from treebench.search.equiv import drop_equivalent, equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
-    N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, full_set,
-    new_scratch,
+    S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, Node, closed_node,
 )
-from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 
 #: the inputs of a search (`topk_problem` builds it with fixed field types)
 TopkProblem = namedtuple(
     "TopkProblem",
     ["data", "depth", "k", "crit", "msl", "min_imp", "max_entries", "deadline", "smaller_trees"],
-)
-
-TopkState = namedtuple(
-    "TopkState",
-    ["data", "scr", "cache", "stats", "clock", "k", "crit", "msl", "min_imp", "M", "nu"],
 )
 
 #: what a node's search proved, for `_finish`: the caller's bound ``ub``, the node's lower
@@ -89,7 +83,7 @@ TopkState = namedtuple(
 NodeBounds = namedtuple("NodeBounds", ["ub", "lbk", "split_ub", "leaf_obj"])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score(s, rows, h, nnz, nrows):
     """Per-feature class counts and validity (min_samples_leaf); returns the valid count."""
     scr = s.scr
@@ -106,7 +100,7 @@ def _score(s, rows, h, nnz, nrows):
     return nvalid
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj):
     """h = 1 with every splitting feature a candidate: the smallest error wins; only the
     equal-error features need their scores (for the tie rule). Exact, cached."""
@@ -149,7 +143,7 @@ def _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj):
     return val  # exact; the caller treats val >= ub as "no tree below ub"
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rank(s, h, total):
     """Score the valid features (Definition 2) and rank them; returns the candidate count."""
     scr = s.scr
@@ -189,7 +183,7 @@ def _subset(m, sup):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _count_pairs(s, rows, nzw, nnz, vs, nv, P):
     """Compact pair counts of ``rows`` over the features ``vs[:nv]`` into ``P`` (`counts.
     pair_counts_at`: ``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``), counted in the statistics."""
@@ -197,7 +191,7 @@ def _count_pairs(s, rows, nzw, nnz, vs, nv, P):
     s.stats[S_SCORED] += nv * (nv - 1) // 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pairs(s, rows, h, nnz):
     """Pair counts of the h = 2 node ``rows`` as (table, features, count): ``P[c, a, b]`` holds
     the pair ``vs[a]``, ``vs[b]`` for a, b < nv, a compact table over a list of features that
@@ -266,7 +260,7 @@ def _pairs(s, rows, h, nnz):
     return scr.pair, vsl, nv
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _parent_first(s, h):
     """The node's valid features into ``order[h][:n]``: those valid at the parent's level
     first (the frame whose child this node usually is), then the others, each group in index
@@ -358,7 +352,7 @@ def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _depth2(s, rows, h, nnz, total):
     """h = 2, k = all, unweighted: the specialised depth-2 solver, exact (no bound);
     (objective, root feature), the root being the first optimal one in rank order, as the
@@ -396,7 +390,7 @@ def _branch_leaves(s, h, kk, total, best, floor):
     return best, best_f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_bounds(s, h, j, total):
     """Static lower bounds of the two children of splitting on ``j``: the exact leaf objective
     of a pure child, else 3 nodes (1 when min_improvement lets children be leaves); and
@@ -414,7 +408,7 @@ def _child_bounds(s, h, j, total):
     return lb0, lb1, p0 > 1, p1 > 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_lb(s, rows, h, lb, sim):
     """Tighter child bound from the cache and (k = all) the similarity bound."""
     lb, exact = cached_bound(s.cache, rows, h, lb)
@@ -425,7 +419,7 @@ def _child_lb(s, rows, h, lb, sim):
     return lb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(s, rows, h, hv, nb, best, best_f, sim):
     """Remember the set for the similarity bound, cache and return the node's answer (best
     split ``best_f`` of objective ``best``, or -1; the node's `NodeBounds` ``nb``)."""
@@ -454,8 +448,8 @@ def _finish(s, rows, h, hv, nb, best, best_f, sim):
     return lb
 
 
-@njit(cache=True)
-def _second_first(s, h, j, total, lb0, lb1):
+@njit(cache=True, inline="always")
+def second_first(s, h, j, total, lb0, lb1):
     """Whether the split on ``j`` solves its child 1 first: the child more likely to have no
     tree below the bound goes first (the larger lower bound, then the larger leaf error), so
     that its failure spares the other child's search. Either order gives the same answer."""
@@ -465,49 +459,51 @@ def _second_first(s, h, j, total, lb0, lb1):
     return s1 - m1 > total - s1 - m0
 
 
-@njit(cache=True)
-def solve(s, rows, h, ub):
-    """Best objective (error * M + nodes) of a Top-k tree of depth <= h on ``rows``.
-
-    Returns a value < ub (the exact optimum of the Top-k search space, or on timeout the best
-    complete tree found) with the root feature in ``s.scr.feat[h]`` (-1 = leaf); or a lower
-    bound >= ub when no tree beats ``ub``.
-    """
+@njit(cache=True, inline="always")
+def begin(s, rows, h, ub):
+    """Open a node of the Top-k search (the engine's step 1, `_search_engine.solve`):
+    (answered, value, `Node`). Answered: a leaf (depth 0, a pure node, no valid feature), a
+    cache hit, a lower bound >= ub, the exact depth-1 and depth-2 solvers, depth 1 with k
+    features. Otherwise the ranked candidates ``order[h][:kk]`` (k = all: one per class of
+    equivalent features), the splits competing against ``split_ub`` (below ``ub`` when
+    min_improvement makes the leaf compete) and the floor ``max(3 nu, lbk)`` of any split tree.
+    Values are ``error * M + nu * nodes``, a split costs ``nu``."""
     M = s.M
     nu = s.nu
     nnz, nrows, total, leaf_err, npos = node_summary(s.data, rows, s.scr.tot[h], s.scr.nzw[h])
     leaf_obj = leaf_err * M + nu
     s.scr.feat[h] = -1
     if h == 0 or npos <= 1:
-        return leaf_obj
+        return True, leaf_obj, closed_node()
     timed_out = s.stats[S_TIMED_OUT] != 0
     hv = row_hash(rows, h)
     hit, val, lbk = cache_lookup(s.cache, rows, h, hv, ub, timed_out, s.scr.feat, h)
     if hit:
-        return val
+        return True, val, closed_node()
     check_time(s.stats, s.clock)
     timed_out = s.stats[S_TIMED_OUT] != 0
     # similarity lower bound (k = all, unweighted, Figure-1 leaves only)
-    sim = s.k <= 0 and not s.data.weighted and s.min_imp < 0.0 and not timed_out
+    sim = s.sim and not timed_out
     if sim:
         lbk = similarity_bound(rows, h, lbk, M, 3.0 * nu, s.scr.sim_rows, s.scr.sim_val)
         if lbk >= ub:
             cache_put(s.cache, rows, h, hv, lbk, -1, LOWER)
-            return lbk
+            return True, lbk, closed_node()
     nvalid = _score(s, rows, h, nnz, nrows)
     if nvalid == 0:
-        return leaf_obj
+        return True, leaf_obj, closed_node()
     if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
             and s.scr.pair.shape[1] == s.data.F.shape[1]:
         # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
         # exact value bounds its parents and similar sets better than "no tree below ub"
         best, best_f = _depth2(s, rows, h, nnz, total)
-        return _finish(s, rows, h, hv, NodeBounds(ub, lbk, ub, leaf_obj), best, best_f, sim)
+        return True, _finish(s, rows, h, hv, NodeBounds(ub, lbk, ub, leaf_obj), best, best_f,
+                             sim), closed_node()
     if h == 1 and not timed_out and (s.k <= 0 or s.k >= nvalid):
-        return _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj)
+        return True, _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj), closed_node()
     ncand = _rank(s, h, total)
     if ncand == 0:
-        return leaf_obj
+        return True, leaf_obj, closed_node()
     if s.k <= 0 and h >= 2 and not timed_out:
         # k = all: one feature per class of equal/complementary columns on this node
         ncand = drop_equivalent(rows, s.scr.nzw[h], nnz, s.data.F, s.scr.order[h], ncand,
@@ -521,80 +517,54 @@ def solve(s, rows, h, ub):
         thr = (leaf_err - s.min_imp) * M
         if thr < split_ub:
             split_ub = thr
-    best = split_ub
-    best_f = -1
     # absolute lower bound of any split tree here: error 0, 3 nodes (or cached bound)
     floor = 3.0 * nu
     if lbk > floor:
         floor = lbk
     if h == 1:
-        best, best_f = _branch_leaves(s, h, kk, total, best, floor)
-    else:
-        r0 = s.scr.child[h, 0]
-        r1 = s.scr.child[h, 1]
-        order = s.scr.order[h]
-        lbmin = INF  # smallest lower bound over the root features of their best tree
-        stopped = False  # left the loop early (then lbmin misses some features)
-        for t in range(kk):
-            j = order[t]
-            lb0, lb1, imp0, imp1 = _child_bounds(s, h, j, total)
-            if lb0 + lb1 + nu >= best:
-                lbmin = min(lbmin, lb0 + lb1 + nu)
-                continue
-            split_rows(rows, s.data.F, j, r0, r1)
-            if not timed_out:
-                if imp0:
-                    lb0 = _child_lb(s, r0, h - 1, lb0, sim)
-                if imp1:
-                    lb1 = _child_lb(s, r1, h - 1, lb1, sim)
-                if lb0 + lb1 + nu >= best:
-                    lbmin = min(lbmin, lb0 + lb1 + nu)
-                    continue
-            # the child more likely to fail goes first (same answer in either order)
-            sw = _second_first(s, h, j, total, lb0, lb1)
-            ra = r1 if sw else r0
-            rb = r0 if sw else r1
-            lbb = lb0 if sw else lb1
-            oa = solve(s, ra, h - 1, best - nu - lbb)
-            if oa < best - nu - lbb:
-                ob = solve(s, rb, h - 1, best - nu - oa)
-                lbmin = min(lbmin, oa + ob + nu)
-                if ob < best - nu - oa:
-                    best = oa + ob + nu
-                    best_f = j
-            else:
-                lbmin = min(lbmin, oa + lbb + nu)
-            if s.stats[S_TIMED_OUT] != 0:
-                if best_f >= 0 or timed_out:
-                    stopped = True
-                    break
-                timed_out = True
-            if best <= floor:
-                stopped = True
-                break
-        # a failed search (no tree below ub) learns more than "optimum >= ub": every tree here
-        # has some root feature, so it costs at least the smallest of the bounds met above
-        # (MurTree's lower-bound update after a failed subtree search)
-        if best_f < 0 and not stopped and not timed_out and kk == ncand and s.min_imp < 0.0 \
-                and lbmin > lbk:
-            lbk = lbmin
-    return _finish(s, rows, h, hv, NodeBounds(ub, lbk, split_ub, leaf_obj), best, best_f, sim)
+        best, best_f = _branch_leaves(s, h, kk, total, split_ub, floor)
+        return True, _finish(s, rows, h, hv, NodeBounds(ub, lbk, split_ub, leaf_obj), best,
+                             best_f, sim), closed_node()
+    return False, 0.0, Node(
+        np.int64(h), np.int64(h), np.int64(h), hv, ub, lbk, floor, split_ub, leaf_obj, total,
+        np.int64(kk), np.int64(ncand), timed_out, -1.0, nu, split_ub, np.int64(-1), False, sim,
+        False)
+
+
+@njit(cache=True, inline="always")
+def static_bounds(s, nd, j):
+    """The children's bounds before the split (`_child_bounds`); never exact."""
+    lb0, lb1, _, _ = _child_bounds(s, nd.h, j, nd.total)
+    return lb0, lb1, False, False
+
+
+@njit(cache=True, inline="always")
+def refine_bounds(s, nd, j, r0, r1, lb0, lb1):
+    """The impure children's bounds raised by the cache and (k = all) similar support."""
+    _, _, imp0, imp1 = _child_bounds(s, nd.h, j, nd.total)
+    if imp0:
+        lb0 = _child_lb(s, r0, nd.h - 1, lb0, nd.sim)
+    if imp1:
+        lb1 = _child_lb(s, r1, nd.h - 1, lb1, nd.sim)
+    return lb0, lb1, False, False, -1.0, -1.0
+
+
+@njit(cache=True, inline="always")
+def end(s, rows, nd, best, best_f, lbmin, stopped, timed_out):
+    """Close a node (the engine's step 3): a failed search (no tree below ub) learns more than
+    "optimum >= ub": every tree here has some root feature, so it costs at least the smallest
+    of the bounds met over them (MurTree's lower-bound update), when every candidate was
+    searched, before the deadline, without min_improvement; then `_finish`."""
+    lbk = nd.lbk
+    if best_f < 0 and not stopped and not timed_out and nd.kk == nd.ncand \
+            and s.min_imp < 0.0 and lbmin > lbk:
+        lbk = lbmin
+    return _finish(s, rows, nd.h, nd.hv, NodeBounds(nd.ub, lbk, nd.split_ub, nd.leaf), best,
+                   best_f, nd.sim)
 
 
 @njit(cache=True)
-def _read_back(s, root, H):
-    """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
-    hit in the normal case)."""
-    t = new_readback(root, H, s.data)
-    h = next_node(t)
-    while h >= 0:
-        solve(s, t.cur, h, INF)
-        h = emit(t, s.scr.feat[h], s.data)
-    return tree_arrays(t)
-
-
-@njit(cache=True)
-def _big_m(H):
+def big_m(H):
     """The smallest power of two above 2^(H+1), more than the nodes of any depth-H tree:
     objectives ``error * M + nu * nodes`` then order by error first, nodes second."""
     M = 1.0
@@ -611,47 +581,3 @@ def topk_problem(data, depth, k=0, crit=ENTROPY, msl=1, min_imp=-1.0, max_entrie
     (<= 0: none)."""
     return TopkProblem(data, int(depth), int(k), int(crit), int(msl), float(min_imp),
                        int(max_entries), float(deadline), bool(smaller_trees))
-
-
-@njit(cache=True)
-def make_state(p):
-    """The solver's record for the problem ``p``: per-level scratch, an empty capped cache, the
-    clock. Pairwise counts for the depth-2 solver (k = all, unweighted), at most 256 MB."""
-    D = p.data
-    W = D.F.shape[0]
-    d = D.F.shape[1]
-    nc = D.C.shape[0]
-    H = p.depth
-    pairs = p.k <= 0 and not D.weighted and H >= 2 and p.min_imp < 0.0 and nc * d * d <= 2**25
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    clock = np.zeros(1)
-    clock[0] = p.deadline
-    return TopkState(
-        D, new_scratch(H + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
-        clock, p.k, p.crit, p.msl, p.min_imp, _big_m(H), 1.0 if p.smaller_trees else 0.0,
-    )
-
-
-@njit(cache=True)
-def fit_topk(p):
-    """Run the search of the problem ``p`` (`topk_problem`) from the root and read the tree
-    back. Returns (objective, M, feature, left, right, value, stats), the tree in pre-order."""
-    s = make_state(p)
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    obj = solve(s, root, p.depth, INF)
-    feat, left, right, value = _read_back(s, root, p.depth)
-    return obj, s.M, feat, left, right, value, s.stats
-
-
-@njit(cache=True)
-def solve_queries(p, sets, hs, ubs):
-    """Answer the queries ``solve(sets[q], hs[q], ubs[q])`` in order on one shared search state
-    of the problem ``p`` (k = all, no min_improvement: cache, similarity memory, derivation
-    buffers): the contract of `solve` made testable (a value below ``ub`` is the exact optimum,
-    any other value a lower bound of it), with the bounds that earlier queries left in the
-    cache. Returns (values, M)."""
-    s = make_state(p)
-    out = np.empty(ubs.shape[0])
-    for q in range(ubs.shape[0]):
-        out[q] = solve(s, sets[q], hs[q], ubs[q])
-    return out, s.M

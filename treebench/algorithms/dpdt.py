@@ -42,7 +42,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _dpdt_kernels as K
-from treebench.algorithms import _dpdt_layer as LAYER
+from treebench.algorithms import _dpdt_layer_fit as LAYER
 from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase

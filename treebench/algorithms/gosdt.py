@@ -34,6 +34,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms import _gosdt_kernels as G
+from treebench.algorithms._search_engine import fit_gosdt
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
@@ -245,7 +246,7 @@ class GOSDTClassifier(TreeClassifierBase):
         max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
-        obj, lb, feat, left, right, value, stats = G.fit_gosdt(G.gosdt_problem(
+        obj, lb, feat, left, right, value, stats = fit_gosdt(G.gosdt_problem(
             data, H, lam_count, limited, max_entries,
             -1.0 if deadline is None else float(deadline), ref_wrong, groups))
         search_s = time.perf_counter() - t0
@@ -312,10 +313,10 @@ def warmup() -> float:
     for sw in (None, weights[1]):
         data = bitset_data(X, y, 3, sw)
         for limited in (False, True):
-            G.fit_gosdt(G.gosdt_problem(data, 3 if limited else 5, 0.4, limited, 1000,
+            fit_gosdt(G.gosdt_problem(data, 3 if limited else 5, 0.4, limited, 1000,
                                         ref_wrong=None if sw is None else pack_rows(y == 0),
                                         groups=groups))
-    G.fit_gosdt(G.gosdt_problem(bitset_data(X, y, 3), 2, 0.4, True, 1000,
+    fit_gosdt(G.gosdt_problem(bitset_data(X, y, 3), 2, 0.4, True, 1000,
                                 time.perf_counter() + 100.0, groups=groups))
     now_seconds()
     _WARM = True

@@ -32,6 +32,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms import _topk_kernels as K
+from treebench.algorithms._search_engine import fit_topk
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
@@ -159,7 +160,7 @@ class TopKClassifier(TreeClassifierBase):
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
         deadline = -1.0 if self.time_limit is None else t0 + float(self.time_limit)
-        obj, M, feat, left, right, value, stats = K.fit_topk(K.topk_problem(
+        obj, M, feat, left, right, value, stats = fit_topk(K.topk_problem(
             data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
             max_entries, deadline, self.tie_break == "smaller"))
         search_s = time.perf_counter() - t0
@@ -203,8 +204,8 @@ def warmup() -> float:
     for sw in (None, weights[1]):
         data = bitset_data(X, y, 3, sw)
         for crit in range(4):
-            K.fit_topk(K.topk_problem(data, 2, 2, crit))
-    K.fit_topk(K.topk_problem(bitset_data(X, y, 3), 2, 0, min_imp=0.0, max_entries=1000,
+            fit_topk(K.topk_problem(data, 2, 2, crit))
+    fit_topk(K.topk_problem(bitset_data(X, y, 3), 2, 0, min_imp=0.0, max_entries=1000,
                               deadline=time.perf_counter() + 100.0, smaller_trees=False))
     K.now_seconds()  # the first object-mode entry costs ~40 ms: pay it here
     _WARM = True

@@ -7,7 +7,12 @@ one of those changes and the kernel's own file does not, numba loads machine cod
 old layout: wrong numbers or a crash. A fresh install is never affected (every file is new), a
 working checkout after ``git pull`` is.
 
-`drop_stale_kernels` keeps one stamp, a hash of this package's sources, beside numba's cache files
+The same holds inside `treebench.algorithms`: the search engine (`_search_engine`) is compiled
+together with the objective modules it dispatches to (`_topk_kernels`, `_gosdt_kernels`,
+`_dpdt_layer`), and `_gosdt_kernels` with `_gosdt_depth2`. So the stamp covers the search layer
+and the private kernel modules of `treebench.algorithms` (``_*.py``).
+
+`drop_stale_kernels` keeps one stamp, a hash of these sources, beside numba's cache files
 and deletes treebench's cached kernels when the stamp no longer matches, so they are compiled
 again. It runs once per process when `treebench.search` is imported (about a millisecond). With
 ``NUMBA_CACHE_DIR`` set the cache lives elsewhere, under the user's control, and is left alone.
@@ -25,17 +30,20 @@ STAMP_NAME = "treebench-search.stamp"
 
 
 def source_stamp(package: Path) -> str:
-    """Hash of the search layer's sources (names and bytes, in name order)."""
+    """Hash of the search layer's sources and of the algorithms' private kernel modules (names
+    and bytes, in name order)."""
     digest = hashlib.sha1()
-    for path in sorted((package / "search").glob("*.py")):
-        digest.update(path.name.encode())
+    paths = [*sorted((package / "search").glob("*.py")),
+             *sorted((package / "algorithms").glob("_*.py"))]
+    for path in paths:
+        digest.update(f"{path.parent.name}/{path.name}".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
 def drop_stale_kernels(package: Path | None = None) -> int:
-    """Delete numba's cached kernels of `package` when the search layer changed since they were
-    written; returns how many cache files were deleted (0 when the stamp matched)."""
+    """Delete numba's cached kernels of `package` when the search layer or a kernel module
+    changed since they were written; returns how many cache files were deleted (0 when the stamp matched)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return 0
     package = Path(__file__).resolve().parent.parent if package is None else package

@@ -21,8 +21,9 @@ from numba import njit
 from treebench.search.bitset import pack_classes, pack_columns
 
 # stats slots (int64)
-S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES = range(8)
-N_STATS = 8
+S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES, S_HITS = \
+    range(9)
+N_STATS = 9
 
 Data = namedtuple("Data", ["F", "C", "Xd", "y", "sw", "weighted", "n_rows"])
 
@@ -115,3 +116,26 @@ def new_scratch(L, W, d, nc, with_pairs):
         np.zeros(d, dtype=np.int64),
         np.zeros(W, dtype=np.int64),
     )
+
+
+#: what opening a node found, for the engine's candidate loop and for closing the node
+#: (`treebench.algorithms._search_engine`): its level ``h`` (the depth budget searched; the
+#: GOSDT solver may lower it from ``lev0``), cache key and hash, the caller's bound ``ub``, the
+#: node's lower bound ``lbk`` and floor (no tree here is below it), the bound its splits must
+#: beat (``split_ub``), the leaf's value, the node's total weight, the candidates
+#: (``order[h][:kk]``, ``ncand`` before a k-best cut), the deadline state, the base bound ``b``
+#: (GOSDT), the split cost, the best tree so far (value, root feature, found below ``ub``), the
+#: similar-support switch and whether a failed search may raise the node's bound (``complete``)
+Node = namedtuple(
+    "Node",
+    ["h", "lev0", "key", "hv", "ub", "lbk", "floor", "split_ub", "leaf", "total", "kk",
+     "ncand", "timed_out", "b", "cost", "best", "best_f", "found", "sim", "complete"],
+)
+
+
+@njit(cache=True)
+def closed_node():
+    """The `Node` a node-opening step returns with its answer (the fields are not read)."""
+    return Node(np.int64(0), np.int64(0), np.int64(0), np.uint64(0), 0.0, 0.0, 0.0, 0.0, 0.0,
+                0.0, np.int64(0), np.int64(0), False, -1.0, 0.0, 0.0, np.int64(-1), False, False,
+                False)

@@ -1,0 +1,411 @@
+"""One branch-and-bound engine for the optimal searches on 0/1 features.
+
+Top-k (Blanc et al., NeurIPS 2023, Figure 1; every k, min_improvement), the GOSDT solver (Lin et
+al., ICML 2020; McTavish et al., AAAI 2022, eq. 5, with or without a lower-bound guess, with or
+without a depth budget) and DPDT's exhaustive generator (Kohler, Akrour & Preux, KDD 2025,
+Algorithm 1) run one driver, `solve`, on one state record (`EngineState`), one cache
+(`treebench.search.cache`), one read-back (`treebench.search.readback`) and one clock.
+
+The driver. ``solve(s, rows, h, ub, b)`` returns a value ``< ub`` that is the optimum of the
+row set ``rows`` with depth budget ``h`` (its root feature in ``s.scr.feat[h]``, -1 for a leaf),
+or a lower bound of that optimum that is ``>= ub``. It is the same recursion for every
+objective:
+
+1. open the node (``begin``): class totals, the leaf and the terminal rules, the cache, the
+   clock, the node's lower bounds (``floor``), the exact depth-1 and depth-2 solvers, and the
+   candidate features in the order the objective's tie rule searches them (``order[h][:kk]``);
+2. for each candidate ``j``: the children's static lower bounds; the rows split; their
+   refined bounds (cache, similar support, base bounds); a candidate proven no better than
+   ``bound = min(best, ub)`` is skipped; otherwise the two children are searched, the first
+   under ``bound - cost - lb(second)``, the second under ``bound - cost - value(first)``; the
+   split is kept when better than the best so far (the rule of each objective below); the
+   search stops when the best tree reaches the floor, or by the deadline rule;
+3. close the node (``end``): the failed-search bound (MurTree's: a search that found nothing
+   below ``ub`` proved the smallest bound met over the root features), the cache entry
+   (EXACT, LOWER, or ANYTIME after the deadline) and the similar-support memory.
+
+The objective plug-in. Everything that depends on the objective sits in the learner's kernel
+module (`_topk_kernels`, `_gosdt_kernels`, `_dpdt_layer`), chosen by ``s.kind``:
+
+============  ==============================  ===============  ================================
+kind          value of a tree                 split cost       kept when
+============  ==============================  ===============  ================================
+``TOPK``      ``error * M + nu * nodes``      ``nu``           below the children's bounds
+``GOSDT``     ``error + lam * leaves``        ``0``            below the children's bounds
+``LAYER``     ``error + alpha * path mass``   ``alpha * |S|``  ``(cost + left) + right < best``
+============  ==============================  ===============  ================================
+
+Top-k and the GOSDT solver add two children's values as ``(first + second) + cost`` and decide on
+the children's bounds: the second child searched under ``best - cost - first`` returns a value
+below it exactly when the split is better. DPDT keeps its dynamic programme's float expression
+``(alpha * |S| + left) + right`` and its first-argmin rule: a child's bound carries a margin
+(`_dpdt_layer.margin`), and a child that fails by less than the margin is searched again without
+a bound, so that every decision is taken on the programme's own floats. Under a GOSDT lower-bound
+guess the children are searched without bounds (McTavish et al. §4.3: a subproblem's value
+depends on its rows and budget only) and a split is kept when the sum is below the best.
+
+After the deadline (`treebench.search.clock`) each objective keeps its anytime rule: Top-k and
+the GOSDT solver go on greedily (one feature per new node) until a tree is found, DPDT's new
+states become leaves and an open state stops after the candidate it is on.
+
+Speed. A call between compiled functions that passes the state record takes a reference to each
+of its arrays (about forty) on entry and drops it on exit (numba's reference counting, atomic
+operations). Measured on Top-k, anneal, depth 4 (`docs/search-speed.md`, "One search engine"):
+six more arrays in the record cost 4% of the fit, and the driver with its per-node and
+per-candidate steps as calls was 19% slower than the three separate recursions. Those steps are
+therefore inlined into the driver (numba's ``inline="always"``), the objective-specific arrays
+are packed (``masks``, ``groups``) and the cache hits kept in the statistics vector.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from treebench.algorithms import _dpdt_layer as DL
+from treebench.algorithms import _gosdt_kernels as GK
+from treebench.algorithms import _topk_kernels as TK
+from treebench.search.bitset import split_rows
+from treebench.search.cache import new_cache
+from treebench.search.criteria import INF
+from treebench.search.readback import emit, new_readback, next_node, tree_arrays
+from treebench.search.state import N_STATS, S_HITS, S_TIMED_OUT, full_set, new_scratch
+
+#: the objectives (``EngineState.kind``)
+TOPK, GOSDT, LAYER = 0, 1, 2
+
+#: the search's record: the data, per-level scratch, the cache, statistics and clock, and the
+#: objective's parameters (each kind reads its own; the others hold placeholders of the same
+#: types, so that the driver is compiled once for every objective)
+EngineState = namedtuple(
+    "EngineState",
+    [
+        "data", "scr", "cache", "stats", "clock",
+        "kind",  # TOPK, GOSDT or LAYER
+        # Top-k
+        "k",  # candidates per node (0: all)
+        "crit",  # split criterion code (`treebench.search.criteria`)
+        "msl",  # min_samples_leaf (Top-k and DPDT)
+        "min_imp",  # min_improvement (< 0: none)
+        "M",  # error weight of the objective error * M + nodes
+        "nu",  # 1.0 when ties go to fewer nodes, else 0.0
+        # GOSDT
+        "lam",  # per-leaf penalty in count units (λ · total weight)
+        "limited",  # depth budget given (memo key includes the budget)
+        "use_ref",  # base bound = reference errors (lower-bound guess) instead of eq. points
+        # (2, W) uint64 row sets: [0] the rows the reference misclassifies, [1] the rows whose
+        # feature vector is shared with a row of another label
+        "masks",
+        # (2, n) int64: [0] the equivalence group of each row (of masks[1]), [1] scratch: the
+        # groups one call touched
+        "groups",
+        "grp_cnt",  # (G, nc) float scratch, zero between calls
+        # DPDT
+        "alpha",  # price of one test per row
+        "pairs",  # budget-2 states from pair counts (else the recursion values them)
+        "sim_slack",  # absolute slack subtracted from the similar-support bound
+        # all
+        "sim",  # similar-support bound allowed (unweighted data; kind-specific conditions)
+    ],
+)
+
+
+@njit(cache=True, inline="always")
+def _begin(s, rows, h, ub, b):
+    if s.kind == TOPK:
+        return TK.begin(s, rows, h, ub)
+    if s.kind == GOSDT:
+        return GK.begin(s, rows, h, ub, b)
+    return DL.begin(s, rows, h, ub)
+
+
+@njit(cache=True, inline="always")
+def _static(s, nd, j):
+    """The children's bounds before the rows are split: (lb0, lb1, exact0, exact1)."""
+    if s.kind == TOPK:
+        return TK.static_bounds(s, nd, j)
+    if s.kind == GOSDT:
+        return GK.static_bounds(s, nd, j)
+    return DL.static_bounds(s, nd, j)
+
+
+@njit(cache=True, inline="always")
+def _refine(s, nd, j, r0, r1, lb0, lb1):
+    """The children's bounds on their rows: (lb0, lb1, exact0, exact1, base0, base1)."""
+    if s.kind == TOPK:
+        return TK.refine_bounds(s, nd, j, r0, r1, lb0, lb1)
+    if s.kind == GOSDT:
+        return GK.refine_bounds(s, nd, j, r0, r1, lb0, lb1)
+    return DL.refine_bounds(s, nd, j, r0, r1)
+
+
+@njit(cache=True, inline="always")
+def _end(s, rows, nd, best, best_f, found, lbmin, early, saw, timed_out):
+    if s.kind == TOPK:
+        return TK.end(s, rows, nd, best, best_f, lbmin, early or saw, timed_out)
+    if s.kind == GOSDT:
+        return GK.end(s, rows, nd, best, best_f, found, lbmin, early or saw)
+    return DL.end(s, rows, nd, best, best_f, lbmin, saw)
+
+
+@njit(cache=True, inline="always")
+def _combine(s, cost, first, second):
+    """A split's value from its children's (the first searched, then the other), in the
+    objective's float expression."""
+    if s.kind == LAYER:
+        return (cost + first) + second
+    return (first + second) + cost
+
+
+@njit(cache=True, inline="always")
+def _margin(s, bound):
+    return DL.margin(bound) if s.kind == LAYER else 0.0
+
+
+@njit(cache=True)
+def solve(s, rows, h, ub, b):
+    """The optimum of ``rows`` with depth budget ``h`` when it is below ``ub`` (root feature in
+    ``s.scr.feat[h]``), else a lower bound of it that is ``>= ub``; ``b`` is the node's base
+    bound when the caller knows it (the GOSDT solver; else < 0)."""
+    done, v, nd = _begin(s, rows, h, ub, b)
+    if done:
+        return v
+    h = nd.h
+    hc = h - 1
+    r0 = s.scr.child[h, 0]
+    r1 = s.scr.child[h, 1]
+    order = s.scr.order[h]
+    cost = nd.cost
+    exact_floats = s.kind == LAYER  # near-ties re-searched, splits kept on their floats
+    best = nd.best
+    best_f = nd.best_f
+    found = nd.found
+    timed_out = nd.timed_out
+    lbmin = INF  # smallest proven value over the candidates not kept
+    early = False  # the best tree reached the node's floor
+    saw = False  # the deadline passed while the candidates were searched
+    for t in range(nd.kk):
+        j = order[t]
+        bound = best if best < nd.ub else nd.ub
+        lb0, lb1, x0, x1 = _static(s, nd, j)
+        if not exact_floats:
+            c = _combine(s, cost, lb0, lb1)
+            if c >= bound:
+                lbmin = min(lbmin, c)
+                continue
+        b0 = -1.0
+        b1 = -1.0
+        if not (x0 and x1):
+            split_rows(rows, s.data.F, j, r0, r1)
+            if not timed_out:
+                lb0, lb1, x0, x1, b0, b1 = _refine(s, nd, j, r0, r1, lb0, lb1)
+                c = _combine(s, cost, lb0, lb1)
+                if c >= bound:
+                    lbmin = min(lbmin, c)
+                    continue
+        # the order of the two searches (Top-k: the child more likely to fail first)
+        sw = s.kind == TOPK and TK.second_first(s, h, j, nd.total, lb0, lb1)
+        ra = r1 if sw else r0
+        rb = r0 if sw else r1
+        va = lb1 if sw else lb0
+        vb = lb0 if sw else lb1
+        xa = x1 if sw else x0
+        xb = x0 if sw else x1
+        ba = b1 if sw else b0
+        bb = b0 if sw else b1
+        unbounded = s.use_ref and not timed_out  # GOSDT under a guess: children on their own
+        halt = False
+        kept = True
+        for side in range(2):
+            if xa if side == 0 else xb:
+                continue
+            other = vb if side == 0 else va
+            ubc = INF if unbounded else (bound - cost - other) + _margin(s, bound)
+            v = solve(s, ra if side == 0 else rb, hc, ubc, ba if side == 0 else bb)
+            if exact_floats and s.stats[S_TIMED_OUT] != 0 and v >= ubc:
+                halt = True  # DPDT: no value below the bound by the deadline
+                break
+            if v >= ubc:
+                c = _combine(s, cost, v, other) if side == 0 else _combine(s, cost, va, v)
+                if not exact_floats or c >= bound:
+                    lbmin = min(lbmin, c)
+                    kept = False
+                    break
+                v = solve(s, ra if side == 0 else rb, hc, INF, ba if side == 0 else bb)
+            if side == 0:
+                va = v
+            else:
+                vb = v
+        if halt:
+            saw = True
+            break
+        if kept:
+            c = _combine(s, cost, va, vb)
+            lbmin = min(lbmin, c)
+            if (not exact_floats and not unbounded) or c < best:
+                best = c
+                best_f = j
+                found = True
+        if s.stats[S_TIMED_OUT] != 0:
+            saw = True
+            if exact_floats or timed_out or found:
+                break
+            timed_out = True
+        if best <= nd.floor:
+            early = True
+            break
+    return _end(s, rows, nd, best, best_f, found, lbmin, early, saw, timed_out)
+
+
+@njit(cache=True)
+def read_back(s, root, H):
+    """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
+    hit in the normal case)."""
+    t = new_readback(root, H, s.data)
+    h = next_node(t)
+    while h >= 0:
+        solve(s, t.cur, h, INF, -1.0)
+        h = emit(t, s.scr.feat[h], s.data)
+    return tree_arrays(t)
+
+
+@njit(cache=True)
+def solve_queries(s, sets, hs, ubs):
+    """Answer ``solve(sets[q], hs[q], ubs[q])`` in order on the one search state ``s``: the
+    contract of `solve` made testable (a value below ``ub`` is the exact optimum, any other
+    value a lower bound of it that is ``>= ub``) with the bounds earlier queries left in the
+    cache and the similar-support memory."""
+    out = np.empty(ubs.shape[0])
+    for q in range(ubs.shape[0]):
+        out[q] = solve(s, sets[q], hs[q], ubs[q], -1.0)
+    return out
+
+
+# ----------------------------------------------------------------------------- states
+@njit(cache=True)
+def topk_state(p):
+    """The search state of the Top-k problem ``p`` (`_topk_kernels.topk_problem`). Pairwise
+    counts for the depth-2 solver (k = all, unweighted), at most 256 MB."""
+    D = p.data
+    W, d = D.F.shape
+    nc = D.C.shape[0]
+    pairs = p.k <= 0 and not D.weighted and p.depth >= 2 and p.min_imp < 0.0 \
+        and nc * d * d <= 2**25
+    stats, clock = _stats_clock(p.deadline)
+    return EngineState(
+        D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
+        clock, TOPK, p.k, p.crit, p.msl, p.min_imp, TK.big_m(p.depth),
+        1.0 if p.smaller_trees else 0.0,
+        0.0, True, False, np.zeros((2, W), np.uint64), np.full((2, 1), -1, np.int64),
+        np.zeros((1, nc)), 0.0, False, 0.0,
+        p.k <= 0 and not D.weighted and p.min_imp < 0.0,
+    )
+
+
+@njit(cache=True)
+def gosdt_state(p):
+    """The search state of the GOSDT problem ``p`` (`_gosdt_kernels.gosdt_problem`): per-level
+    scratch for its depth (pair counts for the depth-2 shortcut: unweighted data, a depth
+    budget), the bound inputs."""
+    D = p.data
+    W, d = D.F.shape
+    nc = D.C.shape[0]
+    pairs = p.shortcut and p.limited and p.depth >= 2 and not D.weighted \
+        and nc * d * d <= 2**25
+    stats, clock = _stats_clock(p.deadline)
+    return EngineState(
+        D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
+        clock, GOSDT, 0, 0, 1, -1.0, 1.0, 0.0,
+        p.lam, p.limited, p.use_ref, _masks(p.ref_wrong, p.eq_rows), _groups(p.grp, D.n_rows),
+        np.zeros((max(p.n_groups, 1), nc)), 0.0, False, 0.0,
+        not D.weighted and not p.use_ref,  # similar support: not from guessed values
+    )
+
+
+@njit(cache=True)
+def layer_state(p):
+    """The search state of DPDT's layer problem ``p`` (`_dpdt_layer.layer_problem`)."""
+    D = p.data
+    W, d = D.F.shape
+    nc = D.C.shape[0]
+    pairs = p.pairs and p.depth >= 2
+    stats, clock = _stats_clock(p.deadline)
+    return EngineState(
+        D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
+        clock, LAYER, 0, 0, p.msl, -1.0, 1.0, 0.0,
+        0.0, True, False, np.zeros((2, W), np.uint64), np.full((2, 1), -1, np.int64),
+        np.zeros((1, nc)), p.alpha, pairs,
+        DL.SIM_SLACK * (1.0 + D.n_rows * (1.0 + p.alpha * p.depth)),
+        p.msl == 1,
+    )
+
+
+@njit(cache=True)
+def _masks(ref_wrong, eq_rows):
+    out = np.empty((2, ref_wrong.shape[0]), np.uint64)
+    out[0] = ref_wrong
+    out[1] = eq_rows
+    return out
+
+
+@njit(cache=True)
+def _groups(grp, n_rows):
+    out = np.zeros((2, max(n_rows, 1)), np.int64)
+    out[0, :grp.shape[0]] = grp
+    return out
+
+
+@njit(cache=True)
+def _stats_clock(deadline):
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    clock = np.zeros(1)
+    clock[0] = deadline
+    return stats, clock
+
+
+# ----------------------------------------------------------------------------- fits
+@njit(cache=True)
+def fit_topk(p):
+    """Run the Top-k search of the problem ``p`` from the root and read the tree back.
+    Returns (objective, M, feature, left, right, value, stats), the tree in pre-order."""
+    s = topk_state(p)
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
+    obj = solve(s, root, p.depth, INF, -1.0)
+    feat, left, right, value = read_back(s, root, p.depth)
+    return obj, s.M, feat, left, right, value, s.stats
+
+
+@njit(cache=True)
+def fit_gosdt(p):
+    """Search the GOSDT problem ``p`` from the root and read the tree back. Returns
+    (objective, lower bound, feature, left, right, value, stats), counts in weight units, the
+    tree in pre-order."""
+    s = gosdt_state(p)
+    H = p.depth
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
+    obj = solve(s, root, H, INF, -1.0)
+    timed_out = s.stats[S_TIMED_OUT] != 0
+    feat, left, right, value = read_back(s, root, H)
+    lb = obj
+    if timed_out:
+        lb = GK.root_bound(s, root, H)
+    return obj, lb, feat, left, right, value, s.stats
+
+
+@njit(cache=True)
+def fit_layer_search(p):
+    """Search the whole training set of DPDT's layer problem ``p`` and read the tree back.
+    Returns (value of the root search, feature, left, right, class counts of the tree in
+    pre-order, stats, cache hits)."""
+    s = layer_state(p)
+    root = full_set(p.data.n_rows, p.data.F.shape[0])
+    v = solve(s, root, p.depth, INF, -1.0)
+    stats = s.stats.copy()  # before the read-back (its re-searches are not counted)
+    hits = s.stats[S_HITS]
+    feat, left, right, value = read_back(s, root, p.depth)
+    # the deadline may also pass while the tree is read back (a re-search of a state the
+    # capped cache did not keep): the fit then counts as timed out
+    stats[S_TIMED_OUT] = s.stats[S_TIMED_OUT]
+    return v, feat, left, right, value, stats, hits
