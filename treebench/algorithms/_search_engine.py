@@ -216,31 +216,35 @@ def solve(s, rows, h, ub, b):
         ba = b1 if sw else b0
         bb = b0 if sw else b1
         unbounded = s.use_ref and not timed_out  # GOSDT under a guess: children on their own
-        halt = False
         kept = True
-        for side in range(2):
-            if xa if side == 0 else xb:
-                continue
-            other = vb if side == 0 else va
-            ubc = INF if unbounded else (bound - cost - other) + _margin(s, bound)
-            v = solve(s, ra if side == 0 else rb, hc, ubc, ba if side == 0 else bb)
+        if not xa:  # the first child, under the bound the second's lower bound leaves
+            ubc = INF if unbounded else (bound - cost - vb) + _margin(s, bound)
+            v = solve(s, ra, hc, ubc, ba)
             if exact_floats and s.stats[S_TIMED_OUT] != 0 and v >= ubc:
-                halt = True  # DPDT: no value below the bound by the deadline
+                saw = True  # DPDT: no value below the bound by the deadline
                 break
             if v >= ubc:
-                c = _combine(s, cost, v, other) if side == 0 else _combine(s, cost, va, v)
+                c = _combine(s, cost, v, vb)
                 if not exact_floats or c >= bound:
                     lbmin = min(lbmin, c)
                     kept = False
-                    break
-                v = solve(s, ra if side == 0 else rb, hc, INF, ba if side == 0 else bb)
-            if side == 0:
-                va = v
-            else:
-                vb = v
-        if halt:
-            saw = True
-            break
+                else:
+                    v = solve(s, ra, hc, INF, ba)  # a near-tie: the exact value decides
+            va = v
+        if kept and not xb:  # the second, under the bound the first's value leaves
+            ubc = INF if unbounded else (bound - cost - va) + _margin(s, bound)
+            v = solve(s, rb, hc, ubc, bb)
+            if exact_floats and s.stats[S_TIMED_OUT] != 0 and v >= ubc:
+                saw = True
+                break
+            if v >= ubc:
+                c = _combine(s, cost, va, v)
+                if not exact_floats or c >= bound:
+                    lbmin = min(lbmin, c)
+                    kept = False
+                else:
+                    v = solve(s, rb, hc, INF, bb)
+            vb = v
         if kept:
             c = _combine(s, cost, va, vb)
             lbmin = min(lbmin, c)

@@ -299,7 +299,7 @@ def _optimal_members(s, rows, h, nnz, n, ncand, vals, best):
     return opt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
     """The root feature the ranked search returns: the first in rank order (`_rank`) among the
     optimal features (`_optimal_members`), found from their scores alone when it is certain.
@@ -370,7 +370,7 @@ def _depth2(s, rows, h, nnz, total):
     return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _branch_leaves(s, h, kk, total, best, floor):
     """h = 1 (k < all or after the deadline): the k best features, children are leaves."""
     cnt1 = s.scr.cnt[h]
