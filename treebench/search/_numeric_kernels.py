@@ -93,12 +93,29 @@ NumState = namedtuple(
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
+        # records of the candidates' children (`memo_bounds`), one pool per level: a record is
+        # a split evaluated in a child (feature << 32 | rank of its left value) with its left
+        # and right cost or lower bound
+        # (few arrays: every array of the record widens every kernel call, which costs time)
+        "mkey",  # (L, MEMO_POOL) int64 feature << 32 | rank
+        "mval",  # (L, MEMO_POOL + 3, 2) float64 left / right cost (or lower bound); the last
+        #          three rows: the node's two sources of bounds (`memo_sources`), first record,
+        #          count, weight of the rows the source has and the node lacks
+        "mkid",  # (L, 2, 2, n + 1) int64 [l, s, 0, k]: the records of side s's child of
+        #          boundary k of the feature being searched at level l (first << 32 | count),
+        #          valid when [l, s, 1, k] equals the level's epoch; [l, 0, 0, n]: records in
+        #          use at level l (emptied when a node at l - 1 opens), [l, 0, 1, n]: the epoch
+        #          (new for every feature searched), [l, 1, 0, n]: 1 when the node at l keeps
+        #          records of its splits
     ],
 )
 
 # incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
 I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
 N_INC = 7
+
+#: the records of candidates' children kept per level (a pool that is full keeps no more)
+MEMO_POOL = 1 << 15
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
@@ -178,6 +195,9 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
+        np.zeros((L, MEMO_POOL), dtype=np.int64),
+        np.zeros((L, MEMO_POOL + 3, 2)),
+        np.zeros((L, 2, 2, n + 1), dtype=np.int64),
     )
 
 
@@ -255,7 +275,7 @@ def boundaries(st, lev, f):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
     right (1); class weights of the two sides into ``stot``. When the sides were last set on
@@ -285,7 +305,7 @@ def set_side(st, lev, f, pos):
     st.stot[:] = sl
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def start_sides(st, lb0, lb1, allow):
     """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
     of the two sides' costs (a side whose best reaches its bound is done); ``allow``: the
@@ -306,7 +326,7 @@ def start_sides(st, lb0, lb1, allow):
                                       st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
@@ -399,7 +419,7 @@ def _eval_boundary(cur, tot, sb, s, f, par, a, b):
     return skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
     ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs),
@@ -425,7 +445,7 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     return a, b, exact
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bound_from(st, t):
     """A lower bound of a cost known not to be below ``t`` (the next integer from ``t``
     when costs are integers)."""
@@ -464,7 +484,7 @@ def split_child(st, lev, want):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def allowed(st, lev, f, lo, ub, canon):
     """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
     node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
@@ -532,7 +552,7 @@ def last_at_most(bw, lo, hi, target):
     return a - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def shrink(st, lev, lo, hi, kl, kr, allow):
     """Narrow the interval [lo, hi] with the evaluated boundaries ``kl`` < lo and ``kr`` > hi
     (-1: none). Returns the new (lo, hi); lo > hi when nothing is left."""
@@ -557,7 +577,7 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
     return lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     """Queue the two halves of [lo, hi] around the evaluated ``mid``, without the boundaries
     whose cost ``mid`` already bounds above the half's allowance (``allow_l`` left of ``mid``,
@@ -580,7 +600,7 @@ def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     return qt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def side_bounds(st, lev, k, kl, kr):
     """Lower bounds of the two sides' costs at boundary ``k`` from the evaluated neighbours
     ``kl < k < kr`` (-1: none): a side costs at least the same side of a split that gives it
@@ -598,7 +618,7 @@ def side_bounds(st, lev, k, kl, kr):
     return max(lb0, 0.0), max(lb1, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def interval_reach(st, lev, k, lo, hi):
     """The weight between boundary ``k`` and the farther end of its interval [lo, hi]."""
     bw = st.bw[lev]
@@ -709,6 +729,8 @@ def start_feature(st, lev, f, phase):
         if k < 0:
             return 0
         st.prek[lev, f] = k
+        st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
+        st.prer[lev, 1, f] = 0.0
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
         return 1
     K = boundaries(st, lev, f)
@@ -765,14 +787,14 @@ def open_node(st, lev, h, ub, known, lb):
     return c, True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lb_tol(st):
     """How far above a lower bound of a node's cost a tree may be and still be optimal: none
     when costs may be fractional, below one when they are integers."""
     return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def hopeless(st, lev, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
     tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
@@ -785,6 +807,118 @@ def hopeless(st, lev, f, lo, ub, canon, known, lb):
     floor = 2.0 * st.par[P_PEN] + eps
     return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
+
+
+@njit(inline="always")
+def _src(st, lev):
+    """The node's sources of bounds: [c, j] for source j (0: first record, 1: count, 2:
+    weight of the rows the source has and the node lacks)."""
+    return st.mval[lev, st.mkey.shape[1]:]
+
+
+@njit(cache=True)
+def memo_sources(st, lev, s, k, kl, kr):
+    """Before child ``s`` of boundary ``k`` (evaluated neighbours ``kl < k < kr``, -1: none)
+    is solved at ``lev + 1``: its sources of bounds are the same side's children of the
+    neighbours, whose rows differ from its own by the rows between the two boundaries (a
+    subset of its rows: nothing lacking; a superset: lacking the rows between); it keeps
+    records of its own splits. Returns where they start."""
+    src = _src(st, lev + 1)
+    bw = st.bw[lev]
+    ep = st.mkid[lev, 0, 1, -1]
+    for j in range(2):
+        n = kl if j == 0 else kr
+        src[1, j] = 0.0
+        if n >= 0 and st.mkid[lev, s, 1, n] == ep:
+            kid = st.mkid[lev, s, 0, n]
+            src[0, j], src[1, j] = kid >> 32, kid & 0xFFFFFFFF
+            subset = (j == 0) == (s == 0)
+            src[2, j] = 0.0 if subset else abs(bw[k] - bw[n])
+    st.mkid[lev + 1, 1, 0, -1] = 1
+    return st.mkid[lev + 1, 0, 0, -1]
+
+
+@njit(cache=True)
+def memo_keep(st, lev, s, k, first):
+    """After child ``s`` of boundary ``k`` was solved: its records, for its neighbours, sorted
+    by key, each left value replaced by the largest of its feature's up to it and each right
+    value by the largest from it on (the bounds `memo_bounds` takes)."""
+    top = st.mkid[lev + 1, 0, 0, -1]
+    st.mkid[lev, s, 0, k] = (first << 32) | (top - first)
+    st.mkid[lev, s, 1, k] = st.mkid[lev, 0, 1, -1]
+    st.mkid[lev + 1, 1, 0, -1] = 0
+    if top - first < 2:
+        return
+    keys = st.mkey[lev + 1, first:top]
+    vals = st.mval[lev + 1, first:top]
+    o = np.argsort(keys)
+    ks, vs = keys[o], vals[o]
+    for i in range(1, ks.shape[0]):
+        if ks[i] >> 32 == ks[i - 1] >> 32:
+            vs[i, 0] = max(vs[i, 0], vs[i - 1, 0])
+    for i in range(ks.shape[0] - 2, -1, -1):
+        if ks[i] >> 32 == ks[i + 1] >> 32:
+            vs[i, 1] = max(vs[i, 1], vs[i + 1, 1])
+    keys[:] = ks
+    vals[:] = vs
+
+
+@njit(cache=True, inline="always")
+def memo_bounds(st, lev, f, k, lb0, lb1):
+    """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
+    of a split costs at least the same side of the same test in a source node minus the
+    weight of the rows the source has and this node lacks (a tree of the source's side,
+    applied to this side, misclassifies at most those rows more); a record at the left
+    value of rank ``r`` bounds the left side of boundary ``k`` (left value of rank ``a``)
+    when ``r <= a`` and the right side when ``r >= a`` (that side of the record has a
+    subset of this side's values)."""
+    src = _src(st, lev)
+    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+        return lb0, lb1
+    a = rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    lo_key, key = (f << 32), (f << 32) | a
+    keys = st.mkey[lev]
+    vals = st.mval[lev]
+    for j in range(2):
+        if src[1, j] == 0.0:
+            continue
+        first, gone = int(src[0, j]), src[2, j]
+        end = first + int(src[1, j])
+        i = last_at_most(keys, first, end - 1, key)  # records sorted by key (`memo_keep`)
+        if i >= first and keys[i] >= lo_key:
+            lb0 = max(lb0, vals[i, 0] - gone)
+        i = first_at_least(keys, first, end - 1, key)
+        if i < end and keys[i] < lo_key + (1 << 32):
+            lb1 = max(lb1, vals[i, 1] - gone)
+    return lb0, lb1
+
+
+@njit(cache=True, inline="always")
+def memo_excludes(st, lev, f, lo, hi, allow):
+    """Whether the sources' records bound every boundary of [lo, hi] above ``allow``: the
+    left side of a boundary there costs at least that of ``lo``'s bound, the right side at
+    least that of ``hi``'s."""
+    src = _src(st, lev)
+    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+        return False
+    l0, _ = memo_bounds(st, lev, f, lo, 0.0, 0.0)
+    _, r1 = memo_bounds(st, lev, f, hi, 0.0, 0.0)
+    return l0 + r1 > allow
+
+
+@njit(cache=True, inline="always")
+def memo_record(st, lev, f, k, a, b):
+    """Keep the left / right cost (or lower bound) ``a``, ``b`` of boundary ``k`` of feature
+    ``f``, for the children of the neighbouring candidates."""
+    if st.mkid[lev, 1, 0, -1] == 0:
+        return
+    i = st.mkid[lev, 0, 0, -1]
+    if i >= st.mkey.shape[1]:
+        return
+    st.mkey[lev, i] = (f << 32) | rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    st.mval[lev, i, 0] = a
+    st.mval[lev, i, 1] = b
+    st.mkid[lev, 0, 0, -1] = i + 1
 
 
 @njit(cache=True)
@@ -808,6 +942,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     c, searched = open_node(st, lev, h, ub, known, lb)
     if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
+    st.mkid[lev + 1, 0, 0, -1] = 0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     inc = st.inc[lev]
     rec = st.rec[lev]
@@ -826,6 +961,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
         if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
+        st.mkid[lev, 0, 1, -1] += 1
         qh, qt = 0, start_feature(st, lev, f, phase)
         while qh < qt:
             check_time(st.stats, st.clock)
@@ -837,10 +973,11 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
-            if lo > hi:
+            if lo > hi or memo_excludes(st, lev, f, lo, hi, allow):
                 continue
             k = (lo + hi) // 2
             lb0, lb1 = side_bounds(st, lev, k, kl, kr)
+            lb0, lb1 = memo_bounds(st, lev, f, k, lb0, lb1)
             if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
                 a, b, exact = lb0, lb1, False
             elif h == 2:
@@ -858,12 +995,15 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                     if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
+                    first_rec = memo_sources(st, lev, s, k, kl, kr)
                     v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only, lbv[s])
+                    memo_keep(st, lev, s, k, first_rec)
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
                 a, b, exact = val[0], val[1], ex[0] and ex[1]
             rec[0, k], rec[1, k] = a, b
+            memo_record(st, lev, f, k, a, b)
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
             if exact:
@@ -879,6 +1019,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
         # the chosen split's children, canonical this time (a child that would not come
         # back under its known cost, which only rounding could cause, stays as found)
         set_side(st, lev, int(inc[I_FEAT]), int(inc[I_POS]))
+        _src(st, lev + 1)[1, :] = 0.0
         for s in range(2):
             split_child(st, lev, s)
             ub_s = inc[I_LEFT + s] + eps
