@@ -331,7 +331,9 @@ def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
     of its consecutive rows of different values). The two sides share one code path, their
-    running state indexed by the side (no branch on a row's side)."""
+    running state indexed by the side (no branch on a row's side). The boundary's evaluation
+    is written out in the loop: a helper taking the arrays costs a reference count update
+    per array and call, as much as the evaluation."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     w = st.w
@@ -341,6 +343,7 @@ def scan_feature(st, lev, f):
     tot = st.stot
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
     cur[:] = 0.0
     skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
     active = 0
@@ -359,7 +362,35 @@ def scan_feature(st, lev, f):
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
         if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
-            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f])
+            # side s split between its previous row and this one: the largest and second
+            # largest class weight of each part, their classes, the side's weight and the
+            # weight still to the right
+            l1, l2, r1, r2, jl, jr, W, rest = -1.0, -1.0, -1.0, -1.0, -1, -1, 0.0, 0.0
+            for c in range(nc):
+                lc = cur[s * nc + c]
+                rc = tot[s * nc + c] - lc
+                W += tot[s * nc + c]
+                rest += rc
+                if lc > l1:
+                    l2, l1, jl = l1, lc, c
+                elif lc > l2:
+                    l2 = lc
+                if rc > r1:
+                    r2, r1, jr = r1, rc, c
+                elif rc > r2:
+                    r2 = rc
+            cost = W - l1 - r1 + 2.0 * pen
+            best = min(sb[s, B_COST], sb[s, B_CAP])
+            if cost < best - eps:  # strictly better: keep it
+                sb[s, B_COST], sb[s, B_FEAT] = cost, f
+                sb[s, B_THR] = midpoint(X[last[s], f], X[r, f])
+                if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
+                    sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
+                skip[s] = -1.0
+            else:
+                skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
+                if rest - r1 <= 0.0 or skip[s] >= rest:  # the rest is pure, or too light
+                    sb[s, B_HERE] = 1.0
             if sb[s, B_HERE] != 0.0:
                 active -= 1
                 if active == 0:
@@ -371,52 +402,16 @@ def scan_feature(st, lev, f):
 
 
 @njit(inline="always")
-def _eval_boundary(cur, tot, sb, s, f, par, a, b):
-    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
-    strictly better. Returns the weight
-    of rows that can pass before a better boundary is possible (negative: evaluate the next
-    one); marks the side done on this feature when no later boundary can be better, and done
-    for good when nothing can beat its best. Inlined: a call per boundary costs as much as
-    the boundary."""
-    eps, pen = par[P_EPS], par[P_PEN]
-    nc = cur.shape[0] // 2
-    # the largest and second largest class weight of each part, and their classes
-    l1, l2, r1, r2 = -1.0, -1.0, -1.0, -1.0
-    jl, jr = -1, -1
-    W = 0.0
-    rest = 0.0  # weight of the side still to the right
-    for c in range(nc):
-        lc = cur[s * nc + c]
-        rc = tot[s * nc + c] - lc
-        W += tot[s * nc + c]
-        rest += rc
-        if lc > l1:
-            l2, l1, jl = l1, lc, c
-        elif lc > l2:
-            l2 = lc
-        if rc > r1:
-            r2, r1, jr = r1, rc, c
-        elif rc > r2:
-            r2 = rc
-    cost = W - l1 - r1 + 2.0 * pen
-    best = min(sb[s, B_COST], sb[s, B_CAP])
-    if cost < best - eps:
-        sb[s, B_COST] = cost
-        sb[s, B_FEAT] = f
-        sb[s, B_THR] = midpoint(a, b)
-        if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
-            sb[s, B_DONE] = 1.0
-            sb[s, B_HERE] = 1.0
-        return -1.0
-    # A later boundary scores max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each
-    # class; with j = k that is at most the side's largest class total (never better than the
-    # best, which starts at the leaf), and with j != k at most L_j + R_k plus the weight moved.
-    # So no strict improvement until more than ``skip`` has moved.
-    cross = l1 + r1 if jl != jr else max(l1 + r2, l2 + r1)
-    skip = (W - best + 2.0 * pen) + eps - cross
-    if rest - r1 <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
-        sb[s, B_HERE] = 1.0
-    return skip
+def boundary_skip(W, best, pen, eps, l1, l2, r1, r2, apart):
+    """The weight of rows of a side that can move past a boundary that is not better than
+    ``best`` before a later boundary can be strictly better. A later boundary scores
+    max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each class; with j = k that is
+    at most the side's largest class total (never better than the best, which starts at the
+    leaf), and with j != k at most L_j + R_k plus the weight moved. (``l1``, ``l2``: the
+    largest and second largest class weights left, ``r1``, ``r2`` right; ``apart``: their
+    largest classes differ.)"""
+    cross = l1 + r1 if apart else max(l1 + r2, l2 + r1)
+    return (W - best + 2.0 * pen) + eps - cross
 
 
 @njit(cache=True, inline="always")
