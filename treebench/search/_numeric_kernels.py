@@ -275,7 +275,7 @@ def boundaries(st, lev, f):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
     right (1); class weights of the two sides into ``stot``. When the sides were last set on
@@ -305,7 +305,7 @@ def set_side(st, lev, f, pos):
     st.stot[:] = sl
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def start_sides(st, lb0, lb1, allow):
     """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
     of the two sides' costs (a side whose best reaches its bound is done); ``allow``: the
@@ -326,7 +326,7 @@ def start_sides(st, lb0, lb1, allow):
                                       st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
@@ -414,7 +414,7 @@ def boundary_skip(W, best, pen, eps, l1, l2, r1, r2, apart):
     return (W - best + 2.0 * pen) + eps - cross
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
     ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs),
@@ -440,7 +440,7 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     return a, b, exact
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def bound_from(st, t):
     """A lower bound of a cost known not to be below ``t`` (the next integer from ``t``
     when costs are integers)."""
@@ -479,7 +479,7 @@ def split_child(st, lev, want):
     return k
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def allowed(st, lev, f, lo, ub, canon):
     """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
     node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
@@ -547,7 +547,7 @@ def last_at_most(bw, lo, hi, target):
     return a - 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def shrink(st, lev, lo, hi, kl, kr, allow):
     """Narrow the interval [lo, hi] with the evaluated boundaries ``kl`` < lo and ``kr`` > hi
     (-1: none). Returns the new (lo, hi); lo > hi when nothing is left."""
@@ -572,7 +572,7 @@ def shrink(st, lev, lo, hi, kl, kr, allow):
     return lo, hi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     """Queue the two halves of [lo, hi] around the evaluated ``mid``, without the boundaries
     whose cost ``mid`` already bounds above the half's allowance (``allow_l`` left of ``mid``,
@@ -595,7 +595,7 @@ def push_halves(st, lev, qt, lo, hi, mid, kl, kr, allow_l, allow_r):
     return qt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def side_bounds(st, lev, k, kl, kr):
     """Lower bounds of the two sides' costs at boundary ``k`` from the evaluated neighbours
     ``kl < k < kr`` (-1: none): a side costs at least the same side of a split that gives it
@@ -613,7 +613,7 @@ def side_bounds(st, lev, k, kl, kr):
     return max(lb0, 0.0), max(lb1, 0.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def interval_reach(st, lev, k, lo, hi):
     """The weight between boundary ``k`` and the farther end of its interval [lo, hi]."""
     bw = st.bw[lev]
@@ -782,14 +782,14 @@ def open_node(st, lev, h, ub, known, lb):
     return c, True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def lb_tol(st):
     """How far above a lower bound of a node's cost a tree may be and still be optimal: none
     when costs may be fractional, below one when they are integers."""
     return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def hopeless(st, lev, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
     tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
@@ -858,7 +858,7 @@ def memo_keep(st, lev, s, k, first):
     vals[:] = vs
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def memo_bounds(st, lev, f, k, lb0, lb1):
     """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
     of a split costs at least the same side of the same test in a source node minus the
@@ -888,7 +888,7 @@ def memo_bounds(st, lev, f, k, lb0, lb1):
     return lb0, lb1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def memo_excludes(st, lev, f, lo, hi, allow):
     """Whether the sources' records bound every boundary of [lo, hi] above ``allow``: the
     left side of a boundary there costs at least that of ``lo``'s bound, the right side at
@@ -901,7 +901,7 @@ def memo_excludes(st, lev, f, lo, hi, allow):
     return l0 + r1 > allow
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def memo_record(st, lev, f, k, a, b):
     """Keep the left / right cost (or lower bound) ``a``, ``b`` of boundary ``k`` of feature
     ``f``, for the children of the neighbouring candidates."""
