@@ -29,7 +29,12 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree. A child is also given the lower bound of its cost
-  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search.
+  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search;
+* a candidate's child keeps records of its evaluated splits (feature, rank of the left value,
+  left / right cost or lower bound); the same side's child of a neighbouring candidate of the
+  same feature has a subset or a superset of its rows, and each of its splits is bounded by
+  those records less the weight of the rows the neighbour's child has and it lacks
+  (`memo_bounds`): a split or an interval of them that the bounds exclude is not evaluated.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
@@ -862,8 +867,8 @@ def memo_keep(st, lev, s, k, first):
 def memo_bounds(st, lev, f, k, lb0, lb1):
     """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
     of a split costs at least the same side of the same test in a source node minus the
-    weight of the rows the source has and this node lacks (a tree of the source's side,
-    applied to this side, misclassifies at most those rows more); a record at the left
+    weight of the rows the source has and this node lacks (the best tree of this side,
+    applied to the source's side, misclassifies at most those rows more); a record at the left
     value of rank ``r`` bounds the left side of boundary ``k`` (left value of rank ``a``)
     when ``r <= a`` and the right side when ``r >= a`` (that side of the record has a
     subset of this side's values)."""
