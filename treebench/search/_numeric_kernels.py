@@ -102,11 +102,11 @@ NumState = namedtuple(
         # a split evaluated in a child (feature << 32 | rank of its left value) with its left
         # and right cost or lower bound
         # (few arrays: every array of the record widens every kernel call, which costs time)
-        "mkey",  # (L, MEMO_POOL) int64 feature << 32 | rank
+        "mkey",  # (L, MEMO_POOL) int64 feature << 32 | rank (a pool of 1 below depth 3)
         "mval",  # (L, MEMO_POOL + 3, 2) float64 left / right cost (or lower bound); the last
         #          three rows: the node's two sources of bounds (`memo_sources`), first record,
         #          count, weight of the rows the source has and the node lacks
-        "mkid",  # (L, 2, 2, n + 1) int64 [l, s, 0, k]: the records of side s's child of
+        "mkid",  # (L, 2, 2, n + 1) int64 (n + 1 = 1 below depth 3) [l, s, 0, k]: the records of side s's child of
         #          boundary k of the feature being searched at level l (first << 32 | count),
         #          valid when [l, s, 1, k] equals the level's epoch; [l, 0, 0, n]: records in
         #          use at level l (emptied when a node at l - 1 opens), [l, 0, 1, n]: the epoch
@@ -176,6 +176,13 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     par = np.zeros(N_PAR)
     par[P_EPS], par[P_PEN], par[P_INT] = eps, pen, 1.0 if integer else 0.0
     par[P_UNIT] = 1.0 if np.all(w == 1.0) else 0.0
+    # the records of candidates' children are kept from depth 3 on (children searched with
+    # two tests left); written before they are read, so left uninitialised (a first fit
+    # would otherwise fault in and clear their pages)
+    deep = max_depth >= 3
+    pool = MEMO_POOL if deep else 1
+    mval = np.empty((L, pool + 3, 2))
+    mval[:, pool:, :] = 0.0
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -200,9 +207,9 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
-        np.zeros((L, MEMO_POOL), dtype=np.int64),
-        np.zeros((L, MEMO_POOL + 3, 2)),
-        np.zeros((L, 2, 2, n + 1), dtype=np.int64),
+        np.empty((L, pool), dtype=np.int64),
+        mval,
+        np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
     )
 
 
