@@ -106,12 +106,12 @@ NumState = namedtuple(
         "mval",  # (L, MEMO_POOL + 3, 2) float64 left / right cost (or lower bound); the last
         #          three rows: the node's two sources of bounds (`memo_sources`), first record,
         #          count, weight of the rows the source has and the node lacks
-        "mkid",  # (L, 2, 2, n + 1) int64 (n + 1 = 1 below depth 3) [l, s, 0, k]: the records of side s's child of
-        #          boundary k of the feature being searched at level l (first << 32 | count),
-        #          valid when [l, s, 1, k] equals the level's epoch; [l, 0, 0, n]: records in
-        #          use at level l (emptied when a node at l - 1 opens), [l, 0, 1, n]: the epoch
-        #          (new for every feature searched), [l, 1, 0, n]: 1 when the node at l keeps
-        #          records of its splits
+        "mkid",  # (L, 2, 2, n + 1) int64 (last axis of 1 below depth 3) [l, s, 0, k]: the
+        #          records of side s's child of boundary k of the feature being searched at
+        #          level l (first << 32 | count), valid when [l, s, 1, k] equals the level's
+        #          epoch; in the last column, [l, 0, 0]: records in use at level l (emptied
+        #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
+        #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
     ],
 )
 
