@@ -90,3 +90,16 @@ def test_depth4_children_stop_at_the_bound_from_their_neighbours():
     est = OptimalNumericClassifier(max_depth=4).fit(X, y)
     assert est.solve_info_["optimal"] and est.solve_info_["training_error"] == 2
     assert est.solve_info_["operations"] <= 46000
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name,depth,errors,most", [("bank", 3, 19, 1300), ("wilt", 3, 18, 2000),
+                                                    ("wilt", 4, 2, 33000)])
+def test_children_use_the_records_of_their_neighbours(name, depth, errors, most):
+    # a candidate's child bounds each of its splits by the same split in the same side's child
+    # of a neighbouring candidate, less the weight of the rows that child has and it lacks
+    # (without: bank depth 3 1,818 evaluations, wilt depth 3 2,282, wilt depth 4 44,538)
+    X, y = load_quantbnb(name)
+    sol = solve_numeric(X, np.unique(y, return_inverse=True)[1], None, 2, depth)
+    assert sol.optimal and sol.errors == errors
+    assert sol.splits_scored <= most

@@ -29,7 +29,12 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   full from the lowest cost found there;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree. A child is also given the lower bound of its cost
-  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search.
+  from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search;
+* a candidate's child keeps records of its evaluated splits (feature, rank of the left value,
+  left / right cost or lower bound); the same side's child of a neighbouring candidate of the
+  same feature has a subset or a superset of its rows, and each of its splits is bounded by
+  those records less the weight of the rows the neighbour's child has and it lacks
+  (`memo_bounds`): a split or an interval of them that the bounds exclude is not evaluated.
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
@@ -93,12 +98,29 @@ NumState = namedtuple(
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
+        # records of the candidates' children (`memo_bounds`), one pool per level: a record is
+        # a split evaluated in a child (feature << 32 | rank of its left value) with its left
+        # and right cost or lower bound
+        # (few arrays: every array of the record widens every kernel call, which costs time)
+        "mkey",  # (L, MEMO_POOL) int64 feature << 32 | rank (a pool of 1 below depth 3)
+        "mval",  # (L, MEMO_POOL + 3, 2) float64 left / right cost (or lower bound); the last
+        #          three rows: the node's two sources of bounds (`memo_sources`), first record,
+        #          count, weight of the rows the source has and the node lacks
+        "mkid",  # (L, 2, 2, n + 1) int64 (last axis of 1 below depth 3) [l, s, 0, k]: the
+        #          records of side s's child of boundary k of the feature being searched at
+        #          level l (first << 32 | count), valid when [l, s, 1, k] equals the level's
+        #          epoch; in the last column, [l, 0, 0]: records in use at level l (emptied
+        #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
+        #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
     ],
 )
 
 # incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
 I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
 N_INC = 7
+
+#: the records of candidates' children kept per level (a pool that is full keeps no more)
+MEMO_POOL = 1 << 15
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
@@ -154,6 +176,13 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     par = np.zeros(N_PAR)
     par[P_EPS], par[P_PEN], par[P_INT] = eps, pen, 1.0 if integer else 0.0
     par[P_UNIT] = 1.0 if np.all(w == 1.0) else 0.0
+    # the records of candidates' children are kept from depth 3 on (children searched with
+    # two tests left); written before they are read, so left uninitialised (a first fit
+    # would otherwise fault in and clear their pages)
+    deep = max_depth >= 3
+    pool = MEMO_POOL if deep else 1
+    mval = np.empty((L, pool + 3, 2))
+    mval[:, pool:, :] = 0.0
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -178,6 +207,9 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
+        np.empty((L, pool), dtype=np.int64),
+        mval,
+        np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
     )
 
 
@@ -311,7 +343,9 @@ def scan_feature(st, lev, f):
     """One pass over the node's rows in feature ``f``'s order: update both sides' best
     single test (each side's rows are a subsequence; a boundary of a side lies between two
     of its consecutive rows of different values). The two sides share one code path, their
-    running state indexed by the side (no branch on a row's side)."""
+    running state indexed by the side (no branch on a row's side). The boundary's evaluation
+    is written out in the loop: a helper taking the arrays costs a reference count update
+    per array and call, as much as the evaluation."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     w = st.w
@@ -321,6 +355,7 @@ def scan_feature(st, lev, f):
     tot = st.stot
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
+    eps, pen = st.par[P_EPS], st.par[P_PEN]
     cur[:] = 0.0
     skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
     active = 0
@@ -339,7 +374,35 @@ def scan_feature(st, lev, f):
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
         if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
-            skip[s] = _eval_boundary(cur, tot, sb, s, f, st.par, X[last[s], f], X[r, f])
+            # side s split between its previous row and this one: the largest and second
+            # largest class weight of each part, their classes, the side's weight and the
+            # weight still to the right
+            l1, l2, r1, r2, jl, jr, W, rest = -1.0, -1.0, -1.0, -1.0, -1, -1, 0.0, 0.0
+            for c in range(nc):
+                lc = cur[s * nc + c]
+                rc = tot[s * nc + c] - lc
+                W += tot[s * nc + c]
+                rest += rc
+                if lc > l1:
+                    l2, l1, jl = l1, lc, c
+                elif lc > l2:
+                    l2 = lc
+                if rc > r1:
+                    r2, r1, jr = r1, rc, c
+                elif rc > r2:
+                    r2 = rc
+            cost = W - l1 - r1 + 2.0 * pen
+            best = min(sb[s, B_COST], sb[s, B_CAP])
+            if cost < best - eps:  # strictly better: keep it
+                sb[s, B_COST], sb[s, B_FEAT] = cost, f
+                sb[s, B_THR] = midpoint(X[last[s], f], X[r, f])
+                if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
+                    sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
+                skip[s] = -1.0
+            else:
+                skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
+                if rest - r1 <= 0.0 or skip[s] >= rest:  # the rest is pure, or too light
+                    sb[s, B_HERE] = 1.0
             if sb[s, B_HERE] != 0.0:
                 active -= 1
                 if active == 0:
@@ -351,52 +414,16 @@ def scan_feature(st, lev, f):
 
 
 @njit(inline="always")
-def _eval_boundary(cur, tot, sb, s, f, par, a, b):
-    """Cost of side ``s`` split at the current boundary (values ``a`` | ``b``); keep it when
-    strictly better. Returns the weight
-    of rows that can pass before a better boundary is possible (negative: evaluate the next
-    one); marks the side done on this feature when no later boundary can be better, and done
-    for good when nothing can beat its best. Inlined: a call per boundary costs as much as
-    the boundary."""
-    eps, pen = par[P_EPS], par[P_PEN]
-    nc = cur.shape[0] // 2
-    # the largest and second largest class weight of each part, and their classes
-    l1, l2, r1, r2 = -1.0, -1.0, -1.0, -1.0
-    jl, jr = -1, -1
-    W = 0.0
-    rest = 0.0  # weight of the side still to the right
-    for c in range(nc):
-        lc = cur[s * nc + c]
-        rc = tot[s * nc + c] - lc
-        W += tot[s * nc + c]
-        rest += rc
-        if lc > l1:
-            l2, l1, jl = l1, lc, c
-        elif lc > l2:
-            l2 = lc
-        if rc > r1:
-            r2, r1, jr = r1, rc, c
-        elif rc > r2:
-            r2 = rc
-    cost = W - l1 - r1 + 2.0 * pen
-    best = min(sb[s, B_COST], sb[s, B_CAP])
-    if cost < best - eps:
-        sb[s, B_COST] = cost
-        sb[s, B_FEAT] = f
-        sb[s, B_THR] = midpoint(a, b)
-        if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
-            sb[s, B_DONE] = 1.0
-            sb[s, B_HERE] = 1.0
-        return -1.0
-    # A later boundary scores max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each
-    # class; with j = k that is at most the side's largest class total (never better than the
-    # best, which starts at the leaf), and with j != k at most L_j + R_k plus the weight moved.
-    # So no strict improvement until more than ``skip`` has moved.
-    cross = l1 + r1 if jl != jr else max(l1 + r2, l2 + r1)
-    skip = (W - best + 2.0 * pen) + eps - cross
-    if rest - r1 <= 0.0 or skip >= rest:  # the rest is pure, or too light to matter
-        sb[s, B_HERE] = 1.0
-    return skip
+def boundary_skip(W, best, pen, eps, l1, l2, r1, r2, apart):
+    """The weight of rows of a side that can move past a boundary that is not better than
+    ``best`` before a later boundary can be strictly better. A later boundary scores
+    max_j (L_j + a_j) + max_k (R_k - a_k) after moving a_c of each class; with j = k that is
+    at most the side's largest class total (never better than the best, which starts at the
+    leaf), and with j != k at most L_j + R_k plus the weight moved. (``l1``, ``l2``: the
+    largest and second largest class weights left, ``r1``, ``r2`` right; ``apart``: their
+    largest classes differ.)"""
+    cross = l1 + r1 if apart else max(l1 + r2, l2 + r1)
+    return (W - best + 2.0 * pen) + eps - cross
 
 
 @njit(cache=True)
@@ -709,6 +736,8 @@ def start_feature(st, lev, f, phase):
         if k < 0:
             return 0
         st.prek[lev, f] = k
+        st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
+        st.prer[lev, 1, f] = 0.0
         q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
         return 1
     K = boundaries(st, lev, f)
@@ -787,6 +816,118 @@ def hopeless(st, lev, f, lo, ub, canon, known, lb):
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
 
+@njit(inline="always")
+def _src(st, lev):
+    """The node's sources of bounds: [c, j] for source j (0: first record, 1: count, 2:
+    weight of the rows the source has and the node lacks)."""
+    return st.mval[lev, st.mkey.shape[1]:]
+
+
+@njit(cache=True)
+def memo_sources(st, lev, s, k, kl, kr):
+    """Before child ``s`` of boundary ``k`` (evaluated neighbours ``kl < k < kr``, -1: none)
+    is solved at ``lev + 1``: its sources of bounds are the same side's children of the
+    neighbours, whose rows differ from its own by the rows between the two boundaries (a
+    subset of its rows: nothing lacking; a superset: lacking the rows between); it keeps
+    records of its own splits. Returns where they start."""
+    src = _src(st, lev + 1)
+    bw = st.bw[lev]
+    ep = st.mkid[lev, 0, 1, -1]
+    for j in range(2):
+        n = kl if j == 0 else kr
+        src[1, j] = 0.0
+        if n >= 0 and st.mkid[lev, s, 1, n] == ep:
+            kid = st.mkid[lev, s, 0, n]
+            src[0, j], src[1, j] = kid >> 32, kid & 0xFFFFFFFF
+            subset = (j == 0) == (s == 0)
+            src[2, j] = 0.0 if subset else abs(bw[k] - bw[n])
+    st.mkid[lev + 1, 1, 0, -1] = 1
+    return st.mkid[lev + 1, 0, 0, -1]
+
+
+@njit(cache=True)
+def memo_keep(st, lev, s, k, first):
+    """After child ``s`` of boundary ``k`` was solved: its records, for its neighbours, sorted
+    by key, each left value replaced by the largest of its feature's up to it and each right
+    value by the largest from it on (the bounds `memo_bounds` takes)."""
+    top = st.mkid[lev + 1, 0, 0, -1]
+    st.mkid[lev, s, 0, k] = (first << 32) | (top - first)
+    st.mkid[lev, s, 1, k] = st.mkid[lev, 0, 1, -1]
+    st.mkid[lev + 1, 1, 0, -1] = 0
+    if top - first < 2:
+        return
+    keys = st.mkey[lev + 1, first:top]
+    vals = st.mval[lev + 1, first:top]
+    o = np.argsort(keys)
+    ks, vs = keys[o], vals[o]
+    for i in range(1, ks.shape[0]):
+        if ks[i] >> 32 == ks[i - 1] >> 32:
+            vs[i, 0] = max(vs[i, 0], vs[i - 1, 0])
+    for i in range(ks.shape[0] - 2, -1, -1):
+        if ks[i] >> 32 == ks[i + 1] >> 32:
+            vs[i, 1] = max(vs[i, 1], vs[i + 1, 1])
+    keys[:] = ks
+    vals[:] = vs
+
+
+@njit(cache=True)
+def memo_bounds(st, lev, f, k, lb0, lb1):
+    """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
+    of a split costs at least the same side of the same test in a source node minus the
+    weight of the rows the source has and this node lacks (the best tree of this side,
+    applied to the source's side, misclassifies at most those rows more); a record at the left
+    value of rank ``r`` bounds the left side of boundary ``k`` (left value of rank ``a``)
+    when ``r <= a`` and the right side when ``r >= a`` (that side of the record has a
+    subset of this side's values)."""
+    src = _src(st, lev)
+    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+        return lb0, lb1
+    a = rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    lo_key, key = (f << 32), (f << 32) | a
+    keys = st.mkey[lev]
+    vals = st.mval[lev]
+    for j in range(2):
+        if src[1, j] == 0.0:
+            continue
+        first, gone = int(src[0, j]), src[2, j]
+        end = first + int(src[1, j])
+        i = last_at_most(keys, first, end - 1, key)  # records sorted by key (`memo_keep`)
+        if i >= first and keys[i] >= lo_key:
+            lb0 = max(lb0, vals[i, 0] - gone)
+        i = first_at_least(keys, first, end - 1, key)
+        if i < end and keys[i] < lo_key + (1 << 32):
+            lb1 = max(lb1, vals[i, 1] - gone)
+    return lb0, lb1
+
+
+@njit(cache=True)
+def memo_excludes(st, lev, f, lo, hi, allow):
+    """Whether the sources' records bound every boundary of [lo, hi] above ``allow``: the
+    left side of a boundary there costs at least that of ``lo``'s bound, the right side at
+    least that of ``hi``'s."""
+    src = _src(st, lev)
+    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+        return False
+    l0, _ = memo_bounds(st, lev, f, lo, 0.0, 0.0)
+    _, r1 = memo_bounds(st, lev, f, hi, 0.0, 0.0)
+    return l0 + r1 > allow
+
+
+@njit(cache=True)
+def memo_record(st, lev, f, k, a, b):
+    """Keep the left / right cost (or lower bound) ``a``, ``b`` of boundary ``k`` of feature
+    ``f``, for the children of the neighbouring candidates."""
+    if st.mkid[lev, 1, 0, -1] == 0:
+        return
+    i = st.mkid[lev, 0, 0, -1]
+    if i >= st.mkey.shape[1]:
+        return
+    st.mkey[lev, i] = (f << 32) | rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    st.mval[lev, i, 0] = a
+    st.mval[lev, i, 1] = b
+    st.mkid[lev, 0, 0, -1] = i + 1
+
+
 @njit(cache=True)
 def solve_node(st, lev, h, ub, canon, known, lb):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
@@ -808,6 +949,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     c, searched = open_node(st, lev, h, ub, known, lb)
     if not searched:
         return c if c <= ub else lower_bound_above(st, ub)
+    st.mkid[lev + 1, 0, 0, -1] = 0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     inc = st.inc[lev]
     rec = st.rec[lev]
@@ -826,6 +968,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
         if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
+        st.mkid[lev, 0, 1, -1] += 1
         qh, qt = 0, start_feature(st, lev, f, phase)
         while qh < qt:
             check_time(st.stats, st.clock)
@@ -837,10 +980,11 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
-            if lo > hi:
+            if lo > hi or memo_excludes(st, lev, f, lo, hi, allow):
                 continue
             k = (lo + hi) // 2
             lb0, lb1 = side_bounds(st, lev, k, kl, kr)
+            lb0, lb1 = memo_bounds(st, lev, f, k, lb0, lb1)
             if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
                 a, b, exact = lb0, lb1, False
             elif h == 2:
@@ -858,12 +1002,15 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                     if ub_s < lbv[s]:
                         break
                     split_child(st, lev, s)
+                    first_rec = memo_sources(st, lev, s, k, kl, kr)
                     v = solve_node(st, lev + 1, h - 1, ub_s, cost_only, cost_only, lbv[s])
+                    memo_keep(st, lev, s, k, first_rec)
                     e = v <= ub_s
                     keep_child(st, lev, s, e)
                     val[s], ex[s] = max(v, lbv[s]), e
                 a, b, exact = val[0], val[1], ex[0] and ex[1]
             rec[0, k], rec[1, k] = a, b
+            memo_record(st, lev, f, k, a, b)
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
             if exact:
@@ -879,6 +1026,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
         # the chosen split's children, canonical this time (a child that would not come
         # back under its known cost, which only rounding could cause, stays as found)
         set_side(st, lev, int(inc[I_FEAT]), int(inc[I_POS]))
+        _src(st, lev + 1)[1, :] = 0.0
         for s in range(2):
             split_child(st, lev, s)
             ub_s = inc[I_LEFT + s] + eps
