@@ -132,10 +132,10 @@ def _static(s, nd, j):
 
 
 @njit(cache=True, inline="always")
-def _refine(s, nd, j, r0, r1, lb0, lb1):
+def _refine(s, nd, j, r0, r1, lb0, lb1, x0, x1):
     """The children's bounds on their rows: (lb0, lb1, exact0, exact1, base0, base1)."""
     if s.kind == TOPK:
-        return TK.refine_bounds(s, nd, j, r0, r1, lb0, lb1)
+        return TK.refine_bounds(s, nd, r0, r1, lb0, lb1, x0, x1)
     if s.kind == GOSDT:
         return GK.refine_bounds(s, nd, j, r0, r1, lb0, lb1)
     return DL.refine_bounds(s, nd, j, r0, r1)
@@ -200,7 +200,7 @@ def solve(s, rows, h, ub, b):
         if not (x0 and x1):
             split_rows(rows, s.data.F, j, r0, r1)
             if not timed_out:
-                lb0, lb1, x0, x1, b0, b1 = _refine(s, nd, j, r0, r1, lb0, lb1)
+                lb0, lb1, x0, x1, b0, b1 = _refine(s, nd, j, r0, r1, lb0, lb1, x0, x1)
                 c = _combine(s, cost, lb0, lb1)
                 if c >= bound:
                     lbmin = min(lbmin, c)

@@ -533,20 +533,20 @@ def begin(s, rows, h, ub):
 
 @njit(cache=True, inline="always")
 def static_bounds(s, nd, j):
-    """The children's bounds before the split (`_child_bounds`); never exact."""
-    lb0, lb1, _, _ = _child_bounds(s, nd.h, j, nd.total)
-    return lb0, lb1, False, False
+    """The children's bounds before the split (`_child_bounds`): a pure child's is its leaf's
+    value, exact."""
+    lb0, lb1, imp0, imp1 = _child_bounds(s, nd.h, j, nd.total)
+    return lb0, lb1, not imp0, not imp1
 
 
 @njit(cache=True, inline="always")
-def refine_bounds(s, nd, j, r0, r1, lb0, lb1):
+def refine_bounds(s, nd, r0, r1, lb0, lb1, x0, x1):
     """The impure children's bounds raised by the cache and (k = all) similar support."""
-    _, _, imp0, imp1 = _child_bounds(s, nd.h, j, nd.total)
-    if imp0:
+    if not x0:
         lb0 = _child_lb(s, r0, nd.h - 1, lb0, nd.sim)
-    if imp1:
+    if not x1:
         lb1 = _child_lb(s, r1, nd.h - 1, lb1, nd.sim)
-    return lb0, lb1, False, False, -1.0, -1.0
+    return lb0, lb1, x0, x1, -1.0, -1.0
 
 
 @njit(cache=True, inline="always")
