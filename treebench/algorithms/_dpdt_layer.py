@@ -76,7 +76,6 @@ from treebench.search.state import (
     S_EXPANDED, S_HITS, S_SCORED, S_TIMED_OUT, Node, closed_node,
 )
 
-INF = np.inf
 #: relative slack added to the children's bounds (see the module docstring)
 MARGIN = 1e-9
 #: relative slack of the similar-support bound (see `_similar`)
