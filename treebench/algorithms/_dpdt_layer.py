@@ -368,7 +368,8 @@ def _budget2(s, rows, h, hv, m, nnz):
 
 @njit(cache=True, inline="always")
 def static_bounds(s, nd, j):
-    """Nothing before the split: DPDT bounds its children on their rows (`refine_bounds`)."""
+    """Nothing before the split: DPDT bounds its children on their rows (`refine_bounds`).
+    Counts the candidate as scored (the statistics' operations)."""
     s.stats[S_SCORED] += 1
     return 0.0, 0.0, False, False
 
