@@ -20,7 +20,9 @@ every row where both finish. Peak memory is each child's VmHWM.
 
 Prints a markdown table per pairing (dataset, depth, seconds of both, ratio, objective equal,
 peak MB of both) and the geometric-mean ratio; asserts nothing. ``--repeat N`` times fits
-under a second up to N times in the same process and reports their median. Re-run::
+under a second up to N times in the same process and reports their median; ``--learners
+gosdt`` runs only the GOSDT solver's rows (``min-errors-then-nodes`` has one for each of our
+two learners). Re-run::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/pairings_vs_streed.py \
         --datasets breast-wisconsin,diabetes --depths 4,5 --pairings all --time-limit 30
@@ -113,10 +115,13 @@ def main(argv=None) -> int:
                     help="fits under a second are repeated in the same process, up to this "
                          "many in all, and their median is reported (a single millisecond "
                          "fit's time varies several-fold from process to process)")
+    ap.add_argument("--learners", default="all",
+                    help="comma list of our learners to run (topk, gosdt), or all")
     a = ap.parse_args(argv)
     wanted = {p for p, _ in PAIRINGS} if a.pairings == "all" else set(a.pairings.split(","))
+    learners = {o for _, o in PAIRINGS} if a.learners == "all" else set(a.learners.split(","))
     for problem, ours in PAIRINGS:
-        if problem not in wanted:
+        if problem not in wanted or ours not in learners:
             continue
         print(f"\n### {problem}: {ours} against streed"
               + (f" (λ = {a.lam})" if problem == "errors+lambda*leaves" else ""))
