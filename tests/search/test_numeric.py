@@ -138,7 +138,7 @@ def test_depth2_split_under_an_allowance_is_exact_or_bounds_it_out(seed):
             A, B = _sides_brute(X, y, n_classes, st, f, pos)
             for allow in (np.inf, A + B + 0.5, A + B - 0.5, A + B - 2.5, 1.5):
                 for lb0, lb1 in ((0.0, 0.0), (max(A - 1.0, 0.0), max(B - 2.0, 0.0))):
-                    a, b, exact = K.solve_depth2_split(st, 0, f, pos, lb0, lb1, allow)
+                    a, b, exact = K.solve_depth2_split(st, 0, f, k, -1, -1, lb0, lb1, allow)
                     if exact:
                         assert (a, b) == (A, B)
                     else:

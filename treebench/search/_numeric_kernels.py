@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
-from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
+from treebench.search.state import N_STATS, S_EXPANDED, S_HITS, S_SCORED
 
 # parameter slots (float64 vector ``par``)
 P_EPS, P_PEN, P_INT, P_UNIT = range(4)
@@ -90,9 +90,11 @@ NumState = namedtuple(
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
-        "sbest",  # (2, 7) float64 per side: best cost, feature, threshold, done, done here,
-        #           a lower bound of its cost (known from a neighbouring split), and a cap:
-        #           only costs below ``cap - eps`` are worth finding
+        "sbest",  # (2, 9) float64 per side: best cost, feature, threshold, done, done here,
+        #           a lower bound of its cost (known from a neighbouring split; at least
+        #           2 pen), a cap: only costs below ``cap - eps`` are worth finding, a lower
+        #           bound of its best test on the feature being scanned, and the lower bound
+        #           of its cost as given
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
         "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
@@ -112,6 +114,13 @@ NumState = namedtuple(
         #          epoch; in the last column, [l, 0, 0]: records in use at level l (emptied
         #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
         #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
+        # per-feature bounds of the evaluations of the node with two tests left (one level):
+        "fbv",  # (d + FB_POOL, 2, d) float64 [slot, s, g]: a lower bound of side s's best
+        #         test on feature g (or leaf) at an evaluated boundary; slot f: feature f's
+        #         Gini seed (invalid while [f, 0, 0] < 0), then one slot per evaluation
+        "fbk",  # (n + 1,) int64 [k]: epoch << 32 | slot of boundary k of the feature being
+        #         searched (valid while its epoch is the level's); [n]: epoch << 32 | slots
+        #         used
     ],
 )
 
@@ -124,7 +133,11 @@ MEMO_POOL = 1 << 15
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
-B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB, B_CAP = range(7)
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB, B_CAP, B_FLB, B_LB0 = range(9)
+N_SBEST = 9
+
+#: the evaluations per feature search whose per-feature bounds are kept (`fb_new_slot`)
+FB_POOL = 1 << 12
 
 
 def sorted_rows(X):
@@ -183,6 +196,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     pool = MEMO_POOL if deep else 1
     mval = np.empty((L, pool + 3, 2))
     mval[:, pool:, :] = 0.0
+    fb_slots = d + FB_POOL if max_depth >= 2 else 1
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -201,7 +215,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
-        np.zeros((2, 7)),
+        np.zeros((2, N_SBEST)),
         np.zeros((1, 2)),
         np.zeros((2, 2), dtype=np.int64),
         par,
@@ -210,6 +224,8 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.empty((L, pool), dtype=np.int64),
         mval,
         np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
+        np.empty((fb_slots, 2, d)),
+        np.zeros(n + 1 if max_depth >= 2 else 1, dtype=np.int64),
     )
 
 
@@ -332,6 +348,8 @@ def start_sides(st, lb0, lb1, allow):
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
         st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        st.sbest[s, B_LB0] = lb0 if s == 0 else lb1
+        st.sbest[s, B_FLB] = 0.0
         st.sbest[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
         # a side with no weight, or a pure one, or one at its bound cannot be improved
         st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
@@ -361,11 +379,14 @@ def scan_feature(st, lev, f):
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
+        if sb[s, B_FLB] >= min(sb[s, B_COST], sb[s, B_CAP]) - eps:
+            sb[s, B_HERE] = 1.0  # no test on f can be strictly better than the best
         active += 1 if sb[s, B_HERE] == 0.0 else 0
         skip[s] = -1.0
         prev[s] = -1
     if active == 0:
         return
+    st.stats[S_HITS] += st.m[lev]
     for i in range(st.m[lev]):
         p = rows[i]
         r = row_of(p)
@@ -398,6 +419,8 @@ def scan_feature(st, lev, f):
                 sb[s, B_THR] = midpoint(X[last[s], f], X[r, f])
                 if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
                     sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
+                elif cost <= sb[s, B_FLB] + eps:  # no other test on f can be
+                    sb[s, B_HERE] = 1.0
                 skip[s] = -1.0
             else:
                 skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
@@ -406,6 +429,7 @@ def scan_feature(st, lev, f):
             if sb[s, B_HERE] != 0.0:
                 active -= 1
                 if active == 0:
+                    st.stats[S_HITS] -= st.m[lev] - i
                     return
         skip[s] -= wr
         prev[s] = v
@@ -427,20 +451,31 @@ def boundary_skip(W, best, pen, eps, l1, l2, r1, r2, apart):
 
 
 @njit(cache=True)
-def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
-    """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
-    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs),
-    if the two together can cost at most ``allow``. Returns (left, right, exact): with
-    ``exact`` their costs (their tests in ``sbest``), else lower bounds of them (a side that
-    cannot come under ``allow`` minus the other's lower bound is searched no further)."""
-    set_side(st, lev, f, pos)
+def solve_depth2_split(st, lev, f, k, kl, kr, lb0, lb1, allow):
+    """Both children of the split of the node at ``lev`` on feature ``f`` at boundary ``k``
+    (evaluated neighbours ``kl < k < kr`` of the same feature, -1: none), each the best tree
+    of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs), if the two together can
+    cost at most ``allow``. Returns (left, right, exact): with ``exact`` their costs (their
+    tests in ``sbest``), else lower bounds of them (a side that cannot come under ``allow``
+    minus the other's lower bound is searched no further). Each side's best test on each
+    feature is bounded by the neighbours' (`fb_bound`): a side skips a feature on which no
+    test can be strictly better than its best, and stops on it once a test reaches the
+    bound; the bounds proved here are kept for later neighbours (`fb_new_slot`)."""
+    set_side(st, lev, f, st.bpos[lev, k])
     start_sides(st, lb0, lb1, allow)
     d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
+    sl, sr = fb_slot(st, lev, f, kl), fb_slot(st, lev, f, kr)
+    sk = fb_new_slot(st, lev, f, k)
     for g in range(d):
-        if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
+        both = st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0
+        fb_bound(st, lev, g, k, kl, kr, sl, sr)
+        if not both:
+            scan_feature(st, lev, g)
+        if sk >= 0:
+            fb_keep(st, sk, g)
+        elif both:
             break
-        scan_feature(st, lev, g)
     a, b = st.sbest[0, B_COST], st.sbest[1, B_COST]
     eps = st.par[P_EPS]
     t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
@@ -450,6 +485,69 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     if not b < t1:
         b = max(lb1, bound_from(st, t1))
     return a, b, exact
+
+
+@njit(cache=True)
+def fb_slot(st, lev, f, k):
+    """The slot of `fbv` holding the per-feature bounds of the evaluated boundary ``k`` of
+    feature ``f`` (its Gini seed: slot ``f``), or -1 (none kept)."""
+    if k < 0:
+        return -1
+    if k == st.prek[lev, f]:
+        return f if st.fbv[f, 0, 0] >= 0.0 else -1
+    e = st.fbk[k]
+    if e >> 32 == st.mkid[lev, 0, 1, -1]:
+        return e & 0xFFFFFFFF
+    return -1
+
+
+@njit(cache=True)
+def fb_new_slot(st, lev, f, k):
+    """A slot of `fbv` for the bounds of boundary ``k`` of feature ``f``, now being evaluated
+    (-1 when the pool is full)."""
+    d = st.ord.shape[1]
+    if k == st.prek[lev, f]:
+        return f
+    ep = st.mkid[lev, 0, 1, -1]
+    n = st.fbk.shape[0] - 1
+    used = st.fbk[n] & 0xFFFFFFFF if st.fbk[n] >> 32 == ep else 0
+    if d + used >= st.fbv.shape[0]:
+        return -1
+    st.fbk[n] = (ep << 32) | (used + 1)
+    st.fbk[k] = (ep << 32) | (d + used)
+    return d + used
+
+
+@njit(cache=True)
+def fb_bound(st, lev, g, k, kl, kr, sl, sr):
+    """Into ``sbest[:, B_FLB]``: lower bounds of the two sides' best test on feature ``g``
+    (or leaf) at boundary ``k``, from the neighbours' kept bounds (slots ``sl`` of ``kl`` and
+    ``sr`` of ``kr``, -1: none): a side costs at least what it costs with a subset of its
+    rows, and at least what it costs with a superset less the weight of the extra rows."""
+    bw = st.bw[lev]
+    b0, b1 = 0.0, 0.0
+    if sl >= 0:
+        b0 = st.fbv[sl, 0, g]
+        b1 = st.fbv[sl, 1, g] - (bw[k] - bw[kl])
+    if sr >= 0:
+        b0 = max(b0, st.fbv[sr, 0, g] - (bw[kr] - bw[k]))
+        b1 = max(b1, st.fbv[sr, 1, g])
+    st.sbest[0, B_FLB], st.sbest[1, B_FLB] = b0, b1
+
+
+@njit(cache=True)
+def fb_keep(st, sk, g):
+    """Keep in slot ``sk`` what the scan of feature ``g`` proved of each side's best test on
+    ``g``: no test on it is strictly better than the side's best (or cap) after the scan, or
+    (a side done) than the side's given lower bound; at least the bound it started from."""
+    eps = st.par[P_EPS]
+    for s in range(2):
+        v = st.sbest[s, B_FLB]
+        if st.sbest[s, B_DONE] != 0.0:
+            v = max(v, st.sbest[s, B_LB0])
+        else:
+            v = max(v, bound_from(st, min(st.sbest[s, B_COST], st.sbest[s, B_CAP]) - eps))
+        st.fbv[sk, s, g] = v
 
 
 @njit(cache=True)
@@ -790,6 +888,8 @@ def open_node(st, lev, h, ub, known, lb):
     if known:
         inc[I_COST], inc[I_LEAF], inc[I_FEAT] = ub - eps, 0.0, d
     st.prek[lev, :] = -1
+    if h == 2:
+        st.fbv[:d, 0, 0] = -1.0  # no Gini seed's bounds kept yet
     st.forder[lev, :] = np.arange(d)
     return c, True
 
@@ -989,7 +1089,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 a, b, exact = lb0, lb1, False
             elif h == 2:
                 # widened so that a side failing it bounds out the whole interval
-                a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1,
+                a, b, exact = solve_depth2_split(st, lev, f, k, kl, kr, lb0, lb1,
                                                  allow + interval_reach(st, lev, k, lo, hi))
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
