@@ -138,7 +138,7 @@ def test_depth2_split_under_an_allowance_is_exact_or_bounds_it_out(seed):
             A, B = _sides_brute(X, y, n_classes, st, f, pos)
             for allow in (np.inf, A + B + 0.5, A + B - 0.5, A + B - 2.5, 1.5):
                 for lb0, lb1 in ((0.0, 0.0), (max(A - 1.0, 0.0), max(B - 2.0, 0.0))):
-                    a, b, exact = K.solve_depth2_split(st, 0, f, k, -1, -1, lb0, lb1, allow)
+                    a, b, exact = K.solve_depth2_split(st, 0, f, pos, lb0, lb1, allow)
                     if exact:
                         assert (a, b) == (A, B)
                     else:
@@ -178,6 +178,20 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
     st = _state(X, y, 2, 3)
     if cost > 0:
         assert K.solve_node(st, 0, 3, cost - 0.5, True, True, 0.0) > cost - 0.5
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_previous_row_is_the_last_row_of_the_same_side_before_a_position(seed):
+    rng = np.random.default_rng(seed)
+    n, nc = 30, 3
+    rows = rng.permutation(n).astype(np.int64) | (rng.integers(0, 4, size=n) << 32)
+    side = (rng.integers(0, 2, size=n) * nc + rng.integers(0, nc, size=n)).astype(np.uint16)
+    sides = (side[rows & 0xFFFFFFFF] >= nc).astype(int)
+    for i in range(n):
+        for s in range(2):
+            before = [j for j in range(i) if sides[j] == s]
+            if before:
+                assert K.previous_row(rows, side, nc, s, i) == rows[before[-1]] & 0xFFFFFFFF
 
 
 def test_pack_ranks_matches_numpys_dense_ranks():

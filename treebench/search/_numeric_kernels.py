@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
-from treebench.search.state import N_STATS, S_EXPANDED, S_HITS, S_SCORED
+from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
 
 # parameter slots (float64 vector ``par``)
 P_EPS, P_PEN, P_INT, P_UNIT = range(4)
@@ -90,13 +90,11 @@ NumState = namedtuple(
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
-        "sbest",  # (2, 9) float64 per side: best cost, feature, threshold, done, done here,
-        #           a lower bound of its cost (known from a neighbouring split; at least
-        #           2 pen), a cap: only costs below ``cap - eps`` are worth finding, a lower
-        #           bound of its best test on the feature being scanned, and the lower bound
-        #           of its cost as given
+        "sbest",  # (2, 7) float64 per side: best cost, feature, threshold, done, done here,
+        #           a lower bound of its cost (known from a neighbouring split), and a cap:
+        #           only costs below ``cap - eps`` are worth finding
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
-        "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
+        "sint",  # (1, 2) int64 per side of a depth-1 scan: the rank of its last row
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
@@ -114,13 +112,6 @@ NumState = namedtuple(
         #          epoch; in the last column, [l, 0, 0]: records in use at level l (emptied
         #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
         #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
-        # per-feature bounds of the evaluations of the node with two tests left (one level):
-        "fbv",  # (d + FB_POOL, 2, d) float64 [slot, s, g]: a lower bound of side s's best
-        #         test on feature g (or leaf) at an evaluated boundary; slot f: feature f's
-        #         Gini seed (invalid while [f, 0, 0] < 0), then one slot per evaluation
-        "fbk",  # (n + 1,) int64 [k]: epoch << 32 | slot of boundary k of the feature being
-        #         searched (valid while its epoch is the level's); [n]: epoch << 32 | slots
-        #         used
     ],
 )
 
@@ -133,11 +124,7 @@ MEMO_POOL = 1 << 15
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
-B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB, B_CAP, B_FLB, B_LB0 = range(9)
-N_SBEST = 9
-
-#: the evaluations per feature search whose per-feature bounds are kept (`fb_new_slot`)
-FB_POOL = 1 << 12
+B_COST, B_FEAT, B_THR, B_DONE, B_HERE, B_LB, B_CAP = range(7)
 
 
 def sorted_rows(X):
@@ -196,7 +183,6 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     pool = MEMO_POOL if deep else 1
     mval = np.empty((L, pool + 3, 2))
     mval[:, pool:, :] = 0.0
-    fb_slots = d + FB_POOL if max_depth >= 2 else 1
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -215,17 +201,15 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
         np.zeros(2 * n_classes),
-        np.zeros((2, N_SBEST)),
+        np.zeros((2, 7)),
         np.zeros((1, 2)),
-        np.zeros((2, 2), dtype=np.int64),
+        np.zeros((1, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
         np.empty((L, pool), dtype=np.int64),
         mval,
         np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
-        np.empty((fb_slots, 2, d)),
-        np.zeros(n + 1 if max_depth >= 2 else 1, dtype=np.int64),
     )
 
 
@@ -348,8 +332,6 @@ def start_sides(st, lb0, lb1, allow):
         st.sbest[s, B_FEAT] = -1.0
         st.sbest[s, B_THR] = 0.0
         st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
-        st.sbest[s, B_LB0] = lb0 if s == 0 else lb1
-        st.sbest[s, B_FLB] = 0.0
         st.sbest[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
         # a side with no weight, or a pure one, or one at its bound cannot be improved
         st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
@@ -363,7 +345,10 @@ def scan_feature(st, lev, f):
     of its consecutive rows of different values). The two sides share one code path, their
     running state indexed by the side (no branch on a row's side). The boundary's evaluation
     is written out in the loop: a helper taking the arrays costs a reference count update
-    per array and call, as much as the evaluation."""
+    per array and call, as much as the evaluation. A row stores only what the next boundary
+    needs (the weight left to skip, the side's last rank, the class weights); a side that
+    stops has an infinite skip, and the row left of a new best boundary is looked up when
+    it is found (`previous_row`), not remembered at every row."""
     rows = st.ord[lev, f]
     side = st.side[lev]
     w = st.w
@@ -375,18 +360,17 @@ def scan_feature(st, lev, f):
     unit = st.par[P_UNIT] != 0.0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     cur[:] = 0.0
-    skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
+    # skip: the weight of the side's rows still to move before a boundary is evaluated (0
+    # at the start: none before the side's first row; inf once the side is done here)
+    skip, prev = st.sfloat[0], st.sint[0]
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
-        if sb[s, B_FLB] >= min(sb[s, B_COST], sb[s, B_CAP]) - eps:
-            sb[s, B_HERE] = 1.0  # no test on f can be strictly better than the best
         active += 1 if sb[s, B_HERE] == 0.0 else 0
-        skip[s] = -1.0
+        skip[s] = 0.0 if sb[s, B_HERE] == 0.0 else np.inf
         prev[s] = -1
     if active == 0:
         return
-    st.stats[S_HITS] += st.m[lev]
     for i in range(st.m[lev]):
         p = rows[i]
         r = row_of(p)
@@ -394,7 +378,7 @@ def scan_feature(st, lev, f):
         s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
-        if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
+        if skip[s] < 0.0 and v != prev[s]:
             # side s split between its previous row and this one: the largest and second
             # largest class weight of each part, their classes, the side's weight and the
             # weight still to the right
@@ -416,25 +400,31 @@ def scan_feature(st, lev, f):
             best = min(sb[s, B_COST], sb[s, B_CAP])
             if cost < best - eps:  # strictly better: keep it
                 sb[s, B_COST], sb[s, B_FEAT] = cost, f
-                sb[s, B_THR] = midpoint(X[last[s], f], X[r, f])
+                sb[s, B_THR] = midpoint(X[previous_row(rows, side, nc, s, i), f], X[r, f])
                 if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
                     sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
-                elif cost <= sb[s, B_FLB] + eps:  # no other test on f can be
-                    sb[s, B_HERE] = 1.0
                 skip[s] = -1.0
             else:
                 skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
                 if rest - r1 <= 0.0 or skip[s] >= rest:  # the rest is pure, or too light
                     sb[s, B_HERE] = 1.0
             if sb[s, B_HERE] != 0.0:
+                skip[s] = np.inf
                 active -= 1
                 if active == 0:
-                    st.stats[S_HITS] -= st.m[lev] - i
                     return
         skip[s] -= wr
         prev[s] = v
-        last[s] = r
         cur[code] += wr
+
+
+@njit(cache=True)
+def previous_row(rows, side, nc, s, i):
+    """The row of side ``s`` before position ``i`` in ``rows`` (there is one)."""
+    j = i - 1
+    while (side[row_of(rows[j])] >= nc) != (s == 1):
+        j -= 1
+    return row_of(rows[j])
 
 
 @njit(inline="always")
@@ -451,31 +441,20 @@ def boundary_skip(W, best, pen, eps, l1, l2, r1, r2, apart):
 
 
 @njit(cache=True)
-def solve_depth2_split(st, lev, f, k, kl, kr, lb0, lb1, allow):
-    """Both children of the split of the node at ``lev`` on feature ``f`` at boundary ``k``
-    (evaluated neighbours ``kl < k < kr`` of the same feature, -1: none), each the best tree
-    of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs), if the two together can
-    cost at most ``allow``. Returns (left, right, exact): with ``exact`` their costs (their
-    tests in ``sbest``), else lower bounds of them (a side that cannot come under ``allow``
-    minus the other's lower bound is searched no further). Each side's best test on each
-    feature is bounded by the neighbours' (`fb_bound`): a side skips a feature on which no
-    test can be strictly better than its best, and stops on it once a test reaches the
-    bound; the bounds proved here are kept for later neighbours (`fb_new_slot`)."""
-    set_side(st, lev, f, st.bpos[lev, k])
+def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
+    """Both children of the split of the node at ``lev`` on feature ``f`` at boundary position
+    ``pos``, each the best tree of depth <= 1 (``lb0``, ``lb1``: lower bounds of their costs),
+    if the two together can cost at most ``allow``. Returns (left, right, exact): with
+    ``exact`` their costs (their tests in ``sbest``), else lower bounds of them (a side that
+    cannot come under ``allow`` minus the other's lower bound is searched no further)."""
+    set_side(st, lev, f, pos)
     start_sides(st, lb0, lb1, allow)
     d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
-    sl, sr = fb_slot(st, lev, f, kl), fb_slot(st, lev, f, kr)
-    sk = fb_new_slot(st, lev, f, k)
     for g in range(d):
-        both = st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0
-        fb_bound(st, lev, g, k, kl, kr, sl, sr)
-        if not both:
-            scan_feature(st, lev, g)
-        if sk >= 0:
-            fb_keep(st, sk, g)
-        elif both:
+        if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
             break
+        scan_feature(st, lev, g)
     a, b = st.sbest[0, B_COST], st.sbest[1, B_COST]
     eps = st.par[P_EPS]
     t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
@@ -485,69 +464,6 @@ def solve_depth2_split(st, lev, f, k, kl, kr, lb0, lb1, allow):
     if not b < t1:
         b = max(lb1, bound_from(st, t1))
     return a, b, exact
-
-
-@njit(cache=True)
-def fb_slot(st, lev, f, k):
-    """The slot of `fbv` holding the per-feature bounds of the evaluated boundary ``k`` of
-    feature ``f`` (its Gini seed: slot ``f``), or -1 (none kept)."""
-    if k < 0:
-        return -1
-    if k == st.prek[lev, f]:
-        return f if st.fbv[f, 0, 0] >= 0.0 else -1
-    e = st.fbk[k]
-    if e >> 32 == st.mkid[lev, 0, 1, -1]:
-        return e & 0xFFFFFFFF
-    return -1
-
-
-@njit(cache=True)
-def fb_new_slot(st, lev, f, k):
-    """A slot of `fbv` for the bounds of boundary ``k`` of feature ``f``, now being evaluated
-    (-1 when the pool is full)."""
-    d = st.ord.shape[1]
-    if k == st.prek[lev, f]:
-        return f
-    ep = st.mkid[lev, 0, 1, -1]
-    n = st.fbk.shape[0] - 1
-    used = st.fbk[n] & 0xFFFFFFFF if st.fbk[n] >> 32 == ep else 0
-    if d + used >= st.fbv.shape[0]:
-        return -1
-    st.fbk[n] = (ep << 32) | (used + 1)
-    st.fbk[k] = (ep << 32) | (d + used)
-    return d + used
-
-
-@njit(cache=True)
-def fb_bound(st, lev, g, k, kl, kr, sl, sr):
-    """Into ``sbest[:, B_FLB]``: lower bounds of the two sides' best test on feature ``g``
-    (or leaf) at boundary ``k``, from the neighbours' kept bounds (slots ``sl`` of ``kl`` and
-    ``sr`` of ``kr``, -1: none): a side costs at least what it costs with a subset of its
-    rows, and at least what it costs with a superset less the weight of the extra rows."""
-    bw = st.bw[lev]
-    b0, b1 = 0.0, 0.0
-    if sl >= 0:
-        b0 = st.fbv[sl, 0, g]
-        b1 = st.fbv[sl, 1, g] - (bw[k] - bw[kl])
-    if sr >= 0:
-        b0 = max(b0, st.fbv[sr, 0, g] - (bw[kr] - bw[k]))
-        b1 = max(b1, st.fbv[sr, 1, g])
-    st.sbest[0, B_FLB], st.sbest[1, B_FLB] = b0, b1
-
-
-@njit(cache=True)
-def fb_keep(st, sk, g):
-    """Keep in slot ``sk`` what the scan of feature ``g`` proved of each side's best test on
-    ``g``: no test on it is strictly better than the side's best (or cap) after the scan, or
-    (a side done) than the side's given lower bound; at least the bound it started from."""
-    eps = st.par[P_EPS]
-    for s in range(2):
-        v = st.sbest[s, B_FLB]
-        if st.sbest[s, B_DONE] != 0.0:
-            v = max(v, st.sbest[s, B_LB0])
-        else:
-            v = max(v, bound_from(st, min(st.sbest[s, B_COST], st.sbest[s, B_CAP]) - eps))
-        st.fbv[sk, s, g] = v
 
 
 @njit(cache=True)
@@ -888,8 +804,6 @@ def open_node(st, lev, h, ub, known, lb):
     if known:
         inc[I_COST], inc[I_LEAF], inc[I_FEAT] = ub - eps, 0.0, d
     st.prek[lev, :] = -1
-    if h == 2:
-        st.fbv[:d, 0, 0] = -1.0  # no Gini seed's bounds kept yet
     st.forder[lev, :] = np.arange(d)
     return c, True
 
@@ -1089,7 +1003,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 a, b, exact = lb0, lb1, False
             elif h == 2:
                 # widened so that a side failing it bounds out the whole interval
-                a, b, exact = solve_depth2_split(st, lev, f, k, kl, kr, lb0, lb1,
+                a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1,
                                                  allow + interval_reach(st, lev, k, lo, hi))
             else:
                 first, slack = deep_prepare(st, lev, f, k, lo, hi)
