@@ -314,7 +314,8 @@ def set_side(st, lev, f, pos):
             side[r] = code
             sl[code] += st.w[r]
     st.lpos[lev, 0], st.lpos[lev, 1] = f, pos
-    st.stot[:] = sl
+    for c in range(2 * nc):
+        st.stot[c] = sl[c]
 
 
 @njit(cache=True)
@@ -326,16 +327,22 @@ def start_sides(st, lb0, lb1, allow):
     pen = st.par[P_PEN]
     eps = st.par[P_EPS]
     nc = st.tot.shape[1]
+    stot = st.stot
+    sb = st.sbest
     for s in range(2):
-        tot = st.stot[s * nc:(s + 1) * nc]
-        st.sbest[s, B_COST] = leaf_cost(tot, pen)
-        st.sbest[s, B_FEAT] = -1.0
-        st.sbest[s, B_THR] = 0.0
-        st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
-        st.sbest[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
+        # (loops, not reductions of a slice: those may raise, and a kernel that may raise
+        # keeps a reference on every array of the record)
+        W, top = 0.0, 0.0
+        for c in range(s * nc, (s + 1) * nc):
+            W += stot[c]
+            top = max(top, stot[c])
+        sb[s, B_COST] = W - top + pen
+        sb[s, B_FEAT] = -1.0
+        sb[s, B_THR] = 0.0
+        sb[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        sb[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
         # a side with no weight, or a pure one, or one at its bound cannot be improved
-        st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
-                                      st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
+        sb[s, B_DONE] = 1.0 if (W - top <= 0.0 or sb[s, B_COST] <= sb[s, B_LB] + eps) else 0.0
 
 
 @njit(cache=True)
@@ -506,37 +513,44 @@ def split_child(st, lev, want):
 
 
 @njit(cache=True)
-def allowed(st, lev, f, lo, ub, canon):
+def allowed(inc, eps, f, lo, ub, canon):
     """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
-    node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
-    the canonical one) a tie with the incumbent counts for a lower feature index, or on the
-    same feature for a lower threshold; without, only a strictly better cost counts."""
-    inc = st.inc[lev]
+    node's incumbent ``inc`` (``st.inc[lev]``) and the caller's bound ``ub``. With ``canon``
+    (the node's tree must be the canonical one) a tie with the incumbent counts for a lower
+    feature index, or on the same feature for a lower threshold; without, only a strictly
+    better cost counts. (It takes the incumbent, not the search record: a kernel that
+    receives the record may take a reference on each of its arrays.)"""
     c = inc[I_COST]
+    out = c - eps
     if c > ub:
-        return ub
-    if canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
-                                                               and lo <= inc[I_K])):
-        return c + st.par[P_EPS]
-    return c - st.par[P_EPS]
+        out = ub
+    elif canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
+                                                                 and lo <= inc[I_K])):
+        out = c + eps
+    return out
 
 
 @njit(cache=True)
-def consider(st, lev, h, f, k, a, b, allow, ub, canon):
-    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
-    ``b``) the node's incumbent if it is strictly better, or (with ``canon``) if it ties
-    and comes first under the tie rule."""
-    inc = st.inc[lev]
-    c = inc[I_COST]
-    t = a + b
+def improves(inc, eps, f, k, t, allow, ub, canon):
+    """Whether the evaluated split (feature ``f``, boundary ``k``, exact cost ``t``) becomes
+    the node's incumbent ``inc``: it is strictly better, or (with ``canon``) it ties and
+    comes first under the tie rule."""
     if t > allow:
-        return
-    better = t < c - st.par[P_EPS] or inc[I_LEAF] != 0.0 or c > ub
+        return False
+    c = inc[I_COST]
+    better = t < c - eps or inc[I_LEAF] != 0.0 or c > ub
     first = canon and (f < inc[I_FEAT] or (f == inc[I_FEAT] and k < inc[I_K]))
-    if better or first:
-        _take(st, lev, h, f, k)
-        inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = t, 0.0, f, k
-        inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
+    return better or first
+
+
+@njit(cache=True)
+def adopt(st, lev, h, f, k, a, b):
+    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
+    ``b``) the node's incumbent and its tree."""
+    inc = st.inc[lev]
+    _take(st, lev, h, f, k)
+    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = a + b, 0.0, f, k
+    inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
 
 
 @njit(cache=True)
@@ -824,7 +838,7 @@ def hopeless(st, lev, f, lo, ub, canon, known, lb):
     inc = st.inc[lev]
     eps = st.par[P_EPS]
     if known:
-        return allowed(st, lev, f, lo, ub, canon) < ub - 1.5 * eps
+        return allowed(inc, eps, f, lo, ub, canon) < ub - 1.5 * eps
     floor = 2.0 * st.par[P_PEN] + eps
     return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
@@ -990,7 +1004,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 break
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
-            allow = allowed(st, lev, f, lo, ub, canon)
+            allow = allowed(inc, eps, f, lo, ub, canon)
             if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
@@ -1027,12 +1041,12 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             memo_record(st, lev, f, k, a, b)
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
-            if exact:
-                consider(st, lev, h, f, k, a, b, allow, ub, canon)
+            if exact and improves(inc, eps, f, k, a + b, allow, ub, canon):
+                adopt(st, lev, h, f, k, a, b)
             if lo < hi:
                 qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
-                                 allowed(st, lev, f, lo, ub, canon),
-                                 allowed(st, lev, f, k + 1, ub, canon))
+                                 allowed(inc, eps, f, lo, ub, canon),
+                                 allowed(inc, eps, f, k + 1, ub, canon))
     c = inc[I_COST]
     if c > ub or inc[I_FEAT] == d:  # (a virtual incumbent: no split of the known cost)
         return lower_bound_above(st, ub)
