@@ -182,16 +182,19 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_previous_row_is_the_last_row_of_the_same_side_before_a_position(seed):
-    rng = np.random.default_rng(seed)
-    n, nc = 30, 3
-    rows = rng.permutation(n).astype(np.int64) | (rng.integers(0, 4, size=n) << 32)
-    side = (rng.integers(0, 2, size=n) * nc + rng.integers(0, nc, size=n)).astype(np.uint16)
-    sides = (side[rows & 0xFFFFFFFF] >= nc).astype(int)
-    for i in range(n):
-        for s in range(2):
-            before = [j for j in range(i) if sides[j] == s]
-            if before:
-                assert K.previous_row(rows, side, nc, s, i) == rows[before[-1]] & 0xFFFFFFFF
+    n_classes = 3
+    rng, X, y = _data(500 + seed, 30, 2, n_classes, 6)
+    st = _state(X, y, n_classes, 2)
+    # sides interleaved at random in each feature's order (codes s * n_classes + class)
+    st.side[0, :] = rng.integers(0, 2, size=30) * n_classes + y
+    for f in range(2):
+        rows = st.ord[0, f] & 0xFFFFFFFF
+        sides = (st.side[0, rows] >= n_classes).astype(int)
+        for i in range(30):
+            for s in range(2):
+                before = [j for j in range(i) if sides[j] == s]
+                if before:
+                    assert K.previous_row(st, 0, f, s, i) == rows[before[-1]]
 
 
 def test_pack_ranks_matches_numpys_dense_ranks():

@@ -252,13 +252,16 @@ def copy_sub(src_f, src_t, dst_f, dst_t, at, depth):
 @njit(cache=True)
 def node_totals(st, lev):
     """Class weights of the node at ``lev`` into ``tot[lev]``; returns its total weight."""
-    tot = st.tot[lev]
-    tot[:] = 0.0
-    rows = st.ord[lev, 0]
+    nc = st.tot.shape[1]
+    for c in range(nc):
+        st.tot[lev, c] = 0.0
     for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        tot[st.y[r]] += st.w[r]
-    return tot.sum()
+        r = row_of(st.ord[lev, 0, i])
+        st.tot[lev, st.y[r]] += st.w[r]
+    W = 0.0
+    for c in range(nc):
+        W += st.tot[lev, c]
+    return W
 
 
 @njit(cache=True)
@@ -292,30 +295,30 @@ def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
     right (1); class weights of the two sides into ``stot``. When the sides were last set on
     the same feature (and weights are 1, so that sums stay exact), only the rows between the
-    two positions change side."""
-    rows = st.ord[lev, f]
-    side = st.side[lev]
+    two positions change side. (No views of the record's arrays: a kernel whose views are
+    released in its body keeps a reference on every array of the record, numba's pruning of
+    reference counts fails there.)"""
     nc = st.tot.shape[1]
-    sl = st.ltot[lev]
     p0 = st.lpos[lev, 1]
     if st.lpos[lev, 0] == f and st.par[P_UNIT] != 0.0:
         step = -nc if pos > p0 else nc  # the code change of the rows that move
         for i in range(min(p0, pos), max(p0, pos)):
-            r = row_of(rows[i])
-            code = int(side[r])
-            side[r] = code + step
-            sl[code] -= 1.0
-            sl[code + step] += 1.0
+            r = row_of(st.ord[lev, f, i])
+            code = int(st.side[lev, r])
+            st.side[lev, r] = code + step
+            st.ltot[lev, code] -= 1.0
+            st.ltot[lev, code + step] += 1.0
     else:
-        sl[:] = 0.0
+        for c in range(2 * nc):
+            st.ltot[lev, c] = 0.0
         for i in range(st.m[lev]):
-            r = row_of(rows[i])
+            r = row_of(st.ord[lev, f, i])
             code = st.y[r] + (0 if i < pos else nc)
-            side[r] = code
-            sl[code] += st.w[r]
+            st.side[lev, r] = code
+            st.ltot[lev, code] += st.w[r]
     st.lpos[lev, 0], st.lpos[lev, 1] = f, pos
     for c in range(2 * nc):
-        st.stot[c] = sl[c]
+        st.stot[c] = st.ltot[lev, c]
 
 
 @njit(cache=True)
@@ -355,9 +358,8 @@ def scan_feature(st, lev, f):
     per array and call, as much as the evaluation. A row stores only what the next boundary
     needs (the weight left to skip, the side's last rank, the class weights); a side that
     stops has an infinite skip, and the row left of a new best boundary is looked up when
-    it is found (`previous_row`), not remembered at every row."""
-    rows = st.ord[lev, f]
-    side = st.side[lev]
+    it is found (`previous_row`), not remembered at every row. (No views of the record's
+    arrays, as in `set_side`.)"""
     w = st.w
     X = st.X
     sb = st.sbest
@@ -366,26 +368,27 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
-    cur[:] = 0.0
+    for c in range(2 * nc):
+        cur[c] = 0.0
     # skip: the weight of the side's rows still to move before a boundary is evaluated (0
     # at the start: none before the side's first row; inf once the side is done here)
-    skip, prev = st.sfloat[0], st.sint[0]
+    skip, prev = st.sfloat, st.sint  # (row 0 of each)
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
         active += 1 if sb[s, B_HERE] == 0.0 else 0
-        skip[s] = 0.0 if sb[s, B_HERE] == 0.0 else np.inf
-        prev[s] = -1
+        skip[0, s] = 0.0 if sb[s, B_HERE] == 0.0 else np.inf
+        prev[0, s] = -1
     if active == 0:
         return
     for i in range(st.m[lev]):
-        p = rows[i]
+        p = st.ord[lev, f, i]
         r = row_of(p)
-        code = side[r]
+        code = st.side[lev, r]
         s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
-        if skip[s] < 0.0 and v != prev[s]:
+        if skip[0, s] < 0.0 and v != prev[0, s]:
             # side s split between its previous row and this one: the largest and second
             # largest class weight of each part, their classes, the side's weight and the
             # weight still to the right
@@ -407,31 +410,33 @@ def scan_feature(st, lev, f):
             best = min(sb[s, B_COST], sb[s, B_CAP])
             if cost < best - eps:  # strictly better: keep it
                 sb[s, B_COST], sb[s, B_FEAT] = cost, f
-                sb[s, B_THR] = midpoint(X[previous_row(rows, side, nc, s, i), f], X[r, f])
+                sb[s, B_THR] = midpoint(X[previous_row(st, lev, f, s, i), f], X[r, f])
                 if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
                     sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
-                skip[s] = -1.0
+                skip[0, s] = -1.0
             else:
-                skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
-                if rest - r1 <= 0.0 or skip[s] >= rest:  # the rest is pure, or too light
+                skip[0, s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
+                if rest - r1 <= 0.0 or skip[0, s] >= rest:  # the rest is pure, or too light
                     sb[s, B_HERE] = 1.0
             if sb[s, B_HERE] != 0.0:
-                skip[s] = np.inf
+                skip[0, s] = np.inf
                 active -= 1
                 if active == 0:
                     return
-        skip[s] -= wr
-        prev[s] = v
+        skip[0, s] -= wr
+        prev[0, s] = v
         cur[code] += wr
 
 
 @njit(cache=True)
-def previous_row(rows, side, nc, s, i):
-    """The row of side ``s`` before position ``i`` in ``rows`` (there is one)."""
+def previous_row(st, lev, f, s, i):
+    """The row of side ``s`` before position ``i`` in feature ``f``'s order of the node at
+    ``lev`` (there is one)."""
+    nc = st.tot.shape[1]
     j = i - 1
-    while (side[row_of(rows[j])] >= nc) != (s == 1):
+    while (st.side[lev, row_of(st.ord[lev, f, j])] >= nc) != (s == 1):
         j -= 1
-    return row_of(rows[j])
+    return row_of(st.ord[lev, f, j])
 
 
 @njit(inline="always")
@@ -668,7 +673,11 @@ def deep_prepare(st, lev, f, k, lo, hi):
     is informative enough to prune that neighbourhood; ConTree's device)."""
     set_side(st, lev, f, st.bpos[lev, k])
     nc = st.tot.shape[1]
-    first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
+    w0, w1 = 0.0, 0.0
+    for c in range(nc):
+        w0 += st.stot[c]
+        w1 += st.stot[nc + c]
+    first = 0 if w0 >= w1 else 1
     return first, interval_reach(st, lev, k, lo, hi)
 
 
@@ -676,8 +685,9 @@ def deep_prepare(st, lev, f, k, lo, hi):
 def keep_child(st, lev, s, exact):
     """Keep the tree just solved at ``lev + 1`` as the candidate's child ``s``."""
     if exact:
-        st.tf[lev, 1 + s, :] = st.tf[lev + 1, 0, :]
-        st.tt[lev, 1 + s, :] = st.tt[lev + 1, 0, :]
+        for j in range(st.tf.shape[2]):
+            st.tf[lev, 1 + s, j] = st.tf[lev + 1, 0, j]
+            st.tt[lev, 1 + s, j] = st.tt[lev + 1, 0, j]
 
 
 @njit(cache=True)
@@ -685,13 +695,12 @@ def solve_depth1(st, lev):
     """The canonical best tree of depth <= 1 of the node at ``lev`` (into ``tf[lev, 0]``);
     returns its cost."""
     nc = st.tot.shape[1]
-    st.stot[:nc] = st.tot[lev]
-    st.stot[nc:] = 0.0
-    side = st.side[lev]
-    rows = st.ord[lev, 0]
+    for c in range(nc):
+        st.stot[c] = st.tot[lev, c]
+        st.stot[nc + c] = 0.0
     for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        side[r] = st.y[r]
+        r = row_of(st.ord[lev, 0, i])
+        st.side[lev, r] = st.y[r]
     st.lpos[lev, 0] = -1
     start_sides(st, 0.0, 0.0, np.inf)
     for g in range(st.ord.shape[1]):
@@ -758,7 +767,6 @@ def start_feature(st, lev, f, phase):
     """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
     alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
     back in the records). Returns the queue's length."""
-    q = st.queue[lev]
     if phase == 0:
         k = gini_seed(st, lev, f)
         if k < 0:
@@ -766,14 +774,14 @@ def start_feature(st, lev, f, phase):
         st.prek[lev, f] = k
         st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
         st.prer[lev, 1, f] = 0.0
-        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
+        st.queue[lev, 0, 0], st.queue[lev, 0, 1], st.queue[lev, 0, 2], st.queue[lev, 0, 3] = k, k, -1, -1
         return 1
     K = boundaries(st, lev, f)
     if K == 0:
         return 0
     k = st.prek[lev, f]
     if k < 0:
-        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
+        st.queue[lev, 0, 0], st.queue[lev, 0, 1], st.queue[lev, 0, 2], st.queue[lev, 0, 3] = 0, K - 1, -1, -1
         return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
@@ -801,24 +809,28 @@ def open_node(st, lev, h, ub, known, lb):
     feature is searched only for a split that ties with it."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
-    node_totals(st, lev)
-    c = leaf_cost(st.tot[lev], pen)
+    W = node_totals(st, lev)
+    top = 0.0
+    for cl in range(st.tot.shape[1]):
+        top = max(top, st.tot[lev, cl])
+    c = W - top + pen
     st.tf[lev, 0, 0] = -1
     st.lpos[lev, 0] = -1  # new rows at this level
     # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), the
     # leaf has the known optimal cost, or the leaf reaches the node's lower bound
     if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
-            or c <= lb + lb_tol(st)):
+            or c <= lb + (eps if st.par[P_INT] != 0.0 else 0.0)):  # (`lb_tol`)
         return c, False
     if h == 1:
         return solve_depth1(st, lev), False
     d = st.ord.shape[1]
-    inc = st.inc[lev]
-    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = c, 1.0, -1.0, -1.0
+    st.inc[lev, I_COST], st.inc[lev, I_LEAF] = c, 1.0
+    st.inc[lev, I_FEAT], st.inc[lev, I_K] = -1.0, -1.0
     if known:
-        inc[I_COST], inc[I_LEAF], inc[I_FEAT] = ub - eps, 0.0, d
-    st.prek[lev, :] = -1
-    st.forder[lev, :] = np.arange(d)
+        st.inc[lev, I_COST], st.inc[lev, I_LEAF], st.inc[lev, I_FEAT] = ub - eps, 0.0, d
+    for g in range(d):
+        st.prek[lev, g] = -1
+        st.forder[lev, g] = g
     return c, True
 
 
@@ -830,17 +842,18 @@ def lb_tol(st):
 
 
 @njit(cache=True)
-def hopeless(st, lev, f, lo, ub, canon, known, lb):
+def hopeless(inc, par, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
     tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
     cost of a split without errors), so only a tie on a lower feature could win, or
-    (``known``) the allowance is below the node's known optimal cost."""
-    inc = st.inc[lev]
-    eps = st.par[P_EPS]
+    (``known``) the allowance is below the node's known optimal cost. (``inc``: the node's
+    incumbent, ``par``: the search's parameters.)"""
+    eps = par[P_EPS]
     if known:
         return allowed(inc, eps, f, lo, ub, canon) < ub - 1.5 * eps
-    floor = 2.0 * st.par[P_PEN] + eps
-    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
+    floor = 2.0 * par[P_PEN] + eps
+    tol = eps if par[P_INT] != 0.0 else 0.0  # (`lb_tol`)
+    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + tol)
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
 
@@ -993,7 +1006,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
-        if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
+        if hopeless(inc, st.par, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
         st.mkid[lev, 0, 1, -1] += 1
@@ -1005,7 +1018,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
             allow = allowed(inc, eps, f, lo, ub, canon)
-            if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
+            if (known or lb > 0.0) and hopeless(inc, st.par, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
             if lo > hi or memo_excludes(st, lev, f, lo, hi, allow):
