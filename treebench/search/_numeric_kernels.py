@@ -461,20 +461,20 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     cannot come under ``allow`` minus the other's lower bound is searched no further)."""
     set_side(st, lev, f, pos)
     start_sides(st, lb0, lb1, allow)
-    d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
-    for g in range(d):
-        if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
-            break
-        scan_feature(st, lev, g)
+    # (no call under a condition, nor a loop left early: either makes numba keep a
+    # reference on every array of the record for the call's duration)
+    for g in range(st.ord.shape[1]):
+        scan_feature(st, lev, g)  # (returns at once once both sides are done)
     a, b = st.sbest[0, B_COST], st.sbest[1, B_COST]
     eps = st.par[P_EPS]
+    integer = st.par[P_INT] != 0.0
     t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
     exact = a < t0 and b < t1
     if not a < t0:
-        a = max(lb0, bound_from(st, t0))
+        a = max(lb0, np.ceil(t0 - 1e-9) if integer else t0)  # (`bound_from`)
     if not b < t1:
-        b = max(lb1, bound_from(st, t1))
+        b = max(lb1, np.ceil(t1 - 1e-9) if integer else t1)
     return a, b, exact
 
 
@@ -727,30 +727,40 @@ def gini_purity(left, tot, wl, W):
     return sl / wl + sr / (W - wl)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gini_seed(st, lev, f):
     """The boundary of feature ``f`` with the best Gini split of the node (the first
     candidate evaluated on ``f``, for an early incumbent), found in one pass over the rows
     without listing the boundaries: its index ``k`` among them, with its position and the
     weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
     when ``f`` has a single value in the node."""
-    rows = st.ord[lev, f]
-    tot = st.tot[lev]
-    nc = tot.shape[0]
+    nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
-    W = tot.sum()
-    left = np.zeros(nc)
+    left = st.cur  # (scratch: no scan is under way; not a view nor a new array, see
+    #                `set_side`)
+    W = 0.0
+    for c in range(nc):
+        W += st.tot[lev, c]
+        left[c] = 0.0
     best, kbest, pbest, wbest = -1.0, -1, 0, 0.0
     k = 0
     acc = 0.0
-    prev = rank_of(rows[0])
+    prev = rank_of(st.ord[lev, f, 0])
     for i in range(st.m[lev]):
-        p = rows[i]
+        p = st.ord[lev, f, i]
         v = rank_of(p)
         r = row_of(p)
         if v != prev:
             prev = v
-            score = gini_purity(left, tot, acc, W)
+            # `gini_purity`, written out on the record's arrays
+            score = 0.0
+            if acc > 0.0 and W - acc > 0.0:
+                sl, sr = 0.0, 0.0
+                for c in range(nc):
+                    sl += left[c] * left[c]
+                    rc = st.tot[lev, c] - left[c]
+                    sr += rc * rc
+                score = sl / acc + sr / (W - acc)
             if score > best:
                 best, kbest, pbest, wbest = score, k, i, acc
             k += 1
@@ -912,45 +922,58 @@ def memo_keep(st, lev, s, k, first):
 
 
 @njit(cache=True)
-def memo_bounds(st, lev, f, k, lb0, lb1):
+def memo_bounds(ordr, bpos, keys, mval, lev, f, k, lb0, lb1):
     """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
     of a split costs at least the same side of the same test in a source node minus the
     weight of the rows the source has and this node lacks (the best tree of this side,
     applied to the source's side, misclassifies at most those rows more); a record at the left
     value of rank ``r`` bounds the left side of boundary ``k`` (left value of rank ``a``)
     when ``r <= a`` and the right side when ``r >= a`` (that side of the record has a
-    subset of this side's values)."""
-    src = _src(st, lev)
-    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+    subset of this side's values). It takes the record's arrays it reads (``st.ord``,
+    ``st.bpos``, ``st.mkey``, ``st.mval``), not the record: numba may take a reference on
+    every array of a record a kernel receives, which costs more than the search here."""
+    sp = keys.shape[1]  # the sources' rows of `mval` (`_src`)
+    if mval[lev, sp + 1, 0] == 0.0 and mval[lev, sp + 1, 1] == 0.0:
         return lb0, lb1
-    a = rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    a = rank_of(ordr[lev, f, bpos[lev, k] - 1])
     lo_key, key = (f << 32), (f << 32) | a
-    keys = st.mkey[lev]
-    vals = st.mval[lev]
     for j in range(2):
-        if src[1, j] == 0.0:
+        if mval[lev, sp + 1, j] == 0.0:
             continue
-        first, gone = int(src[0, j]), src[2, j]
-        end = first + int(src[1, j])
-        i = last_at_most(keys, first, end - 1, key)  # records sorted by key (`memo_keep`)
-        if i >= first and keys[i] >= lo_key:
-            lb0 = max(lb0, vals[i, 0] - gone)
-        i = first_at_least(keys, first, end - 1, key)
-        if i < end and keys[i] < lo_key + (1 << 32):
-            lb1 = max(lb1, vals[i, 1] - gone)
+        first, gone = int(mval[lev, sp, j]), mval[lev, sp + 2, j]
+        end = first + int(mval[lev, sp + 1, j])
+        # records sorted by key (`memo_keep`): the last at most ``key``, the first at
+        # least it (`last_at_most`, `first_at_least` written out: a call under a condition
+        # keeps a reference on every array of the record)
+        x, y = first, end
+        while x < y:
+            mid = (x + y) // 2
+            if keys[lev, mid] <= key:
+                x = mid + 1
+            else:
+                y = mid
+        i = x - 1
+        if i >= first and keys[lev, i] >= lo_key:
+            lb0 = max(lb0, mval[lev, i, 0] - gone)
+        x, y = first, end
+        while x < y:
+            mid = (x + y) // 2
+            if keys[lev, mid] >= key:
+                y = mid
+            else:
+                x = mid + 1
+        if x < end and keys[lev, x] < lo_key + (1 << 32):
+            lb1 = max(lb1, mval[lev, x, 1] - gone)
     return lb0, lb1
 
 
 @njit(cache=True)
-def memo_excludes(st, lev, f, lo, hi, allow):
+def memo_excludes(ordr, bpos, keys, mval, lev, f, lo, hi, allow):
     """Whether the sources' records bound every boundary of [lo, hi] above ``allow``: the
     left side of a boundary there costs at least that of ``lo``'s bound, the right side at
     least that of ``hi``'s."""
-    src = _src(st, lev)
-    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
-        return False
-    l0, _ = memo_bounds(st, lev, f, lo, 0.0, 0.0)
-    _, r1 = memo_bounds(st, lev, f, hi, 0.0, 0.0)
+    l0, _ = memo_bounds(ordr, bpos, keys, mval, lev, f, lo, 0.0, 0.0)  # (0: no sources)
+    _, r1 = memo_bounds(ordr, bpos, keys, mval, lev, f, hi, 0.0, 0.0)
     return l0 + r1 > allow
 
 
@@ -1021,11 +1044,12 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             if (known or lb > 0.0) and hopeless(inc, st.par, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
-            if lo > hi or memo_excludes(st, lev, f, lo, hi, allow):
+            if lo > hi or memo_excludes(st.ord, st.bpos, st.mkey, st.mval, lev, f, lo, hi,
+                                        allow):
                 continue
             k = (lo + hi) // 2
             lb0, lb1 = side_bounds(st, lev, k, kl, kr)
-            lb0, lb1 = memo_bounds(st, lev, f, k, lb0, lb1)
+            lb0, lb1 = memo_bounds(st.ord, st.bpos, st.mkey, st.mval, lev, f, k, lb0, lb1)
             if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
                 a, b, exact = lb0, lb1, False
             elif h == 2:
