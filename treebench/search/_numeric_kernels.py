@@ -727,93 +727,133 @@ def gini_purity(left, tot, wl, W):
     return sl / wl + sr / (W - wl)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def gini_seed(st, lev, f):
     """The boundary of feature ``f`` with the best Gini split of the node (the first
     candidate evaluated on ``f``, for an early incumbent), found in one pass over the rows
     without listing the boundaries: its index ``k`` among them, with its position and the
     weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
     when ``f`` has a single value in the node."""
-    nc = st.tot.shape[1]
-    unit = st.par[P_UNIT] != 0.0
-    left = st.cur  # (scratch: no scan is under way; not a view nor a new array, see
-    #                `set_side`)
+    k, pos, wl = gini_scan(st.ord, st.y, st.w, st.tot, st.cur, st.par[P_UNIT] != 0.0,
+                           st.m[lev], lev, f)
+    if k >= 0:
+        st.bpos[lev, k], st.bw[lev, k] = pos, wl
+    return k
+
+
+@njit(cache=True, error_model="numpy")
+def gini_scan(ordr, y, w, tot, left, unit, m, lev, f):
+    """`gini_seed`'s pass over the ``m`` rows of the node at ``lev`` in feature ``f``'s
+    order (``left``: scratch of at least the classes' size): returns the index of the best
+    Gini boundary, its position and the weight left of it (-1, 0, 0.0 when there is no
+    boundary). It takes the arrays, not the search record: numba may take a reference on
+    every array of a record a kernel receives."""
+    nc = tot.shape[1]
     W = 0.0
     for c in range(nc):
-        W += st.tot[lev, c]
+        W += tot[lev, c]
         left[c] = 0.0
     best, kbest, pbest, wbest = -1.0, -1, 0, 0.0
     k = 0
     acc = 0.0
-    prev = rank_of(st.ord[lev, f, 0])
-    for i in range(st.m[lev]):
-        p = st.ord[lev, f, i]
+    prev = rank_of(ordr[lev, f, 0])
+    for i in range(m):
+        p = ordr[lev, f, i]
         v = rank_of(p)
         r = row_of(p)
         if v != prev:
             prev = v
-            # `gini_purity`, written out on the record's arrays
+            # `gini_purity`, written out
             score = 0.0
             if acc > 0.0 and W - acc > 0.0:
                 sl, sr = 0.0, 0.0
                 for c in range(nc):
                     sl += left[c] * left[c]
-                    rc = st.tot[lev, c] - left[c]
+                    rc = tot[lev, c] - left[c]
                     sr += rc * rc
                 score = sl / acc + sr / (W - acc)
             if score > best:
                 best, kbest, pbest, wbest = score, k, i, acc
             k += 1
-        wr = 1.0 if unit else st.w[r]
-        acc += wr
-        left[st.y[r]] += st.w[r]
-    if kbest >= 0:
-        st.bpos[lev, kbest], st.bw[lev, kbest] = pbest, wbest
-    return kbest
+        acc += 1.0 if unit else w[r]
+        left[y[r]] += w[r]
+    return kbest, pbest, wbest
 
 
 @njit(cache=True)
-def start_feature(st, lev, f, phase):
-    """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
-    alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
-    back in the records). Returns the queue's length."""
-    if phase == 0:
-        k = gini_seed(st, lev, f)
-        if k < 0:
-            return 0
-        st.prek[lev, f] = k
-        st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
-        st.prer[lev, 1, f] = 0.0
-        st.queue[lev, 0, 0], st.queue[lev, 0, 1], st.queue[lev, 0, 2], st.queue[lev, 0, 3] = k, k, -1, -1
-        return 1
+def seed_queue(st, lev, f):
+    """The queue of feature ``f``'s first phase: its best Gini boundary alone (returns the
+    queue's length). The second phase is `full_queue`. (Each kernel calls nothing under a
+    condition: such a call makes numba keep a reference on every array of the record.)"""
+    k = gini_seed(st, lev, f)
+    if k < 0:
+        return 0
+    st.prek[lev, f] = k
+    st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
+    st.prer[lev, 1, f] = 0.0
+    st.queue[lev, 0, 0], st.queue[lev, 0, 1] = k, k
+    st.queue[lev, 0, 2], st.queue[lev, 0, 3] = -1, -1
+    return 1
+
+
+@njit(cache=True)
+def full_queue(st, lev, f):
+    """The queue of feature ``f``'s second phase (returns its length): every boundary of
+    ``f``, in the two intervals around its Gini seed when `seed_queue` found one, whose
+    costs are put back in the records (`push_halves` around it, with no allowance)."""
     K = boundaries(st, lev, f)
     if K == 0:
         return 0
     k = st.prek[lev, f]
+    q = 0
     if k < 0:
-        st.queue[lev, 0, 0], st.queue[lev, 0, 1], st.queue[lev, 0, 2], st.queue[lev, 0, 3] = 0, K - 1, -1, -1
+        st.queue[lev, 0, 0], st.queue[lev, 0, 1] = 0, K - 1
+        st.queue[lev, 0, 2], st.queue[lev, 0, 3] = -1, -1
         return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
-    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf, np.inf)
+    if k + 1 <= K - 1:
+        st.queue[lev, q, 0], st.queue[lev, q, 1] = k + 1, K - 1
+        st.queue[lev, q, 2], st.queue[lev, q, 3] = k, -1
+        q += 1
+    if k >= 1:
+        st.queue[lev, q, 0], st.queue[lev, q, 1] = 0, k - 1
+        st.queue[lev, q, 2], st.queue[lev, q, 3] = -1, k
+        q += 1
+    return q
 
 
 @njit(cache=True)
 def order_features(st, lev):
     """Search features in full by the cost found at their best Gini split (lowest first, then
-    by index), so that the optimum is met early and bounds the search of the others."""
-    pr = st.prer[lev, 0] + st.prer[lev, 1]
-    for f in range(pr.shape[0]):
-        if st.prek[lev, f] < 0:
-            pr[f] = np.inf
-    st.forder[lev, :] = np.argsort(pr, kind="mergesort")
+    by index; a feature without one last), so that the optimum is met early and bounds the
+    search of the others. (An insertion sort in place: no new array.)"""
+    d = st.ord.shape[1]
+    for i in range(d):
+        st.forder[lev, i] = i
+    for i in range(1, d):
+        g = st.forder[lev, i]
+        cg = feature_seed_cost(st.prek, st.prer, lev, g)
+        j = i - 1
+        while j >= 0 and feature_seed_cost(st.prek, st.prer, lev, st.forder[lev, j]) > cg:
+            st.forder[lev, j + 1] = st.forder[lev, j]
+            j -= 1
+        st.forder[lev, j + 1] = g
+
+
+@njit(cache=True)
+def feature_seed_cost(prek, prer, lev, g):
+    """The cost (or lower bound) found at feature ``g``'s Gini seed; inf without one."""
+    return prer[lev, 0, g] + prer[lev, 1, g] if prek[lev, g] >= 0 else np.inf
 
 
 @njit(cache=True)
 def open_node(st, lev, h, ub, known, lb):
     """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
-    Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
-    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False. With
+    Returns (cost, state): the leaf's cost and 1 when splits are to be searched, 2 when
+    the node's tree is its best of depth <= 1 (``h`` is 1: `solve_depth1`, called by the
+    caller: a call under a condition makes numba keep a reference on every array of the
+    record), else the leaf's final cost and 0. With
     ``known`` (the node's optimal cost is ``ub - eps``), a leaf of that cost is the answer,
     and the incumbent is a virtual split of that cost after every feature, so that every
     feature is searched only for a split that ties with it."""
@@ -830,9 +870,9 @@ def open_node(st, lev, h, ub, known, lb):
     # leaf has the known optimal cost, or the leaf reaches the node's lower bound
     if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
             or c <= lb + (eps if st.par[P_INT] != 0.0 else 0.0)):  # (`lb_tol`)
-        return c, False
+        return c, 0
     if h == 1:
-        return solve_depth1(st, lev), False
+        return c, 2
     d = st.ord.shape[1]
     st.inc[lev, I_COST], st.inc[lev, I_LEAF] = c, 1.0
     st.inc[lev, I_FEAT], st.inc[lev, I_K] = -1.0, -1.0
@@ -841,7 +881,7 @@ def open_node(st, lev, h, ub, known, lb):
     for g in range(d):
         st.prek[lev, g] = -1
         st.forder[lev, g] = g
-    return c, True
+    return c, 1
 
 
 @njit(cache=True)
@@ -1010,8 +1050,10 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     Only this function calls itself, and always with non-constant arguments: numba's cache
     crashed on loading a recursive kernel that had also been compiled for a literal argument
     (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
-    c, searched = open_node(st, lev, h, ub, known, lb)
-    if not searched:
+    c, state = open_node(st, lev, h, ub, known, lb)
+    if state == 2:
+        c = solve_depth1(st, lev)
+    if state != 1:
         return c if c <= ub else lower_bound_above(st, ub)
     st.mkid[lev + 1, 0, 0, -1] = 0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
@@ -1033,7 +1075,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             continue
         q = st.queue[lev]
         st.mkid[lev, 0, 1, -1] += 1
-        qh, qt = 0, start_feature(st, lev, f, phase)
+        qh, qt = 0, (seed_queue(st, lev, f) if phase == 0 else full_queue(st, lev, f))
         while qh < qt:
             check_time(st.stats, st.clock)
             if timed_out(st.stats):
