@@ -49,6 +49,14 @@ that cost, and no later feature or threshold is searched).
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
+
+Reference counts: a kernel receiving the search record ``st`` may make numba take a reference
+(an atomic increment, later a decrement) on each of the record's 30 arrays per call, which
+costs more than a depth-2 evaluation's bookkeeping. numba prunes these pairs unless the kernel
+takes and releases a view of an array (``st.ord[lev, f]``: index ``st.ord[lev, f, i]``
+instead), reduces or copies a slice, allocates, or calls another kernel under a condition or
+uses the record after such a call; helpers called there take the few arrays they read
+(`allowed`, `improves`, `hopeless`, `memo_bounds`, `gini_scan`) instead of the record.
 """
 
 from __future__ import annotations
@@ -265,11 +273,6 @@ def node_totals(st, lev):
 
 
 @njit(cache=True)
-def leaf_cost(tot, pen):
-    return tot.sum() - tot.max() + pen
-
-
-@njit(cache=True)
 def boundaries(st, lev, f):
     """Boundaries between distinct values of feature ``f`` in the node: their positions into
     ``bpos[lev]`` and the weight left of them into ``bw[lev]``; returns their number."""
@@ -472,19 +475,11 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
     exact = a < t0 and b < t1
     if not a < t0:
-        a = max(lb0, np.ceil(t0 - 1e-9) if integer else t0)  # (`bound_from`)
+        # a cost known not to be below t0: at least the next integer from it (integer costs)
+        a = max(lb0, np.ceil(t0 - 1e-9) if integer else t0)
     if not b < t1:
         b = max(lb1, np.ceil(t1 - 1e-9) if integer else t1)
     return a, b, exact
-
-
-@njit(cache=True)
-def bound_from(st, t):
-    """A lower bound of a cost known not to be below ``t`` (the next integer from ``t``
-    when costs are integers)."""
-    if st.par[P_INT] != 0.0:
-        return np.ceil(t - 1e-9)
-    return t
 
 
 @njit(cache=True)
@@ -869,7 +864,7 @@ def open_node(st, lev, h, ub, known, lb):
     # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), the
     # leaf has the known optimal cost, or the leaf reaches the node's lower bound
     if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
-            or c <= lb + (eps if st.par[P_INT] != 0.0 else 0.0)):  # (`lb_tol`)
+            or c <= lb + (eps if st.par[P_INT] != 0.0 else 0.0)):
         return c, 0
     if h == 1:
         return c, 2
@@ -885,13 +880,6 @@ def open_node(st, lev, h, ub, known, lb):
 
 
 @njit(cache=True)
-def lb_tol(st):
-    """How far above a lower bound of a node's cost a tree may be and still be optimal: none
-    when costs may be fractional, below one when they are integers."""
-    return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
-
-
-@njit(cache=True)
 def hopeless(inc, par, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
     tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
@@ -902,7 +890,9 @@ def hopeless(inc, par, f, lo, ub, canon, known, lb):
     if known:
         return allowed(inc, eps, f, lo, ub, canon) < ub - 1.5 * eps
     floor = 2.0 * par[P_PEN] + eps
-    tol = eps if par[P_INT] != 0.0 else 0.0  # (`lb_tol`)
+    # how far above a lower bound a tree may be and still be optimal: below one with
+    # integer costs, none when they may be fractional
+    tol = eps if par[P_INT] != 0.0 else 0.0
     return ((inc[I_COST] <= floor or inc[I_COST] <= lb + tol)
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
@@ -1032,6 +1022,12 @@ def memo_record(st, lev, f, k, a, b):
     st.mkid[lev, 0, 0, -1] = i + 1
 
 
+# Candidate splits are compared by cost alone, so their children are solved without ``canon``
+# (ties need not be explored below the node); the children of the chosen split are then
+# solved again with ``canon``, under their known cost. Only `solve_node` calls itself, and
+# always with non-constant arguments: numba's cache crashed on loading a recursive kernel
+# that had also been compiled for a literal argument (a call such as
+# ``solve_node(st, 0, ...)`` from another kernel).
 @njit(cache=True)
 def solve_node(st, lev, h, ub, canon, known, lb):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
@@ -1041,18 +1037,10 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     searched in index order for the first split of that cost. ``lb`` is a lower bound of the
     node's cost (from the neighbouring candidates of the parent): a tree that reaches it ends
     the search (the tie rule still explores lower features with ``canon``). The root is
-    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)``.
-
-    Candidate splits are compared by cost alone, so their children are solved without
-    ``canon`` (ties need not be explored below the node); the children of the chosen split
-    are then solved again with ``canon``, under their known cost.
-
-    Only this function calls itself, and always with non-constant arguments: numba's cache
-    crashed on loading a recursive kernel that had also been compiled for a literal argument
-    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
+    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)`` (the comment above
+    says how candidates' children are solved)."""
     c, state = open_node(st, lev, h, ub, known, lb)
-    if state == 2:
-        c = solve_depth1(st, lev)
+    c = solve_depth1(st, lev) if state == 2 else c
     if state != 1:
         return c if c <= ub else lower_bound_above(st, ub)
     st.mkid[lev + 1, 0, 0, -1] = 0
