@@ -102,7 +102,8 @@ NumState = namedtuple(
         #           a lower bound of its cost (known from a neighbouring split), and a cap:
         #           only costs below ``cap - eps`` are worth finding
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
-        "sint",  # (1, 2) int64 per side of a depth-1 scan: the rank of its last row
+        "sint",  # (2, 2) int64 per side of a depth-1 scan: the rank of its last row; with
+        #          unit weights, the rows to skip (the floor of the weight to skip)
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
@@ -126,6 +127,9 @@ NumState = namedtuple(
 # incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
 I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
 N_INC = 7
+
+#: a count of rows to skip that no scan reaches (a side stopped on a feature)
+NEVER = 1 << 62
 
 #: the records of candidates' children kept per level (a pool that is full keeps no more)
 MEMO_POOL = 1 << 15
@@ -211,7 +215,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros(2 * n_classes),
         np.zeros((2, 7)),
         np.zeros((1, 2)),
-        np.zeros((1, 2), dtype=np.int64),
+        np.zeros((2, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
@@ -375,12 +379,14 @@ def scan_feature(st, lev, f):
         cur[c] = 0.0
     # skip: the weight of the side's rows still to move before a boundary is evaluated (0
     # at the start: none before the side's first row; inf once the side is done here)
-    skip, prev = st.sfloat, st.sint  # (row 0 of each)
+    # (with unit weights an integer count of rows, a shorter chain of dependent updates)
+    skip, prev = st.sfloat, st.sint  # (row 0 of each; rows to skip: prev[1])
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
         active += 1 if sb[s, B_HERE] == 0.0 else 0
         skip[0, s] = 0.0 if sb[s, B_HERE] == 0.0 else np.inf
+        prev[1, s] = 0 if sb[s, B_HERE] == 0.0 else NEVER
         prev[0, s] = -1
     if active == 0:
         return
@@ -391,7 +397,8 @@ def scan_feature(st, lev, f):
         s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
-        if skip[0, s] < 0.0 and v != prev[0, s]:
+        due = prev[1, s] < 0 if unit else skip[0, s] < 0.0
+        if due and v != prev[0, s]:
             # side s split between its previous row and this one: the largest and second
             # largest class weight of each part, their classes, the side's weight and the
             # weight still to the right
@@ -426,7 +433,12 @@ def scan_feature(st, lev, f):
                 active -= 1
                 if active == 0:
                     return
-        skip[0, s] -= wr
+            # the rows to skip: a row count k passes the weight iff k > skip
+            prev[1, s] = int(np.floor(skip[0, s])) if skip[0, s] < NEVER else NEVER
+        if unit:
+            prev[1, s] -= 1
+        else:
+            skip[0, s] -= wr
         prev[0, s] = v
         cur[code] += wr
 
