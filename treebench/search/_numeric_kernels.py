@@ -97,6 +97,7 @@ NumState = namedtuple(
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
+        "icur",  # (2 nc,) int64 the same, counted as integers with unit weights
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
         "sbest",  # (2, 7) float64 per side: best cost, feature, threshold, done, done here,
         #           a lower bound of its cost (known from a neighbouring split), and a cap:
@@ -212,6 +213,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
+        np.zeros(2 * n_classes, dtype=np.int64),
         np.zeros(2 * n_classes),
         np.zeros((2, 7)),
         np.zeros((1, 2)),
@@ -375,8 +377,10 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
+    icur = st.icur
     for c in range(2 * nc):
         cur[c] = 0.0
+        icur[c] = 0
     # skip: the weight of the side's rows still to move before a boundary is evaluated (0
     # at the start: none before the side's first row; inf once the side is done here)
     # (with unit weights an integer count of rows, a shorter chain of dependent updates)
@@ -404,7 +408,7 @@ def scan_feature(st, lev, f):
             # weight still to the right
             l1, l2, r1, r2, jl, jr, W, rest = -1.0, -1.0, -1.0, -1.0, -1, -1, 0.0, 0.0
             for c in range(nc):
-                lc = cur[s * nc + c]
+                lc = float(icur[s * nc + c]) if unit else cur[s * nc + c]
                 rc = tot[s * nc + c] - lc
                 W += tot[s * nc + c]
                 rest += rc
@@ -437,10 +441,11 @@ def scan_feature(st, lev, f):
             prev[1, s] = int(np.floor(skip[0, s])) if skip[0, s] < NEVER else NEVER
         if unit:
             prev[1, s] -= 1
+            icur[code] += 1
         else:
             skip[0, s] -= wr
+            cur[code] += wr
         prev[0, s] = v
-        cur[code] += wr
 
 
 @njit(cache=True)
