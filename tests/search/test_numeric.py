@@ -180,6 +180,23 @@ def test_a_known_cost_gives_the_same_canonical_tree(seed):
         assert K.solve_node(st, 0, 3, cost - 0.5, True, True, 0.0) > cost - 0.5
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_previous_row_is_the_last_row_of_the_same_side_before_a_position(seed):
+    n_classes = 3
+    rng, X, y = _data(500 + seed, 30, 2, n_classes, 6)
+    st = _state(X, y, n_classes, 2)
+    # sides interleaved at random in each feature's order (codes s * n_classes + class)
+    st.side[0, :] = rng.integers(0, 2, size=30) * n_classes + y
+    for f in range(2):
+        rows = st.ord[0, f] & 0xFFFFFFFF
+        sides = (st.side[0, rows] >= n_classes).astype(int)
+        for i in range(30):
+            for s in range(2):
+                before = [j for j in range(i) if sides[j] == s]
+                if before:
+                    assert K.previous_row(st, 0, f, s, i) == rows[before[-1]]
+
+
 def test_pack_ranks_matches_numpys_dense_ranks():
     rng = np.random.default_rng(1)
     X = rng.integers(0, 6, size=(50, 4)).astype(float) * 0.5

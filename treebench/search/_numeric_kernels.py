@@ -49,6 +49,14 @@ that cost, and no later feature or threshold is searched).
 
 Trees are written in heap layout (node ``k`` has children ``2k + 1`` and ``2k + 2``;
 feature -1 marks a leaf), one buffer per recursion level.
+
+Reference counts: a kernel receiving the search record ``st`` may make numba take a reference
+(an atomic increment, later a decrement) on each of the record's 30 arrays per call, which
+costs more than a depth-2 evaluation's bookkeeping. numba prunes these pairs unless the kernel
+takes and releases a view of an array (``st.ord[lev, f]``: index ``st.ord[lev, f, i]``
+instead), reduces or copies a slice, allocates, or calls another kernel under a condition or
+uses the record after such a call; helpers called there take the few arrays they read
+(`allowed`, `improves`, `hopeless`, `memo_bounds`, `gini_scan`) instead of the record.
 """
 
 from __future__ import annotations
@@ -89,12 +97,14 @@ NumState = namedtuple(
         "tf",  # (L, 3, S) int64 trees in heap layout: best, candidate left, candidate right
         "tt",  # (L, 3, S) float64 their thresholds
         "cur",  # (2 nc,) float64 running class weights of the two sides of a depth-1 scan
+        "icur",  # (2 nc,) int64 the same, counted as integers with unit weights
         "stot",  # (2 nc,) float64 class totals of the two sides (side s at s * nc)
         "sbest",  # (2, 7) float64 per side: best cost, feature, threshold, done, done here,
         #           a lower bound of its cost (known from a neighbouring split), and a cap:
         #           only costs below ``cap - eps`` are worth finding
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
-        "sint",  # (2, 2) int64 per side of a depth-1 scan: last rank seen, its row
+        "sint",  # (2, 2) int64 per side of a depth-1 scan: the rank of its last row; with
+        #          unit weights, the rows to skip (the floor of the weight to skip)
         "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
@@ -118,6 +128,9 @@ NumState = namedtuple(
 # incumbent slots: cost, is a leaf, feature, boundary, its position, left / right cost
 I_COST, I_LEAF, I_FEAT, I_K, I_POS, I_LEFT, I_RIGHT = range(7)
 N_INC = 7
+
+#: a count of rows to skip that no scan reaches (a side stopped on a feature)
+NEVER = 1 << 62
 
 #: the records of candidates' children kept per level (a pool that is full keeps no more)
 MEMO_POOL = 1 << 15
@@ -200,6 +213,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.full((L, 3, S), -1, dtype=np.int64),
         np.zeros((L, 3, S)),
         np.zeros(2 * n_classes),
+        np.zeros(2 * n_classes, dtype=np.int64),
         np.zeros(2 * n_classes),
         np.zeros((2, 7)),
         np.zeros((1, 2)),
@@ -252,18 +266,16 @@ def copy_sub(src_f, src_t, dst_f, dst_t, at, depth):
 @njit(cache=True)
 def node_totals(st, lev):
     """Class weights of the node at ``lev`` into ``tot[lev]``; returns its total weight."""
-    tot = st.tot[lev]
-    tot[:] = 0.0
-    rows = st.ord[lev, 0]
+    nc = st.tot.shape[1]
+    for c in range(nc):
+        st.tot[lev, c] = 0.0
     for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        tot[st.y[r]] += st.w[r]
-    return tot.sum()
-
-
-@njit(cache=True)
-def leaf_cost(tot, pen):
-    return tot.sum() - tot.max() + pen
+        r = row_of(st.ord[lev, 0, i])
+        st.tot[lev, st.y[r]] += st.w[r]
+    W = 0.0
+    for c in range(nc):
+        W += st.tot[lev, c]
+    return W
 
 
 @njit(cache=True)
@@ -292,29 +304,30 @@ def set_side(st, lev, f, pos):
     """Mark the first ``pos`` rows of the node in feature ``f``'s order left (0), the others
     right (1); class weights of the two sides into ``stot``. When the sides were last set on
     the same feature (and weights are 1, so that sums stay exact), only the rows between the
-    two positions change side."""
-    rows = st.ord[lev, f]
-    side = st.side[lev]
+    two positions change side. (No views of the record's arrays: a kernel whose views are
+    released in its body keeps a reference on every array of the record, numba's pruning of
+    reference counts fails there.)"""
     nc = st.tot.shape[1]
-    sl = st.ltot[lev]
     p0 = st.lpos[lev, 1]
     if st.lpos[lev, 0] == f and st.par[P_UNIT] != 0.0:
         step = -nc if pos > p0 else nc  # the code change of the rows that move
         for i in range(min(p0, pos), max(p0, pos)):
-            r = row_of(rows[i])
-            code = int(side[r])
-            side[r] = code + step
-            sl[code] -= 1.0
-            sl[code + step] += 1.0
+            r = row_of(st.ord[lev, f, i])
+            code = int(st.side[lev, r])
+            st.side[lev, r] = code + step
+            st.ltot[lev, code] -= 1.0
+            st.ltot[lev, code + step] += 1.0
     else:
-        sl[:] = 0.0
+        for c in range(2 * nc):
+            st.ltot[lev, c] = 0.0
         for i in range(st.m[lev]):
-            r = row_of(rows[i])
+            r = row_of(st.ord[lev, f, i])
             code = st.y[r] + (0 if i < pos else nc)
-            side[r] = code
-            sl[code] += st.w[r]
+            st.side[lev, r] = code
+            st.ltot[lev, code] += st.w[r]
     st.lpos[lev, 0], st.lpos[lev, 1] = f, pos
-    st.stot[:] = sl
+    for c in range(2 * nc):
+        st.stot[c] = st.ltot[lev, c]
 
 
 @njit(cache=True)
@@ -326,16 +339,22 @@ def start_sides(st, lb0, lb1, allow):
     pen = st.par[P_PEN]
     eps = st.par[P_EPS]
     nc = st.tot.shape[1]
+    stot = st.stot
+    sb = st.sbest
     for s in range(2):
-        tot = st.stot[s * nc:(s + 1) * nc]
-        st.sbest[s, B_COST] = leaf_cost(tot, pen)
-        st.sbest[s, B_FEAT] = -1.0
-        st.sbest[s, B_THR] = 0.0
-        st.sbest[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
-        st.sbest[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
+        # (loops, not reductions of a slice: those may raise, and a kernel that may raise
+        # keeps a reference on every array of the record)
+        W, top = 0.0, 0.0
+        for c in range(s * nc, (s + 1) * nc):
+            W += stot[c]
+            top = max(top, stot[c])
+        sb[s, B_COST] = W - top + pen
+        sb[s, B_FEAT] = -1.0
+        sb[s, B_THR] = 0.0
+        sb[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
+        sb[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
         # a side with no weight, or a pure one, or one at its bound cannot be improved
-        st.sbest[s, B_DONE] = 1.0 if (tot.sum() - tot.max() <= 0.0 or
-                                      st.sbest[s, B_COST] <= st.sbest[s, B_LB] + eps) else 0.0
+        sb[s, B_DONE] = 1.0 if (W - top <= 0.0 or sb[s, B_COST] <= sb[s, B_LB] + eps) else 0.0
 
 
 @njit(cache=True)
@@ -345,9 +364,11 @@ def scan_feature(st, lev, f):
     of its consecutive rows of different values). The two sides share one code path, their
     running state indexed by the side (no branch on a row's side). The boundary's evaluation
     is written out in the loop: a helper taking the arrays costs a reference count update
-    per array and call, as much as the evaluation."""
-    rows = st.ord[lev, f]
-    side = st.side[lev]
+    per array and call, as much as the evaluation. A row stores only what the next boundary
+    needs (the weight left to skip, the side's last rank, the class weights); a side that
+    stops has an infinite skip, and the row left of a new best boundary is looked up when
+    it is found (`previous_row`), not remembered at every row. (No views of the record's
+    arrays, as in `set_side`.)"""
     w = st.w
     X = st.X
     sb = st.sbest
@@ -356,30 +377,38 @@ def scan_feature(st, lev, f):
     nc = st.tot.shape[1]
     unit = st.par[P_UNIT] != 0.0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
-    cur[:] = 0.0
-    skip, prev, last = st.sfloat[0], st.sint[0], st.sint[1]
+    icur = st.icur
+    for c in range(2 * nc):
+        cur[c] = 0.0
+        icur[c] = 0
+    # skip: the weight of the side's rows still to move before a boundary is evaluated (0
+    # at the start: none before the side's first row; inf once the side is done here)
+    # (with unit weights an integer count of rows, a shorter chain of dependent updates)
+    skip, prev = st.sfloat, st.sint  # (row 0 of each; rows to skip: prev[1])
     active = 0
     for s in range(2):
         sb[s, B_HERE] = sb[s, B_DONE]
         active += 1 if sb[s, B_HERE] == 0.0 else 0
-        skip[s] = -1.0
-        prev[s] = -1
+        skip[0, s] = 0.0 if sb[s, B_HERE] == 0.0 else np.inf
+        prev[1, s] = 0 if sb[s, B_HERE] == 0.0 else NEVER
+        prev[0, s] = -1
     if active == 0:
         return
     for i in range(st.m[lev]):
-        p = rows[i]
+        p = st.ord[lev, f, i]
         r = row_of(p)
-        code = side[r]
+        code = st.side[lev, r]
         s = 1 if code >= nc else 0
         wr = 1.0 if unit else w[r]
         v = rank_of(p)
-        if skip[s] < 0.0 and v != prev[s] and prev[s] >= 0 and sb[s, B_HERE] == 0.0:
+        due = prev[1, s] < 0 if unit else skip[0, s] < 0.0
+        if due and v != prev[0, s]:
             # side s split between its previous row and this one: the largest and second
             # largest class weight of each part, their classes, the side's weight and the
             # weight still to the right
             l1, l2, r1, r2, jl, jr, W, rest = -1.0, -1.0, -1.0, -1.0, -1, -1, 0.0, 0.0
             for c in range(nc):
-                lc = cur[s * nc + c]
+                lc = float(icur[s * nc + c]) if unit else cur[s * nc + c]
                 rc = tot[s * nc + c] - lc
                 W += tot[s * nc + c]
                 rest += rc
@@ -395,22 +424,39 @@ def scan_feature(st, lev, f):
             best = min(sb[s, B_COST], sb[s, B_CAP])
             if cost < best - eps:  # strictly better: keep it
                 sb[s, B_COST], sb[s, B_FEAT] = cost, f
-                sb[s, B_THR] = midpoint(X[last[s], f], X[r, f])
+                sb[s, B_THR] = midpoint(X[previous_row(st, lev, f, s, i), f], X[r, f])
                 if cost <= sb[s, B_LB] + eps:  # no split can be strictly better
                     sb[s, B_DONE], sb[s, B_HERE] = 1.0, 1.0
-                skip[s] = -1.0
+                skip[0, s] = -1.0
             else:
-                skip[s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
-                if rest - r1 <= 0.0 or skip[s] >= rest:  # the rest is pure, or too light
+                skip[0, s] = boundary_skip(W, best, pen, eps, l1, l2, r1, r2, jl != jr)
+                if rest - r1 <= 0.0 or skip[0, s] >= rest:  # the rest is pure, or too light
                     sb[s, B_HERE] = 1.0
             if sb[s, B_HERE] != 0.0:
+                skip[0, s] = np.inf
                 active -= 1
                 if active == 0:
                     return
-        skip[s] -= wr
-        prev[s] = v
-        last[s] = r
-        cur[code] += wr
+            # the rows to skip: a row count k passes the weight iff k > skip
+            prev[1, s] = int(np.floor(skip[0, s])) if skip[0, s] < NEVER else NEVER
+        if unit:
+            prev[1, s] -= 1
+            icur[code] += 1
+        else:
+            skip[0, s] -= wr
+            cur[code] += wr
+        prev[0, s] = v
+
+
+@njit(cache=True)
+def previous_row(st, lev, f, s, i):
+    """The row of side ``s`` before position ``i`` in feature ``f``'s order of the node at
+    ``lev`` (there is one)."""
+    nc = st.tot.shape[1]
+    j = i - 1
+    while (st.side[lev, row_of(st.ord[lev, f, j])] >= nc) != (s == 1):
+        j -= 1
+    return row_of(st.ord[lev, f, j])
 
 
 @njit(inline="always")
@@ -435,30 +481,22 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     cannot come under ``allow`` minus the other's lower bound is searched no further)."""
     set_side(st, lev, f, pos)
     start_sides(st, lb0, lb1, allow)
-    d = st.ord.shape[1]
     st.stats[S_SCORED] += 1
-    for g in range(d):
-        if st.sbest[0, B_DONE] != 0.0 and st.sbest[1, B_DONE] != 0.0:
-            break
-        scan_feature(st, lev, g)
+    # (no call under a condition, nor a loop left early: either makes numba keep a
+    # reference on every array of the record for the call's duration)
+    for g in range(st.ord.shape[1]):
+        scan_feature(st, lev, g)  # (returns at once once both sides are done)
     a, b = st.sbest[0, B_COST], st.sbest[1, B_COST]
     eps = st.par[P_EPS]
+    integer = st.par[P_INT] != 0.0
     t0, t1 = st.sbest[0, B_CAP] - eps, st.sbest[1, B_CAP] - eps
     exact = a < t0 and b < t1
     if not a < t0:
-        a = max(lb0, bound_from(st, t0))
+        # a cost known not to be below t0: at least the next integer from it (integer costs)
+        a = max(lb0, np.ceil(t0 - 1e-9) if integer else t0)
     if not b < t1:
-        b = max(lb1, bound_from(st, t1))
+        b = max(lb1, np.ceil(t1 - 1e-9) if integer else t1)
     return a, b, exact
-
-
-@njit(cache=True)
-def bound_from(st, t):
-    """A lower bound of a cost known not to be below ``t`` (the next integer from ``t``
-    when costs are integers)."""
-    if st.par[P_INT] != 0.0:
-        return np.ceil(t - 1e-9)
-    return t
 
 
 @njit(cache=True)
@@ -492,37 +530,44 @@ def split_child(st, lev, want):
 
 
 @njit(cache=True)
-def allowed(st, lev, f, lo, ub, canon):
+def allowed(inc, eps, f, lo, ub, canon):
     """The largest cost worth finding on the boundaries ``>= lo`` of feature ``f`` given the
-    node's incumbent and the caller's bound ``ub``. With ``canon`` (the node's tree must be
-    the canonical one) a tie with the incumbent counts for a lower feature index, or on the
-    same feature for a lower threshold; without, only a strictly better cost counts."""
-    inc = st.inc[lev]
+    node's incumbent ``inc`` (``st.inc[lev]``) and the caller's bound ``ub``. With ``canon``
+    (the node's tree must be the canonical one) a tie with the incumbent counts for a lower
+    feature index, or on the same feature for a lower threshold; without, only a strictly
+    better cost counts. (It takes the incumbent, not the search record: a kernel that
+    receives the record may take a reference on each of its arrays.)"""
     c = inc[I_COST]
+    out = c - eps
     if c > ub:
-        return ub
-    if canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
-                                                               and lo <= inc[I_K])):
-        return c + st.par[P_EPS]
-    return c - st.par[P_EPS]
+        out = ub
+    elif canon and inc[I_LEAF] == 0.0 and (f < inc[I_FEAT] or (f == inc[I_FEAT]
+                                                                 and lo <= inc[I_K])):
+        out = c + eps
+    return out
 
 
 @njit(cache=True)
-def consider(st, lev, h, f, k, a, b, allow, ub, canon):
-    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
-    ``b``) the node's incumbent if it is strictly better, or (with ``canon``) if it ties
-    and comes first under the tie rule."""
-    inc = st.inc[lev]
-    c = inc[I_COST]
-    t = a + b
+def improves(inc, eps, f, k, t, allow, ub, canon):
+    """Whether the evaluated split (feature ``f``, boundary ``k``, exact cost ``t``) becomes
+    the node's incumbent ``inc``: it is strictly better, or (with ``canon``) it ties and
+    comes first under the tie rule."""
     if t > allow:
-        return
-    better = t < c - st.par[P_EPS] or inc[I_LEAF] != 0.0 or c > ub
+        return False
+    c = inc[I_COST]
+    better = t < c - eps or inc[I_LEAF] != 0.0 or c > ub
     first = canon and (f < inc[I_FEAT] or (f == inc[I_FEAT] and k < inc[I_K]))
-    if better or first:
-        _take(st, lev, h, f, k)
-        inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = t, 0.0, f, k
-        inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
+    return better or first
+
+
+@njit(cache=True)
+def adopt(st, lev, h, f, k, a, b):
+    """Make the evaluated split (feature ``f``, boundary ``k``, exact children costs ``a``,
+    ``b``) the node's incumbent and its tree."""
+    inc = st.inc[lev]
+    _take(st, lev, h, f, k)
+    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = a + b, 0.0, f, k
+    inc[I_POS], inc[I_LEFT], inc[I_RIGHT] = st.bpos[lev, k], a, b
 
 
 @njit(cache=True)
@@ -640,7 +685,11 @@ def deep_prepare(st, lev, f, k, lo, hi):
     is informative enough to prune that neighbourhood; ConTree's device)."""
     set_side(st, lev, f, st.bpos[lev, k])
     nc = st.tot.shape[1]
-    first = 0 if st.stot[:nc].sum() >= st.stot[nc:].sum() else 1
+    w0, w1 = 0.0, 0.0
+    for c in range(nc):
+        w0 += st.stot[c]
+        w1 += st.stot[nc + c]
+    first = 0 if w0 >= w1 else 1
     return first, interval_reach(st, lev, k, lo, hi)
 
 
@@ -648,8 +697,9 @@ def deep_prepare(st, lev, f, k, lo, hi):
 def keep_child(st, lev, s, exact):
     """Keep the tree just solved at ``lev + 1`` as the candidate's child ``s``."""
     if exact:
-        st.tf[lev, 1 + s, :] = st.tf[lev + 1, 0, :]
-        st.tt[lev, 1 + s, :] = st.tt[lev + 1, 0, :]
+        for j in range(st.tf.shape[2]):
+            st.tf[lev, 1 + s, j] = st.tf[lev + 1, 0, j]
+            st.tt[lev, 1 + s, j] = st.tt[lev + 1, 0, j]
 
 
 @njit(cache=True)
@@ -657,13 +707,12 @@ def solve_depth1(st, lev):
     """The canonical best tree of depth <= 1 of the node at ``lev`` (into ``tf[lev, 0]``);
     returns its cost."""
     nc = st.tot.shape[1]
-    st.stot[:nc] = st.tot[lev]
-    st.stot[nc:] = 0.0
-    side = st.side[lev]
-    rows = st.ord[lev, 0]
+    for c in range(nc):
+        st.stot[c] = st.tot[lev, c]
+        st.stot[nc + c] = 0.0
     for i in range(st.m[lev]):
-        r = row_of(rows[i])
-        side[r] = st.y[r]
+        r = row_of(st.ord[lev, 0, i])
+        st.side[lev, r] = st.y[r]
     st.lpos[lev, 0] = -1
     start_sides(st, 0.0, 0.0, np.inf)
     for g in range(st.ord.shape[1]):
@@ -697,122 +746,171 @@ def gini_seed(st, lev, f):
     without listing the boundaries: its index ``k`` among them, with its position and the
     weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
     when ``f`` has a single value in the node."""
-    rows = st.ord[lev, f]
-    tot = st.tot[lev]
-    nc = tot.shape[0]
-    unit = st.par[P_UNIT] != 0.0
-    W = tot.sum()
-    left = np.zeros(nc)
+    k, pos, wl = gini_scan(st.ord, st.y, st.w, st.tot, st.cur, st.par[P_UNIT] != 0.0,
+                           st.m[lev], lev, f)
+    if k >= 0:
+        st.bpos[lev, k], st.bw[lev, k] = pos, wl
+    return k
+
+
+@njit(cache=True, error_model="numpy")
+def gini_scan(ordr, y, w, tot, left, unit, m, lev, f):
+    """`gini_seed`'s pass over the ``m`` rows of the node at ``lev`` in feature ``f``'s
+    order (``left``: scratch of at least the classes' size): returns the index of the best
+    Gini boundary, its position and the weight left of it (-1, 0, 0.0 when there is no
+    boundary). It takes the arrays, not the search record: numba may take a reference on
+    every array of a record a kernel receives."""
+    nc = tot.shape[1]
+    W = 0.0
+    for c in range(nc):
+        W += tot[lev, c]
+        left[c] = 0.0
     best, kbest, pbest, wbest = -1.0, -1, 0, 0.0
     k = 0
     acc = 0.0
-    prev = rank_of(rows[0])
-    for i in range(st.m[lev]):
-        p = rows[i]
+    prev = rank_of(ordr[lev, f, 0])
+    for i in range(m):
+        p = ordr[lev, f, i]
         v = rank_of(p)
         r = row_of(p)
         if v != prev:
             prev = v
-            score = gini_purity(left, tot, acc, W)
+            # `gini_purity`, written out
+            score = 0.0
+            if acc > 0.0 and W - acc > 0.0:
+                sl, sr = 0.0, 0.0
+                for c in range(nc):
+                    sl += left[c] * left[c]
+                    rc = tot[lev, c] - left[c]
+                    sr += rc * rc
+                score = sl / acc + sr / (W - acc)
             if score > best:
                 best, kbest, pbest, wbest = score, k, i, acc
             k += 1
-        wr = 1.0 if unit else st.w[r]
-        acc += wr
-        left[st.y[r]] += st.w[r]
-    if kbest >= 0:
-        st.bpos[lev, kbest], st.bw[lev, kbest] = pbest, wbest
-    return kbest
+        acc += 1.0 if unit else w[r]
+        left[y[r]] += w[r]
+    return kbest, pbest, wbest
 
 
 @njit(cache=True)
-def start_feature(st, lev, f, phase):
-    """The queue of feature ``f`` for a phase: phase 0 evaluates its best Gini boundary
-    alone, phase 1 the rest of its boundaries, around that one if phase 0 ran (its costs put
-    back in the records). Returns the queue's length."""
-    q = st.queue[lev]
-    if phase == 0:
-        k = gini_seed(st, lev, f)
-        if k < 0:
-            return 0
-        st.prek[lev, f] = k
-        st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
-        st.prer[lev, 1, f] = 0.0
-        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = k, k, -1, -1
-        return 1
+def seed_queue(st, lev, f):
+    """The queue of feature ``f``'s first phase: its best Gini boundary alone (returns the
+    queue's length). The second phase is `full_queue`. (Each kernel calls nothing under a
+    condition: such a call makes numba keep a reference on every array of the record.)"""
+    k = gini_seed(st, lev, f)
+    if k < 0:
+        return 0
+    st.prek[lev, f] = k
+    st.prer[lev, 0, f] = 0.0  # (bounds until it is evaluated: it may be bounded out)
+    st.prer[lev, 1, f] = 0.0
+    st.queue[lev, 0, 0], st.queue[lev, 0, 1] = k, k
+    st.queue[lev, 0, 2], st.queue[lev, 0, 3] = -1, -1
+    return 1
+
+
+@njit(cache=True)
+def full_queue(st, lev, f):
+    """The queue of feature ``f``'s second phase (returns its length): every boundary of
+    ``f``, in the two intervals around its Gini seed when `seed_queue` found one, whose
+    costs are put back in the records (`push_halves` around it, with no allowance)."""
     K = boundaries(st, lev, f)
     if K == 0:
         return 0
     k = st.prek[lev, f]
+    q = 0
     if k < 0:
-        q[0, 0], q[0, 1], q[0, 2], q[0, 3] = 0, K - 1, -1, -1
+        st.queue[lev, 0, 0], st.queue[lev, 0, 1] = 0, K - 1
+        st.queue[lev, 0, 2], st.queue[lev, 0, 3] = -1, -1
         return 1
     st.rec[lev, 0, k] = st.prer[lev, 0, f]
     st.rec[lev, 1, k] = st.prer[lev, 1, f]
-    return push_halves(st, lev, 0, 0, K - 1, k, -1, -1, np.inf, np.inf)
+    if k + 1 <= K - 1:
+        st.queue[lev, q, 0], st.queue[lev, q, 1] = k + 1, K - 1
+        st.queue[lev, q, 2], st.queue[lev, q, 3] = k, -1
+        q += 1
+    if k >= 1:
+        st.queue[lev, q, 0], st.queue[lev, q, 1] = 0, k - 1
+        st.queue[lev, q, 2], st.queue[lev, q, 3] = -1, k
+        q += 1
+    return q
 
 
 @njit(cache=True)
 def order_features(st, lev):
     """Search features in full by the cost found at their best Gini split (lowest first, then
-    by index), so that the optimum is met early and bounds the search of the others."""
-    pr = st.prer[lev, 0] + st.prer[lev, 1]
-    for f in range(pr.shape[0]):
-        if st.prek[lev, f] < 0:
-            pr[f] = np.inf
-    st.forder[lev, :] = np.argsort(pr, kind="mergesort")
+    by index; a feature without one last), so that the optimum is met early and bounds the
+    search of the others. (An insertion sort in place: no new array.)"""
+    d = st.ord.shape[1]
+    for i in range(d):
+        st.forder[lev, i] = i
+    for i in range(1, d):
+        g = st.forder[lev, i]
+        cg = feature_seed_cost(st.prek, st.prer, lev, g)
+        j = i - 1
+        while j >= 0 and feature_seed_cost(st.prek, st.prer, lev, st.forder[lev, j]) > cg:
+            st.forder[lev, j + 1] = st.forder[lev, j]
+            j -= 1
+        st.forder[lev, j + 1] = g
+
+
+@njit(cache=True)
+def feature_seed_cost(prek, prer, lev, g):
+    """The cost (or lower bound) found at feature ``g``'s Gini seed; inf without one."""
+    return prer[lev, 0, g] + prer[lev, 1, g] if prek[lev, g] >= 0 else np.inf
 
 
 @njit(cache=True)
 def open_node(st, lev, h, ub, known, lb):
     """Start the node at ``lev``: its class weights, and the leaf as its tree and incumbent.
-    Returns (cost, searched): the leaf's cost and True when splits are to be searched; else
-    the node's final cost (its best tree of depth <= 1 when ``h`` is 1) and False. With
+    Returns (cost, state): the leaf's cost and 1 when splits are to be searched, 2 when
+    the node's tree is its best of depth <= 1 (``h`` is 1: `solve_depth1`, called by the
+    caller: a call under a condition makes numba keep a reference on every array of the
+    record), else the leaf's final cost and 0. With
     ``known`` (the node's optimal cost is ``ub - eps``), a leaf of that cost is the answer,
     and the incumbent is a virtual split of that cost after every feature, so that every
     feature is searched only for a split that ties with it."""
     st.stats[S_EXPANDED] += 1
     eps, pen = st.par[P_EPS], st.par[P_PEN]
-    node_totals(st, lev)
-    c = leaf_cost(st.tot[lev], pen)
+    W = node_totals(st, lev)
+    top = 0.0
+    for cl in range(st.tot.shape[1]):
+        top = max(top, st.tot[lev, cl])
+    c = W - top + pen
     st.tf[lev, 0, 0] = -1
     st.lpos[lev, 0] = -1  # new rows at this level
     # a pure node, no test left, no split can fit under ub (a split costs >= 2 pen), the
     # leaf has the known optimal cost, or the leaf reaches the node's lower bound
     if (h == 0 or c <= pen + eps or ub < 2.0 * pen - eps or (known and c <= ub)
-            or c <= lb + lb_tol(st)):
-        return c, False
+            or c <= lb + (eps if st.par[P_INT] != 0.0 else 0.0)):
+        return c, 0
     if h == 1:
-        return solve_depth1(st, lev), False
+        return c, 2
     d = st.ord.shape[1]
-    inc = st.inc[lev]
-    inc[I_COST], inc[I_LEAF], inc[I_FEAT], inc[I_K] = c, 1.0, -1.0, -1.0
+    st.inc[lev, I_COST], st.inc[lev, I_LEAF] = c, 1.0
+    st.inc[lev, I_FEAT], st.inc[lev, I_K] = -1.0, -1.0
     if known:
-        inc[I_COST], inc[I_LEAF], inc[I_FEAT] = ub - eps, 0.0, d
-    st.prek[lev, :] = -1
-    st.forder[lev, :] = np.arange(d)
-    return c, True
+        st.inc[lev, I_COST], st.inc[lev, I_LEAF], st.inc[lev, I_FEAT] = ub - eps, 0.0, d
+    for g in range(d):
+        st.prek[lev, g] = -1
+        st.forder[lev, g] = g
+    return c, 1
 
 
 @njit(cache=True)
-def lb_tol(st):
-    """How far above a lower bound of a node's cost a tree may be and still be optimal: none
-    when costs may be fractional, below one when they are integers."""
-    return st.par[P_EPS] if st.par[P_INT] != 0.0 else 0.0
-
-
-@njit(cache=True)
-def hopeless(st, lev, f, lo, ub, canon, known, lb):
+def hopeless(inc, par, f, lo, ub, canon, known, lb):
     """Whether nothing on the boundaries ``>= lo`` of feature ``f`` can become the node's
     tree: the incumbent is a split that reaches the node's lower bound (``lb``, or the
     cost of a split without errors), so only a tie on a lower feature could win, or
-    (``known``) the allowance is below the node's known optimal cost."""
-    inc = st.inc[lev]
-    eps = st.par[P_EPS]
+    (``known``) the allowance is below the node's known optimal cost. (``inc``: the node's
+    incumbent, ``par``: the search's parameters.)"""
+    eps = par[P_EPS]
     if known:
-        return allowed(st, lev, f, lo, ub, canon) < ub - 1.5 * eps
-    floor = 2.0 * st.par[P_PEN] + eps
-    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + lb_tol(st))
+        return allowed(inc, eps, f, lo, ub, canon) < ub - 1.5 * eps
+    floor = 2.0 * par[P_PEN] + eps
+    # how far above a lower bound a tree may be and still be optimal: below one with
+    # integer costs, none when they may be fractional
+    tol = eps if par[P_INT] != 0.0 else 0.0
+    return ((inc[I_COST] <= floor or inc[I_COST] <= lb + tol)
             and (not canon or inc[I_LEAF] != 0.0 or f > inc[I_FEAT]))
 
 
@@ -871,45 +969,58 @@ def memo_keep(st, lev, s, k, first):
 
 
 @njit(cache=True)
-def memo_bounds(st, lev, f, k, lb0, lb1):
+def memo_bounds(ordr, bpos, keys, mval, lev, f, k, lb0, lb1):
     """``lb0``, ``lb1`` raised by the records of the node's sources (`memo_sources`). A side
     of a split costs at least the same side of the same test in a source node minus the
     weight of the rows the source has and this node lacks (the best tree of this side,
     applied to the source's side, misclassifies at most those rows more); a record at the left
     value of rank ``r`` bounds the left side of boundary ``k`` (left value of rank ``a``)
     when ``r <= a`` and the right side when ``r >= a`` (that side of the record has a
-    subset of this side's values)."""
-    src = _src(st, lev)
-    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
+    subset of this side's values). It takes the record's arrays it reads (``st.ord``,
+    ``st.bpos``, ``st.mkey``, ``st.mval``), not the record: numba may take a reference on
+    every array of a record a kernel receives, which costs more than the search here."""
+    sp = keys.shape[1]  # the sources' rows of `mval` (`_src`)
+    if mval[lev, sp + 1, 0] == 0.0 and mval[lev, sp + 1, 1] == 0.0:
         return lb0, lb1
-    a = rank_of(st.ord[lev, f, st.bpos[lev, k] - 1])
+    a = rank_of(ordr[lev, f, bpos[lev, k] - 1])
     lo_key, key = (f << 32), (f << 32) | a
-    keys = st.mkey[lev]
-    vals = st.mval[lev]
     for j in range(2):
-        if src[1, j] == 0.0:
+        if mval[lev, sp + 1, j] == 0.0:
             continue
-        first, gone = int(src[0, j]), src[2, j]
-        end = first + int(src[1, j])
-        i = last_at_most(keys, first, end - 1, key)  # records sorted by key (`memo_keep`)
-        if i >= first and keys[i] >= lo_key:
-            lb0 = max(lb0, vals[i, 0] - gone)
-        i = first_at_least(keys, first, end - 1, key)
-        if i < end and keys[i] < lo_key + (1 << 32):
-            lb1 = max(lb1, vals[i, 1] - gone)
+        first, gone = int(mval[lev, sp, j]), mval[lev, sp + 2, j]
+        end = first + int(mval[lev, sp + 1, j])
+        # records sorted by key (`memo_keep`): the last at most ``key``, the first at
+        # least it (`last_at_most`, `first_at_least` written out: a call under a condition
+        # keeps a reference on every array of the record)
+        x, y = first, end
+        while x < y:
+            mid = (x + y) // 2
+            if keys[lev, mid] <= key:
+                x = mid + 1
+            else:
+                y = mid
+        i = x - 1
+        if i >= first and keys[lev, i] >= lo_key:
+            lb0 = max(lb0, mval[lev, i, 0] - gone)
+        x, y = first, end
+        while x < y:
+            mid = (x + y) // 2
+            if keys[lev, mid] >= key:
+                y = mid
+            else:
+                x = mid + 1
+        if x < end and keys[lev, x] < lo_key + (1 << 32):
+            lb1 = max(lb1, mval[lev, x, 1] - gone)
     return lb0, lb1
 
 
 @njit(cache=True)
-def memo_excludes(st, lev, f, lo, hi, allow):
+def memo_excludes(ordr, bpos, keys, mval, lev, f, lo, hi, allow):
     """Whether the sources' records bound every boundary of [lo, hi] above ``allow``: the
     left side of a boundary there costs at least that of ``lo``'s bound, the right side at
     least that of ``hi``'s."""
-    src = _src(st, lev)
-    if src[1, 0] == 0.0 and src[1, 1] == 0.0:
-        return False
-    l0, _ = memo_bounds(st, lev, f, lo, 0.0, 0.0)
-    _, r1 = memo_bounds(st, lev, f, hi, 0.0, 0.0)
+    l0, _ = memo_bounds(ordr, bpos, keys, mval, lev, f, lo, 0.0, 0.0)  # (0: no sources)
+    _, r1 = memo_bounds(ordr, bpos, keys, mval, lev, f, hi, 0.0, 0.0)
     return l0 + r1 > allow
 
 
@@ -928,6 +1039,12 @@ def memo_record(st, lev, f, k, a, b):
     st.mkid[lev, 0, 0, -1] = i + 1
 
 
+# Candidate splits are compared by cost alone, so their children are solved without ``canon``
+# (ties need not be explored below the node); the children of the chosen split are then
+# solved again with ``canon``, under their known cost. Only `solve_node` calls itself, and
+# always with non-constant arguments: numba's cache crashed on loading a recursive kernel
+# that had also been compiled for a literal argument (a call such as
+# ``solve_node(st, 0, ...)`` from another kernel).
 @njit(cache=True)
 def solve_node(st, lev, h, ub, canon, known, lb):
     """The optimal tree of depth <= ``h`` of the node at ``lev`` if its cost is <= ``ub``:
@@ -937,17 +1054,11 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     searched in index order for the first split of that cost. ``lb`` is a lower bound of the
     node's cost (from the neighbouring candidates of the parent): a tree that reaches it ends
     the search (the tie rule still explores lower features with ``canon``). The root is
-    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)``.
-
-    Candidate splits are compared by cost alone, so their children are solved without
-    ``canon`` (ties need not be explored below the node); the children of the chosen split
-    are then solved again with ``canon``, under their known cost.
-
-    Only this function calls itself, and always with non-constant arguments: numba's cache
-    crashed on loading a recursive kernel that had also been compiled for a literal argument
-    (a call such as ``solve_node(st, 0, ...)`` from another kernel)."""
-    c, searched = open_node(st, lev, h, ub, known, lb)
-    if not searched:
+    solved by ``solve_node(st, 0, max_depth, inf, True, False, 0.0)`` (the comment above
+    says how candidates' children are solved)."""
+    c, state = open_node(st, lev, h, ub, known, lb)
+    c = solve_depth1(st, lev) if state == 2 else c
+    if state != 1:
         return c if c <= ub else lower_bound_above(st, ub)
     st.mkid[lev + 1, 0, 0, -1] = 0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
@@ -965,26 +1076,27 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             order_features(st, lev)
         if phase == 1:
             f = st.forder[lev, f]
-        if hopeless(st, lev, f, 0, ub, canon, known, lb) or timed_out(st.stats):
+        if hopeless(inc, st.par, f, 0, ub, canon, known, lb) or timed_out(st.stats):
             continue
         q = st.queue[lev]
         st.mkid[lev, 0, 1, -1] += 1
-        qh, qt = 0, start_feature(st, lev, f, phase)
+        qh, qt = 0, (seed_queue(st, lev, f) if phase == 0 else full_queue(st, lev, f))
         while qh < qt:
             check_time(st.stats, st.clock)
             if timed_out(st.stats):
                 break
             lo, hi, kl, kr = q[qh, 0], q[qh, 1], q[qh, 2], q[qh, 3]
             qh += 1
-            allow = allowed(st, lev, f, lo, ub, canon)
-            if (known or lb > 0.0) and hopeless(st, lev, f, lo, ub, canon, known, lb):
+            allow = allowed(inc, eps, f, lo, ub, canon)
+            if (known or lb > 0.0) and hopeless(inc, st.par, f, lo, ub, canon, known, lb):
                 continue
             lo, hi = shrink(st, lev, lo, hi, kl, kr, allow)
-            if lo > hi or memo_excludes(st, lev, f, lo, hi, allow):
+            if lo > hi or memo_excludes(st.ord, st.bpos, st.mkey, st.mval, lev, f, lo, hi,
+                                        allow):
                 continue
             k = (lo + hi) // 2
             lb0, lb1 = side_bounds(st, lev, k, kl, kr)
-            lb0, lb1 = memo_bounds(st, lev, f, k, lb0, lb1)
+            lb0, lb1 = memo_bounds(st.ord, st.bpos, st.mkey, st.mval, lev, f, k, lb0, lb1)
             if lb0 + lb1 > allow:  # the neighbours bound it out: nothing to evaluate
                 a, b, exact = lb0, lb1, False
             elif h == 2:
@@ -1013,12 +1125,12 @@ def solve_node(st, lev, h, ub, canon, known, lb):
             memo_record(st, lev, f, k, a, b)
             if phase == 0:
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
-            if exact:
-                consider(st, lev, h, f, k, a, b, allow, ub, canon)
+            if exact and improves(inc, eps, f, k, a + b, allow, ub, canon):
+                adopt(st, lev, h, f, k, a, b)
             if lo < hi:
                 qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
-                                 allowed(st, lev, f, lo, ub, canon),
-                                 allowed(st, lev, f, k + 1, ub, canon))
+                                 allowed(inc, eps, f, lo, ub, canon),
+                                 allowed(inc, eps, f, k + 1, ub, canon))
     c = inc[I_COST]
     if c > ub or inc[I_FEAT] == d:  # (a virtual incumbent: no split of the known cost)
         return lower_bound_above(st, ub)
