@@ -149,3 +149,66 @@ def test_gini_boundary_is_the_first_best_gini_split(seed):
         best = max(score(i) for i in cuts)
         assert pos in cuts and score(pos) >= best - 1e-12 * best
         assert all(score(i) < best - 1e-12 * best for i in cuts if i < pos)
+
+
+def _part_rows(X, f, pos, w):
+    """The rows of the two parts of the ``pos``-th row boundary of feature ``f`` (rows of zero
+    weight dropped, as the search does), in the search's order."""
+    keep = np.flatnonzero(w > 0)
+    order = keep[np.argsort(X[keep, f], kind="stable")]
+    return order[:pos], order[pos:]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_depth2_parts_are_each_parts_own_depth1_search(seed):
+    """`depth2_parts` (both parts of a candidate solved to depth one in one pass) against the
+    plain backward induction run on each part alone: the same float and the same test."""
+    from treebench.search import _numeric_alpha_kernels as KA
+
+    X, y, w = _spread(seed)
+    w = np.ones(len(y)) if w is None else w
+    alpha = (0.01, 0.1, 0.29, 1.0, 1 / 3)[seed % 5]
+    st = KA.new_alpha_state(X[w > 0], y[w > 0], w[w > 0], 3, 2, alpha, None)
+    KA.node_totals(st, 0)
+    for f in range(X.shape[1]):
+        nb = KA.list_boundaries(st, 0, f)
+        for k in range(nb):
+            pos = int(st.bpos[0, k])
+            values = KA.depth2_parts(st, 0, f, pos)
+            for s, rows in enumerate(_part_rows(X, f, pos, w)):
+                value, tree = naive_dpdt_numeric(X[rows], y[rows], 3, 1, alpha, w[rows])
+                assert values[s] == value
+                got = None if st.sd[0, s, 0] < 0 else (int(st.sd[0, s, 0]), st.sd[0, s, 1])
+                assert got == (None if tree is None else tree[:2])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_neighbour_and_interval_bounds_are_lower_bounds(seed):
+    """Every bound the bisection uses, from any pair of neighbours holding the parts' exact
+    values (or lower bounds of them), is at most the part's (or the candidate's) DP float."""
+    from treebench.search import _numeric_alpha_kernels as KA
+
+    X, y, w = _spread(40 + seed)
+    w = np.ones(len(y)) if w is None else w
+    alpha, h = (0.01, 0.1, 0.29)[seed % 3], 3
+    st = KA.new_alpha_state(X[w > 0], y[w > 0], w[w > 0], 3, h, alpha, None)
+    W = KA.node_totals(st, 0)
+    aW = alpha * W
+    st.nd[0, KA.N_AW] = aW
+    for f in range(X.shape[1]):
+        nb = KA.list_boundaries(st, 0, f)
+        exact = []
+        for k in range(nb):
+            left, right = _part_rows(X, f, int(st.bpos[0, k]), w)
+            exact.append([naive_dpdt_numeric(X[r], y[r], 3, h - 1, alpha, w[r])[0]
+                          for r in (left, right)])
+        exact = np.array(exact)
+        st.rec[0, :nb, :] = exact * (1.0 - 0.3 * (seed % 2))  # exact, or lower bounds
+        for kl in range(-1, nb):
+            for kr in [*range(kl + 2, nb), -1]:
+                inside = range(kl + 1, kr if kr >= 0 else nb)
+                bound = KA.interval_bound(st, 0, kl, kr)
+                for k in inside:
+                    lbL, lbR = KA.neighbour_bounds(st, 0, h, k, kl, kr)
+                    assert lbL <= exact[k, 0] and lbR <= exact[k, 1]
+                    assert bound <= (aW + exact[k, 0]) + exact[k, 1]
