@@ -99,6 +99,8 @@ AlphaState = namedtuple(
         "nd",  # (L, N_ND) float64 the node's running state (slots N_*)
         "sd",  # (L, 2, 2) float64 per part of a candidate with two tests left: the feature
         #        (-1: a leaf) and threshold of its depth-1 tree (`depth2_parts`)
+        "ps",  # (L, 2, 2 nc + 4) float64 per part there: class totals, running class
+        #        weights, best value, aW, last rank seen and its row (`depth2_parts`)
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
     ],
@@ -136,7 +138,7 @@ def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
         np.array([float(alpha), neighbour_slack(w, alpha, max_depth)]),
         np.zeros((L, n), dtype=np.int64), np.zeros((L, n, 4)), np.zeros((L, n, 2)),
         np.zeros((L, 2 * n + 4, 4), dtype=np.int64), np.zeros((L, N_ND)),
-        np.zeros((L, 2, 2)),
+        np.zeros((L, 2, 2)), np.zeros((L, 2, 2 * n_classes + 4)),
         np.zeros(N_STATS, dtype=np.int64),
         np.array([deadline if deadline is not None else -1.0]),
     )
@@ -380,49 +382,71 @@ def depth2_parts(st, lev, f, pos):
     has two tests left, so each part has one), exact, in one pass over the node's rows per
     feature: each part keeps its own class weights and running best, as `solve_depth1` does
     on the part alone (the first strict minimum over its leaf, then the features in order and
-    their thresholds left to right; the same floats). The parts' trees go to ``sd[lev]``."""
-    rows = st.ord[lev, f]
+    their thresholds left to right; the same floats). The parts' trees go to ``sd[lev]``.
+    (The record's arrays are indexed, never viewed or sliced, and nothing is allocated: each
+    of those makes numba reference every array of the record per call.)"""
     m = st.m[lev]
-    flag = st.flag[lev]
-    for i in range(m):
-        flag[row_of(rows[i])] = 0 if i < pos else 1
     nc = st.tot.shape[1]
-    tot = np.zeros((2, nc))
+    # st.ps[lev, s]: part s's class totals, running class weights, and in the last four
+    # slots its best value, its aW, the last rank seen and that row
+    best, aw, last, row = 2 * nc, 2 * nc + 1, 2 * nc + 2, 2 * nc + 3
     for i in range(m):
-        r = row_of(rows[i])
-        tot[flag[r], st.y[r]] += st.w[r]
-    lc = np.zeros((2, nc))
-    best = np.empty(2)
-    aW = np.empty(2)
-    sd = st.sd[lev]
+        st.flag[lev, row_of(st.ord[lev, f, i])] = 0 if i < pos else 1
     for s in range(2):
-        best[s] = tot[s].sum() - tot[s].max()
-        aW[s] = st.alpha[0] * tot[s].sum()
-        sd[s, 0] = -1.0
-    prev = np.full(2, -1, dtype=np.int64)  # last rank seen per part, and its row
-    prow = np.zeros(2, dtype=np.int64)
+        for c in range(2 * nc):
+            st.ps[lev, s, c] = 0.0
+    for i in range(m):
+        r = row_of(st.ord[lev, f, i])
+        st.ps[lev, st.flag[lev, r], st.y[r]] += st.w[r]
+    for s in range(2):
+        W, top = 0.0, 0.0
+        for c in range(nc):
+            W += st.ps[lev, s, c]
+            top = max(top, st.ps[lev, s, c])
+        st.ps[lev, s, best] = W - top
+        st.ps[lev, s, aw] = st.alpha[0] * W
+        st.sd[lev, s, 0] = -1.0
     for g in range(st.ord.shape[1]):
-        if best[0] <= aW[0] and best[1] <= aW[1]:
+        if (st.ps[lev, 0, best] <= st.ps[lev, 0, aw]
+                and st.ps[lev, 1, best] <= st.ps[lev, 1, aw]):
             break  # (a part whose best is at most its aW takes no split)
-        lc[:, :] = 0.0
-        prev[:] = -1
-        grow = st.ord[lev, g]
+        for s in range(2):
+            for c in range(nc, 2 * nc):
+                st.ps[lev, s, c] = 0.0
+            st.ps[lev, s, last] = -1.0
         for i in range(m):
-            p = grow[i]
+            p = st.ord[lev, g, i]
             r = row_of(p)
-            s = flag[r]
-            if rank_of(p) != prev[s] and prev[s] >= 0 and best[s] > aW[s]:
-                eL, _, eR, _ = side_errors(tot[s], lc[s])
-                cost = (aW[s] + eL) + eR
-                if cost < best[s]:
-                    best[s] = cost
-                    sd[s, 0] = g
-                    sd[s, 1] = midpoint(st.X[prow[s], g], st.X[r, g])
-            prev[s] = rank_of(p)
-            prow[s] = r
-            lc[s, st.y[r]] += st.w[r]
+            s = st.flag[lev, r]
+            v = float(rank_of(p))
+            if (v != st.ps[lev, s, last] and st.ps[lev, s, last] >= 0.0
+                    and st.ps[lev, s, best] > st.ps[lev, s, aw]):
+                cost = part_cost(st.ps, lev, s, nc)
+                if cost < st.ps[lev, s, best]:
+                    st.ps[lev, s, best] = cost
+                    st.sd[lev, s, 0] = g
+                    prev = np.int64(st.ps[lev, s, row])
+                    st.sd[lev, s, 1] = midpoint(st.X[prev, g], st.X[r, g])
+            st.ps[lev, s, last] = v
+            st.ps[lev, s, row] = r
+            st.ps[lev, s, nc + st.y[r]] += st.w[r]
     st.stats[S_SCORED] += 1
-    return best[0], best[1]
+    return st.ps[lev, 0, best], st.ps[lev, 1, best]
+
+
+@njit(cache=True, inline="always")
+def part_cost(ps, lev, s, nc):
+    """The DP's float of a part's split whose left side has the running class weights of
+    ``ps[lev, s]`` (as `side_errors`, then ``(aW + e_left) + e_right``)."""
+    wl, wr, ml, mr = 0.0, 0.0, 0.0, 0.0
+    for c in range(nc):
+        lv = ps[lev, s, nc + c]
+        rv = ps[lev, s, c] - lv
+        wl += lv
+        wr += rv
+        ml = max(ml, lv)
+        mr = max(mr, rv)
+    return (ps[lev, s, 2 * nc + 1] + (wl - ml)) + (wr - mr)
 
 
 @njit(cache=True)
