@@ -163,29 +163,21 @@ def side_errors(tot, lc):
 @njit(cache=True)
 def solve_depth1(st, lev, aW, err):
     """The DP's best tree of depth <= 1 of the node at ``lev`` (leaf error ``err``, price of
-    its test ``aW``) into ``tf[lev, 0]``; returns its value."""
-    tot, lc = st.tot[lev], st.lc[lev]
-    tf, tt = st.tf[lev, 0], st.tt[lev, 0]
+    its test ``aW``) into ``tf[lev, 0]``; returns its value. (A root of depth one: with two
+    tests left both children are solved by `depth2_parts`.)"""
     best = err
     for f in range(st.ord.shape[1]):
         if best <= aW:  # no split's value is below aW
             break
-        rows = st.ord[lev, f]
-        lc[:] = 0.0
-        prev = rank_of(rows[0])
-        for i in range(st.m[lev]):
-            p = rows[i]
-            if rank_of(p) != prev:
-                prev = rank_of(p)
-                eL, _, eR, _ = side_errors(tot, lc)
-                cost = (aW + eL) + eR
-                if cost < best:
-                    best = cost
-                    tf[0] = f
-                    tt[0] = midpoint(st.X[row_of(rows[i - 1]), f], st.X[row_of(p), f])
-                    tf[1], tf[2] = -1, -1
-            r = row_of(p)
-            lc[st.y[r]] += st.w[r]
+        for k in range(list_boundaries(st, lev, f)):
+            cost = (aW + st.bst[lev, k, 0]) + st.bst[lev, k, 2]
+            if cost < best:
+                best = cost
+                pos = st.bpos[lev, k]
+                st.tf[lev, 0, 0] = f
+                st.tt[lev, 0, 0] = midpoint(st.X[row_of(st.ord[lev, f, pos - 1]), f],
+                                            st.X[row_of(st.ord[lev, f, pos]), f])
+                st.tf[lev, 0, 1], st.tf[lev, 0, 2] = -1, -1
     st.stats[S_SCORED] += 1
     return best
 
