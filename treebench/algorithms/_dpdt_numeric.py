@@ -30,24 +30,9 @@ import time
 
 import numpy as np
 
-from treebench.search.numeric import (
-    MAX_DEPTH, solve_numeric, solve_numeric_alpha, warmup as search_warmup, whole_exact,
-)
+from treebench.algorithms.optimal_numeric import warmup as numeric_warmup
+from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha, whole_exact
 from treebench.tree.arrays import TreeArrays
-
-_WARM = False
-
-
-def numeric_warmup_once() -> float:
-    """Compile (or load from numba's cache) both numeric searches' kernels once per process
-    (DPDT runs the errors-only one for α = 0 and the exact-float one for α > 0); the seconds
-    spent when this call did the work, else 0."""
-    global _WARM
-    if _WARM:
-        return 0.0
-    secs = search_warmup(alpha=True)
-    _WARM = True
-    return secs
 
 
 def eligible(sample_weight, regression, candidates, alpha, settings) -> str | None:
@@ -94,8 +79,8 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
     (objective ``E + α·L``: with α = 0 the weighted training error, found by the errors-only
     search; with α > 0 the DP's own float, found by `solve_numeric_alpha`)."""
     t_start = time.perf_counter()
-    compile_s = numeric_warmup_once()
     alpha = float(alpha)
+    compile_s = numeric_warmup(alpha=alpha != 0.0)  # (α > 0 runs the exact-float search)
     if alpha == 0.0:
         sol = solve_numeric(X, y_index, sample_weight, n_classes, int(max_depth),
                             deadline=deadline)

@@ -538,6 +538,6 @@ def warmup() -> float:
         K.row_hash(Sv[0], Z, Z)
     K.row_hash(S[0], Z, Z)
     LAYER.warmup_kernels()
-    NUMERIC.numeric_warmup_once()
+    NUMERIC.numeric_warmup(alpha=True)
     _WARM = True
     return time.perf_counter() - t

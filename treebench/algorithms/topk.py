@@ -207,6 +207,6 @@ def warmup() -> float:
             fit_topk(K.topk_problem(data, 2, 2, crit))
     fit_topk(K.topk_problem(bitset_data(X, y, 3), 2, 0, min_imp=0.0, max_entries=1000,
                               deadline=time.perf_counter() + 100.0, smaller_trees=False))
-    K.now_seconds()  # the first object-mode entry costs ~40 ms: pay it here
+    K.now_seconds()  # the clock's first call (object mode, off Linux) costs ~40 ms: pay it here
     _WARM = True
     return time.perf_counter() - t
