@@ -20,9 +20,13 @@ arrays or records of arrays:
 The Top-k recursion (`treebench.algorithms._topk_kernels`) and the GOSDT solver
 (`treebench.algorithms._gosdt_kernels`) are small objective-specific functions over these parts.
 Importing this package first drops compiled kernels cached against an older version of these
-modules (`_cache_stamp`: numba's cache does not see a change in a module a kernel imports).
+modules (`_cache_stamp`: numba's cache does not see a change in a module a kernel imports), then
+makes numba load treebench's cached kernels without refreshing its whole compiler context
+(`_cache_load`: about 11 MB less peak memory).
 """
 
+from treebench.search._cache_load import install as install_short_cache_loads
 from treebench.search._cache_stamp import drop_stale_kernels
 
 drop_stale_kernels()
+install_short_cache_loads()
