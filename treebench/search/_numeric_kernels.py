@@ -131,11 +131,13 @@ NumState = namedtuple(
         #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
         #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
         # results of the nodes with two tests left solved for their cost alone, by row set
-        # (`cache_slot`; a table of one slot below depth 4)
-        "ckey",  # (C,) int64 hash of a stored node's rows (0: empty slot)
-        "cval",  # (C, 8) float64 its cost (or a lower bound), 1.0 if that is its cost, and
-        #          its tree when it is: feature and threshold of heap nodes 0, 1, 2
-        "crow",  # (C + 1, W) uint64 its rows as a bitset (row C: the node being opened)
+        # (`cache_slot`; a table of one slot below depth 4): a hash table of C slots over E
+        # entries stored in the order they come (so that memory grows with their number)
+        "ckey",  # (C, 2) int64 per slot: hash of a stored node's rows (0: empty), its entry
+        "cval",  # (E, 8) float64 per entry: the node's cost (or a lower bound), 1.0 if that
+        #          is its cost, and its tree when it is: feature, threshold of heap nodes 0-2
+        "crow",  # (E + 1, W) uint64 per entry: its rows as a bitset (row E: the node being
+        #          opened)
         "rkey",  # (n,) int64 a random key per row: a node's hash is the xor of its rows' keys
     ],
 )
@@ -151,7 +153,8 @@ NEVER = 1 << 62
 MEMO_POOL = 1 << 15
 
 #: the most bytes the table of nodes' results (`cache_slot`) may take: its number of slots is
-#: the largest power of two that fits, and it stores no more once 7/8 of them are in use
+#: the largest power of two that fits with entries for 7/8 of them (the entries' memory is
+#: taken as they are stored); a full table stores no more
 CACHE_BYTES = 16 << 20
 
 #: how many features a node evaluates at their best Gini split before any full search (those
@@ -223,9 +226,10 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     # the table of nodes' results, from depth 4 on (where nodes with two tests left are met
     # again with the same rows); left uninitialised but for its keys (written before read)
     words = (n + 63) // 64
-    slots = 1
-    while max_depth >= 4 and 2 * slots * (8 * words + 72) + 8 * words <= CACHE_BYTES:
+    slots = 2
+    while max_depth >= 4 and 2 * slots * (8 * words + 80) + 8 * words <= CACHE_BYTES:
         slots *= 2
+    entries = slots - 1 - slots // 8 if max_depth >= 4 else 0  # (a free slot ends a probe)
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -254,10 +258,10 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.empty((L, pool), dtype=np.int64),
         mval,
         np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
-        np.zeros(slots, dtype=np.int64),
-        np.empty((slots, 8)),
-        np.empty((slots + 1, words), dtype=np.uint64),
-        np.random.default_rng(0).integers(1, 1 << 62, size=n if slots > 1 else 1),
+        np.zeros((slots, 2), dtype=np.int64),
+        np.empty((entries, 8)),
+        np.empty((entries + 1, words), dtype=np.uint64),
+        np.random.default_rng(0).integers(1, 1 << 62, size=n if entries > 0 else 1),
     )
 
 
@@ -1237,28 +1241,28 @@ def solve_node(st, lev, h, ub, canon, known, lb):
 @njit(cache=True)
 def cache_slot(st, lev, h, canon):
     """The node at ``lev`` in the table of nodes' results, by its rows (its bitset is put in
-    ``crow[C]``): returns (slot, hash). The slot is -1 when the node is not kept there (only
-    the nodes with two tests left solved for their cost alone are: not ``canon``, not the
-    root, and the table has more than one slot), the slot that holds the node's rows, else
-    -2 - the free slot where its result would go. Keys are compared, then the bitsets: a
-    hit is the same row set, so the same subproblem."""
+    ``crow[E]``): returns (entry, hash). The entry is -1 when the node is not kept there
+    (only the nodes with two tests left solved for their cost alone are: not ``canon``, not
+    the root, and the table has entries), the entry that holds the node's rows, else -2 -
+    the free slot where its result would go. Keys are compared, then the bitsets: a hit is
+    the same row set, so the same subproblem."""
     C = st.ckey.shape[0]
-    if h != 2 or lev == 0 or canon or C == 1:
+    E = st.cval.shape[0]
+    if h != 2 or lev == 0 or canon or E == 0:
         return -1, 0
-    W = st.crow.shape[1]
-    for j in range(W):
-        st.crow[C, j] = 0
+    for j in range(st.crow.shape[1]):
+        st.crow[E, j] = 0
     key = 0
     for i in range(st.m[lev]):
         r = row_of(st.ord[lev, 0, i])
         key ^= st.rkey[r]
-        st.crow[C, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+        st.crow[E, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
     key = max(key, 1)  # (0 marks an empty slot)
     j = key & (C - 1)
-    while st.ckey[j] != 0:
-        if st.ckey[j] == key and same_rows(st.crow, j, C):
+    while st.ckey[j, 0] != 0:
+        if st.ckey[j, 0] == key and same_rows(st.crow, st.ckey[j, 1], E):
             st.stats[S_HITS] += 1
-            return j, key
+            return st.ckey[j, 1], key
         j = (j + 1) & (C - 1)
     return -2 - j, key
 
@@ -1274,7 +1278,7 @@ def same_rows(crow, a, b):
 
 @njit(cache=True)
 def cache_answer(st, lev, slot, ub):
-    """The answer the table holds for the node at ``lev`` (found at ``slot`` by `cache_slot`)
+    """The answer the table holds for the node at ``lev`` (entry ``slot`` from `cache_slot`)
     under the bound ``ub``: its cost (and its tree into ``tf[lev, 0]``), or a lower bound
     above ``ub``; -1.0 when the node must be searched (no entry, or a lower bound not above
     ``ub``: the search then starts from it)."""
@@ -1294,21 +1298,21 @@ def cache_answer(st, lev, slot, ub):
 @njit(cache=True)
 def cache_store(st, lev, slot, key, v, ub):
     """Keep the result ``v`` of the node at ``lev`` searched under ``ub`` (its cost and tree
-    when ``v <= ub``, else a lower bound) at its slot (`cache_slot`); nothing after a
-    timeout, and no new entry once about 7/8 of the slots are in use (``S_CAP_HIT`` counts
-    those)."""
+    when ``v <= ub``, else a lower bound) at its entry, or at a new entry for the free slot
+    `cache_slot` gave (``slot``); nothing after a timeout, and no new entry once every
+    entry is in use (``S_CAP_HIT`` counts those)."""
     if slot == -1 or timed_out(st.stats):
         return
-    C = st.ckey.shape[0]
+    E = st.cval.shape[0]
     j = slot
     if slot <= -2:
-        j = -2 - slot
-        if st.stats[S_ENTRIES] >= C - 1 - C // 8:  # (a free slot ends every probe)
+        j = st.stats[S_ENTRIES]
+        if j >= E:
             st.stats[S_CAP_HIT] += 1
             return
-        st.ckey[j] = key
+        st.ckey[-2 - slot, 0], st.ckey[-2 - slot, 1] = key, j
         for i in range(st.crow.shape[1]):
-            st.crow[j, i] = st.crow[C, i]
+            st.crow[j, i] = st.crow[E, i]
         st.stats[S_ENTRIES] += 1
     st.cval[j, 0] = v
     st.cval[j, 1] = 1.0 if v <= ub else 0.0
