@@ -131,7 +131,7 @@ NumState = namedtuple(
         #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
         #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
         # results of the nodes with two tests left solved for their cost alone, by row set
-        # (`cache_slot`; a table of one slot below depth 4): a hash table of C slots over E
+        # (`cache_slot`; a table without entries below depth 4): a hash table of C slots over E
         # entries stored in the order they come (so that memory grows with their number)
         "ckey",  # (C, 2) int64 per slot: hash of a stored node's rows (0: empty), its entry
         "cval",  # (E, 8) float64 per entry: the node's cost (or a lower bound), 1.0 if that
@@ -796,8 +796,8 @@ def gini_scan(ordr, y, w, tot, left, unit, m, lev, f):
     """`gini_seed`'s pass over the ``m`` rows of the node at ``lev`` in feature ``f``'s
     order (``left``: scratch of at least the classes' size): returns the index of the best
     Gini boundary, its position, the weight left of it and its score (`gini_purity`; -1, 0,
-    0.0, -1.0 when there is no boundary). It takes the arrays, not the search record: numba may take a reference on
-    every array of a record a kernel receives."""
+    0.0, -1.0 when there is no boundary). It takes the arrays, not the search record: numba
+    may take a reference on every array of a record a kernel receives."""
     nc = tot.shape[1]
     W = 0.0
     for c in range(nc):
