@@ -1347,6 +1347,24 @@ def naive_gini_seed(values, y, w, n_classes):
     return out
 
 
+def naive_gini_order(X, y, w, n_classes):
+    """Features by the score of their best Gini split (`_numeric_kernels.rank_seeds`): a list
+    of ``(score, feature)``, best score first, a feature with a single value (score -1)
+    last, ties by the lower index."""
+    scores = []
+    for f in range(X.shape[1]):
+        order = np.argsort(X[:, f], kind="stable")
+        v, yy, ww = X[order, f], y[order], w[order]
+        total = np.bincount(yy, weights=ww, minlength=n_classes)
+        best = -1.0
+        for i in range(1, len(v)):
+            if v[i] != v[i - 1]:
+                left = np.bincount(yy[:i], weights=ww[:i], minlength=n_classes)
+                right = total - left
+                best = max(best, (left @ left) / left.sum() + (right @ right) / right.sum())
+        scores.append((best, f))
+    return sorted(scores, key=lambda t: (-t[0], t[1]))
+
 
 def numeric_splits(X, rows):
     """Every split of ``rows`` on a numeric matrix, in order (feature, then increasing

@@ -275,3 +275,89 @@ def test_children_bounded_by_their_neighbours_records_keep_the_canonical_tree(se
     X = rng.integers(0, 8, size=(n, 3)).astype(float) * 0.25
     y = rng.integers(0, 2, size=n)
     _check(X, y, 2, 3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gini_ranks_match_their_naive_twin(seed):
+    # the features whose best Gini split is evaluated first, and the order of the others
+    from naive import naive_gini_order
+
+    n_classes = 2 + seed % 3
+    rng, X, y = _data(800 + seed, 40, 5, n_classes, 6 + seed)
+    X[:, 3] = 0.5  # a single value: ranked last
+    w = np.ones(len(y)) if seed % 2 == 0 else rng.integers(1, 4, len(y)).astype(float)
+    st = K.new_state(X, y, w, n_classes, 2, 0.5, 0.0, True, None)
+    K.node_totals(st, 0)
+    K.rank_seeds(st, 0)
+    rank = -1 - st.prek[0]
+    want = naive_gini_order(X, y, w, n_classes)
+    assert sorted(rank.tolist()) == list(range(X.shape[1]))
+    assert rank[3] == X.shape[1] - 1
+    for (sa, fa), (sb, fb) in zip(want, want[1:]):
+        if sa > sb + 1e-9 * max(1.0, abs(sa)):  # (equal scores may round either way)
+            assert rank[fa] < rank[fb]
+
+
+def _solve_with_table(X, y, n_classes, depth, table_bytes, monkeypatch):
+    """The canonical tree of a search whose table of nodes' results takes at most
+    ``table_bytes``, and the search's record (for its counters)."""
+    monkeypatch.setattr(K, "CACHE_BYTES", table_bytes)
+    st = K.new_state(X, y, np.ones(len(y)), n_classes, depth, 0.5, 0.0, True, None)
+    cost = K.solve_node(st, 0, depth, np.inf, True, False, 0.0)
+    tree = heap_to_tree(st.tf[0, 0], st.tt[0, 0], X, y, np.ones(len(y)), n_classes,
+                        np.bincount(y, minlength=n_classes))
+    return cost, tree, st
+
+
+def test_depth4_with_the_table_of_results_matches_brute_force(monkeypatch):
+    # nodes with two tests left met again with the same rows take their result from the
+    # table (a hit); a full table stores no more: the trees stay those of the brute force
+    from treebench.search.state import S_CAP_HIT, S_HITS
+
+    hits = capped = 0
+    for seed in range(4):
+        _, X, y = _data(900 + seed, 11, 3, 2, 3)
+        cost, tree = naive_numeric_optimal(X, y, 2, 4)
+        for table_bytes in (1 << 20, 1 << 9):
+            got_cost, got, st = _solve_with_table(X, y, 2, 4, table_bytes, monkeypatch)
+            check_tree(got)
+            assert got_cost == cost
+            assert naive_tree_tuple(got) == tree
+            hits += int(st.stats[S_HITS])
+            capped += int(st.stats[S_CAP_HIT])
+    assert hits > 0 and capped > 0
+
+
+def test_the_table_holds_a_node_by_its_row_set(monkeypatch):
+    # a node is found again whatever the order of its rows, and only with the same rows
+    _, X, y = _data(950, 30, 3, 2, 6)
+    monkeypatch.setattr(K, "CACHE_BYTES", 1 << 16)
+    st = K.new_state(X, y, np.ones(len(y)), 2, 4, 0.5, 0.0, True, None)
+
+    def put(rows):
+        st.m[1] = len(rows)
+        st.ord[1, 0, :len(rows)] = rows
+        return K.cache_slot(st, 1, 2, False)
+
+    slot, key = put(np.array([3, 7, 8, 20]))
+    assert slot <= -2
+    st.tf[1, 0, :3] = [1, -1, 0]
+    st.tt[1, 0, :3] = [0.5, 0.0, 1.25]
+    K.cache_store(st, 1, slot, key, 4.0, 10.0)  # its cost: 4
+    assert K.cache_slot(st, 1, 3, False)[0] == -1  # three tests left: not kept
+    assert K.cache_slot(st, 1, 2, True)[0] == -1  # canonical: not kept
+    assert put(np.array([3, 7, 8]))[0] <= -2
+    assert put(np.array([3, 7, 8, 21]))[0] <= -2
+    found, _ = put(np.array([20, 8, 3, 7]))
+    assert found >= 0
+    st.tf[1, 0, :] = 5
+    assert K.cache_answer(st, 1, found, 2.0) == 4.0  # above the bound: a lower bound
+    assert K.cache_answer(st, 1, found, 10.0) == 4.0
+    assert st.tf[1, 0, :3].tolist() == [1, -1, 0] and st.tf[1, 0, 3:7].tolist() == [-1] * 4
+    assert st.tt[1, 0, 2] == 1.25
+    # a lower bound not above the bound asks for a search; one above it answers
+    slot, key = put(np.array([1, 2]))
+    K.cache_store(st, 1, slot, key, 6.0, 5.0)  # no tree under 5: at least 6
+    found, _ = put(np.array([2, 1]))
+    assert K.cache_answer(st, 1, found, 5.5) == 6.0
+    assert K.cache_answer(st, 1, found, 6.0) == -1.0

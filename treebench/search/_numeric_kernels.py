@@ -25,8 +25,10 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   threshold that moves weight ``w`` of rows away from an evaluated one of total ``t`` costs at
   least ``t - w``; each side of a split is bounded by both evaluated neighbours (`side_bounds`:
   the neighbour that gives it a subset of its rows, and the other minus the weight between);
-* every node first evaluates each feature's best Gini split, then searches the features in
-  full from the lowest cost found there;
+* a node first evaluates the best Gini split of some features (`seed_count`: every feature
+  at the root of a depth-2 search and at nodes with three tests left, else only the feature
+  of the best Gini score), then searches the features in full: from the lowest cost found
+  there, then the others by their Gini score;
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree. A child is also given the lower bound of its cost
   from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search;
@@ -34,7 +36,13 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
   left / right cost or lower bound); the same side's child of a neighbouring candidate of the
   same feature has a subset or a superset of its rows, and each of its splits is bounded by
   those records less the weight of the rows the neighbour's child has and it lacks
-  (`memo_bounds`): a split or an interval of them that the bounds exclude is not evaluated.
+  (`memo_bounds`): a split or an interval of them that the bounds exclude is not evaluated;
+* from depth 4 on, the nodes with two tests left solved for their cost alone are kept in a
+  table by row set (`cache_slot`; a hash of the rows, then their bitsets compared): a node
+  met again with the same rows (the same two tests in the other order, or the children of
+  neighbouring candidates that the rows between them do not reach) takes its cost and tree,
+  or its lower bound, from there. The table has a byte cap (`CACHE_BYTES`); when it is
+  full, new nodes are not stored (slower, never wrong).
 
 Ties (documented in ``docs/optimal-numeric.md``): at every node a leaf is kept unless a split
 is strictly better; among splits of equal cost the lowest feature index wins, then the lowest
@@ -67,7 +75,7 @@ import numpy as np
 from numba import njit
 
 from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
-from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
+from treebench.search.state import N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_HITS, S_SCORED
 
 # parameter slots (float64 vector ``par``)
 P_EPS, P_PEN, P_INT, P_UNIT = range(4)
@@ -122,6 +130,15 @@ NumState = namedtuple(
         #          epoch; in the last column, [l, 0, 0]: records in use at level l (emptied
         #          when a node at l - 1 opens), [l, 0, 1]: the epoch (new for every feature
         #          searched), [l, 1, 0]: 1 when the node at l keeps records of its splits
+        # results of the nodes with two tests left solved for their cost alone, by row set
+        # (`cache_slot`; a table without entries below depth 4): a hash table of C slots over E
+        # entries stored in the order they come (so that memory grows with their number)
+        "ckey",  # (C, 2) int64 per slot: hash of a stored node's rows (0: empty), its entry
+        "cval",  # (E, 8) float64 per entry: the node's cost (or a lower bound), 1.0 if that
+        #          is its cost, and its tree when it is: feature, threshold of heap nodes 0-2
+        "crow",  # (E + 1, W) uint64 per entry: its rows as a bitset (row E: the node being
+        #          opened)
+        "rkey",  # (n,) int64 a random key per row: a node's hash is the xor of its rows' keys
     ],
 )
 
@@ -134,6 +151,16 @@ NEVER = 1 << 62
 
 #: the records of candidates' children kept per level (a pool that is full keeps no more)
 MEMO_POOL = 1 << 15
+
+#: the most bytes the table of nodes' results (`cache_slot`) may take: its number of slots is
+#: the largest power of two that fits with entries for 7/8 of them (the entries' memory is
+#: taken as they are stored); a full table stores no more
+CACHE_BYTES = 16 << 20
+
+#: how many features a node evaluates at their best Gini split before any full search (those
+#: of the best Gini scores), except where every feature's is (`seed_count`); the others are
+#: searched in full only, after the seeded ones, in the order of their Gini scores
+SEEDS = 1
 
 # sbest columns
 # (done: the side cannot be improved at all; done here: not on the feature being scanned)
@@ -196,6 +223,13 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
     pool = MEMO_POOL if deep else 1
     mval = np.empty((L, pool + 3, 2))
     mval[:, pool:, :] = 0.0
+    # the table of nodes' results, from depth 4 on (where nodes with two tests left are met
+    # again with the same rows); left uninitialised but for its keys (written before read)
+    words = (n + 63) // 64
+    slots = 2
+    while max_depth >= 4 and 2 * slots * (8 * words + 80) + 8 * words <= CACHE_BYTES:
+        slots *= 2
+    entries = slots - 1 - slots // 8 if max_depth >= 4 else 0  # (a free slot ends a probe)
     return NumState(
         X, y, w, order, m,
         np.zeros((L, n), dtype=np.uint16),
@@ -224,6 +258,10 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.empty((L, pool), dtype=np.int64),
         mval,
         np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
+        np.zeros((slots, 2), dtype=np.int64),
+        np.empty((entries, 8)),
+        np.empty((entries + 1, words), dtype=np.uint64),
+        np.random.default_rng(0).integers(1, 1 << 62, size=n if entries > 0 else 1),
     )
 
 
@@ -746,8 +784,8 @@ def gini_seed(st, lev, f):
     without listing the boundaries: its index ``k`` among them, with its position and the
     weight left of it stored at ``bpos[lev, k]`` and ``bw[lev, k]``. Returns ``k``, or -1
     when ``f`` has a single value in the node."""
-    k, pos, wl = gini_scan(st.ord, st.y, st.w, st.tot, st.cur, st.par[P_UNIT] != 0.0,
-                           st.m[lev], lev, f)
+    k, pos, wl, _ = gini_scan(st.ord, st.y, st.w, st.tot, st.cur, st.par[P_UNIT] != 0.0,
+                              st.m[lev], lev, f)
     if k >= 0:
         st.bpos[lev, k], st.bw[lev, k] = pos, wl
     return k
@@ -757,9 +795,9 @@ def gini_seed(st, lev, f):
 def gini_scan(ordr, y, w, tot, left, unit, m, lev, f):
     """`gini_seed`'s pass over the ``m`` rows of the node at ``lev`` in feature ``f``'s
     order (``left``: scratch of at least the classes' size): returns the index of the best
-    Gini boundary, its position and the weight left of it (-1, 0, 0.0 when there is no
-    boundary). It takes the arrays, not the search record: numba may take a reference on
-    every array of a record a kernel receives."""
+    Gini boundary, its position, the weight left of it and its score (`gini_purity`; -1, 0,
+    0.0, -1.0 when there is no boundary). It takes the arrays, not the search record: numba
+    may take a reference on every array of a record a kernel receives."""
     nc = tot.shape[1]
     W = 0.0
     for c in range(nc):
@@ -789,7 +827,42 @@ def gini_scan(ordr, y, w, tot, left, unit, m, lev, f):
             k += 1
         acc += 1.0 if unit else w[r]
         left[y[r]] += w[r]
-    return kbest, pbest, wbest
+    return kbest, pbest, wbest, best
+
+
+@njit(cache=True)
+def seed_count(lev, h, d):
+    """How many features the node at ``lev`` with ``h`` tests left evaluates at their best
+    Gini split first: every one at the root of a depth-2 search (a seed there is one cheap
+    depth-2 evaluation, and the seeds prune the root's search) and at nodes with three tests
+    left, else `SEEDS` (a seed with four tests left solves two depth-3 subtrees; with two
+    tests left below the root the seeds of weaker features cost more evaluations than they
+    prune). Measured by depth-2 evaluations on the Quant-BnB files (``docs/search-speed.md``,
+    ninth round)."""
+    if h == 3 or (h == 2 and lev == 0):
+        return d
+    return SEEDS
+
+
+@njit(cache=True)
+def rank_seeds(st, lev):
+    """Rank the features by the score of their best Gini split in the node (best first, then
+    by index; a feature with a single value last): ``prek[lev, f] = -1 - rank`` (negative:
+    not evaluated yet), so that the `SEEDS` best are evaluated first (`seed_queue`) and the
+    others are searched in full in this order. The scores are kept in ``prer[lev, 0]``,
+    which `seed_queue` resets for the seeded features before their evaluation (the others'
+    are not read)."""
+    d = st.ord.shape[1]
+    for f in range(d):
+        st.prer[lev, 0, f] = gini_scan(st.ord, st.y, st.w, st.tot, st.cur,
+                                       st.par[P_UNIT] != 0.0, st.m[lev], lev, f)[3]
+    for f in range(d):
+        r = 0
+        sf = st.prer[lev, 0, f]
+        for g in range(d):
+            sg = st.prer[lev, 0, g]
+            r += 1 if sg > sf or (sg == sf and g < f) else 0
+        st.prek[lev, f] = -1 - r
 
 
 @njit(cache=True)
@@ -838,25 +911,29 @@ def full_queue(st, lev, f):
 @njit(cache=True)
 def order_features(st, lev):
     """Search features in full by the cost found at their best Gini split (lowest first, then
-    by index; a feature without one last), so that the optimum is met early and bounds the
-    search of the others. (An insertion sort in place: no new array.)"""
+    by index), then the features not evaluated there by their Gini rank (`rank_seeds`), so
+    that the optimum is met early and bounds the search of the others. (An insertion sort in
+    place: no new array.)"""
     d = st.ord.shape[1]
     for i in range(d):
         st.forder[lev, i] = i
     for i in range(1, d):
         g = st.forder[lev, i]
-        cg = feature_seed_cost(st.prek, st.prer, lev, g)
         j = i - 1
-        while j >= 0 and feature_seed_cost(st.prek, st.prer, lev, st.forder[lev, j]) > cg:
+        while j >= 0 and searched_after(st.prek, st.prer, lev, st.forder[lev, j], g):
             st.forder[lev, j + 1] = st.forder[lev, j]
             j -= 1
         st.forder[lev, j + 1] = g
 
 
 @njit(cache=True)
-def feature_seed_cost(prek, prer, lev, g):
-    """The cost (or lower bound) found at feature ``g``'s Gini seed; inf without one."""
-    return prer[lev, 0, g] + prer[lev, 1, g] if prek[lev, g] >= 0 else np.inf
+def searched_after(prek, prer, lev, a, b):
+    """Whether feature ``a`` is searched in full after feature ``b``: a higher cost (or lower
+    bound) found at its Gini seed (inf without one), then a later Gini rank
+    (``-1 - prek``, 0 for an evaluated seed)."""
+    ca = prer[lev, 0, a] + prer[lev, 1, a] if prek[lev, a] >= 0 else np.inf
+    cb = prer[lev, 0, b] + prer[lev, 1, b] if prek[lev, b] >= 0 else np.inf
+    return ca > cb or (ca == cb and max(-1 - prek[lev, a], 0) > max(-1 - prek[lev, b], 0))
 
 
 @njit(cache=True)
@@ -1060,18 +1137,28 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     c = solve_depth1(st, lev) if state == 2 else c
     if state != 1:
         return c if c <= ub else lower_bound_above(st, ub)
+    slot, key = cache_slot(st, lev, h, canon or known)
+    got = cache_answer(st, lev, slot, ub)
+    if got >= 0.0:
+        return got
+    lb = max(lb, st.cval[slot, 0]) if slot >= 0 else lb
     st.mkid[lev + 1, 0, 0, -1] = 0
     eps, pen = st.par[P_EPS], st.par[P_PEN]
     inc = st.inc[lev]
     rec = st.rec[lev]
     d = st.ord.shape[1]
     cost_only = h < 0  # False, but not a literal (see above)
+    seeds = seed_count(lev, h, d)
     # first evaluate every feature's best Gini split (an early incumbent, and the order in
     # which features are then searched in full)
     for it in range(2 * d):
         phase, f = it // d, it % d
         if known and phase == 0:
             continue  # the first split of the known cost, in index order: no Gini seeds
+        if it == 0 and seeds < d:
+            rank_seeds(st, lev)
+        if phase == 0 and seeds < d and st.prek[lev, f] < -seeds:
+            continue  # not among the best Gini scores: searched in full only
         if it == d and not known:
             order_features(st, lev)
         if phase == 1:
@@ -1133,7 +1220,10 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                                  allowed(inc, eps, f, k + 1, ub, canon))
     c = inc[I_COST]
     if c > ub or inc[I_FEAT] == d:  # (a virtual incumbent: no split of the known cost)
-        return lower_bound_above(st, ub)
+        c = lower_bound_above(st, ub)
+        cache_store(st, lev, slot, key, c, ub)
+        return c
+    cache_store(st, lev, slot, key, c, ub)
     if canon and h > 2 and inc[I_LEAF] == 0.0 and not timed_out(st.stats):
         # the chosen split's children, canonical this time (a child that would not come
         # back under its known cost, which only rounding could cause, stays as found)
@@ -1146,6 +1236,89 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 copy_sub(st.tf[lev + 1, 0], st.tt[lev + 1, 0], st.tf[lev, 0], st.tt[lev, 0],
                          1 + s, h - 1)
     return c
+
+
+@njit(cache=True)
+def cache_slot(st, lev, h, canon):
+    """The node at ``lev`` in the table of nodes' results, by its rows (its bitset is put in
+    ``crow[E]``): returns (entry, hash). The entry is -1 when the node is not kept there
+    (only the nodes with two tests left solved for their cost alone are: not ``canon``, not
+    the root, and the table has entries), the entry that holds the node's rows, else -2 -
+    the free slot where its result would go. Keys are compared, then the bitsets: a hit is
+    the same row set, so the same subproblem."""
+    C = st.ckey.shape[0]
+    E = st.cval.shape[0]
+    if h != 2 or lev == 0 or canon or E == 0:
+        return -1, 0
+    for j in range(st.crow.shape[1]):
+        st.crow[E, j] = 0
+    key = 0
+    for i in range(st.m[lev]):
+        r = row_of(st.ord[lev, 0, i])
+        key ^= st.rkey[r]
+        st.crow[E, r >> 6] |= np.uint64(1) << np.uint64(r & 63)
+    key = max(key, 1)  # (0 marks an empty slot)
+    j = key & (C - 1)
+    while st.ckey[j, 0] != 0:
+        if st.ckey[j, 0] == key and same_rows(st.crow, st.ckey[j, 1], E):
+            st.stats[S_HITS] += 1
+            return st.ckey[j, 1], key
+        j = (j + 1) & (C - 1)
+    return -2 - j, key
+
+
+@njit(cache=True)
+def same_rows(crow, a, b):
+    """Whether bitsets ``a`` and ``b`` of ``crow`` are equal."""
+    for j in range(crow.shape[1]):
+        if crow[a, j] != crow[b, j]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def cache_answer(st, lev, slot, ub):
+    """The answer the table holds for the node at ``lev`` (entry ``slot`` from `cache_slot`)
+    under the bound ``ub``: its cost (and its tree into ``tf[lev, 0]``), or a lower bound
+    above ``ub``; -1.0 when the node must be searched (no entry, or a lower bound not above
+    ``ub``: the search then starts from it)."""
+    if slot < 0:
+        return -1.0
+    v = st.cval[slot, 0]
+    if st.cval[slot, 1] != 0.0:
+        for j in range(3):
+            st.tf[lev, 0, j] = int(st.cval[slot, 2 + 2 * j])
+            st.tt[lev, 0, j] = st.cval[slot, 3 + 2 * j]
+        for j in range(3, 7):
+            st.tf[lev, 0, j] = -1
+        return v
+    return v if v > ub else -1.0
+
+
+@njit(cache=True)
+def cache_store(st, lev, slot, key, v, ub):
+    """Keep the result ``v`` of the node at ``lev`` searched under ``ub`` (its cost and tree
+    when ``v <= ub``, else a lower bound) at its entry, or at a new entry for the free slot
+    `cache_slot` gave (``slot``); nothing after a timeout, and no new entry once every
+    entry is in use (``S_CAP_HIT`` counts those)."""
+    if slot == -1 or timed_out(st.stats):
+        return
+    E = st.cval.shape[0]
+    j = slot
+    if slot <= -2:
+        j = st.stats[S_ENTRIES]
+        if j >= E:
+            st.stats[S_CAP_HIT] += 1
+            return
+        st.ckey[-2 - slot, 0], st.ckey[-2 - slot, 1] = key, j
+        for i in range(st.crow.shape[1]):
+            st.crow[j, i] = st.crow[E, i]
+        st.stats[S_ENTRIES] += 1
+    st.cval[j, 0] = v
+    st.cval[j, 1] = 1.0 if v <= ub else 0.0
+    for i in range(3):
+        st.cval[j, 2 + 2 * i] = st.tf[lev, 0, i]
+        st.cval[j, 3 + 2 * i] = st.tt[lev, 0, i]
 
 
 @njit(cache=True)
