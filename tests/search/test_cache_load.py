@@ -4,6 +4,7 @@ loads it; and with numba internals other than the expected ones nothing is chang
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -74,8 +75,6 @@ class _FakeCache:
         return "short"
 
     def _guard_against_spurious_io_errors(self):
-        import contextlib
-
         return contextlib.nullcontext()
 
 
