@@ -1001,17 +1001,19 @@ def naive_stump_error(X, y, rows, n_classes, features, msl):
 def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, nu, lam):
     """(objective, root) of `depth2_search` by direct enumeration: each root ``order[a]`` in
     turn, each child costs (Top-k) its leaf when pure else its best stump, or (regularised)
-    min(leaf, best stump); the first root with the smallest total wins; (inf, -1) if none."""
+    min(leaf, best stump); the first root with the smallest total wins; (inf, -1) if none.
+    ``regularized="leaves"`` is Top-k with min_improvement 0 (`depth2_root_values` with
+    ``leaves``): a child keeps its leaf unless its best stump has fewer errors."""
     rows = list(range(len(y)))
     best, best_f = float("inf"), -1
     for i in order:
-        tot = nu if not regularized else 0.0
+        tot = 0.0 if regularized is True else nu
         for side in (0, 1):
             ch = [r for r in rows if bool(X[r][i]) == bool(side)]
             cnt = _naive_label_counts(y, ch, n_classes)
             e_leaf = len(ch) - max(cnt)
             others = [j for j in features if j != i]
-            if regularized:
+            if regularized is True:
                 cost = e_leaf + lam
                 e = naive_stump_error(X, y, ch, n_classes, others, 0)
                 if e is not None and e + 2 * lam < cost:
@@ -1020,7 +1022,7 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
                 cost = e_leaf * M + nu
                 if sum(1 for v in cnt if v > 0) > 1:
                     e = naive_stump_error(X, y, ch, n_classes, others, msl)
-                    if e is not None:
+                    if e is not None and not (regularized == "leaves" and e >= e_leaf):
                         cost = e * M + 3 * nu
             tot += cost
         if tot < best:

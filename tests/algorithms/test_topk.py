@@ -233,6 +233,29 @@ def test_min_improvement_matches_naive(m):
             assert naive.naive_topk_tree_tuple(t.tree_) == ref_tree
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_min_improvement_zero_at_k_all_matches_naive(seed):
+    """k = all with min_improvement 0 (the lexicographic optimum: fewest errors, then fewest
+    nodes) searches with the exact depth-2 solver, the similarity bound and the failed-search
+    bound; the tree is still Figure 1's first explored one among equals (the naive twin), on
+    data with duplicated and complemented columns (many ties), min_samples_leaf 1 and 3."""
+    rng = np.random.default_rng(900 + seed)
+    nc = 2 + seed % 3
+    X, y = _random_data(900 + seed, n=int(rng.integers(25, 70)), d=int(rng.integers(3, 6)),
+                        n_classes=nc, noise=0.35)
+    X = np.column_stack([X, X[:, 0], 1 - X[:, 1], 1 - X[:, 0]])
+    msl = 1 if seed % 4 else 3
+    crit = ("entropy", "gini", "error")[seed % 3]
+    for depth in (2, 3, 4) if X.shape[1] <= 7 else (2, 3):
+        err, nodes, ref_tree = naive.naive_topk(
+            X.tolist(), y.tolist(), nc, None, depth, criterion=crit, min_samples_leaf=msl,
+            min_improvement=0.0)
+        t = TopKClassifier(k="all", max_depth=depth, criterion=crit, min_samples_leaf=msl,
+                           min_improvement=0.0).fit(X, y)
+        assert (t.solve_info_["training_error"], t.tree_.n_nodes) == (err, nodes), depth
+        assert naive.naive_topk_tree_tuple(t.tree_) == ref_tree, depth
+
+
 def test_min_improvement_prunes_useless_splits():
     X, y = _random_data(31, n=60, d=6, noise=0.45)
     full = TopKClassifier(k=2, max_depth=3).fit(X, y)

@@ -203,7 +203,8 @@ def test_depth2_root_values_keep_every_optimal_root(seed):
     whose value equals it are exactly the roots whose own best tree (the naive twin asked about
     that one root) is optimal; every other root's value is above it. A compact pair table (over
     the valid features), roots in a scrambled order, duplicated and complemented columns, both
-    node-count weights."""
+    node-count weights, in both tree spaces (an impure child splits; min_improvement 0: a
+    child stays a leaf unless a stump lowers its error)."""
     rng = np.random.default_rng(500 + seed)
     nc = 2 + seed % 2
     X = _with_twins(rng, int(rng.integers(12, 60)), int(rng.integers(3, 6)))
@@ -223,11 +224,13 @@ def test_depth2_root_values_keep_every_optimal_root(seed):
     counts.pair_counts_at(rows, nzw, nnz, F, C, vs, len(valid), P,
                           np.zeros((d, F.shape[0]), dtype=np.uint64), np.arange(len(valid)))
     order = np.array(list(rng.permutation(valid)) + [j for j in range(d) if j not in valid])
-    for M, nu in ((8.0, 1.0), (64.0, 0.0)):
+    for M, nu, leaves in ((8.0, 1.0, False), (64.0, 0.0, False), (8.0, 1.0, True),
+                          (64.0, 0.0, True)):
         node = depth2.Depth2Node(cnt1, tot, order, len(valid), vs, len(valid), P)
         vals = np.full(len(valid), -1.0)
-        best = depth2.depth2_root_values(node, 1, M, nu, vals)
-        own = [naive.naive_depth2_search(X.tolist(), y.tolist(), nc, [j], valid, 1, False, M,
+        best = depth2.depth2_root_values(node, 1, M, nu, vals, leaves)
+        space = "leaves" if leaves else False
+        own = [naive.naive_depth2_search(X.tolist(), y.tolist(), nc, [j], valid, 1, space, M,
                                          nu, 0.0)[0] for j in order[: len(valid)]]
         assert best == min(own)
         assert [v == best for v in vals] == [o == best for o in own]

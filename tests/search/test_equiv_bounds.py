@@ -83,13 +83,16 @@ def test_k_all_on_twinned_columns_matches_naive(seed):
         assert f.solve_info_["training_error"] == err
 
 
+@pytest.mark.parametrize("min_imp", [None, 0.0])
 @pytest.mark.parametrize("smaller", [True, False])
-@pytest.mark.parametrize("seed", range(4))
-def test_solve_answers_never_exceed_the_optimum(seed, smaller):
+@pytest.mark.parametrize("seed", range(6))
+def test_solve_answers_never_exceed_the_optimum(seed, smaller, min_imp):
     """`solve(rows, h, ub)` on random row sets with random upper bounds, all on one search
     state so that later queries reuse the lower bounds, exact depth-2 values and similarity
     memory of earlier ones: an answer below ub equals the brute-force optimum, any other
-    answer is at most the optimum (and at least ub)."""
+    answer is at most the optimum (and at least ub). Figure 1's tree space, and min_improvement
+    0 (a node stays a leaf unless a split lowers its error), whose bounds count one node less
+    per unsplit node."""
     rng = np.random.default_rng(seed)
     n_classes = 2 + seed % 2
     X, y = _twinned(seed + 50, n=34, d_base=4, n_classes=n_classes)
@@ -120,13 +123,16 @@ def test_solve_answers_never_exceed_the_optimum(seed, smaller):
             h = int(rng.integers(1, H + 1))
         subsets.append((sub, h))
         idx = np.flatnonzero(sub)
-        err, nodes, _ = naive.naive_topk(X[idx].tolist(), y[idx].tolist(), n_classes, None, h)
+        err, nodes, _ = naive.naive_topk(X[idx].tolist(), y[idx].tolist(), n_classes, None, h,
+                                         min_improvement=min_imp)
         opt = err * M + nodes * nu
         opts.append(opt)
         sets[q] = bitset.pack_rows(sub)
         hs[q] = h
-        ubs[q] = np.inf if rng.random() < 0.15 else opt + rng.integers(-3, 3) * M + nu
-    problem = K.topk_problem(bitset_data(X, y, n_classes), H, smaller_trees=smaller)
+        ubs[q] = np.inf if rng.random() < 0.15 else \
+            opt + rng.integers(-3, 3) * M + rng.integers(-2, 3) * nu
+    problem = K.topk_problem(bitset_data(X, y, n_classes), H, smaller_trees=smaller,
+                             min_imp=-1.0 if min_imp is None else min_imp)
     s = E.topk_state(problem)
     vals, M_k = E.solve_queries(s, sets, hs, ubs), s.M
     assert M_k == M
@@ -135,3 +141,30 @@ def test_solve_answers_never_exceed_the_optimum(seed, smaller):
             assert vals[q] == opts[q], q
         else:
             assert vals[q] <= opts[q], q
+
+
+@pytest.mark.parametrize("smaller", [True, False])
+def test_similarity_bound_counts_one_node_when_leaves_compete(smaller):
+    """min_improvement 0: a set whose optimum is a leaf (its minority rows share their feature
+    vectors with majority rows, so no tree lowers the error) bounds a similar set by its error
+    less the rows removed, plus ONE node, not Figure 1's three: the set without one minority
+    row, asked under a bound just above its optimum (a leaf), gets that optimum."""
+    rng = np.random.default_rng(7)
+    groups = rng.permutation(16)[:8]
+    X = np.array([[(g >> b) & 1 for b in range(4)] for g in groups for _ in range(3)],
+                 dtype=np.float64)
+    y = np.array([1 if (i % 3 == 2 and i // 3 < 4) else 0 for i in range(X.shape[0])])
+    order = np.argsort(y, kind="stable")  # rows grouped by class, as the learner packs them
+    X, y = X[order], y[order]
+    full = np.ones(len(y), dtype=bool)
+    less = full.copy()
+    less[np.flatnonzero(y == 1)[0]] = False
+    problem = K.topk_problem(bitset_data(X, y, 2), 2, smaller_trees=smaller, min_imp=0.0)
+    s = E.topk_state(problem)
+    nu = 1.0 if smaller else 0.0
+    want = 3.0 * s.M + nu  # three minority rows left, a leaf
+    sets = np.array([bitset.pack_rows(full), bitset.pack_rows(less)])
+    vals = E.solve_queries(s, sets, np.array([2, 2]), np.array([np.inf, want + 1.0]))
+    assert vals[0] == 4.0 * s.M + nu
+    assert vals[1] == want
+

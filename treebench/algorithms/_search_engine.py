@@ -297,7 +297,7 @@ def topk_state(p):
     D = p.data
     W, d = D.F.shape
     nc = D.C.shape[0]
-    pairs = p.k <= 0 and not D.weighted and p.depth >= 2 and p.min_imp < 0.0 \
+    pairs = p.k <= 0 and not D.weighted and p.depth >= 2 and p.min_imp <= 0.0 \
         and nc * d * d <= 2**25
     stats, clock = _stats_clock(p.deadline)
     return EngineState(
@@ -306,7 +306,7 @@ def topk_state(p):
         1.0 if p.smaller_trees else 0.0,
         0.0, True, False, np.zeros((2, W), np.uint64), np.full((2, 1), -1, np.int64),
         np.zeros((1, nc)), 0.0, False, 0.0,
-        p.k <= 0 and not D.weighted and p.min_imp < 0.0,
+        p.k <= 0 and not D.weighted and p.min_imp <= 0.0,
     )
 
 

@@ -22,8 +22,14 @@ At k = all on unweighted data two techniques of the optimal-tree literature (DL8
 prune further without changing the answer: the similarity lower bound (an optimal tree for rows
 S errs at least err(S') - |S' minus S| times, for a set S' solved before at the same depth; it
 does not hold for k < all, whose search space depends on the rows), and the specialised depth-2
-solver (`treebench.search.depth2`). At depth 1 with every feature a candidate, only equal-error
-features are scored. At k = all also (`docs/search-speed.md`):
+solver (`treebench.search.depth2`). Both hold in Figure 1's tree space (an impure node splits:
+a set with errors costs at least 3 nodes) and with min_improvement 0, where a node stays a leaf
+unless a split lowers its error, so that the value of a node is the smallest
+``error * M + nu * nodes`` over all its trees, the lexicographic optimum (a set with errors
+costs at least 1 node; the depth-2 solver's children keep their leaf unless a stump has fewer
+errors). A positive min_improvement makes the value of a node depend on its leaf's error, and
+neither applies. At depth 1 with every feature a candidate, only equal-error features are
+scored. At k = all also (`docs/search-speed.md`):
 
 * depth-2 nodes are solved exactly, without the caller's bound, so no row set is solved twice
   at depth 2 and its exact value bounds parents and similar sets; their roots are evaluated
@@ -36,7 +42,8 @@ features are scored. At k = all also (`docs/search-speed.md`):
   an equally good twin, and the one kept is the one "first explored wins" would return;
 * a search that finds no tree below ``ub`` caches the larger of ``ub`` and the smallest bound
   met over the root features (the bound of both children plus the root; MurTree's
-  lower-bound update after a failed search).
+  lower-bound update after a failed search; with min_improvement 0, at most the leaf's
+  value).
 
 The recursion is the search engine's (`_search_engine.solve`, one driver for every optimal
 search on 0/1 features); this module is Top-k's objective plug-in: `begin` opens a node
@@ -366,7 +373,7 @@ def _depth2(s, rows, h, nnz, total):
     P, vs, nv = _pairs(s, rows, h, nnz)
     node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, vs, nv, P)
     vals = np.empty(ncand)
-    best = depth2_root_values(node, s.msl, s.M, s.nu, vals)
+    best = depth2_root_values(node, s.msl, s.M, s.nu, vals, s.min_imp == 0.0)
     return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
 
 
@@ -400,12 +407,19 @@ def _child_bounds(s, h, j, total):
     s1, m1, m0, p1, p0 = split_stats(s.scr.cnt[h][j], s.scr.tot[h])
     lb0 = (total - s1 - m0) * M + nu if p0 <= 1 else 3.0 * nu
     lb1 = (s1 - m1) * M + nu if p1 <= 1 else 3.0 * nu
-    if s.min_imp >= 0.0:  # children may be leaves
+    if s.min_imp >= 0.0:  # an impure child may be a leaf: its leaf, or a split tree
         if p0 > 1:
-            lb0 = nu
+            lb0 = min(lb0, (total - s1 - m0) * M + nu)
         if p1 > 1:
-            lb1 = nu
+            lb1 = min(lb1, (s1 - m1) * M + nu)
     return lb0, lb1, p0 > 1, p1 > 1
+
+
+@njit(cache=True, inline="always")
+def _sim_nodes(s):
+    """The nodes the similarity bound adds to a set's error bound: an impure node splits in
+    Figure 1 (3 nodes); with min_improvement 0 it may stay a leaf (1)."""
+    return s.nu if s.min_imp == 0.0 else 3.0 * s.nu
 
 
 @njit(cache=True, inline="always")
@@ -415,7 +429,7 @@ def _child_lb(s, rows, h, lb, sim):
     if exact:
         return lb
     if sim:
-        lb = similarity_bound(rows, h, lb, s.M, 3.0 * s.nu, s.scr.sim_rows, s.scr.sim_val)
+        lb = similarity_bound(rows, h, lb, s.M, _sim_nodes(s), s.scr.sim_rows, s.scr.sim_val)
     return lb
 
 
@@ -427,16 +441,17 @@ def _finish(s, rows, h, hv, nb, best, best_f, sim):
     lbk = nb.lbk
     leaf_obj = nb.leaf_obj
     timed_out = s.stats[S_TIMED_OUT] != 0
+    leaf = best_f < 0 and s.min_imp >= 0.0 and nb.split_ub < ub  # the leaf, exact
     if sim and not timed_out:
         # a lower bound on this set's optimal error, for the similarity bound
-        vb = best if best_f >= 0 else (ub if ub > lbk else lbk)
+        vb = best if best_f >= 0 else (leaf_obj if leaf else (ub if ub > lbk else lbk))
         remember_similar(rows, h, np.floor(vb / s.M), s.scr.sim_rows, s.scr.sim_val)
     if best_f >= 0:
         st = ANYTIME if timed_out else EXACT
         cache_put(s.cache, rows, h, hv, best, best_f, st)
         s.scr.feat[h] = best_f
         return best
-    if s.min_imp >= 0.0 and nb.split_ub < ub:
+    if leaf:
         # no split improves enough: the leaf is this node's exact answer
         if not timed_out:
             cache_put(s.cache, rows, h, hv, leaf_obj, -1, EXACT)
@@ -485,20 +500,24 @@ def begin(s, rows, h, ub):
     # similarity lower bound (k = all, unweighted, Figure-1 leaves only)
     sim = s.sim and not timed_out
     if sim:
-        lbk = similarity_bound(rows, h, lbk, M, 3.0 * nu, s.scr.sim_rows, s.scr.sim_val)
+        lbk = similarity_bound(rows, h, lbk, M, _sim_nodes(s), s.scr.sim_rows, s.scr.sim_val)
         if lbk >= ub:
             cache_put(s.cache, rows, h, hv, lbk, -1, LOWER)
             return True, lbk, closed_node()
     nvalid = _score(s, rows, h, nnz, nrows)
     if nvalid == 0:
         return True, leaf_obj, closed_node()
-    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp < 0.0 \
+    if h == 2 and s.k <= 0 and not s.data.weighted and not timed_out and s.min_imp <= 0.0 \
             and s.scr.pair.shape[1] == s.data.F.shape[1]:
         # solved exactly (no upper bound): a set is never solved twice at depth 2, and the
         # exact value bounds its parents and similar sets better than "no tree below ub"
         best, best_f = _depth2(s, rows, h, nnz, total)
-        return True, _finish(s, rows, h, hv, NodeBounds(ub, lbk, ub, leaf_obj), best, best_f,
-                             sim), closed_node()
+        nb = NodeBounds(ub, lbk, ub, leaf_obj)
+        if s.min_imp == 0.0 and best >= leaf_err * M:
+            # no split lowers the error: the leaf is the exact answer, whatever ``ub``
+            nb = NodeBounds(INF, lbk, leaf_err * M, leaf_obj)
+            best_f = -1
+        return True, _finish(s, rows, h, hv, nb, best, best_f, sim), closed_node()
     if h == 1 and not timed_out and (s.k <= 0 or s.k >= nvalid):
         return True, _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj), closed_node()
     ncand = _rank(s, h, total)
@@ -557,8 +576,11 @@ def end(s, rows, nd, best, best_f, lbmin, stopped, timed_out):
     searched, before the deadline, without min_improvement; then `_finish`."""
     lbk = nd.lbk
     if best_f < 0 and not stopped and not timed_out and nd.kk == nd.ncand \
-            and s.min_imp < 0.0 and lbmin > lbk:
-        lbk = lbmin
+            and s.min_imp <= 0.0:
+        if s.min_imp == 0.0:  # the leaf competes: the optimum is at most the leaf's value
+            lbmin = min(lbmin, nd.leaf)
+        if lbmin > lbk:
+            lbk = lbmin
     return _finish(s, rows, nd.h, nd.hv, NodeBounds(nd.ub, lbk, nd.split_ub, nd.leaf), best,
                    best_f, nd.sim)
 

@@ -254,13 +254,15 @@ def compact_tables(node):
 
 
 @njit(cache=True)
-def depth2_root_values(node, msl, M, nu, vals):
+def depth2_root_values(node, msl, M, nu, vals, leaves):
     """The Top-k objective of the best depth-2 tree under each root feature ``order[a]``
-    (a < ncand) of ``node`` into ``vals[a]``, in the tree space of `depth2_best`, the partners
-    being the roots themselves, on a compact pair table (`compact_tables`); returns the
-    smallest. Ties are kept: a root is cut short only when its partial sum already exceeds
-    the smallest total so far, and then gets that partial sum (above the smallest), so the
-    roots of the optimum are exactly those with ``vals[a]`` equal to the returned value."""
+    (a < ncand) of ``node`` into ``vals[a]``, the partners being the roots themselves, on a
+    compact pair table (`compact_tables`); returns the smallest. The tree space is that of
+    `depth2_best` (an impure child splits) or, with ``leaves`` (min_improvement 0), a child
+    stays a leaf unless its best stump has fewer errors. Ties are kept: a root is cut short
+    only when its partial sum already exceeds the smallest total so far, and then gets that
+    partial sum (above the smallest), so the roots of the optimum are exactly those with
+    ``vals[a]`` equal to the returned value."""
     tot = node.tot
     T, pos = compact_tables(node)
     allow = T.allow
@@ -272,10 +274,11 @@ def depth2_root_values(node, msl, M, nu, vals):
         allow[i] = False
         for side in range(2):
             chtot, chmax, npos = side_counts(T.cntT, tot, i, side, chi)
-            cost = float(chtot - chmax) * M + nu
+            leaf_err = float(chtot - chmax)
+            cost = leaf_err * M + nu
             if npos > 1:
                 e = stump_error(T, chi, chtot, i, side, msl)
-                if e < INF:
+                if e < INF and not (leaves and e >= leaf_err):
                     cost = e * M + 3.0 * nu
             o_i += cost
             if o_i > best:
