@@ -43,8 +43,14 @@ def test_every_objective_runs_the_one_compiled_driver():
         tp, gp, lp = _problems(weighted)
         assert E.fit_topk(tp)[2].shape[0] >= 1
         assert E.fit_gosdt(gp)[2].shape[0] >= 1
+        states = [E.topk_state(tp), E.gosdt_state(gp)]
         if not weighted:
             assert E.fit_layer_search(lp)[1].shape[0] >= 1
+            states.append(E.layer_state(lp))
+        # the driver asked directly: a fit loaded from numba's cache carries its own copy of
+        # the driver and leaves the driver's dispatcher without signatures
+        for s in states:
+            assert E.solve(s, full_set(s.data.n_rows, s.data.F.shape[0]), 3, np.inf, -1.0) >= 0
     # unweighted and weighted data share their record types too (`search.state.bitset_data`)
     assert len(E.solve.signatures) == 1
 
