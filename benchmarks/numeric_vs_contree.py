@@ -8,14 +8,17 @@ for both solvers one fit on the file's first 50 rows), says "ready", then times 
 errors and its peak resident memory (``VmHWM`` of the whole process). The parent enforces the
 time limit (+30 s grace).
 
-Usage (files from ``quantbnb/train/`` of the data directory; label in column 0)::
+Usage (files from ``quantbnb/train/`` of the data directory, label in column 0; any other name
+is loaded as treebench's dataset of that name, its numeric columns)::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/numeric_vs_contree.py \
         --depths 2,3 [--depth4] [--datasets raisin,bank] [--time-limit 60] [--repeat 3] \
         [--csv out.csv]
 
 The table gives, per file and depth, both times, the ratio ours / ConTree (measured in the same
-run, one after the other), whether the training errors are equal, and both peak memories;
+run, one after the other), whether the training errors are equal (when not, and ConTree merged
+distinct values of some features, how many: it then solved a coarser problem), and both peak
+memories;
 then, per depth, the largest and the median ratio over the rows where ConTree finished. Times
 are never asserted. ``--table-from out.csv`` reprints the table of an earlier run.
 """
@@ -40,6 +43,9 @@ SOLVERS = ("contree", "ours")
 
 
 def load(name: str):
+    """A Quant-BnB training file (label in column 0), or any other dataset treebench knows by
+    that name (`treebench datasets`): its numeric columns, rows with a missing value dropped,
+    labels numbered 0..k-1 in sorted order."""
     import numpy as np
 
     base = pathlib.Path(os.environ["TREEBENCH_DATA_DIR"]) / "quantbnb" / "train"
@@ -48,7 +54,25 @@ def load(name: str):
             with (gzip.open(p, "rt") if p.suffix == ".gz" else open(p)) as fh:
                 a = np.loadtxt(fh)
             return np.ascontiguousarray(a[:, 1:]), a[:, 0].astype(np.int64)
-    raise FileNotFoundError(f"{name}: not found in {base}")
+    return _registered(name)
+
+
+def _registered(name: str):
+    import numpy as np
+    import pandas as pd
+
+    from treebench.data.base import load_dataset
+
+    ds = load_dataset(name)
+    X = ds.X
+    if isinstance(X, pd.DataFrame):
+        skip = set(ds.categorical or [])
+        X = X[[c for c in X.columns
+               if c not in skip and pd.api.types.is_numeric_dtype(X[c])]].to_numpy(float)
+    X = np.asarray(X, dtype=float)
+    keep = np.isfinite(X).all(axis=1)
+    _, y = np.unique(np.asarray(ds.y)[keep], return_inverse=True)
+    return np.ascontiguousarray(X[keep]), y.astype(np.int64)
 
 
 def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
@@ -85,6 +109,9 @@ def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
             out["seconds"] = time.perf_counter() - t
         out["timed_out"] = any("time limit" in str(w.message) for w in caught)
         out["errors"] = int(np.sum(est.predict(X) != yi))
+        from treebench.algorithms.peers_continuous import float32_merges
+
+        out["merged"] = float32_merges(X)  # features whose distinct values ConTree merges
     out["peak_mb"] = vm_hwm_mb()
     out["n"], out["f"] = X.shape
     conn.send(out)
@@ -116,6 +143,7 @@ def run(names, depths, limit: float, repeat: int = 1):
                 row.update({"n": res.get("n", row.get("n")), "f": res.get("f", row.get("f")),
                             f"{solver}_status": status, f"{solver}_s": res.get("seconds"),
                             f"{solver}_errors": res.get("errors"),
+                            f"{solver}_merged": res.get("merged"),
                             f"{solver}_mb": res.get("peak_mb")})
                 print(f"{name} d{depth} {solver}: {status} {res.get('seconds')} "
                       f"errors={res.get('errors')}", file=sys.stderr, flush=True)
@@ -127,6 +155,13 @@ def _cell(row, solver):
     if row[f"{solver}_status"] != "ok":
         return row[f"{solver}_status"]
     return f"{float(row[f'{solver}_s']):.4f}"
+
+
+def _merged(row) -> str:
+    """Why the errors may differ: ConTree solves on 32-bit floats and takes neighbouring values
+    less than 1e-7 apart as one (`peers_continuous.float32_merges`), a coarser problem."""
+    k = row.get("contree_merged")
+    return f"; ConTree merges values of {k} features" if k not in (None, "", "0", 0) else ""
 
 
 def table(rows) -> str:
@@ -141,7 +176,7 @@ def table(rows) -> str:
             ratios.setdefault(int(r["depth"]), []).append(ratio if ratio is not None else
                                                           float("inf"))
         equal = ("yes" if str(r["contree_errors"]) == str(r["ours_errors"]) else
-                 f"no ({r['contree_errors']} / {r['ours_errors']})")
+                 f"no ({r['contree_errors']} / {r['ours_errors']}{_merged(r)})")
         mb = "/".join(f"{float(r[f'{s}_mb']):.0f}" if r.get(f"{s}_mb") not in (None, "") else "-"
                       for s in SOLVERS)
         out.append(f"| {r['dataset']} | {r['n']} | {r['f']} | {r['depth']} | "

@@ -119,12 +119,33 @@ def test_contree_is_not_marked_optimal_where_float32_merges_values():
     X = rng.normal(size=(20, 3))
     y = rng.integers(0, 2, 20)
     X[:, 0] = np.where(y == 1, 5e-324, 0.0)
-    with pytest.warns(UserWarning, match="32-bit floats, which merge distinct values of 1 feature"):
+    with pytest.warns(UserWarning, match="merges distinct values of 1 feature"):
         c = ConTreePeerClassifier(max_depth=2).fit(X, y)
     assert not c.solve_info_["optimal"]
     assert c.solve_info_["float32_merged_features"] == 1
     assert c.solve_info_["objective"] == c.tree_.training_error(X, y)
     assert OptimalNumericClassifier(max_depth=2).fit(X, y).solve_info_["objective"] == 0.0
+
+
+def test_contree_is_not_marked_optimal_where_values_are_less_than_its_epsilon_apart():
+    """pycontree gives neighbouring values less than 1e-7 apart one index, even when 32-bit
+    floats keep them apart (0.001 and 0.00100005): it cannot split between them, and its tree
+    (2 errors where the optimum has 0) was marked optimal. Values 2e-7 apart stay apart."""
+    from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+    from treebench.algorithms.peers_continuous import ConTreePeerClassifier, float32_merges
+
+    X = np.array([[0.001], [0.001], [0.00100005], [0.00100005], [0.0011], [0.0012]])
+    y = np.array([0, 0, 1, 1, 1, 1])
+    assert len(np.unique(X.astype(np.float32))) == 4  # float32 alone merges nothing
+    with pytest.warns(UserWarning, match="less than 1e-7 apart"):
+        c = ConTreePeerClassifier(max_depth=1).fit(X, y)
+    assert c.solve_info_["objective"] == 2.0 and not c.solve_info_["optimal"]
+    assert c.solve_info_["float32_merged_features"] == 1
+    assert OptimalNumericClassifier(max_depth=1).fit(X, y).solve_info_["objective"] == 0.0
+    X[2:4, 0] = 0.0010002
+    assert float32_merges(X) == 0
+    c = ConTreePeerClassifier(max_depth=1).fit(X, y)
+    assert c.solve_info_["objective"] == 0.0 and c.solve_info_["optimal"]
 
 
 def test_contree_refuses_values_beyond_float32_through_the_cli(tmp_path, monkeypatch):

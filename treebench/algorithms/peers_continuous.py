@@ -74,18 +74,26 @@ class ConTreePeerClassifier(TreeClassifierBase):
                                               X, y_index, sample_weight)
         err = float(tree.training_error(X, y_index, sample_weight))
         if merged:
-            warnings.warn(f"contree reads features as 32-bit floats, which merge distinct values "
-                          f"of {merged} feature(s): its tree is optimal for the rounded values "
-                          f"only, so the fit is not marked optimal.", stacklevel=3)
+            warnings.warn(f"contree reads features as 32-bit floats and takes values less than "
+                          f"1e-7 apart as one, which merges distinct values of {merged} "
+                          f"feature(s): its tree is optimal for the merged values only, so the "
+                          f"fit is not marked optimal.", stacklevel=3)
         return tree, {"optimal": not timed_out and not merged, "timed_out": timed_out,
                       "objective": err, "objective_kind": "errors", "solver_seconds": secs,
                       "float32_merged_features": merged}
 
 
+#: pycontree gives two neighbouring values of a feature (sorted, as 32-bit floats) one index,
+#: so one side of every split, when they are less than its EPSILON apart: ``1e-7`` written as a
+#: 32-bit float, compared in double precision
+CONTREE_EPSILON = float(np.float32(1e-7))
+
+
 def float32_merges(X: np.ndarray) -> int:
-    """How many features of ``X`` have distinct values that 32-bit floats merge: pycontree
-    solves on ``float32`` copies of the features, so its optimum is over the rounded values.
-    A ValueError for a value beyond the ``float32`` range (it becomes inf there, and the
+    """How many features of ``X`` have distinct values that pycontree takes as one: it solves
+    on ``float32`` copies of the features, and two neighbouring rounded values less than
+    `CONTREE_EPSILON` apart share one index, so its optimum is over the merged values. A
+    ValueError for a value beyond the ``float32`` range (it becomes inf there, and the
     solver's thresholds NaN)."""
     with np.errstate(over="ignore"):
         X32 = X.astype(np.float32)
@@ -94,8 +102,12 @@ def float32_merges(X: np.ndarray) -> int:
         raise ValueError(
             f"contree reads features as 32-bit floats, and feature {int(bad[0])} has values "
             f"beyond their range (±{float(np.finfo(np.float32).max):.3g}); rescale it.")
-    return int(sum(len(np.unique(X[:, j])) != len(np.unique(X32[:, j]))
-                   for j in range(X.shape[1])))
+    merged = 0
+    for j in range(X.shape[1]):
+        u32 = np.unique(X32[:, j]).astype(np.float64)
+        if len(np.unique(X[:, j])) != len(u32) or bool((np.diff(u32) < CONTREE_EPSILON).any()):
+            merged += 1
+    return merged
 
 
 def _describe_float32(X: np.ndarray):
