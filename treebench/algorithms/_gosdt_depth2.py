@@ -28,11 +28,20 @@ solves it without a bound from its caller), so the tree the engine's read-back
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from treebench.search.bitset import popcount
-from treebench.search.depth2 import int_counts, new_stump_tables, side_counts, stump_tables
+from treebench.search.depth2 import (
+    int_counts, new_stump_tables, side_counts, stump_tables,
+)
+
+#: a budget-2 node as `depth2_lazy` reads it: its class counts per feature (``cnt1[j, c]``)
+#: and in total (``tot``), its root features ``order[:ncand]`` in rank order and the partner
+#: features (``valid[j]``)
+LazyNode = namedtuple("LazyNode", ["cnt1", "tot", "order", "ncand", "valid"])
 
 
 @njit(cache=True)
@@ -188,3 +197,120 @@ def depth2_guessed(node, rw1, b, lam, best, floor):
         if best <= floor:
             break
     return best, best_f
+
+
+@njit(cache=True, inline="always")
+def partner_row(rows, nzw, nnz, F, C, i, out):
+    """out[c, j] = number of rows of class c in ``rows`` with x_i = x_j = 1, every feature j
+    (one row of the pair counts, `counts.pair_counts`; ``nzw[:nnz]`` the non-zero words of
+    ``rows``; ``out`` int32 (n_classes, d)). The inner loop runs over the contiguous word
+    ``F[w]`` of all features."""
+    out[:, :] = 0
+    nc = out.shape[0]
+    d = out.shape[1]
+    for t in range(nnz):
+        w = nzw[t]
+        ri = rows[w] & F[w, i]
+        if ri == 0:
+            continue
+        for c in range(nc):
+            x = ri & C[c, w]
+            if x == 0:
+                continue
+            for j in range(d):
+                out[c, j] += popcount(x & F[w, j])
+
+
+@njit(cache=True, inline="always")
+def _row_stump_error(P, cntT, ch, chtot, i, side, valid, tab):
+    """Smallest training error of a stump on the child ``x_i = side`` (integer class counts
+    ``ch``, total ``chtot``) over the features ``j != i`` with ``valid[j]``, from the pair
+    counts row ``P[c, j]`` of ``i`` (`partner_row`): the leaf ``x_j = 1`` holds ``P[c, j]``
+    (side 1) or ``cntT[c, j] - P[c, j]`` (side 0) rows of class c, the other ``ch[c]`` minus
+    that. -1 when no feature qualifies. ``tab`` (2, d) int32 scratch."""
+    nc = ch.shape[0]
+    d = valid.shape[0]
+    tab[:, :] = 0
+    for c in range(nc):
+        chc = ch[c]
+        for j in range(d):
+            v = P[c, j] if side == 1 else cntT[c, j] - P[c, j]
+            tab[0, j] = max(tab[0, j], v)
+            tab[1, j] = max(tab[1, j], chc - v)
+    big = np.int32(chtot + 1)
+    best = big
+    for j in range(d):
+        e = chtot - tab[0, j] - tab[1, j]
+        ok = valid[j] & (j != i)
+        best = min(best, e if ok else big)
+    return -1 if best == big else best
+
+
+@njit(cache=True, inline="always")
+def _side_lb(e, lam):
+    """Lower bound on a budget-1 child with leaf error ``e``: its leaf when ``e <= lam`` (its
+    exact cost), else min(leaf, 2 lam) (a stump has two leaves and no negative error)."""
+    leaf = e + lam
+    if e <= lam or leaf <= 2.0 * lam:
+        return leaf
+    return 2.0 * lam
+
+
+@njit(cache=True)
+def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
+    """`search.depth2.depth2_regularized` (the objective ``errors + lam * leaves``, each child
+    min(leaf, best stump), the first root in rank order with the smallest total below
+    ``best`` wins, stop once ``best <= floor``) with the same answer, (objective, root
+    feature) or (best, -1), and the number of pair-count rows it computed.
+
+    It computes pair counts only where a total can still beat the best: a root whose
+    children's lower bounds (`_side_lb`) already reach ``best`` is skipped, and so is its
+    second child's stump when the first child's cost plus the second's bound reaches it
+    (those roots could not be kept: a cost is never below its bound, float sums are
+    monotone); a root that needs a stump gets its own row of pair counts (`partner_row`),
+    read by both children, instead of the node's whole table."""
+    tot = node.tot
+    order = node.order
+    valid = node.valid
+    nc = tot.shape[0]
+    d = valid.shape[0]
+    cntT = int_counts(node.cnt1)
+    P = np.empty((nc, d), dtype=np.int32)
+    tab = np.empty((2, d), dtype=np.int32)
+    ch = np.empty(nc, dtype=np.int32)
+    best_f = -1
+    n_rows = 0
+    for a in range(node.ncand):
+        i = order[a]
+        t1, m1, _ = side_counts(cntT, tot, i, 1, ch)
+        t0, m0, _ = side_counts(cntT, tot, i, 0, ch)
+        e0 = float(t0 - m0)
+        e1 = float(t1 - m1)
+        lb1 = _side_lb(e1, lam)
+        if _side_lb(e0, lam) + lb1 >= best:
+            continue
+        have = False
+        o = 0.0
+        kept = True
+        for side in range(2):
+            e_leaf = e1 if side == 1 else e0
+            cost = e_leaf + lam
+            if e_leaf > lam:
+                if not have:
+                    partner_row(rows, nzw, nnz, F, C, i, P)
+                    n_rows += 1
+                    have = True
+                chtot, _, _ = side_counts(cntT, tot, i, side, ch)
+                e = _row_stump_error(P, cntT, ch, chtot, i, side, valid, tab)
+                if e >= 0 and float(e) + 2.0 * lam < cost:
+                    cost = float(e) + 2.0 * lam
+            o += cost
+            if side == 0 and o + lb1 >= best:
+                kept = False
+                break
+        if kept and o < best:
+            best = o
+            best_f = i
+            if best <= floor:
+                break
+    return best, best_f, n_rows
