@@ -149,29 +149,36 @@ def test_depth2_lazy_matches_naive_twin(seed):
         leaf = float(node.tot.sum() - node.tot.max()) + lam
         best = float(rng.choice([INF, leaf, leaf * rng.uniform(0.3, 1.0), 3.0 * lam]))
         floor = float(rng.choice([-1.0, 2.0 * lam, rng.uniform(0.0, leaf)]))
-        v, f, n_rows = D2.depth2_lazy(packed, nzw, len(nzw), F, C, node, lam, best, floor)
+        v, f, n_pairs = D2.depth2_lazy(packed, nzw, len(nzw), F, C, node, lam, best, floor)
         want = naive.naive_depth2_regularized(Xl, yl, nc, rows, node.order[:node.ncand].tolist(),
                                               node.order[:node.ncand].tolist(), lam, best,
                                               floor)
         assert f == want[1], (rows, lam, best, floor)
         assert v == pytest.approx(want[0], abs=1e-9)
-        assert 0 <= n_rows <= node.ncand
+        assert 0 <= n_pairs <= node.ncand * (node.ncand - 1)
 
 
 @pytest.mark.kernels
 @pytest.mark.parametrize("seed", range(4))
 def test_partner_row_matches_naive_pair_counts(seed):
+    """Rows of the pair counts over the node's partner features (`gather_partners`), every
+    partner against every other."""
     rng = np.random.default_rng(1600 + seed)
     nc = 2 + seed % 2
-    n, d = int(rng.integers(5, 200)), int(rng.integers(1, 9))
-    X, y, _ = _random_problem(rng, n, max(d, 3), nc)
+    n, d = int(rng.integers(5, 200)), int(rng.integers(3, 9))
+    X, y, _ = _random_problem(rng, n, d, nc)
     rows = sorted(np.flatnonzero(rng.random(n) < 0.6).tolist())
     packed, nzw, F, C, _ = _lazy_inputs(X, y, nc, rows)
+    valid = rng.random(d) < 0.7
+    G, cw, vs, nv, pos = D2.gather_partners(packed, nzw, len(nzw), F, C, valid)
+    assert vs[:nv].tolist() == np.flatnonzero(valid).tolist()
+    assert all(pos[vs[b]] == b for b in range(nv)) and (pos[~valid] == -1).all()
     Xl, yl = X.astype(int).tolist(), y.tolist()
-    out = np.full((nc, X.shape[1]), -3, np.int32)
-    for i in range(X.shape[1]):
-        D2.partner_row(packed, nzw, len(nzw), F, C, i, out)
-        assert out.tolist() == naive.naive_partner_row(Xl, yl, rows, nc, i)
+    out = np.full((nc, nv), -3, np.int32)
+    for a in range(nv):
+        D2.partner_row(G, cw, a, out)
+        want = naive.naive_partner_row(Xl, yl, rows, nc, int(vs[a]))
+        assert out.tolist() == [[row[j] for j in vs[:nv]] for row in want]
 
 
 @pytest.mark.parametrize("seed", range(6))

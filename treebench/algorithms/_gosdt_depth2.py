@@ -199,50 +199,77 @@ def depth2_guessed(node, rw1, b, lam, best, floor):
     return best, best_f
 
 
-@njit(cache=True, inline="always")
-def partner_row(rows, nzw, nnz, F, C, i, out):
-    """out[c, j] = number of rows of class c in ``rows`` with x_i = x_j = 1, every feature j
-    (one row of the pair counts, `counts.pair_counts`; ``nzw[:nnz]`` the non-zero words of
-    ``rows``; ``out`` int32 (n_classes, d)). The inner loop runs over the contiguous word
-    ``F[w]`` of all features."""
-    out[:, :] = 0
-    nc = out.shape[0]
-    d = out.shape[1]
+@njit(cache=True)
+def gather_partners(rows, nzw, nnz, F, C, valid):
+    """A node's words, compacted over its partner features ``vs[:nv]`` (those with
+    ``valid[j]``, in index order): ``G[t, b] = rows[w] & F[w, vs[b]]`` and ``cw[c, t] =
+    C[c, w]`` for its non-zero words ``w = nzw[t]``; ``pos[j]`` the position of ``j`` in
+    ``vs`` (-1 elsewhere). Returns (G, cw, vs, nv, pos)."""
+    d = valid.shape[0]
+    nc = C.shape[0]
+    vs = np.empty(d, dtype=np.int64)
+    pos = np.full(d, -1, dtype=np.int64)
+    nv = 0
+    for j in range(d):
+        if valid[j]:
+            vs[nv] = j
+            pos[j] = nv
+            nv += 1
+    G = np.empty((nnz, nv), dtype=np.uint64)
+    cw = np.empty((nc, nnz), dtype=np.uint64)
     for t in range(nnz):
         w = nzw[t]
-        ri = rows[w] & F[w, i]
-        if ri == 0:
-            continue
+        r = rows[w]
+        for b in range(nv):
+            G[t, b] = r & F[w, vs[b]]
         for c in range(nc):
-            x = ri & C[c, w]
-            if x == 0:
-                continue
-            for j in range(d):
-                out[c, j] += popcount(x & F[w, j])
+            cw[c, t] = C[c, w]
+    return G, cw, vs, nv, pos
 
 
 @njit(cache=True, inline="always")
-def _row_stump_error(P, cntT, ch, chtot, i, side, valid, tab):
+def partner_row(G, cw, a, out):
+    """out[c, b] = number of the node's rows of class c with both partners ``vs[a]`` and
+    ``vs[b]`` equal to 1 (one row of the pair counts, `counts.pair_counts`, over the compact
+    words of `gather_partners`; ``out`` int32 (n_classes, nv)). The inner loop runs over the
+    contiguous ``G[t]``."""
+    out[:, :] = 0
+    nc = out.shape[0]
+    nv = out.shape[1]
+    for t in range(G.shape[0]):
+        ga = G[t, a]
+        if ga == 0:
+            continue
+        for c in range(nc):
+            x = ga & cw[c, t]
+            if x == 0:
+                continue
+            for b in range(nv):
+                out[c, b] += popcount(x & G[t, b])
+
+
+@njit(cache=True, inline="always")
+def _row_stump_error(P, cntT, ch, chtot, a, side, tab):
     """Smallest training error of a stump on the child ``x_i = side`` (integer class counts
-    ``ch``, total ``chtot``) over the features ``j != i`` with ``valid[j]``, from the pair
-    counts row ``P[c, j]`` of ``i`` (`partner_row`): the leaf ``x_j = 1`` holds ``P[c, j]``
-    (side 1) or ``cntT[c, j] - P[c, j]`` (side 0) rows of class c, the other ``ch[c]`` minus
-    that. -1 when no feature qualifies. ``tab`` (2, d) int32 scratch."""
+    ``ch``, total ``chtot``; ``i`` at position ``a`` of the partners) over the other partners
+    ``b``, from the pair counts row ``P[c, b]`` of ``i`` (`partner_row`): the leaf
+    ``x_b = 1`` holds ``P[c, b]`` (side 1) or ``cntT[c, b] - P[c, b]`` (side 0) rows of class
+    c, the other ``ch[c]`` minus that. -1 when there is no other partner. ``tab`` (2, nv)
+    int32 scratch."""
     nc = ch.shape[0]
-    d = valid.shape[0]
+    nv = P.shape[1]
     tab[:, :] = 0
     for c in range(nc):
         chc = ch[c]
-        for j in range(d):
-            v = P[c, j] if side == 1 else cntT[c, j] - P[c, j]
-            tab[0, j] = max(tab[0, j], v)
-            tab[1, j] = max(tab[1, j], chc - v)
+        for b in range(nv):
+            v = P[c, b] if side == 1 else cntT[c, b] - P[c, b]
+            tab[0, b] = max(tab[0, b], v)
+            tab[1, b] = max(tab[1, b], chc - v)
     big = np.int32(chtot + 1)
     best = big
-    for j in range(d):
-        e = chtot - tab[0, j] - tab[1, j]
-        ok = valid[j] & (j != i)
-        best = min(best, e if ok else big)
+    for b in range(nv):
+        e = chtot - tab[0, b] - tab[1, b]
+        best = min(best, e if b != a else big)
     return -1 if best == big else best
 
 
@@ -257,33 +284,45 @@ def _side_lb(e, lam):
 
 
 @njit(cache=True)
+def _compact_counts(cnt1, vs, nv):
+    """The node's counts per partner as int32, one row per class: ``cntT[c, b] =
+    cnt1[vs[b], c]``."""
+    nc = cnt1.shape[1]
+    cntT = np.empty((nc, nv), dtype=np.int32)
+    for b in range(nv):
+        for c in range(nc):
+            cntT[c, b] = np.int32(cnt1[vs[b], c])
+    return cntT
+
+
+@njit(cache=True)
 def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
     """`search.depth2.depth2_regularized` (the objective ``errors + lam * leaves``, each child
     min(leaf, best stump), the first root in rank order with the smallest total below
     ``best`` wins, stop once ``best <= floor``) with the same answer, (objective, root
-    feature) or (best, -1), and the number of pair-count rows it computed.
+    feature) or (best, -1), and the number of pair counts it computed.
 
     It computes pair counts only where a total can still beat the best: a root whose
     children's lower bounds (`_side_lb`) already reach ``best`` is skipped, and so is its
     second child's stump when the first child's cost plus the second's bound reaches it
     (those roots could not be kept: a cost is never below its bound, float sums are
-    monotone); a root that needs a stump gets its own row of pair counts (`partner_row`),
-    read by both children, instead of the node's whole table."""
+    monotone); a root that needs a stump gets its own row of pair counts over the node's
+    partner features only (`gather_partners`, `partner_row`), read by both children."""
     tot = node.tot
     order = node.order
-    valid = node.valid
     nc = tot.shape[0]
-    d = valid.shape[0]
-    cntT = int_counts(node.cnt1)
-    P = np.empty((nc, d), dtype=np.int32)
-    tab = np.empty((2, d), dtype=np.int32)
+    G, cw, vs, nv, pos = gather_partners(rows, nzw, nnz, F, C, node.valid)
+    cntT = _compact_counts(node.cnt1, vs, nv)
+    P = np.empty((nc, nv), dtype=np.int32)
+    tab = np.empty((2, nv), dtype=np.int32)
     ch = np.empty(nc, dtype=np.int32)
     best_f = -1
-    n_rows = 0
-    for a in range(node.ncand):
-        i = order[a]
-        t1, m1, _ = side_counts(cntT, tot, i, 1, ch)
-        t0, m0, _ = side_counts(cntT, tot, i, 0, ch)
+    n_pairs = 0
+    for r in range(node.ncand):
+        i = order[r]
+        a = pos[i]
+        t1, m1, _ = side_counts(cntT, tot, a, 1, ch)
+        t0, m0, _ = side_counts(cntT, tot, a, 0, ch)
         e0 = float(t0 - m0)
         e1 = float(t1 - m1)
         lb1 = _side_lb(e1, lam)
@@ -297,11 +336,11 @@ def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
             cost = e_leaf + lam
             if e_leaf > lam:
                 if not have:
-                    partner_row(rows, nzw, nnz, F, C, i, P)
-                    n_rows += 1
+                    partner_row(G, cw, a, P)
+                    n_pairs += nv - 1
                     have = True
-                chtot, _, _ = side_counts(cntT, tot, i, side, ch)
-                e = _row_stump_error(P, cntT, ch, chtot, i, side, valid, tab)
+                chtot, _, _ = side_counts(cntT, tot, a, side, ch)
+                e = _row_stump_error(P, cntT, ch, chtot, a, side, tab)
                 if e >= 0 and float(e) + 2.0 * lam < cost:
                     cost = float(e) + 2.0 * lam
             o += cost
@@ -313,4 +352,4 @@ def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
             best_f = i
             if best <= floor:
                 break
-    return best, best_f, n_rows
+    return best, best_f, n_pairs

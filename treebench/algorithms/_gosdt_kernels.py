@@ -308,9 +308,9 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     the parent's count is wasted.)"""
     scr = s.scr
     node = LazyNode(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, scr.valid[lev])
-    v, f, n_rows = depth2_lazy(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, node, s.lam, best,
-                               floor)
-    s.stats[S_SCORED] += n_rows * s.data.F.shape[1]
+    v, f, n_pairs = depth2_lazy(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, node, s.lam,
+                                best, floor)
+    s.stats[S_SCORED] += n_pairs
     if f >= 0:
         return v, f, True
     return best, best_f, found
