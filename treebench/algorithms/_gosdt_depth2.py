@@ -1,8 +1,10 @@
-"""The depth-2 shortcut of the GOSDT search under a lower-bound guess (McTavish et al., AAAI
-2022, §4.3), for `_gosdt_kernels.solve`.
+"""The depth-2 shortcuts of the GOSDT search (`_gosdt_kernels.solve`), with and without a
+lower-bound guess (McTavish et al., AAAI 2022, §4.3).
 
 Without a guess a node with depth budget 2 is solved exactly from its class counts per
-feature and per feature pair (`treebench.search.depth2.depth2_regularized`). Under a guess the
+feature and per feature pair: `depth2_lazy` gives the answer of
+`treebench.search.depth2.depth2_regularized`, counting the pairs of a root only when its
+children's bounds let it beat the best tree so far. Under a guess the
 search is not exact: every subproblem it values follows the paper's steps, so this kernel
 values every depth-<= 2 tree of a node exactly as the recursion of `_gosdt_kernels.solve`
 does, from the same counts (plus the reference's errors per feature), and returns the same
