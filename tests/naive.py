@@ -1030,6 +1030,35 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
     return best, best_f
 
 
+
+def naive_depth2_regularized(X, y, n_classes, rows, order, features, lam, best, floor):
+    """(objective, root) of `_gosdt_depth2.depth2_lazy` (and `depth2_regularized`) on the
+    node ``rows``: each root ``order[a]`` in turn costs, per child, min(leaf, best stump over
+    ``features`` other than the root); a root replaces the best when its total is strictly
+    below it, and the scan stops once the best is <= ``floor``; (best, -1) when no root
+    beats the starting ``best``."""
+    best_f = -1
+    for i in order:
+        tot = 0.0
+        for side in (0, 1):
+            ch = [r for r in rows if bool(X[r][i]) == bool(side)]
+            cost = len(ch) - max(_naive_label_counts(y, ch, n_classes)) + lam
+            e = naive_stump_error(X, y, ch, n_classes, [j for j in features if j != i], 0)
+            if e is not None and e + 2 * lam < cost:
+                cost = e + 2 * lam
+            tot += cost
+        if tot < best:
+            best, best_f = tot, i
+            if best <= floor:
+                break
+    return best, best_f
+
+
+def naive_partner_row(X, y, rows, n_classes, i):
+    """Row ``i`` of `naive_pair_counts`: out[c][j] = rows of class c with x_i = x_j = 1."""
+    return [[sum(1 for r in rows if y[r] == c and X[r][i] and X[r][j])
+             for j in range(len(X[0]))] for c in range(n_classes)]
+
 # --- features equivalent on a node (treebench.search.equiv) ---
 def naive_drop_equivalent(X, rows, order):
     """(kept, dropped) of `drop_equivalent`: walking ``order``, a feature is dropped when its

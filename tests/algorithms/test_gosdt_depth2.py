@@ -14,7 +14,7 @@ from treebench.algorithms import _gosdt_kernels as G
 from treebench.algorithms import _search_engine as E
 from treebench.algorithms.gosdt import equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
-from treebench.search.depth2 import Depth2Node, StumpTables
+from treebench.search.depth2 import Depth2Node, StumpTables, depth2_regularized
 from treebench.search.state import bitset_data
 
 INF = float("inf")
@@ -113,6 +113,97 @@ def test_guessed_child_value_matches_naive_twin(seed):
                     else:
                         assert got[0] >= ub
 
+
+def _lazy_inputs(X, y, nc, rows):
+    """`depth2_lazy`'s inputs for the node ``rows``: its packed rows and non-zero words, the
+    packed features and classes, and its `LazyNode` (valid features in rank order, then the
+    others)."""
+    cnt1, tot, order, ncand, _, _, _, _ = _node_inputs(X, y, nc, np.zeros(len(y), bool), rows)
+    mask = np.zeros(len(y), bool)
+    mask[rows] = True
+    packed = pack_rows(mask)
+    nzw = np.flatnonzero(packed).astype(np.int64)
+    valid = np.zeros(X.shape[1], bool)
+    valid[order[:ncand]] = True
+    node = D2.LazyNode(cnt1, tot, order, ncand, valid)
+    return packed, nzw, pack_columns(X), pack_classes(y, nc), node
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(12))
+def test_depth2_lazy_matches_naive_twin(seed):
+    """The depth-2 solver with pair counts per needed root against direct enumeration: same
+    objective and root for random nodes, penalties (the lexicographic 2^-k among them),
+    starting bests and floors (the bounds that skip roots never change the answer)."""
+    rng = np.random.default_rng(1500 + seed)
+    nc = 2 + seed % 3
+    n, d = int(rng.integers(20, 130)), int(rng.integers(3, 9))
+    X, y, _ = _random_problem(rng, n, d, nc)
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    for _ in range(10):
+        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)).tolist())
+        if not rows:
+            continue
+        packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
+        lam = float(rng.choice([0.0, 2.0 ** -7, 0.3, 1.0, 2.5, 0.01 * n]))
+        leaf = float(node.tot.sum() - node.tot.max()) + lam
+        best = float(rng.choice([INF, leaf, leaf * rng.uniform(0.3, 1.0), 3.0 * lam]))
+        floor = float(rng.choice([-1.0, 2.0 * lam, rng.uniform(0.0, leaf)]))
+        v, f, n_pairs = D2.depth2_lazy(packed, nzw, len(nzw), F, C, node, lam, best, floor)
+        want = naive.naive_depth2_regularized(Xl, yl, nc, rows, node.order[:node.ncand].tolist(),
+                                              node.order[:node.ncand].tolist(), lam, best,
+                                              floor)
+        assert f == want[1], (rows, lam, best, floor)
+        assert v == pytest.approx(want[0], abs=1e-9)
+        assert 0 <= n_pairs <= node.ncand * (node.ncand - 1)
+
+
+@pytest.mark.kernels
+@pytest.mark.parametrize("seed", range(4))
+def test_partner_row_matches_naive_pair_counts(seed):
+    """Rows of the pair counts over the node's partner features (`gather_partners`), every
+    partner against every other."""
+    rng = np.random.default_rng(1600 + seed)
+    nc = 2 + seed % 2
+    n, d = int(rng.integers(5, 200)), int(rng.integers(3, 9))
+    X, y, _ = _random_problem(rng, n, d, nc)
+    rows = sorted(np.flatnonzero(rng.random(n) < 0.6).tolist())
+    packed, nzw, F, C, _ = _lazy_inputs(X, y, nc, rows)
+    valid = rng.random(d) < 0.7
+    G, cw, vs, nv, pos = D2.gather_partners(packed, nzw, len(nzw), F, C, valid)
+    assert vs[:nv].tolist() == np.flatnonzero(valid).tolist()
+    assert all(pos[vs[b]] == b for b in range(nv)) and (pos[~valid] == -1).all()
+    Xl, yl = X.astype(int).tolist(), y.tolist()
+    out = np.full((nc, nv), -3, np.int32)
+    for a in range(nv):
+        D2.partner_row(G, cw, a, out)
+        want = naive.naive_partner_row(Xl, yl, rows, nc, int(vs[a]))
+        assert out.tolist() == [[row[j] for j in vs[:nv]] for row in want]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth2_lazy_answers_as_depth2_regularized(seed):
+    """The solver the GOSDT search used before, on the node's whole pair table: the same
+    (objective, root) for every node, penalty, starting best and floor."""
+    rng = np.random.default_rng(1700 + seed)
+    nc = 2 + seed % 3
+    n, d = int(rng.integers(30, 150)), int(rng.integers(3, 10))
+    X, y, _ = _random_problem(rng, n, d, nc)
+    for _ in range(10):
+        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)).tolist())
+        if not rows:
+            continue
+        packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
+        vs = np.zeros(d, np.int64)
+        vs[:node.ncand] = np.sort(node.order[:node.ncand])
+        P = np.array(naive.naive_pair_counts(X.astype(int).tolist(), y.tolist(), rows, nc),
+                     dtype=np.int32).reshape(nc, d, d)
+        full = Depth2Node(node.cnt1, node.tot, node.order, node.ncand, vs, node.ncand, P)
+        for lam in (2.0 ** -8, 0.5, 0.02 * n):
+            leaf = float(node.tot.sum() - node.tot.max()) + lam
+            for best, floor in ((leaf, 2.0 * lam), (INF, -1.0), (leaf / 2, 0.0)):
+                got = D2.depth2_lazy(packed, nzw, len(nzw), F, C, node, lam, best, floor)
+                assert got[:2] == depth2_regularized(full, lam, best, floor)
 
 def _fit(X, yi, ref_wrong, lam_count, depth, shortcut, use_ref=True):
     n = len(yi)

@@ -1,8 +1,10 @@
-"""The depth-2 shortcut of the GOSDT search under a lower-bound guess (McTavish et al., AAAI
-2022, §4.3), for `_gosdt_kernels.solve`.
+"""The depth-2 shortcuts of the GOSDT search (`_gosdt_kernels.solve`), with and without a
+lower-bound guess (McTavish et al., AAAI 2022, §4.3).
 
 Without a guess a node with depth budget 2 is solved exactly from its class counts per
-feature and per feature pair (`treebench.search.depth2.depth2_regularized`). Under a guess the
+feature and per feature pair: `depth2_lazy` gives the answer of
+`treebench.search.depth2.depth2_regularized`, counting the pairs of a root only when its
+children's bounds let it beat the best tree so far. Under a guess the
 search is not exact: every subproblem it values follows the paper's steps, so this kernel
 values every depth-<= 2 tree of a node exactly as the recursion of `_gosdt_kernels.solve`
 does, from the same counts (plus the reference's errors per feature), and returns the same
@@ -28,11 +30,20 @@ solves it without a bound from its caller), so the tree the engine's read-back
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from treebench.search.bitset import popcount
-from treebench.search.depth2 import int_counts, new_stump_tables, side_counts, stump_tables
+from treebench.search.depth2 import (
+    int_counts, new_stump_tables, side_counts, stump_tables,
+)
+
+#: a budget-2 node as `depth2_lazy` reads it: its class counts per feature (``cnt1[j, c]``)
+#: and in total (``tot``), its root features ``order[:ncand]`` in rank order and the partner
+#: features (``valid[j]``)
+LazyNode = namedtuple("LazyNode", ["cnt1", "tot", "order", "ncand", "valid"])
 
 
 @njit(cache=True)
@@ -188,3 +199,159 @@ def depth2_guessed(node, rw1, b, lam, best, floor):
         if best <= floor:
             break
     return best, best_f
+
+
+@njit(cache=True)
+def gather_partners(rows, nzw, nnz, F, C, valid):
+    """A node's words, compacted over its partner features ``vs[:nv]`` (those with
+    ``valid[j]``, in index order): ``G[t, b] = rows[w] & F[w, vs[b]]`` and ``cw[c, t] =
+    C[c, w]`` for its non-zero words ``w = nzw[t]``; ``pos[j]`` the position of ``j`` in
+    ``vs`` (-1 elsewhere). Returns (G, cw, vs, nv, pos)."""
+    d = valid.shape[0]
+    nc = C.shape[0]
+    vs = np.empty(d, dtype=np.int64)
+    pos = np.full(d, -1, dtype=np.int64)
+    nv = 0
+    for j in range(d):
+        if valid[j]:
+            vs[nv] = j
+            pos[j] = nv
+            nv += 1
+    G = np.empty((nnz, nv), dtype=np.uint64)
+    cw = np.empty((nc, nnz), dtype=np.uint64)
+    for t in range(nnz):
+        w = nzw[t]
+        r = rows[w]
+        for b in range(nv):
+            G[t, b] = r & F[w, vs[b]]
+        for c in range(nc):
+            cw[c, t] = C[c, w]
+    return G, cw, vs, nv, pos
+
+
+@njit(cache=True, inline="always")
+def partner_row(G, cw, a, out):
+    """out[c, b] = number of the node's rows of class c with both partners ``vs[a]`` and
+    ``vs[b]`` equal to 1 (one row of the pair counts, `counts.pair_counts`, over the compact
+    words of `gather_partners`; ``out`` int32 (n_classes, nv)). The inner loop runs over the
+    contiguous ``G[t]``."""
+    out[:, :] = 0
+    nc = out.shape[0]
+    nv = out.shape[1]
+    for t in range(G.shape[0]):
+        ga = G[t, a]
+        if ga == 0:
+            continue
+        for c in range(nc):
+            x = ga & cw[c, t]
+            if x == 0:
+                continue
+            for b in range(nv):
+                out[c, b] += popcount(x & G[t, b])
+
+
+@njit(cache=True, inline="always")
+def _row_stump_error(P, cntT, ch, chtot, a, side, tab):
+    """Smallest training error of a stump on the child ``x_i = side`` (integer class counts
+    ``ch``, total ``chtot``; ``i`` at position ``a`` of the partners) over the other partners
+    ``b``, from the pair counts row ``P[c, b]`` of ``i`` (`partner_row`): the leaf
+    ``x_b = 1`` holds ``P[c, b]`` (side 1) or ``cntT[c, b] - P[c, b]`` (side 0) rows of class
+    c, the other ``ch[c]`` minus that. -1 when there is no other partner. ``tab`` (2, nv)
+    int32 scratch."""
+    nc = ch.shape[0]
+    nv = P.shape[1]
+    tab[:, :] = 0
+    for c in range(nc):
+        chc = ch[c]
+        for b in range(nv):
+            v = P[c, b] if side == 1 else cntT[c, b] - P[c, b]
+            tab[0, b] = max(tab[0, b], v)
+            tab[1, b] = max(tab[1, b], chc - v)
+    big = np.int32(chtot + 1)
+    best = big
+    for b in range(nv):
+        e = chtot - tab[0, b] - tab[1, b]
+        best = min(best, e if b != a else big)
+    return -1 if best == big else best
+
+
+@njit(cache=True, inline="always")
+def _side_lb(e, lam):
+    """Lower bound on a budget-1 child with leaf error ``e``: its leaf when ``e <= lam`` (its
+    exact cost), else min(leaf, 2 lam) (a stump has two leaves and no negative error)."""
+    leaf = e + lam
+    if e <= lam or leaf <= 2.0 * lam:
+        return leaf
+    return 2.0 * lam
+
+
+@njit(cache=True)
+def _compact_counts(cnt1, vs, nv):
+    """The node's counts per partner as int32, one row per class: ``cntT[c, b] =
+    cnt1[vs[b], c]``."""
+    nc = cnt1.shape[1]
+    cntT = np.empty((nc, nv), dtype=np.int32)
+    for b in range(nv):
+        for c in range(nc):
+            cntT[c, b] = np.int32(cnt1[vs[b], c])
+    return cntT
+
+
+@njit(cache=True)
+def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
+    """`search.depth2.depth2_regularized` (the objective ``errors + lam * leaves``, each child
+    min(leaf, best stump), the first root in rank order with the smallest total below
+    ``best`` wins, stop once ``best <= floor``) with the same answer, (objective, root
+    feature) or (best, -1), and the number of pair counts it computed.
+
+    It computes pair counts only where a total can still beat the best: a root whose
+    children's lower bounds (`_side_lb`) already reach ``best`` is skipped, and so is its
+    second child's stump when the first child's cost plus the second's bound reaches it
+    (those roots could not be kept: a cost is never below its bound, float sums are
+    monotone); a root that needs a stump gets its own row of pair counts over the node's
+    partner features only (`gather_partners`, `partner_row`), read by both children."""
+    tot = node.tot
+    order = node.order
+    nc = tot.shape[0]
+    G, cw, vs, nv, pos = gather_partners(rows, nzw, nnz, F, C, node.valid)
+    cntT = _compact_counts(node.cnt1, vs, nv)
+    P = np.empty((nc, nv), dtype=np.int32)
+    tab = np.empty((2, nv), dtype=np.int32)
+    ch = np.empty(nc, dtype=np.int32)
+    best_f = -1
+    n_pairs = 0
+    for r in range(node.ncand):
+        i = order[r]
+        a = pos[i]
+        t1, m1, _ = side_counts(cntT, tot, a, 1, ch)
+        t0, m0, _ = side_counts(cntT, tot, a, 0, ch)
+        e0 = float(t0 - m0)
+        e1 = float(t1 - m1)
+        lb1 = _side_lb(e1, lam)
+        if _side_lb(e0, lam) + lb1 >= best:
+            continue
+        have = False
+        o = 0.0
+        kept = True
+        for side in range(2):
+            e_leaf = e1 if side == 1 else e0
+            cost = e_leaf + lam
+            if e_leaf > lam:
+                if not have:
+                    partner_row(G, cw, a, P)
+                    n_pairs += nv - 1
+                    have = True
+                chtot, _, _ = side_counts(cntT, tot, a, side, ch)
+                e = _row_stump_error(P, cntT, ch, chtot, a, side, tab)
+                if e >= 0 and float(e) + 2.0 * lam < cost:
+                    cost = float(e) + 2.0 * lam
+            o += cost
+            if side == 0 and o + lb1 >= best:
+                kept = False
+                break
+        if kept and o < best:
+            best = o
+            best_f = i
+            if best <= floor:
+                break
+    return best, best_f, n_pairs

@@ -70,16 +70,18 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.algorithms._gosdt_depth2 import depth2_guessed, ref_wrong_counts
+from treebench.algorithms._gosdt_depth2 import (
+    LazyNode, depth2_guessed, depth2_lazy, ref_wrong_counts,
+)
 from treebench.search.bitset import ctz, popcount, row_hash, split_rows
 from treebench.search.bounds import (
     cache_lookup, cached_bound, remember_similar, similarity_bound,
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put
 from treebench.search.clock import check_time
-from treebench.search.counts import count_node, node_summary, pair_counts, pair_counts_buf
+from treebench.search.counts import count_node, node_summary, pair_counts
 from treebench.search.criteria import INF, rank_features, split_stats
-from treebench.search.depth2 import Depth2Node, depth2_regularized, partner_list
+from treebench.search.depth2 import Depth2Node, partner_list
 from treebench.search.equiv import drop_equivalent
 from treebench.search.state import S_SCORED, S_TIMED_OUT, Node, closed_node
 
@@ -299,16 +301,16 @@ def _static_lb(s, lev, e, pure):
 @njit(cache=True, inline="always")
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
-    (`treebench.search.depth2.depth2_regularized`) instead of recursing. (Deriving the second
-    child's pair counts as parent minus first child, as Top-k does, was measured: no gain
-    here, where the second child is often pruned or cached, so the parent's count is wasted.)"""
+    (`_gosdt_depth2.depth2_lazy`, the answer of `treebench.search.depth2.depth2_regularized`
+    with pair counts computed only for the roots whose bound can still win) instead of
+    recursing. (Deriving the second child's pair counts as parent minus first child, as Top-k
+    does, was measured: no gain here, where the second child is often pruned or cached, so
+    the parent's count is wasted.)"""
     scr = s.scr
-    vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
-    nv = partner_list(scr.valid[lev], vs)
-    pair_counts_buf(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, vs, nv, scr.pair, scr.pbuf)
-    s.stats[S_SCORED] += nv * (nv - 1) // 2
-    node = Depth2Node(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, vs, nv, scr.pair)
-    v, f = depth2_regularized(node, s.lam, best, floor)
+    node = LazyNode(scr.cnt[lev], scr.tot[lev], scr.order[lev], ncand, scr.valid[lev])
+    v, f, n_pairs = depth2_lazy(rows, scr.nzw[lev], nnz, s.data.F, s.data.C, node, s.lam,
+                                best, floor)
+    s.stats[S_SCORED] += n_pairs
     if f >= 0:
         return v, f, True
     return best, best_f, found
