@@ -299,6 +299,16 @@ def _static_lb(s, lev, e, pure):
 
 
 @njit(cache=True, inline="always")
+def _shortcut2(s):
+    """Whether budget-2 nodes go to a depth-2 solver: without a guess `depth2_lazy`, which
+    counts its pairs itself (the state's ``pairs``), under a guess `depth2_guessed`, from the
+    pair table the state then holds."""
+    if s.use_ref:
+        return s.scr.pair.shape[1] == s.data.F.shape[1]
+    return s.pairs
+
+
+@njit(cache=True, inline="always")
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
     (`_gosdt_depth2.depth2_lazy`, the answer of `treebench.search.depth2.depth2_regularized`
@@ -379,8 +389,7 @@ def begin(s, rows, lev, ub, b):
     # is the starting point instead of ``ub``, so its value is cached as exact and the row
     # set is never solved twice at budget 2 (as in Top-k's k = all search, same argument: the
     # optimum of a subproblem does not depend on the caller's bound)
-    exact2 = (lev == 2 and s.limited and not timed_out and not s.use_ref
-              and s.scr.pair.shape[1] == s.data.F.shape[1])
+    exact2 = lev == 2 and s.limited and not timed_out and not s.use_ref and _shortcut2(s)
     found = leaf < ub or exact2
     best = leaf if found else ub
     best_f = -1
@@ -401,7 +410,7 @@ def begin(s, rows, lev, ub, b):
         # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree read back
         # applies it (broward d5 fold 0: search value 0.388925, returned tree
         # 0.389683); `_gosdt_depth2.depth2_guessed` values the trees as this recursion does.
-        if lev == 2 and s.limited and not timed_out and s.scr.pair.shape[1] == s.data.F.shape[1]:
+        if lev == 2 and s.limited and not timed_out and _shortcut2(s):
             if s.use_ref:
                 best, best_f, found = _depth2_guess(s, rows, lev, nnz, ncand, best, best_f,
                                                     found, floor, b)

@@ -104,7 +104,7 @@ EngineState = namedtuple(
         "grp_cnt",  # (G, nc) float scratch, zero between calls
         # DPDT
         "alpha",  # price of one test per row
-        "pairs",  # budget-2 states from pair counts (else the recursion values them)
+        "pairs",  # DPDT: budget-2 states from pair counts; GOSDT: the unguessed depth-2 shortcut
         "sim_slack",  # absolute slack subtracted from the similar-support bound
         # all
         "sim",  # similar-support bound allowed (unweighted data; kind-specific conditions)
@@ -313,8 +313,9 @@ def topk_state(p):
 @njit(cache=True)
 def gosdt_state(p):
     """The search state of the GOSDT problem ``p`` (`_gosdt_kernels.gosdt_problem`): per-level
-    scratch for its depth (pair counts for the depth-2 shortcut: unweighted data, a depth
-    budget), the bound inputs."""
+    scratch for its depth, the bound inputs. The depth-2 shortcut (unweighted data, a depth
+    budget): without a guess ``pairs`` (its solver counts the pairs it needs), under a guess
+    the pair table of the scratch."""
     D = p.data
     W, d = D.F.shape
     nc = D.C.shape[0]
@@ -322,10 +323,11 @@ def gosdt_state(p):
         and nc * d * d <= 2**25
     stats, clock = _stats_clock(p.deadline)
     return EngineState(
-        D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
+        D, new_scratch(p.depth + 1, W, d, nc, pairs and p.use_ref),
+        new_cache(W, p.max_entries, stats), stats,
         clock, GOSDT, 0, 0, 1, -1.0, 1.0, 0.0,
         p.lam, p.limited, p.use_ref, _masks(p.ref_wrong, p.eq_rows), _groups(p.grp, D.n_rows),
-        np.zeros((max(p.n_groups, 1), nc)), 0.0, False, 0.0,
+        np.zeros((max(p.n_groups, 1), nc)), 0.0, pairs and not p.use_ref, 0.0,
         not D.weighted and not p.use_ref,  # similar support: not from guessed values
     )
 
