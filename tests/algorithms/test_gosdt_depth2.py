@@ -42,6 +42,15 @@ def _node_inputs(X, y, nc, ref_wrong, rows):
     return cnt1, tot, order, len(valid), vs, P, rw1, b
 
 
+def _row_sets(rng, n, count, lowest):
+    """Up to ``count`` random non-empty node row lists, each row kept with a probability drawn
+    in [lowest, 1)."""
+    for _ in range(count):
+        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(lowest, 1.0)).tolist())
+        if rows:
+            yield rows
+
+
 def _random_problem(rng, n, d, nc):
     X = rng.integers(0, 2, size=(n, d)).astype(float)
     y = ((X[:, 0].astype(int) + X[:, 1].astype(int) * X[:, 2].astype(int)
@@ -58,10 +67,7 @@ def test_depth2_guessed_matches_naive_twin(seed):
     n, d = int(rng.integers(20, 90)), int(rng.integers(3, 8))
     X, y, ref_wrong = _random_problem(rng, n, d, nc)
     Xl, yl = X.astype(int).tolist(), y.tolist()
-    for _ in range(12):
-        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.4, 1.0)).tolist())
-        if not rows:
-            continue
+    for rows in _row_sets(rng, n, 12, 0.4):
         cnt1, tot, order, ncand, vs, P, rw1, b = _node_inputs(X, y, nc, ref_wrong, rows)
         lam = float(rng.choice([0.0, 0.3, 0.6, 1.0, 1.5, 2.5, 0.001 * n, 0.01 * n]))
         leaf = float(tot.sum() - tot.max()) + lam
@@ -140,10 +146,7 @@ def test_depth2_lazy_matches_naive_twin(seed):
     n, d = int(rng.integers(20, 130)), int(rng.integers(3, 9))
     X, y, _ = _random_problem(rng, n, d, nc)
     Xl, yl = X.astype(int).tolist(), y.tolist()
-    for _ in range(10):
-        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)).tolist())
-        if not rows:
-            continue
+    for rows in _row_sets(rng, n, 10, 0.3):
         packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
         lam = float(rng.choice([0.0, 2.0 ** -7, 0.3, 1.0, 2.5, 0.01 * n]))
         leaf = float(node.tot.sum() - node.tot.max()) + lam
@@ -189,10 +192,7 @@ def test_depth2_lazy_answers_as_depth2_regularized(seed):
     nc = 2 + seed % 3
     n, d = int(rng.integers(30, 150)), int(rng.integers(3, 10))
     X, y, _ = _random_problem(rng, n, d, nc)
-    for _ in range(10):
-        rows = sorted(np.flatnonzero(rng.random(n) < rng.uniform(0.3, 1.0)).tolist())
-        if not rows:
-            continue
+    for rows in _row_sets(rng, n, 10, 0.3):
         packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
         vs = np.zeros(d, np.int64)
         vs[:node.ncand] = np.sort(node.order[:node.ncand])
