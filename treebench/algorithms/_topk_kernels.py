@@ -497,7 +497,7 @@ def begin(s, rows, h, ub):
         return True, val, closed_node()
     check_time(s.stats, s.clock)
     timed_out = s.stats[S_TIMED_OUT] != 0
-    # similarity lower bound (k = all, unweighted, Figure-1 leaves only)
+    # similarity lower bound (k = all, unweighted; Figure 1 or min_improvement 0)
     sim = s.sim and not timed_out
     if sim:
         lbk = similarity_bound(rows, h, lbk, M, _sim_nodes(s), s.scr.sim_rows, s.scr.sim_val)
@@ -573,7 +573,8 @@ def end(s, rows, nd, best, best_f, lbmin, stopped, timed_out):
     """Close a node (the engine's step 3): a failed search (no tree below ub) learns more than
     "optimum >= ub": every tree here has some root feature, so it costs at least the smallest
     of the bounds met over them (MurTree's lower-bound update), when every candidate was
-    searched, before the deadline, without min_improvement; then `_finish`."""
+    searched, before the deadline, without a positive min_improvement (with 0, at most the
+    leaf's value); then `_finish`."""
     lbk = nd.lbk
     if best_f < 0 and not stopped and not timed_out and nd.kk == nd.ncand \
             and s.min_imp <= 0.0:
