@@ -37,7 +37,7 @@ from numba import njit
 
 from treebench.search.bitset import popcount
 from treebench.search.depth2 import (
-    int_counts, new_stump_tables, side_counts, stump_tables,
+    int_counts, new_stump_tables, partner_list, side_counts, stump_tables,
 )
 
 #: a budget-2 node as `depth2_lazy` reads it: its class counts per feature (``cnt1[j, c]``)
@@ -210,13 +210,10 @@ def gather_partners(rows, nzw, nnz, F, C, valid):
     d = valid.shape[0]
     nc = C.shape[0]
     vs = np.empty(d, dtype=np.int64)
+    nv = partner_list(valid, vs)
     pos = np.full(d, -1, dtype=np.int64)
-    nv = 0
-    for j in range(d):
-        if valid[j]:
-            vs[nv] = j
-            pos[j] = nv
-            nv += 1
+    for b in range(nv):
+        pos[vs[b]] = b
     G = np.empty((nnz, nv), dtype=np.uint64)
     cw = np.empty((nc, nnz), dtype=np.uint64)
     for t in range(nnz):
@@ -286,18 +283,6 @@ def _side_lb(e, lam):
 
 
 @njit(cache=True)
-def _compact_counts(cnt1, vs, nv):
-    """The node's counts per partner as int32, one row per class: ``cntT[c, b] =
-    cnt1[vs[b], c]``."""
-    nc = cnt1.shape[1]
-    cntT = np.empty((nc, nv), dtype=np.int32)
-    for b in range(nv):
-        for c in range(nc):
-            cntT[c, b] = np.int32(cnt1[vs[b], c])
-    return cntT
-
-
-@njit(cache=True)
 def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
     """`search.depth2.depth2_regularized` (the objective ``errors + lam * leaves``, each child
     min(leaf, best stump), the first root in rank order with the smallest total below
@@ -314,7 +299,7 @@ def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
     order = node.order
     nc = tot.shape[0]
     G, cw, vs, nv, pos = gather_partners(rows, nzw, nnz, F, C, node.valid)
-    cntT = _compact_counts(node.cnt1, vs, nv)
+    cntT = int_counts(node.cnt1[vs[:nv]])  # the partners' counts, int32, a row per class
     P = np.empty((nc, nv), dtype=np.int32)
     tab = np.empty((2, nv), dtype=np.int32)
     ch = np.empty(nc, dtype=np.int32)
