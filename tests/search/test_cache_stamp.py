@@ -4,11 +4,16 @@ change, and only then."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from treebench.search._cache_stamp import drop_stale_kernels, source_stamp
+from treebench.search._cache_stamp import (
+    cache_folders, drop_stale_kernels, numba_subpath, source_stamp,
+)
 
 
 def _package(tmp_path: Path) -> Path:
@@ -68,12 +73,39 @@ def test_other_folders_and_python_bytecode_untouched(tmp_path):
     assert all(path.exists() for path in keep)
 
 
-def test_a_user_cache_dir_is_left_alone(tmp_path, monkeypatch):
+def test_a_user_cache_dir_is_checked_in_its_own_folders(tmp_path, monkeypatch):
     pkg = _package(tmp_path)
-    _compile(pkg)
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert drop_stale_kernels(pkg) == 0
-    assert len(_cached(pkg)) == 3
+    _compile(pkg)  # in-tree kernels: not the ones numba reads with NUMBA_CACHE_DIR set
+    user = tmp_path / "elsewhere"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(user))
+    search, algorithms = (user / numba_subpath(pkg / f) for f in ("search", "algorithms"))
+    other = user / numba_subpath(pkg / "report")
+    for folder, name in ((search, "state.f-1.py311.nbi"), (algorithms, "_topk.solve-9.py311.nbi"),
+                         (algorithms, "_topk.solve-9.py311.1.nbc"), (other, "x.f-1.py311.nbi")):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"k")
+    assert drop_stale_kernels(pkg) == 3  # no stamp yet
+    assert len(_cached(pkg)) == 3 and (other / "x.f-1.py311.nbi").exists()
+    (algorithms / "_topk.solve-9.py311.nbi").write_bytes(b"k")
+    assert drop_stale_kernels(pkg) == 0  # stamp current
+    (pkg / "search" / "state.py").write_text("A = 3\n")
+    assert drop_stale_kernels(pkg) == 1  # the layer changed: the user folder's kernels go
+    assert not list(algorithms.glob("*.nb[ic]"))
+    assert (other / "x.f-1.py311.nbi").exists() and len(_cached(pkg)) == 3
+
+
+def test_numba_names_its_folders_under_a_user_cache_dir_as_assumed(tmp_path):
+    """The folder name `numba_subpath` predicts is the one numba writes a kernel's cache to."""
+    src = tmp_path / "src" / "kmod"
+    src.mkdir(parents=True)
+    (src / "kern.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    cache = tmp_path / "cache"
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import kern; kern.f(1)"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "NUMBA_DISABLE_JIT": "0"}
+    subprocess.run([sys.executable, "-c", code, str(src)], env=env, check=True, timeout=120)
+    assert [p.name for p in cache.iterdir()] == [numba_subpath(src)]
+    assert list((cache / numba_subpath(src)).glob("kern.f-*.nbi"))
 
 
 def test_stamp_covers_names_and_bytes(tmp_path):
@@ -86,8 +118,8 @@ def test_stamp_covers_names_and_bytes(tmp_path):
 def test_the_installed_package_has_a_current_stamp():
     import treebench.search  # noqa: F401  (the import runs the check)
 
-    pkg = Path(treebench.search.__file__).resolve().parent.parent
-    stamp = pkg / "search" / "__pycache__" / "treebench-search.stamp"
+    pkg = Path(os.path.abspath(treebench.search.__file__)).parent.parent
+    stamp = cache_folders(pkg)[0] / "treebench-search.stamp"
     if not stamp.parent.exists() or not stamp.exists():
         pytest.skip("the package's folder is read-only here")
     assert stamp.read_text(encoding="ascii") == source_stamp(pkg)
