@@ -1,0 +1,130 @@
+"""CPU seconds of the optimal searches on fixed fits: the before/after table of a change to the
+search drivers (run it on both versions, one after the other, on the same machine).
+
+Each fit is warmed up once, then timed ``--repeat`` times with ``time.process_time`` (the fit's
+CPU, the estimator's input checks included); the table gives the minimum and the median, and
+a fingerprint of the tree (features and thresholds) with the objective, so that two versions
+can be checked to return the same trees. Numeric fits (``num:<file>:<depth>``) run
+`treebench.search.numeric.solve_numeric` (fewest errors) on a Quant-BnB training file; 0/1 fits
+(``<dl85 file>:<depth>:<learner>``) run a learner on a DL8.5 file, ``learner`` one of
+``topk`` (Top-k k = all, its default tie rule), ``first`` (k = all, ties to the first
+feature: minimum error), ``lex`` (k = all, ``min_improvement: 0``, ties to smaller trees:
+error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01) and ``glex``
+(GOSDT lexicographic).
+
+Usage::
+
+    TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/search_cpu.py [--repeat 3] \\
+        [--fits num:raisin:3,anneal:4:topk,...]
+
+Times are never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+DEFAULT_FITS = ("num:raisin:3,num:bank:3,num:rice:3,num:page:3,anneal:4:topk,"
+                "audiology:4:first,german-credit:4:lex,hypothyroid:4:lex,anneal:4:k2,"
+                "diabetes:4:glam,german-credit:4:glex,audiology:5:glex,heart-cleveland:4:first")
+
+
+def _fingerprint(feature, threshold) -> str:
+    import numpy as np
+
+    data = np.concatenate([np.asarray(feature, float), np.asarray(threshold, float)])
+    return hashlib.md5(data.tobytes()).hexdigest()[:10]
+
+
+def _numeric(name: str, depth: int):
+    from numeric_vs_contree import load
+
+    from treebench.search.numeric import solve_numeric
+
+    X, y = load(name)
+    n_classes = int(y.max()) + 1
+
+    def fit():
+        sol = solve_numeric(X, y, None, n_classes, depth)
+        return sol.objective, _fingerprint(sol.tree.feature, sol.tree.threshold)
+
+    return fit
+
+
+def _binary(name: str, depth: int, learner: str):
+    from topk_vs_peers import load_dl85
+
+    from treebench.algorithms.gosdt import GOSDTClassifier
+    from treebench.algorithms.topk import TopKClassifier
+
+    X, y = load_dl85(name)
+    make = {
+        "topk": lambda: TopKClassifier(k="all", max_depth=depth),
+        "first": lambda: TopKClassifier(k="all", max_depth=depth, tie_break="first"),
+        "lex": lambda: TopKClassifier(k="all", max_depth=depth, min_improvement=0.0,
+                                      tie_break="smaller"),
+        "k2": lambda: TopKClassifier(k=2, max_depth=depth),
+        "glam": lambda: GOSDTClassifier(max_depth=depth, regularization=0.01),
+        "glex": lambda: GOSDTClassifier(max_depth=depth, lexicographic=True),
+    }
+    if learner not in make:
+        raise SystemExit(f"unknown learner {learner!r}: one of {sorted(make)}")
+    est = make[learner]()
+
+    def fit():
+        est.fit(X, y)
+        tree = est.tree_
+        return int((est.predict(X) != y).sum()), _fingerprint(tree.feature, tree.threshold)
+
+    return fit
+
+
+def run(fits: list[str], repeat: int) -> list[dict]:
+    rows = []
+    for spec in fits:
+        parts = spec.split(":")
+        if parts[0] == "num" and len(parts) == 3:
+            fit = _numeric(parts[1], int(parts[2]))
+        elif len(parts) == 3:
+            fit = _binary(parts[0], int(parts[1]), parts[2])
+        else:
+            raise SystemExit(f"a fit is num:<file>:<depth> or <file>:<depth>:<learner>, "
+                             f"got {spec!r}")
+        fit()  # warm-up (compilation, or numba's cache)
+        times = []
+        for _ in range(repeat):
+            t = time.process_time()
+            value, tree = fit()
+            times.append(time.process_time() - t)
+        rows.append({"fit": spec, "min": min(times), "median": statistics.median(times),
+                     "value": value, "tree": tree})
+        print(f"{spec}: {min(times):.4f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| fit | min CPU s | median CPU s | objective / errors | tree |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['fit']} | {r['min']:.4f} | {r['median']:.4f} | {r['value']} | "
+                   f"{r['tree']} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fits", default=DEFAULT_FITS)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    print(table(run([f for f in args.fits.split(",") if f], args.repeat)))
+
+
+if __name__ == "__main__":
+    main()
