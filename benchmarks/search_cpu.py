@@ -9,8 +9,8 @@ can be checked to return the same trees. Numeric fits (``num:<file>:<depth>``) r
 (``<dl85 file>:<depth>:<learner>``) run a learner on a DL8.5 file, ``learner`` one of
 ``topk`` (Top-k k = all, its default tie rule), ``first`` (k = all, ties to the first
 feature: minimum error), ``lex`` (k = all, ``min_improvement: 0``, ties to smaller trees:
-error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01) and ``glex``
-(GOSDT lexicographic).
+error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01), ``glex``
+(GOSDT lexicographic) and ``dpdt`` (DPDT's exhaustive generator, α = 0.01: the layer search).
 
 Usage::
 
@@ -33,7 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 DEFAULT_FITS = ("num:raisin:3,num:bank:3,num:rice:3,num:page:3,anneal:4:topk,"
                 "audiology:4:first,german-credit:4:lex,hypothyroid:4:lex,anneal:4:k2,"
-                "diabetes:4:glam,german-credit:4:glex,audiology:5:glex,heart-cleveland:4:first")
+                "diabetes:4:glam,german-credit:4:glex,audiology:5:glex,heart-cleveland:4:first,"
+                "hepatitis:4:dpdt,diabetes:4:dpdt")
 
 
 def _fingerprint(feature, threshold) -> str:
@@ -61,6 +62,7 @@ def _numeric(name: str, depth: int):
 def _binary(name: str, depth: int, learner: str):
     from topk_vs_peers import load_dl85
 
+    from treebench.algorithms.dpdt import DPDTClassifier
     from treebench.algorithms.gosdt import GOSDTClassifier
     from treebench.algorithms.topk import TopKClassifier
 
@@ -73,6 +75,7 @@ def _binary(name: str, depth: int, learner: str):
         "k2": lambda: TopKClassifier(k=2, max_depth=depth),
         "glam": lambda: GOSDTClassifier(max_depth=depth, regularization=0.01),
         "glex": lambda: GOSDTClassifier(max_depth=depth, lexicographic=True),
+        "dpdt": lambda: DPDTClassifier(max_depth=depth, candidates="exhaustive", alpha=0.01),
     }
     if learner not in make:
         raise SystemExit(f"unknown learner {learner!r}: one of {sorted(make)}")
