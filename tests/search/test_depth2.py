@@ -235,3 +235,17 @@ def test_depth2_root_values_keep_every_optimal_root(seed):
         assert best == min(own)
         assert [v == best for v in vals] == [o == best for o in own]
         assert all(v > best for v, o in zip(vals, own) if o > best)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_int_counts_of_every_feature_or_of_a_partner_list(seed):
+    rng = np.random.default_rng(seed)
+    d, nc = int(rng.integers(1, 9)), int(rng.integers(1, 5))
+    cnt1 = rng.integers(0, 1000, size=(d, nc)).astype(np.float64)
+    full = depth2.int_counts(cnt1)
+    assert full.dtype == np.int32 and np.array_equal(full, cnt1.T.astype(np.int32))
+    vs = np.full(d + 2, -7, dtype=np.int64)  # a longer buffer: only its first nv entries count
+    nv = depth2.partner_list(rng.random(d) < 0.6, vs)
+    part = depth2.int_counts(cnt1, vs[:nv])
+    assert part.shape == (nc, nv)
+    assert np.array_equal(part, cnt1[vs[:nv]].T.astype(np.int32))

@@ -299,7 +299,7 @@ def depth2_lazy(rows, nzw, nnz, F, C, node, lam, best, floor):
     order = node.order
     nc = tot.shape[0]
     G, cw, vs, nv, pos = gather_partners(rows, nzw, nnz, F, C, node.valid)
-    cntT = int_counts(node.cnt1[vs[:nv]])  # the partners' counts, int32, a row per class
+    cntT = int_counts(node.cnt1, vs[:nv])  # the partners' counts, int32, a row per class
     P = np.empty((nc, nv), dtype=np.int32)
     tab = np.empty((2, nv), dtype=np.int32)
     ch = np.empty(nc, dtype=np.int32)

@@ -62,15 +62,17 @@ def depth2_may_improve(cnt1, tot, order, ncand, M, nu, ub):
 
 
 @njit(cache=True)
-def int_counts(cnt1):
+def int_counts(cnt1, vs=None):
     """The node's counts per feature ``cnt1[j, c]`` as int32, one contiguous row per class
-    (``cntT[c, j]``: 8 lanes of AVX2 min/max in `stump_tables`)."""
-    d = cnt1.shape[0]
+    (``cntT[c, b]``: 8 lanes of AVX2 min/max in `stump_tables`), for every feature, or for the
+    features ``vs`` (``cntT[c, b] = cnt1[vs[b], c]``, read in place: no copy of the rows)."""
     nc = cnt1.shape[1]
-    cntT = np.empty((nc, d), dtype=np.int32)
-    for j in range(d):
+    n = cnt1.shape[0] if vs is None else vs.shape[0]
+    cntT = np.empty((nc, n), dtype=np.int32)
+    for b in range(n):
+        j = b if vs is None else vs[b]
         for c in range(nc):
-            cntT[c, j] = np.int32(cnt1[j, c])
+            cntT[c, b] = np.int32(cnt1[j, c])
     return cntT
 
 
