@@ -94,6 +94,20 @@ def test_the_neighbour_bounds_skip_most_children():
     assert sol.optimal and sol.nodes_expanded < 300
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_widened_part_bounds_exclude_the_neighbourhood(seed):
+    """At depth 3 a candidate's parts are solved under their bound plus the most their value
+    can change over the rest of the candidate's interval: a part that fails then proves
+    enough to exclude its neighbours. With the bound alone these problems expand 744-829
+    nodes; with the widening 89-107 (and the same tree, checked against the backward
+    induction on small data above)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(600, 3)).round(2)
+    y = ((X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.4 * rng.normal(size=600)) > 0.3).astype(int)
+    sol = solve_numeric_alpha(X, y, None, 2, 3, 0.05)
+    assert sol.optimal and sol.nodes_expanded < 300
+
+
 def _dp_float(tree, alpha, node=0):
     """``E + alpha * L`` of a `TreeArrays` with the DP's float expressions."""
     v = tree.value[node]

@@ -355,6 +355,19 @@ def interval_bound(st, lev, kl, kr):
 
 
 @njit(cache=True)
+def reach_of(st, lev, h, a, b):
+    """How much the right part's value may change between boundary ``k`` and the farther end
+    of its interval [lo, hi] (``1 + alpha * (h - 1)`` per unit of weight moved, as in
+    `neighbour_bounds`). The right part is solved under its bound plus this much: a value
+    found below it is still exact, and a part that fails returns a lower bound high enough
+    to exclude, through `neighbour_bounds`, the boundaries of the interval it reaches, which
+    would otherwise each be valued (ConTree's neighbourhood device)."""
+    bst = st.bst[lev]
+    move = 1.0 + st.alpha[0] * (h - 1)
+    return move * (bst[b, 1] - bst[a, 1])
+
+
+@njit(cache=True)
 def push_halves(st, lev, qt, lo, hi, k, kl, kr):
     """Queue the intervals left and right of boundary ``k`` in [lo, hi]; returns the new
     queue length."""
@@ -517,7 +530,7 @@ def solve_alpha(st, lev, h, ub):
             for attempt in range(2):  # the left part under a bound, then exactly
                 if excluded(nd, lb, key):
                     break
-                ubL = child_bound(nd, aW + lbR) if attempt == 0 else np.inf
+                ubL = child_bound(nd, aW + lbR) + reach_of(st, lev, h, lo, k) if attempt == 0 else np.inf
                 split_child(st, lev, f, pos, 0)
                 vL = solve_alpha(st, lev + 1, h - 1, ubL)
                 st.rec[lev, k, 0] = max(lbL, vL)
@@ -528,8 +541,9 @@ def solve_alpha(st, lev, h, ub):
                 continue
             st.tf[lev, 1, :] = st.tf[lev + 1, 0, :]
             st.tt[lev, 1, :] = st.tt[lev + 1, 0, :]
-            for attempt in range(2):  # the right part likewise
-                ubR = child_bound(nd, aW + vL) if attempt == 0 else np.inf
+            reach = reach_of(st, lev, h, k, hi)
+            for attempt in range(2):  # the right part likewise, under a widened bound
+                ubR = child_bound(nd, aW + vL) + reach if attempt == 0 else np.inf
                 split_child(st, lev, f, pos, 1)
                 vR = solve_alpha(st, lev + 1, h - 1, ubR)
                 st.rec[lev, k, 1] = max(lbR, vR)
