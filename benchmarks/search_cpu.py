@@ -5,7 +5,9 @@ Each fit is warmed up once, then timed ``--repeat`` times with ``time.process_ti
 CPU, the estimator's input checks included); the table gives the minimum and the median, and
 a fingerprint of the tree (features and thresholds) with the objective, so that two versions
 can be checked to return the same trees. Numeric fits (``num:<file>:<depth>``) run
-`treebench.search.numeric.solve_numeric` (fewest errors) on a Quant-BnB training file; 0/1 fits
+`treebench.search.numeric.solve_numeric` (fewest errors) on a Quant-BnB training file,
+``numa:<file>:<depth>:<alpha>`` its exact-float search with a price per test
+(`solve_numeric_alpha`, DPDT's ``E + alpha * L``); 0/1 fits
 (``<dl85 file>:<depth>:<learner>``) run a learner on a DL8.5 file, ``learner`` one of
 ``topk`` (Top-k k = all, its default tie rule), ``first`` (k = all, ties to the first
 feature: minimum error), ``lex`` (k = all, ``min_improvement: 0``, ties to smaller trees:
@@ -15,7 +17,7 @@ error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01), ``gl
 Usage::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/search_cpu.py [--repeat 3] \\
-        [--fits num:raisin:3,anneal:4:topk,...]
+        [--fits num:raisin:3,numa:raisin:3:0.01,anneal:4:topk,...]
 
 Times are never asserted.
 """
@@ -59,6 +61,21 @@ def _numeric(name: str, depth: int):
     return fit
 
 
+def _numeric_alpha(name: str, depth: int, alpha: float):
+    from numeric_vs_contree import load
+
+    from treebench.search.numeric import solve_numeric_alpha
+
+    X, y = load(name)
+    n_classes = int(y.max()) + 1
+
+    def fit():
+        sol = solve_numeric_alpha(X, y, None, n_classes, depth, alpha)
+        return sol.objective, _fingerprint(sol.tree.feature, sol.tree.threshold)
+
+    return fit
+
+
 def _binary(name: str, depth: int, learner: str):
     from topk_vs_peers import load_dl85
 
@@ -95,11 +112,13 @@ def run(fits: list[str], repeat: int) -> list[dict]:
         parts = spec.split(":")
         if parts[0] == "num" and len(parts) == 3:
             fit = _numeric(parts[1], int(parts[2]))
+        elif parts[0] == "numa" and len(parts) == 4:
+            fit = _numeric_alpha(parts[1], int(parts[2]), float(parts[3]))
         elif len(parts) == 3:
             fit = _binary(parts[0], int(parts[1]), parts[2])
         else:
-            raise SystemExit(f"a fit is num:<file>:<depth> or <file>:<depth>:<learner>, "
-                             f"got {spec!r}")
+            raise SystemExit(f"a fit is num:<file>:<depth>, numa:<file>:<depth>:<alpha> or "
+                             f"<file>:<depth>:<learner>, got {spec!r}")
         fit()  # warm-up (compilation, or numba's cache)
         times = []
         for _ in range(repeat):

@@ -43,7 +43,10 @@ Children are solved under upper bounds with the contract of the layer search
 (`treebench.algorithms._dpdt_layer`): a value below the bound is exact, any other is a lower
 bound at or above it; the bounds carry a margin against the rounding of the subtractions that
 derive them, and a failed child whose proof does not hold on the monotone expression (a
-near-tie) is solved again without a bound, so no decision rests on the margin.
+near-tie) is solved again without a bound, so no decision rests on the margin. Each bound
+is widened by how much the part's value can change over the rest of the candidate's interval
+(`reach_of`): the value found is exact all the same, and a part that fails proves enough to
+exclude the candidates it reaches.
 
 With two tests left both children of a candidate are solved exactly, to depth one, in one
 pass per feature over the node's rows (`depth2_parts`), with the floats and the first-minimum
@@ -356,12 +359,14 @@ def interval_bound(st, lev, kl, kr):
 
 @njit(cache=True)
 def reach_of(st, lev, h, a, b):
-    """How much the right part's value may change between boundary ``k`` and the farther end
-    of its interval [lo, hi] (``1 + alpha * (h - 1)`` per unit of weight moved, as in
-    `neighbour_bounds`). The right part is solved under its bound plus this much: a value
-    found below it is still exact, and a part that fails returns a lower bound high enough
-    to exclude, through `neighbour_bounds`, the boundaries of the interval it reaches, which
-    would otherwise each be valued (ConTree's neighbourhood device)."""
+    """How much a part's value may change between boundaries ``a <= b`` of the node at
+    ``lev`` (``h`` tests left): ``1 + alpha * (h - 1)`` per unit of weight moved, as in
+    `neighbour_bounds`. A candidate's left part is solved under its bound plus the reach from
+    the lower end of the candidate's interval to it, its right part plus the reach from it to
+    the upper end: a value found below the widened bound is still exact, and a part that fails
+    returns a lower bound high enough to exclude, through `neighbour_bounds`, the boundaries
+    of the interval it reaches, which would otherwise each be valued (ConTree's neighbourhood
+    device: Brița, van der Linden & Demirović, AAAI 2025)."""
     bst = st.bst[lev]
     move = 1.0 + st.alpha[0] * (h - 1)
     return move * (bst[b, 1] - bst[a, 1])
@@ -489,8 +494,9 @@ def solve_alpha(st, lev, h, ub):
     boundary (an early incumbent), then each feature's boundaries by bisection: an interval
     between two met boundaries is skipped when `interval_bound` excludes it, a boundary when
     `neighbour_bounds` do; otherwise its left part is solved under a bound, then its right
-    part (each solved again without a bound when it fails by less than the margin, so no
-    decision rests on it). Only this function calls itself, with non-constant arguments (see
+    part, each bound widened by the part's reach over the interval (`reach_of`), and each part
+    solved again without a bound when it fails by less than the margin, so no decision rests
+    on it. Only this function calls itself, with non-constant arguments (see
     `_numeric_kernels.solve_node` on numba's cache and literal arguments)."""
     err, aW, searched = open_node(st, lev, h)
     if not searched:
@@ -527,10 +533,12 @@ def solve_alpha(st, lev, h, ub):
                         nd[N_BEST], nd[N_KEY] = lb, key
                         take_depth2(st, lev, f, pos)
                 continue
-            for attempt in range(2):  # the left part under a bound, then exactly
+            for attempt in range(2):  # the left part under a widened bound, then exactly
                 if excluded(nd, lb, key):
                     break
-                ubL = child_bound(nd, aW + lbR) + reach_of(st, lev, h, lo, k) if attempt == 0 else np.inf
+                ubL = np.inf
+                if attempt == 0:
+                    ubL = child_bound(nd, aW + lbR) + reach_of(st, lev, h, lo, k)
                 split_child(st, lev, f, pos, 0)
                 vL = solve_alpha(st, lev + 1, h - 1, ubL)
                 st.rec[lev, k, 0] = max(lbL, vL)
