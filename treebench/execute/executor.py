@@ -86,7 +86,7 @@ def run_cells(
     if not cells:
         return Counter()
     if backend in ("dask", "ray"):  # a cluster: records come back, this process writes them
-        progress = _Progress(len(cells), show_progress)
+        progress = CellProgress(len(cells), show_progress)
         try:
             run_on_cluster(
                 cells, backend=backend, address=cluster.address, n_jobs=n_jobs,
@@ -98,11 +98,12 @@ def run_cells(
             progress.close()
         return progress.counts
     n_jobs_eff = 1 if backend == "sequential" else min(effective_n_jobs(n_jobs), len(cells))
-    progress = _Progress(len(cells), show_progress)
+    progress = CellProgress(len(cells), show_progress)
     try:
         if backend == "fork":
             run_pool(cells, n_jobs_eff, data_dirs, context,
-                     lambda rec: _take(rec, out, progress, on_result, store.write_cell))
+                     lambda rec: _take(rec, out, progress, on_result, store.write_cell),
+                     on_warm=progress.warming)
             return progress.counts
         if n_jobs_eff == 1 and backend in ("loky", "sequential"):
             # one worker: run in this process (already warm, no worker start-up); each cell
@@ -157,7 +158,7 @@ def _abort(results: Any) -> None:
             pass
 
 
-def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None:
+def _take(record, out: Path, progress: CellProgress, on_result, write_cell) -> None:
     if record is None:  # interrupted before it finished
         return
     write_cell(out, record)
@@ -168,7 +169,7 @@ def _take(record, out: Path, progress: _Progress, on_result, write_cell) -> None
     stop_if_terminated()
 
 
-class _Progress:
+class CellProgress:
     """A rich progress bar on stderr with counts by status and ETA; one line when not a TTY."""
 
     def __init__(self, total: int, enabled: bool):
@@ -178,6 +179,7 @@ class _Progress:
         self.done = 0
         self.counts: Counter = Counter()
         self._bar = None
+        self._warm_told = False
         if enabled and sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import (
@@ -205,6 +207,34 @@ class _Progress:
 
     def _status_text(self) -> str:
         return " ".join(f"{k}={v}" for k, v in sorted(self.counts.items()))
+
+    #: a warm-up longer than this is reported on a line of its own (it compiled kernels)
+    SLOW_WARM_SECONDS = 5.0
+
+    def warming(self, learner: str, seconds: float | None) -> None:
+        """Say that the driver is warming ``learner`` up (``seconds`` None: starting) before
+        any cell runs: the first run on a machine compiles its kernels, which takes minutes
+        with nothing else moving. A warm-up that took long is reported once it ends."""
+        if not self.enabled:
+            return
+        if seconds is None:
+            if self._bar is not None:
+                if not self._warm_told:
+                    self._bar.console.print(
+                        "treebench: warming up the learners (the first run on a machine "
+                        "compiles their kernels, which takes minutes; later runs load them)")
+                    self._warm_told = True
+                self._bar.update(self._task, status=f"warming up {learner}")
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, status=self._status_text())
+        if seconds >= self.SLOW_WARM_SECONDS:
+            msg = (f"treebench: warmed up {learner} in {seconds:.0f} s (its kernels were "
+                   f"compiled and cached: later runs load them)")
+            if self._bar is not None:
+                self._bar.console.print(msg)
+            else:
+                print(msg, file=sys.stderr)
 
     def update(self, row: dict[str, Any]) -> None:
         self.done += 1

@@ -269,11 +269,19 @@ class CellPool:
 
 
 def run_pool(cells: list[Cell], n: int, data_dirs, context: dict[str, Any],
-             take: Callable[[dict[str, Any]], None]) -> int:
+             take: Callable[[dict[str, Any]], None],
+             on_warm: Callable[[str, float | None], None] | None = None) -> int:
     """Warm every learner the cells use in this process, fork ``n`` workers and run the cells;
-    returns how many workers were forked (replacements included)."""
+    returns how many workers were forked (replacements included). ``on_warm(learner, None)``
+    is called before each learner's warm-up and ``on_warm(learner, seconds)`` after it: the
+    first run on a machine compiles the learners' kernels there (minutes), which the progress
+    display says rather than showing no cell moving."""
     for alg in dict.fromkeys(c.algorithm for c in cells):
-        warm(alg)
+        if on_warm is not None:
+            on_warm(alg, None)
+        secs = warm(alg)
+        if on_warm is not None:
+            on_warm(alg, secs)
     pool = CellPool(cells, n, data_dirs, context)
     pool.run(take)
     return pool.forks
