@@ -282,3 +282,56 @@ def test_an_interrupted_run_does_not_verify_and_resumes(tmp_path, monkeypatch):
     assert code == 5 and measured is None and "missing 2" in text, text
     assert _run(cfg, out).exit_code == 0
     assert _measured(out)[0] == 0
+
+
+def _settings(out: Path):
+    from treebench.report.aggregate import load_results
+
+    return load_results(out).settings
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ({"kind": "kfold", "n_splits": 3}, {"kind": "kfold", "n_splits": 2}),
+    ({"kind": "holdout", "test_size": 0.2}, {"kind": "holdout", "test_size": 0.5}),
+])
+def test_two_splits_of_one_kind_in_a_folder_are_never_pooled(tmp_path, first, second):
+    out = tmp_path / "r"
+    one = {"algorithms": [{"name": "cart", "params": {"max_depth": 2}}]}
+    assert _run(_cfg(tmp_path, "a.yaml", split=first, **one), out).exit_code == 0
+    assert _run(_cfg(tmp_path, "a.yaml", split=second, **one), out).exit_code == 0
+    t = read_table(out / "results.parquet")
+    assert t["split_params"].nunique() == 2
+    s = _settings(out)
+    assert len(s) == 2  # one setting per split, each over its own folds
+    firsts = s[s["split_params"] == t["split_params"].iloc[0]]
+    assert len(firsts) == 1
+    n = {json.loads(p)[k]: int(r) for p, r in zip(s["split_params"], s["n_total"])
+         for k in ("n_splits", "test_size") if first.get(k)}
+    assert n == ({3: 3, 2: 2} if "n_splits" in first else {0.2: 1, 0.5: 1})
+    assert sorted(s["split_label"]) == sorted(
+        f"{first['kind']} {k}={v}" for k in ("n_splits", "test_size") if k in first
+        for v in (first[k], second[k]))
+    r = _cli("report", out, "--format", "md,csv")
+    assert r.exit_code == 0, r.output
+    summary = (out / "report" / "summary.md").read_text()
+    assert f"| {s['split_label'].iloc[0]} |" in summary and f"| {s['split_label'].iloc[1]} |" in summary
+    assert "split_params" in (out / "report" / "tables" / "summary.csv").read_text().splitlines()[0]
+
+
+def test_cell_files_written_before_split_params_take_it_from_their_cell_spec(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    idx = json.loads((out / ".cells-index.json").read_text())
+    idx["tables"].pop("layout")  # tables written before the column existed are rebuilt
+    (out / ".cells-index.json").write_text(json.dumps(idx))
+    assert "older column layout" in store.refresh_tables(out)[1]
+    for p in (out / "cells").glob("*.json"):
+        rec = json.loads(p.read_text())
+        del rec["row"]["split_params"]
+        p.write_bytes(encode_record(rec)[0])
+    r = _cli("results", "check", out, "--repair")
+    assert r.exit_code == 0, r.output
+    t = read_table(out / "results.parquet")
+    assert set(t["split_params"]) == {json.dumps(
+        {"n_splits": 3, "stratify": True, "test_size": 0.2, "train_size": 0.8,
+         "valid_size": 0.1}, sort_keys=True, separators=(",", ":"))}

@@ -37,6 +37,10 @@ from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 
 INDEX = ".cells-index.json"
 INDEX_VERSION = 1
+#: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
+#: raised when a column read from older cell files changes (2: ``split_params``); tables and
+#: reports built under another layout are rebuilt
+TABLE_LAYOUT = 2
 QUARANTINE = "quarantine"
 TABLES = ("results.parquet", "results.csv")
 
@@ -59,8 +63,9 @@ class Scan:
 
     @property
     def digest(self) -> str:
-        """sha256 of the sorted ``cell_id:hash`` pairs: what the tables must be built from."""
-        h = hashlib.sha256()
+        """sha256 of the table layout and the sorted ``cell_id:hash`` pairs: what the tables
+        (and the report) must be built from."""
+        h = hashlib.sha256(f"layout {TABLE_LAYOUT}\n".encode())
         for cid in sorted(self.cells):
             h.update(f"{cid}:{self.cells[cid].hash}\n".encode())
         return h.hexdigest()
@@ -147,6 +152,8 @@ def tables_state(out: Path, current: Scan) -> str | None:
         return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
     if not isinstance(rec, dict):
         return "no record of what the tables were built from"
+    if rec.get("layout", 1) != TABLE_LAYOUT:
+        return "they were written with an older column layout"
     if rec.get("digest") != current.digest:
         return "the cell files changed since the tables were built"
     for t in TABLES:
@@ -159,7 +166,8 @@ def record_tables(out: Path, current: Scan) -> None:
     """Remember that the tables now on disk were built from ``current`` (with their hashes)."""
     out = Path(out)
     idx = read_index(out)
-    idx["tables"] = {"digest": current.digest, "n_cells": len(current.cells),
+    idx["tables"] = {"digest": current.digest, "layout": TABLE_LAYOUT,
+                     "n_cells": len(current.cells),
                      **{t: file_sha256(out / t) for t in TABLES}}
     write_index(out, idx)
 

@@ -55,6 +55,9 @@ IDENTITY = declare(
     ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.cells`)"),
     ("dataset", "string", "the dataset's name"),
     ("split", "string", "the split kind (kfold, holdout, train-val-test, ...)"),
+    ("split_params", "string", "the split's parameters besides its kind (canonical JSON: "
+     "n_splits, test_size, stratify, ...); with `split` it names the split, so two splits of "
+     "one kind are never pooled"),
     ("fold", "Int64", "the fold of the split"),
     ("seed", "Int64", "the split's seed"),
     ("binarizer", "string", "the binarization method"),
