@@ -335,3 +335,36 @@ def test_cell_files_written_before_split_params_take_it_from_their_cell_spec(tmp
     assert set(t["split_params"]) == {json.dumps(
         {"n_splits": 3, "stratify": True, "test_size": 0.2, "train_size": 0.8,
          "valid_size": 0.1}, sort_keys=True, separators=(",", ":"))}
+
+
+@pytest.mark.parametrize("hashed", [True, False])
+@pytest.mark.parametrize("field", ["seed", "param_max_depth"])
+def test_a_cell_file_with_an_integer_beyond_64_bits_is_unusable_not_a_crash(tmp_path, field,
+                                                                            hashed):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    huge = 99999999999999999999999
+    files = sorted((out / "cells").glob("*.json"))
+    if not hashed:  # a folder written before content hashes existed
+        for p in files:
+            rec = json.loads(p.read_text())
+            rec.pop("sha256")
+            p.write_text(json.dumps(rec))
+    p = files[0]
+    rec = json.loads(p.read_text())
+    rec["row"][field] = huge
+    p.write_bytes(encode_record(rec)[0] if hashed else json.dumps(rec).encode())
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and f"cells/{p.name}" in r.output, r.output
+    assert "outside the 64-bit integer range" in r.output, r.output
+    for cmd in (("report", out, "--format", "md"), ("cells", out, "--where", "fold=0"),
+                ("verify", out)):
+        r = _cli(*cmd)
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+        assert r.exit_code in (0, 5) and "Traceback" not in r.output, (cmd, r.output)
+    r = _cli("results", "check", out, "--repair")
+    assert r.exit_code == 0 and f"cells/{p.name}" in r.output and "quarantine/" in r.output
+    assert _rows(out) == 5
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 1" in r.output, r.output
+    assert _rows(out) == 6

@@ -36,7 +36,9 @@ from treebench.atomic import read_json_object, write_json, write_text
 from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 
 INDEX = ".cells-index.json"
-INDEX_VERSION = 1
+#: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
+#: refused), so that files verified under older rules are read and checked again
+INDEX_VERSION = 2
 #: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
 #: raised when a column read from older cell files changes (2: ``split_params``); tables and
 #: reports built under another layout are rebuilt
