@@ -46,7 +46,7 @@ from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import quarantine, read_index, scan, tables_state
+from treebench.results.index import add_hashes, quarantine, read_index, scan, tables_state
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
@@ -423,6 +423,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         current = scan(out_dir, save=True)  # under the lock: the index may be written
         notes = quarantine(out_dir, current)
+        notes += add_hashes(out_dir, current)  # before this run writes files that carry them
         if notes and not o.force:  # the set-aside cells are not done after all
             status = {cid: e.status for cid, e in current.cells.items()}
             pl = classify(pl.cells, status, o.retry, pl.pairs_skipped)
@@ -603,6 +604,7 @@ def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCh
         res.problems = dict(current.problems)
         if repair:
             res.repaired += quarantine(d, current)
+            res.repaired += add_hashes(d, current)
             res.problems = {}
             _, why, _ = refresh_tables(d, current=current)
             if why is not None:

@@ -368,3 +368,43 @@ def test_a_cell_file_with_an_integer_beyond_64_bits_is_unusable_not_a_crash(tmp_
     r = _run(cfg, out)
     assert r.exit_code == 0 and "ran 1" in r.output, r.output
     assert _rows(out) == 6
+
+
+def _strip_hash(p: Path, **row) -> None:
+    rec = json.loads(p.read_text())
+    rec.pop("sha256")
+    rec["row"].update(row)
+    p.write_text(json.dumps(rec))
+
+
+def test_a_cell_file_whose_checksum_was_removed_is_unverified_beside_hashed_ones(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    _, before, _ = _measured(out)
+    p = sorted((out / "cells").glob("*.json"))[0]
+    _strip_hash(p, test_accuracy=0.0)  # hand-edited, and its checksum deleted
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and f"cells/{p.name}" in r.output, r.output
+    assert "carries no checksum while the other cell files here do" in r.output
+    r = _run(cfg, out)  # set aside with its reason and run again
+    assert r.exit_code == 0 and "ran 1" in r.output and "quarantine/" in r.output, r.output
+    assert 0.0 not in set(read_table(out / "results.parquet")["test_accuracy"])
+    assert _measured(out)[1] == pytest.approx(before, abs=1e-12)
+    assert _cli("results", "check", out).exit_code == 0
+
+
+def test_a_folder_written_before_checksums_loads_and_gets_them(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    table = read_table(out / "results.parquet")
+    for p in (out / "cells").glob("*.json"):
+        _strip_hash(p)
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "unusable" not in r.output, r.output
+    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0 and "added content hashes to 6 cell file(s)" in r.output, r.output
+    assert all('"sha256"' in p.read_text() for p in (out / "cells").glob("*.json"))
+    after = read_table(out / "results.parquet")
+    assert len(after) == 9 and _cli("results", "check", out).exit_code == 0
+    same = after.set_index("cell_id").loc[table["cell_id"], "test_accuracy"]
+    assert list(same) == list(table["test_accuracy"])

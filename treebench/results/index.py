@@ -16,6 +16,12 @@ ctime is set by the kernel on every change and cannot be copied with a file (``c
 ``rsync -a`` copy the mtime only), so a changed file is always read again. The index is only a
 cache: deleting it costs one full read.
 
+A cell file without a content hash was written before treebench recorded them. It is usable
+only in a folder where no usable cell file carries one (a folder written before hashes existed);
+beside files that do, it is unusable (`UNVERIFIED`): its content cannot be checked. The first
+run into such an older folder, or ``treebench results check --repair``, adds the hashes to its
+files (`add_hashes`), so its older cells and its new ones are checked alike.
+
 Unusable files are set aside by `quarantine` (the run and ``treebench results check --repair``
 do it) into ``quarantine/`` with their reasons in ``quarantine/reasons.json``; their cells then
 count as not run, so the next run of their experiment runs them again.
@@ -32,8 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_json, write_text
-from treebench.results.cellfile import CellFileError, cells_dir, read_cell
+from treebench.atomic import read_json_object, write_bytes, write_json, write_text
+from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 
 INDEX = ".cells-index.json"
 #: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
@@ -49,11 +55,18 @@ TABLES = ("results.parquet", "results.csv")
 
 @dataclass(frozen=True)
 class CellEntry:
-    """One usable cell file."""
+    """One usable cell file; ``hashed``: it carries its content hash (files written before
+    content hashes existed do not)."""
 
     file: str
     hash: str
     status: str
+    hashed: bool = True
+
+
+#: why a cell file without a content hash is refused in a folder whose cell files carry one
+UNVERIFIED = ("it carries no checksum while the other cell files here do, so its content "
+              "cannot be verified (edited, or its checksum removed)")
 
 
 @dataclass
@@ -116,21 +129,49 @@ def scan(out: Path, *, save: bool = False) -> Scan:
             continue
         key = _stat_key(st)
         hit = known.get(p.name)
-        if isinstance(hit, list) and len(hit) == 7 and hit[:4] == key:
-            cid, digest, status = hit[4:]
+        if isinstance(hit, list) and len(hit) == 8 and hit[:4] == key:
+            cid, digest, status, hashed = hit[4:]
         else:
             try:
                 rec, digest = read_cell(p)
             except CellFileError as exc:
                 result.problems[p.name] = str(exc)
                 continue
-            cid, status = rec["row"]["cell_id"], rec["row"]["status"]
-        fresh[p.name] = key + [cid, digest, status]
-        result.cells[cid] = CellEntry(p.name, digest, status)
+            cid, status, hashed = rec["row"]["cell_id"], rec["row"]["status"], "sha256" in rec
+        fresh[p.name] = key + [cid, digest, status, bool(hashed)]
+        result.cells[cid] = CellEntry(p.name, digest, status, bool(hashed))
+    if any(e.hashed for e in result.cells.values()):  # hashless files are legacy only alone
+        for cid, e in list(result.cells.items()):
+            if not e.hashed:
+                result.problems[e.file] = UNVERIFIED
+                del result.cells[cid]
     if save and fresh != known:
         idx["files"] = fresh
         write_index(out, idx)
     return result
+
+
+def add_hashes(out: Path, current: Scan) -> list[str]:
+    """In a folder written before content hashes existed (no usable cell file of ``current``
+    carries one), rewrite each usable cell file with its content hash, its record unchanged,
+    so that the cells written from now on and these are checked alike; return a note (none
+    when there was nothing to do). The caller holds the lock."""
+    legacy = [e for e in current.cells.values() if not e.hashed]
+    if not legacy or len(legacy) < len(current.cells):
+        return []
+    d = cells_dir(out)
+    done = 0
+    for e in legacy:
+        try:
+            rec, _ = read_cell(d / e.file)
+            data, digest = encode_record(rec)
+            write_bytes(d / e.file, data)
+        except (CellFileError, OSError):
+            continue  # left as it is: read again (and judged) by the next scan
+        current.cells[rec["row"]["cell_id"]] = CellEntry(e.file, digest, e.status, True)
+        done += 1
+    return [f"added content hashes to {done} cell file(s) written before treebench recorded "
+            f"them (their results are unchanged)"] if done else []
 
 
 def file_sha256(p: Path) -> str | None:
