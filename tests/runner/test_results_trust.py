@@ -298,7 +298,10 @@ def test_two_splits_of_one_kind_in_a_folder_are_never_pooled(tmp_path, first, se
     out = tmp_path / "r"
     one = {"algorithms": [{"name": "cart", "params": {"max_depth": 2}}]}
     assert _run(_cfg(tmp_path, "a.yaml", split=first, **one), out).exit_code == 0
-    assert _run(_cfg(tmp_path, "a.yaml", split=second, **one), out).exit_code == 0
+    # the same grid under another split, both kept in the folder (an edited config's old
+    # cells would be stale and left out of the report)
+    b = _cfg(tmp_path, "b.yaml", name="tiny-b", split=second, **one)
+    assert _run(b, out, "--add-experiment").exit_code == 0
     t = read_table(out / "results.parquet")
     assert t["split_params"].nunique() == 2
     s = _settings(out)
@@ -408,3 +411,31 @@ def test_a_folder_written_before_checksums_loads_and_gets_them(tmp_path):
     assert len(after) == 9 and _cli("results", "check", out).exit_code == 0
     same = after.set_index("cell_id").loc[table["cell_id"], "test_accuracy"]
     assert list(same) == list(table["test_accuracy"])
+
+
+def test_cells_left_over_from_an_edited_config_are_stale_not_failures(tmp_path):
+    data = tmp_path / "two.csv"
+    data.write_text("x1,x2,y\n0.1,0.2,a\n0.3,0.4,b\n")
+    out = tmp_path / "r"
+
+    def cfg(n_splits: int) -> Path:
+        return _cfg(tmp_path, datasets=[{"path": str(data), "label": "y"}],
+                    split={"kind": "kfold", "n_splits": n_splits},
+                    algorithms=[{"name": "cart", "params": {"max_depth": 1}}])
+
+    r = _run(cfg(3), out)  # three folds of two rows: every cell errors
+    assert r.exit_code == 3, r.output
+    r = _run(cfg(2), out)  # the config edited: its cells now all finish
+    assert r.exit_code == 0 and "(ok 2)" in r.output, r.output
+    assert "3 cell(s) here belong to no recorded experiment" in r.output
+    assert _run(cfg(2), out, "--retry", "error").exit_code == 0
+    s = _settings(out)
+    assert list(s["n_total"]) == [2] and list(s["n_error"]) == [0]
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "--prune-stale" in r.output, r.output
+    r = _cli("results", "check", out, "--prune-stale")
+    assert r.exit_code == 0 and r.output.count("is stale") == 3, r.output
+    assert len(list((out / "quarantine").glob("*.json"))) == 3 + 1  # and reasons.json
+    assert _rows(out) == 2 and _settings(out)["n_total"].tolist() == [2]
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "no recorded experiment" not in r.output, r.output

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import UserError
+from treebench.experiments import stale_cells
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
@@ -101,6 +102,13 @@ def load_results(results_dir: Path) -> Results:
         raise UserError(f"Cannot read the results table {path} ({type(exc).__name__}: {exc}); "
                         "re-run or re-consolidate the experiment to rewrite it.") from None
     manifest, notes = _read_manifest(results_dir / "manifest.json")
+    leftover = stale_cells(manifest, table["cell_id"].astype(str))
+    if leftover:  # cells of a config since edited: not what any experiment here defines now
+        table = table[~table["cell_id"].astype(str).isin(leftover)].reset_index(drop=True)
+        notes.append(f"{len(leftover)} cell(s) of this folder belong to no recorded experiment "
+                     f"(left over from a config since edited) and are left out of this report; "
+                     f"`treebench results check {results_dir} --prune-stale` moves them to "
+                     f"quarantine/.")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=stale + notes)
     res.key_columns = _key_columns(table)

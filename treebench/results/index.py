@@ -218,7 +218,16 @@ def record_tables(out: Path, current: Scan) -> None:
 def quarantine(out: Path, current: Scan) -> list[str]:
     """Move every unusable cell file of ``current`` into ``quarantine/`` (with its reason in
     ``quarantine/reasons.json``); return one note per file. The caller holds the lock."""
-    if not current.problems:
+    notes = set_aside(out, current.problems, "cannot be used")
+    current.problems.clear()
+    return notes
+
+
+def set_aside(out: Path, files: dict[str, str], what: str) -> list[str]:
+    """Move the cell files ``files`` (name in cells/ → reason) into ``quarantine/``, with their
+    reasons in ``quarantine/reasons.json``; nothing is deleted. One note per file moved
+    (``cells/<name> <what> (<reason>); moved it to ...``). The caller holds the lock."""
+    if not files:
         return []
     out = Path(out)
     qdir = out / QUARANTINE
@@ -227,18 +236,17 @@ def quarantine(out: Path, current: Scan) -> list[str]:
     reasons = read_json_object(reasons_path)
     now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     notes = []
-    for name, why in sorted(current.problems.items()):
+    for name, why in sorted(files.items()):
         target = qdir / f"{Path(name).stem}.{now}.json"
         try:
             os.replace(out / "cells" / name, target)
         except OSError:
             continue
         reasons[target.name] = {"file": f"cells/{name}", "reason": why, "at": now}
-        notes.append(f"cells/{name} cannot be used ({why}); moved it to "
+        notes.append(f"cells/{name} {what} ({why}); moved it to "
                      f"{QUARANTINE}/{target.name}, and its cell counts as not run")
     with contextlib.suppress(OSError):
         write_text(reasons_path, json.dumps(reasons, indent=1, sort_keys=True))
-    current.problems.clear()
     return notes
 
 
