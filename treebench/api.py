@@ -46,7 +46,8 @@ from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import quarantine, read_index, scan, tables_state
+from treebench.results.index import (add_hashes, quarantine, read_index, scan, set_aside,
+                                     tables_state)
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
@@ -423,6 +424,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
         current = scan(out_dir, save=True)  # under the lock: the index may be written
         notes = quarantine(out_dir, current)
+        notes += add_hashes(out_dir, current)  # before this run writes files that carry them
         if notes and not o.force:  # the set-aside cells are not done after all
             status = {cid: e.status for cid, e in current.cells.items()}
             pl = classify(pl.cells, status, o.retry, pl.pairs_skipped)
@@ -488,9 +490,14 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
     if why is not None and not summary.n_ran:
         summary.notes.append(f"rewrote the results tables from the cell files ({why})")
     summary.notes += quarantine(out_dir, current)  # files that broke during the run
-    counts = Counter(e.status for e in current.cells.values())
+    # the outcome of this run is that of the cells its config defines: cells of other
+    # experiments and sweeps count in their own runs, and cells of no recorded experiment
+    # (left over from an edited config) in none
+    mine = {c.id for c in pl.cells}
+    counts = Counter(e.status for c, e in current.cells.items() if c in mine)
     summary.failures = failure_kinds(out_dir, [c for c, e in current.cells.items()
-                                               if e.status != "ok"])
+                                               if e.status != "ok" and c in mine])
+    summary.notes += stale_note(out_dir, current)
     summary.tables = tables
     summary.counts = counts
     if summary.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM
@@ -499,6 +506,20 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
     if o.report and sum(counts.values()):
         summary.report_dir = write_report(out_dir)
     return summary
+
+
+def stale_note(out_dir: Path, current: Any) -> list[str]:
+    """A note on the usable cells of ``current`` that no recorded experiment defines (none
+    when there are none or the manifest cannot tell)."""
+    try:
+        stale = xp.stale_cells(xp.read_manifest(out_dir), current.cells)
+    except xp.ManifestError:
+        return []
+    if not stale:
+        return []
+    return [f"{len(stale)} cell(s) here belong to no recorded experiment (left over from a config "
+            f"since edited); they count in no run's outcome and the report leaves them out: "
+            f"`treebench results check {out_dir} --prune-stale` moves them to quarantine/"]
 
 
 def refresh_results(results_dir: str | Path) -> list[str]:
@@ -583,26 +604,40 @@ class ResultsCheck:
     experiments: list[tuple[str, int, int]] = field(default_factory=list)  # key, defined, missing
     n_unclaimed: int = 0  # usable cells that no recorded experiment defines
     repaired: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)  # stale cells moved to quarantine/
 
     @property
     def healthy(self) -> bool:
         return not self.problems and self.tables is None and self.manifest == "ok"
 
 
-def check_results(results_dir: str | Path, *, repair: bool = False) -> ResultsCheck:
+def check_results(results_dir: str | Path, *, repair: bool = False,
+                  prune_stale: bool = False) -> ResultsCheck:
     """Check a results directory: every cell file against its content hash, name and the
     schema; the tables against the set of usable cells; the manifest and the cells each
     recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
-    cell files and rewrites stale or damaged tables."""
+    cell files and rewrites stale or damaged tables; ``prune_stale`` (a repair too) also moves
+    the cells that no recorded experiment defines into quarantine/."""
     d = Path(results_dir)
     if not cells_dir(d).is_dir():
         raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")
     res = ResultsCheck(d)
+    repair = repair or prune_stale
     with _lock(d) if repair else contextlib.nullcontext():
         current = scan(d, save=repair)
         res.problems = dict(current.problems)
+        if prune_stale:
+            try:
+                stale = xp.stale_cells(xp.read_manifest(d), current.cells)
+            except xp.ManifestError:
+                stale = set()
+            res.pruned = set_aside(d, {current.cells[c].file: xp.STALE for c in sorted(stale)},
+                                   "is stale")
+            for c in stale:
+                current.cells.pop(c)
         if repair:
             res.repaired += quarantine(d, current)
+            res.repaired += add_hashes(d, current)
             res.problems = {}
             _, why, _ = refresh_tables(d, current=current)
             if why is not None:

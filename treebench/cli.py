@@ -235,7 +235,7 @@ def _print_summary(s) -> None:
                    f"{sk.dataset}: {sk.reason}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s.counts.items())) or "no cells"
     on = s.cluster.describe() if getattr(s, "cluster", None) is not None else f"{s.n_jobs} worker(s)"
-    typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts} in the directory); ran {s.n_ran} "
+    typer.echo(f"{s.experiment}: {s.n_cells} cells ({counts}); ran {s.n_ran} "
                f"now on {on}.")
     for name, how in getattr(s, "splits", {}).items():
         typer.echo(f"split:   {name}: {how}")
@@ -595,6 +595,8 @@ def _print_check(c, repair: bool) -> None:
     typer.echo(f"{c.directory}: {sum(c.counts.values())} usable cell file(s) ({counts})")
     for name, why in sorted(c.problems.items()):
         typer.echo(f"unusable: cells/{name}: {why}")
+    for line in c.pruned:
+        typer.echo(f"pruned:   {line}")
     for line in c.repaired:
         typer.echo(f"repaired: {line}")
     typer.echo("tables:   " + ("current (built from exactly these cells)" if c.tables is None
@@ -607,7 +609,9 @@ def _print_check(c, repair: bool) -> None:
         typer.echo(f"experiment {key}: {n} cell(s) defined, "
                    + (f"{missing} without a usable result" if missing else "all present"))
     if c.n_unclaimed:
-        typer.echo(f"{c.n_unclaimed} cell(s) belong to no recorded experiment")
+        typer.echo(f"{c.n_unclaimed} cell(s) belong to no recorded experiment (left over from a "
+                   f"config since edited; no run counts them): --prune-stale moves them to "
+                   f"quarantine/")
     if not c.healthy and not repair:
         typer.echo("run again with --repair to set unusable files aside and rewrite the tables")
 
@@ -616,14 +620,15 @@ def _print_check(c, repair: bool) -> None:
 def results_check(
     results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`.")],
     repair: Annotated[bool, typer.Option("--repair", help="Move unusable cell files to quarantine/ and rewrite stale or damaged tables.")] = False,
+    prune_stale: Annotated[bool, typer.Option("--prune-stale", help="Also move the cells that no experiment recorded in manifest.json defines (left over from an edited config) to quarantine/ (implies --repair).")] = False,
 ) -> None:
     """Check every cell file (content hash, name, schema), the tables against the cells, and
     the manifest's experiments. Exit 0 when all is consistent (after --repair), 1 when not."""
     with _user_errors():
         from treebench import api
 
-        c = api.check_results(results_dir, repair=repair)
-    _print_check(c, repair)
+        c = api.check_results(results_dir, repair=repair, prune_stale=prune_stale)
+    _print_check(c, repair or prune_stale)
     raise typer.Exit(0 if c.healthy else 1)
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 #: the status of a defined cell that has no usable result (never written to a cell file)
 MISSING = "missing"
-_IDENTITY = ("cell_id", "dataset", "split", "fold", "seed", "binarizer", "binarizer_params",
+_IDENTITY = ("cell_id", "dataset", "split", "split_params", "fold", "seed", "binarizer", "binarizer_params",
              "algorithm_label", "algorithm_params")
 
 
@@ -160,6 +160,24 @@ def cell_ids(rec: dict[str, Any]) -> list[str] | None:
     if not isinstance(cells, dict) or not isinstance(cells.get("cell_id"), list):
         return None
     return [str(c) for c in cells["cell_id"]]
+
+
+#: why a cell of no recorded experiment is set aside by ``results check --prune-stale``
+STALE = ("it belongs to no experiment recorded in manifest.json (a cell of a config since "
+         "edited or removed)")
+
+
+def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
+    """The ids among ``usable`` that no experiment record of ``man`` defines: cells left over
+    from a config since edited (its record now lists its new cells). Empty when the manifest
+    has no record, or one that does not list its cells (written before records did), since
+    then nothing tells which cells are current."""
+    recs = records(man)
+    lists = [cell_ids(r) for r in recs]
+    if not recs or any(ids is None for ids in lists):
+        return set()
+    defined = {i for ids in lists for i in ids or []}
+    return {str(c) for c in usable} - defined
 
 
 def claim_table(table: pd.DataFrame, rec: dict[str, Any],

@@ -171,11 +171,11 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
         return None
     if report and not report_current(out_dir, current.digest):
         return None
-    counts = Counter(status.values())
+    counts = Counter(status[i] for i in ids)  # the outcome of this config's cells only
     s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
                    tables=(out_dir / "results.parquet", out_dir / "results.csv"))
     s.exit_code = exit_code_for(counts, fail_on)
-    s.failures = failure_kinds(out_dir, [c for c, st in status.items() if st != "ok"])
+    s.failures = failure_kinds(out_dir, [i for i in ids if status[i] != "ok"])
     if report:
         s.report_dir = out_dir / "report"
     return s

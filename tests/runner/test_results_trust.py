@@ -282,3 +282,160 @@ def test_an_interrupted_run_does_not_verify_and_resumes(tmp_path, monkeypatch):
     assert code == 5 and measured is None and "missing 2" in text, text
     assert _run(cfg, out).exit_code == 0
     assert _measured(out)[0] == 0
+
+
+def _settings(out: Path):
+    from treebench.report.aggregate import load_results
+
+    return load_results(out).settings
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ({"kind": "kfold", "n_splits": 3}, {"kind": "kfold", "n_splits": 2}),
+    ({"kind": "holdout", "test_size": 0.2}, {"kind": "holdout", "test_size": 0.5}),
+])
+def test_two_splits_of_one_kind_in_a_folder_are_never_pooled(tmp_path, first, second):
+    out = tmp_path / "r"
+    one = {"algorithms": [{"name": "cart", "params": {"max_depth": 2}}]}
+    assert _run(_cfg(tmp_path, "a.yaml", split=first, **one), out).exit_code == 0
+    # the same grid under another split, both kept in the folder (an edited config's old
+    # cells would be stale and left out of the report)
+    b = _cfg(tmp_path, "b.yaml", name="tiny-b", split=second, **one)
+    assert _run(b, out, "--add-experiment").exit_code == 0
+    t = read_table(out / "results.parquet")
+    assert t["split_params"].nunique() == 2
+    s = _settings(out)
+    assert len(s) == 2  # one setting per split, each over its own folds
+    firsts = s[s["split_params"] == t["split_params"].iloc[0]]
+    assert len(firsts) == 1
+    n = {json.loads(p)[k]: int(r) for p, r in zip(s["split_params"], s["n_total"])
+         for k in ("n_splits", "test_size") if first.get(k)}
+    assert n == ({3: 3, 2: 2} if "n_splits" in first else {0.2: 1, 0.5: 1})
+    assert sorted(s["split_label"]) == sorted(
+        f"{first['kind']} {k}={v}" for k in ("n_splits", "test_size") if k in first
+        for v in (first[k], second[k]))
+    r = _cli("report", out, "--format", "md,csv")
+    assert r.exit_code == 0, r.output
+    summary = (out / "report" / "summary.md").read_text()
+    assert f"| {s['split_label'].iloc[0]} |" in summary and f"| {s['split_label'].iloc[1]} |" in summary
+    assert "split_params" in (out / "report" / "tables" / "summary.csv").read_text().splitlines()[0]
+
+
+def test_cell_files_written_before_split_params_take_it_from_their_cell_spec(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    idx = json.loads((out / ".cells-index.json").read_text())
+    idx["tables"].pop("layout")  # tables written before the column existed are rebuilt
+    (out / ".cells-index.json").write_text(json.dumps(idx))
+    assert "older column layout" in store.refresh_tables(out)[1]
+    for p in (out / "cells").glob("*.json"):
+        rec = json.loads(p.read_text())
+        del rec["row"]["split_params"]
+        p.write_bytes(encode_record(rec)[0])
+    r = _cli("results", "check", out, "--repair")
+    assert r.exit_code == 0, r.output
+    t = read_table(out / "results.parquet")
+    assert set(t["split_params"]) == {json.dumps(
+        {"n_splits": 3, "stratify": True, "test_size": 0.2, "train_size": 0.8,
+         "valid_size": 0.1}, sort_keys=True, separators=(",", ":"))}
+
+
+@pytest.mark.parametrize("hashed", [True, False])
+@pytest.mark.parametrize("field", ["seed", "param_max_depth"])
+def test_a_cell_file_with_an_integer_beyond_64_bits_is_unusable_not_a_crash(tmp_path, field,
+                                                                            hashed):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    huge = 99999999999999999999999
+    files = sorted((out / "cells").glob("*.json"))
+    if not hashed:  # a folder written before content hashes existed
+        for p in files:
+            rec = json.loads(p.read_text())
+            rec.pop("sha256")
+            p.write_text(json.dumps(rec))
+    p = files[0]
+    rec = json.loads(p.read_text())
+    rec["row"][field] = huge
+    p.write_bytes(encode_record(rec)[0] if hashed else json.dumps(rec).encode())
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and f"cells/{p.name}" in r.output, r.output
+    assert "outside the 64-bit integer range" in r.output, r.output
+    for cmd in (("report", out, "--format", "md"), ("cells", out, "--where", "fold=0"),
+                ("verify", out)):
+        r = _cli(*cmd)
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+        assert r.exit_code in (0, 5) and "Traceback" not in r.output, (cmd, r.output)
+    r = _cli("results", "check", out, "--repair")
+    assert r.exit_code == 0 and f"cells/{p.name}" in r.output and "quarantine/" in r.output
+    assert _rows(out) == 5
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 1" in r.output, r.output
+    assert _rows(out) == 6
+
+
+def _strip_hash(p: Path, **row) -> None:
+    rec = json.loads(p.read_text())
+    rec.pop("sha256")
+    rec["row"].update(row)
+    p.write_text(json.dumps(rec))
+
+
+def test_a_cell_file_whose_checksum_was_removed_is_unverified_beside_hashed_ones(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    _, before, _ = _measured(out)
+    p = sorted((out / "cells").glob("*.json"))[0]
+    _strip_hash(p, test_accuracy=0.0)  # hand-edited, and its checksum deleted
+    r = _cli("results", "check", out)
+    assert r.exit_code == 1 and f"cells/{p.name}" in r.output, r.output
+    assert "carries no checksum while the other cell files here do" in r.output
+    r = _run(cfg, out)  # set aside with its reason and run again
+    assert r.exit_code == 0 and "ran 1" in r.output and "quarantine/" in r.output, r.output
+    assert 0.0 not in set(read_table(out / "results.parquet")["test_accuracy"])
+    assert _measured(out)[1] == pytest.approx(before, abs=1e-12)
+    assert _cli("results", "check", out).exit_code == 0
+
+
+def test_a_folder_written_before_checksums_loads_and_gets_them(tmp_path):
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    table = read_table(out / "results.parquet")
+    for p in (out / "cells").glob("*.json"):
+        _strip_hash(p)
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "unusable" not in r.output, r.output
+    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0 and "added content hashes to 6 cell file(s)" in r.output, r.output
+    assert all('"sha256"' in p.read_text() for p in (out / "cells").glob("*.json"))
+    after = read_table(out / "results.parquet")
+    assert len(after) == 9 and _cli("results", "check", out).exit_code == 0
+    same = after.set_index("cell_id").loc[table["cell_id"], "test_accuracy"]
+    assert list(same) == list(table["test_accuracy"])
+
+
+def test_cells_left_over_from_an_edited_config_are_stale_not_failures(tmp_path):
+    data = tmp_path / "two.csv"
+    data.write_text("x1,x2,y\n0.1,0.2,a\n0.3,0.4,b\n")
+    out = tmp_path / "r"
+
+    def cfg(n_splits: int) -> Path:
+        return _cfg(tmp_path, datasets=[{"path": str(data), "label": "y"}],
+                    split={"kind": "kfold", "n_splits": n_splits},
+                    algorithms=[{"name": "cart", "params": {"max_depth": 1}}])
+
+    r = _run(cfg(3), out)  # three folds of two rows: every cell errors
+    assert r.exit_code == 3, r.output
+    r = _run(cfg(2), out)  # the config edited: its cells now all finish
+    assert r.exit_code == 0 and "(ok 2)" in r.output, r.output
+    assert "3 cell(s) here belong to no recorded experiment" in r.output
+    assert _run(cfg(2), out, "--retry", "error").exit_code == 0
+    s = _settings(out)
+    assert list(s["n_total"]) == [2] and list(s["n_error"]) == [0]
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "--prune-stale" in r.output, r.output
+    r = _cli("results", "check", out, "--prune-stale")
+    assert r.exit_code == 0 and r.output.count("is stale") == 3, r.output
+    assert len(list((out / "quarantine").glob("*.json"))) == 3 + 1  # and reasons.json
+    assert _rows(out) == 2 and _settings(out)["n_total"].tolist() == [2]
+    r = _cli("results", "check", out)
+    assert r.exit_code == 0 and "no recorded experiment" not in r.output, r.output

@@ -1,7 +1,10 @@
 """Read a results directory and group its rows into settings.
 
-A *setting* is one point of the experiment grid: (dataset, split, binarizer, binarizer params,
-algorithm, ``param_*`` and ``bparam_*`` values). Its rows are the folds and seeds of that point.
+A *setting* is one point of the experiment grid: (dataset, split, split params, binarizer,
+binarizer params, algorithm, ``param_*`` and ``bparam_*`` values). Its rows are the folds and
+seeds of that point: two splits of one kind (5 folds and 3 folds, test sizes 0.2 and 0.5) are
+two settings, never pooled; ``split_label`` names each split by its kind and the parameters
+that tell it from the other splits of that kind.
 This module only counts and averages metrics that the worker already computed (mean, sample
 standard deviation, counts by status); it never computes a metric itself. Metrics are averaged
 over the rows with status ``ok``; the other rows are counted by status, never dropped.
@@ -18,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import UserError
+from treebench.experiments import stale_cells
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
@@ -27,7 +31,7 @@ from treebench.results.schema import UNIT_INTERVAL
 # Parameters that only pick replicates (like folds) and never define a grid point.
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
 # Columns that distinguish lines in a figure without ever being an x axis.
-LINE_ONLY = ("split", "binarizer")
+LINE_ONLY = ("split_label", "binarizer")
 FAILED_STATUSES = schema.FAILED_STATUSES
 
 
@@ -48,6 +52,8 @@ def fmt_value(v: Any) -> str:
 
 def column_label(col: str) -> str:
     """``param_max_depth`` -> ``max_depth``; ``bparam_n_bins`` -> ``bin.n_bins``."""
+    if col == "split_label":
+        return "split"
     if col.startswith(schema.BPARAM_PREFIX):
         return "bin." + col[len(schema.BPARAM_PREFIX):]
     if col.startswith(schema.PARAM_PREFIX):
@@ -96,6 +102,13 @@ def load_results(results_dir: Path) -> Results:
         raise UserError(f"Cannot read the results table {path} ({type(exc).__name__}: {exc}); "
                         "re-run or re-consolidate the experiment to rewrite it.") from None
     manifest, notes = _read_manifest(results_dir / "manifest.json")
+    leftover = stale_cells(manifest, table["cell_id"].astype(str))
+    if leftover:  # cells of a config since edited: not what any experiment here defines now
+        table = table[~table["cell_id"].astype(str).isin(leftover)].reset_index(drop=True)
+        notes.append(f"{len(leftover)} cell(s) of this folder belong to no recorded experiment "
+                     f"(left over from a config since edited) and are left out of this report; "
+                     f"`treebench results check {results_dir} --prune-stale` moves them to "
+                     f"quarantine/.")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=stale + notes)
     res.key_columns = _key_columns(table)
@@ -184,10 +197,38 @@ def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.
                      index=values.index, dtype=object)
 
 
+#: the columns that, with the parameter values, make a setting
+SETTING_KEYS = ("dataset", "split", "split_params", "binarizer", "binarizer_params", "algorithm_label")
+
+
+def split_labels(kinds: list[Any], params: list[Any]) -> list[str]:
+    """A name per split (``kind`` and ``split_params`` JSON, pairwise): its kind, followed by
+    the parameters whose values differ among the splits of that kind (``kfold n_splits=3``);
+    the kind alone when only one split of it is present or its parameters are unknown."""
+    decoded: list[dict[str, Any]] = []
+    for js in params:
+        try:
+            d = json.loads(js) if isinstance(js, str) and js else {}
+        except ValueError:
+            d = {}
+        decoded.append(d if isinstance(d, dict) else {})
+    varying: dict[str, list[str]] = {}
+    for kind in set(map(str, kinds)):
+        ds = [d for k, d in zip(kinds, decoded) if str(k) == kind]
+        keys = sorted({key for d in ds for key in d})
+        varying[kind] = [key for key in keys
+                         if len({value_token(d.get(key)) for d in ds}) > 1]
+    out = []
+    for k, d in zip(kinds, decoded):
+        parts = [f"{key}={fmt_value(d.get(key))}" for key in varying[str(k)] if key in d]
+        out.append(" ".join([str(k)] + ([", ".join(parts)] if parts else [])))
+    return out
+
+
 def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     """The identity columns of every row, with normalised parameter values."""
     out = pd.DataFrame(index=table.index)
-    for c in ("dataset", "split", "binarizer", "binarizer_params", "algorithm_label"):
+    for c in SETTING_KEYS:
         out[c] = table[c].astype(object).where(table[c].notna(), "")
     for c in key_columns:
         # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
@@ -197,14 +238,15 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
 
 
 def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
-    """One row per setting: identity, counts by status (and ``n_solver_timed_out``: ok rows
+    """One row per setting: identity (and ``split_label``), counts by status (and
+    ``n_solver_timed_out``: ok rows
     whose solver stopped at its own time limit), and ``<metric>_mean/_std/_n`` (sample standard
     deviation) over the ``ok`` rows. Rows are sorted by dataset, split, algorithm, binarizer,
     then parameter values."""
     keys = normalized_keys(table, key_columns)
     ident = list(keys.columns)
     metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
-    columns = ident + ["n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
+    columns = ident + ["split_label", "n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
         "n_failed", "n_solver_timed_out", "folds_differ"] + [
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")]
     if keys.empty:
@@ -223,6 +265,7 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     for c in ident:  # object columns: keep None, NA and ints as they are (no float NaN)
         vals = keys[c].to_numpy(dtype=object)
         out[c] = pd.Series([vals[i] for i in first], dtype=object)
+    out["split_label"] = split_labels(list(out["split"]), list(out["split_params"]))
     status = table["status"].astype(str).to_numpy()
     out["n_total"] = np.bincount(codes, minlength=n_groups)
     for st in schema.STATUSES:
@@ -246,7 +289,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
         stats[f"{m}_n"] = n
     # a setting averaged over fewer folds than another setting of the same dataset and split
     # is not comparable fold for fold: flagged in tables and figures
-    group = out["dataset"].astype(str) + "\x1f" + out["split"].astype(str)
+    group = (out["dataset"].astype(str) + "\x1f" + out["split"].astype(str) + "\x1f"
+             + out["split_params"].astype(str))
     # (a setting with no finished cell is not "averaged over fewer folds": it has no mean)
     stats["folds_differ"] = ((out["n_ok"] > 0)
                              & (out["n_ok"] < out.groupby(group)["n_ok"].transform("max"))).to_numpy()
@@ -259,7 +303,8 @@ def _setting_sort_key(out: pd.DataFrame, i: int, key_columns: list[str]) -> tupl
     def at(c: str) -> Any:
         return out[c].iat[i]
 
-    return (str(at("dataset")), str(at("split")), str(at("algorithm_label")), str(at("binarizer")),
+    return (str(at("dataset")), str(at("split")), str(at("split_params")),
+            str(at("algorithm_label")), str(at("binarizer")),
             str(at("binarizer_params")), tuple(sort_key(at(c)) for c in key_columns))
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.report.aggregate import (
+    normalized_keys,
     with_not_applicable,
     Results,
     distinct,
@@ -59,6 +60,20 @@ def _setting_label(row: pd.Series, columns: list[str]) -> str:
     return f"{row['algorithm_label']}" + (f" ({text})" if text else "")
 
 
+def _split_names(results: Results, t: pd.DataFrame) -> list[str]:
+    """`` [kfold n_splits=3]`` per row of ``t`` when a dataset's settings hold several splits
+    (two splits of a dataset never make one setting), else empty strings (each dataset may
+    have a split of its own)."""
+    s = results.settings
+    if not s.empty and s.groupby("dataset")["split_label"].nunique().max() < 2:
+        return [""] * len(t)
+    name = {(str(a), str(b)): str(c)
+            for a, b, c in zip(s["split"], s["split_params"], s["split_label"])}
+    keys = normalized_keys(t, [])
+    return [f" [{name.get((str(a), str(b)), a)}]"
+            for a, b in zip(keys["split"], keys["split_params"])]
+
+
 def score_matrix(results: Results, metric: str = "test_accuracy",
                  where: dict[str, Any] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Datasets × settings of mean ``metric`` over the finished cells; the settings lacking a
@@ -79,10 +94,11 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
         t[c] = with_not_applicable(t, c, t[c])
     tuned = t["tuned_params"] if "tuned_params" in t.columns else pd.Series([None] * len(t),
                                                                               index=t.index)
+    splits = _split_names(results, t)
     labels = []
-    for (_, r), tp in zip(t.iterrows(), tuned):
+    for (_, r), tp, sp in zip(t.iterrows(), tuned, splits):
         skip = {f"param_{p}" for p in str(tp).split(",")} if isinstance(tp, str) and tp else set()
-        labels.append(_setting_label(r, [c for c in cols if c not in skip]))
+        labels.append(_setting_label(r, [c for c in cols if c not in skip]) + sp)
     frame = pd.DataFrame({"dataset": t["dataset"].astype(str).to_numpy(), "setting": labels,
                           "v": pd.to_numeric(t[metric], errors="coerce").to_numpy(dtype=float)})
     if frame.empty:

@@ -76,7 +76,8 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     size = s[scol].to_numpy(float)
     acc = s[mcol].to_numpy(float)
     front = pareto_front(size, acc)
-    shown = varying_columns(s, results.key_columns)  # constant parameters say nothing
+    # constant parameters say nothing; two splits of the dataset are told apart
+    shown = varying_columns(s, ["split_label"] + results.key_columns)
     if len(front):
         ax.step(size[front], acc[front], where="post", color="0.25", linewidth=1.0,
                 linestyle="--", zorder=2, label="Pareto front")

@@ -125,8 +125,8 @@ def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
     s = results.settings
     params = varying_columns(s, results.key_columns)
     ident = ["dataset"]
-    if len(distinct(s["split"])) > 1:
-        ident.append("split")
+    if len(distinct(s["split_label"])) > 1:  # kinds, or splits of one kind, differ
+        ident.append("split_label")
     bparams_shown = any(c.startswith(schema.BPARAM_PREFIX) for c in params)
     names_vary = len(distinct(s["binarizer"])) > 1
     json_vary = len(distinct(s["binarizer_params"])) > 1
@@ -154,7 +154,8 @@ def _header(ident: list[str]) -> list[str]:
 
 #: identity columns under the header people read (the label is what the config calls the
 #: algorithm)
-_SHOWN_AS = {"binarizer+params": "binarizer", "algorithm_label": "algorithm"}
+_SHOWN_AS = {"binarizer+params": "binarizer", "algorithm_label": "algorithm",
+             "split_label": "split"}
 
 
 def _failed_rows(settings: pd.DataFrame) -> list[int]:
@@ -197,7 +198,8 @@ def summary_display(results: Results) -> Display:
 
 def _csv_identity(results: Results) -> pd.DataFrame:
     s = results.settings
-    out = s[["dataset", "split", "binarizer", "binarizer_params", "algorithm_label"]].copy()
+    out = s[["dataset", "split", "split_params", "binarizer", "binarizer_params",
+             "algorithm_label"]].copy()
     out = out.rename(columns={"algorithm_label": "algorithm"})
     for c in results.key_columns:
         out[column_label(c)] = [fmt_value(v) if v is not NA else "" for v in s[c]]

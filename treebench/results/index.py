@@ -16,6 +16,12 @@ ctime is set by the kernel on every change and cannot be copied with a file (``c
 ``rsync -a`` copy the mtime only), so a changed file is always read again. The index is only a
 cache: deleting it costs one full read.
 
+A cell file without a content hash was written before treebench recorded them. It is usable
+only in a folder where no usable cell file carries one (a folder written before hashes existed);
+beside files that do, it is unusable (`UNVERIFIED`): its content cannot be checked. The first
+run into such an older folder, or ``treebench results check --repair``, adds the hashes to its
+files (`add_hashes`), so its older cells and its new ones are checked alike.
+
 Unusable files are set aside by `quarantine` (the run and ``treebench results check --repair``
 do it) into ``quarantine/`` with their reasons in ``quarantine/reasons.json``; their cells then
 count as not run, so the next run of their experiment runs them again.
@@ -32,22 +38,35 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_json, write_text
-from treebench.results.cellfile import CellFileError, cells_dir, read_cell
+from treebench.atomic import read_json_object, write_bytes, write_json, write_text
+from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 
 INDEX = ".cells-index.json"
-INDEX_VERSION = 1
+#: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
+#: refused), so that files verified under older rules are read and checked again
+INDEX_VERSION = 2
+#: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
+#: raised when a column read from older cell files changes (2: ``split_params``); tables and
+#: reports built under another layout are rebuilt
+TABLE_LAYOUT = 2
 QUARANTINE = "quarantine"
 TABLES = ("results.parquet", "results.csv")
 
 
 @dataclass(frozen=True)
 class CellEntry:
-    """One usable cell file."""
+    """One usable cell file; ``hashed``: it carries its content hash (files written before
+    content hashes existed do not)."""
 
     file: str
     hash: str
     status: str
+    hashed: bool = True
+
+
+#: why a cell file without a content hash is refused in a folder whose cell files carry one
+UNVERIFIED = ("it carries no checksum while the other cell files here do, so its content "
+              "cannot be verified (edited, or its checksum removed)")
 
 
 @dataclass
@@ -59,8 +78,9 @@ class Scan:
 
     @property
     def digest(self) -> str:
-        """sha256 of the sorted ``cell_id:hash`` pairs: what the tables must be built from."""
-        h = hashlib.sha256()
+        """sha256 of the table layout and the sorted ``cell_id:hash`` pairs: what the tables
+        (and the report) must be built from."""
+        h = hashlib.sha256(f"layout {TABLE_LAYOUT}\n".encode())
         for cid in sorted(self.cells):
             h.update(f"{cid}:{self.cells[cid].hash}\n".encode())
         return h.hexdigest()
@@ -109,21 +129,49 @@ def scan(out: Path, *, save: bool = False) -> Scan:
             continue
         key = _stat_key(st)
         hit = known.get(p.name)
-        if isinstance(hit, list) and len(hit) == 7 and hit[:4] == key:
-            cid, digest, status = hit[4:]
+        if isinstance(hit, list) and len(hit) == 8 and hit[:4] == key:
+            cid, digest, status, hashed = hit[4:]
         else:
             try:
                 rec, digest = read_cell(p)
             except CellFileError as exc:
                 result.problems[p.name] = str(exc)
                 continue
-            cid, status = rec["row"]["cell_id"], rec["row"]["status"]
-        fresh[p.name] = key + [cid, digest, status]
-        result.cells[cid] = CellEntry(p.name, digest, status)
+            cid, status, hashed = rec["row"]["cell_id"], rec["row"]["status"], "sha256" in rec
+        fresh[p.name] = key + [cid, digest, status, bool(hashed)]
+        result.cells[cid] = CellEntry(p.name, digest, status, bool(hashed))
+    if any(e.hashed for e in result.cells.values()):  # hashless files are legacy only alone
+        for cid, e in list(result.cells.items()):
+            if not e.hashed:
+                result.problems[e.file] = UNVERIFIED
+                del result.cells[cid]
     if save and fresh != known:
         idx["files"] = fresh
         write_index(out, idx)
     return result
+
+
+def add_hashes(out: Path, current: Scan) -> list[str]:
+    """In a folder written before content hashes existed (no usable cell file of ``current``
+    carries one), rewrite each usable cell file with its content hash, its record unchanged,
+    so that the cells written from now on and these are checked alike; return a note (none
+    when there was nothing to do). The caller holds the lock."""
+    legacy = [e for e in current.cells.values() if not e.hashed]
+    if not legacy or len(legacy) < len(current.cells):
+        return []
+    d = cells_dir(out)
+    done = 0
+    for e in legacy:
+        try:
+            rec, _ = read_cell(d / e.file)
+            data, digest = encode_record(rec)
+            write_bytes(d / e.file, data)
+        except (CellFileError, OSError):
+            continue  # left as it is: read again (and judged) by the next scan
+        current.cells[rec["row"]["cell_id"]] = CellEntry(e.file, digest, e.status, True)
+        done += 1
+    return [f"added content hashes to {done} cell file(s) written before treebench recorded "
+            f"them (their results are unchanged)"] if done else []
 
 
 def file_sha256(p: Path) -> str | None:
@@ -147,6 +195,8 @@ def tables_state(out: Path, current: Scan) -> str | None:
         return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
     if not isinstance(rec, dict):
         return "no record of what the tables were built from"
+    if rec.get("layout", 1) != TABLE_LAYOUT:
+        return "they were written with an older column layout"
     if rec.get("digest") != current.digest:
         return "the cell files changed since the tables were built"
     for t in TABLES:
@@ -159,7 +209,8 @@ def record_tables(out: Path, current: Scan) -> None:
     """Remember that the tables now on disk were built from ``current`` (with their hashes)."""
     out = Path(out)
     idx = read_index(out)
-    idx["tables"] = {"digest": current.digest, "n_cells": len(current.cells),
+    idx["tables"] = {"digest": current.digest, "layout": TABLE_LAYOUT,
+                     "n_cells": len(current.cells),
                      **{t: file_sha256(out / t) for t in TABLES}}
     write_index(out, idx)
 
@@ -167,7 +218,16 @@ def record_tables(out: Path, current: Scan) -> None:
 def quarantine(out: Path, current: Scan) -> list[str]:
     """Move every unusable cell file of ``current`` into ``quarantine/`` (with its reason in
     ``quarantine/reasons.json``); return one note per file. The caller holds the lock."""
-    if not current.problems:
+    notes = set_aside(out, current.problems, "cannot be used")
+    current.problems.clear()
+    return notes
+
+
+def set_aside(out: Path, files: dict[str, str], what: str) -> list[str]:
+    """Move the cell files ``files`` (name in cells/ → reason) into ``quarantine/``, with their
+    reasons in ``quarantine/reasons.json``; nothing is deleted. One note per file moved
+    (``cells/<name> <what> (<reason>); moved it to ...``). The caller holds the lock."""
+    if not files:
         return []
     out = Path(out)
     qdir = out / QUARANTINE
@@ -176,18 +236,17 @@ def quarantine(out: Path, current: Scan) -> list[str]:
     reasons = read_json_object(reasons_path)
     now = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     notes = []
-    for name, why in sorted(current.problems.items()):
+    for name, why in sorted(files.items()):
         target = qdir / f"{Path(name).stem}.{now}.json"
         try:
             os.replace(out / "cells" / name, target)
         except OSError:
             continue
         reasons[target.name] = {"file": f"cells/{name}", "reason": why, "at": now}
-        notes.append(f"cells/{name} cannot be used ({why}); moved it to "
+        notes.append(f"cells/{name} {what} ({why}); moved it to "
                      f"{QUARANTINE}/{target.name}, and its cell counts as not run")
     with contextlib.suppress(OSError):
         write_text(reasons_path, json.dumps(reasons, indent=1, sort_keys=True))
-    current.problems.clear()
     return notes
 
 

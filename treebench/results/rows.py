@@ -31,6 +31,7 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
         "cell_id": cell.id,
         "dataset": cell.dataset,
         "split": cell.split.get("kind"),
+        "split_params": split_params(cell.split),
         "fold": cell.fold,
         "seed": cell.seed,
         "binarizer": cell.binarizer,
@@ -47,6 +48,12 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
     for k, v in cell.binarizer_params.items():
         row[f"bparam_{k}"] = v
     return row
+
+
+def split_params(split: dict[str, Any]) -> str:
+    """The ``split_params`` column of a cell's split spec: its parameters besides the kind,
+    as canonical JSON (the cell's id hashes the same spec)."""
+    return canonical_json({k: v for k, v in split.items() if k != "kind"})
 
 
 def cell_problem(cell: Cell) -> str:
@@ -124,14 +131,18 @@ def build_record(
 
 def upgrade_record(record: dict[str, Any]) -> dict[str, Any]:
     """A cell record of an older layout in the current one, in place: its row's renamed
-    columns take their new names, and a row without the learner's registry name gets it from
-    the record."""
+    columns take their new names, a row without the learner's registry name gets it from
+    the record, and a row without ``split_params`` gets it from the record's cell spec."""
 
     row = record.get("row")
     if isinstance(row, dict):
         upgrade_row(row)
+        cell = record.get("cell") if isinstance(record.get("cell"), dict) else {}
+        split = cell.get("split")
+        if row.get("split_params") is None and isinstance(split, dict):
+            row["split_params"] = split_params(split)
         if row.get("algorithm_name") is None:
-            spec = (record.get("cell") or {}).get("algorithm") or {}
+            spec = cell.get("algorithm") or {}
             name = record.get("algorithm_name") or (spec.get("name") if isinstance(spec, dict)
                                                     else None)
             if isinstance(name, str):

@@ -55,6 +55,9 @@ IDENTITY = declare(
     ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.cells`)"),
     ("dataset", "string", "the dataset's name"),
     ("split", "string", "the split kind (kfold, holdout, train-val-test, ...)"),
+    ("split_params", "string", "the split's parameters besides its kind (canonical JSON: "
+     "n_splits, test_size, stratify, ...); with `split` it names the split, so two splits of "
+     "one kind are never pooled"),
     ("fold", "Int64", "the fold of the split"),
     ("seed", "Int64", "the split's seed"),
     ("binarizer", "string", "the binarization method"),
@@ -350,17 +353,23 @@ def validate(df: pd.DataFrame) -> None:
             raise SchemaError(f"results column `{col}` has values outside [0, 1]")
 
 
+#: the integers a results table holds (a larger one cannot be typed, in pandas or parquet)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: counts that are never negative (times are measured differences and may round below 0)
 _NON_NEGATIVE_PREFIXES = ("n_", "fold", "depth")
 
 
 def check_row(row: dict) -> str | None:
     """What is wrong with one results row (a cell file's ``row``), or None: an unknown or
-    missing status, a value of the wrong type for its column, an accuracy outside [0, 1], a
-    negative count. The same rules as `validate`, for one row without pandas."""
+    missing status, an integer outside 64 bits (in any column), a value of the wrong type for
+    its column, an accuracy outside [0, 1], a negative count. The same rules as `validate`, for one row without pandas."""
     status = row.get("status")
     if status not in STATUSES:
         return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
+    for col, v in row.items():  # a table holds 64-bit integers (pandas Int64, parquet int64)
+        if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+            return (f"its `{str(col)[:40]}` value {str(v)[:40]} is outside the 64-bit integer "
+                    f"range a results table holds")
     cols = declared(())  # no learner imported unless the row holds a column of its own
     if any(k not in cols and not is_param(k) for k in row):
         name = row.get("algorithm_name")
