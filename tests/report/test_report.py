@@ -321,3 +321,21 @@ def test_png_by_default_svg_on_request_and_unchanged_figures_are_kept(tmp_path):
     with_svg = write_report(res, formats=["md", "svg"])
     assert len(with_svg["svg"]) == len(with_svg["png"])
     assert not list((res / "report" / "figures").glob(".*.tmp"))
+
+
+def test_a_damaged_figure_file_is_drawn_again(tmp_path):
+    """A figure is reused only when its file is the one the report wrote: a truncated or
+    overwritten file is drawn again like a deleted one, the others are kept."""
+    table = synthetic_table()
+    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True))
+    paths = write_report(res, formats=["md"])
+    ours = [p for p in paths["png"] if "pareto" not in p.name and "critical_difference" not in p.name]
+    good = ours[0].read_bytes()
+    with open(ours[0], "r+b") as fh:
+        fh.truncate(100)
+    ours[1].write_bytes(b"not a png")
+    kept = {p: p.stat().st_mtime_ns for p in ours[2:]}
+    write_report(res, formats=["md"])
+    assert ours[0].read_bytes() == good
+    assert ours[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert {p: p.stat().st_mtime_ns for p in ours[2:]} == kept

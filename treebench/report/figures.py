@@ -13,6 +13,7 @@ of them did. Nothing here computes a metric: every number comes from `aggregate.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -389,6 +390,16 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
     return paths
 
 
+def file_digest(path: Path) -> str | None:
+    """The sha256 of a figure file (None when it cannot be read): a figure is reused only when
+    its file is the one the report wrote, so that a truncated, damaged or replaced file is
+    drawn again like a missing one."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 #: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
 STYLE_VERSION = "3"
 CACHE_FILE = ".figures.json"
@@ -680,7 +691,9 @@ class PendingFigures:
                     self.done[j.stem] = None
                     continue
                 paths = {fmt: fdir / f"{j.stem}.{fmt}" for fmt in formats}
-                if all(p.is_file() for p in paths.values()):
+                files = c.get("files")
+                if isinstance(files, dict) and all(
+                        file_digest(p) == files.get(fmt) for fmt, p in paths.items()):
                     self.done[j.stem] = (c["title"], paths)
                     continue
             todo.append(j)
@@ -702,7 +715,9 @@ class PendingFigures:
             if old.name not in keep:
                 old.unlink()
         new_cache = {j.stem: {"signature": self.sigs[j.stem],
-                              "title": None if done[j.stem] is None else done[j.stem][0]}
+                              "title": None if done[j.stem] is None else done[j.stem][0],
+                              "files": {} if done[j.stem] is None else {
+                                  fmt: file_digest(p) for fmt, p in done[j.stem][1].items()}}
                      for j in jobs}
         write_text(fdir / CACHE_FILE, json.dumps(new_cache, sort_keys=True, indent=0))
         return infos
