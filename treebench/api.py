@@ -532,10 +532,25 @@ def refresh_results(results_dir: str | Path) -> list[str]:
         return []
     try:
         with _lock(d, optional=True):
-            _, why, _ = refresh_tables(d)
+            _, why, current = refresh_tables(d)
     except (UserError, OSError):  # another run writes it (ResultsWriteError: a full disk)
         return []
-    return [f"rewrote the results tables from the cell files ({why})"] if why else []
+    notes = [f"rewrote the results tables from the cell files ({why})"] if why else []
+    # an unusable cell file is named wherever it is met: its cell is missing from the tables
+    problems = current.problem_notes(d)
+    notes += problems[:MAX_NAMED]
+    if len(problems) > MAX_NAMED:
+        notes.append(f"and {len(problems) - MAX_NAMED} more unusable cell file(s): "
+                     f"`treebench results check {d}` lists them all")
+    if problems:
+        notes.append(f"their cells are missing from the tables and the report; `treebench run` "
+                     f"with the config runs them again, `treebench results check {d} --repair` "
+                     f"sets the files aside")
+    return notes
+
+
+#: the unusable cell files named one per line by `refresh_results` (the rest are counted)
+MAX_NAMED = 5
 
 
 REPORT_HINT = "wait for it to finish, then write the report."

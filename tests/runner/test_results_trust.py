@@ -439,3 +439,16 @@ def test_cells_left_over_from_an_edited_config_are_stale_not_failures(tmp_path):
     assert _rows(out) == 2 and _settings(out)["n_total"].tolist() == [2]
     r = _cli("results", "check", out)
     assert r.exit_code == 0 and "no recorded experiment" not in r.output, r.output
+
+
+def test_report_names_an_unusable_cell_file_on_the_console(tmp_path):
+    """`treebench report` on a folder with a damaged cell file says which file, and that its
+    cell is missing from the report, instead of a silent exit 0."""
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    victim = sorted((out / "cells").glob("*.json"))[1]
+    victim.write_bytes(victim.read_bytes()[:100])
+    r = _cli("report", out, "--format", "md")
+    assert r.exit_code == 0, r.output
+    assert f"cells/{victim.name} cannot be used" in r.output
+    assert "missing from the tables and the report" in r.output
