@@ -414,6 +414,13 @@ def report(
         elif results_dir.is_dir() and api.experiment_dirs(results_dir):
             target = api.report_tree(results_dir, out, formats=fmts)
         else:
+            from treebench.execute.lock import LOCK_NAME, holders
+
+            writers = holders(results_dir / LOCK_NAME)
+            if writers:
+                raise UserError(
+                    f"{results_dir}: a run (pid {writers[0]}) is writing this folder and has not "
+                    f"written its results tables yet; {api.REPORT_HINT}")
             raise UserError(
                 f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
                 f"written by `treebench run` (or the folder that holds several)."

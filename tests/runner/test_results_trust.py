@@ -452,3 +452,25 @@ def test_report_names_an_unusable_cell_file_on_the_console(tmp_path):
     assert r.exit_code == 0, r.output
     assert f"cells/{victim.name} cannot be used" in r.output
     assert "missing from the tables and the report" in r.output
+
+
+def test_report_on_a_folder_whose_first_run_is_writing_says_so(tmp_path):
+    """Before the first run's tables exist, `treebench report` says that a run holds the
+    folder (and to wait), not that the folder holds no results."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r"
+    out.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | "
+         "os.O_CREAT); print('ready', flush=True); time.sleep(60)", str(out / ".lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        r = _cli("report", out)
+        assert r.exit_code == 2, r.output
+        assert f"pid {holder.pid}" in r.output and "is writing this folder" in r.output
+    finally:
+        holder.kill()
+        holder.wait()
