@@ -10,7 +10,9 @@ expanded, and refuses it above the limits in `LIMITS` (documented in docs/input-
 * ``bytes``: the text's size;
 * ``nodes``: scalars, lists and mappings, counting each alias as a copy of what it names;
 * ``depth``: nesting of lists and mappings;
-* an alias to a list or mapping that contains it (a cycle) is refused at any size.
+* an alias to a list or mapping that contains it (a cycle) is refused at any size;
+* a number written with more than ``digits`` digits (Python refuses to convert one of over
+  4,300 digits; the range checks of `treebench.ranges` report the shorter ones by key).
 
 The pass costs one parse (milliseconds for the largest config) and no memory beyond the
 anchors' sizes.
@@ -18,12 +20,15 @@ anchors' sizes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
 #: the limits of one YAML file (a document stream for `load_all`)
-LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100}
+LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100, "digits": 1_000}
+
+_NUMBER = re.compile(r"^[-+]?[0-9][0-9_]*$")
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -70,6 +75,7 @@ class _Measure:
             if isinstance(ev, yaml.AliasEvent):
                 self.alias(ev.anchor)
             elif isinstance(ev, yaml.ScalarEvent):
+                self.number(ev)
                 self.close(1, ev.anchor)
             elif isinstance(ev, yaml.CollectionStartEvent):
                 self.stack.append([1, ev.anchor])
@@ -83,6 +89,16 @@ class _Measure:
                 self.close(size, anchor)
             elif isinstance(ev, yaml.DocumentEndEvent):
                 self.sizes.clear()  # anchors do not cross documents
+
+    def number(self, ev: Any) -> None:
+        """Refuse an integer (unquoted, or tagged ``!!int``) longer than ``LIMITS["digits"]``."""
+        v = ev.value
+        as_int = ev.implicit[0] or (ev.tag or "").endswith(":int")
+        if as_int and len(v) > LIMITS["digits"] and _NUMBER.match(v):
+            raise YAMLLimitError(
+                f"line {ev.start_mark.line + 1} has an integer of {len(v):,} digits, more than "
+                f"the limit of {LIMITS['digits']:,}; no value of a config needs that."
+            )
 
     def alias(self, anchor: str) -> None:
         self.aliases += 1

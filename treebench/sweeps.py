@@ -19,7 +19,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+from treebench.ranges import int_problem
+
+#: ``a..b`` (ends of up to 4,000 digits: Python reads no longer integer from text)
+_RANGE = re.compile(r"^\s*(-?\d{1,4000})\s*\.\.\s*(-?\d{1,4000})\s*$")
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -94,6 +97,18 @@ def axis_length(v: Any) -> int:
     return 1
 
 
+def axis_integers(v: str) -> list[Any]:
+    """The integers of the sweep axis string ``v`` that bound its values, without expanding it:
+    both ends of ``"a..b"``, every integer item of ``"1,2,all"`` (for range checks)."""
+    m = _RANGE.match(v)
+    if m:
+        return [int(m.group(1)), int(m.group(2))]
+    if "," in v:
+        return [x for x in (parse_scalar(p) for p in v.split(",") if p.strip())
+                if isinstance(x, int) and not isinstance(x, bool)]
+    return []
+
+
 def grid_size(params: dict[str, Any]) -> int:
     """The number of points of ``grid(params)``, from the axes' lengths."""
     n = 1
@@ -106,11 +121,17 @@ def parse_axis(flag: str, text: str) -> list[Any]:
     """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. Raises
     `SweepFlagError` naming ``--flag``."""
     vals: list[Any] = []
+    key = SWEEP_AXES.get(flag, (flag,))[0]
     try:
         for part in [p for p in text.split(",") if p.strip()]:
+            for v in axis_integers(part.strip() if ".." in part else part + ","):
+                problem = int_problem(v, key)
+                if problem:
+                    raise ValueError(problem)
             vals.extend(expand_values(part.strip()) if ".." in part else expand_values(part + ","))
     except ValueError as exc:
-        raise SweepFlagError(f"`{flag_name(flag)} {text}`: {exc}.") from None
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise SweepFlagError(f"`{flag_name(flag)} {shown}`: {exc}.") from None
     if not vals:
         raise SweepFlagError(
             f"`{flag_name(flag)} {text}` is empty; give a comma list like 1,2,4 or a range like 2..6."

@@ -58,6 +58,65 @@ def test_booleans_are_not_numbers(write_config, tmp_path, mutate, key):
     _one_sentence_exit_2(r, key, "boolean")
 
 
+# ----------------------------------------------------------------------------- integer ranges
+BIG = 10**20  # fits no signed 64-bit integer
+
+
+@pytest.mark.parametrize(
+    "mutate, key, rng",
+    [
+        (lambda c: c.update(seed=BIG), "key `seed`", "4,294,967,295"),
+        (lambda c: c.update(seed=-1), "key `seed`", "from 0 to"),
+        (lambda c: c.update(seed=2**32), "key `seed`", "from 0 to"),
+        (lambda c: c.update(split={"kind": "kfold", "seeds": [0, 2**32]}), "split.seeds[1]", "seed"),
+        (lambda c: c.update(split={"kind": "kfold", "seeds": "0..4294967296"}), "split.seeds", "seed"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=BIG), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=[2, -BIG]), "params.max_depth[1]", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=f"2,{BIG}"), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=f"{BIG}..{BIG}"), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(random_state=-1), "params.random_state", "seed"),
+        (lambda c: c.update(binarization={"method": "quantile", "params": {"max_splits": BIG}}),
+         "binarization.params.max_splits", "64-bit"),
+        (lambda c: c.update(datasets=[{"name": "parity-noise", "params": {"seed": -5}}]),
+         "datasets[0].params.seed", "seed"),
+        (lambda c: c.update(execution={"max_cells": BIG}), "execution.max_cells", "64-bit"),
+        (lambda c: c.update(profiles={"ci": {"seed": BIG}}), "profile `ci`: key `seed`", "seed"),
+    ],
+)
+def test_integers_out_of_range_are_refused_by_key(write_config, tmp_path, mutate, key, rng):
+    cfg = tiny_config()
+    mutate(cfg)
+    r = _dry_run(write_config(cfg), tmp_path)
+    _one_sentence_exit_2(r, key, "out of range", rng)
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["run", "--seed", str(BIG)], "key `seed`"),
+    (["run", "--seed", "-1"], "key `seed`"),
+    (["run", "--max-cells", str(BIG)], "execution.max_cells"),
+    (["sweep", "--depth", str(BIG)], "--depth"),
+    (["sweep", "--depth", f"1..{BIG}"], "--depth"),
+    (["sweep", "--param", "random_state=-3"], "--param random_state"),
+])
+def test_integer_flags_out_of_range_are_refused(write_config, tmp_path, args, flag):
+    cmd, *rest = args
+    r = runner.invoke(app, [cmd, str(write_config(tiny_config())), *rest, "--dry-run",
+                            "--out", str(tmp_path / "o")])
+    _one_sentence_exit_2(r, flag, "out of range")
+
+
+def test_integers_at_the_ends_of_their_ranges_are_accepted(write_config, tmp_path):
+    cfg = tiny_config(seed=2**32 - 1)
+    cfg["algorithms"][0]["params"]["max_depth"] = [1, 2**63 - 1]
+    r = _dry_run(write_config(cfg), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
+def test_an_integer_of_thousands_of_digits_is_one_sentence(write_config, tmp_path):
+    text = "name: t\nseed: " + "9" * 5000 + "\ndatasets: [iris]\nalgorithms: [cart]\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "line 2", "5,000 digits")
+
+
 def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: {max_depth: yes}\n")

@@ -16,7 +16,8 @@ from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
 from treebench.errors import ConfigError
-from treebench.sweeps import expand_values, grid, grid_size
+from treebench.ranges import int_problem
+from treebench.sweeps import axis_integers, expand_values, grid, grid_size
 from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import did_you_mean
 from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DATASETS
@@ -25,6 +26,7 @@ from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DAT
 def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment:
     """The `Experiment` of ``raw`` (a config as read from YAML), checked against the schema
     and then the registries. Raise `ConfigError` naming ``source`` and the key."""
+    check_integers(raw, source)
     try:
         exp = Experiment.model_validate(raw)
     except ValidationError as exc:
@@ -42,6 +44,42 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
     _check_grid(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def check_integers(raw: Any, source: str = "<config>") -> None:
+    """Every integer of a config as read from YAML lies in the range of its key
+    (`treebench.ranges.int_range`: seeds 0..2**32-1, any other integer a signed 64-bit one),
+    before the schema or a learner sees it; so do the integers a sweep axis string stands for
+    (the ends of ``"a..b"``, the items of ``"1,2,4"``) in ``algorithms[*].params``,
+    ``binarization[*].params`` and ``split.seeds``, counted without expanding them. Raise
+    `ConfigError` naming the key and the range."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(raw, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack += [(v, (*path, k)) for k, v in node.items()]
+            continue
+        if isinstance(node, list):
+            stack += [(v, (*path, i)) for i, v in enumerate(node)]
+            continue
+        names = [str(p) for p in path if not isinstance(p, int)]
+        key = names[-1] if names else ""
+        values = axis_integers(node) if isinstance(node, str) and _is_sweep_axis(names) else [node]
+        for v in values:
+            problem = int_problem(v, key)
+            if problem:
+                raise ConfigError(f"{source}: key `{error_location(path)}`: {problem}.")
+
+
+def _is_sweep_axis(names: list[str]) -> bool:
+    """Whether a string at the key path ``names`` is a sweep axis (`expand_values` reads it):
+    a value of an algorithm's or a binarization's ``params``, or ``split.seeds``."""
+    if names and names[-1] == "seeds":
+        return True
+    if "params" not in names[:-1]:
+        return False
+    owner = names[: names.index("params")]
+    return bool(owner) and owner[-1] in ("algorithms", "binarization")
 
 
 def _ask_objectives(exp: Experiment, source: str) -> Experiment:
