@@ -117,6 +117,28 @@ def test_an_integer_of_thousands_of_digits_is_one_sentence(write_config, tmp_pat
     _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "line 2", "5,000 digits")
 
 
+# ----------------------------------------------------------------------------- duplicate keys
+@pytest.mark.parametrize("text, key, line", [
+    ("name: y\nname: z\ndatasets: [iris]\nalgorithms: [cart]\n", "`name`", "line 2"),
+    ("name: t\ndatasets: [iris]\nalgorithms:\n  - name: cart\n    params: {max_depth: 2, max_depth: 3}\n",
+     "`max_depth`", "line 5"),
+    ("name: t\ndatasets: [iris]\nalgorithms:\n  - name: cart\n    params:\n      max_depth: 2\n"
+     "      max_depth: 3\n", "`max_depth`", "first at line 6"),
+    ("name: t\ndatasets: [iris]\nalgorithms: [cart]\nprofiles:\n  ci: {seed: 1, seed: 2}\n", "`seed`", "line 5"),
+])
+def test_a_key_given_twice_is_refused(write_config, tmp_path, text, key, line):
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), key, line, "twice")
+
+
+def test_the_same_key_in_different_mappings_and_merge_keys_are_no_repeats(write_config, tmp_path):
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\nalgorithms:\n"
+            "  - {name: cart, params: &p {max_depth: 2}}\n"
+            "  - {name: cart, label: b, params: {<<: *p, max_depth: 3}}\n")
+    r = _dry_run(write_config(text), tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "max_depth=3" in r.output and "max_depth=2" in r.output
+
+
 def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: {max_depth: yes}\n")
