@@ -139,6 +139,31 @@ def test_the_same_key_in_different_mappings_and_merge_keys_are_no_repeats(write_
     assert "max_depth=3" in r.output and "max_depth=2" in r.output
 
 
+# ----------------------------------------------------------------------------- empty sweep axes
+@pytest.mark.parametrize("mutate, key", [
+    (lambda c: c.update(algorithms=[{"name": "topk", "params": {"k": [], "max_depth": 2}}],
+                        binarization={"method": "quantile"}), "algorithms[0].params.k"),
+    (lambda c: c["algorithms"][0]["params"].update(max_depth=","), "algorithms[0].params.max_depth"),
+    (lambda c: c.update(binarization={"method": "quantile", "params": {"max_splits": []}}),
+     "binarization[0].params.max_splits"),
+    (lambda c: c.update(datasets=[{"name": "iris", "binarization": {"method": "quantile",
+                                                                    "params": {"max_splits": []}}}]),
+     "datasets[0].binarization[0].params.max_splits"),
+    (lambda c: c.update(split={"kind": "kfold", "seeds": []}), "split.seeds"),
+])
+def test_an_empty_sweep_axis_is_refused(write_config, tmp_path, mutate, key):
+    cfg = tiny_config()
+    mutate(cfg)
+    _one_sentence_exit_2(_dry_run(write_config(cfg), tmp_path), f"key `{key}`")
+
+
+def test_a_literal_empty_list_is_no_empty_axis(write_config, tmp_path):
+    cfg = tiny_config(binarization={"method": "quantile", "params": {"max_splits": 4}})
+    cfg["binarization"]["params"]["categorical_params"] = {"value": {}}
+    r = _dry_run(write_config(cfg), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
 def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: {max_depth: yes}\n")

@@ -17,7 +17,7 @@ from treebench.config.schema import (
 )
 from treebench.errors import ConfigError
 from treebench.ranges import int_problem
-from treebench.sweeps import axis_integers, expand_values, grid, grid_size
+from treebench.sweeps import axis_integers, axis_length, expand_values, grid, grid_size
 from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import did_you_mean
 from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DATASETS
@@ -41,6 +41,7 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
     unique_dataset_names(list(exp.datasets), source)
     exp = _ask_objectives(exp, source)
     _check_restrictions(exp, source)
+    _check_empty_axes(exp, source)
     _check_grid(exp, source)
     _check_names(exp, source)
     return exp
@@ -169,6 +170,32 @@ def pydantic_message(err: dict[str, Any]) -> str:
     return msg
 
 
+def _binarizations(exp: Experiment) -> list[tuple[str, BinarizationSpec]]:
+    """Every binarization entry of the config with its key: the experiment's, the datasets'
+    and the algorithm entries' own."""
+    bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
+    for j, ds in enumerate(exp.datasets):
+        bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
+    for j, a in enumerate(exp.algorithms):
+        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
+    return bins
+
+
+def _check_empty_axes(exp: Experiment, source: str) -> None:
+    """No sweep axis of an algorithm's or a binarization's ``params`` is empty (``k: []``, a
+    comma string without values): it would make no cells at all, silently."""
+    entries = [(key, b.params) for key, b in _binarizations(exp)]
+    entries += [(f"algorithms[{i}]", a.params) for i, a in enumerate(exp.algorithms)]
+    for key, params in entries:
+        for name, value in params.items():
+            if axis_length(value) == 0:
+                raise ConfigError(
+                    f"{source}: key `{key}.params.{clip(name)}`: the sweep axis has no values, so "
+                    "the entry would make no cells; give at least one value (a literal empty "
+                    "list is written `{value: []}`)."
+                )
+
+
 def _check_names(exp: Experiment, source: str) -> None:
     """Unknown registry names and parameter values the estimators refuse."""
     for i, ds in enumerate(exp.datasets):
@@ -176,12 +203,7 @@ def _check_names(exp: Experiment, source: str) -> None:
             _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
         if ds.path is None:
             DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
-    bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
-    for j, ds in enumerate(exp.datasets):
-        bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
-    for j, a in enumerate(exp.algorithms):
-        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
-    for key, b in bins:
+    for key, b in _binarizations(exp):
         if b.method not in BINARIZERS:
             _unknown(source, f"{key}.method", BINARIZERS, b.method)
         _check_binarizer(source, key, b)

@@ -218,7 +218,7 @@ class SplitSpec(_Strict):
     test_size: Float = Field(0.2, gt=0, lt=1)
     valid_size: Float = Field(0.1, gt=0, lt=1)
     train_size: Float = Field(0.8, gt=0, lt=1)
-    seeds: list[Int] | None = None
+    seeds: list[Int] | None = Field(None, min_length=1)
     stratify: bool = True
     unstratifiable: Literal["warn", "error"] = Field(
         "warn",
