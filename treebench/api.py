@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ from treebench.results.index import quarantine, read_index, scan, tables_state
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.sweeps import axis_integers, expand_axes, is_range
 from treebench.sweeps import parse_axis as _parse
 from treebench.text import MAX_CHARS, clip, show
 
@@ -126,11 +127,13 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
-    """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
+    """Each value of a sweep flag, checked by the algorithm's own parameter validation (a
+    range's two ends)."""
     entry = ALGORITHMS.get(algorithm)
     if entry.missing:
         return
-    for v in values:
+    # a range "a..b" is checked at its two ends (constraints bound an interval), never listed
+    for v in [end for x in values for end in (axis_integers(x) if is_range(x) else [x])]:
         try:
             check_learner_params(entry, {pname: v})
         except Exception as exc:  # the estimator's InvalidParameterError / ValueError
@@ -354,6 +357,8 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
         config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,
         overrides=o.overrides, sweep=o.sweep, applied=applied, profile=o.profile,
     )
+    if o.sweep:  # its size is checked: list the ranges for the manifest's record of it
+        o = replace(o, sweep=expand_axes(o.sweep))
     out_dir = Path(o.out) if o.out is not None else default_out(exp)
     _check_out_dir(exp, out_dir, o)
     pl = plan(exp, out_dir, force=o.force, retry=o.retry)
@@ -400,9 +405,6 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
 def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     """``o`` with backend, n_jobs and address taken from the config's ``execution:`` where the
     options leave them unset, checked."""
-    from dataclasses import replace
-
-
     backend = o.backend or exp.execution.backend
     if backend not in BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")

@@ -118,17 +118,24 @@ def grid_size(params: dict[str, Any]) -> int:
 
 
 def parse_axis(flag: str, text: str) -> list[Any]:
-    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. Raises
+    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. A range stays
+    one ``"a..b"`` item of the list (`expand_values` and `axis_length` read it), so that a
+    grid too large to run is counted and refused before anything lists its values; `expand_axes`
+    lists them. Integers are checked against the range of the parameter (`int_problem`). Raises
     `SweepFlagError` naming ``--flag``."""
     vals: list[Any] = []
     key = SWEEP_AXES.get(flag, (flag,))[0]
     try:
-        for part in [p for p in text.split(",") if p.strip()]:
-            for v in axis_integers(part.strip() if ".." in part else part + ","):
+        for part in [p.strip() for p in text.split(",") if p.strip()]:
+            m = _RANGE.match(part)
+            items = [int(m.group(1)), int(m.group(2))] if m else [parse_scalar(part)]
+            for v in items:
                 problem = int_problem(v, key)
                 if problem:
                     raise ValueError(problem)
-            vals.extend(expand_values(part.strip()) if ".." in part else expand_values(part + ","))
+            if m and items[1] < items[0]:
+                raise ValueError(f"range `{part}` is empty; write it as low..high")
+            vals.append(f"{items[0]}..{items[1]}" if m else items[0])
     except ValueError as exc:
         shown = text if len(text) <= 40 else text[:40] + "…"
         raise SweepFlagError(f"`{flag_name(flag)} {shown}`: {exc}.") from None
@@ -137,6 +144,17 @@ def parse_axis(flag: str, text: str) -> list[Any]:
             f"`{flag_name(flag)} {text}` is empty; give a comma list like 1,2,4 or a range like 2..6."
         )
     return vals
+
+
+def is_range(v: Any) -> bool:
+    """Whether ``v`` is an integer range ``"a..b"``."""
+    return isinstance(v, str) and _RANGE.match(v) is not None
+
+
+def expand_axes(axes: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    """Sweep axes (`parse_axis`) with their ranges listed: call it once the grid's size is
+    checked."""
+    return {k: expand_values(list(v)) for k, v in axes.items()}
 
 
 def flag_name(flag: str) -> str:

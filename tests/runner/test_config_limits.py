@@ -361,6 +361,32 @@ def test_max_cells_sets_the_limit(write_config, tmp_path):
     _one_sentence_exit_2(r, "12 cells")
 
 
+def test_a_huge_sweep_flag_range_is_counted_not_listed(write_config, tmp_path, monkeypatch):
+    from treebench import sweeps
+
+    listed = sweeps.expand_values
+
+    def expand(v):  # the run lists a range only once the grid is known to be small enough
+        out = listed(v)
+        assert len(out) <= 1000, f"{len(out)} values listed"
+        return out
+
+    monkeypatch.setattr(sweeps, "expand_values", expand)
+    cfg = write_config(tiny_config())
+    for text, cells in (("1..250000", "2,250,000"), ("2,1..1000000000000000", "9,000,000,000,000,009")):
+        r = runner.invoke(app, ["sweep", str(cfg), "--depth", text, "--param", "min_samples_leaf=1..2,3",
+                                "--dry-run", "-q", "--out", str(tmp_path / "o")])
+        _one_sentence_exit_2(r, f"{cells} cells", "--max-cells")
+
+
+def test_a_sweep_flag_range_runs_its_values(write_config, tmp_path):
+    r = runner.invoke(app, ["sweep", str(write_config(tiny_config())), "--depth", "2..3,5", "--dry-run",
+                            "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "tiny: 9 cells" in r.output
+    assert all(f"max_depth={d}" in r.output for d in (2, 3, 5))
+
+
 def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
     from treebench.config import grid
 
