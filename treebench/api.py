@@ -40,9 +40,9 @@ from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
-from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES: API
-    FAIL_STATUSES, REPORT_STAMP, RunOptions, RunSummary, answer, exit_code_for, failure_kinds,
-    remember_plan,
+from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
+    FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
+    exit_code_for, failure_kinds, remember_plan,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
@@ -54,7 +54,6 @@ from treebench.sweeps import axis_integers, expand_axes, is_range
 from treebench.sweeps import parse_axis as _parse
 from treebench.text import MAX_CHARS, clip, show
 
-RETRYABLE = ("timeout", "oom", "error", "crashed")
 
 class SweepError(UserError):
     """A `treebench sweep` flag is wrong (reported as a flag error, not a config error)."""
@@ -348,8 +347,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
     claims are checked on exactly those (`treebench.experiments`)."""
     o = options if options is not None else RunOptions()
-    _check_options(o)
-    key, fast = answer(config, o)
+    key, fast = answer(config, o)  # checks the options first (`check_options`)
     if fast is not None:
         return fast
     applied: dict[str, dict[str, str]] = {}
@@ -373,17 +371,6 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
         remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
     return summary
-
-
-def _check_options(o: RunOptions) -> None:
-    """Refuse options that no config can make valid (one sentence each)."""
-    if o.fail_on not in ("error", "timeout", "never"):
-        raise UserError(f"--fail-on must be error, timeout or never (got {o.fail_on!r}).")
-    bad = [r for r in o.retry if r not in RETRYABLE]
-    if bad:
-        raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
-    if o.n_jobs is not None:
-        check_n_jobs(o.n_jobs)
 
 
 def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:

@@ -91,9 +91,9 @@ def test_integers_out_of_range_are_refused_by_key(write_config, tmp_path, mutate
 
 
 @pytest.mark.parametrize("args, flag", [
-    (["run", "--seed", str(BIG)], "key `seed`"),
-    (["run", "--seed", "-1"], "key `seed`"),
-    (["run", "--max-cells", str(BIG)], "execution.max_cells"),
+    (["run", "--seed", str(BIG)], "--seed"),
+    (["run", "--seed", "-1"], "--seed"),
+    (["run", "--max-cells", str(BIG)], "--max-cells"),
     (["sweep", "--depth", str(BIG)], "--depth"),
     (["sweep", "--depth", f"1..{BIG}"], "--depth"),
     (["sweep", "--param", "random_state=-3"], "--param random_state"),
@@ -115,6 +115,50 @@ def test_integers_at_the_ends_of_their_ranges_are_accepted(write_config, tmp_pat
 def test_an_integer_of_thousands_of_digits_is_one_sentence(write_config, tmp_path):
     text = "name: t\nseed: " + "9" * 5000 + "\ndatasets: [iris]\nalgorithms: [cart]\n"
     _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "line 2", "5,000 digits")
+
+
+# ----------------------------------------------------------------------------- run flags
+BAD_FLAGS = [
+    (["--retry", "erorr"], "--retry"),
+    (["--fail-on", "nevr"], "--fail-on"),
+    (["--time-limit", "-1"], "--time-limit"),
+    (["--time-limit", "nan"], "--time-limit"),
+    (["--time-limit", "inf"], "--time-limit"),
+    (["--memory-limit", "0"], "--memory-limit"),
+    (["--n-jobs", "0"], "--n-jobs"),
+    (["--seed", "-1"], "--seed"),
+    (["--max-cells", str(10**20)], "--max-cells"),
+]
+
+
+@pytest.mark.parametrize("flags, name", BAD_FLAGS)
+def test_bad_flags_are_refused_on_a_finished_folder(write_config, tmp_path, flags, name):
+    """A rerun with nothing to do answers from the plan cache: the flags are checked first."""
+    cfg = write_config(tiny_config())
+    first = _run(cfg, tmp_path)
+    assert first.exit_code == 0, first.output
+    same = _run(cfg, tmp_path)
+    assert same.exit_code == 0 and "ran 0 now" in same.output, same.output
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--no-report", *flags])
+    _one_sentence_exit_2(again, name)
+
+
+def test_a_misspelt_retry_on_a_folder_with_error_cells_is_refused(write_config, tmp_path):
+    cfg = write_config(tiny_config(algorithms=[{"name": "test-raise"}]))
+    first = _run(cfg, tmp_path)
+    assert first.exit_code == 3, first.output
+    _one_sentence_exit_2(_run(cfg, tmp_path, "--retry", "erorr"), "--retry", "erorr")
+
+
+@pytest.mark.parametrize("flags, name", BAD_FLAGS)
+def test_bad_flags_are_refused_by_a_dry_run(write_config, tmp_path, flags, name):
+    _one_sentence_exit_2(_dry_run(write_config(tiny_config()), tmp_path, *flags), name)
+
+
+@pytest.mark.parametrize("limit", [".nan", ".inf", "-.inf"])
+def test_config_limits_are_finite(write_config, tmp_path, limit):
+    text = f"name: t\ndatasets: [iris]\nalgorithms: [cart]\nlimits: {{time: {limit}}}\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "limits.time")
 
 
 # ----------------------------------------------------------------------------- duplicate keys

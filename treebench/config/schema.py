@@ -342,10 +342,11 @@ class AlgorithmSpec(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time: Float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
-    memory: Float | None = Field(None, gt=0, description="megabytes per cell")
+    time: Float | None = Field(None, gt=0, allow_inf_nan=False,
+                               description="wall-clock seconds for a cell's fit")
+    memory: Float | None = Field(None, gt=0, allow_inf_nan=False, description="megabytes per cell")
     prepare: Float | None = Field(
-        None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
+        None, gt=0, allow_inf_nan=False, description="seconds to load, split and binarize a cell's data, counted "
         "apart from `time` (which is the fit's)")
 
 
