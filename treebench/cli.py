@@ -69,6 +69,10 @@ def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
 ) -> None:
     _STATE["debug"] = debug
+    with _user_errors():  # numba and OpenMP read theirs when imported, treebench's when used
+        from treebench import envvars
+
+        envvars.check()
 
 
 @contextlib.contextmanager

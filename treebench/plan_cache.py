@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from treebench import __version__, safe_yaml
+from treebench import __version__, envvars, safe_yaml
 from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import canonical_json
@@ -108,8 +108,9 @@ OVERRIDE_FLAGS = {"execution.max_cells": "--max-cells"}
 def check_options(o: RunOptions) -> None:
     """Refuse options that no config or results folder can make valid, one sentence each,
     before anything else looks at the config or the folder: ``--retry`` and ``--fail-on``
-    words, the limits (finite and positive), ``--n-jobs`` (not 0), and every integer of the
+    words, the environment variables (`treebench.envvars.check`), the limits (finite and positive), ``--n-jobs`` (not 0), and every integer of the
     options and overrides in the range of its key (`treebench.ranges.int_problem`)."""
+    envvars.check()
     if o.fail_on not in FAIL_ON:
         raise UserError(f"--fail-on must be {', '.join(FAIL_ON[:-1])} or {FAIL_ON[-1]} "
                         f"(got {o.fail_on!r}).")

@@ -161,6 +161,41 @@ def test_config_limits_are_finite(write_config, tmp_path, limit):
     _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "limits.time")
 
 
+# ----------------------------------------------------------------------------- environment
+@pytest.mark.parametrize("name, value", [
+    ("NUMBA_NUM_THREADS", "0"), ("NUMBA_NUM_THREADS", "two"), ("OMP_NUM_THREADS", "abc"),
+    ("OMP_NUM_THREADS", "4,2"), ("MKL_NUM_THREADS", "-1"), ("TREEBENCH_OFFLINE", "maybe"),
+    ("TREEBENCH_MAX_MATRIX_GB", "lots"), ("TREEBENCH_PREPARED_CACHE_GB", "-3"),
+])
+def test_a_bad_environment_variable_is_named(write_config, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    cfg = write_config(tiny_config())
+    _one_sentence_exit_2(_run(cfg, tmp_path), f"environment variable {name}=")
+    _one_sentence_exit_2(_dry_run(cfg, tmp_path), f"environment variable {name}=")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name, value", [
+    ("NUMBA_NUM_THREADS", "1"), ("OMP_NUM_THREADS", " 2"), ("TREEBENCH_OFFLINE", "True"),
+    ("TREEBENCH_OFFLINE", ""), ("TREEBENCH_OFFLINE", "0"), ("TREEBENCH_PREPARED_CACHE_GB", "0"),
+    ("TREEBENCH_MAX_MATRIX_GB", "0.5"),
+])
+def test_good_environment_variables_pass(write_config, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    r = _dry_run(write_config(tiny_config()), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
+def test_more_folds_than_rows_is_refused_before_any_cell_runs(write_config, tmp_path):
+    data = tmp_path / "six.csv"
+    data.write_text("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", encoding="utf-8")
+    cfg = write_config(tiny_config(datasets=[str(data)], split={"kind": "kfold", "n_splits": 7}))
+    _one_sentence_exit_2(_run(cfg, tmp_path), "6 rows", "7 folds", "split.n_splits")
+    assert not list((tmp_path / "o").glob("cells/*.json"))
+    ok = write_config(tiny_config(datasets=[str(data)], split={"kind": "kfold", "n_splits": 6}))
+    assert _run(ok, tmp_path).exit_code == 0
+
+
 # ----------------------------------------------------------------------------- duplicate keys
 @pytest.mark.parametrize("text, key, line", [
     ("name: y\nname: z\ndatasets: [iris]\nalgorithms: [cart]\n", "`name`", "line 2"),

@@ -108,6 +108,12 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
     return the warnings to report (e.g. a split that is not stratified)."""
     notes = [f"dataset `{name}`: {n}." for n in ds.meta.get("parse_notes", []) or []]
     kind = split.get("kind", "kfold")
+    n_splits, n_rows = int(split.get("n_splits", 5)), len(ds.y)
+    if kind == "kfold" and n_splits > n_rows:  # scikit-learn's KFold refuses it in every cell
+        raise DataError(
+            f"dataset `{name}` has {n_rows} rows, fewer than the {n_splits} folds of "
+            f"`split.n_splits`; give at most {n_rows} folds (or another split kind)."
+        )
     if ds.meta.get("task") == "regression":
         check_target(ds, name)
         if kind == "predefined" and (ds.train_index is None or ds.test_index is None or len(ds.test_index) == 0):
