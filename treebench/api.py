@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,9 +40,9 @@ from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
-from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES: API
-    FAIL_STATUSES, REPORT_STAMP, RunOptions, RunSummary, answer, exit_code_for, failure_kinds,
-    remember_plan,
+from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
+    FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
+    exit_code_for, failure_kinds, remember_plan,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
@@ -51,10 +51,10 @@ from treebench.results.index import (add_hashes, quarantine, read_index, scan, s
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.sweeps import axis_integers, expand_axes, is_range
 from treebench.sweeps import parse_axis as _parse
 from treebench.text import MAX_CHARS, clip, show
 
-RETRYABLE = ("timeout", "oom", "error", "crashed")
 
 class SweepError(UserError):
     """A `treebench sweep` flag is wrong (reported as a flag error, not a config error)."""
@@ -127,11 +127,13 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
 
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:
-    """Each value of a sweep flag, checked by the algorithm's own parameter validation."""
+    """Each value of a sweep flag, checked by the algorithm's own parameter validation (a
+    range's two ends)."""
     entry = ALGORITHMS.get(algorithm)
     if entry.missing:
         return
-    for v in values:
+    # a range "a..b" is checked at its two ends (constraints bound an interval), never listed
+    for v in [end for x in values for end in (axis_integers(x) if is_range(x) else [x])]:
         try:
             check_learner_params(entry, {pname: v})
         except Exception as exc:  # the estimator's InvalidParameterError / ValueError
@@ -346,8 +348,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
     claims are checked on exactly those (`treebench.experiments`)."""
     o = options if options is not None else RunOptions()
-    _check_options(o)
-    key, fast = answer(config, o)
+    key, fast = answer(config, o)  # checks the options first (`check_options`)
     if fast is not None:
         return fast
     applied: dict[str, dict[str, str]] = {}
@@ -355,6 +356,8 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
         config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,
         overrides=o.overrides, sweep=o.sweep, applied=applied, profile=o.profile,
     )
+    if o.sweep:  # its size is checked: list the ranges for the manifest's record of it
+        o = replace(o, sweep=expand_axes(o.sweep))
     out_dir = Path(o.out) if o.out is not None else default_out(exp)
     _check_out_dir(exp, out_dir, o)
     pl = plan(exp, out_dir, force=o.force, retry=o.retry)
@@ -369,17 +372,6 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
         remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
                        record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
     return summary
-
-
-def _check_options(o: RunOptions) -> None:
-    """Refuse options that no config can make valid (one sentence each)."""
-    if o.fail_on not in ("error", "timeout", "never"):
-        raise UserError(f"--fail-on must be error, timeout or never (got {o.fail_on!r}).")
-    bad = [r for r in o.retry if r not in RETRYABLE]
-    if bad:
-        raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
-    if o.n_jobs is not None:
-        check_n_jobs(o.n_jobs)
 
 
 def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
@@ -401,9 +393,6 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
 def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     """``o`` with backend, n_jobs and address taken from the config's ``execution:`` where the
     options leave them unset, checked."""
-    from dataclasses import replace
-
-
     backend = o.backend or exp.execution.backend
     if backend not in BACKENDS:
         raise UserError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend!r}).")

@@ -69,6 +69,10 @@ def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks for errors.")] = False,
 ) -> None:
     _STATE["debug"] = debug
+    with _user_errors():  # numba and OpenMP read theirs when imported, treebench's when used
+        from treebench import envvars
+
+        envvars.check()
 
 
 @contextlib.contextmanager
@@ -129,10 +133,6 @@ def _run(
     if max_cells is not None:
         overrides = {**(overrides or {}), "execution.max_cells": max_cells}
     with _user_errors(), _one_line_warnings():
-        if n_jobs is not None:
-            from treebench.execute.jobs import check_n_jobs
-
-            check_n_jobs(n_jobs)
         from treebench import plan_cache
 
         retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
@@ -143,6 +143,7 @@ def _run(
             offline=True if offline else None, progress=not quiet, report=not no_report,
             profile=profile, address=address, add_experiment=add_experiment,
         )
+        plan_cache.check_options(options)  # before anything reads the config or the folder
         # a rerun with nothing to do answers here, before the config schema or a learner loads
         fast = None if dry_run or verify else plan_cache.answer(config, options)[1]
         if fast is not None:

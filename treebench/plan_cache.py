@@ -12,6 +12,7 @@ exit code (`exit_code_for`) live here because both paths produce them.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from treebench import __version__, safe_yaml
+from treebench import __version__, envvars, safe_yaml
 from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import canonical_json
+from treebench.errors import UserError
+from treebench.execute.jobs import check_n_jobs
+from treebench.ranges import int_problem
 from treebench.results.index import scan, tables_state
 from treebench.results.store import load_rows
 
@@ -33,6 +37,10 @@ if TYPE_CHECKING:
 # the same as `schema.ERROR_STATUSES` (a test checks it), written out where the run's exit
 # codes are decided
 FAIL_STATUSES = ("oom", "error", "crashed")  # exit code 3; timeouts exit 4 with --fail-on timeout
+#: the statuses ``--retry`` takes
+RETRYABLE = ("timeout", "oom", "error", "crashed")
+#: the values ``--fail-on`` takes (`exit_code_for`)
+FAIL_ON = ("error", "timeout", "never")
 
 #: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
 ID_SCHEME = 2
@@ -91,6 +99,37 @@ class RunOptions:
     offline: bool | None = None
     progress: bool = True
     report: bool = True
+
+
+#: the command-line flags that set a config key (named in messages about the key's value)
+OVERRIDE_FLAGS = {"execution.max_cells": "--max-cells"}
+
+
+def check_options(o: RunOptions) -> None:
+    """Refuse options that no config or results folder can make valid, one sentence each,
+    before anything else looks at the config or the folder: ``--retry`` and ``--fail-on``
+    words, the environment variables (`treebench.envvars.check`), the limits (finite and positive), ``--n-jobs`` (not 0), and every integer of the
+    options and overrides in the range of its key (`treebench.ranges.int_problem`)."""
+    envvars.check()
+    if o.fail_on not in FAIL_ON:
+        raise UserError(f"--fail-on must be {', '.join(FAIL_ON[:-1])} or {FAIL_ON[-1]} "
+                        f"(got {o.fail_on!r}).")
+    bad = [r for r in o.retry if r not in RETRYABLE]
+    if bad:
+        raise UserError(f"--retry takes statuses among {', '.join(RETRYABLE)} (got {bad[0]!r}).")
+    for flag, value, unit in (("--time-limit", o.time_limit, "seconds"),
+                              ("--memory-limit", o.memory_limit, "megabytes")):
+        if value is not None and not (isinstance(value, int | float) and 0 < value < math.inf):
+            raise UserError(f"{flag} must be a positive, finite number of {unit} (got {value}).")
+    ints = {"--seed": ("seed", o.seed), "--n-jobs": ("n_jobs", o.n_jobs)}
+    ints |= {OVERRIDE_FLAGS.get(k, f"`{k}`"): (k.split(".")[-1], v)
+             for k, v in (o.overrides or {}).items()}
+    for flag, (key, value) in ints.items():
+        problem = int_problem(value, key)
+        if problem:
+            raise UserError(f"{flag}: {problem}.")
+    if o.n_jobs is not None:
+        check_n_jobs(o.n_jobs)
 
 
 def exit_code_for(counts: Counter, fail_on: str) -> int:
@@ -204,7 +243,9 @@ def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -
 def answer(config: Any, o: RunOptions) -> tuple[str | None, RunSummary | None]:
     """(the plan key of ``config`` under the options ``o``, or None when a profile is applied
     or the file cannot be read; the summary of a rerun with nothing to do, or None when the
-    run must take the full path: forced, adding an experiment, or anything out of date)."""
+    run must take the full path: forced, adding an experiment, or anything out of date). The
+    options are checked first (`check_options`), whatever the folder holds."""
+    check_options(o)
     key = None if o.profile is not None else plan_key(
         config, seed=o.seed, overrides=o.overrides, sweep=o.sweep)
     if key is None or o.force or o.add_experiment:

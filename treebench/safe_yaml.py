@@ -10,7 +10,11 @@ expanded, and refuses it above the limits in `LIMITS` (documented in docs/input-
 * ``bytes``: the text's size;
 * ``nodes``: scalars, lists and mappings, counting each alias as a copy of what it names;
 * ``depth``: nesting of lists and mappings;
-* an alias to a list or mapping that contains it (a cycle) is refused at any size.
+* an alias to a list or mapping that contains it (a cycle) is refused at any size;
+* a key written twice in one mapping (the loader would keep the last one silently; the merge
+  key ``<<`` and keys that override merged ones are not repeats);
+* a number written with more than ``digits`` digits (Python refuses to convert one of over
+  4,300 digits; the range checks of `treebench.ranges` report the shorter ones by key).
 
 The pass costs one parse (milliseconds for the largest config) and no memory beyond the
 anchors' sizes.
@@ -18,18 +22,22 @@ anchors' sizes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
 #: the limits of one YAML file (a document stream for `load_all`)
-LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100}
+LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100, "digits": 1_000}
+
+_NUMBER = re.compile(r"^[-+]?[0-9][0-9_]*$")
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YAMLLimitError(yaml.YAMLError):
-    """A YAML text over one of `LIMITS`; its message is one sentence."""
+    """A YAML text over one of `LIMITS`, or with a key written twice in one mapping; its message
+    is one sentence."""
 
 
 def load(text: str) -> Any:
@@ -62,17 +70,26 @@ class _Measure:
     def __init__(self) -> None:
         self.sizes: dict[str, int] = {}  # anchor -> expanded size (per document)
         self.stack: list[list[Any]] = []  # [size so far, anchor] of each open collection
+        # per open collection: a mapping's keys so far (key -> line), None for a list; and
+        # whether the mapping's next node is a key
+        self.keys: list[dict[str, int] | None] = []
+        self.want_key: list[bool] = []
         self.total = 0
         self.aliases = 0
 
     def run(self, text: str) -> None:
         for ev in yaml.parse(text, Loader=_LOADER):
+            if isinstance(ev, yaml.NodeEvent):
+                self.key(ev)
             if isinstance(ev, yaml.AliasEvent):
                 self.alias(ev.anchor)
             elif isinstance(ev, yaml.ScalarEvent):
+                self.number(ev)
                 self.close(1, ev.anchor)
             elif isinstance(ev, yaml.CollectionStartEvent):
                 self.stack.append([1, ev.anchor])
+                self.keys.append({} if isinstance(ev, yaml.MappingStartEvent) else None)
+                self.want_key.append(True)
                 if len(self.stack) > LIMITS["depth"]:
                     raise YAMLLimitError(
                         f"lists and mappings are nested more than {LIMITS['depth']} deep "
@@ -80,9 +97,36 @@ class _Measure:
                     )
             elif isinstance(ev, yaml.CollectionEndEvent):
                 size, anchor = self.stack.pop()
+                self.keys.pop()
+                self.want_key.pop()
                 self.close(size, anchor)
             elif isinstance(ev, yaml.DocumentEndEvent):
                 self.sizes.clear()  # anchors do not cross documents
+
+    def key(self, ev: Any) -> None:
+        """Refuse a scalar key that the open mapping already has (``ev`` starts a node)."""
+        if not self.keys or self.keys[-1] is None:
+            return
+        if self.want_key[-1] and isinstance(ev, yaml.ScalarEvent) and ev.value != "<<":
+            seen, line = self.keys[-1], ev.start_mark.line + 1
+            if ev.value in seen:
+                raise YAMLLimitError(
+                    f"line {line}: the key `{ev.value[:80]}` is given twice in the same mapping "
+                    f"(first at line {seen[ev.value]}) and YAML would keep only the last; "
+                    "remove one of them."
+                )
+            seen[ev.value] = line
+        self.want_key[-1] = not self.want_key[-1]
+
+    def number(self, ev: Any) -> None:
+        """Refuse an integer (unquoted, or tagged ``!!int``) longer than ``LIMITS["digits"]``."""
+        v = ev.value
+        as_int = ev.implicit[0] or (ev.tag or "").endswith(":int")
+        if as_int and len(v) > LIMITS["digits"] and _NUMBER.match(v):
+            raise YAMLLimitError(
+                f"line {ev.start_mark.line + 1} has an integer of {len(v):,} digits, more than "
+                f"the limit of {LIMITS['digits']:,}; no value of a config needs that."
+            )
 
     def alias(self, anchor: str) -> None:
         self.aliases += 1

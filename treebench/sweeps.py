@@ -19,7 +19,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-_RANGE = re.compile(r"^\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*$")
+from treebench.ranges import int_problem
+
+#: ``a..b`` (ends of up to 4,000 digits: Python reads no longer integer from text)
+_RANGE = re.compile(r"^\s*(-?\d{1,4000})\s*\.\.\s*(-?\d{1,4000})\s*$")
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -94,6 +97,18 @@ def axis_length(v: Any) -> int:
     return 1
 
 
+def axis_integers(v: str) -> list[Any]:
+    """The integers of the sweep axis string ``v`` that bound its values, without expanding it:
+    both ends of ``"a..b"``, every integer item of ``"1,2,all"`` (for range checks)."""
+    m = _RANGE.match(v)
+    if m:
+        return [int(m.group(1)), int(m.group(2))]
+    if "," in v:
+        return [x for x in (parse_scalar(p) for p in v.split(",") if p.strip())
+                if isinstance(x, int) and not isinstance(x, bool)]
+    return []
+
+
 def grid_size(params: dict[str, Any]) -> int:
     """The number of points of ``grid(params)``, from the axes' lengths."""
     n = 1
@@ -103,19 +118,43 @@ def grid_size(params: dict[str, Any]) -> int:
 
 
 def parse_axis(flag: str, text: str) -> list[Any]:
-    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. Raises
+    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. A range stays
+    one ``"a..b"`` item of the list (`expand_values` and `axis_length` read it), so that a
+    grid too large to run is counted and refused before anything lists its values; `expand_axes`
+    lists them. Integers are checked against the range of the parameter (`int_problem`). Raises
     `SweepFlagError` naming ``--flag``."""
     vals: list[Any] = []
+    key = SWEEP_AXES.get(flag, (flag,))[0]
     try:
-        for part in [p for p in text.split(",") if p.strip()]:
-            vals.extend(expand_values(part.strip()) if ".." in part else expand_values(part + ","))
+        for part in [p.strip() for p in text.split(",") if p.strip()]:
+            m = _RANGE.match(part)
+            items = [int(m.group(1)), int(m.group(2))] if m else [parse_scalar(part)]
+            for v in items:
+                problem = int_problem(v, key)
+                if problem:
+                    raise ValueError(problem)
+            if m and items[1] < items[0]:
+                raise ValueError(f"range `{part}` is empty; write it as low..high")
+            vals.append(f"{items[0]}..{items[1]}" if m else items[0])
     except ValueError as exc:
-        raise SweepFlagError(f"`{flag_name(flag)} {text}`: {exc}.") from None
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise SweepFlagError(f"`{flag_name(flag)} {shown}`: {exc}.") from None
     if not vals:
         raise SweepFlagError(
             f"`{flag_name(flag)} {text}` is empty; give a comma list like 1,2,4 or a range like 2..6."
         )
     return vals
+
+
+def is_range(v: Any) -> bool:
+    """Whether ``v`` is an integer range ``"a..b"``."""
+    return isinstance(v, str) and _RANGE.match(v) is not None
+
+
+def expand_axes(axes: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    """Sweep axes (`parse_axis`) with their ranges listed: call it once the grid's size is
+    checked."""
+    return {k: expand_values(list(v)) for k, v in axes.items()}
 
 
 def flag_name(flag: str) -> str:

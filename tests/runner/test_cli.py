@@ -135,7 +135,7 @@ def test_sweep_overrides_axes(write_config, tmp_path):
         (["run", "{cfg}", "--fail-on", "sometimes"], "--fail-on"),
         (["run", "{cfg}", "--retry", "ok"], "--retry"),
         (["run", "{cfg}", "--backend", "mpi"], "--backend"),
-        (["run", "{cfg}", "--time-limit", "-1"], "limits.time"),
+        (["run", "{cfg}", "--time-limit", "-1"], "--time-limit"),
     ],
 )
 def test_bad_flags_exit_2_without_traceback(write_config, tmp_path, args, fragment):

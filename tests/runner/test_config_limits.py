@@ -58,6 +58,191 @@ def test_booleans_are_not_numbers(write_config, tmp_path, mutate, key):
     _one_sentence_exit_2(r, key, "boolean")
 
 
+# ----------------------------------------------------------------------------- integer ranges
+BIG = 10**20  # fits no signed 64-bit integer
+
+
+@pytest.mark.parametrize(
+    "mutate, key, rng",
+    [
+        (lambda c: c.update(seed=BIG), "key `seed`", "4,294,967,295"),
+        (lambda c: c.update(seed=-1), "key `seed`", "from 0 to"),
+        (lambda c: c.update(seed=2**32), "key `seed`", "from 0 to"),
+        (lambda c: c.update(split={"kind": "kfold", "seeds": [0, 2**32]}), "split.seeds[1]", "seed"),
+        (lambda c: c.update(split={"kind": "kfold", "seeds": "0..4294967296"}), "split.seeds", "seed"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=BIG), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=[2, -BIG]), "params.max_depth[1]", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=f"2,{BIG}"), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(max_depth=f"{BIG}..{BIG}"), "params.max_depth", "64-bit"),
+        (lambda c: c["algorithms"][0]["params"].update(random_state=-1), "params.random_state", "seed"),
+        (lambda c: c.update(binarization={"method": "quantile", "params": {"max_splits": BIG}}),
+         "binarization.params.max_splits", "64-bit"),
+        (lambda c: c.update(datasets=[{"name": "parity-noise", "params": {"seed": -5}}]),
+         "datasets[0].params.seed", "seed"),
+        (lambda c: c.update(execution={"max_cells": BIG}), "execution.max_cells", "64-bit"),
+        (lambda c: c.update(profiles={"ci": {"seed": BIG}}), "profile `ci`: key `seed`", "seed"),
+    ],
+)
+def test_integers_out_of_range_are_refused_by_key(write_config, tmp_path, mutate, key, rng):
+    cfg = tiny_config()
+    mutate(cfg)
+    r = _dry_run(write_config(cfg), tmp_path)
+    _one_sentence_exit_2(r, key, "out of range", rng)
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["run", "--seed", str(BIG)], "--seed"),
+    (["run", "--seed", "-1"], "--seed"),
+    (["run", "--max-cells", str(BIG)], "--max-cells"),
+    (["sweep", "--depth", str(BIG)], "--depth"),
+    (["sweep", "--depth", f"1..{BIG}"], "--depth"),
+    (["sweep", "--param", "random_state=-3"], "--param random_state"),
+])
+def test_integer_flags_out_of_range_are_refused(write_config, tmp_path, args, flag):
+    cmd, *rest = args
+    r = runner.invoke(app, [cmd, str(write_config(tiny_config())), *rest, "--dry-run",
+                            "--out", str(tmp_path / "o")])
+    _one_sentence_exit_2(r, flag, "out of range")
+
+
+def test_integers_at_the_ends_of_their_ranges_are_accepted(write_config, tmp_path):
+    cfg = tiny_config(seed=2**32 - 1)
+    cfg["algorithms"][0]["params"]["max_depth"] = [1, 2**63 - 1]
+    r = _dry_run(write_config(cfg), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
+def test_an_integer_of_thousands_of_digits_is_one_sentence(write_config, tmp_path):
+    text = "name: t\nseed: " + "9" * 5000 + "\ndatasets: [iris]\nalgorithms: [cart]\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "line 2", "5,000 digits")
+
+
+# ----------------------------------------------------------------------------- run flags
+BAD_FLAGS = [
+    (["--retry", "erorr"], "--retry"),
+    (["--fail-on", "nevr"], "--fail-on"),
+    (["--time-limit", "-1"], "--time-limit"),
+    (["--time-limit", "nan"], "--time-limit"),
+    (["--time-limit", "inf"], "--time-limit"),
+    (["--memory-limit", "0"], "--memory-limit"),
+    (["--n-jobs", "0"], "--n-jobs"),
+    (["--seed", "-1"], "--seed"),
+    (["--max-cells", str(10**20)], "--max-cells"),
+]
+
+
+@pytest.mark.parametrize("flags, name", BAD_FLAGS)
+def test_bad_flags_are_refused_on_a_finished_folder(write_config, tmp_path, flags, name):
+    """A rerun with nothing to do answers from the plan cache: the flags are checked first."""
+    cfg = write_config(tiny_config())
+    first = _run(cfg, tmp_path)
+    assert first.exit_code == 0, first.output
+    same = _run(cfg, tmp_path)
+    assert same.exit_code == 0 and "ran 0 now" in same.output, same.output
+    again = runner.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--no-report", *flags])
+    _one_sentence_exit_2(again, name)
+
+
+def test_a_misspelt_retry_on_a_folder_with_error_cells_is_refused(write_config, tmp_path):
+    cfg = write_config(tiny_config(algorithms=[{"name": "test-raise"}]))
+    first = _run(cfg, tmp_path)
+    assert first.exit_code == 3, first.output
+    _one_sentence_exit_2(_run(cfg, tmp_path, "--retry", "erorr"), "--retry", "erorr")
+
+
+@pytest.mark.parametrize("flags, name", BAD_FLAGS)
+def test_bad_flags_are_refused_by_a_dry_run(write_config, tmp_path, flags, name):
+    _one_sentence_exit_2(_dry_run(write_config(tiny_config()), tmp_path, *flags), name)
+
+
+@pytest.mark.parametrize("limit", [".nan", ".inf", "-.inf"])
+def test_config_limits_are_finite(write_config, tmp_path, limit):
+    text = f"name: t\ndatasets: [iris]\nalgorithms: [cart]\nlimits: {{time: {limit}}}\n"
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), "limits.time")
+
+
+# ----------------------------------------------------------------------------- environment
+@pytest.mark.parametrize("name, value", [
+    ("NUMBA_NUM_THREADS", "0"), ("NUMBA_NUM_THREADS", "two"), ("OMP_NUM_THREADS", "abc"),
+    ("OMP_NUM_THREADS", "4,2"), ("MKL_NUM_THREADS", "-1"), ("TREEBENCH_OFFLINE", "maybe"),
+    ("TREEBENCH_MAX_MATRIX_GB", "lots"), ("TREEBENCH_PREPARED_CACHE_GB", "-3"),
+])
+def test_a_bad_environment_variable_is_named(write_config, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    cfg = write_config(tiny_config())
+    _one_sentence_exit_2(_run(cfg, tmp_path), f"environment variable {name}=")
+    _one_sentence_exit_2(_dry_run(cfg, tmp_path), f"environment variable {name}=")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name, value", [
+    ("NUMBA_NUM_THREADS", "1"), ("OMP_NUM_THREADS", " 2"), ("TREEBENCH_OFFLINE", "True"),
+    ("TREEBENCH_OFFLINE", ""), ("TREEBENCH_OFFLINE", "0"), ("TREEBENCH_PREPARED_CACHE_GB", "0"),
+    ("TREEBENCH_MAX_MATRIX_GB", "0.5"),
+])
+def test_good_environment_variables_pass(write_config, tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    r = _dry_run(write_config(tiny_config()), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
+def test_more_folds_than_rows_is_refused_before_any_cell_runs(write_config, tmp_path):
+    data = tmp_path / "six.csv"
+    data.write_text("x,y\n1,a\n2,b\n3,a\n4,b\n5,a\n6,b\n", encoding="utf-8")
+    cfg = write_config(tiny_config(datasets=[str(data)], split={"kind": "kfold", "n_splits": 7}))
+    _one_sentence_exit_2(_run(cfg, tmp_path), "6 rows", "7 folds", "split.n_splits")
+    assert not list((tmp_path / "o").glob("cells/*.json"))
+    ok = write_config(tiny_config(datasets=[str(data)], split={"kind": "kfold", "n_splits": 6}))
+    assert _run(ok, tmp_path).exit_code == 0
+
+
+# ----------------------------------------------------------------------------- duplicate keys
+@pytest.mark.parametrize("text, key, line", [
+    ("name: y\nname: z\ndatasets: [iris]\nalgorithms: [cart]\n", "`name`", "line 2"),
+    ("name: t\ndatasets: [iris]\nalgorithms:\n  - name: cart\n    params: {max_depth: 2, max_depth: 3}\n",
+     "`max_depth`", "line 5"),
+    ("name: t\ndatasets: [iris]\nalgorithms:\n  - name: cart\n    params:\n      max_depth: 2\n"
+     "      max_depth: 3\n", "`max_depth`", "first at line 6"),
+    ("name: t\ndatasets: [iris]\nalgorithms: [cart]\nprofiles:\n  ci: {seed: 1, seed: 2}\n", "`seed`", "line 5"),
+])
+def test_a_key_given_twice_is_refused(write_config, tmp_path, text, key, line):
+    _one_sentence_exit_2(_dry_run(write_config(text), tmp_path), key, line, "twice")
+
+
+def test_the_same_key_in_different_mappings_and_merge_keys_are_no_repeats(write_config, tmp_path):
+    text = ("name: t\ndatasets: [iris]\nbinarization: raw\nalgorithms:\n"
+            "  - {name: cart, params: &p {max_depth: 2}}\n"
+            "  - {name: cart, label: b, params: {<<: *p, max_depth: 3}}\n")
+    r = _dry_run(write_config(text), tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "max_depth=3" in r.output and "max_depth=2" in r.output
+
+
+# ----------------------------------------------------------------------------- empty sweep axes
+@pytest.mark.parametrize("mutate, key", [
+    (lambda c: c.update(algorithms=[{"name": "topk", "params": {"k": [], "max_depth": 2}}],
+                        binarization={"method": "quantile"}), "algorithms[0].params.k"),
+    (lambda c: c["algorithms"][0]["params"].update(max_depth=","), "algorithms[0].params.max_depth"),
+    (lambda c: c.update(binarization={"method": "quantile", "params": {"max_splits": []}}),
+     "binarization[0].params.max_splits"),
+    (lambda c: c.update(datasets=[{"name": "iris", "binarization": {"method": "quantile",
+                                                                    "params": {"max_splits": []}}}]),
+     "datasets[0].binarization[0].params.max_splits"),
+    (lambda c: c.update(split={"kind": "kfold", "seeds": []}), "split.seeds"),
+])
+def test_an_empty_sweep_axis_is_refused(write_config, tmp_path, mutate, key):
+    cfg = tiny_config()
+    mutate(cfg)
+    _one_sentence_exit_2(_dry_run(write_config(cfg), tmp_path), f"key `{key}`")
+
+
+def test_a_literal_empty_list_is_no_empty_axis(write_config, tmp_path):
+    cfg = tiny_config(binarization={"method": "quantile", "params": {"max_splits": 4}})
+    cfg["binarization"]["params"]["categorical_params"] = {"value": {}}
+    r = _dry_run(write_config(cfg), tmp_path)
+    assert r.exit_code == 0, r.output
+
+
 def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: {max_depth: yes}\n")
@@ -253,6 +438,32 @@ def test_max_cells_sets_the_limit(write_config, tmp_path):
     assert r.exit_code == 0 and "tiny: 6 cells" in r.output
     r = runner.invoke(app, ["sweep", str(cfg), "--depth", "1..4", "--max-cells", "8", "--dry-run"])
     _one_sentence_exit_2(r, "12 cells")
+
+
+def test_a_huge_sweep_flag_range_is_counted_not_listed(write_config, tmp_path, monkeypatch):
+    from treebench import sweeps
+
+    listed = sweeps.expand_values
+
+    def expand(v):  # the run lists a range only once the grid is known to be small enough
+        out = listed(v)
+        assert len(out) <= 1000, f"{len(out)} values listed"
+        return out
+
+    monkeypatch.setattr(sweeps, "expand_values", expand)
+    cfg = write_config(tiny_config())
+    for text, cells in (("1..250000", "2,250,000"), ("2,1..1000000000000000", "9,000,000,000,000,009")):
+        r = runner.invoke(app, ["sweep", str(cfg), "--depth", text, "--param", "min_samples_leaf=1..2,3",
+                                "--dry-run", "-q", "--out", str(tmp_path / "o")])
+        _one_sentence_exit_2(r, f"{cells} cells", "--max-cells")
+
+
+def test_a_sweep_flag_range_runs_its_values(write_config, tmp_path):
+    r = runner.invoke(app, ["sweep", str(write_config(tiny_config())), "--depth", "2..3,5", "--dry-run",
+                            "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "tiny: 9 cells" in r.output
+    assert all(f"max_depth={d}" in r.output for d in (2, 3, 5))
 
 
 def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):

@@ -120,4 +120,4 @@ def test_constant_regression_target_is_refused(write_config, tmp_path):
     with pytest.raises(DataError, match="constant"):
         check_dataset_split(ds, "flat", {"kind": "kfold"})
     ok = Dataset("ok", pd.DataFrame({"a": [1.0, 2.0, 3.0]}), np.array([1.0, 2.0, 4.0]), meta={"task": "regression"})
-    assert check_dataset_split(ok, "ok", {"kind": "kfold", "n_splits": 5}) == []
+    assert check_dataset_split(ok, "ok", {"kind": "kfold", "n_splits": 3}) == []

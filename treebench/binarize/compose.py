@@ -30,6 +30,7 @@ from treebench.binarize._common import (
 from treebench.binarize.base import Binarizer
 from treebench.tree.columns import BinaryColumn
 from treebench.errors import ConfigError, DataError, ParameterError, did_you_mean
+from treebench import envvars
 from treebench.registry import BINARIZERS
 
 FIT_ON = ("train", "all")
@@ -42,9 +43,7 @@ MISSING = ("error", "indicator", "impute")
 
 def max_output_bytes() -> float:
     """Cap on the size of one binarized matrix: ``TREEBENCH_MAX_MATRIX_GB`` (default 4)."""
-    import os
-
-    return float(os.environ.get("TREEBENCH_MAX_MATRIX_GB", "4")) * 2**30
+    return envvars.number("TREEBENCH_MAX_MATRIX_GB") * 2**30
 
 
 class ColumnBinarizer(Binarizer):

@@ -16,7 +16,8 @@ from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
 from treebench.errors import ConfigError
-from treebench.sweeps import expand_values, grid, grid_size
+from treebench.ranges import int_problem
+from treebench.sweeps import axis_integers, axis_length, expand_values, grid, grid_size
 from treebench.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import did_you_mean
 from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DATASETS
@@ -25,6 +26,7 @@ from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DAT
 def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment:
     """The `Experiment` of ``raw`` (a config as read from YAML), checked against the schema
     and then the registries. Raise `ConfigError` naming ``source`` and the key."""
+    check_integers(raw, source)
     try:
         exp = Experiment.model_validate(raw)
     except ValidationError as exc:
@@ -39,9 +41,46 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
     unique_dataset_names(list(exp.datasets), source)
     exp = _ask_objectives(exp, source)
     _check_restrictions(exp, source)
+    _check_empty_axes(exp, source)
     _check_grid(exp, source)
     _check_names(exp, source)
     return exp
+
+
+def check_integers(raw: Any, source: str = "<config>") -> None:
+    """Every integer of a config as read from YAML lies in the range of its key
+    (`treebench.ranges.int_range`: seeds 0..2**32-1, any other integer a signed 64-bit one),
+    before the schema or a learner sees it; so do the integers a sweep axis string stands for
+    (the ends of ``"a..b"``, the items of ``"1,2,4"``) in ``algorithms[*].params``,
+    ``binarization[*].params`` and ``split.seeds``, counted without expanding them. Raise
+    `ConfigError` naming the key and the range."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(raw, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack += [(v, (*path, k)) for k, v in node.items()]
+            continue
+        if isinstance(node, list):
+            stack += [(v, (*path, i)) for i, v in enumerate(node)]
+            continue
+        names = [str(p) for p in path if not isinstance(p, int)]
+        key = names[-1] if names else ""
+        values = axis_integers(node) if isinstance(node, str) and _is_sweep_axis(names) else [node]
+        for v in values:
+            problem = int_problem(v, key)
+            if problem:
+                raise ConfigError(f"{source}: key `{error_location(path)}`: {problem}.")
+
+
+def _is_sweep_axis(names: list[str]) -> bool:
+    """Whether a string at the key path ``names`` is a sweep axis (`expand_values` reads it):
+    a value of an algorithm's or a binarization's ``params``, or ``split.seeds``."""
+    if names and names[-1] == "seeds":
+        return True
+    if "params" not in names[:-1]:
+        return False
+    owner = names[: names.index("params")]
+    return bool(owner) and owner[-1] in ("algorithms", "binarization")
 
 
 def _ask_objectives(exp: Experiment, source: str) -> Experiment:
@@ -131,6 +170,32 @@ def pydantic_message(err: dict[str, Any]) -> str:
     return msg
 
 
+def _binarizations(exp: Experiment) -> list[tuple[str, BinarizationSpec]]:
+    """Every binarization entry of the config with its key: the experiment's, the datasets'
+    and the algorithm entries' own."""
+    bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
+    for j, ds in enumerate(exp.datasets):
+        bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
+    for j, a in enumerate(exp.algorithms):
+        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
+    return bins
+
+
+def _check_empty_axes(exp: Experiment, source: str) -> None:
+    """No sweep axis of an algorithm's or a binarization's ``params`` is empty (``k: []``, a
+    comma string without values): it would make no cells at all, silently."""
+    entries = [(key, b.params) for key, b in _binarizations(exp)]
+    entries += [(f"algorithms[{i}]", a.params) for i, a in enumerate(exp.algorithms)]
+    for key, params in entries:
+        for name, value in params.items():
+            if axis_length(value) == 0:
+                raise ConfigError(
+                    f"{source}: key `{key}.params.{clip(name)}`: the sweep axis has no values, so "
+                    "the entry would make no cells; give at least one value (a literal empty "
+                    "list is written `{value: []}`)."
+                )
+
+
 def _check_names(exp: Experiment, source: str) -> None:
     """Unknown registry names and parameter values the estimators refuse."""
     for i, ds in enumerate(exp.datasets):
@@ -138,12 +203,7 @@ def _check_names(exp: Experiment, source: str) -> None:
             _unknown(source, f"datasets[{i}].name", DATASETS, str(ds.name))
         if ds.path is None:
             DATASETS.get(ds.name).check_param_names(ds.params, f"{source}: key `datasets[{i}].params")
-    bins = [(f"binarization[{i}]", b) for i, b in enumerate(exp.binarization)]
-    for j, ds in enumerate(exp.datasets):
-        bins += [(f"datasets[{j}].binarization[{i}]", b) for i, b in enumerate(ds.binarization or [])]
-    for j, a in enumerate(exp.algorithms):
-        bins += [(f"algorithms[{j}].binarization[{i}]", b) for i, b in enumerate(a.binarization or [])]
-    for key, b in bins:
+    for key, b in _binarizations(exp):
         if b.method not in BINARIZERS:
             _unknown(source, f"{key}.method", BINARIZERS, b.method)
         _check_binarizer(source, key, b)

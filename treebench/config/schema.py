@@ -218,7 +218,7 @@ class SplitSpec(_Strict):
     test_size: Float = Field(0.2, gt=0, lt=1)
     valid_size: Float = Field(0.1, gt=0, lt=1)
     train_size: Float = Field(0.8, gt=0, lt=1)
-    seeds: list[Int] | None = None
+    seeds: list[Int] | None = Field(None, min_length=1)
     stratify: bool = True
     unstratifiable: Literal["warn", "error"] = Field(
         "warn",
@@ -342,10 +342,11 @@ class AlgorithmSpec(_Strict):
 
 
 class LimitsSpec(_Strict):
-    time: Float | None = Field(None, gt=0, description="wall-clock seconds for a cell's fit")
-    memory: Float | None = Field(None, gt=0, description="megabytes per cell")
+    time: Float | None = Field(None, gt=0, allow_inf_nan=False,
+                               description="wall-clock seconds for a cell's fit")
+    memory: Float | None = Field(None, gt=0, allow_inf_nan=False, description="megabytes per cell")
     prepare: Float | None = Field(
-        None, gt=0, description="seconds to load, split and binarize a cell's data, counted "
+        None, gt=0, allow_inf_nan=False, description="seconds to load, split and binarize a cell's data, counted "
         "apart from `time` (which is the fit's)")
 
 

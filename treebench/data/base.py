@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from treebench import envvars
 from treebench.registry import DATASETS
 from treebench.errors import DataError, ParameterError
 
@@ -56,9 +57,8 @@ def data_dirs_from_env(extra: list[str | Path] | None = None) -> list[Path]:
 
 
 def offline_from_env() -> bool:
-    import os
-
-    return os.environ.get("TREEBENCH_OFFLINE", "").lower() in ("1", "true", "yes")
+    """``TREEBENCH_OFFLINE`` (`treebench.envvars.flag`: 1/true/yes/on or 0/false/no/off)."""
+    return envvars.flag("TREEBENCH_OFFLINE")
 
 
 def load_dataset(

@@ -103,6 +103,17 @@ def check_predefined(ds: Dataset, name: str) -> None:
         )
 
 
+def check_folds(ds: Dataset, name: str, split: dict[str, Any]) -> None:
+    """A ``kfold`` split has no more folds than the dataset has rows (scikit-learn's KFold
+    would refuse it in every cell)."""
+    n_splits, n_rows = int(split.get("n_splits", 5)), len(ds.y)
+    if split.get("kind", "kfold") == "kfold" and n_splits > n_rows:
+        raise DataError(
+            f"dataset `{name}` has {n_rows} rows, fewer than the {n_splits} folds of "
+            f"`split.n_splits`; give at most {n_rows} folds (or another split kind)."
+        )
+
+
 def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[str]:
     """Refuse what would give wrong numbers for ``ds`` under ``split`` (a `SplitSpec` dump);
     return the warnings to report (e.g. a split that is not stratified)."""
@@ -110,6 +121,7 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
     kind = split.get("kind", "kfold")
     if ds.meta.get("task") == "regression":
         check_target(ds, name)
+        check_folds(ds, name, split)
         if kind == "predefined" and (ds.train_index is None or ds.test_index is None or len(ds.test_index) == 0):
             raise DataError(
                 f"dataset `{name}` has no test file, so `split: {{kind: predefined}}` cannot apply; give it a "
@@ -120,6 +132,7 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
     if kind == "predefined":
         check_predefined(ds, name)
         return notes
+    check_folds(ds, name, split)
     problem = stratification_problem(
         kind, np.asarray(ds.y), n_splits=int(split.get("n_splits", 5)), stratify=bool(split.get("stratify", True))
     )

@@ -66,6 +66,7 @@ from treebench.data.cachefile import (
     remember,
 )
 from treebench.data.locate import cache_root
+from treebench import envvars
 from treebench.text import slug
 
 #: bump to invalidate every prepared file after a change of the format or of the transforms
@@ -82,10 +83,7 @@ def cache_dir() -> Path:
 
 def cap_bytes() -> float:
     """The directory's size cap: ``TREEBENCH_PREPARED_CACHE_GB`` (default 8; 0 disables)."""
-    try:
-        return float(os.environ.get("TREEBENCH_PREPARED_CACHE_GB", "8")) * 2**30
-    except ValueError:
-        return 8.0 * 2**30
+    return envvars.number("TREEBENCH_PREPARED_CACHE_GB") * 2**30
 
 
 _CODE: list[str] = []
