@@ -74,7 +74,7 @@ def number(name: str) -> float:
 
 def _threads(name: str) -> None:
     value = os.environ.get(name)
-    if value is None:
+    if value is None or not value.strip():  # empty: unset (numba and OpenMP take the default)
         return
     v = value.strip()
     if not (v.isdigit() and len(v) <= 6 and int(v) > 0):

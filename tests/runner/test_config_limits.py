@@ -178,7 +178,7 @@ def test_a_bad_environment_variable_is_named(write_config, tmp_path, monkeypatch
 @pytest.mark.parametrize("name, value", [
     ("NUMBA_NUM_THREADS", "1"), ("OMP_NUM_THREADS", " 2"), ("TREEBENCH_OFFLINE", "True"),
     ("TREEBENCH_OFFLINE", ""), ("TREEBENCH_OFFLINE", "0"), ("TREEBENCH_PREPARED_CACHE_GB", "0"),
-    ("TREEBENCH_MAX_MATRIX_GB", "0.5"),
+    ("TREEBENCH_MAX_MATRIX_GB", "0.5"), ("OMP_NUM_THREADS", ""), ("NUMBA_NUM_THREADS", " "),
 ])
 def test_good_environment_variables_pass(write_config, tmp_path, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
