@@ -155,3 +155,19 @@ def test_unparseable_csv_is_a_clear_error(tmp_path):
     e.write_text("a,b\n")
     with pytest.raises(DataError, match="no data rows"):
         read_delimited(e)
+
+
+@pytest.mark.parametrize("sep, text", [
+    (",", "x1,x2,y\n1,2,a\n3,4\n5,6,b\n"),
+    (" ", "1 2 a\n3 4\n5 6 b\n"),
+])
+def test_a_line_with_too_few_fields_is_named_not_read_as_missing_values(tmp_path, sep, text):
+    """pandas fills the fields a short line lacks with NaN (the label among them): a damaged
+    line is named instead; an empty field is a missing value and still reads."""
+    p = tmp_path / "d.csv"
+    p.write_text(text)
+    with pytest.raises(DataError, match=r"line \d of .* has 2 field\(s\) where the table has 3"):
+        read_delimited(p, delimiter=sep, header=sep == ",")
+    p.write_text("x1,x2,y\n1,2,a\n3,,\n5,6,b\n")
+    df = read_delimited(p, header=True)
+    assert df.shape == (3, 3) and df["y"].isna().sum() == 1 and df["x2"].isna().sum() == 1

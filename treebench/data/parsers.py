@@ -220,7 +220,35 @@ def read_delimited(
         df.columns = [str(c).strip() for c in df.columns]
     else:
         df.columns = [f"x{j}" for j in range(df.shape[1])]
+    if df.shape[1] and df.iloc[:, -1].isna().any():
+        _check_short_lines(src, path, sep, quotechar, df.shape[1])
     return df
+
+
+def _field_rows(src: Any, sep: str, quotechar: str) -> Any:
+    """The fields of each line of ``src`` (a path or a `io.StringIO`), split as pandas splits
+    them; None for a regular-expression separator other than whitespace."""
+    lines = io.StringIO(src.getvalue() if isinstance(src, io.StringIO) else read_text(Path(src)))
+    if sep == r"\s+":
+        return (line.split() for line in lines)
+    if len(sep) == 1:
+        return csv.reader(lines, delimiter=sep, quotechar=quotechar, skipinitialspace=True)
+    return None
+
+
+def _check_short_lines(src: Any, path: Path, sep: str, quotechar: str, width: int) -> None:
+    """Raise `DataError` for a line with fewer fields than the table has columns: pandas fills
+    the fields a short line lacks, the label among them, with NaN, so a damaged line would pass
+    for missing values. An empty field (``a,,c``) is a missing value and passes. Called only
+    when the last column has missing values (the text is read again)."""
+    rows = _field_rows(src, sep, quotechar)
+    if rows is None:  # a regular-expression separator: pandas's own reading is the only one
+        return
+    for n, fields in enumerate(rows, start=1):
+        if fields and any(f.strip() for f in fields) and len(fields) < width:
+            raise DataError(f"line {n} of {_where(path)} has {len(fields)} field(s) where the "
+                            f"table has {width} columns; fix or remove that line (an empty "
+                            f"field, as in `a,,c`, is a missing value).")
 
 
 # ------------------------------------------------------------------------------------------ ARFF
