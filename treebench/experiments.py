@@ -180,6 +180,22 @@ def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
     return {str(c) for c in usable} - defined
 
 
+def absent_cells(rec: dict[str, Any], absent: set[str]) -> pd.DataFrame:
+    """The cells of the record ``rec`` whose ids are in ``absent`` (defined, without a usable
+    result), one row each of status `MISSING` with the identity and parameter columns the
+    record lists."""
+    import pandas as pd
+
+    cols = rec["cells"]
+    pos = [i for i, c in enumerate(cols["cell_id"]) if str(c) in absent]
+    extra = pd.DataFrame({k: [v[i] for i in pos] for k, v in cols.items() if isinstance(v, list)})
+    # a manifest written with older column names
+    extra = extra.rename(columns={o: n for o, n in RENAMED.items() if n not in extra.columns})
+    extra["experiment"] = rec.get("name")
+    extra["status"] = MISSING
+    return extra
+
+
 def claim_table(table: pd.DataFrame, rec: dict[str, Any],
                 unusable: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``table`` that ``rec`` defines, plus one row of status `MISSING` (identity
@@ -203,13 +219,7 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
     absent = wanted - set(mine["cell_id"].astype(str))
     if not absent:
         return mine, notes
-    cols = rec["cells"]
-    pos = [i for i, c in enumerate(cols["cell_id"]) if c in absent]
-    extra = pd.DataFrame({k: [v[i] for i in pos] for k, v in cols.items() if isinstance(v, list)})
-    # a manifest written with older column names
-    extra = extra.rename(columns={o: n for o, n in RENAMED.items() if n not in extra.columns})
-    extra["experiment"] = rec.get("name")
-    extra["status"] = MISSING
+    extra = absent_cells(rec, absent)
     damaged = sorted(c for c in absent if c in unusable)
     notes.append(f"{len(absent)} of the {len(ids)} cell(s) this config defines have no usable "
                  f"result (not run yet, interrupted, or unreadable), so the claims that select "

@@ -414,28 +414,25 @@ def test_a_folder_written_before_checksums_loads_and_gets_them(tmp_path):
 
 
 def test_cells_left_over_from_an_edited_config_are_stale_not_failures(tmp_path):
-    data = tmp_path / "two.csv"
-    data.write_text("x1,x2,y\n0.1,0.2,a\n0.3,0.4,b\n")
     out = tmp_path / "r"
 
-    def cfg(n_splits: int) -> Path:
-        return _cfg(tmp_path, datasets=[{"path": str(data), "label": "y"}],
-                    split={"kind": "kfold", "n_splits": n_splits},
-                    algorithms=[{"name": "cart", "params": {"max_depth": 1}}])
+    def cfg(algorithm: str) -> Path:
+        return _cfg(tmp_path, split={"kind": "kfold", "n_splits": 2},
+                    algorithms=[{"name": algorithm}])
 
-    r = _run(cfg(3), out)  # three folds of two rows: every cell errors
+    r = _run(cfg("test-raise"), out)  # a learner that raises: every cell errors
     assert r.exit_code == 3, r.output
-    r = _run(cfg(2), out)  # the config edited: its cells now all finish
+    r = _run(cfg("cart"), out)  # the config edited: its cells now all finish
     assert r.exit_code == 0 and "(ok 2)" in r.output, r.output
-    assert "3 cell(s) here belong to no recorded experiment" in r.output
-    assert _run(cfg(2), out, "--retry", "error").exit_code == 0
+    assert "2 cell(s) here belong to no recorded experiment" in r.output
+    assert _run(cfg("cart"), out, "--retry", "error").exit_code == 0
     s = _settings(out)
     assert list(s["n_total"]) == [2] and list(s["n_error"]) == [0]
     r = _cli("results", "check", out)
     assert r.exit_code == 0 and "--prune-stale" in r.output, r.output
     r = _cli("results", "check", out, "--prune-stale")
-    assert r.exit_code == 0 and r.output.count("is stale") == 3, r.output
-    assert len(list((out / "quarantine").glob("*.json"))) == 3 + 1  # and reasons.json
+    assert r.exit_code == 0 and r.output.count("is stale") == 2, r.output
+    assert len(list((out / "quarantine").glob("*.json"))) == 2 + 1  # and reasons.json
     assert _rows(out) == 2 and _settings(out)["n_total"].tolist() == [2]
     r = _cli("results", "check", out)
     assert r.exit_code == 0 and "no recorded experiment" not in r.output, r.output
@@ -452,6 +449,10 @@ def test_report_names_an_unusable_cell_file_on_the_console(tmp_path):
     assert r.exit_code == 0, r.output
     assert f"cells/{victim.name} cannot be used" in r.output
     assert "missing from the tables and the report" in r.output
+    # the setting of the damaged cell counts it among its cells, as missing
+    s = _settings(out)
+    assert sorted(zip(s["n_ok"], s["n_total"], s["n_missing"])) == [(2, 3, 1), (3, 3, 0)]
+    assert "2/3† (1 missing)" in (out / "report" / "summary.md").read_text()
 
 
 def test_report_on_a_folder_whose_first_run_is_writing_says_so(tmp_path):

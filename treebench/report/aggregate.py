@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import UserError
-from treebench.experiments import stale_cells
+from treebench.experiments import absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
@@ -112,7 +112,7 @@ def load_results(results_dir: Path) -> Results:
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=stale + notes)
     res.key_columns = _key_columns(table)
-    res.settings = aggregate(table, res.key_columns)
+    res.settings = aggregate(table, res.key_columns, missing=defined_missing(manifest, table))
     recorded = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
                 and res.settings[f"{m}_n"].sum() > 0]
     res.metrics = select_metrics(recorded, manifest)
@@ -237,16 +237,63 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     return out
 
 
-def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
+def defined_missing(manifest: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame | None:
+    """The cells the manifest's experiment records define that have no row in ``table`` (not
+    run yet, interrupted, or their file unusable), as `experiments.absent_cells` rows; None
+    when there are none or the records do not list their cells."""
+    have = set(table["cell_id"].astype(str))
+    parts = []
+    for rec in records(manifest):
+        ids = cell_ids(rec)
+        absent = set(ids or []) - have
+        if absent:
+            parts.append(absent_cells(rec, absent))
+    if not parts:
+        return None
+    out = pd.concat(parts, ignore_index=True).drop_duplicates("cell_id", ignore_index=True)
+    if "split_params" not in out.columns or out["split_params"].isna().any():
+        # a record written before rows carried split_params: the split of its dataset and kind
+        # when the table holds exactly one
+        known = table.groupby(["dataset", "split"], dropna=False)["split_params"].unique()
+        fill = [known.get((d, k), [None]) for d, k in zip(out["dataset"], out["split"])]
+        given = out["split_params"] if "split_params" in out.columns else [None] * len(out)
+        out["split_params"] = [g if isinstance(g, str) else (f[0] if len(f) == 1 else None)
+                               for g, f in zip(given, fill)]
+    return out
+
+
+def _missing_counts(out: pd.DataFrame, ident: list[str], missing: pd.DataFrame | None,
+                    key_columns: list[str]) -> np.ndarray:
+    """For each setting of ``out``, how many of the ``missing`` cells (`defined_missing`)
+    belong to it (a missing cell of a setting with no row at all is not counted)."""
+    counts = np.zeros(len(out), dtype=np.int64)
+    if missing is None or missing.empty:
+        return counts
+    need = [*SETTING_KEYS, *key_columns, "binarizer_params", "algorithm_params"]
+    keys = normalized_keys(missing.reindex(columns=list(dict.fromkeys(
+        [*missing.columns, *need]))), key_columns)
+    where = {"\x1f".join(value_token(out[c].iat[i]) for c in ident): i for i in range(len(out))}
+    for parts in zip(*[[value_token(v) for v in keys[c]] for c in ident]):
+        i = where.get("\x1f".join(parts))
+        if i is not None:
+            counts[i] += 1
+    return counts
+
+
+def aggregate(table: pd.DataFrame, key_columns: list[str],
+              missing: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per setting: identity (and ``split_label``), counts by status (and
     ``n_solver_timed_out``: ok rows
     whose solver stopped at its own time limit), and ``<metric>_mean/_std/_n`` (sample standard
-    deviation) over the ``ok`` rows. Rows are sorted by dataset, split, algorithm, binarizer,
-    then parameter values."""
+    deviation) over the ``ok`` rows. ``missing`` (`defined_missing`): the cells the experiment
+    defines that have no row; each setting counts its own in ``n_missing``, and ``n_total``
+    includes them (``4/5``: one of five folds has no result). Rows are sorted by dataset,
+    split, algorithm, binarizer, then parameter values."""
     keys = normalized_keys(table, key_columns)
     ident = list(keys.columns)
     metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
-    columns = ident + ["split_label", "n_total"] + [f"n_{s}" for s in schema.STATUSES] + [
+    columns = ident + ["split_label", "n_total", "n_missing"] + [
+        f"n_{s}" for s in schema.STATUSES] + [
         "n_failed", "n_solver_timed_out", "folds_differ"] + [
         f"{m}_{k}" for m in metrics for k in ("mean", "std", "n")]
     if keys.empty:
@@ -271,6 +318,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     for st in schema.STATUSES:
         out[f"n_{st}"] = count(status == st)
     out["n_failed"] = out["n_total"] - out["n_ok"]
+    out["n_missing"] = _missing_counts(out, ident, missing, key_columns)
+    out["n_total"] = out["n_total"] + out["n_missing"]
     ok = status == "ok"
     timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
     out["n_solver_timed_out"] = count(ok & timed_out)

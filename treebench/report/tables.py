@@ -103,7 +103,9 @@ def ok_total(row: pd.Series) -> str:
     """``3/5``, with `FOLDS_MARK` when the setting's mean is over fewer folds than other
     settings of its dataset."""
     mark = FOLDS_MARK if bool(row.get("folds_differ", False)) else ""
-    return f"{int(row['n_ok'])}/{int(row['n_total'])}{mark}"
+    missing = int(row.get("n_missing", 0) or 0)
+    gone = f" ({missing} missing)" if missing else ""
+    return f"{int(row['n_ok'])}/{int(row['n_total'])}{mark}{gone}"
 
 
 @dataclass
@@ -207,8 +209,8 @@ def _csv_identity(results: Results) -> pd.DataFrame:
 
 
 def _counts(results: Results) -> pd.DataFrame:
-    cols = ["n_total"] + [f"n_{st}" for st in schema.STATUSES] + ["n_failed",
-                                                                  "n_solver_timed_out"]
+    cols = ["n_total", "n_missing"] + [f"n_{st}" for st in schema.STATUSES] + [
+        "n_failed", "n_solver_timed_out"]
     out = results.settings[cols].astype(int)
     out["folds_differ"] = results.settings["folds_differ"].astype(bool)
     return out
