@@ -229,6 +229,9 @@ def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame
     """The identity columns of every row, with normalised parameter values."""
     out = pd.DataFrame(index=table.index)
     for c in SETTING_KEYS:
+        if c not in table.columns:  # a table written before the column existed (split_params)
+            out[c] = ""
+            continue
         out[c] = table[c].astype(object).where(table[c].notna(), "")
     for c in key_columns:
         # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
@@ -251,7 +254,9 @@ def defined_missing(manifest: dict[str, Any], table: pd.DataFrame) -> pd.DataFra
     if not parts:
         return None
     out = pd.concat(parts, ignore_index=True).drop_duplicates("cell_id", ignore_index=True)
-    if "split_params" not in out.columns or out["split_params"].isna().any():
+    if "split_params" not in table.columns:
+        out["split_params"] = None
+    elif "split_params" not in out.columns or out["split_params"].isna().any():
         # a record written before rows carried split_params: the split of its dataset and kind
         # when the table holds exactly one
         known = table.groupby(["dataset", "split"], dropna=False)["split_params"].unique()
