@@ -4,6 +4,7 @@ tree and the same float value, compiled and (``make test-nojit``) without compil
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -94,6 +95,8 @@ def test_the_neighbour_bounds_skip_most_children():
     assert sol.optimal and sol.nodes_expanded < 300
 
 
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1",
+                    reason="600 rows at depth 3 take minutes as plain Python")
 @pytest.mark.parametrize("seed", range(3))
 def test_widened_part_bounds_exclude_the_neighbourhood(seed):
     """At depth 3 a candidate's parts are solved under their bound plus the most their value

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from treebench.columns import Column, declare, merge
 from treebench.algorithms.objectives import PROBLEM_COLUMNS
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
+from treebench.ranges import INT_RANGE
 from treebench.registry import ALGORITHMS
 
 if TYPE_CHECKING:  # pandas loads when a table is handled, not when the schema is read
@@ -353,21 +354,21 @@ def validate(df: pd.DataFrame) -> None:
             raise SchemaError(f"results column `{col}` has values outside [0, 1]")
 
 
-#: the integers a results table holds (a larger one cannot be typed, in pandas or parquet)
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: counts that are never negative (times are measured differences and may round below 0)
 _NON_NEGATIVE_PREFIXES = ("n_", "fold", "depth")
 
 
 def check_row(row: dict) -> str | None:
     """What is wrong with one results row (a cell file's ``row``), or None: an unknown or
-    missing status, an integer outside 64 bits (in any column), a value of the wrong type for
-    its column, an accuracy outside [0, 1], a negative count. The same rules as `validate`, for one row without pandas."""
+    missing status, an integer outside 64 bits (in any column: a table holds no larger one, in
+    pandas or parquet), a value of the wrong type for its column, an accuracy outside [0, 1], a
+    negative count. The same rules as `validate`, for one row without pandas."""
     status = row.get("status")
     if status not in STATUSES:
         return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
     for col, v in row.items():  # a table holds 64-bit integers (pandas Int64, parquet int64)
-        if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+        lo, hi = INT_RANGE
+        if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
             return (f"its `{str(col)[:40]}` value {str(v)[:40]} is outside the 64-bit integer "
                     f"range a results table holds")
     cols = declared(())  # no learner imported unless the row holds a column of its own
