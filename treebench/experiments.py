@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 MANIFEST = "manifest.json"
 #: the status of a defined cell that has no usable result (never written to a cell file)
 MISSING = "missing"
-_IDENTITY = ("cell_id", "dataset", "split", "split_params", "fold", "seed", "binarizer", "binarizer_params",
-             "algorithm_label", "algorithm_params")
+_IDENTITY = ("cell_id", "dataset", "split", "split_params", "fold", "seed", "binarizer",
+             "binarizer_params", "algorithm_label", "algorithm_params")
 
 
 class ManifestError(UserError):

@@ -108,8 +108,9 @@ OVERRIDE_FLAGS = {"execution.max_cells": "--max-cells"}
 def check_options(o: RunOptions) -> None:
     """Refuse options that no config or results folder can make valid, one sentence each,
     before anything else looks at the config or the folder: ``--retry`` and ``--fail-on``
-    words, the environment variables (`treebench.envvars.check`), the limits (finite and positive), ``--n-jobs`` (not 0), and every integer of the
-    options and overrides in the range of its key (`treebench.ranges.int_problem`)."""
+    words, the environment variables (`treebench.envvars.check`), the limits (finite and
+    positive), ``--n-jobs`` (not 0), and every integer of the options and overrides in the
+    range of its key (`treebench.ranges.int_problem`)."""
     envvars.check()
     if o.fail_on not in FAIL_ON:
         raise UserError(f"--fail-on must be {', '.join(FAIL_ON[:-1])} or {FAIL_ON[-1]} "

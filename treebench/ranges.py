@@ -45,5 +45,6 @@ def int_problem(value: Any, key: str) -> str | None:
     lo, hi = int_range(key)
     if lo <= value <= hi:
         return None
-    shown = str(value) if value.bit_length() <= 100 else f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    digits = int(value.bit_length() * 0.30103) + 1  # log10(2) per bit
+    shown = str(value) if value.bit_length() <= 100 else f"an integer of about {digits} digits"
     return f"{shown} is out of range: {describe_range(key)}"

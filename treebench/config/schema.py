@@ -346,8 +346,8 @@ class LimitsSpec(_Strict):
                                description="wall-clock seconds for a cell's fit")
     memory: Float | None = Field(None, gt=0, allow_inf_nan=False, description="megabytes per cell")
     prepare: Float | None = Field(
-        None, gt=0, allow_inf_nan=False, description="seconds to load, split and binarize a cell's data, counted "
-        "apart from `time` (which is the fit's)")
+        None, gt=0, allow_inf_nan=False, description="seconds to load, split and binarize a "
+        "cell's data, counted apart from `time` (which is the fit's)")
 
 
 class ExecutionSpec(_Strict):

@@ -198,7 +198,8 @@ def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.
 
 
 #: the columns that, with the parameter values, make a setting
-SETTING_KEYS = ("dataset", "split", "split_params", "binarizer", "binarizer_params", "algorithm_label")
+SETTING_KEYS = ("dataset", "split", "split_params", "binarizer", "binarizer_params",
+                "algorithm_label")
 
 
 def split_labels(kinds: list[Any], params: list[Any]) -> list[str]:
