@@ -438,6 +438,28 @@ def test_cells_left_over_from_an_edited_config_are_stale_not_failures(tmp_path):
     assert r.exit_code == 0 and "no recorded experiment" not in r.output, r.output
 
 
+def test_a_setting_whose_cells_are_all_missing_keeps_its_row(tmp_path):
+    """Every cell of one setting lost (files deleted after an interrupted run): the summary still
+    has that setting's row, 0 finished out of 3, all 3 missing, and no mean; the report says
+    so instead of showing only the setting that finished."""
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    lost = [p for p in (out / "cells").glob("*.json")
+            if '"max_depth": 2' in p.read_text(encoding="utf-8")]
+    assert len(lost) == 3
+    for p in lost:
+        p.unlink()
+    s = _settings(out)
+    assert sorted(zip(s["param_max_depth"], s["n_ok"], s["n_total"], s["n_missing"],
+                      s["n_failed"])) == [(1, 3, 3, 0, 0), (2, 0, 3, 3, 0)]
+    row = s[s["param_max_depth"] == 2].iloc[0]
+    assert row["test_accuracy_n"] == 0 and row["test_accuracy_mean"] != row["test_accuracy_mean"]
+    r = _cli("report", out, "--format", "md")
+    assert r.exit_code == 0, r.output
+    md = (out / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "| 0/3 (3 missing) |" in md, md
+
+
 def test_report_names_an_unusable_cell_file_on_the_console(tmp_path):
     """`treebench report` on a folder with a damaged cell file says which file, and that its
     cell is missing from the report, instead of a silent exit 0."""

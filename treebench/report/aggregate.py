@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import UserError
-from treebench.experiments import absent_cells, cell_ids, records, stale_cells
+from treebench.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
@@ -111,8 +111,13 @@ def load_results(results_dir: Path) -> Results:
                      f"quarantine/.")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=stale + notes)
+    missing = defined_missing(manifest, table)
+    if missing is not None:  # parameters only missing cells have (all of a setting's cells lost)
+        for c in _key_columns(missing):
+            if c not in table.columns:
+                table[c] = None
     res.key_columns = _key_columns(table)
-    res.settings = aggregate(table, res.key_columns, missing=defined_missing(manifest, table))
+    res.settings = aggregate(table, res.key_columns, missing=missing)
     recorded = [m for m in schema.METRIC_COLUMNS if f"{m}_mean" in res.settings.columns
                 and res.settings[f"{m}_n"].sum() > 0]
     res.metrics = select_metrics(recorded, manifest)
@@ -268,24 +273,6 @@ def defined_missing(manifest: dict[str, Any], table: pd.DataFrame) -> pd.DataFra
     return out
 
 
-def _missing_counts(out: pd.DataFrame, ident: list[str], missing: pd.DataFrame | None,
-                    key_columns: list[str]) -> np.ndarray:
-    """For each setting of ``out``, how many of the ``missing`` cells (`defined_missing`)
-    belong to it (a missing cell of a setting with no row at all is not counted)."""
-    counts = np.zeros(len(out), dtype=np.int64)
-    if missing is None or missing.empty:
-        return counts
-    need = [*SETTING_KEYS, *key_columns, "binarizer_params", "algorithm_params"]
-    keys = normalized_keys(missing.reindex(columns=list(dict.fromkeys(
-        [*missing.columns, *need]))), key_columns)
-    where = {"\x1f".join(value_token(out[c].iat[i]) for c in ident): i for i in range(len(out))}
-    for parts in zip(*[[value_token(v) for v in keys[c]] for c in ident]):
-        i = where.get("\x1f".join(parts))
-        if i is not None:
-            counts[i] += 1
-    return counts
-
-
 def aggregate(table: pd.DataFrame, key_columns: list[str],
               missing: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per setting: identity (and ``split_label``), counts by status (and
@@ -295,9 +282,13 @@ def aggregate(table: pd.DataFrame, key_columns: list[str],
     defines that have no row; each setting counts its own in ``n_missing``, and ``n_total``
     includes them (``4/5``: one of five folds has no result). Rows are sorted by dataset,
     split, algorithm, binarizer, then parameter values."""
+    metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
+    if missing is not None and not missing.empty:
+        # the missing cells join the groups as rows of their own status: a setting all of whose
+        # cells are missing still gets its row (0/n, n missing) instead of vanishing
+        table = pd.concat([table, missing.reindex(columns=table.columns)], ignore_index=True)
     keys = normalized_keys(table, key_columns)
     ident = list(keys.columns)
-    metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
     columns = ident + ["split_label", "n_total", "n_missing"] + [
         f"n_{s}" for s in schema.STATUSES] + [
         "n_failed", "n_solver_timed_out", "folds_differ"] + [
@@ -323,9 +314,8 @@ def aggregate(table: pd.DataFrame, key_columns: list[str],
     out["n_total"] = np.bincount(codes, minlength=n_groups)
     for st in schema.STATUSES:
         out[f"n_{st}"] = count(status == st)
-    out["n_failed"] = out["n_total"] - out["n_ok"]
-    out["n_missing"] = _missing_counts(out, ident, missing, key_columns)
-    out["n_total"] = out["n_total"] + out["n_missing"]
+    out["n_missing"] = count(status == MISSING)
+    out["n_failed"] = out["n_total"] - out["n_ok"] - out["n_missing"]
     ok = status == "ok"
     timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
     out["n_solver_timed_out"] = count(ok & timed_out)
