@@ -179,6 +179,18 @@ def default_out(exp: Experiment) -> Path:
     return Path("results") / (exp.name + (f"-{exp.profile}" if exp.profile else ""))
 
 
+def _dataset_said_once(c: Cell, data_dirs: list[str] | None, offline: bool | None) -> Any:
+    """The dataset of cell ``c``, without its load-time `DataWarning`: the same notes are in
+    ``meta["parse_notes"]``, which the checks return for the run's summary (said once, there)."""
+    import warnings
+
+    from treebench.errors import DataWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)
+        return fold.dataset_for(c, data_dirs, offline=offline)
+
+
 def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] | None, offline: bool | None) -> list[str]:
     """Load every dataset that cells will need, in this process, before anything runs: missing
     files, parse errors and labels that would give wrong numbers (`treebench.data.checks`) stop
@@ -191,7 +203,7 @@ def preflight_datasets(exp: Experiment, cells: list[Cell], data_dirs: list[str] 
     for c in cells:
         if c.dataset not in seen:
             seen.add(c.dataset)
-            ds = fold.dataset_for(c, data_dirs, offline=offline)
+            ds = _dataset_said_once(c, data_dirs, offline)
             sp = exp.split_for(index[c.dataset]).model_dump() if c.dataset in index else dict(c.split)
             notes += check_dataset_split(ds, c.dataset, sp)
             notes += check_missing(ds, c.dataset, _missing_uses(cells, c.dataset))
@@ -224,7 +236,7 @@ def check_inputs(cells: list[Cell], data_dirs: list[str] | None, offline: bool |
         if key in seen:
             continue
         seen.add(key)
-        ds = fold.dataset_for(c, data_dirs, offline=offline)
+        ds = _dataset_said_once(c, data_dirs, offline)
         if c.dataset not in datasets:
             datasets.add(c.dataset)
             found = check_dataset_split(ds, c.dataset, dict(c.split))

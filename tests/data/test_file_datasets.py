@@ -353,3 +353,43 @@ def test_auto_categorical_says_when_a_stray_string_made_a_column_text(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a real text column is no news
         load_dataset("file", {"path": str(_write(tmp_path / "t.csv", "c,y\nred,a\nblue,b\nred,a\n"))})
+
+
+def test_a_header_naming_a_column_twice_is_said(tmp_path):
+    """`x,x`: the second column is read as `x.1` and the load says so (the label `x` would
+    otherwise silently be the first of the two); a real column named `b.1` is no news."""
+    p = _write(tmp_path / "d.csv", "x,x,y\n1,2,a\n3,4,b\n5,6,a\n")
+    with pytest.warns(DataWarning, match=r"header names `x` more than once; the repeats are read as `x\.1`"):
+        ds = load_dataset("file", {"path": str(p)})
+    assert list(ds.X.columns) == ["x", "x.1"] and ds.X["x.1"].tolist() == [2, 4, 6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = load_dataset("file", {"path": str(_write(tmp_path / "e.csv", "a,b.1,b,y\n1,2,3,a\n3,4,5,b\n"))})
+    assert list(ds.X.columns) == ["a", "b.1", "b"]
+    # with line fixes the text is read from memory: the header line is found there too
+    q = _write(tmp_path / "f.csv", "junk line\nx,x,y\n1,2,a\n3,4,b\n")
+    with pytest.warns(DataWarning, match=r"`x\.1`"):
+        load_dataset("file", {"path": str(q), "skip_lines": [1]})
+
+
+def test_a_data_warning_is_said_once_by_a_run(tmp_path):
+    """The load-time note (header `x,x`) goes into the run's summary, and only there."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    p = _write(tmp_path / "d.csv", "x,x,y\n1,2,a\n3,4,b\n5,6,a\n1,2,b\n3,4,a\n5,6,b\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "name": "dup", "datasets": [{"file": {"path": str(p), "label": "y"}}],
+        "split": {"kind": "kfold", "n_splits": 2},
+        "algorithms": [{"name": "cart", "params": {"max_depth": 1}}],
+        "execution": {"n_jobs": 1, "backend": "sequential"}}))
+    for extra in ([], ["--dry-run"]):
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--no-report", *extra])
+        assert r.exit_code == 0, r.output
+        assert r.output.count("more than once") == 1, r.output  # the summary's line
+        assert not [w for w in shown if issubclass(w.category, DataWarning)]  # no second one

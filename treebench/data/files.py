@@ -23,7 +23,7 @@ from treebench.data.base import Dataset
 from treebench.data.catalog import PARSER_VERSION, frame_to_dataset, parse_file
 from treebench.data.locate import sha256_file
 from treebench.data.parsed_cache import cache_key
-from treebench.data.parsers import FORMATS, guess_format, header_mode
+from treebench.data.parsers import FORMATS, RENAMED_COLUMNS, guess_format, header_mode
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
 from treebench.text import show
@@ -162,11 +162,16 @@ def file(**keys: Any) -> Dataset:
     test_path, name, unseen_test_labels = o.test_path, o.name, o.unseen_test_labels
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
+    notes: list[str] = []
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):
         check_data_path(q, "path" if q is p else "test_path")
         df, kinds = parse_file(q, opts)
+        renamed = df.attrs.get(RENAMED_COLUMNS) or {}
+        if renamed and role != "test":
+            notes.append("its header names " + ", ".join(sorted({f"`{g}`" for g in renamed.values()}))
+                         + " more than once; the repeats are read as "
+                         + ", ".join(f"`{c}`" for c in renamed))
         parts.append((role, df, kinds))
-    notes: list[str] = []
     X, y, cats, n_train = frame_to_dataset(name or p.name, parts, opts, f"data file `{p}`", paths=paths, notes=notes)
     if notes:
         warnings.warn(f"data file `{p}`: " + "; ".join(notes), DataWarning, stacklevel=2)

@@ -218,11 +218,34 @@ def read_delimited(
         df.columns = list(names)
     elif header:
         df.columns = [str(c).strip() for c in df.columns]
+        twice = _repeated_names(src, kw, df.columns)
+        if twice:
+            df.attrs[RENAMED_COLUMNS] = twice
     else:
         df.columns = [f"x{j}" for j in range(df.shape[1])]
     if df.shape[1] and df.iloc[:, -1].isna().any():
         _check_short_lines(src, path, sep, quotechar, df.shape[1])
     return df
+
+
+#: ``DataFrame.attrs`` key: {name read: name in the header} for header names given twice
+RENAMED_COLUMNS = "renamed_columns"
+
+
+def _repeated_names(src: Any, kw: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
+    """The columns pandas renamed because the header line names them more than once (its second
+    ``x`` becomes ``x.1``): {new name: name in the header}. The header line is read again only
+    when a column name could be such a rename."""
+    cols = [str(c) for c in columns]
+    if not any(c.rpartition(".")[0] in cols for c in cols if c.rpartition(".")[2].isdigit()):
+        return {}
+    if isinstance(src, io.StringIO):
+        src.seek(0)
+    first = pd.read_csv(src, **{**kw, "header": None, "nrows": 1, "dtype": str})
+    given = [str(v).strip() for v in first.iloc[0].tolist()] if len(first) else []
+    if len(given) != len(cols):
+        return {}
+    return {c: g for c, g in zip(cols, given) if c != g and given.count(g) > 1}
 
 
 def _field_rows(src: Any, sep: str, quotechar: str) -> Any:
