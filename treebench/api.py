@@ -33,7 +33,7 @@ from treebench.config import (
     validate_config,
 )
 from treebench.config.grid import Skipped
-from treebench.errors import UserError
+from treebench.errors import DataWarning, UserError
 from treebench.execute.executor import ClusterTarget, run_cells
 from treebench.execute import fold
 from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 - API
@@ -183,8 +183,6 @@ def _dataset_said_once(c: Cell, data_dirs: list[str] | None, offline: bool | Non
     """The dataset of cell ``c``, without its load-time `DataWarning`: the same notes are in
     ``meta["parse_notes"]``, which the checks return for the run's summary (said once, there)."""
     import warnings
-
-    from treebench.errors import DataWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)

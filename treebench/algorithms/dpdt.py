@@ -487,6 +487,17 @@ def warmup() -> float:
     if _WARM:
         return 0.0
     t = time.perf_counter()
+    warmup_dp_kernels()
+    LAYER.warmup_kernels()
+    NUMERIC.numeric_warmup(alpha=True)
+    _WARM = True
+    return time.perf_counter() - t
+
+
+def warmup_dp_kernels() -> None:
+    """The dynamic programme's kernels (`_dpdt_kernels`) of `warmup`, without the search
+    engine's and the numeric search's (`treebench.execute.precompile` compiles those in
+    another process at the same time)."""
     rng = np.random.default_rng(0)
     X = rng.random((30, 3))
     Xt = np.ascontiguousarray(X.T)
@@ -537,7 +548,4 @@ def warmup() -> float:
         K.midpoint_candidates(Xt, Sv, 1, 0)
         K.row_hash(Sv[0], Z, Z)
     K.row_hash(S[0], Z, Z)
-    LAYER.warmup_kernels()
-    NUMERIC.numeric_warmup(alpha=True)
-    _WARM = True
-    return time.perf_counter() - t
+

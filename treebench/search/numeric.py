@@ -183,3 +183,8 @@ def warmup(alpha: bool = False) -> float:
         solve_numeric(X, y, rng.random(24), 3, 2, lam=0.01, deadline=time.perf_counter() + 60.0)
     K.now_seconds()  # the clock's first call (object mode, off Linux) is slow: pay it here
     return time.perf_counter() - t0
+
+
+def warmup_both() -> float:
+    """`warmup` of both searches (the errors search's kernels and the exact-float one's)."""
+    return warmup(alpha=False) + warmup(alpha=True)
