@@ -173,8 +173,8 @@ def test_solve_contract(seed, pairs):
             for r, h in zip(rowlists, levs)]
     ubs = np.array([o * rng.choice([0.5, 0.9, 1.0, 1.0 + 1e-12, 1.1, 2.0]) + rng.choice([0, 0.3])
                     if rng.random() < 0.8 else INF for o in opts])
-    out = E.solve_queries(E.layer_state(L.layer_problem(bitset_data(X, yi, nc), depth, alpha,
-                                                        msl, pairs=pairs)), sets, levs, ubs)
+    out = E.solve_queries(L.layer_problem(bitset_data(X, yi, nc), depth, alpha, msl, pairs=pairs),
+                          sets, levs, ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:
             assert v == opt
@@ -275,7 +275,7 @@ def test_solve_contract_similar_sets(seed):
     Xl, yl = X.astype(int).tolist(), y.tolist()
     opts = [naive.naive_dpdt13_value(Xl, yl, 2, rl, h, alpha, 1) for rl, h in zip(rowlists, levs)]
     ubs = np.array([o + rng.choice([-1.0, 0.0, 1e-12, 0.5, 2.0, INF]) for o in opts])
-    out = E.solve_queries(E.layer_state(L.layer_problem(bitset_data(X, y, 2), depth, alpha)),
+    out = E.solve_queries(L.layer_problem(bitset_data(X, y, 2), depth, alpha),
                           np.array(sets), np.array(levs, np.int64), ubs)
     for v, ub, opt in zip(out, ubs, opts):
         if v < ub:

@@ -116,8 +116,7 @@ def test_solve_contract_on_a_shared_state(seed):
             levs.append(lev)
             ubs.append(ub)
             opts.append(opt)
-        state = E.gosdt_state(G.gosdt_problem(data, H, lam, groups=eq))
-        got = E.solve_queries(state, np.array(sets),
+        got = E.solve_queries(G.gosdt_problem(data, H, lam, groups=eq), np.array(sets),
                               np.array(levs, np.int64), np.array(ubs))
         for g, ub, opt, lev in zip(got, ubs, opts, levs):
             # a budget-2 node is solved exactly whatever ub, unless ub makes a smaller budget

@@ -10,8 +10,10 @@ import time
 
 import numpy as np
 import pytest
+from numba import njit
 
 import naive
+from treebench.algorithms import _search_engine as E
 from treebench.search import bitset, counts, criteria, state
 from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
@@ -584,9 +586,21 @@ def test_depth2_root_is_the_lowest_index_of_its_class_whatever_the_level_above()
     X[16:, 5] = X[16:, 0]  # ... and feature 5 equals it on the second half
     y = rng.integers(0, 2, size=n)
     y[16:] = X[16:, 0]  # the second half: one split on 0 (or 5) is a perfect 3-node tree
-    s = E.topk_state(K.topk_problem(state.bitset_data(X, y, 2), 3))
     first = bitset.pack_rows(np.arange(n) < 16)
-    E.solve(s, first, 3, np.inf, -1.0)
-    assert not s.scr.valid[3][0] and s.scr.valid[3][5]
-    E.solve(s, bitset.pack_rows(np.arange(n) >= 16), 2, np.inf, -1.0)
-    assert s.scr.feat[2] == 0
+    valid, feat = _two_searches(K.topk_problem(state.bitset_data(X, y, 2), 3), first,
+                                bitset.pack_rows(np.arange(n) >= 16), 3, 2)
+    assert not valid[0] and valid[5]
+    assert feat == 0
+
+
+@njit
+def _two_searches(p, first, second, h1, h2):
+    """Search ``first`` with budget ``h1``, then ``second`` with ``h2``, on one Top-k state
+    made here (in compiled code, the record type the fits use; the budgets are arguments, not
+    literals, which numba would compile the driver for anew); the features valid at level
+    ``h1`` after the first search and the root feature of the second."""
+    s = E.topk_state(p)
+    E.solve(s, first, h1, np.inf, -1.0)
+    valid = s.scr.valid[h1].copy()
+    E.solve(s, second, h2, np.inf, -1.0)
+    return valid, s.scr.feat[h2]

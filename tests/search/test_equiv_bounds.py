@@ -134,7 +134,7 @@ def test_solve_answers_never_exceed_the_optimum(seed, smaller, min_imp):
     problem = K.topk_problem(bitset_data(X, y, n_classes), H, smaller_trees=smaller,
                              min_imp=-1.0 if min_imp is None else min_imp)
     s = E.topk_state(problem)
-    vals, M_k = E.solve_queries(s, sets, hs, ubs), s.M
+    vals, M_k = E.solve_queries(problem, sets, hs, ubs), s.M
     assert M_k == M
     for q in range(nq):
         if vals[q] < ubs[q]:
@@ -164,7 +164,7 @@ def test_similarity_bound_counts_one_node_when_leaves_compete(smaller):
     nu = 1.0 if smaller else 0.0
     want = 3.0 * s.M + nu  # three minority rows left, a leaf
     sets = np.array([bitset.pack_rows(full), bitset.pack_rows(less)])
-    vals = E.solve_queries(s, sets, np.array([2, 2]), np.array([np.inf, want + 1.0]))
+    vals = E.solve_queries(problem, sets, np.array([2, 2]), np.array([np.inf, want + 1.0]))
     assert vals[0] == 4.0 * s.M + nu
     assert vals[1] == want
 

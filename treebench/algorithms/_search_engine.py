@@ -277,16 +277,44 @@ def read_back(s, root, H):
     return tree_arrays(t)
 
 
+def solve_queries(p, sets, hs, ubs):
+    """Answer ``solve(sets[q], hs[q], ubs[q])`` in order on one search state of the problem
+    ``p`` (a `TK.TopkProblem`, `GK.GosdtProblem` or `DL.LayerProblem`): the contract of `solve`
+    made testable (a value below ``ub`` is the exact optimum, any other value a lower bound of
+    it that is ``>= ub``) with the bounds earlier queries left in the cache and the
+    similar-support memory.
+
+    The state is made inside compiled code, as the fits make theirs: a record returned to
+    Python and passed back holds its lists as reflected lists, another type, for which numba
+    would compile the whole driver a second time (minutes)."""
+    if isinstance(p, TK.TopkProblem):
+        return _topk_queries(p, sets, hs, ubs)
+    if isinstance(p, GK.GosdtProblem):
+        return _gosdt_queries(p, sets, hs, ubs)
+    return _layer_queries(p, sets, hs, ubs)
+
+
 @njit(cache=True)
-def solve_queries(s, sets, hs, ubs):
-    """Answer ``solve(sets[q], hs[q], ubs[q])`` in order on the one search state ``s``: the
-    contract of `solve` made testable (a value below ``ub`` is the exact optimum, any other
-    value a lower bound of it that is ``>= ub``) with the bounds earlier queries left in the
-    cache and the similar-support memory."""
+def _answer(s, sets, hs, ubs):
     out = np.empty(ubs.shape[0])
     for q in range(ubs.shape[0]):
         out[q] = solve(s, sets[q], hs[q], ubs[q], -1.0)
     return out
+
+
+@njit(cache=True)
+def _topk_queries(p, sets, hs, ubs):
+    return _answer(topk_state(p), sets, hs, ubs)
+
+
+@njit(cache=True)
+def _gosdt_queries(p, sets, hs, ubs):
+    return _answer(gosdt_state(p), sets, hs, ubs)
+
+
+@njit(cache=True)
+def _layer_queries(p, sets, hs, ubs):
+    return _answer(layer_state(p), sets, hs, ubs)
 
 
 # ----------------------------------------------------------------------------- states
