@@ -20,20 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import json, sys
-from numba.core.registry import CPUDispatcher
 from treebench.execute.precompile import GROUPS, run_steps
+from treebench.execute.precompile import compiled_signatures as signatures
 from treebench.execute.fit import warm
 from treebench.registry import ALGORITHMS
-
-def signatures():
-    out = {}
-    for mod_name, mod in list(sys.modules.items()):
-        if mod_name.startswith("treebench") and mod is not None:
-            for obj in list(vars(mod).values()):
-                if isinstance(obj, CPUDispatcher):
-                    key = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
-                    out[key] = {str(s) for s in obj.signatures}
-    return out
 
 per_group = []
 for group in GROUPS:

@@ -58,21 +58,12 @@ GROUPS = [["dpdt"], ["dpdt-regressor"], ["dpdt-adaboost"], ["topk"], ["gosdt"], 
 CHILD = r"""
 import json, sys
 import numpy as np
-from numba.core.registry import CPUDispatcher
 from treebench.registry import ALGORITHMS
 from treebench.execute.fit import warmup_for
+from treebench.execute.precompile import compiled_signatures as signatures
 
 names, variants = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 
-def signatures():
-    out = {}
-    for mod_name, mod in list(sys.modules.items()):
-        if mod_name.startswith("treebench") and mod is not None:
-            for obj in list(vars(mod).values()):
-                if isinstance(obj, CPUDispatcher):
-                    key = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
-                    out[key] = {str(s) for s in obj.signatures}
-    return out
 
 def datasets(entry):
     rng = np.random.default_rng(0)

@@ -55,6 +55,22 @@ def run_steps(steps: list[str]) -> float:
     return time.perf_counter() - t
 
 
+def compiled_signatures() -> dict[str, set[str]]:
+    """The signatures each numba dispatcher of treebench's loaded modules holds in this process
+    (compiled here or loaded from the cache), by ``module.qualname``: what a step compiled is
+    the difference of two calls."""
+    from numba.core.registry import CPUDispatcher
+
+    out: dict[str, set[str]] = {}
+    for mod_name, mod in list(sys.modules.items()):
+        if mod_name.startswith("treebench") and mod is not None:
+            for obj in list(vars(mod).values()):
+                if isinstance(obj, CPUDispatcher):
+                    key = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
+                    out[key] = {str(sig) for sig in obj.signatures}
+    return out
+
+
 def precompile(groups: tuple[tuple[str, ...], ...]) -> list[tuple[int, float, str]]:
     """Run each group in a child process of its own, all at once; (exit code, seconds, error
     output) per group, in the order of ``groups``."""
