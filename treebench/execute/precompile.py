@@ -14,7 +14,7 @@ optimal searches. The kernels fall into two groups that share no compiled functi
 two cores pays the larger group's time instead of the sum, and no kernel is compiled twice
 (two processes that reach the same uncached kernel both compile it). The processes only fill
 the cache; every later process loads the kernels from it. With the cache filled, the command
-takes the time of two interpreter starts and cache loads (about two seconds).
+takes the time of two interpreter starts and cache loads (about 3 s measured).
 
 ``python -m treebench.execute.precompile`` (the Makefile's ``run`` and ``test`` targets call
 it first) prints one line per group with its seconds; exit code 1 when a group failed (its
