@@ -71,7 +71,7 @@ from treebench.search.bitset import split_rows
 from treebench.search.cache import new_cache
 from treebench.search.criteria import INF
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
-from treebench.search.state import N_STATS, S_HITS, S_TIMED_OUT, full_set, new_scratch
+from treebench.search.state import N_STATS, S_HITS, S_TIMED_OUT, bitset_data, full_set, new_scratch
 
 #: the objectives (``EngineState.kind``)
 TOPK, GOSDT, LAYER = 0, 1, 2
@@ -265,7 +265,7 @@ def solve(s, rows, h, ub, b):
     return _end(s, rows, nd, best, best_f, found, lbmin, early, saw, timed_out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def read_back(s, root, H):
     """The tree of the solved search (`treebench.search.readback`; re-asking `solve`, a cache
     hit in the normal case)."""
@@ -277,44 +277,104 @@ def read_back(s, root, H):
     return tree_arrays(t)
 
 
+# ----------------------------------------------------------------------------- the entry
+@njit(cache=True)
+def _run(kind, tp, gp, lp, sets, hs, ubs):
+    """The one compiled entry of the engine: the search state of the problem of ``kind``
+    (``tp``, ``gp`` or ``lp``; the other two are placeholders of the same types, never read),
+    then either the queries ``solve(sets[q], hs[q], ubs[q])`` in order (when ``ubs`` is not
+    empty), or the search from the root and the tree read back.
+
+    One entry, not one per objective and use: numba optimises every compiled function that
+    calls the driver together with the driver's whole code again (about 20-30 s each, cold),
+    so each further caller would add that much to the first run's compilation. Returns
+    (value of the root search, the objective's extra value: Top-k's ``M``, the GOSDT lower
+    bound, 0 for DPDT; feature, left, right, class totals of the tree in pre-order; the
+    statistics before and after the read-back; the queries' answers)."""
+    if kind == TOPK:
+        s = topk_state(tp)
+        H = tp.depth
+    elif kind == GOSDT:
+        s = gosdt_state(gp)
+        H = gp.depth
+    else:
+        s = layer_state(lp)
+        H = lp.depth
+    nq = ubs.shape[0]
+    answers = np.empty(nq)
+    for q in range(nq):
+        answers[q] = solve(s, sets[q], hs[q], ubs[q], -1.0)
+    root = full_set(s.data.n_rows, s.data.F.shape[0])
+    if nq > 0:
+        H = 0  # no fit: a leaf stands in for the tree
+    obj = solve(s, root, H, INF, -1.0)
+    searched = s.stats.copy()  # before the read-back (its re-searches are not counted)
+    feat, left, right, value = read_back(s, root, H)
+    extra = 0.0
+    if kind == TOPK:
+        extra = s.M
+    elif kind == GOSDT:
+        extra = obj
+        if searched[S_TIMED_OUT] != 0:
+            extra = GK.root_bound(s, root, H)
+    return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers
+
+
+_SPARE = []  # the placeholder problems of `_run`, made on first use
+
+
+def _call(kind, p, sets=None, hs=None, ubs=None):
+    if not _SPARE:
+        data = bitset_data(np.zeros((2, 1), np.uint8), np.array([0, 1]), 2)
+        _SPARE.extend([TK.topk_problem(data, 1), GK.gosdt_problem(data, 1, 0.0),
+                       DL.layer_problem(data, 1, 0.0)])
+    problems = list(_SPARE)
+    problems[kind] = p
+    W = p.data.F.shape[0]
+    return _run(kind, *problems,
+                np.ascontiguousarray(np.zeros((0, W)) if sets is None else sets, np.uint64),
+                np.ascontiguousarray(np.zeros(0) if hs is None else hs, np.int64),
+                np.ascontiguousarray(np.zeros(0) if ubs is None else ubs, np.float64))
+
+
+def fit_topk(p):
+    """Run the Top-k search of the problem ``p`` (`TK.topk_problem`) from the root and read the
+    tree back. Returns (objective, M, feature, left, right, value, stats), the tree in
+    pre-order."""
+    obj, M, feat, left, right, value, _, stats, _ = _call(TOPK, p)
+    return obj, M, feat, left, right, value, stats
+
+
+def fit_gosdt(p):
+    """Search the GOSDT problem ``p`` (`GK.gosdt_problem`) from the root and read the tree back.
+    Returns (objective, lower bound, feature, left, right, value, stats), counts in weight
+    units, the tree in pre-order."""
+    obj, lb, feat, left, right, value, _, stats, _ = _call(GOSDT, p)
+    return obj, lb, feat, left, right, value, stats
+
+
+def fit_layer_search(p):
+    """Search the whole training set of DPDT's layer problem ``p`` (`DL.layer_problem`) and read
+    the tree back. Returns (value of the root search, feature, left, right, class counts of
+    the tree in pre-order, stats, cache hits): the statistics of the search, except that a
+    deadline passed while the tree was read back (a re-search of a state the capped cache did
+    not keep) counts as timed out."""
+    v, _, feat, left, right, value, stats, after, _ = _call(LAYER, p)
+    hits = stats[S_HITS]
+    stats[S_TIMED_OUT] = after[S_TIMED_OUT]
+    return v, feat, left, right, value, stats, hits
+
+
 def solve_queries(p, sets, hs, ubs):
     """Answer ``solve(sets[q], hs[q], ubs[q])`` in order on one search state of the problem
     ``p`` (a `TK.TopkProblem`, `GK.GosdtProblem` or `DL.LayerProblem`): the contract of `solve`
     made testable (a value below ``ub`` is the exact optimum, any other value a lower bound of
     it that is ``>= ub``) with the bounds earlier queries left in the cache and the
-    similar-support memory.
-
-    The state is made inside compiled code, as the fits make theirs: a record returned to
-    Python and passed back holds its lists as reflected lists, another type, for which numba
-    would compile the whole driver a second time (minutes)."""
-    if isinstance(p, TK.TopkProblem):
-        return _topk_queries(p, sets, hs, ubs)
-    if isinstance(p, GK.GosdtProblem):
-        return _gosdt_queries(p, sets, hs, ubs)
-    return _layer_queries(p, sets, hs, ubs)
-
-
-@njit(cache=True)
-def _answer(s, sets, hs, ubs):
-    out = np.empty(ubs.shape[0])
-    for q in range(ubs.shape[0]):
-        out[q] = solve(s, sets[q], hs[q], ubs[q], -1.0)
-    return out
-
-
-@njit(cache=True)
-def _topk_queries(p, sets, hs, ubs):
-    return _answer(topk_state(p), sets, hs, ubs)
-
-
-@njit(cache=True)
-def _gosdt_queries(p, sets, hs, ubs):
-    return _answer(gosdt_state(p), sets, hs, ubs)
-
-
-@njit(cache=True)
-def _layer_queries(p, sets, hs, ubs):
-    return _answer(layer_state(p), sets, hs, ubs)
+    similar-support memory. The queries run through the fits' compiled entry (`_run`), so
+    they compile nothing more."""
+    kind = TOPK if isinstance(p, TK.TopkProblem) else \
+        GOSDT if isinstance(p, GK.GosdtProblem) else LAYER
+    return _call(kind, p, sets, hs, ubs)[8]
 
 
 # ----------------------------------------------------------------------------- states
@@ -399,49 +459,3 @@ def _stats_clock(deadline):
     clock = np.zeros(1)
     clock[0] = deadline
     return stats, clock
-
-
-# ----------------------------------------------------------------------------- fits
-@njit(cache=True)
-def fit_topk(p):
-    """Run the Top-k search of the problem ``p`` from the root and read the tree back.
-    Returns (objective, M, feature, left, right, value, stats), the tree in pre-order."""
-    s = topk_state(p)
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    obj = solve(s, root, p.depth, INF, -1.0)
-    feat, left, right, value = read_back(s, root, p.depth)
-    return obj, s.M, feat, left, right, value, s.stats
-
-
-@njit(cache=True)
-def fit_gosdt(p):
-    """Search the GOSDT problem ``p`` from the root and read the tree back. Returns
-    (objective, lower bound, feature, left, right, value, stats), counts in weight units, the
-    tree in pre-order."""
-    s = gosdt_state(p)
-    H = p.depth
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    obj = solve(s, root, H, INF, -1.0)
-    timed_out = s.stats[S_TIMED_OUT] != 0
-    feat, left, right, value = read_back(s, root, H)
-    lb = obj
-    if timed_out:
-        lb = GK.root_bound(s, root, H)
-    return obj, lb, feat, left, right, value, s.stats
-
-
-@njit(cache=True)
-def fit_layer_search(p):
-    """Search the whole training set of DPDT's layer problem ``p`` and read the tree back.
-    Returns (value of the root search, feature, left, right, class counts of the tree in
-    pre-order, stats, cache hits)."""
-    s = layer_state(p)
-    root = full_set(p.data.n_rows, p.data.F.shape[0])
-    v = solve(s, root, p.depth, INF, -1.0)
-    stats = s.stats.copy()  # before the read-back (its re-searches are not counted)
-    hits = s.stats[S_HITS]
-    feat, left, right, value = read_back(s, root, p.depth)
-    # the deadline may also pass while the tree is read back (a re-search of a state the
-    # capped cache did not keep): the fit then counts as timed out
-    stats[S_TIMED_OUT] = s.stats[S_TIMED_OUT]
-    return v, feat, left, right, value, stats, hits
