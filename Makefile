@@ -11,11 +11,12 @@ DATA   ?= $(firstword $(wildcard ../shared/datasets))
 PAPER_CONFIGS ?= $(shell grep -l '^profiles:' configs/*.yaml)
 REPRO_OUT     ?= results/reproduce
 
-.PHONY: run test test-nojit test-all install install-test install-docs docs bench clean help reproduce reproduce-full
+.PHONY: run precompile test test-nojit test-all install install-test install-docs docs bench clean help reproduce reproduce-full
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
 	@echo "make test  - install the test extras and run the test suite"
+	@echo "make precompile - compile the numba kernels into numba's cache (make run and make test do it)"
 	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
 	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
 	@echo "make reproduce-full - the same with the full configs (hours)"
@@ -47,14 +48,18 @@ run: $(STAMP)
 	$(BIN)/python -m treebench.execute.precompile
 	$(BIN)/treebench run configs/quickstart.yaml --out results/quickstart
 
+precompile: $(STAMP)
+	$(BIN)/python -m treebench.execute.precompile
+
 test: $(TSTAMP)
 	-$(BIN)/python -m treebench.execute.precompile
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
 
 # The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
 # code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
+NOJIT_WORKERS ?= 2
 test-nojit: $(TSTAMP)
-	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n $(NOJIT_WORKERS) -m "kernels and not data and not slow and not peers" \
 		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
