@@ -57,7 +57,7 @@ def test_k_axis_is_categorical_with_all_last_and_excludes_cart(results):
                       axes)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "all"]
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    labels = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]  # wrapped
     # CART has no k: it is no line of its own, only a horizontal reference
     assert not any(lb.startswith("cart") and "[reference]" not in lb for lb in labels)
     assert "cart (max_depth=3) [reference]" in labels
@@ -66,7 +66,8 @@ def test_k_axis_is_categorical_with_all_last_and_excludes_cart(results):
     crosses = [ln for ln in ax.get_lines() if ln.get_marker() == "x"]
     assert crosses and all(len(ln.get_xdata()) == 1 and abs(ln.get_xdata()[0] - 3.0) <= 0.125
                            for ln in crosses)
-    assert any("every cell of the setting failed" in t.get_text() for t in ax.texts)
+    assert any("every cell of the setting failed" in t.get_text().replace("\n", " ")
+               for t in ax.texts)
 
 
 def test_fit_time_is_on_a_log_scale(results):
@@ -143,12 +144,13 @@ def test_none_is_a_value_and_absent_params_are_not_applicable(tmp_path):
 def test_failure_note_names_only_the_marks_drawn(results):
     axes = sweep_axes(results.settings, results.key_columns)
     car = axis_figure(results, "car", "param_max_depth", ("test_accuracy",), axes)
-    notes = [t.get_text() for t in car.axes[0].texts]
+    notes = [t.get_text().replace("\n", " ") for t in car.axes[0].texts]  # wrapped lines
     assert any("hollow marker" in n and "every cell" not in n for n in notes)
     wine_like = axis_figure(results, "car", "param_k", ("n_leaves",), axes)
-    assert not any("every cell" in t.get_text() for t in wine_like.axes[0].texts)
+    assert not any("every cell" in t.get_text().replace("\n", " ")
+                   for t in wine_like.axes[0].texts)
     leaves = leaves_figure(results, "tic-tac-toe")
-    notes = [t.get_text() for t in leaves.axes[0].texts]
+    notes = [t.get_text().replace("\n", " ") for t in leaves.axes[0].texts]
     assert any("1 setting(s) where every cell failed are not shown" in n for n in notes)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,6 +239,19 @@ def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
     return len(refs)
 
 
+#: characters of a legend label per line, and of the 7-point note under a figure per line (its
+#: width); longer text is wrapped at spaces, so that neither pushes the axes out of the figure
+LABEL_WIDTH = 36
+NOTE_WIDTH = 128
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (a longer word
+    keeps its line)."""
+    lines = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines) if lines else text
+
+
 def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note: str,
             n_legend: int) -> None:
     ax.set_title(title)
@@ -247,13 +261,18 @@ def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note:
         if n_legend <= 3:
             ax.legend(fontsize="small", loc="best")
         else:  # outside, right of the axes, so it never hides data
-            fig.legend(fontsize="small" if n_legend <= 12 else "x-small",
+            handles, labels = ax.get_legend_handles_labels()
+            fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels],
+                       fontsize="small" if n_legend <= 12 else "x-small",
                        loc="outside right upper")
-    if note:  # under the axes; the constrained layout makes room for it
-        ax.set_xlabel(f"{xlabel}\n", fontsize=9)
+    if note:  # along the figure's bottom edge, under the axes and the legend: the x label's
+        # blank lines (one per line of the note) make the room; the note itself is left out of
+        # the constrained layout, which would otherwise narrow the axes to the note's width
+        note = wrap(note, NOTE_WIDTH)
+        ax.set_xlabel(xlabel + "\n" * (note.count("\n") + 1), fontsize=9)
         ax.annotate(note, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
                     textcoords="offset points", fontsize=7, color="0.3", ha="left",
-                    va="bottom", annotation_clip=False)
+                    va="bottom", annotation_clip=False).set_in_layout(False)
 
 
 def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, ...],
@@ -401,7 +420,7 @@ def file_digest(path: Path) -> str | None:
 
 
 #: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
-STYLE_VERSION = "3"
+STYLE_VERSION = "4"
 CACHE_FILE = ".figures.json"
 
 

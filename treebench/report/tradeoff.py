@@ -32,7 +32,7 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA
 from treebench.report.figures import FigureJob, make_job, register_figures, slug
-from treebench.report.figures import line_colors, DPI, MARKERS
+from treebench.report.figures import line_colors, wrap, DPI, LABEL_WIDTH, MARKERS, NOTE_WIDTH
 from treebench.report.tables import metric_label
 
 LAM = "param_lam"
@@ -139,14 +139,17 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     ax_auc.set_title(f"{dataset}: ROC AUC and expected cost against λ")
     ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
     ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")
-    ax_cost.set_xlabel("λ (weight of the impurity term)\n")
     if len(lines) + n_tuned <= 3:
         ax_auc.legend(fontsize="small", loc="best")
     else:
-        fig.legend(fontsize="small", loc="outside right upper")
+        handles, labels = ax_auc.get_legend_handles_labels()
+        fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels], fontsize="small",
+                   loc="outside right upper")
     note = f"mean over folds and seeds, {ERROR_BAR_NOTE}" + (
         "; ★: entries that tune λ, at their mean chosen λ" if len(tuned) else "")
-    fig.text(0.01, 0.005, note + " (Zhang & Gionis 2023, Fig. 2)", fontsize=7, color="0.3")
+    note = wrap(note + " (Zhang & Gionis 2023, Fig. 2)", NOTE_WIDTH)
+    ax_cost.set_xlabel("λ (weight of the impurity term)" + "\n" * (note.count("\n") + 1))
+    fig.text(0.01, 0.005, note, fontsize=7, color="0.3")
     return fig
 
 
