@@ -5,7 +5,8 @@ limit while ``compile_seconds`` says 0.
 
 Each group runs in a fresh interpreter: in this process earlier tests may have compiled the
 very signatures a warm-up forgets. Fits cover 0/1 and (where accepted) raw inputs, two and three
-classes, with and without sample weights, and the parameter values that select other kernels.
+classes, with and without sample weights, read-only arrays (numba types them apart), and the
+parameter values that select other kernels; each fitted model also predicts.
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ def datasets(entry):
                 if weighted and "weights" not in entry.inputs:
                     continue
                 yield f"{kind}, {n_classes} classes, {'weights' if weighted else 'no weights'}", X, y, w
+                if n_classes == 2 and (weighted or "weights" not in entry.inputs):
+                    # read-only inputs (a memory map, as joblib hands its workers) are typed
+                    # apart by numba: the fit must not compile kernels for them
+                    frozen = [None if a is None else a.copy() for a in (X, y, w)]
+                    for a in frozen:
+                        if a is not None:
+                            a.setflags(write=False)
+                    yield f"{kind}, read-only arrays", *frozen
 
 found = {}
 for name in names:
@@ -92,7 +101,8 @@ for name in names:
     for params in variants.get(name, [{}]):
         for what, X, y, w in datasets(entry):
             before = signatures()
-            entry.obj(**params).fit(X, y, sample_weight=w)
+            est = entry.obj(**params).fit(X, y, sample_weight=w)
+            est.predict(X)
             after = signatures()
             new = {k: sorted(v - before.get(k, set())) for k, v in after.items() if v - before.get(k, set())}
             if new:

@@ -63,7 +63,7 @@ class _TreeModel:
         X = validate_data(self, X, dtype=_dtypes(self), reset=False, ensure_all_finite=_finite(self))
         if self.binary_features_only:
             check_binary_matrix(X)
-        return X
+        return writable(X)
 
     def _export_args(self, feature_names=None, class_names=None):
         check_is_fitted(self)
@@ -129,6 +129,7 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         deadline (`FitContext`); ``sample_weight`` wins over ``context.sample_weight``."""
         self._validate_params()
         X, y = _checked_classification_data(self, X, y)
+        X = writable(X)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
@@ -178,10 +179,11 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=_dtypes(self), ensure_min_samples=1, y_numeric=True,
                              ensure_all_finite=_finite(self))
+        X = writable(X)
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
-        tree, info = self._fit_tree(X, np.asarray(y, dtype=np.float64), ctx)
+        tree, info = self._fit_tree(X, writable(np.asarray(y, dtype=np.float64)), ctx)
         self.tree_ = tree
         self.solve_info_ = dict(info)
         return self
@@ -196,6 +198,15 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
 
     def __sklearn_tags__(self):
         return _tags_from_inputs(self, super().__sklearn_tags__())
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """``a``, or a copy of it when it is read-only (a memory map, such as the inputs joblib
+    hands its workers). numba types a read-only array apart from a writable one, so each
+    kernel would be compiled again for it (a minute and more on a cold cache, inside the
+    fit, where the learners' warm-ups compile only the writable types); no learner writes
+    into its inputs, and the copy costs far less."""
+    return a if a.flags.writeable else np.array(a)
 
 
 def _checked_classification_data(est, X, y):
@@ -267,7 +278,8 @@ def _context_with_weights(X, sample_weight, context: FitContext | None) -> FitCo
     ctx = (context or FitContext()).checked(X.shape[1])
     if sample_weight is None:
         sample_weight = ctx.sample_weight
-    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    sw = writable(_check_sample_weight(sample_weight, X, dtype=np.float64,
+                                       ensure_non_negative=True))
     with np.errstate(over="ignore"):
         total = float(np.sum(sw))
     if not np.isfinite(total):
