@@ -74,3 +74,33 @@ def test_the_objectives_answer_through_the_same_driver_as_their_fits(seed):
             (G.gosdt_problem(data, 3, 0.7), E.gosdt_state, E.fit_gosdt),
             (L.layer_problem(data, 3, 0.05), E.layer_state, E.fit_layer_search)):
         assert E.solve_queries(problem, sets, hs, ubs)[0] == fit(problem)[0]
+
+
+def test_fits_from_several_threads_at_once_agree():
+    """The placeholder problems of the engine's one entry are made on first use; threads that
+    make the first fits at once (a dask worker's threads) each get a correct fit."""
+    import threading
+
+    tp, gp, lp = _problems(False)
+    want = E.fit_topk(tp)[0], E.fit_gosdt(gp)[0], E.fit_layer_search(lp)[0]
+    E._SPARE.clear()
+    start = threading.Barrier(6)
+    got, errors = [], []
+
+    def work(fit, p):
+        start.wait()
+        try:
+            got.append((fit.__name__, fit(p)[0]))
+        except Exception as e:  # noqa: BLE001 (reported by the assertion below)
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=fp) for fp in
+               [(E.fit_topk, tp), (E.fit_gosdt, gp), (E.fit_layer_search, lp)] * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(E._SPARE) == 1
+    names = ["fit_topk", "fit_gosdt", "fit_layer_search"]
+    assert sorted(got) == sorted((n, w) for n, w in zip(names * 2, want * 2))

@@ -320,15 +320,15 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
     return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers
 
 
-_SPARE = []  # the placeholder problems of `_run`, made on first use
+_SPARE = []  # [the placeholder problems of `_run`], made on first use
 
 
 def _call(kind, p, sets=None, hs=None, ubs=None):
-    if not _SPARE:
+    if not _SPARE:  # threads racing here each store a whole tuple: the list never grows
         data = bitset_data(np.zeros((2, 1), np.uint8), np.array([0, 1]), 2)
-        _SPARE.extend([TK.topk_problem(data, 1), GK.gosdt_problem(data, 1, 0.0),
-                       DL.layer_problem(data, 1, 0.0)])
-    problems = list(_SPARE)
+        _SPARE[:] = [(TK.topk_problem(data, 1), GK.gosdt_problem(data, 1, 0.0),
+                      DL.layer_problem(data, 1, 0.0))]
+    problems = list(_SPARE[0])
     problems[kind] = p
     W = p.data.F.shape[0]
     return _run(kind, *problems,
