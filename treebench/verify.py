@@ -111,11 +111,18 @@ def _column(table: pd.DataFrame | Indexed, name: str) -> str:
         raise _Fail(str(exc)) from None
 
 
-def select(table: pd.DataFrame | Indexed, where: dict[str, Any]) -> pd.DataFrame:
+def select(table: pd.DataFrame | Indexed, where: dict[str, Any],
+           wanted: list[str] | None = None) -> pd.DataFrame:
     """The rows of ``table`` matching every condition of ``where`` (a value, a list of values,
-    or a mapping of operators eq/ne/in/ge/gt/le/lt)."""
+    or a mapping of operators eq/ne/in/ge/gt/le/lt); with ``wanted``, only the columns those
+    names stand for that the table has (a missing one is reported by its reader)."""
+    columns = None
+    if wanted is not None:
+        df = table.df if isinstance(table, Indexed) else table
+        columns = list(dict.fromkeys(c for c in (COLUMN_ALIASES.get(n, n) for n in wanted)
+                                     if c in df.columns))
     try:
-        return select_rows(table, where, COLUMN_ALIASES)
+        return select_rows(table, where, COLUMN_ALIASES, columns)
     except MissingColumn as exc:
         raise _Fail(str(exc)) from None
 
@@ -152,7 +159,7 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
     """The aggregate of ``metric`` over the rows selected by ``where``, reduced ``across``
     columns in order; return (value, number of rows used). Raise `_Fail` with the reason when
     the selection is empty or holds cells that did not finish (``missing: fail``)."""
-    rows = select(table, where)
+    rows = select(table, where, ["status", metric, *across])
     if rows.empty:
         raise _Fail(f"no results row matches {_where_text(where) or 'the (empty) selection'}")
     if agg == "count":
@@ -290,7 +297,7 @@ def _present(table: pd.DataFrame | Indexed, where: dict[str, Any],
              shown: dict[str, Any]) -> dict[str, Any]:
     """``shown`` with each list condition cut to the values the selected rows hold, so that a
     verdict never names values the results do not have (a profile that ran fewer of them)."""
-    rows = select(table, where)
+    rows = select(table, where, list(shown))
     out = dict(shown)
     for k, cond in shown.items():
         vals = cond if isinstance(cond, list) else cond.get("in") if isinstance(cond, dict) and \
@@ -308,7 +315,7 @@ def _check_monotone(table: pd.DataFrame, e: Expectation, where: dict[str, Any],
                     name: str) -> Verdict:
     mono = e.monotone
     assert mono is not None
-    rows = select(table, where)
+    rows = select(table, where, [mono.along])
     if rows.empty:
         raise _Fail(f"no results row matches {_where_text(where) or 'the selection'}")
     col = _column(rows, mono.along)
@@ -372,7 +379,7 @@ def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
     """One ``where`` addition per combination of the ``per`` columns present in the selection."""
     if not e.per:
         return [{}]
-    rows = select(table, e.where)
+    rows = select(table, e.where, list(e.per))
     cols = [_column(table, c) for c in e.per]
     combos: dict[tuple[str, ...], tuple[Any, ...]] = {}
     for _, r in rows[cols].iterrows():

@@ -158,12 +158,16 @@ def column(table: pd.DataFrame | Indexed, name: str,
 
 
 def select_rows(table: pd.DataFrame | Indexed, where: dict[str, Any],
-           aliases: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The rows of ``table`` matching every condition of ``where`` (see `matches`)."""
+           aliases: Mapping[str, str] | None = None,
+           columns: list[str] | None = None) -> pd.DataFrame:
+    """The rows of ``table`` matching every condition of ``where`` (see `matches`); only the
+    ``columns`` given (None: all). Taking a few columns matters: a verification selects
+    thousands of times, and copying every column of a wide table each time took most of its
+    time (45 s for a 5,670-row table)."""
     ix = indexed(table)
     mask = np.ones(len(ix.df), dtype=bool)
     for name, cond in where.items():
         codes, uniques = ix.codes(column(ix, name, aliases))
         hit = np.fromiter((matches(u, cond) for u in uniques), dtype=bool, count=len(uniques))
         mask &= hit[codes] if len(codes) else mask
-    return ix.df[mask]
+    return ix.df[mask] if columns is None else ix.df.loc[mask, columns]
