@@ -44,8 +44,7 @@ install-docs: $(DSTAMP)
 
 # precompile: the learners' numba kernels into numba's cache, two processes at once (a fresh
 # machine's first compilation in about 4.5 minutes instead of 6.5; about 3 s when cached)
-run: $(STAMP)
-	$(BIN)/python -m treebench.execute.precompile
+run: precompile
 	$(BIN)/treebench run configs/quickstart.yaml --out results/quickstart
 
 precompile: $(STAMP)
@@ -57,9 +56,8 @@ test: $(TSTAMP)
 
 # The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
 # code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
-NOJIT_WORKERS ?= 2
 test-nojit: $(TSTAMP)
-	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n $(NOJIT_WORKERS) -m "kernels and not data and not slow and not peers" \
+	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
 		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
