@@ -1,7 +1,9 @@
 """`optimal-numeric` (treebench) against ConTree (pycontree) on the Quant-BnB training files.
 
 Both solve the same problem: the depth-D tree with the fewest training errors over every
-threshold of the raw numeric features. Every fit runs in its own fresh process (``spawn``, see
+threshold of the raw numeric features; with ``--lexicographic`` the fewest errors, then the
+fewest nodes (``min-errors-then-nodes``: ours with ``lexicographic=True``, ConTree with a cost
+per branching node below one error for the whole tree, as the ``contree`` adapter asks). Every fit runs in its own fresh process (``spawn``, see
 `_fresh`): the child loads the file and warms up (JIT compilation loaded from numba's cache;
 for both solvers one fit on the file's first 50 rows), says "ready", then times ``fit`` alone
 (the estimator's input checks included, for both) and reports the fit seconds, the training
@@ -13,10 +15,11 @@ is loaded as treebench's dataset of that name, its numeric columns)::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/numeric_vs_contree.py \
         --depths 2,3 [--depth4] [--datasets raisin,bank] [--time-limit 60] [--repeat 3] \
-        [--csv out.csv]
+        [--lexicographic] [--csv out.csv]
 
 The table gives, per file and depth, both times, the ratio ours / ConTree (measured in the same
-run, one after the other), whether the training errors are equal (when not, and ConTree merged
+run, one after the other), whether the training errors are equal (with ``--lexicographic``:
+errors and node counts; when not, and ConTree merged
 distinct values of some features, how many: it then solved a coarser problem), and both peak
 memories;
 then, per depth, the largest and the median ratio over the rows where ConTree finished. Times
@@ -75,7 +78,7 @@ def _registered(name: str):
     return np.ascontiguousarray(X[keep]), y.astype(np.int64)
 
 
-def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
+def _fit_one(solver: str, name: str, depth: int, limit: float, lex: bool, conn) -> None:
     """Child process: load and warm up, say "ready", fit once, send a result dict."""
     import warnings
 
@@ -88,19 +91,23 @@ def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
 
         warmup()
         OptimalNumericClassifier(max_depth=2).fit(X[:50], y[:50])  # as ConTree's warm-up fit
-        est = OptimalNumericClassifier(max_depth=depth, time_limit=limit)
+        est = OptimalNumericClassifier(max_depth=depth, time_limit=limit, lexicographic=lex)
         conn.send("ready")
         t = time.perf_counter()
         est.fit(X, y)
         out["seconds"] = time.perf_counter() - t
         out["timed_out"] = bool(est.solve_info_["timed_out"])
         out["errors"] = int(round(est.solve_info_["training_error"]))
+        out["nodes"] = int(est.tree_.n_nodes)
     else:
         from pycontree import ConTree
 
         yi = y.astype(np.intc)
         ConTree(max_depth=2).fit(X[:50], yi[:50])
-        est = ConTree(max_depth=depth, time_limit=limit)
+        from treebench.algorithms.peers import lexicographic_cost
+
+        cost = lexicographic_cost(len(yi), depth) if lex else 0.0
+        est = ConTree(max_depth=depth, complexity_cost=cost, time_limit=limit)
         conn.send("ready")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -109,7 +116,11 @@ def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
             out["seconds"] = time.perf_counter() - t
         out["timed_out"] = any("time limit" in str(w.message) for w in caught)
         out["errors"] = int(np.sum(est.predict(X) != yi))
-        from treebench.algorithms.peers_continuous import float32_merges
+        from treebench.algorithms.peers_continuous import _describe_float32, float32_merges
+        from treebench.tree.adapters import from_threshold_nested
+
+        out["nodes"] = int(from_threshold_nested(est.tree_, _describe_float32(X), int(yi.max()) + 1,
+                                                 X, y).n_nodes)
 
         out["merged"] = float32_merges(X)  # features whose distinct values ConTree merges
     out["peak_mb"] = vm_hwm_mb()
@@ -117,12 +128,12 @@ def _fit_one(solver: str, name: str, depth: int, limit: float, conn) -> None:
     conn.send(out)
 
 
-def _fit_fresh(solver, name, depth, limit, repeat):
+def _fit_fresh(solver, name, depth, limit, repeat, lex=False):
     """The run with the median fit time among ``repeat`` fresh-process runs (the first that
     did not finish, if any)."""
     runs = []
     for _ in range(repeat):
-        status, res, _ = run_fresh(_fit_one, (solver, name, depth, limit), limit)
+        status, res, _ = run_fresh(_fit_one, (solver, name, depth, limit, lex), limit)
         res = res or {}
         if status == "ok" and res.get("timed_out"):
             status = "timeout"
@@ -133,20 +144,22 @@ def _fit_fresh(solver, name, depth, limit, repeat):
     return "ok", runs[len(runs) // 2]
 
 
-def run(names, depths, limit: float, repeat: int = 1):
+def run(names, depths, limit: float, repeat: int = 1, lex: bool = False):
     rows = []
     for name in names:
         for depth in depths:
-            row = {"dataset": name, "depth": depth}
+            row = {"dataset": name, "depth": depth, "lexicographic": lex}
             for solver in SOLVERS:
-                status, res = _fit_fresh(solver, name, depth, limit, repeat)
+                status, res = _fit_fresh(solver, name, depth, limit, repeat, lex)
                 row.update({"n": res.get("n", row.get("n")), "f": res.get("f", row.get("f")),
                             f"{solver}_status": status, f"{solver}_s": res.get("seconds"),
                             f"{solver}_errors": res.get("errors"),
+                            f"{solver}_nodes": res.get("nodes"),
                             f"{solver}_merged": res.get("merged"),
                             f"{solver}_mb": res.get("peak_mb")})
                 print(f"{name} d{depth} {solver}: {status} {res.get('seconds')} "
-                      f"errors={res.get('errors')}", file=sys.stderr, flush=True)
+                      f"errors={res.get('errors')} nodes={res.get('nodes')}", file=sys.stderr,
+                      flush=True)
             rows.append(row)
     return rows
 
@@ -175,8 +188,11 @@ def table(rows) -> str:
         if r["contree_status"] == "ok":
             ratios.setdefault(int(r["depth"]), []).append(ratio if ratio is not None else
                                                           float("inf"))
-        equal = ("yes" if str(r["contree_errors"]) == str(r["ours_errors"]) else
-                 f"no ({r['contree_errors']} / {r['ours_errors']}{_merged(r)})")
+        key = [f"{s}_errors" for s in SOLVERS]
+        if r.get("lexicographic") in (True, "True"):  # errors, then node counts
+            key = [f"{s}_errors" for s in SOLVERS] + [f"{s}_nodes" for s in SOLVERS]
+        pair = [" / ".join(str(r[k]) for k in key[i::2]) for i in range(2)]
+        equal = "yes" if pair[0] == pair[1] else f"no ({pair[0]} / {pair[1]}{_merged(r)})"
         mb = "/".join(f"{float(r[f'{s}_mb']):.0f}" if r.get(f"{s}_mb") not in (None, "") else "-"
                       for s in SOLVERS)
         out.append(f"| {r['dataset']} | {r['n']} | {r['f']} | {r['depth']} | "
@@ -197,6 +213,8 @@ def main(argv=None) -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--repeat", type=int, default=1,
                     help="fresh-process runs per fit; the median time is kept")
+    ap.add_argument("--lexicographic", action="store_true",
+                    help="both solvers: fewest errors, then fewest nodes")
     ap.add_argument("--csv", default=None, help="write the rows to this CSV file")
     ap.add_argument("--table-from", default=None, help="reprint the table of an earlier CSV")
     a = ap.parse_args(argv)
@@ -205,7 +223,7 @@ def main(argv=None) -> None:
             print(table(list(csv.DictReader(fh))))
         return
     depths = [int(d) for d in a.depths.split(",")] + ([4] if a.depth4 else [])
-    rows = run(a.datasets.split(","), depths, a.time_limit, a.repeat)
+    rows = run(a.datasets.split(","), depths, a.time_limit, a.repeat, a.lexicographic)
     if a.csv:
         with open(a.csv, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))

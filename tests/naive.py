@@ -1439,6 +1439,30 @@ def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, e
     return rec(rows0, depth)
 
 
+def naive_numeric_lexicographic(X, y, n_classes, depth, sample_weight=None):
+    """Brute force over the same trees as `naive_numeric_optimal` for the pair (weighted
+    errors, leaves) compared lexicographically: a leaf unless a split's pair is smaller, then
+    the lowest feature, then the lowest threshold, children by the same rule. Returns
+    ``((errors, leaves), tree)``."""
+    X = np.asarray(X, dtype=float)
+    y = [int(v) for v in y]
+    w = [1.0] * len(y) if sample_weight is None else [float(v) for v in sample_weight]
+
+    def rec(rows, h):
+        c = class_weights(rows, y, w, n_classes)
+        best = ((sum(c) - max(c), 1), None)
+        if h == 0:
+            return best
+        for f, t, left, right in numeric_splits(X, rows):
+            (el, ll), tl = rec(left, h - 1)
+            (er, lr), tr = rec(right, h - 1)
+            if (el + er, ll + lr) < best[0]:
+                best = ((el + er, ll + lr), (f, t, tl, tr))
+        return best
+
+    return rec([r for r in range(len(y)) if w[r] > 0], depth)
+
+
 def naive_dpdt_numeric(X, y, n_classes, depth, alpha, sample_weight=None):
     """DPDT's exhaustive backward induction on numeric features, plainly: at every node the
     first minimum over (leaf, every feature's midpoints increasing) of the float

@@ -171,6 +171,32 @@ def test_contree_lexicographic_keeps_the_errors_with_fewest_nodes(seed):
         assert _nodes(lex) == 1
 
 
+@pytest.mark.peers
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("depth", [2, 3])
+def test_numeric_min_errors_then_nodes_is_one_problem(seed, depth):
+    """optimal-numeric and ConTree asked for `min-errors-then-nodes` on raw numeric features
+    return trees with equal errors and equal node counts, at most the nodes of optimal-numeric's
+    `min-errors` tree (whose errors are the same)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, size=(90, 3)).astype(float)
+    y = ((X[:, 0] > 2) ^ (X[:, 1] > 3) ^ (rng.random(90) < 0.15)).astype(int)
+    ours = _fit("optimal-numeric", "min-errors-then-nodes", X, y, max_depth=depth)
+    contree = _fit("contree", "min-errors-then-nodes", X, y, max_depth=depth)
+    assert (_errors(ours, X, y), _nodes(ours)) == (_errors(contree, X, y), _nodes(contree))
+    plain = _fit("optimal-numeric", "min-errors", X, y, max_depth=depth)
+    assert _errors(plain, X, y) == _errors(ours, X, y) and _nodes(ours) <= _nodes(plain)
+
+
+def test_optimal_numeric_lexicographic_needs_the_errors_objective():
+    X = np.arange(12, dtype=float).reshape(6, 2)
+    y = np.array([0, 1, 0, 1, 1, 0])
+    est = ALGORITHMS.get("optimal-numeric").create(
+        max_depth=2, objective="error_rate+lambda*leaves", lexicographic=True)
+    with pytest.raises(ValueError, match="needs objective='errors'"):
+        est.fit(X, y)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_gosdt_lexicographic_matches_topk_with_whole_weights(seed):
     """The GOSDT solver with `lexicographic` against Top-k's lexicographic search (its own

@@ -43,7 +43,8 @@ VARIANTS: dict[str, list[dict]] = {
               {"max_depth": 2, "lb_guess": {"max_depth": 1}}, {"max_depth": 2, "time_limit": 60.0}],
     "greedy": [{}, {"criterion": "gini", "max_depth": 2}, {"criterion": "error"}, {"prune": "mdl"}],
     "optimal-numeric": [{"max_depth": 1}, {"max_depth": 2}, {"max_depth": 3, "time_limit": 60.0},
-                        {"max_depth": 3, "objective": "error_rate+lambda*leaves", "lam": 0.01}],
+                        {"max_depth": 3, "objective": "error_rate+lambda*leaves", "lam": 0.01},
+                        {"max_depth": 2, "lexicographic": True}],
     "ngi": [{"method": m} for m in ("ec4.5", "ecart", "asr", "ip", "bal", "bal-fixed", "c4.5",
                                     "cart", "cc4.5", "ccart")]
     + [{"d_term": "authors", "min_objects": 2}, {"ccp_alpha": 0.01}],

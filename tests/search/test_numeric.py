@@ -7,7 +7,8 @@ import time
 
 import numpy as np
 import pytest
-from naive import naive_numeric_midpoint, naive_numeric_optimal, naive_tree_tuple
+from naive import (naive_numeric_lexicographic, naive_numeric_midpoint, naive_numeric_optimal,
+                   naive_tree_tuple)
 
 from treebench.search import _numeric_kernels as K
 from treebench.search.numeric import heap_to_tree, solve_numeric
@@ -63,6 +64,49 @@ def test_leaf_penalty_matches_brute_force(seed):
 def test_depth4_matches_brute_force_on_two_features():
     _, X, y = _data(7, 12, 2, 2, 4)
     _check(X, y, 2, 4)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_lexicographic_matches_brute_force(seed):
+    """Fewest errors, then fewest leaves, under the same tie rule: unit, whole-number (zeros
+    too) and constant fractional weights, depths 0 to 3."""
+    rng, X, y = _data(300 + seed, 13 + seed % 4, 3, 2 + seed % 2, 4)
+    nc = 2 + seed % 2
+    for w in (None, rng.integers(0, 4, size=len(y)).astype(float), np.full(len(y), 2.5)):
+        if w is not None and w.sum() == 0:
+            w[0] = 1.0
+        for depth in (0, 1, 2, 3):
+            sol = solve_numeric(X, y, w, nc, depth, lexicographic=True)
+            (errors, leaves), tree = naive_numeric_lexicographic(X, y, nc, depth, w)
+            check_tree(sol.tree)
+            assert (sol.errors, sol.tree.n_leaves) == (errors, leaves)
+            assert naive_tree_tuple(sol.tree) == tree
+            assert sol.optimal and sol.objective == sol.errors
+
+
+def test_lexicographic_keeps_the_errors_with_fewer_leaves():
+    """Against the errors-only search on the same data: the same errors, never more leaves,
+    and fewer on some of these problems (so the option changes the answer)."""
+    fewer = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        X = rng.integers(0, 4, size=(16, 3)).astype(float) * 0.25
+        y = rng.integers(0, 3, size=16)
+        plain = solve_numeric(X, y, None, 3, 3)
+        lex = solve_numeric(X, y, None, 3, 3, lexicographic=True)
+        assert lex.errors == plain.errors and lex.tree.n_leaves <= plain.tree.n_leaves
+        fewer += lex.tree.n_leaves < plain.tree.n_leaves
+    assert fewer >= 5
+
+
+def test_lexicographic_refuses_fractional_weights():
+    _, X, y = _data(5, 12, 2, 2, 4)
+    w = np.linspace(0.5, 2.0, len(y))
+    with pytest.raises(ValueError, match="whole-number sample weights"):
+        solve_numeric(X, y, w, 2, 2, lexicographic=True)
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        solve_numeric(X, y, np.full(len(y), 2.0**52) + np.arange(len(y)), 2, 2,
+                      lexicographic=True)
 
 
 def test_constant_weights_equal_unit_weights_scaled():

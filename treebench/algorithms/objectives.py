@@ -111,6 +111,8 @@ def _dpdt_regression(p: Mapping[str, Any]) -> str:
 
 
 def _numeric(p: Mapping[str, Any]) -> str:
+    if p.get("lexicographic") and p.get("objective", "errors") == "errors":
+        return "min-errors-then-nodes"
     return {"errors": "min-errors", "error_rate+lambda*leaves": "errors+lambda*leaves"}.get(
         p.get("objective", "errors"), "unstated")
 
@@ -148,8 +150,10 @@ SOLVES: dict[str, Solves] = {
     }, {"errors+alpha*path": "alpha"}),
     "dpdt-regressor": Solves(_dpdt_regression, {}, {}),
     "optimal-numeric": Solves(_numeric, {
-        "min-errors": {"objective": "errors"},
-        "errors+lambda*leaves": {"objective": "error_rate+lambda*leaves"},
+        "min-errors": {"objective": "errors", "lexicographic": False},
+        "min-errors-then-nodes": {"objective": "errors", "lexicographic": True},
+        "errors+lambda*leaves": {"objective": "error_rate+lambda*leaves",
+                                 "lexicographic": False},
     }, {"errors+lambda*leaves": "lam"}),
     "licketysplit": Solves(_fixed("lookahead"), {}, {}),
     "gbdt": Solves(_fixed("ensemble"), {}, {}),

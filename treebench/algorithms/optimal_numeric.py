@@ -6,7 +6,10 @@ midpoints between consecutive distinct values among a node's rows), either
 * ``objective="errors"``: the weighted training misclassifications (ConTree's and Quant-BnB's
   problem; ``objective_kind`` "errors"), or
 * ``objective="error_rate+lambda*leaves"``: the misclassified share of the training weight +
-  ``lam`` per leaf (GOSDT's objective; ``objective_kind`` of the same name).
+  ``lam`` per leaf (GOSDT's objective; ``objective_kind`` of the same name), or
+* ``lexicographic=True`` (with ``objective="errors"``): the fewest weighted training errors,
+  then the fewest leaves (ConTree's and STreeD's problem with a cost per branching node below
+  one error for the whole tree; ``objective_kind`` "errors", the errors being the first key).
 
 The solver (`treebench.search.numeric`) is a dynamic program with branch-and-bound in the
 manner of ConTree (Brița, van der Linden, Demirović, AAAI 2025), with a documented tie rule
@@ -48,6 +51,12 @@ class OptimalNumericClassifier(TreeClassifierBase):
         What the tree minimises on the training data.
     lam : float >= 0
         Cost of a leaf for ``objective="error_rate+lambda*leaves"`` (ignored for "errors").
+    lexicographic : bool
+        With ``objective="errors"``: among the trees with the fewest errors, one with the
+        fewest leaves (hence nodes). An error then counts as ``2^(k+1)`` leaves, ``2^k`` the
+        smallest power of two at least the most leaves a tree of the depth can have, so every
+        cost stays a whole number. Needs whole-number sample weights (or one weight shared by
+        every row); others are refused.
     time_limit : float > 0 or None
         Seconds; on timeout the best tree found is returned and ``solve_info_["timed_out"]``
         is True (``optimal`` False).
@@ -58,21 +67,28 @@ class OptimalNumericClassifier(TreeClassifierBase):
         "objective": [StrOptions(set(OBJECTIVES))],
         "lam": [Interval(Real, 0, None, closed="left")],
         "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "lexicographic": ["boolean"],
     }
 
-    def __init__(self, max_depth=3, objective="errors", lam=0.01, time_limit=None):
+    def __init__(self, max_depth=3, objective="errors", lam=0.01, time_limit=None,
+                 lexicographic=False):
         self.max_depth = max_depth
         self.objective = objective
         self.lam = lam
         self.time_limit = time_limit
+        self.lexicographic = lexicographic
 
     def _fit_tree(self, X, y_index, ctx):
         t_start = time.perf_counter()
+        if self.lexicographic and self.objective != "errors":
+            raise ValueError(f"lexicographic=True orders trees by errors, then leaves, so it "
+                             f"needs objective='errors', got objective={self.objective!r}.")
         compile_s = warmup()
         lam = float(self.lam) if self.objective != "errors" else 0.0
         deadline = ctx.deadline_for(self.time_limit)
         sol = solve_numeric(X, y_index, ctx.sample_weight, len(self.classes_),
-                            int(self.max_depth), lam=lam, deadline=deadline)
+                            int(self.max_depth), lam=lam, lexicographic=bool(self.lexicographic),
+                            deadline=deadline)
         total = float(np.sum(ctx.sample_weight))
         objective = sol.errors if lam == 0.0 and self.objective == "errors" else (
             sol.errors / total + lam * sol.tree.n_leaves)

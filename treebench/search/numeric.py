@@ -2,7 +2,8 @@
 
 `solve_numeric` returns a tree of depth <= ``max_depth`` minimising, over every threshold of
 every feature, the weighted training misclassifications (plus ``lam * W`` per leaf, W the
-total weight: GOSDT's objective "error rate + lam * leaves" scaled by W). Thresholds are the
+total weight: GOSDT's objective "error rate + lam * leaves" scaled by W), or with
+``lexicographic`` the fewest errors, then the fewest leaves. Thresholds are the
 midpoints between consecutive distinct values of a feature *among the rows of the node*
 (rows of zero weight are ignored). The search (`_numeric_kernels`) is a dynamic program with
 branch-and-bound in the manner of ConTree; its tie rule between trees of equal objective is
@@ -84,15 +85,22 @@ def _inputs(X, y_index, sample_weight, n_classes: int, max_depth: int):
 
 
 def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
-                  lam: float = 0.0, deadline: float | None = None) -> NumericSolution:
+                  lam: float = 0.0, lexicographic: bool = False,
+                  deadline: float | None = None) -> NumericSolution:
     """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
-    value) makes the search anytime: it then returns the best tree found. A ValueError for
-    ``max_depth`` over `MAX_DEPTH`."""
+    value) makes the search anytime: it then returns the best tree found. With
+    ``lexicographic`` (``lam`` is then not used) the tree with the fewest training errors,
+    then the fewest leaves (`lexicographic_scale`). A ValueError for ``max_depth`` over
+    `MAX_DEPTH`, and for ``lexicographic`` with weights that are not whole numbers."""
     X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     w, scale, integer = _unit(sw)
+    if lexicographic:
+        lam = 0.0
+        w, integer, pen = lexicographic_scale(w, max_depth), True, 1.0
     total = float(w.sum())
-    pen = float(lam) * total
-    integer = integer and lam == 0.0
+    if not lexicographic:
+        pen = float(lam) * total
+        integer = integer and lam == 0.0
     eps = 0.5 if integer else REL_TOL * max(1.0, total)
     st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
@@ -107,6 +115,28 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
         nodes_expanded=int(st.stats[S_EXPANDED]), splits_scored=int(st.stats[S_SCORED]),
         search_seconds=secs,
     )
+
+
+def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
+    """Weights ``w`` (whole numbers, in the search's unit) scaled so that errors + one unit per
+    leaf orders trees by errors, then leaves: multiplied by ``2^(k+1)``, ``2^k`` the smallest
+    power of two at least the most leaves a tree can have (``min(2^max_depth, rows)``), an
+    error outweighs every tree's leaves. Every cost is then a whole number (the search's exact
+    integer comparisons apply) as long as the scaled total is at most `EXACT_INT`. Returns the
+    scaled weights; a ValueError for weights that are not whole numbers (their errors would not
+    be, and no per-leaf unit below one error would order them first) or whose scaled total is
+    over `EXACT_INT`."""
+    if not np.all(w == np.round(w)):
+        raise ValueError("the lexicographic objective (fewest errors, then fewest leaves) needs "
+                         "whole-number sample weights, or one weight shared by every row.")
+    leaves = min(2 ** min(int(max_depth), 62), max(int(w.shape[0]), 1))
+    factor = 2.0 ** (int(leaves - 1).bit_length() + 1)
+    scaled = w * factor
+    if not whole_exact(scaled):
+        raise ValueError(f"the lexicographic objective counts an error as {factor:.0f} leaves, "
+                         f"and the training weight times that exceeds 2**53, where sums of "
+                         f"whole numbers stop being exact; use objective 'errors' instead.")
+    return scaled
 
 
 def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: int,
