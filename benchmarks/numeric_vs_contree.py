@@ -188,11 +188,12 @@ def table(rows) -> str:
         if r["contree_status"] == "ok":
             ratios.setdefault(int(r["depth"]), []).append(ratio if ratio is not None else
                                                           float("inf"))
-        key = [f"{s}_errors" for s in SOLVERS]
-        if r.get("lexicographic") in (True, "True"):  # errors, then node counts
-            key = [f"{s}_errors" for s in SOLVERS] + [f"{s}_nodes" for s in SOLVERS]
-        pair = [" / ".join(str(r[k]) for k in key[i::2]) for i in range(2)]
-        equal = "yes" if pair[0] == pair[1] else f"no ({pair[0]} / {pair[1]}{_merged(r)})"
+        lex = r.get("lexicographic") in (True, "True")  # errors, then node counts
+        said = [f"{r[f'{s}_errors']}" + (f" errors, {r[f'{s}_nodes']} nodes" if lex else "")
+                for s in SOLVERS]
+        equal = ("yes" if said[0] == said[1] else
+                 f"no (ConTree {said[0]} / ours {said[1]}{_merged(r)})" if lex else
+                 f"no ({said[0]} / {said[1]}{_merged(r)})")
         mb = "/".join(f"{float(r[f'{s}_mb']):.0f}" if r.get(f"{s}_mb") not in (None, "") else "-"
                       for s in SOLVERS)
         out.append(f"| {r['dataset']} | {r['n']} | {r['f']} | {r['depth']} | "

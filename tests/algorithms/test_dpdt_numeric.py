@@ -157,8 +157,8 @@ def test_auto_takes_the_numeric_search_only_where_it_is_the_dp():
         (dict(candidates="quantile"), None, "exhaustive generator only"),
         (dict(), frac, "whole-number sample weights"),
         (dict(), np.full(len(y), 0.3), "whole-number sample weights"),  # the DP's sums of 0.3 round
-        # whole numbers whose sums pass 2^53 round too
-        (dict(), np.full(len(y), 2.0**60) + np.arange(len(y)) % 3, "summing to at most 2**53"),
+        # whole numbers whose sums pass 2^52, the exact limit
+        (dict(), np.full(len(y), 2.0**60) + np.arange(len(y)) % 3, "summing to at most 2**52"),
     ]
     for kw, sw, why in refused:
         kw = {**base, **kw}

@@ -191,10 +191,24 @@ def test_numeric_min_errors_then_nodes_is_one_problem(seed, depth):
 def test_optimal_numeric_lexicographic_needs_the_errors_objective():
     X = np.arange(12, dtype=float).reshape(6, 2)
     y = np.array([0, 1, 0, 1, 1, 0])
-    est = ALGORITHMS.get("optimal-numeric").create(
-        max_depth=2, objective="error_rate+lambda*leaves", lexicographic=True)
+    params = dict(max_depth=2, objective="error_rate+lambda*leaves", lexicographic=True)
+    assert O.problem_of("optimal-numeric", params) == "unstated"
     with pytest.raises(ValueError, match="needs objective='errors'"):
-        est.fit(X, y)
+        ALGORITHMS.get("optimal-numeric").create(**params).fit(X, y)
+
+
+def test_optimal_numeric_lexicographic_reports_in_the_callers_units():
+    """With whole-number weights the solve info holds the weighted errors of the returned
+    tree (not the search's scaled costs), kind "errors"."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 5, size=(40, 2)).astype(float)
+    y = ((X[:, 0] > 2) ^ (rng.random(40) < 0.2)).astype(int)
+    w = rng.integers(1, 4, size=40).astype(float)
+    est = ALGORITHMS.get("optimal-numeric").create(max_depth=2, lexicographic=True).fit(X, y, w)
+    errors = float(np.sum(w[est.predict(X) != y]))
+    info = est.solve_info_
+    assert info["objective"] == info["training_error"] == errors
+    assert info["objective_kind"] == "errors" and info["optimal"]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -104,9 +104,44 @@ def test_lexicographic_refuses_fractional_weights():
     w = np.linspace(0.5, 2.0, len(y))
     with pytest.raises(ValueError, match="whole-number sample weights"):
         solve_numeric(X, y, w, 2, 2, lexicographic=True)
-    with pytest.raises(ValueError, match="2\\*\\*53"):
-        solve_numeric(X, y, np.full(len(y), 2.0**52) + np.arange(len(y)), 2, 2,
-                      lexicographic=True)
+
+
+def test_lexicographic_scale_outweighs_every_tree_and_stays_exact():
+    """The factor an error is worth: a power of two above the most leaves a tree can have
+    (2^depth, or the number of rows when fewer), at most four times that; scaled totals over
+    2^52 are refused (there ``c + 0.5`` rounds: weights summing to just under 2^53 after
+    scaling broke the tie rule), and just under 2^52 the search still matches brute force."""
+    from treebench.search.numeric import lexicographic_scale
+
+    for n in (1, 2, 3, 5, 8, 9, 100):
+        for depth in (0, 1, 2, 3, 4, 10):
+            factor = float(lexicographic_scale(np.ones(n), depth)[0])
+            leaves = min(2**depth, n)
+            assert factor > leaves and factor <= 4 * leaves and np.log2(factor).is_integer()
+    X = np.array([[0, 2], [1, 2], [3, 2], [0, 2], [3, 1], [2, 3], [0, 3], [3, 0], [0, 2]], float)
+    y = np.array([2, 1, 1, 1, 0, 2, 1, 2, 0])
+    base = np.array([2, 2, 2, 4, 5, 2, 5, 1, 1], float)
+    with pytest.raises(ValueError, match="2\\*\\*52"):
+        solve_numeric(X, y, base * 46912496118442.0, 3, 2, lexicographic=True)
+    w = base * np.floor(2.0**52 / 8 / base.sum())  # the scaled total just under 2^52
+    sol = solve_numeric(X, y, w, 3, 2, lexicographic=True)
+    (errors, leaves), tree = naive_numeric_lexicographic(X, y, 3, 2, w)
+    assert (sol.errors, sol.tree.n_leaves, naive_tree_tuple(sol.tree)) == (errors, leaves, tree)
+
+
+def test_lexicographic_at_depth4_and_with_fewer_rows_than_leaves():
+    """Depth 4 (the table of nodes' results is in use) against brute force, and data with
+    fewer rows than 2^depth (the factor then comes from the number of rows)."""
+    _, X, y = _data(17, 12, 2, 2, 4)
+    sol = solve_numeric(X, y, None, 2, 4, lexicographic=True)
+    (errors, leaves), tree = naive_numeric_lexicographic(X, y, 2, 4)
+    assert (sol.errors, sol.tree.n_leaves, naive_tree_tuple(sol.tree)) == (errors, leaves, tree)
+    for seed in range(6):
+        _, X, y = _data(40 + seed, 5, 2, 3, 4)
+        sol = solve_numeric(X, y, None, 3, 3, lexicographic=True)
+        (errors, leaves), tree = naive_numeric_lexicographic(X, y, 3, 3)
+        assert (sol.errors, sol.tree.n_leaves) == (errors, leaves)
+        assert naive_tree_tuple(sol.tree) == tree
 
 
 def test_constant_weights_equal_unit_weights_scaled():

@@ -17,7 +17,7 @@ bit for bit.
 
 It applies when the fit is: classification, ``max_depth`` at most 16 (the numeric search's
 `MAX_DEPTH`), the exhaustive generator, a finite ``alpha``, no α path, ``max_features=None``,
-``min_samples_leaf = 1``, and whole-number sample weights summing to at most 2**53 (the DP's
+``min_samples_leaf = 1``, and whole-number sample weights summing to at most 2**52 (the DP's
 costs are then exact in floating point, so "strictly better" means the same in both
 searches; with fractional weights, or larger sums, the DP's sums round, and its ties with
 them). Thresholds are computed by one midpoint rule in
@@ -54,7 +54,7 @@ def eligible(sample_weight, regression, candidates, alpha, settings) -> str | No
     if settings["min_samples_leaf"] != 1:
         return "it has no minimum leaf size (min_samples_leaf must be 1)"
     if not whole_exact(sample_weight):
-        return "it needs whole-number sample weights summing to at most 2**53"
+        return "it needs whole-number sample weights summing to at most 2**52"
     return None
 
 

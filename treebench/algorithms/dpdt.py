@@ -416,7 +416,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         features (with ``alpha > 0`` its exact-float variant); it needs ``max_depth <= 16``,
         ``candidates="exhaustive"``, ``alpha_path=False``,
         ``max_features=None``, ``min_samples_leaf=1`` and whole-number sample weights
-        summing to at most 2**53 (``operations`` NaN as for "layer"). "auto" (default): "layer" when
+        summing to at most 2**52 (``operations`` NaN as for "layer"). "auto" (default): "layer" when
         eligible, else "numeric" when eligible, else "dp". ``solve_info_["search"]`` says
         which one ran.
     """

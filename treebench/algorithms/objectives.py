@@ -111,8 +111,8 @@ def _dpdt_regression(p: Mapping[str, Any]) -> str:
 
 
 def _numeric(p: Mapping[str, Any]) -> str:
-    if p.get("lexicographic") and p.get("objective", "errors") == "errors":
-        return "min-errors-then-nodes"
+    if p.get("lexicographic"):  # (with the other objective the fit is refused)
+        return "min-errors-then-nodes" if p.get("objective", "errors") == "errors" else "unstated"
     return {"errors": "min-errors", "error_rate+lambda*leaves": "errors+lambda*leaves"}.get(
         p.get("objective", "errors"), "unstated")
 

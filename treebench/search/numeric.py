@@ -25,9 +25,12 @@ from treebench.tree.labels import majority_labels
 
 #: relative tolerance between costs when they are not all integers
 REL_TOL = 1e-9
-#: the largest total weight whose whole-number partial sums are all exact in float64 (2^53):
-#: above it sums of whole numbers round, so costs are not exact integers
-EXACT_INT = 2.0**53
+#: the largest total weight for which the search treats whole-number weights as exact integer
+#: costs: every sum of whole numbers is exact in float64 up to 2^53, and the search compares
+#: integer costs with a tolerance of half a unit (``c - 0.5``, ``c + 0.5``), exact for costs
+#: below 2^52 (from 2^52 on, half-integers are not representable); one limit, 2^52, serves both,
+#: and DPDT's exact-float search, whose sums must be exact, uses it too
+EXACT_INT = 2.0**52
 #: the deepest search this solver runs: it keeps the best subtree of every recursion level in
 #: complete-tree (heap) layout, 2^(max_depth + 1) - 1 nodes a level, so depth 16 holds about
 #: 110 MB of such trees and every further level doubles it (and optimal search at such
@@ -134,8 +137,8 @@ def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
     scaled = w * factor
     if not whole_exact(scaled):
         raise ValueError(f"the lexicographic objective counts an error as {factor:.0f} leaves, "
-                         f"and the training weight times that exceeds 2**53, where sums of "
-                         f"whole numbers stop being exact; use objective 'errors' instead.")
+                         f"and the training weight times that exceeds 2**52, where the search's "
+                         f"integer comparisons stop being exact; use objective 'errors' instead.")
     return scaled
 
 
@@ -144,13 +147,14 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
     """DPDT's exhaustive objective ``E + alpha * L`` (``L`` the weight times the depth of
     every row's leaf): the tree and the float value backward induction over every state
     returns, node for node and bit for bit (`_numeric_alpha_kernels` says why). The weights
-    must be whole numbers with a total of at most 2**53 (the DP's sums are then exact); they
+    must be whole numbers with a total of at most 2**52 (`EXACT_INT`; the DP's sums are then
+    exact); they
     are not rescaled, since the
     DP's floats depend on them. ``objective`` is the DP's float value; with ``deadline`` the
     search stops there and returns the tree found so far."""
     if sample_weight is not None and not whole_exact(sample_weight):
         raise ValueError("solve_numeric_alpha needs whole-number sample weights summing to "
-                         "at most 2**53 (so that the DP's sums are exact)")
+                         "at most 2**52 (so that the DP's sums are exact)")
     X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     st = KA.new_alpha_state(X, y_index, np.ascontiguousarray(sw), n_classes, int(max_depth),
                             float(alpha), deadline)
