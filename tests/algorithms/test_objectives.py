@@ -195,6 +195,10 @@ def test_optimal_numeric_lexicographic_needs_the_errors_objective():
     assert O.problem_of("optimal-numeric", params) == "unstated"
     with pytest.raises(ValueError, match="needs objective='errors'"):
         ALGORITHMS.get("optimal-numeric").create(**params).fit(X, y)
+    entry = {"name": "optimal-numeric", "params": params}  # refused before any cell runs
+    with pytest.raises(ConfigError, match="needs objective='errors'"):
+        validate_config({"name": "x", "datasets": [{"name": "iris"}],
+                         "binarization": [{"method": "raw"}], "algorithms": [entry]})
 
 
 def test_optimal_numeric_lexicographic_reports_in_the_callers_units():

@@ -78,11 +78,17 @@ class OptimalNumericClassifier(TreeClassifierBase):
         self.time_limit = time_limit
         self.lexicographic = lexicographic
 
-    def _fit_tree(self, X, y_index, ctx):
-        t_start = time.perf_counter()
+    def _validate_params(self):
+        """The parameter constraints, then the one combination they cannot express
+        (``lexicographic`` with the other objective): refused here, so that a config asking for
+        it fails before any cell runs."""
+        super()._validate_params()
         if self.lexicographic and self.objective != "errors":
             raise ValueError(f"lexicographic=True orders trees by errors, then leaves, so it "
                              f"needs objective='errors', got objective={self.objective!r}.")
+
+    def _fit_tree(self, X, y_index, ctx):
+        t_start = time.perf_counter()
         compile_s = warmup()
         lam = float(self.lam) if self.objective != "errors" else 0.0
         deadline = ctx.deadline_for(self.time_limit)
