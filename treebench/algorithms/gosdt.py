@@ -45,6 +45,7 @@ from treebench.search.state import bitset_data
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
 from treebench.search.clock import now_seconds
+from treebench.search.numeric import lexicographic_penalty
 
 _WARM = False
 
@@ -285,19 +286,6 @@ class GOSDTClassifier(TreeClassifierBase):
             info["reference_bound"] = reference_bound(tree, Xk, yk, swk, pred, lam_rate)
         return tree, info
 
-
-def lexicographic_penalty(counts: np.ndarray, max_depth: int | None) -> float:
-    """A per-leaf penalty, in the units of the row weights ``counts`` (whole numbers), that
-    makes errors + penalty · leaves order trees by errors, then leaves: 2^-(k+1) for the
-    smallest power of two 2^k at least the largest possible number of leaves (min(2^depth,
-    rows); rows without a depth budget), so penalty · leaves < 1 for every tree. A power of
-    two keeps the solver's sums of whole counts and penalties exact in floating point."""
-    if not np.all(counts == np.rint(counts)):
-        raise ValueError("lexicographic=True needs whole-number sample weights (errors are "
-                         "then whole numbers, and a penalty below one error orders them first).")
-    n = max(int(len(counts)), 1)
-    leaves = n if max_depth is None else min(2 ** min(int(max_depth), 62), n)
-    return 2.0 ** -(int(leaves - 1).bit_length() + 1)
 
 
 def warmup() -> float:

@@ -120,6 +120,20 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     )
 
 
+def lexicographic_penalty(counts: np.ndarray, max_depth: int | None) -> float:
+    """A per-leaf penalty, in the units of the row weights ``counts`` (whole numbers), that
+    makes errors + penalty · leaves order trees by errors, then leaves: 2^-(k+1) for the
+    smallest power of two 2^k at least the largest possible number of leaves (min(2^depth,
+    rows); rows without a depth budget), so penalty · leaves < 1 for every tree. A power of
+    two keeps the solver's sums of whole counts and penalties exact in floating point."""
+    if not np.all(counts == np.rint(counts)):
+        raise ValueError("lexicographic=True needs whole-number sample weights (errors are "
+                         "then whole numbers, and a penalty below one error orders them first).")
+    n = max(int(len(counts)), 1)
+    leaves = n if max_depth is None else min(2 ** min(int(max_depth), 62), n)
+    return 2.0 ** -(int(leaves - 1).bit_length() + 1)
+
+
 def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
     """Weights ``w`` (whole numbers, in the search's unit) scaled so that errors + one unit per
     leaf orders trees by errors, then leaves: multiplied by ``2^(k+1)``, ``2^k`` the smallest
@@ -129,11 +143,7 @@ def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
     scaled weights; a ValueError for weights that are not whole numbers (their errors would not
     be, and no per-leaf unit below one error would order them first) or whose scaled total is
     over `EXACT_INT`."""
-    if not np.all(w == np.round(w)):
-        raise ValueError("the lexicographic objective (fewest errors, then fewest leaves) needs "
-                         "whole-number sample weights, or one weight shared by every row.")
-    leaves = min(2 ** min(int(max_depth), 62), max(int(w.shape[0]), 1))
-    factor = 2.0 ** (int(leaves - 1).bit_length() + 1)
+    factor = 1.0 / lexicographic_penalty(w, max_depth)
     scaled = w * factor
     if not whole_exact(scaled):
         raise ValueError(f"the lexicographic objective counts an error as {factor:.0f} leaves, "
