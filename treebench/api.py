@@ -49,7 +49,7 @@ from treebench.results.cellfile import cells_dir
 from treebench.results.index import (add_hashes, quarantine, read_index, scan, set_aside,
                                      tables_state)
 from treebench.results.provenance import environment, provenance
-from treebench.results.store import existing_status, refresh_tables
+from treebench.results.store import earlier_state, existing_status, refresh_tables, select
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 from treebench.sweeps import axis_integers, expand_axes, is_range
 from treebench.sweeps import parse_axis as _parse
@@ -67,6 +67,8 @@ class Plan:
     done: list[Cell]
     skipped: list[Cell]
     pairs_skipped: list[Skipped] = field(default_factory=list)
+    #: the data files the cells' fingerprints were computed from (path → stat key)
+    data_files: dict[str, list[int]] = field(default_factory=dict)
 
 
 def resolve_experiment(
@@ -151,12 +153,27 @@ def parse_axis(text: str, flag: str = "param") -> list[Any]:
         raise SweepError(str(exc)) from None
 
 
-def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = ()) -> Plan:
+def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = (),
+         data_dirs: list[str] | None = None) -> Plan:
     """The experiment's cells, sorted by what a run does with them: run (no usable result, or a
-    status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before)."""
-    expansion = expand_all(exp)
-    return classify(expansion.cells, {} if force else existing_status(out), retry,
-                    expansion.skipped)
+    status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before). The
+    cells' ids hash the fingerprints of their data, so a changed data file makes cells to run."""
+    expansion = expand_all(exp, data_dirs)
+    pl = classify(expansion.cells, {} if force else existing_status(out), retry,
+                  expansion.skipped)
+    pl.data_files = expansion.data_files
+    return pl
+
+
+def data_change_notes(exp: Experiment, cells: list[Cell], out: Path,
+                      variant: dict[str, Any] | None = None) -> list[str]:
+    """What a run of ``cells`` into ``out`` would say of data changed since the experiment's
+    last run there (`treebench.experiments.data_changes`)."""
+    try:
+        man = xp.read_manifest(out)
+    except xp.ManifestError:
+        return []
+    return xp.data_changes(man, record_key(exp, variant), xp.data_of(cells))
 
 
 def classify(cells: list[Cell], status: dict[str, str], retry: tuple[str, ...],
@@ -275,6 +292,7 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
         previous = {}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     rec = xp.make_record(exp, list(cells or []), variant, command)
+    notes += xp.data_changes(previous, rec["key"], rec["data"])
     entry: dict[str, Any] = {"at": now, "command": command, "experiment": rec["key"],
                              "n_cells": n_cells, "n_jobs": n_jobs, "n_jobs_used": n_jobs_used}
     if sweep:
@@ -370,7 +388,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
         o = replace(o, sweep=expand_axes(o.sweep))
     out_dir = Path(o.out) if o.out is not None else default_out(exp)
     _check_out_dir(exp, out_dir, o)
-    pl = plan(exp, out_dir, force=o.force, retry=o.retry)
+    pl = plan(exp, out_dir, force=o.force, retry=o.retry, data_dirs=o.data_dirs)
     o = _resolve_execution(exp, o)
     check_writable(out_dir)
     data_notes = preflight_datasets(exp, pl.to_run, o.data_dirs, o.offline)
@@ -380,7 +398,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     summary.splits, summary.data_warnings = exp.split_summary(), data_notes
     if key is not None and not summary.interrupted:
         remember_plan(out_dir, key, [c.id for c in pl.cells], exp.name,
-                       record_key(exp, _variant(o.sweep, o.overrides, o.seed)))
+                      record_key(exp, variant_of(o.sweep, o.overrides, o.seed)), pl.data_files)
     return summary
 
 
@@ -429,7 +447,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
             pl = classify(pl.cells, status, o.retry, pl.pairs_skipped)
         notes += write_manifest(exp, out_dir, len(pl.cells), n_jobs=n_jobs, n_jobs_used=used,
                                 command="sweep" if o.sweep else "run", sweep=o.sweep,
-                                cells=pl.cells, variant=_variant(o.sweep, o.overrides, o.seed))
+                                cells=pl.cells, variant=variant_of(o.sweep, o.overrides, o.seed))
         _remove_partial_files(out_dir)
         try:
             summary = _run_locked(exp, pl, out_dir, o, clusters)
@@ -441,7 +459,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     return summary, pl
 
 
-def _variant(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
+def variant_of(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | None,
              seed: int | None) -> dict[str, Any] | None:
     """What makes a run a variant of its config (its claims are not checked on it): sweep
     axes, overrides other than limits and execution settings, an experiment seed given on the
@@ -517,7 +535,8 @@ def stale_note(out_dir: Path, current: Any) -> list[str]:
     if not stale:
         return []
     return [f"{len(stale)} cell(s) here belong to no recorded experiment (left over from a config "
-            f"since edited); they count in no run's outcome and the report leaves them out: "
+            f"since edited or data since changed); they count in no run's outcome, and the "
+            f"tables and the report leave them out (results-earlier.csv lists them): "
             f"`treebench results check {out_dir} --prune-stale` moves them to quarantine/"]
 
 
@@ -657,7 +676,8 @@ def check_results(results_dir: str | Path, *, repair: bool = False,
             if why is not None:
                 res.repaired.append(f"rewrote results.parquet and results.csv ({why})")
         else:
-            res.tables = tables_state(d, current)
+            sel = select(d, current)
+            res.tables = tables_state(d, sel) or earlier_state(d, sel)
     res.counts = Counter(e.status for e in current.cells.values())
     try:
         man = xp.read_manifest(d)

@@ -2,8 +2,10 @@
 
 A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination
 with the limits it runs under; its id (`cell_id`) is a hash of its canonical spec
-(`cell_spec`), which leaves the limits out. `treebench.cells` expands a config into cells,
-`treebench.execute` runs them and `treebench.results` files each result under its cell's id.
+(`cell_spec`), which leaves the limits out and holds the fingerprint of the data the cell reads
+(`treebench.data.fingerprint`), so the same config on changed data defines other cells.
+`treebench.cells` expands a config into cells, `treebench.execute` runs them and
+`treebench.results` files each result under its cell's id.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Cell:
     experiment_seed: int = 0
     costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
     tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
+    data: str = ""  # the data's fingerprint (`treebench.data.fingerprint`): part of the id
 
 
 def canonical_json(obj: Any) -> str:
@@ -60,6 +63,8 @@ def cell_spec(c: Cell) -> dict[str, Any]:
     }
     if c.tune:  # only tuned cells record a plan, so other cells keep their ids
         out["tune"] = c.tune
+    if c.data:  # what the cell reads: changed data makes other cells
+        out["data"] = c.data
     return out
 
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from treebench.cell import Cell, cell_id, derive_seed
 from treebench.config.grid import Skipped, check_grid_size
 from treebench.config.grid import pairs as config_pairs
+from treebench.data.fingerprint import FileHashes, fingerprint
+from treebench.data.locate import data_dirs_from_env
 from treebench.data.splits import split_instances
 from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
 
@@ -32,33 +34,52 @@ if TYPE_CHECKING:
 class Expansion:
     cells: list[Cell]
     skipped: list[Skipped] = field(default_factory=list)
+    #: dataset display name → the fingerprint of its data (`treebench.data.fingerprint`)
+    data: dict[str, str] = field(default_factory=dict)
+    #: the files those fingerprints were computed from (path → stat key)
+    data_files: dict[str, list[int]] = field(default_factory=dict)
 
 
-def expand(exp: Experiment) -> list[Cell]:
+def expand(exp: Experiment, data_dirs: list[str] | None = None) -> list[Cell]:
     """All cells of an experiment, ordered so that consecutive cells share data and folds."""
-    return expand_all(exp).cells
+    return expand_all(exp, data_dirs).cells
 
 
-def expand_all(exp: Experiment) -> Expansion:
+def expand_all(exp: Experiment, data_dirs: list[str] | None = None) -> Expansion:
     """All cells, and the (learner, binarization) pairs left out because the learner does not
     accept that input (e.g. Top-k on ``raw`` features). The grid's size is checked first
-    (`check_grid_size`); a grid point listed twice makes one cell."""
+    (`check_grid_size`); a grid point listed twice makes one cell. Each dataset's data is
+    fingerprinted (its files hashed, or their hashes taken from the user cache) and the
+    fingerprint is part of its cells' ids; ``data_dirs`` are searched for catalog files whose
+    entry records no checksum."""
     check_grid_size(exp)
     cells: list[Cell] = []
     skipped: dict[tuple[str, str, str], Skipped] = {}
     seen: set[str] = set()
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
-    for i, ds in enumerate(exp.datasets):
-        pairs = config_pairs(exp, ds, names[i], skipped)
-        for c in _dataset_cells(exp, i, names[i], pairs):
-            cid = cell_id(c)
-            if cid not in seen:
-                seen.add(cid)
-                cells.append(replace(c, id=cid))
-    return Expansion(cells, list(skipped.values()))
+    hashes = FileHashes()
+    dirs = data_dirs_from_env(list(data_dirs or []))
+    out = Expansion(cells)
+    try:
+        for i, ds in enumerate(exp.datasets):
+            pairs = config_pairs(exp, ds, names[i], skipped)
+            loader, lparams = ds.loader()
+            fp = fingerprint(loader, lparams, data_dirs=dirs, hashes=hashes)
+            out.data[names[i]] = fp.value
+            out.data_files.update(fp.files)
+            for c in _dataset_cells(exp, i, names[i], pairs, fp.value):
+                cid = cell_id(c)
+                if cid not in seen:
+                    seen.add(cid)
+                    cells.append(replace(c, id=cid))
+    finally:
+        hashes.save()
+    out.skipped = list(skipped.values())
+    return out
 
 
-def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, Any]]) -> Iterator[Cell]:
+def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, Any]],
+                   data: str = "") -> Iterator[Cell]:
     """The cells (without ids) of dataset ``i`` for its (binarization, algorithm) ``pairs``:
     fold by fold, binarizations in first-use order, so that cells sharing a binarized fold are
     adjacent."""
@@ -75,7 +96,7 @@ def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, An
             order.append(b)
     common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams, "split": split,
               "limits": exp.limits.model_dump(), "experiment_seed": exp.seed,
-              "costs": (ds.costs or exp.costs).cell_spec(exp.seed)}
+              "costs": (ds.costs or exp.costs).cell_spec(exp.seed), "data": data}
     grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
     tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}
     for fold, seed in split_instances(sspec.kind, sspec.n_splits, seeds):

@@ -160,11 +160,14 @@ def _run(
                 sweep=sweep, overrides=overrides, applied=applied, profile=profile,
             )
             out_dir = out or api.default_out(exp)
-            pl = api.plan(exp, out_dir, force=force, retry=retry_t)
+            pl = api.plan(exp, out_dir, force=force, retry=retry_t, data_dirs=data_dir)
             # load the data (from the cache) and fit each binarization once: label, column and
             # binarizer errors show now, exit 2, without fitting any learner
             notes: list[str] = []
             n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None, notes)
+            notes += api.data_change_notes(exp, pl.cells, Path(out_dir),
+                                           api.variant_of(api.expand_axes(sweep) if sweep
+                                                          else None, overrides, seed))
             _print_plan(exp, pl, out_dir, applied, n_checked)
             for note in notes:
                 typer.echo(f"warning: {note}")
@@ -432,16 +435,15 @@ def report(
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b for several values.")]
 
 
-def _matching(results_dir: Path, where: list[str] | None, status: list[str] | None):
-    from treebench.results.find import find_cells, parse_where
-    from treebench.results.store import current_table
+def _matching(results_dir: Path, where: list[str] | None, status: list[str] | None,
+              all_cells: bool = False):
+    from treebench.results.find import folder_cells, parse_where
 
     if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
         from treebench.errors import UserError
 
         raise UserError(f"{results_dir}: no results here; give a directory written by `treebench run`.")
-    table, _, _ = current_table(results_dir)
-    return find_cells(table, parse_where(where), status)
+    return folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
 
 
 def _one_cell(results_dir: Path, where: list[str]) -> str:
@@ -467,6 +469,7 @@ def cells(
     status: Annotated[list[str] | None, typer.Option("--status", help="Only cells with this status (repeatable): ok, timeout, oom, error, crashed.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Show at most this many rows (0: all).")] = 50,
     ids: Annotated[bool, typer.Option("--ids", help="Print only the matching cell ids, one a line.")] = False,
+    all_cells: Annotated[bool, typer.Option("--all-cells", help="Also list the cells of earlier definitions (a config since edited, data since changed), which the results tables leave out.")] = False,
 ) -> None:
     """List the cells of a results directory that match --where / --status, with their ids and
     key metrics (then `treebench show DIR ID` prints one's tree)."""
@@ -476,7 +479,7 @@ def cells(
 
         from treebench.results.find import SHOWN
 
-        rows = _matching(results_dir, where, status)
+        rows = _matching(results_dir, where, status, all_cells)
     if ids:
         for cid in rows["cell_id"]:
             typer.echo(cid)
@@ -618,8 +621,8 @@ def _print_check(c, repair: bool) -> None:
                    + (f"{missing} without a usable result" if missing else "all present"))
     if c.n_unclaimed:
         typer.echo(f"{c.n_unclaimed} cell(s) belong to no recorded experiment (left over from a "
-                   f"config since edited; no run counts them): --prune-stale moves them to "
-                   f"quarantine/")
+                   f"config since edited or data since changed; no run counts them, "
+                   f"results-earlier.csv lists them): --prune-stale moves them to quarantine/")
     if not c.healthy and not repair:
         typer.echo("run again with --repair to set unusable files aside and rewrite the tables")
 

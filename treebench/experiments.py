@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from treebench.cell import Cell, canonical_json
 from treebench.errors import UserError
+from treebench.results.defined import (  # noqa: F401 - the experiments' records: API
+    MANIFEST, STALE, ManifestError, cell_ids, read_manifest, records, stale_cells,
+)
 from treebench.results.rows import identity
 from treebench.results.schema import RENAMED
 
@@ -32,33 +35,10 @@ if TYPE_CHECKING:
 
     from treebench.config import Experiment
 
-MANIFEST = "manifest.json"
 #: the status of a defined cell that has no usable result (never written to a cell file)
 MISSING = "missing"
-_IDENTITY = ("cell_id", "dataset", "split", "split_params", "fold", "seed", "binarizer",
-             "binarizer_params", "algorithm_label", "algorithm_params")
-
-
-class ManifestError(UserError):
-    """manifest.json is missing or damaged where it is needed."""
-
-
-def read_manifest(out: Path) -> dict[str, Any] | None:
-    """The manifest of ``out``: None when there is none; `ManifestError` when it is damaged."""
-    p = Path(out) / MANIFEST
-    if not p.is_file():
-        return None
-    try:
-        man = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        man = None
-    if not isinstance(man, dict):
-        raise ManifestError(
-            f"{p}: damaged (not a JSON object), so treebench cannot tell which experiment these "
-            f"cells belong to; run the experiment's config again into this folder (finished cells "
-            f"are kept) to rewrite it, or verify with --config CONFIG."
-        )
-    return man
+_IDENTITY = ("cell_id", "dataset", "data_fingerprint", "split", "split_params", "fold", "seed",
+             "binarizer", "binarizer_params", "algorithm_label", "algorithm_params")
 
 
 def record_key(exp: Experiment, variant: dict[str, Any] | None) -> str:
@@ -93,26 +73,40 @@ def make_record(exp: Experiment, cells: list[Cell], variant: dict[str, Any] | No
         "config_sha256": hashlib.sha256(canonical_json(config).encode()).hexdigest(),
         "config": config,
         "n_cells": len(cells),
+        "data": data_of(cells),
         "cells": identity_columns(cells, exp.name),
         "first_at": now,
         "last_at": now,
     }
 
 
-def records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The experiment records of a manifest; a manifest written before records existed gives
-    one record of kind ``legacy`` (its config, no cell list)."""
-    if not man:
+def data_of(cells: list[Cell]) -> dict[str, str]:
+    """dataset display name → the fingerprint of the data its cells read."""
+    return {c.dataset: c.data for c in cells if c.data}
+
+
+def data_changes(man: dict[str, Any] | None, key: str, data: dict[str, str]) -> list[str]:
+    """One note per dataset whose fingerprint differs from the one the record ``key`` of
+    ``man`` recorded when it last ran: its cells are new cells (their ids hash the data), and
+    the cells of the old data are left out of the tables."""
+    old = next((r for r in records(man) if r.get("key") == key), None)
+    before = old.get("data") if isinstance(old, dict) else None
+    if not isinstance(before, dict):
         return []
-    recs = man.get("experiments")
-    if isinstance(recs, list):
-        return [r for r in recs if isinstance(r, dict) and isinstance(r.get("key"), str)]
-    cfg = man.get("config")
-    if not isinstance(cfg, dict):
-        return []
-    name = str(man.get("experiment") or cfg.get("name") or "experiment")
-    return [{"key": name + (f"@{cfg['profile']}" if cfg.get("profile") else ""), "name": name,
-             "profile": cfg.get("profile"), "kind": "legacy", "config": cfg, "cells": None}]
+    notes = []
+    for name, value in data.items():
+        was = before.get(name)
+        if isinstance(was, str) and was != value:
+            notes.append(f"the data of dataset `{name}` changed since the last run "
+                         f"({_short(was)} -> {_short(value)}): its cells are new cells and run; "
+                         f"the results of the old data stay in cells/ but are left out of "
+                         f"results.parquet and results.csv (results-earlier.csv lists them)")
+    return notes
+
+
+def _short(fingerprint: str) -> str:
+    kind, _, rest = fingerprint.partition(":")
+    return f"{kind}:{rest[:12]}…" if len(rest) > 12 else fingerprint
 
 
 def upsert(man: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
@@ -153,31 +147,6 @@ def check_other_experiments(man: dict[str, Any] | None, exp: Experiment, out: Pa
 def claim_records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The records whose config's claims apply: runs of a config as written (and legacy)."""
     return [r for r in records(man) if r.get("kind") in ("run", "legacy")]
-
-
-def cell_ids(rec: dict[str, Any]) -> list[str] | None:
-    cells = rec.get("cells")
-    if not isinstance(cells, dict) or not isinstance(cells.get("cell_id"), list):
-        return None
-    return [str(c) for c in cells["cell_id"]]
-
-
-#: why a cell of no recorded experiment is set aside by ``results check --prune-stale``
-STALE = ("it belongs to no experiment recorded in manifest.json (a cell of a config since "
-         "edited or removed)")
-
-
-def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
-    """The ids among ``usable`` that no experiment record of ``man`` defines: cells left over
-    from a config since edited (its record now lists its new cells). Empty when the manifest
-    has no record, or one that does not list its cells (written before records did), since
-    then nothing tells which cells are current."""
-    recs = records(man)
-    lists = [cell_ids(r) for r in recs]
-    if not recs or any(ids is None for ids in lists):
-        return set()
-    defined = {i for ids in lists for i in ids or []}
-    return {str(c) for c in usable} - defined
 
 
 def absent_cells(rec: dict[str, Any], absent: set[str]) -> pd.DataFrame:

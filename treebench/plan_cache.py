@@ -25,11 +25,12 @@ from treebench import __version__, envvars, safe_yaml
 from treebench import experiments as xp
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import canonical_json
+from treebench.data.fingerprint import files_unchanged
 from treebench.errors import UserError
 from treebench.execute.jobs import check_n_jobs
 from treebench.ranges import int_problem
 from treebench.results.index import scan, tables_state
-from treebench.results.store import load_rows
+from treebench.results.store import earlier_state, load_rows, select
 
 if TYPE_CHECKING:
     from treebench.config.grid import Skipped
@@ -42,8 +43,9 @@ RETRYABLE = ("timeout", "oom", "error", "crashed")
 #: the values ``--fail-on`` takes (`exit_code_for`)
 FAIL_ON = ("error", "timeout", "never")
 
-#: bump when cell ids are computed differently (the plan cache must not outlive the scheme)
-ID_SCHEME = 2
+#: bump when cell ids are computed differently (the plan cache must not outlive the scheme;
+#: 3: ids hash the fingerprint of the data a cell reads)
+ID_SCHEME = 3
 PLAN_CACHE = ".plan-cache.json"
 
 
@@ -195,7 +197,10 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
     try:
         entry = read_json_object(out_dir / PLAN_CACHE)[key]
         ids, name = list(entry["cells"]), str(entry["experiment"])
-    except (KeyError, TypeError):
+        data_files = dict(entry["data_files"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not files_unchanged(data_files):  # a data file changed: its cells are other cells
         return None
     try:
         recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
@@ -204,12 +209,13 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
     if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
         return None  # the manifest does not record this run's cells (deleted, rewritten)
     current = scan(out_dir)
-    if current.problems or tables_state(out_dir, current) is not None:
+    sel = select(out_dir, current)
+    if current.problems or tables_state(out_dir, sel) is not None or earlier_state(out_dir, sel):
         return None
     status = {cid: e.status for cid, e in current.cells.items()}
     if any(status.get(i) is None or status[i] in retry for i in ids):
         return None
-    if report and not report_current(out_dir, current.digest):
+    if report and not report_current(out_dir, sel.digest):
         return None
     counts = Counter(status[i] for i in ids)  # the outcome of this config's cells only
     s = RunSummary(experiment=name, out=out_dir, counts=counts, n_cells=len(ids),
@@ -231,11 +237,15 @@ def report_current(out: Path, digest: str) -> bool:
     return stamp.get("digest") == digest and (out / "report" / "index.html").is_file()
 
 
-def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str) -> None:
+def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str,
+                  data_files: dict[str, list[int]] | None = None) -> None:
+    """Remember the cell ids of the plan ``key`` and the data files (path → stat key) their
+    fingerprints were computed from: the plan is trusted only while none of them changed."""
     p = out / PLAN_CACHE
     cache = read_json_object(p)
     cache.pop(key, None)
-    cache[key] = {"experiment": name, "cells": ids, "record": record}
+    cache[key] = {"experiment": name, "cells": ids, "record": record,
+                  "data_files": dict(data_files or {})}
     while len(cache) > 16:  # the most recent plans only
         cache.pop(next(iter(cache)))
     write_json(p, cache)

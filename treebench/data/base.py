@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from treebench import envvars
+from treebench.data.locate import data_dirs_from_env  # noqa: F401 - where loaders look
 from treebench.registry import DATASETS
 from treebench.errors import DataError, ParameterError
 
@@ -44,16 +45,6 @@ class Dataset:
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])
-
-
-def data_dirs_from_env(extra: list[str | Path] | None = None) -> list[Path]:
-    """Data directories in lookup order: explicit ones, then ``TREEBENCH_DATA_DIR`` (a path list)."""
-    import os
-
-    dirs: list[Path] = [Path(p) for p in (extra or [])]
-    env = os.environ.get("TREEBENCH_DATA_DIR", "")
-    dirs += [Path(p) for p in env.split(os.pathsep) if p]
-    return dirs
 
 
 def offline_from_env() -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from treebench.errors import DataError
 
-_HASH_MEMO: dict[tuple[str, int, int], str] = {}
+_HASH_MEMO: dict[tuple[str, int, int, int, int], str] = {}
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
@@ -36,10 +36,21 @@ def cache_root(cache_dir: str | Path | None = None) -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "treebench"
 
 
+def data_dirs_from_env(extra: list[str | Path] | None = None) -> list[Path]:
+    """Data directories in lookup order: explicit ones, then ``TREEBENCH_DATA_DIR`` (a path
+    list)."""
+    dirs: list[Path] = [Path(p) for p in (extra or [])]
+    env = os.environ.get("TREEBENCH_DATA_DIR", "")
+    dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    return dirs
+
+
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes (memoised on path, size and modification time)."""
+    """Hex sha256 of a file's bytes (memoised on path, inode, size, modification and change
+    time: an edit that keeps the size and restores the modification time still changes the
+    change time, which no copy or ``touch`` can set)."""
     st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    key = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if key not in _HASH_MEMO:
         h = hashlib.sha256()
         with open(path, "rb") as fh:

@@ -26,6 +26,7 @@ from treebench.execute.precision import float32_exact, float32_policy, matrix_dt
 from treebench.registry import ALGORITHMS
 from treebench.cell import canonical_json
 from treebench.data.splits import SplitOptions, make_split
+from treebench.errors import DataError
 from treebench.execute import fitted, prepared
 
 _DATASETS: OrderedDict[str, Any] = OrderedDict()
@@ -73,8 +74,22 @@ def _wanted_dtype(prep: Prepared, policy: str) -> np.dtype:
 
 
 def dataset_key(cell: Cell) -> str:
-    """The key of the cell's dataset in this process's dataset cache."""
-    return canonical_json([cell.dataset_loader, cell.dataset_params])
+    """The key of the cell's dataset in this process's dataset cache: its loader, parameters
+    and fingerprint (a long-lived worker never serves a file's old content after it changed)."""
+    return canonical_json([cell.dataset_loader, cell.dataset_params, cell.data])
+
+
+def check_fingerprint(cell: Cell, ds: Any) -> None:
+    """Refuse a user's data file whose content is not the one the cell was planned on (it
+    changed while the run went on): the cell's id names the data it read."""
+    if cell.dataset_loader != "file" or not cell.data.startswith("sha256:"):
+        return
+    files = (getattr(ds, "meta", None) or {}).get("files") or []
+    got = "sha256:" + "+".join(str(f.get("sha256")) for f in files)
+    if got != cell.data:
+        raise DataError(f"dataset `{cell.dataset}`: its data file changed after the run planned "
+                        f"this cell ({cell.data[:19]}… then, {got[:19]}… now); run the same "
+                        f"command again to run the cells of the new data.")
 
 
 def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = True):
@@ -87,6 +102,7 @@ def dataset_for(cell: Cell, data_dirs: list[str] | None, offline: bool | None = 
         _DATASETS.move_to_end(key)
         return _DATASETS[key]
     ds = load_dataset(cell.dataset_loader, cell.dataset_params, data_dirs=data_dirs, offline=offline)
+    check_fingerprint(cell, ds)
     _DATASETS[key] = ds
     while len(_DATASETS) > DATASET_CACHE_SIZE:
         _DATASETS.popitem(last=False)
@@ -108,8 +124,9 @@ def _large(ds: Any) -> bool:
 
 def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
     """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
-    key = (
-        canonical_json([cell.dataset_loader, cell.dataset_params, cell.split, cell.fold, cell.seed]),
+    key = (  # the data's fingerprint too: a long-lived worker never reuses an old file's fold
+        canonical_json([cell.dataset_loader, cell.dataset_params, cell.data, cell.split,
+                        cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
     )
     policy = learner_float32_policy(cell.algorithm)

@@ -91,9 +91,11 @@ def load_results(results_dir: Path) -> Results:
             "results directory that contains results.parquet."
         )
     stale: list[str] = []
+    usable: Any = None
     try:
         if (results_dir / "cells").is_dir() and path == results_dir / "results.parquet":
-            table, stale, _ = current_table(results_dir)  # the cells say what the table is
+            table, stale, found = current_table(results_dir)  # the cells say what the table is
+            usable = list(found.cells)
         else:
             table = read_table(path)
     except schema.SchemaError as exc:
@@ -102,13 +104,14 @@ def load_results(results_dir: Path) -> Results:
         raise UserError(f"Cannot read the results table {path} ({type(exc).__name__}: {exc}); "
                         "re-run or re-consolidate the experiment to rewrite it.") from None
     manifest, notes = _read_manifest(results_dir / "manifest.json")
-    leftover = stale_cells(manifest, table["cell_id"].astype(str))
+    leftover = stale_cells(manifest, usable if usable is not None
+                           else table["cell_id"].astype(str))
     if leftover:  # cells of a config since edited: not what any experiment here defines now
         table = table[~table["cell_id"].astype(str).isin(leftover)].reset_index(drop=True)
         notes.append(f"{len(leftover)} cell(s) of this folder belong to no recorded experiment "
-                     f"(left over from a config since edited) and are left out of this report; "
-                     f"`treebench results check {results_dir} --prune-stale` moves them to "
-                     f"quarantine/.")
+                     f"(left over from a config since edited or data since changed) and are "
+                     f"left out of this report (results-earlier.csv lists them); `treebench "
+                     f"results check {results_dir} --prune-stale` moves them to quarantine/.")
     res = Results(results_dir, table, manifest, _experiment_name(manifest, table, results_dir),
                   notes=stale + notes)
     missing = defined_missing(manifest, table)

@@ -9,9 +9,12 @@ learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from treebench.errors import UserError, did_you_mean
+from treebench.results.defined import ManifestError, cell_ids, read_manifest, records
+from treebench.results.store import current_table
 from treebench.results.values import select_rows
 from treebench.sweeps import parse_scalar
 from treebench.results.schema import ALIASES
@@ -62,3 +65,34 @@ def find_cells(table: pd.DataFrame, where: dict[str, Any],
     if status:
         cond["status"] = list(status)
     return select_rows(table, cond) if cond else table
+
+
+def folder_cells(results_dir: Path, where: dict[str, Any], status: list[str] | None = None, *,
+                 all_cells: bool = False) -> pd.DataFrame:
+    """The cells of the results folder ``results_dir`` matching ``where`` and ``status``:
+    those of its tables (the cells its recorded experiments define), and with ``all_cells``
+    also the cells of earlier definitions. ``experiment=NAME`` selects the cells that the
+    experiment NAME defines (a cell shared by several experiments is found from each), by
+    the manifest's records where they list their cells, else by the ``experiment`` column."""
+    table, _, _ = current_table(Path(results_dir), earlier=all_cells)
+    where = dict(where)
+    wanted = where.pop("experiment", None)
+    if wanted is not None:
+        names = {str(w) for w in (wanted if isinstance(wanted, list) else [wanted])}
+        try:
+            recs = records(read_manifest(Path(results_dir)))
+        except ManifestError:
+            recs = []
+        listed = [r for r in recs if cell_ids(r) is not None]
+        if listed:
+            known = sorted({str(r.get("name")) for r in listed} | {r["key"] for r in listed})
+            if not names & set(known):
+                raise UserError(f"--where experiment: no experiment {', '.join(sorted(names))} is "
+                                f"recorded in this folder{did_you_mean(sorted(names)[0], known)}; "
+                                f"it holds {', '.join(known)}.")
+            ids = {c for r in listed if r.get("name") in names or r["key"] in names
+                   for c in cell_ids(r) or []}
+            table = table[table["cell_id"].astype(str).isin(ids)]
+        else:
+            where["experiment"] = wanted
+    return find_cells(table, where, status)

@@ -30,6 +30,7 @@ def identity(cell: Cell, experiment: str | None) -> dict[str, Any]:
         "experiment": experiment,
         "cell_id": cell.id,
         "dataset": cell.dataset,
+        "data_fingerprint": cell.data or None,
         "split": cell.split.get("kind"),
         "split_params": split_params(cell.split),
         "fold": cell.fold,

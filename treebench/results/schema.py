@@ -55,6 +55,10 @@ IDENTITY = declare(
     ("experiment", "string", "the experiment's name (its config's `name:`)"),
     ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.cells`)"),
     ("dataset", "string", "the dataset's name"),
+    ("data_fingerprint", "string", "what the cell read (part of its id): `sha256:<hex>` of a "
+     "data file (the value `sha256sum` prints; `+` joins a test file's), `catalog:<hex>` of a "
+     "catalog entry's recorded checksums and parse options, `generated:<hex>` of a generator's "
+     "name and parameters (`treebench.data.fingerprint`)"),
     ("split", "string", "the split kind (kfold, holdout, train-val-test, ...)"),
     ("split_params", "string", "the split's parameters besides its kind (canonical JSON: "
      "n_splits, test_size, stratify, ...); with `split` it names the split, so two splits of "

@@ -6,10 +6,15 @@ Layout of a results directory::
     cells/<id>.json      one file per finished cell, written atomically by the driver
     results.parquet      consolidated table (schema-checked), rebuilt from cells/ at the end
     results.csv          the same table as CSV
+    results-earlier.*    the cells of earlier definitions (only when there are any)
 
 The cell files are the source of truth: killing the runner at any moment loses no finished
-cell, and the tables are always rebuilt from *every* cell file of the directory, so a sweep
-that adds cells to an experiment's directory never drops the experiment's own rows. A cell run
+cell. The tables hold every usable cell that an experiment recorded in ``manifest.json``
+defines now (a sweep that adds cells to an experiment's directory never drops the experiment's
+own rows); a usable cell that no record defines any more (its config was edited, say from
+5 folds to 3, or its data changed: a cell's id hashes its data's fingerprint) is kept in
+``cells/`` and goes to ``results-earlier.parquet``/``.csv`` instead, so a ``groupby`` on
+``results.csv`` never pools two protocols of one experiment (`select`). A cell run
 again (``--retry``) replaces its record and keeps the old outcome in the record's ``history``.
 
 In ``results.parquet`` each ``param_*``/``bparam_*`` column has a type of its own: integer,
@@ -29,6 +34,7 @@ from treebench.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 from treebench.results.rows import history_entry
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
+from treebench.results.defined import ManifestError, read_manifest, stale_cells
 from treebench.results.index import record_tables, scan, Scan, tables_state
 from treebench.results import schema
 
@@ -130,11 +136,12 @@ def to_frame(rows: list[dict[str, Any]], experiment: str | None = None) -> pd.Da
     return df
 
 
-def write_tables(out: Path, df: pd.DataFrame) -> tuple[Path, Path]:
-    """Validate and write results.parquet and results.csv atomically."""
+def write_tables(out: Path, df: pd.DataFrame,
+                 names: tuple[str, str] = ("results.parquet", "results.csv")) -> tuple[Path, Path]:
+    """Validate and write results.parquet and results.csv (or the two ``names``) atomically."""
     schema.validate(df)
     out = Path(out)
-    pq, csv = out / "results.parquet", out / "results.csv"
+    pq, csv = out / names[0], out / names[1]
     tmp_pq, tmp_csv = temp_path(pq), temp_path(csv)
     try:
         _for_parquet(df).to_parquet(tmp_pq, index=False)
@@ -238,44 +245,111 @@ def _decode(v: Any) -> Any:
     return v
 
 
-def build_table(out: Path, current: Any, experiment: str | None = None) -> pd.DataFrame:
-    """The results table of the usable cells of ``current`` (a `treebench.results.index.Scan`)."""
+#: the tables of the cells of earlier definitions (written only when there are any)
+EARLIER = ("results-earlier.parquet", "results-earlier.csv")
+
+
+class Selection:
+    """The usable cells of a scan split by the manifest's records: ``cells`` (those some
+    record defines: the tables' rows) and ``earlier`` (those none defines any more). Without a
+    manifest, or with one that does not list its cells, every cell is in ``cells``. Its
+    ``digest`` covers both parts, so moving a cell from one to the other rebuilds the tables."""
+
+    def __init__(self, current: Scan, stale: set[str]):
+        self.scan = current
+        self.cells = {c: e for c, e in current.cells.items() if c not in stale}
+        self.earlier = {c: e for c, e in current.cells.items() if c in stale}
+        self.problems = current.problems
+
+    @property
+    def digest(self) -> str:
+        import hashlib
+
+        main = Scan(cells=self.cells).digest
+        if not self.earlier:
+            return main
+        return hashlib.sha256(f"{main}\nearlier {Scan(cells=self.earlier).digest}".encode()
+                              ).hexdigest()
+
+
+def select(out: Path, current: Scan) -> Selection:
+    """`Selection` of the usable cells of ``current`` by the manifest of ``out`` (a damaged
+    manifest selects every cell)."""
+    try:
+        stale = stale_cells(read_manifest(out), current.cells)
+    except ManifestError:
+        stale = set()
+    return Selection(current, stale)
+
+
+def _rows(out: Path, cells: dict[str, Any], current: Scan) -> list[dict[str, Any]]:
     d = cells_dir(out)
     rows = []
-    for cid in sorted(current.cells):
-        entry = current.cells[cid]
+    for cid in sorted(cells):
+        entry = cells[cid]
         try:
             rec, digest = read_cell(d / entry.file)
         except CellFileError as exc:  # changed since the scan: leave it to the next one
             current.problems[entry.file] = str(exc)
             continue
         rows.append(rec["row"])
-    return to_frame(rows, experiment=experiment)
+    return rows
+
+
+def build_table(out: Path, current: Any, experiment: str | None = None) -> pd.DataFrame:
+    """The results table of the cells of ``current`` (a `Selection`, or a
+    `treebench.results.index.Scan` for every usable cell)."""
+    scan_ = current.scan if isinstance(current, Selection) else current
+    return to_frame(_rows(out, current.cells, scan_), experiment=experiment)
+
+
+def earlier_state(out: Path, sel: Selection) -> str | None:
+    have = [t for t in EARLIER if (Path(out) / t).is_file()]
+    if sel.earlier and len(have) < len(EARLIER):
+        return "the table of the cells of earlier definitions is missing"
+    if not sel.earlier and have:
+        return "the table of the cells of earlier definitions is out of date"
+    return None
+
+
+def _write_earlier(out: Path, sel: Selection, experiment: str | None) -> None:
+    """results-earlier.parquet/.csv of the cells of earlier definitions, or neither."""
+    out = Path(out)
+    if not sel.earlier:
+        for t in EARLIER:
+            (out / t).unlink(missing_ok=True)
+        return
+    df = to_frame(_rows(out, sel.earlier, sel.scan), experiment=experiment)
+    write_tables(out, df, names=EARLIER)
 
 
 def refresh_tables(out: Path, experiment: str | None = None, *, write: bool = True,
                    current: Any = None) -> tuple[pd.DataFrame | None, str | None, Any]:
-    """Make the tables of ``out`` a function of its usable cells: rebuild them when the set of
-    (cell id, content hash) changed or a table file is damaged. Returns (the table when it was
-    rebuilt, else None; why it was rebuilt, else None; the scan). With ``write`` (the caller
-    holds the lock) the tables and the index are written; else the table is only built.
-    ``current`` is a scan the caller made already."""
+    """Make the tables of ``out`` a function of its usable cells and the cells its recorded
+    experiments define (`select`): rebuild them when either changed or a table file is
+    damaged. Returns (the table when it was rebuilt, else None; why it was rebuilt, else None;
+    the scan). With ``write`` (the caller holds the lock) the tables and the index are
+    written; else the table is only built. ``current`` is a scan the caller made already."""
     current = current if current is not None else scan(out, save=write)
-    why = tables_state(out, current)
+    sel = select(out, current)
+    why = tables_state(out, sel) or earlier_state(out, sel)
     if why is None:
         return None, None, current
-    df = build_table(out, current, experiment)
+    df = build_table(out, sel, experiment)
     if write:
         write_tables(out, df)
-        record_tables(out, current)
+        _write_earlier(out, sel, experiment)
+        record_tables(out, sel)
     return df, why, current
 
 
-def current_table(out: Path, experiment: str | None = None, *,
-                  write: bool = False) -> tuple[pd.DataFrame, list[str], Any]:
+def current_table(out: Path, experiment: str | None = None, *, write: bool = False,
+                  earlier: bool = False) -> tuple[pd.DataFrame, list[str], Any]:
     """The results table of ``out`` as its usable cells say it is (read from results.parquet
     when that is current, else rebuilt, and rewritten when ``write``), notes on what was found,
-    and the scan."""
+    and the scan. ``earlier`` adds the rows of the cells of earlier definitions."""
+    import pandas as pd
+
     if not cells_dir(out).is_dir():  # a table exported without its cell files
         return read_table(Path(out) / "results.parquet"), [], Scan()
     df, why, current = refresh_tables(out, experiment, write=write)
@@ -285,6 +359,12 @@ def current_table(out: Path, experiment: str | None = None, *,
     else:
         notes.insert(0, f"the results tables were rebuilt from the cell files ({why})"
                      + ("" if write else "; run `treebench results check --repair` to rewrite them"))
+    if earlier:
+        sel = select(out, current)
+        if sel.earlier:
+            old = to_frame(_rows(out, sel.earlier, current), experiment=experiment)
+            df = schema.conform(pd.concat([df.astype(object), old.astype(object)],
+                                          ignore_index=True))
     return df, notes, current
 
 

@@ -1,0 +1,84 @@
+"""Which cells of a results directory its recorded experiments define.
+
+``manifest.json`` keeps one *experiment record* per config (and profile) that ran in the
+directory and one per sweep or variant of it, each with the ids of the cells it defines
+(`treebench.experiments` writes them). The results tables hold exactly the cells some record
+defines; a usable cell that none defines is a cell of an earlier definition (a config since
+edited, or data since changed: a cell's id hashes its data's fingerprint), kept in ``cells/``
+and listed in ``results-earlier.parquet``/``.csv`` (`treebench.results.store`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from treebench.errors import UserError
+
+MANIFEST = "manifest.json"
+
+
+class ManifestError(UserError):
+    """manifest.json is missing or damaged where it is needed."""
+
+
+def read_manifest(out: Path) -> dict[str, Any] | None:
+    """The manifest of ``out``: None when there is none; `ManifestError` when it is damaged."""
+    p = Path(out) / MANIFEST
+    if not p.is_file():
+        return None
+    try:
+        man = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        man = None
+    if not isinstance(man, dict):
+        raise ManifestError(
+            f"{p}: damaged (not a JSON object), so treebench cannot tell which experiment these "
+            f"cells belong to; run the experiment's config again into this folder (finished cells "
+            f"are kept) to rewrite it, or verify with --config CONFIG."
+        )
+    return man
+
+
+def records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The experiment records of a manifest; a manifest written before records existed gives
+    one record of kind ``legacy`` (its config, no cell list)."""
+    if not man:
+        return []
+    recs = man.get("experiments")
+    if isinstance(recs, list):
+        return [r for r in recs if isinstance(r, dict) and isinstance(r.get("key"), str)]
+    cfg = man.get("config")
+    if not isinstance(cfg, dict):
+        return []
+    name = str(man.get("experiment") or cfg.get("name") or "experiment")
+    return [{"key": name + (f"@{cfg['profile']}" if cfg.get("profile") else ""), "name": name,
+             "profile": cfg.get("profile"), "kind": "legacy", "config": cfg, "cells": None}]
+
+
+def cell_ids(rec: dict[str, Any]) -> list[str] | None:
+    cells = rec.get("cells")
+    if not isinstance(cells, dict) or not isinstance(cells.get("cell_id"), list):
+        return None
+    return [str(c) for c in cells["cell_id"]]
+
+
+#: why a cell of no recorded experiment is set aside by ``results check --prune-stale``
+STALE = ("it belongs to no experiment recorded in manifest.json (a cell of a config since "
+         "edited or removed, or of data since changed)")
+
+
+def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
+    """The ids among ``usable`` that no experiment record of ``man`` defines: cells left over
+    from a config since edited or data since changed (its record now lists its new cells). Empty when the manifest
+    has no record, or one that does not list its cells (written before records did), since
+    then nothing tells which cells are current."""
+    recs = records(man)
+    lists = [cell_ids(r) for r in recs]
+    if not recs or any(ids is None for ids in lists):
+        return set()
+    defined = {i for ids in lists for i in ids or []}
+    return {str(c) for c in usable} - defined
+
+
