@@ -1,0 +1,226 @@
+"""The runner's own cost: where a sweep of small cells spends its time, and before/after tables.
+
+Three grids of small CART cells (no numba, so nothing compiles):
+
+* ``tiny``: 120 cells, CART depth 1-3 x gini/entropy on iris and wine, 10 holdout seeds (a fit
+  takes about 1 ms);
+* ``10ms``: 120 cells of about 10 ms each (CART on digits, depths 6-8 x 2 criteria, 20 seeds), for
+  the speed-up of a second worker;
+* ``3000``: 3,000 tiny cells (iris, wine, breast_cancer x CART depths 1-5 x 2 criteria x 100
+  seeds), for the cost per cell at scale and the report of a big table.
+
+For each checkout given (``--checkout NAME=DIR``; the default measures this one), in rounds that
+alternate the checkouts, each command in a fresh interpreter as a user runs it: ``run -j 1`` and
+``run -j 2`` without the report, the first report, the report again unchanged. Then, for this
+checkout only, a breakdown of one ``run -j 2`` and one report of each grid, profiled in the
+driver by phase (planning, data checks, manifest, warm-up, waiting for workers, writing cell
+files, table builds, report parts) with the workers' own time per cell read from the rows
+(preparation, fit, scoring and the rest of the cell), and the per-cell overhead: (run wall -
+the sum of the cells' worker wall / workers) / cells.
+
+Prints tables (medians over the rounds, with min-max); asserts nothing. Re-run:
+`.venv/bin/python benchmarks/runner_overhead.py --rounds 3 --checkout before=/path/to/old
+--checkout now=.` (a checkout is a work tree whose ``treebench`` package is measured, e.g. one
+made with `git worktree add /tmp/old c491fba`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parents[1]
+
+GRIDS = {
+    "tiny": {
+        "name": "tiny", "datasets": ["iris", "wine"],
+        "split": {"kind": "holdout", "test_size": 0.3, "seeds": list(range(10))},
+        "binarization": {"method": "raw"},
+        "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2, 3],
+                                                   "criterion": ["gini", "entropy"]}}],
+    },
+    "10ms": {
+        "name": "tenms", "datasets": ["digits"],
+        "split": {"kind": "holdout", "test_size": 0.3, "seeds": list(range(20))},
+        "binarization": {"method": "raw"},
+        "algorithms": [{"name": "cart", "params": {"max_depth": [6, 7, 8],
+                                                   "criterion": ["gini", "entropy"]}}],
+    },
+    "3000": {
+        "name": "big", "datasets": ["iris", "wine", "breast_cancer"],
+        "split": {"kind": "holdout", "test_size": 0.3, "seeds": list(range(100))},
+        "binarization": {"method": "raw"},
+        "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2, 3, 4, 5],
+                                                   "criterion": ["gini", "entropy"]}}],
+    },
+}
+N_CELLS = {"tiny": 120, "10ms": 120, "3000": 3000}
+
+#: driver functions whose cumulative time is a phase of the breakdown (module path, function)
+PHASES = [
+    ("start-up and config", None),
+    ("planning (expansion, fingerprints, statuses)", ("treebench/api.py", "plan")),
+    ("data checks before the run", ("treebench/api.py", "preflight_datasets")),
+    ("manifest", ("treebench/api.py", "write_manifest")),
+    ("warm-up of the learners", ("treebench/execute/fit.py", "warm")),
+    ("waiting for workers", ("~", "<method 'poll' of 'select.poll' objects>")),
+    ("writing cell files", ("treebench/results/store.py", "write_cell")),
+    ("progress display", ("treebench/execute/executor.py", "update")),
+    ("scan of the cell files", ("treebench/results/index.py", "scan")),
+    ("table build and write", ("treebench/results/store.py", "refresh_tables")),
+    ("report", ("treebench/api.py", "write_report")),
+]
+
+
+def _cli(args: list[str], checkout: Path) -> float:
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=True, env=env,
+                   cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def rounds(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
+           work: Path) -> dict[tuple[str, str, str], list[float]]:
+    """Wall seconds by (grid, step, checkout), checkouts alternating within each round."""
+    out: dict[tuple[str, str, str], list[float]] = {}
+    for r in range(n_rounds):
+        order = list(checkouts.items())
+        if r % 2:
+            order.reverse()
+        for grid in grids:
+            cfg = work / f"{grid}.yaml"
+            for name, co in order:
+                res = work / f"{grid}-{name}-{r}"
+                for jobs in (1, 2):
+                    shutil.rmtree(res, ignore_errors=True)
+                    t = _cli(["run", str(cfg), "-o", str(res), "-q", "--no-report", "-j",
+                              str(jobs)], co)
+                    out.setdefault((grid, f"run -j {jobs}", name), []).append(t)
+                t = _cli(["report", str(res)], co)
+                out.setdefault((grid, "report, first", name), []).append(t)
+                t = _cli(["report", str(res)], co)
+                out.setdefault((grid, "report, unchanged", name), []).append(t)
+                shutil.rmtree(res, ignore_errors=True)
+    return out
+
+
+def profiled(args: list[str], stats_path: Path) -> float:
+    """Run the command in a fresh interpreter under cProfile; its wall seconds."""
+    code = (f"import cProfile, sys\nfrom treebench.cli import app\nprof = cProfile.Profile()\n"
+            f"prof.enable()\ntry:\n    app({args!r}, standalone_mode=False)\n"
+            f"except SystemExit:\n    pass\nprof.disable()\nprof.dump_stats({str(stats_path)!r})\n")
+    env = dict(os.environ, PYTHONPATH=str(HERE))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=HERE,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def phase_times(stats_path: Path) -> dict[str, float]:
+    st = pstats.Stats(str(stats_path)).stats  # type: ignore[attr-defined]
+    total = max(v[3] for v in st.values())
+    found: dict[str, float] = {}
+    for label, key in PHASES:
+        if key is None:
+            continue
+        path, func = key
+        found[label] = sum(v[3] for (f, _, fn), v in st.items()
+                           if fn == func and (path == "~" or f.endswith(path)))
+    accounted = sum(v for k, v in found.items() if k != "report")
+    found["start-up and config"] = max(0.0, total - accounted - found.get("report", 0.0))
+    return found
+
+
+def breakdown(grid: str, work: Path) -> list[tuple[str, float]]:
+    """Phases of one `run -j 2` and one report of ``grid`` in this checkout, and the workers'
+    own time from the rows."""
+    import pandas as pd
+
+    res = work / f"{grid}-profiled"
+    shutil.rmtree(res, ignore_errors=True)
+    stats = work / f"{grid}-run.prof"
+    wall = profiled(["run", str(work / f"{grid}.yaml"), "-o", str(res), "-q", "--no-report",
+                     "-j", "2"], stats)
+    rows = [(f"run -j 2 wall (fresh interpreter)", wall)]
+    rows += [(f"  driver: {k}", v) for k, v in phase_times(stats).items() if k != "report"]
+    t = pd.read_parquet(res / "results.parquet")
+    n = len(t)
+    cell_wall = float(t["wall_seconds"].sum())
+    rows += [("  workers: cells' wall, summed", cell_wall),
+             ("  workers: preparation (load, split, binarize)", float(t["prepare_seconds"].sum())),
+             ("  workers: fit", float(t["fit_seconds"].sum()))]
+    overhead_ms = 1000 * (wall - cell_wall / 2) / n
+    rows.append(("per-cell overhead, ms ((wall - cells' wall / 2) / cells)", overhead_ms))
+    stats = work / f"{grid}-report.prof"
+    rows.append(("report, first (fresh interpreter)",
+                 profiled(["report", str(res)], stats)))
+    st = pstats.Stats(str(stats)).stats  # type: ignore[attr-defined]
+    parts: dict[str, float] = {}
+    for (f, _, fn), v in st.items():
+        if "treebench/report/" in f and fn in ("write_report", "write_figures", "write_tables",
+                                               "load_results", "write_html", "summary_tables"):
+            parts[f"  report: {Path(f).stem}.{fn}"] = v[3]
+    rows += sorted(parts.items(), key=lambda kv: -kv[1])
+    rows.append(("report, unchanged (fresh interpreter)",
+                 profiled(["report", str(res)], work / f"{grid}-report2.prof")))
+    shutil.rmtree(res, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--checkout", action="append", default=[],
+                    help="NAME=DIR: a work tree whose treebench to measure (repeatable)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--grids", default="tiny,10ms,3000")
+    ap.add_argument("--no-breakdown", action="store_true")
+    args = ap.parse_args()
+    checkouts = {c.split("=", 1)[0]: Path(c.split("=", 1)[1]).resolve() for c in args.checkout}
+    if not checkouts:
+        checkouts = {"this": HERE}
+    grids = [g for g in args.grids.split(",") if g]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as d:
+        work = Path(d)
+        for g in grids:
+            (work / f"{g}.yaml").write_text(yaml.safe_dump(GRIDS[g]))
+        times = rounds(checkouts, grids, args.rounds, work)
+        names = list(checkouts)
+        print(f"\n{'grid':6s} {'step':18s} " + " ".join(f"{n:>22s}" for n in names)
+              + ("   cells/s (" + names[-1] + ")"))
+        for (grid, step) in dict.fromkeys((g, s) for g, s, _ in times):
+            cols = []
+            for n in names:
+                v = times[(grid, step, n)]
+                cols.append(f"{statistics.median(v):8.2f} s [{min(v):.2f}-{max(v):.2f}]")
+            last = statistics.median(times[(grid, step, names[-1])])
+            cps = f"{N_CELLS[grid] / last:8.1f}" if step.startswith("run") else ""
+            print(f"{grid:6s} {step:18s} " + " ".join(f"{c:>22s}" for c in cols) + f"   {cps}")
+        for n in names:
+            for grid in grids:
+                one = statistics.median(times[(grid, "run -j 1", n)])
+                two = statistics.median(times[(grid, "run -j 2", n)])
+                print(f"{n}: {grid}: -j 2 / -j 1 speed-up {one / two:.2f}x")
+        if not args.no_breakdown:
+            for grid in grids:
+                print(f"\nbreakdown of {grid} ({N_CELLS[grid]} cells), this checkout:")
+                for label, v in breakdown(grid, work):
+                    unit = "" if "ms" in label else " s"
+                    print(f"  {label:62s} {v:9.3f}{unit}")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{args.rounds} rounds, checkouts alternating, on {os.cpu_count()} cores.")
+
+
+if __name__ == "__main__":
+    main()
