@@ -19,6 +19,11 @@ compare them): ``accuracy_score``, ``balanced_accuracy_score``, ``log_loss``, ``
 ``mean_squared_error``, all with sample weights. scikit-learn's per-call validation dominated
 tiny cells, hence the own code.
 
+`problem_objective` computes the value of a cell's problem (``problem_objective``,
+`treebench.algorithms.objectives.objective_of`) from the returned tree on the training rows,
+one code for every learner of the problem; it is no registered metric, since its unit depends
+on the problem, and the report aggregates registered metrics across problems.
+
 ``expected_tests`` and ``expected_cost`` are the NGI paper's complexity measure
 (Ma et al., DMKD 2023, §3): the expected cost of a tree over objects ``x`` with probabilities
 ``p(x)``, ``c(T) = Σ_x p(x) · c(T, x)``, where ``c(T, x)`` sums the costs of the tests ``x``
@@ -577,8 +582,12 @@ def score_split(
     """Every per-split metric of ``est`` on ``(X, y)``, keyed by results column."""
     if len(y) == 0:
         return {}
-    task = task or estimator_task(est)
-    d = Inputs(est, X, y, sample_weight, costs)
+    return _score_inputs(Inputs(est, X, y, sample_weight, costs), split,
+                         task or estimator_task(est))
+
+
+def _score_inputs(d: Inputs, split: str, task: str) -> dict[str, float]:
+    """Every per-split metric of the split ``d``."""
     out: dict[str, float] = {}
     for m in all_metrics():
         if not m.per_split or m.fn is None or not m.applies(task):
@@ -604,14 +613,52 @@ def score_cell(
     est,
     data: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]],
     costs: np.ndarray | None = None,
-) -> dict[str, float]:
+    objective: Any = None,
+) -> dict[str, Any]:
     """All metrics of one cell: ``data`` maps a split name (train/val/test) to its
-    ``(X, y, sample_weight)``; ``costs`` are the per-column test costs (None: unit)."""
+    ``(X, y, sample_weight)``; ``costs`` are the per-column test costs (None: unit). With the
+    ``objective`` of the cell's problem (`treebench.algorithms.objectives.Objective`: its
+    ``kind`` and ``weight``), also its `problem_objective` columns on the training rows."""
     task = estimator_task(est)
-    out = score_model(est)
+    out: dict[str, Any] = score_model(est)
     for split, (X, y, w) in data.items():
-        out.update(score_split(est, X, y, split, sample_weight=w, costs=costs, task=task))
+        if len(y) == 0:
+            continue
+        d = Inputs(est, X, y, w, costs)
+        out.update(_score_inputs(d, split, task))
+        if split == "train" and objective is not None:
+            out.update(problem_objective(d, objective.kind, objective.weight))
     return out
+
+
+def problem_objective(d: Inputs, kind: str, weight: float = 0.0) -> dict[str, Any]:
+    """The problem-objective columns (``problem_objective``, ``problem_objective_kind``,
+    ``problem_weight``, ``problem_tiebreak``; declared in `treebench.algorithms.objectives`)
+    of the tree of ``d.est`` on the training rows ``d``: the objective ``kind``
+    (`treebench.algorithms.objectives.OBJECTIVES`) with the weight λ or α, read off the fitted
+    tree itself (each row's leaf, its label or mean, the leaves, nodes and depths), so every
+    learner of a problem is measured by the same code. Nothing for a model that is no single
+    `TreeArrays` (its columns stay empty)."""
+    tree = d.tree
+    if tree is None:
+        return {}
+    w = _w(d.y, d.sample_weight)
+    if tree.is_regression:
+        r = tree.node_mean()[d.leaves] - np.asarray(d.y, np.float64)
+        loss = float(np.sum(w * r * r))
+    else:
+        wrong = np.asarray(d.classes)[tree.label[d.leaves]] != np.asarray(d.y)
+        loss = float(np.sum(w[wrong]))
+    if kind == "error_rate+lambda*leaves":
+        total = float(np.sum(w))
+        value = (loss / total if total > 0 else 0.0) + weight * tree.n_leaves
+    elif kind in ("errors+alpha*path", "sse+alpha*path"):
+        value = loss + weight * float(np.sum(w * tree.node_depths()[d.leaves]))
+    else:  # errors, errors-then-nodes
+        value = loss
+    return {"problem_objective": value, "problem_objective_kind": kind,
+            "problem_weight": weight,
+            "problem_tiebreak": tree.n_nodes if kind == "errors-then-nodes" else None}
 
 
 def estimator_task(est) -> str:

@@ -1,6 +1,7 @@
-"""The ``objective`` column carries its unit in ``objective_kind``: learners minimise different
-things (GOSDT a rate plus λ·leaves, the others weighted error counts), so the column is only
-comparable within one kind, and report tables and figures leave it out."""
+"""The ``solver_objective`` column (a learner's own figure) carries its unit in
+``solver_objective_kind``: learners report different things (GOSDT a rate plus λ·leaves, the
+others weighted error counts), so the column is only comparable within one kind, and report
+tables and figures leave it out (``problem_objective`` compares learners of one problem)."""
 
 from __future__ import annotations
 
@@ -36,15 +37,16 @@ def run_dir(tmp_path_factory):
 
 def test_each_row_names_its_objective_kind(run_dir):
     t = read_table(run_dir / "results.parquet")
-    kinds = dict(zip(t["algorithm_label"], t["objective_kind"], strict=True))
+    kinds = dict(zip(t["algorithm_label"], t["solver_objective_kind"], strict=True))
     assert kinds == {"topk": "errors", "greedy": "errors", "gosdt": "error_rate+lambda*leaves",
                      "dpdt": "errors+alpha*path"}
-    assert set(t["objective_kind"]) <= set(schema.OBJECTIVE_KINDS)
+    assert set(t["solver_objective_kind"]) <= set(schema.OBJECTIVE_KINDS)
     errors = (1 - t["train_accuracy"]) * t["n_train"]  # unit weights
-    e = t["objective_kind"] == "errors"
-    assert np.allclose(t.loc[e, "objective"], errors[e])
-    g = t["objective_kind"] == "error_rate+lambda*leaves"
-    assert np.allclose(t.loc[g, "objective"], (1 - t.loc[g, "train_accuracy"]) + 0.02 * t.loc[g, "n_leaves"])
+    e = t["solver_objective_kind"] == "errors"
+    assert np.allclose(t.loc[e, "solver_objective"], errors[e])
+    g = t["solver_objective_kind"] == "error_rate+lambda*leaves"
+    assert np.allclose(t.loc[g, "solver_objective"],
+                       (1 - t.loc[g, "train_accuracy"]) + 0.02 * t.loc[g, "n_leaves"])
 
 
 def test_report_tables_do_not_show_the_objective(run_dir):

@@ -260,7 +260,8 @@ class GOSDTClassifier(TreeClassifierBase):
         optimality = "none" if timed_out else ("reference" if use_ref else "global")
         info = {
             "objective": objective,
-            "objective_kind": "error_rate+lambda*leaves",
+            "objective_kind": ("error_rate+penalty*leaves" if self.lexicographic
+                               else "error_rate+lambda*leaves"),
             "bound": bound,
             "lower_bound": bound,
             "upper_bound": objective,

@@ -10,6 +10,11 @@ and a config entry may name a problem (``objective:``) to get the parameters tha
 learner solve it. The problems, the mapping per learner and the reasons are in
 ``docs/objectives.md``.
 
+Each problem with a global objective states it (`PROBLEM_OBJECTIVES`, `objective_of`): its
+unit and its weight (λ or α) for a parameter setting. `treebench.metrics.problem_objective`
+computes it from the returned tree on the training rows, the same code for every learner, so
+the rows of one problem compare by it (``problem_objective``) whatever the solver reports.
+
 This module is pure Python (no numpy): the config layer uses it to translate an entry, the
 listing shows it, and the runner records `problem_of` in every result row (``problem``).
 """
@@ -17,7 +22,7 @@ listing shows it, and the runner records `problem_of` in every result row (``pro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from treebench.columns import declare
@@ -55,6 +60,39 @@ ASKABLE = ("min-errors", "min-errors-then-nodes", "errors+lambda*leaves", "error
 PROBLEM_PARAMETER = {"errors+lambda*leaves": "lambda", "errors+alpha*path": "alpha"}
 
 
+#: the objectives of the problems, by kind: what ``problem_objective`` measures on the returned
+#: tree and the training rows (their sample weights), in the problem's own units
+OBJECTIVES: dict[str, str] = {
+    "errors": "weighted training errors: the summed sample weight of the misclassified "
+              "training rows (with unit weights, their number)",
+    "errors-then-nodes": "weighted training errors, then the tree's nodes "
+                         "(`problem_tiebreak`): a tree is better with fewer errors, or as many "
+                         "and fewer nodes",
+    "error_rate+lambda*leaves": "weighted training errors / the training weight + lambda x "
+                                "leaves (GOSDT's R)",
+    "errors+alpha*path": "weighted training errors + alpha x the sum over training rows of "
+                         "weight x tests on the row's path (DPDT's objective)",
+    "sse+alpha*path": "weighted squared training error + alpha x the sum over training rows "
+                      "of weight x tests on the row's path (DPDT regression)",
+}
+
+#: the objective kind of each problem that has a global objective (the others have none, or
+#: are a restriction of one, `RESTRICTED`)
+PROBLEM_OBJECTIVES: dict[str, str] = {
+    "min-errors": "errors",
+    "min-errors-then-nodes": "errors-then-nodes",
+    "topk-figure1": "errors-then-nodes",
+    "errors+lambda*leaves": "error_rate+lambda*leaves",
+    "errors+alpha*path": "errors+alpha*path",
+    "sse+alpha*path": "sse+alpha*path",
+}
+
+#: problems that search a restricted space (candidate splits, Top-k's k, a guessed bound) for
+#: an objective: measured by the objective of the same learner without the restriction
+#: (`Solves.unrestricted`), so their rows compare with the unrestricted problem's
+RESTRICTED = ("topk-search-space", "candidate-split-dp", "guessed-bound")
+
+
 #: the results column this module fills (in the row's settings: it follows from the parameters,
 #: so failed cells carry it too)
 PROBLEM_COLUMNS = declare(
@@ -63,17 +101,36 @@ PROBLEM_COLUMNS = declare(
      "(docs/objectives.md): compare objectives and times only between rows of one problem"),
 )
 
+#: the results columns of the problem's objective, computed from the returned tree
+#: (`treebench.metrics.problem_objective`); empty for learners without a global objective
+PROBLEM_OBJECTIVE_COLUMNS = declare(
+    "the problem's objective (`treebench.metrics.problem_objective`)", "metrics",
+    ("problem_objective", "Float64", "the problem's objective of the returned tree on the "
+     "training rows, in the unit `problem_objective_kind` names, computed by treebench the "
+     "same way for every learner: compare it between rows of one kind, weight and data"),
+    ("problem_objective_kind", "string", "what `problem_objective` measures: errors, "
+     "errors-then-nodes, error_rate+lambda*leaves, errors+alpha*path or sse+alpha*path "
+     "(docs/objectives.md)"),
+    ("problem_weight", "Float64", "the lambda or alpha in `problem_objective` (the learner's "
+     "own parameter of that weight; 0 for objectives without one)"),
+    ("problem_tiebreak", "Int64", "the second key of `errors-then-nodes`: the tree's nodes; "
+     "order rows by `problem_objective`, then by this (empty for the other kinds)"),
+)
+
 
 @dataclass(frozen=True)
 class Solves:
     """What one learner solves: ``problem(params)`` names the problem of a parameter setting
     (defaults filled in by the caller), ``asks`` maps each askable problem to the parameter
-    values that make the learner solve it, and ``weight`` names the learner's own parameter for
-    the problem's weight (λ or α), if it has one."""
+    values that make the learner solve it, ``weight`` names the learner's own parameter for
+    the problem's weight (λ or α), if it has one, and ``unrestricted`` holds the parameter
+    values that lift a restriction of its search space (`RESTRICTED`) and keep its
+    objective."""
 
     problem: Callable[[Mapping[str, Any]], str]
     asks: Mapping[str, Mapping[str, Any]]
     weight: Mapping[str, str]
+    unrestricted: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _topk(p: Mapping[str, Any]) -> str:
@@ -126,7 +183,7 @@ SOLVES: dict[str, Solves] = {
     "topk": Solves(_topk, {
         "min-errors": {"k": "all", "tie_break": "first", "min_improvement": None},
         "min-errors-then-nodes": {"k": "all", "tie_break": "smaller", "min_improvement": 0.0},
-    }, {}),
+    }, {}, {"k": "all"}),
     "dl85": Solves(_fixed("min-errors"), {"min-errors": {}}, {}),
     "streed": Solves(_cost("cost_complexity"), {
         "min-errors": {"cost_complexity": 0.0, "lexicographic": False},
@@ -141,14 +198,15 @@ SOLVES: dict[str, Solves] = {
     "gosdt": Solves(_gosdt, {
         "min-errors-then-nodes": {"lb_guess": None, "lexicographic": True},
         "errors+lambda*leaves": {"lb_guess": None, "lexicographic": False},
-    }, {"errors+lambda*leaves": "regularization"}),
+    }, {"errors+lambda*leaves": "regularization"}, {"lb_guess": None}),
     "gosdt-ref": Solves(_gosdt, {"errors+lambda*leaves": {"lb_guess": None}},
-                        {"errors+lambda*leaves": "regularization"}),
+                        {"errors+lambda*leaves": "regularization"}, {"lb_guess": None}),
     "dpdt": Solves(_dpdt, {
         "min-errors": {"candidates": "exhaustive", "alpha": 0.0},
         "errors+alpha*path": {"candidates": "exhaustive"},
-    }, {"errors+alpha*path": "alpha"}),
-    "dpdt-regressor": Solves(_dpdt_regression, {}, {}),
+    }, {"errors+alpha*path": "alpha"}, {"candidates": "exhaustive"}),
+    "dpdt-regressor": Solves(_dpdt_regression, {}, {"sse+alpha*path": "alpha"},
+                             {"candidates": "exhaustive"}),
     "optimal-numeric": Solves(_numeric, {
         "min-errors": {"objective": "errors", "lexicographic": False},
         "min-errors-then-nodes": {"objective": "errors", "lexicographic": True},
@@ -176,6 +234,32 @@ def problem_of(name: str, params: Mapping[str, Any], tags: tuple[str, ...] = ())
     if name not in SOLVES:
         return "greedy" if "greedy" in tags else "unstated"
     return SOLVES[name].problem(params)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A problem's objective for one parameter setting: its ``kind`` (`OBJECTIVES`) and the
+    ``weight`` (λ or α) its kind multiplies, 0.0 for kinds without one."""
+
+    kind: str
+    weight: float = 0.0
+
+
+def objective_of(name: str, params: Mapping[str, Any],
+                 tags: tuple[str, ...] = ()) -> Objective | None:
+    """The objective of the problem the learner ``name`` solves with ``params`` (its full
+    parameter set): a restricted problem (`RESTRICTED`) is measured by its learner's objective
+    without the restriction; None for a problem without a global objective (greedy,
+    lookahead, ensemble, unstated)."""
+    problem = problem_of(name, params, tags)
+    entry = solves(name)
+    if problem in RESTRICTED:
+        problem = problem_of(name, {**params, **entry.unrestricted}, tags)
+    kind = PROBLEM_OBJECTIVES.get(problem)
+    if kind is None:
+        return None
+    param = entry.weight.get(problem)
+    return Objective(kind, float(params.get(param) or 0.0) if param else 0.0)
 
 
 def askable(name: str) -> tuple[str, ...]:

@@ -2,9 +2,12 @@
 
 A learner's ``solve_info_`` is a flat dict; the runner copies the keys declared here into the
 cell's results row (`treebench.results.rows`) and keeps the rest in the cell file's
-``solve_info``. A learner with a further value worth a column declares it when it registers
-(``@ALGORITHMS.register(name, columns=(Column(...),))``, as GOSDT does with
-``reference_bound``). This module imports no scikit-learn, so that the results schema reads
+``solve_info``. The keys ``objective`` and ``objective_kind`` are the learner's own figure
+and become the columns ``solver_objective`` and ``solver_objective_kind`` (`SOLVE_INFO_COLUMN`):
+the value of the cell's problem, computed the same way for every learner, is
+``problem_objective`` (`treebench.algorithms.objectives`). A learner with a further value
+worth a column declares it when it registers (``@ALGORITHMS.register(name,
+columns=(Column(...),))``, as GOSDT does with ``reference_bound``). This module imports no scikit-learn, so that the results schema reads
 the declarations without loading any learner.
 """
 
@@ -15,10 +18,11 @@ from treebench.columns import Column, declare
 SOLVE_INFO_COLUMNS = declare(
     "the learner (`solve_info_`)", "solver",
     ("optimal", "boolean", "whether the solver proved its tree optimal for its objective"),
-    ("objective", "Float64", "the value the learner's search minimised, in the unit "
-     "`objective_kind` names: never compare across kinds"),
-    ("objective_kind", "string", "what `objective` measures (one of the objective kinds "
-     "below)"),
+    ("solver_objective", "Float64", "the learner's own figure for its tree (its solve info's "
+     "`objective`), in the unit `solver_objective_kind` names; was `objective` in older "
+     "results. Compare learners by `problem_objective`"),
+    ("solver_objective_kind", "string", "what `solver_objective` measures (one of the "
+     "solver objective kinds below); was `objective_kind` in older results"),
     ("bound", "Float64", "the solver's lower bound on its objective"),
     ("gap", "Float64", "objective minus bound, as the solver reports it"),
     ("operations", "Int64", "the learner's own count of its unit of work (e.g. states "
@@ -26,8 +30,10 @@ SOLVE_INFO_COLUMNS = declare(
     ("timed_out", "boolean", "whether the learner stopped at its time budget (its best tree "
      "so far is the result)"),
 )
-#: the ``solve_info_`` keys that every learner may report as results columns
+#: the results columns that every learner may report through its ``solve_info_``
 SOLVE_INFO_KEYS = tuple(c.name for c in SOLVE_INFO_COLUMNS)
+#: the ``solve_info_`` keys whose column has another name: key -> column (the rest: the same)
+SOLVE_INFO_COLUMN = {"objective": "solver_objective", "objective_kind": "solver_objective_kind"}
 
 #: the results column of GOSDT's lower-bound guess: Theorem 4.3's right-hand side for the
 #: returned tree (McTavish et al. 2022); a guessed run's objective is at most this for every

@@ -121,6 +121,7 @@ def drop_missing_rows(ds: Dataset) -> Dataset:
         f"{n_gone} of {n} rows dropped because they have missing values (`missing: drop-rows`; missing values "
         f"per column: {cols})",
     ]
+    meta["missing_dropped"] = {"per_column": counts, "rows": n}  # what each result row counts
     if meta.get("data_key"):  # other rows: another identity for the prepared-matrix cache
         meta["data_key"] = f"{meta['data_key']}:drop-missing-rows"
     return Dataset(

@@ -17,12 +17,14 @@ needs saying is returned as warnings for the run summary:
 * values read as missing because they were no numbers (``bad_values: missing``): a warning;
 * missing and infinite feature values (`check_missing`, docs/missing-values.md): infinite
   values, ``missing: error`` and learners that cannot take NaN on ``raw`` features are refused;
-  the missing values per column, and how the cells treat them, are a warning.
+  the missing values per column, and how the cells treat them, are a warning. Each result row
+  says the same for its cell (`missing_values`, `missing_handling`).
 """
 
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -161,6 +163,66 @@ def infinite_per_column(X) -> dict[str, int]:
     return out
 
 
+@dataclass(frozen=True)
+class MissingValues:
+    """The missing feature values of a dataset as loaded: their number per column (the columns
+    that have any) over its ``rows`` rows; ``dropped``: their rows were removed before the
+    split (``missing: drop-rows``); ``categorical``: those columns that are categorical."""
+
+    per_column: dict[str, int] = field(default_factory=dict)
+    rows: int = 0
+    dropped: bool = False
+    categorical: tuple[str, ...] = ()
+
+
+def missing_values(ds: Dataset) -> MissingValues:
+    """The `MissingValues` of ``ds``; after ``missing: drop-rows``, those of the rows as loaded
+    (which made the dropped rows go), as the loader recorded them."""
+    categorical = set(map(str, ds.categorical))
+    dropped = ds.meta.get("missing_dropped")
+    if dropped:
+        counts, rows = dict(dropped["per_column"]), int(dropped["rows"])
+    else:
+        counts, rows = missing_per_column(ds.X), ds.n_samples
+    return MissingValues(counts, rows, bool(dropped), tuple(c for c in counts if c in categorical))
+
+
+def missing_note(counts: dict[str, int], rows: int, ways: list[str]) -> str:
+    """The note on missing values: their number per column over ``rows`` rows and how the
+    cells treat them (``ways``), the run summary's words (without the dataset's name)."""
+    shown = ", ".join(f"{c} {n}" for c, n in list(counts.items())[:10])
+    more = f", ... ({len(counts) - 10} more columns)" if len(counts) > 10 else ""
+    return f"missing values per column ({rows} rows): {shown}{more}; {'; '.join(ways)}"
+
+
+def missing_handling(method: str, params: dict[str, Any], algorithm: str,
+                     miss: MissingValues) -> tuple[str, str | None]:
+    """How one cell (binarizer ``method`` with ``params``, learner ``algorithm``) treats the
+    missing values ``miss`` of its dataset: a word for the row's ``missing_handling``
+    (``none``: there are none; ``drop-rows``; ``impute``; ``indicator``: an ``is missing``
+    column per feature; ``learner``: passed as NaN to a learner that routes them;
+    ``learner+indicator``: both, e.g. numeric features routed and categorical ones with an
+    ``is missing`` column) and its note for the row's ``data_warnings`` (None when the data
+    notes already say it: dropped rows are a load note)."""
+    if miss.dropped:
+        return "drop-rows", None
+    if not miss.per_column:
+        return "none", None
+    policy = params.get("missing")
+    how = _how(method, policy, algorithm) or (
+        f"an `is missing` column per categorical feature (`{method}`)")
+    note = missing_note(miss.per_column, miss.rows, [how])
+    if policy == "impute":
+        return "impute", note
+    if binarizer_output(method) != "numeric":
+        return "indicator", note
+    numeric = [c for c in miss.per_column if c not in miss.categorical]
+    if not numeric:
+        return "indicator", note
+    both = policy == "indicator" or len(numeric) < len(miss.per_column)
+    return ("learner+indicator" if both else "learner"), note
+
+
 def _how(method: str, policy: str | None, algorithm: str) -> str | None:
     """How a cell treats missing values, or None when it would fail on them."""
     if policy == "impute":
@@ -216,7 +278,4 @@ def check_missing(ds: Dataset, name: str, uses: list[tuple[str, dict[str, Any], 
         how = how or f"an `is missing` column per categorical feature (`{method}`)"
         if how not in ways:
             ways.append(how)
-    shown = ", ".join(f"{c} {n}" for c, n in list(counts.items())[:10])
-    more = f", ... ({len(counts) - 10} more columns)" if len(counts) > 10 else ""
-    return [f"dataset `{name}`: missing values per column ({ds.n_samples} rows): {shown}{more}; "
-            f"{'; '.join(ways)}."]
+    return [f"dataset `{name}`: {missing_note(counts, ds.n_samples, ways)}."]

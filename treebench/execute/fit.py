@@ -24,7 +24,8 @@ from treebench.algorithms.context import FitContext
 from treebench.execute.fit_context import column_costs, feature_groups
 from treebench import metrics
 from treebench.tree.arrays import TreeArrays
-from treebench.algorithms.solve_info import SOLVE_INFO_KEYS
+from treebench.algorithms.objectives import objective_of
+from treebench.algorithms.solve_info import SOLVE_INFO_COLUMN, SOLVE_INFO_KEYS
 
 _WARM: set[str] = set()
 
@@ -97,7 +98,7 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     classes = getattr(est, "classes_", None)
     data = _fold_columns(prep, classes)
     data["binary_columns_per_feature"] = json.dumps(prep.binary_columns_per_feature or {})
-    data["data_warnings"] = prep.data_warnings
+    data.update(_missing_columns(cell, prep))
     splits = {"train": (prep.X_train, prep.y_train, None), "test": (prep.X_test, prep.y_test, None)}
     if prep.y_val is not None:
         splits["val"] = (prep.X_val, prep.y_val, None)
@@ -105,13 +106,43 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     parts = {
         "data": data,
         "tuned": _tuned_columns(info, trace),
-        "metrics": metrics.score_cell(est, splits, costs=ctx.feature_costs),
+        "metrics": metrics.score_cell(est, splits, costs=ctx.feature_costs,
+                                      objective=_objective(cell, est)),
         "solver": solver,
         "cost": {"fit_seconds": max(fit_seconds - compile_s, 0.0),
                  "compile_seconds": compile_s, "binarize_seconds": prep.binarize_seconds},
     }
-    extra_info = {k: v for k, v in info.items() if k not in solver}
+    extra_info = {k: v for k, v in info.items() if SOLVE_INFO_COLUMN.get(k, k) not in solver}
     return _payload(est, parts, classes, prep, extra_info)
+
+
+def _objective(cell: Cell, est):
+    """The objective of the problem the fitted ``est`` solves (its own parameters: the cell's,
+    the learner's defaults and any tuned values), or None."""
+    entry = ALGORITHMS.get(cell.algorithm)
+    try:
+        params = est.get_params(deep=False)
+    except AttributeError:  # pragma: no cover - every registered learner is an estimator
+        params = {**entry.parameters(), **cell.algorithm_params}
+    return objective_of(cell.algorithm, params, tuple(entry.tags))
+
+
+def _missing_columns(cell: Cell, prep: Prepared) -> dict[str, Any]:
+    """The row's missing-value columns and its data notes: how the cell treated the dataset's
+    missing feature values (`treebench.data.checks.missing_handling`), how many there were
+    per column, and the run summary's note on them in ``data_warnings``."""
+    from treebench.data.checks import MissingValues, missing_handling
+
+    miss = prep.missing or MissingValues()
+    handling, note = missing_handling(cell.binarizer, dict(cell.binarizer_params),
+                                      cell.algorithm, miss)
+    notes = [n for n in (prep.data_warnings, note) if n]
+    return {
+        "missing_handling": handling,
+        "missing_values": sum(miss.per_column.values()),
+        "missing_per_column": json.dumps(miss.per_column),
+        "data_warnings": "; ".join(notes) or None,
+    }
 
 
 def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, float]:
@@ -146,11 +177,13 @@ def _fold_columns(prep: Prepared, classes: Any) -> dict[str, Any]:
 
 def _solver_columns(algorithm: str, info: dict[str, Any]) -> dict[str, Any]:
     """The solver's values that are results columns: the keys the learner base declares
-    (`SOLVE_INFO_KEYS`) and those the learner declares itself (its registry entry's
+    (`SOLVE_INFO_KEYS`; ``objective`` and ``objective_kind`` under their column names,
+    `SOLVE_INFO_COLUMN`) and those the learner declares itself (its registry entry's
     ``columns``); the rest of ``info`` stays in the cell file."""
 
     keys = SOLVE_INFO_KEYS + tuple(c.name for c in ALGORITHMS.get(algorithm).columns)
-    return {k: info[k] for k in keys if k in info and info[k] is not None}
+    named = {SOLVE_INFO_COLUMN.get(k, k): v for k, v in info.items()}
+    return {k: named[k] for k in keys if k in named and named[k] is not None}
 
 
 def _tuned_columns(info: dict[str, Any], trace: list | None) -> dict[str, Any]:

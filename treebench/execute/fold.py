@@ -54,6 +54,7 @@ class Prepared:
     data_warnings: str | None = None  # e.g. a split that could not stay stratified
     output_dtype: str = "|u1"  # the binarizer's own output type (matrices may be float32 instead)
     values_exact: bool | None = None  # every value a float32 exactly (None: not checked)
+    missing: Any = None  # the dataset's missing feature values as loaded (`checks.MissingValues`)
 
 
 def learner_float32_policy(algorithm: str) -> str:
@@ -193,6 +194,8 @@ def _binarized_fold(cell: Cell, ds: Any, binz_key: str, policy: str) -> Prepared
 def _assembled(ds: Any, y: np.ndarray, split: Any, binz: Any, mats: list, seconds: float,
                output_dtype: str, values_exact: bool | None) -> Prepared:
     """The `Prepared` fold from its matrices ``mats`` (train, test, validation)."""
+    from treebench.data.checks import missing_values  # loads pandas, as ``ds`` already has
+
     X_train, X_test, X_val = mats
     notes = [w for w in (split.warning, *(ds.meta.get("parse_notes") or [])) if w]
     return Prepared(
@@ -211,6 +214,7 @@ def _assembled(ds: Any, y: np.ndarray, split: Any, binz: Any, mats: list, second
         data_warnings="; ".join(notes) or None,
         output_dtype=output_dtype,
         values_exact=values_exact,
+        missing=missing_values(ds),
     )
 
 

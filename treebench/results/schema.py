@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from treebench.columns import Column, declare, merge
-from treebench.algorithms.objectives import PROBLEM_COLUMNS
+from treebench.algorithms.objectives import PROBLEM_COLUMNS, PROBLEM_OBJECTIVE_COLUMNS
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
 from treebench.ranges import INT_RANGE
 from treebench.registry import ALGORITHMS
@@ -44,7 +44,8 @@ PROVENANCE_COLUMNS = ("treebench_version", "git_sha", "python_version", "numpy_v
                       "sklearn_version", "host", "cpu_count")
 #: columns renamed since older results were written: old name -> new name (read on load;
 #: ``where:`` filters accept the old name as an alias)
-RENAMED = {"algorithm": "algorithm_label"}
+RENAMED = {"algorithm": "algorithm_label", "objective": "solver_objective",
+           "objective_kind": "solver_objective_kind"}
 #: names a filter (``where:`` of a claim, ``--where`` of `treebench cells`/`show`) may use
 #: for a column: the renamed columns' old names and ``label``
 ALIASES = {"label": "algorithm_label", **RENAMED}
@@ -89,7 +90,14 @@ DATA = declare(
     ("binary_columns_per_feature", "string", "JSON {original feature: number of binary "
      "columns}"),
     ("data_warnings", "string", "data or split caveats of the cell, e.g. a split that is not "
-     "stratified"),
+     "stratified, or the dataset's missing values and how the cell treated them"),
+    ("missing_handling", "string", "how the cell treated missing feature values: none (there "
+     "are none), indicator, impute, learner (NaN routed by the learner), learner+indicator, "
+     "drop-rows (docs/missing-values.md)"),
+    ("missing_values", "Int64", "missing feature values of the dataset as loaded (before "
+     "`missing: drop-rows`)"),
+    ("missing_per_column", "string", "JSON {column: missing values} of the dataset as loaded, "
+     "for the columns that have any"),
     ("tuned_params", "string", "comma list of the parameters chosen in the cell by `tune:` "
      "(their param_* columns hold the chosen values; the trace is in the cell file)"),
 )
@@ -130,7 +138,7 @@ CORE = IDENTITY + SETTINGS + DATA + COST + OUTCOME + PROVENANCE
 
 def _shared() -> tuple[Column, ...]:
 
-    return PROBLEM_COLUMNS + SOLVE_INFO_COLUMNS
+    return PROBLEM_COLUMNS + PROBLEM_OBJECTIVE_COLUMNS + SOLVE_INFO_COLUMNS
 
 
 def _learners_of(algorithms: Iterable[str] | None) -> list:
@@ -184,9 +192,11 @@ def dtypes(algorithms: Iterable[str] | None = ()) -> dict[str, str]:
     return {n: c.dtype for n, c in declared(algorithms).items()}
 
 
-#: what the ``objective`` column measures, by ``objective_kind`` (docs/results-columns.md).
-#: Learners minimise different things in different units, so ``objective`` is comparable only
-#: between rows of the same kind (and the same data); report tables and figures leave it out.
+#: what the ``solver_objective`` column (a learner's own figure) measures, by
+#: ``solver_objective_kind`` (docs/results-columns.md). Learners report different things in
+#: different units, so it is comparable only between rows of the same kind (and the same data);
+#: report tables and figures leave it out. ``problem_objective`` is the problem's value,
+#: computed the same way for every learner (`treebench.algorithms.objectives.OBJECTIVES`).
 OBJECTIVE_KINDS = {
     "errors": "weighted count of misclassified training rows (the sum of their sample weights)",
     "errors+alpha*path": "weighted training errors + alpha * sum over training rows of weight "
@@ -195,6 +205,10 @@ OBJECTIVE_KINDS = {
                       "weight x tests on the row's path (DPDT regression)",
     "error_rate+lambda*leaves": "misclassified share of the training weight + lambda x leaves "
                                 "(GOSDT)",
+    "error_rate+penalty*leaves": "misclassified share of the training weight + the solver's "
+                                 "own per-leaf penalty x leaves (GOSDT with lexicographic: a "
+                                 "penalty below one error for the whole tree, no parameter; "
+                                 "the cell file's solve info has it as `regularization`)",
     "solver": "the peer solver's own objective, as it reports it",
 }
 
