@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from treebench.atomic import read_json_object, write_json
-from treebench.data.locate import cache_root
+from treebench.data.locate import cache_root, locate
 from treebench.errors import DataError
 from treebench.registry import DATASETS
 
@@ -128,7 +128,6 @@ def _file_fingerprint(params: dict[str, Any], hashes: FileHashes) -> Fingerprint
 def _catalog_fingerprint(name: str, hashes: FileHashes,
                          data_dirs: list[Path] | None) -> Fingerprint:
     from treebench.data.catalog import get_entry
-    from treebench.data.locate import locate
 
     entry = get_entry(name)
     files: dict[str, list[int]] = {}
