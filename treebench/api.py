@@ -46,10 +46,11 @@ from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import (add_hashes, quarantine, read_index, scan, set_aside,
-                                     tables_state)
+from treebench.results.index import (add_hashes, foreign_tables, quarantine, read_index,
+                                     refuse_foreign_tables, scan, set_aside, tables_state)
 from treebench.results.provenance import environment, provenance
-from treebench.results.store import earlier_state, existing_status, refresh_tables, select
+from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
+                                     refresh_tables, select)
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 from treebench.sweeps import axis_integers, expand_axes, is_range
 from treebench.sweeps import parse_axis as _parse
@@ -412,6 +413,8 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
                 f"{out_dir}: --force would replace {n_done} finished cell(s); add --overwrite "
                 f"to do so, use --retry STATUS to rerun failed cells only, or give another --out."
             )
+    refuse_foreign_tables(out_dir, "a run would replace it: move it away, or give another "
+                                   "--out.", unbacked=True)
     try:
         xp.check_other_experiments(xp.read_manifest(out_dir), exp, out_dir, o.add_experiment)
     except xp.ManifestError:
@@ -547,13 +550,18 @@ def refresh_results(results_dir: str | Path) -> list[str]:
     the table in memory). Returns a note when the tables were rewritten."""
     d = Path(results_dir)
     if not (d / "cells").is_dir():
+        refuse_foreign_tables(d, "give a directory written by `treebench run`.")
         return []
+    refuse_foreign_tables(d, "rewriting the tables would replace it: move it away first.")
     try:
         with _lock(d, optional=True):
             _, why, current = refresh_tables(d)
-    except (UserError, OSError):  # another run writes it (ResultsWriteError: a full disk)
+        notes = [f"rewrote the results tables from the cell files ({why})"] if why else []
+    except ResultsWriteError as exc:  # a read-only folder, a full disk
+        current, notes = scan(d), [f"{str(exc).split(';')[0]}, so the results tables were not "
+                                   f"rewritten; the results are read from the cell files"]
+    except (UserError, OSError):  # another run writes it
         return []
-    notes = [f"rewrote the results tables from the cell files ({why})"] if why else []
     # an unusable cell file is named wherever it is met: its cell is missing from the tables
     problems = current.problem_notes(d)
     notes += problems[:MAX_NAMED]
@@ -578,6 +586,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     """Write the report of a results directory; returns the report folder."""
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
+    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
     with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
         try:
@@ -638,10 +647,18 @@ class ResultsCheck:
     n_unclaimed: int = 0  # usable cells that no recorded experiment defines
     repaired: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)  # stale cells moved to quarantine/
+    foreign: dict[str, str] = field(default_factory=dict)  # table files treebench did not write
 
     @property
     def healthy(self) -> bool:
-        return not self.problems and self.tables is None and self.manifest == "ok"
+        return not self.problems and self.tables is None and self.manifest == "ok" \
+            and not self.foreign
+
+    @property
+    def repairable(self) -> bool:
+        """Whether `--repair` would change something: unusable files to set aside or tables
+        to rewrite (neither a manifest nor another tool's table is for it to fix)."""
+        return not self.foreign and (bool(self.problems) or self.tables is not None)
 
 
 def check_results(results_dir: str | Path, *, repair: bool = False,
@@ -656,6 +673,9 @@ def check_results(results_dir: str | Path, *, repair: bool = False,
         raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")
     res = ResultsCheck(d)
     repair = repair or prune_stale
+    if repair:
+        refuse_foreign_tables(d, "rewriting the tables would replace it: move it away first.")
+    res.foreign = foreign_tables(d)
     with _lock(d) if repair else contextlib.nullcontext():
         current = scan(d, save=repair)
         res.problems = dict(current.problems)

@@ -413,7 +413,7 @@ def report(
         fmts = [f.strip() for f in format.split(",") if f.strip()]
         for note in api.refresh_results(results_dir):
             typer.echo(f"note: {note}")
-        if (results_dir / "results.parquet").is_file():
+        if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
             target = api.write_report(results_dir, out, formats=fmts)
         elif results_dir.is_dir() and api.experiment_dirs(results_dir):
             target = api.report_tree(results_dir, out, formats=fmts)
@@ -439,11 +439,20 @@ def _matching(results_dir: Path, where: list[str] | None, status: list[str] | No
               all_cells: bool = False):
     from treebench.results.find import folder_cells, parse_where
 
-    if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
-        from treebench.errors import UserError
+    from treebench.errors import UserError
+    from treebench.results.index import refuse_foreign_tables, scan
+    from treebench.results.schema import SchemaError
 
+    if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
         raise UserError(f"{results_dir}: no results here; give a directory written by `treebench run`.")
-    return folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
+    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
+    for note in scan(results_dir).problem_notes(results_dir):  # its cell is not in the list
+        typer.echo(f"note: {note}; its cell is left out (`treebench results check "
+                   f"{results_dir} --repair` sets the file aside)", err=True)
+    try:
+        return folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
+    except SchemaError as exc:
+        raise UserError(f"{results_dir}: its results table cannot be read ({exc}).") from None
 
 
 def _one_cell(results_dir: Path, where: list[str]) -> str:
@@ -610,6 +619,9 @@ def _print_check(c, repair: bool) -> None:
         typer.echo(f"pruned:   {line}")
     for line in c.repaired:
         typer.echo(f"repaired: {line}")
+    for name, why in sorted(c.foreign.items()):
+        typer.echo(f"foreign:  {name} is not a results table treebench wrote ({why}): move it "
+                   f"away; treebench would replace it")
     typer.echo("tables:   " + ("current (built from exactly these cells)" if c.tables is None
                               else f"stale: {c.tables}"))
     hint = {"ok": "ok", "missing": "missing: run the experiment's config again into this folder "
@@ -623,7 +635,7 @@ def _print_check(c, repair: bool) -> None:
         typer.echo(f"{c.n_unclaimed} cell(s) belong to no recorded experiment (left over from a "
                    f"config since edited or data since changed; no run counts them, "
                    f"results-earlier.csv lists them): --prune-stale moves them to quarantine/")
-    if not c.healthy and not repair:
+    if c.repairable and not repair:
         typer.echo("run again with --repair to set unusable files aside and rewrite the tables")
 
 

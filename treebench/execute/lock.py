@@ -24,24 +24,35 @@ Three things keep a folder from being locked for good:
 
 On taking the lock, temporary files that a killed writer left (``.<name>.<pid>.tmp`` in the
 folder, ``cells/``, ``report/``, ``report/figures/`` and ``report/tables/``) are removed when
-no live process has that id.
+no live process has that id. A sub-folder that is a symbolic link is left alone: nothing
+outside the results folder is removed.
+
+The lock file is opened without following a link (``O_NOFOLLOW``). A ``.lock`` that is no
+lock file of the folder (a symbolic link, say ``.lock -> ~/.bashrc`` in an unpacked archive, a
+FIFO, a device, or a file with other hard links) is replaced by a new empty lock file, with one
+line on stderr; what it pointed to is never opened, written or emptied. Whoever takes the lock
+checks, once it holds it, that the file it locked is still the folder's ``.lock`` (another
+process may have replaced it meanwhile), and opens it again when not.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import re
 import signal
 import socket
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from treebench.atomic import kind_of, temp_path
 from treebench.errors import UserError
 
 LOCK_NAME = ".lock"
@@ -50,6 +61,8 @@ TEMP_DIRS = ("", "cells", "report", "report/figures", "report/tables")
 _TEMP = re.compile(r"^\..+\.(\d+)\.tmp$")
 #: seconds to wait for stopped leftover holders to let go of the lock
 TAKEOVER_SECONDS = 5.0
+#: times a lock file replaced under a taker is opened again before giving up
+REOPEN_TRIES = 20
 
 #: locks this process holds: resolved folder -> [descriptor, depth]
 _HELD: dict[str, list[int]] = {}
@@ -161,8 +174,10 @@ def _write_owner(fd: int, owner: Owner | None) -> None:
 def holders(path: Path) -> list[int]:
     """Processes other than this one with ``path`` open (those this user may inspect)."""
     try:
-        st = path.stat()
+        st = path.lstat()  # a link is no lock file: nobody holds it
     except OSError:
+        return []
+    if not stat.S_ISREG(st.st_mode):
         return []
     want = (st.st_dev, st.st_ino)
     found = []
@@ -210,12 +225,26 @@ def results_lock(out: str | Path, *, hint: str = "wait for it or give another --
         finally:
             _HELD[key][1] -= 1
         return
-    fd = _open(out, optional)
-    if fd is None:
-        yield
-        return
+    replaced: list[str] = []
+    for _ in range(REOPEN_TRIES):
+        fd = _open(out, optional, replaced)
+        if fd is None:
+            for line in replaced:
+                say(line)
+            yield
+            return
+        try:
+            stopped = _acquire(fd, out, hint)
+            if _is_current(fd, out / LOCK_NAME):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced since it was opened: the lock of an old file is no lock
+    else:
+        raise UserError(f"{out}: its lock file {LOCK_NAME} keeps being replaced by another "
+                        f"process; {hint}")
     try:
-        stopped = _acquire(fd, out, hint)
         previous = _read_owner(fd)
         _write_owner(fd, Owner.me())
         _HELD[key] = [fd, 1]
@@ -223,6 +252,8 @@ def results_lock(out: str | Path, *, hint: str = "wait for it or give another --
         os.close(fd)
         raise
     try:
+        for line in replaced:
+            say(line)
         removed = remove_stale_temp_files(out)
         note = _takeover_note(out, previous, stopped, removed)
         if note:
@@ -234,17 +265,80 @@ def results_lock(out: str | Path, *, hint: str = "wait for it or give another --
         os.close(fd)
 
 
-def _open(out: Path, optional: bool) -> int | None:
+def _open(out: Path, optional: bool, replaced: list[str]) -> int | None:
+    """A descriptor of the lock file of ``out``, a regular file of the folder with no other
+    name; whatever else is under its name is replaced (a line in ``replaced`` says so)."""
+    path = out / LOCK_NAME
     try:
         if not optional:
             out.mkdir(parents=True, exist_ok=True)
-        return os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        for _ in range(REOPEN_TRIES):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                st = None
+            if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+                _replace(path, st, replaced)  # a link, FIFO or device is never opened
+                continue
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:  # a link appeared since the lstat
+                    continue
+                raise
+            fst = os.fstat(fd)
+            if stat.S_ISREG(fst.st_mode) and fst.st_nlink <= 1:
+                return fd
+            try:  # another name of this file may lie outside the folder: not ours to write
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return fd  # a running treebench holds it: ask it (`_acquire`)
+            try:
+                _replace(path, fst, replaced)
+            finally:
+                os.close(fd)
+        raise OSError(errno.EAGAIN, "it keeps being replaced by another process")
     except OSError as exc:
         if optional:
             return None
         reason = (exc.strerror or type(exc).__name__).lower()
         raise UserError(f"{out}: cannot create the lock file {LOCK_NAME} ({reason}); give a "
                         f"writable directory with --out.") from None
+
+
+def _replace(path: Path, st: os.stat_result, replaced: list[str]) -> None:
+    """Put a new empty lock file under ``path`` in place of the link, special file or
+    hard-linked file ``st`` there; what it pointed to is left untouched."""
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            what = f"a symbolic link to {os.readlink(path)}"
+        except OSError:
+            what = "a symbolic link"
+    elif stat.S_ISREG(st.st_mode):
+        what = f"a file with {st.st_nlink} names (hard links)"
+    else:
+        what = kind_of(st.st_mode)
+    tmp = temp_path(path)
+    tmp.unlink(missing_ok=True)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644))
+    try:
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    untouched = " (its target is left untouched)" if stat.S_ISLNK(st.st_mode) else ""
+    replaced.append(f"{path} was {what}, not a lock file; replaced it by a new lock "
+                    f"file{untouched}.")
+
+
+def _is_current(fd: int, path: Path) -> bool:
+    """Whether the file open as ``fd`` is still the one named ``path``."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    fst = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (fst.st_dev, fst.st_ino)
 
 
 def _acquire(fd: int, out: Path, hint: str) -> list[int]:
@@ -323,6 +417,8 @@ def remove_stale_temp_files(out: str | Path) -> int:
     me = os.getpid()
     for sub in TEMP_DIRS:
         d = Path(out) / sub
+        if not _inside(Path(out), sub):
+            continue
         try:
             names = os.listdir(d)
         except OSError:
@@ -340,3 +436,17 @@ def remove_stale_temp_files(out: str | Path) -> int:
             except OSError:
                 pass
     return n
+
+
+def _inside(out: Path, sub: str) -> bool:
+    """Whether the sub-folder ``sub`` of ``out`` is a folder of ``out`` (no part of its path
+    below ``out`` is a symbolic link)."""
+    d = out
+    for part in Path(sub).parts:
+        d = d / part
+        try:
+            if not stat.S_ISDIR(os.lstat(d).st_mode):
+                return False
+        except OSError:
+            return False
+    return True

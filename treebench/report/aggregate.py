@@ -85,7 +85,7 @@ def load_results(results_dir: Path) -> Results:
         results_dir = results_dir.parent
     else:
         path = results_dir / "results.parquet"
-    if not path.is_file():
+    if not path.is_file() and not (results_dir / "cells").is_dir():  # cells: built in memory
         raise UserError(
             f"No results table at {path}; run the experiment first or point the report at a "
             "results directory that contains results.parquet."

@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from treebench.atomic import MAX_READ, NotRegularFile, read_regular
 from treebench.results.rows import upgrade_record
-from treebench.results.schema import check_row
+from treebench.results.schema import check_row, shown
 
 
 def cells_dir(out: Path) -> Path:
@@ -24,6 +25,10 @@ def cells_dir(out: Path) -> Path:
 
 class CellFileError(ValueError):
     """A cell file that cannot be used: unreadable, damaged, misnamed or off the schema."""
+
+
+#: the largest cell file read (a record holds one tree: megabytes at most)
+MAX_CELL_BYTES = MAX_READ
 
 
 # A cell file is the record's JSON with its content hash as the last key:
@@ -63,7 +68,7 @@ def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
         raise CellFileError("its checksum is not where treebench writes it (edited)")
     row = upgrade_record(rec)["row"]  # older layouts read as the current one
     if row.get("cell_id") != name:
-        raise CellFileError(f"it holds cell `{str(row.get('cell_id'))[:40]}`, not the cell its "
+        raise CellFileError(f"it holds cell `{shown(row.get('cell_id'))}`, not the cell its "
                             f"name says (a copied or renamed file)")
     problem = check_row(row)
     if problem:
@@ -72,9 +77,14 @@ def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
 
 
 def read_cell(p: Path) -> tuple[dict[str, Any], str]:
-    """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used."""
+    """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used,
+    also when it is no regular file of the folder (a symbolic link, a FIFO, a device: never
+    followed or opened) or larger than any record (`treebench.atomic.read_regular`)."""
     try:
-        data = p.read_bytes()
+        data = read_regular(p, MAX_CELL_BYTES)
+    except NotRegularFile as exc:
+        raise CellFileError(str(exc.strerror)) from None
     except OSError as exc:
-        raise CellFileError(f"it cannot be read ({(exc.strerror or type(exc).__name__).lower()})") from None
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise CellFileError(f"it cannot be read ({reason})") from None
     return decode_record(data, p.stem)

@@ -25,26 +25,41 @@ files (`add_hashes`), so its older cells and its new ones are checked alike.
 Unusable files are set aside by `quarantine` (the run and ``treebench results check --repair``
 do it) into ``quarantine/`` with their reasons in ``quarantine/reasons.json``; their cells then
 count as not run, so the next run of their experiment runs them again.
+
+Only the folder's own regular files are read: `scan` never opens a symbolic link, FIFO, device
+or directory named like a cell file (each is unusable, with what it is as the reason; setting
+it aside moves its name, never its target), and ``cells/`` or ``quarantine/`` that is a
+symbolic link stops the command with one sentence (`own_folder`), so that nothing outside the
+folder is read or moved.
+
+`foreign_tables` tells the folder's table files that treebench did not write (another tool's
+``results.parquet``, say) from its own; the commands that would replace them refuse first
+(`refuse_foreign_tables`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_bytes, write_json, write_text
+from treebench.atomic import (check_regular, kind_of, read_json_object, write_bytes,
+                              write_json, write_text)
+from treebench.errors import UserError
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 
 INDEX = ".cells-index.json"
 #: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
-#: refused), so that files verified under older rules are read and checked again
-INDEX_VERSION = 2
+#: refused; 3: a whole-number column holds whole numbers up to 2**53, text is UTF-8, every
+#: column is declared), so that files verified under older rules are read and checked again
+INDEX_VERSION = 3
 #: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
 #: raised when a column read from older cell files changes (2: ``split_params``); tables and
 #: reports built under another layout are rebuilt
@@ -110,36 +125,58 @@ def write_index(out: Path, idx: dict[str, Any]) -> None:
         write_json(Path(out) / INDEX, idx)
 
 
+def own_folder(out: Path, name: str) -> Path:
+    """``out / name`` when it is no symbolic link (it may not exist yet); `UserError` when it
+    is one: treebench reads, writes and moves files only inside the results folder."""
+    p = Path(out) / name
+    if p.is_symlink():
+        raise UserError(f"{p} is a symbolic link (to {os.readlink(p)}); treebench reads, writes "
+                        f"and moves files only inside the results folder: replace the link by "
+                        f"a folder (or give another --out).")
+    return p
+
+
 def scan(out: Path, *, save: bool = False) -> Scan:
     """The usable and unusable cell files of ``out``. Files unchanged since the index saw them
-    are not read again. ``save`` writes the refreshed index (the caller holds the lock)."""
-    d = cells_dir(out)
+    are not read again. ``save`` writes the refreshed index (the caller holds the lock).
+
+    Only regular files are read, without following a link: a symbolic link, a FIFO, a device
+    or a directory named like a cell file is unusable, with what it is as the reason, and is
+    never opened. `UserError` when ``cells/`` itself is a symbolic link."""
+    d = own_folder(out, "cells")
     result = Scan()
     if not d.is_dir():
         return result
     idx = read_index(out)
     known: dict[str, Any] = idx.get("files", {})
     fresh: dict[str, Any] = {}
-    for p in sorted(d.glob("*.json")):
-        if p.name.startswith("."):
-            continue
+    try:
+        with os.scandir(d) as it:
+            entries = sorted((e for e in it if e.name.endswith(".json")
+                              and not e.name.startswith(".")), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for e in entries:
         try:
-            st = p.stat()
+            st = e.stat(follow_symlinks=False)
         except OSError:
             continue
+        if not stat.S_ISREG(st.st_mode):
+            result.problems[e.name] = f"it is {kind_of(st.st_mode)}, not a regular file"
+            continue
         key = _stat_key(st)
-        hit = known.get(p.name)
+        hit = known.get(e.name)
         if isinstance(hit, list) and len(hit) == 8 and hit[:4] == key:
             cid, digest, status, hashed = hit[4:]
         else:
             try:
-                rec, digest = read_cell(p)
+                rec, digest = read_cell(d / e.name)
             except CellFileError as exc:
-                result.problems[p.name] = str(exc)
+                result.problems[e.name] = str(exc)
                 continue
             cid, status, hashed = rec["row"]["cell_id"], rec["row"]["status"], "sha256" in rec
-        fresh[p.name] = key + [cid, digest, status, bool(hashed)]
-        result.cells[cid] = CellEntry(p.name, digest, status, bool(hashed))
+        fresh[e.name] = key + [cid, digest, status, bool(hashed)]
+        result.cells[cid] = CellEntry(e.name, digest, status, bool(hashed))
     if any(e.hashed for e in result.cells.values()):  # hashless files are legacy only alone
         for cid, e in list(result.cells.items()):
             if not e.hashed:
@@ -175,9 +212,12 @@ def add_hashes(out: Path, current: Scan) -> list[str]:
 
 
 def file_sha256(p: Path) -> str | None:
+    """sha256 of the regular file ``p`` (not followed when a link); None when there is none."""
     h = hashlib.sha256()
     try:
-        with open(p, "rb") as fh:
+        check_regular(p)
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with open(fd, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     except OSError:
@@ -185,12 +225,20 @@ def file_sha256(p: Path) -> str | None:
     return h.hexdigest()
 
 
+def _is_regular(p: Path) -> bool:
+    try:
+        check_regular(p)
+    except OSError:
+        return False
+    return True
+
+
 def tables_state(out: Path, current: Scan) -> str | None:
     """None when both tables were written from exactly the cells of ``current`` and are
     unchanged since; else the reason they must be rebuilt, in words."""
     out = Path(out)
     rec = read_index(out).get("tables")
-    missing = [t for t in TABLES if not (out / t).is_file()]
+    missing = [t for t in TABLES if not _is_regular(out / t)]
     if missing:
         return f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing"
     if not isinstance(rec, dict):
@@ -203,6 +251,78 @@ def tables_state(out: Path, current: Scan) -> str | None:
         if rec.get(t) != file_sha256(out / t):
             return f"{t} does not match what treebench wrote (damaged or edited)"
     return None
+
+
+#: columns every results table treebench writes has, whatever its version
+OWN_COLUMNS = ("cell_id", "dataset", "status")
+
+
+def _table_columns(p: Path) -> list[str]:
+    """The column names of the table file ``p`` (parquet or CSV); FileNotFoundError when there
+    is none, `treebench.atomic.NotRegularFile` when it is no regular file, ValueError when it
+    cannot be read as a table."""
+    check_regular(p)
+    if p.suffix == ".csv":
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                head = os.read(fd, 1 << 20)
+            finally:
+                os.close(fd)
+            line = head.decode("utf-8").splitlines()[0] if head.strip() else ""
+        except (OSError, UnicodeDecodeError):
+            raise ValueError("it cannot be read as CSV") from None
+        return next(csv.reader([line]), [])
+    try:
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(p).names)
+    except Exception:  # pyarrow raises many types for files that are not parquet
+        raise ValueError("it cannot be read as a parquet table") from None
+
+
+def foreign_tables(out: Path) -> dict[str, str]:
+    """The table files of ``out`` (`TABLES`) that treebench cannot recognise as its own, each
+    with why. Where treebench recorded the tables it wrote (`record_tables`), files under
+    their names are its own, current or damaged (they are rewritten); elsewhere (a folder
+    whose index was deleted, written before the index existed, or not written by treebench) a
+    table is its own when it is a regular file whose columns include `OWN_COLUMNS`."""
+    out = Path(out)
+    if isinstance(read_index(out).get("tables"), dict):
+        return {}
+    found = {}
+    for t in TABLES:
+        try:
+            cols = _table_columns(out / t)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            found[t] = str(exc.strerror if isinstance(exc, OSError) else exc)
+            continue
+        missing = [c for c in OWN_COLUMNS if c not in cols]
+        if missing:
+            shown = ", ".join(repr(str(c)) for c in cols[:5]) + (", ..." if len(cols) > 5 else "")
+            found[t] = (f"its columns are {shown or 'none'}, without "
+                        f"{', '.join(missing)}")
+    return found
+
+
+def refuse_foreign_tables(out: Path, hint: str, *, unbacked: bool = False) -> None:
+    """Raise `UserError` (one sentence ending with ``hint``) when a table file of ``out`` is
+    not one treebench wrote (`foreign_tables`). ``unbacked`` (a run, which rebuilds the tables
+    from the cell files): also when a table of treebench's lies in a folder without its cell
+    files and without treebench's record of it, so that the run would drop its rows."""
+    out = Path(out)
+    foreign = foreign_tables(out)
+    if foreign:
+        name, why = sorted(foreign.items())[0]
+        raise UserError(f"{out / name} is not a results table treebench wrote ({why}); {hint}")
+    if unbacked and not cells_dir(out).is_dir() and not read_index(out).get("tables"):
+        have = [t for t in TABLES if _is_regular(out / t)]
+        if have:
+            raise UserError(f"{out / have[0]} holds results whose cell files are not here (no "
+                            f"cells/ folder), and a run rebuilds the tables from the cell files "
+                            f"it writes; {hint}")
 
 
 def record_tables(out: Path, current: Scan) -> None:
@@ -230,7 +350,7 @@ def set_aside(out: Path, files: dict[str, str], what: str) -> list[str]:
     if not files:
         return []
     out = Path(out)
-    qdir = out / QUARANTINE
+    qdir = own_folder(out, QUARANTINE)
     qdir.mkdir(exist_ok=True)
     reasons_path = qdir / "reasons.json"
     reasons = read_json_object(reasons_path)

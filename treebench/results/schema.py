@@ -342,7 +342,7 @@ def _as(s: pd.Series, dtype: str, col: str) -> pd.Series:
         if dtype == "boolean":
             return s.astype("object").where(s.notna(), None).astype("boolean")
         return s.astype(dtype)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise SchemaError(f"results column `{col}` cannot be read as {dtype}: {exc}") from None
 
 
@@ -379,30 +379,40 @@ _NON_NEGATIVE_PREFIXES = ("n_", "fold", "depth")
 def check_row(row: dict) -> str | None:
     """What is wrong with one results row (a cell file's ``row``), or None: an unknown or
     missing status, an integer outside 64 bits (in any column: a table holds no larger one, in
-    pandas or parquet), a value of the wrong type for its column, an accuracy outside [0, 1], a
-    negative count. The same rules as `validate`, for one row without pandas."""
+    pandas or parquet), text that is not UTF-8, a column nobody declares, a value of the wrong
+    type for its column (`value_problem`: a whole-number column holds whole numbers up to
+    2**53), an accuracy outside [0, 1], a negative count. The same rules as `conform` and
+    `validate`, for one row without pandas: a row that passes builds a table."""
     status = row.get("status")
     if status not in STATUSES:
-        return f"its status {str(status)[:40]!r} is not one of {', '.join(STATUSES)}"
+        return f"its status {shown(status)!r} is not one of {', '.join(STATUSES)}"
     for col, v in row.items():  # a table holds 64-bit integers (pandas Int64, parquet int64)
         lo, hi = INT_RANGE
         if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
-            return (f"its `{str(col)[:40]}` value {str(v)[:40]} is outside the 64-bit integer "
+            return (f"its `{shown(col)}` value {str(v)[:40]} is outside the 64-bit integer "
                     f"range a results table holds")
+        for text in (col, v):  # parquet and CSV hold UTF-8: a lone surrogate is none
+            if isinstance(text, str) and not _utf8(text):
+                what = "name" if text is col else "value"
+                return (f"the {what} of its column `{shown(col)}` is not valid text (it holds "
+                        f"a lone UTF-16 surrogate, which no table file can store)")
     cols = declared(())  # no learner imported unless the row holds a column of its own
     if any(k not in cols and not is_param(k) for k in row):
         name = row.get("algorithm_name")
         cols = declared([name] if isinstance(name, str) else [])
     if any(k not in cols and not is_param(k) for k in row):  # an older row: every learner
         cols = declared(None)
+    unknown = [k for k in row if k not in cols and not is_param(k)]
+    if unknown:
+        return (f"its column `{shown(unknown[0])}` is declared by no metric or learner "
+                f"installed here (install the plug-in that wrote it)")
     for col, c in cols.items():
-        dtype = c.dtype
+        problem = value_problem(row.get(col), c.dtype)
+        if problem:
+            return f"its `{col}` value {problem}"
         v = row.get(col)
-        if v is None or (isinstance(v, float) and v != v):
-            continue
-        if not _fits(v, dtype):
-            return f"its `{col}` value {str(v)[:40]!r} is not a {_KIND[dtype]}"
-        if dtype in ("Int64", "Float64") and v < 0 and col.startswith(_NON_NEGATIVE_PREFIXES):
+        if c.dtype in ("Int64", "Float64") and v is not None and v < 0 \
+                and col.startswith(_NON_NEGATIVE_PREFIXES):
             return f"its `{col}` value {v!r} is negative"
     if status == "ok":
         for col in unit_interval():
@@ -411,6 +421,40 @@ def check_row(row: dict) -> str | None:
             if isinstance(v, int | float) and not isinstance(v, bool) and v == v and not 0 <= v <= 1:
                 return f"its `{col}` value {v!r} is outside [0, 1]"
     return None
+
+
+#: the largest whole number a whole-number (Int64) column holds: pandas builds the column of a
+#: table through 64-bit floats when a row lacks the value (a failed cell has no ``n_leaves``),
+#: and floats hold every whole number only up to 2**53; 1e19, 9.3e18 or 1e308 fit no int64
+#: at all
+MAX_WHOLE = 2**53
+
+
+def value_problem(v, dtype: str) -> str | None:
+    """Why the JSON value ``v`` cannot be read into a table column of pandas type ``dtype``
+    (the end of a sentence: ``1e+19 is beyond 2**53 ...``), or None when it can (None
+    and NaN are missing values, which every column holds)."""
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if not _fits(v, dtype):
+        return f"{shown(v)!r} is not a {_KIND[dtype]}"
+    if dtype == "Int64" and not -MAX_WHOLE <= v <= MAX_WHOLE:
+        return (f"{shown(v)} is beyond 2**53 ({MAX_WHOLE:,}), the largest whole number a "
+                f"whole-number column holds exactly")
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(v, n: int = 40) -> str:
+    """``v`` as printable text of at most ``n`` characters (lone surrogates escaped)."""
+    return str(v)[:n].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 _KIND = {"string": "text", "Int64": "whole number", "Float64": "number", "boolean": "true/false"}
