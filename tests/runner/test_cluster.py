@@ -61,14 +61,28 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.wait(timeout=10)
 
 
+def start_dask_worker(address: str, d: Path, nthreads: int = 1,
+                      nanny: bool = False) -> subprocess.Popen:
+    """A ``dask worker`` process for the scheduler at ``address``, working in ``d`` (made
+    here), on 127.0.0.1; without a nanny unless ``nanny`` (a nanny restarts its worker)."""
+    d.mkdir()
+    return subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads",
+         str(nthreads), "--nanny" if nanny else "--no-nanny", "--no-dashboard", "--host",
+         "127.0.0.1"],
+        cwd=d, env=_worker_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 @contextmanager
-def dask_cluster(tmp: Path, n_workers: int = 2, nthreads: int = 1):
-    """A scheduler and ``n_workers`` workers of ``nthreads`` threads without nanny (so SIGKILL
-    really removes a worker), each in its own directory. Yields (address, worker processes,
-    dirs)."""
+def dask_cluster(tmp: Path, n_workers: int = 2, nthreads: int = 1, nanny: bool = False):
+    """A scheduler and ``n_workers`` workers of ``nthreads`` threads, by default without
+    nanny (so SIGKILL really removes a worker), each in its own directory. Yields (address,
+    worker processes, dirs); a worker the test appends to that list is stopped too."""
     from distributed import Client
 
     procs: list[subprocess.Popen] = []
+    workers: list[subprocess.Popen] = []
+    dirs: list[Path] = []
     sched_file = tmp / "scheduler.json"
     env = _worker_env()
     try:
@@ -84,22 +98,15 @@ def dask_cluster(tmp: Path, n_workers: int = 2, nthreads: int = 1):
         assert sched_file.exists(), "the dask scheduler did not start"
         time.sleep(0.2)  # the file is written in one go, but be safe
         address = json.loads(sched_file.read_text())["address"]
-        workers, dirs = [], []
         for i in range(n_workers):
-            d = tmp / f"worker{i}"
-            d.mkdir()
-            dirs.append(d)
-            w = subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", str(nthreads),
-                 "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
-                cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            procs.append(w)
-            workers.append(w)
-        with Client(address, timeout="30s", set_as_default=False) as c:
-            c.wait_for_workers(n_workers, timeout=90)
+            dirs.append(tmp / f"worker{i}")
+            workers.append(start_dask_worker(address, dirs[-1], nthreads, nanny))
+        if n_workers:
+            with Client(address, timeout="30s", set_as_default=False) as c:
+                c.wait_for_workers(n_workers, timeout=90)
         yield address, workers, dirs
     finally:
-        _stop(procs)
+        _stop(procs + workers)
 
 
 def _ctrl_c_after(drv: subprocess.Popen, cells: Path, n: int, wait: float) -> str:
@@ -172,7 +179,7 @@ def test_dask_cluster_sweep_equals_sequential_and_driver_writes(tmp_path):
         # workers wrote nothing: not in their directories (where a relative `out` would land)
         assert all(_files_under(d) == [] for d in dirs)
         # each worker received iris exactly once from the driver
-        from treebench.execute.cluster import received_counts
+        from treebench.execute.cluster_worker import received_counts
 
         with Client(address, timeout="30s", set_as_default=False) as c:
             got = c.run(received_counts)

@@ -1,8 +1,10 @@
-"""What treebench opens to the network when it runs on dask: a local cluster listens on the
-loopback interface only (its dashboard included), and a ``tls://`` scheduler gets the
-client's certificates from dask's own settings, or one sentence saying what is missing.
+"""What treebench opens to the network when it runs on dask or ray: a local dask cluster
+listens on the loopback interface only (its dashboard included), so does every process of a
+local ray (GCS, raylet, workers, the driver's own server), and a ``tls://`` scheduler gets
+the client's certificates from dask's own settings, or one sentence saying what is missing.
 
-Tests marked ``cluster`` start real dask processes on 127.0.0.1 and stop each by its pid."""
+Tests marked ``cluster`` start real dask or ray processes on 127.0.0.1 and stop each by its
+pid."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import ipaddress
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -70,6 +73,57 @@ def test_a_local_dask_cluster_and_its_dashboard_listen_on_loopback_only():
     finally:
         client.close()
         client.cluster.close()
+
+
+def _loopback(ip: str) -> bool:
+    """127.0.0.0/8 or ::1, also as an IPv4-mapped IPv6 address (a dual-stack socket)."""
+    addr = ipaddress.ip_address(ip)
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return (mapped or addr).is_loopback
+
+
+def test_the_loopback_check_knows_mapped_and_wildcard_addresses():
+    assert _loopback("127.0.0.1") and _loopback("::ffff:127.0.0.1") and _loopback("::1")
+    assert not any(map(_loopback, ("0.0.0.0", "::", "192.0.2.2", "::ffff:192.0.2.2")))
+
+
+@pytest.mark.cluster
+def test_a_local_ray_listens_on_loopback_only(tmp_path):
+    """``--backend ray`` without an address, through the CLI: while its cells run, every
+    socket the driver's process tree listens on (the driver, ray's GCS server, raylet, runtime
+    environment agent and worker processes) is on the loopback interface. Before: the GCS,
+    raylet, workers and driver listened on every interface (``::``) and the runtime
+    environment agent on the machine's address."""
+    pytest.importorskip("ray")
+    cfg = tiny_config(split={"kind": "holdout", "seeds": [0, 1, 2]},
+                      algorithms=[{"name": "test-sleep", "params": {"seconds": 3}}])
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    env = _env(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
+    drv = subprocess.Popen([sys.executable, "-m", "treebench.cli", "run", "exp.yaml", "-o", "out",
+                            "-q", "--no-report", "--backend", "ray"], cwd=tmp_path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 150
+        cells = tmp_path / "out" / "cells"
+        while (time.monotonic() < deadline and drv.poll() is None
+               and not (cells.exists() and any(cells.glob("*.json")))):
+            time.sleep(0.1)
+        assert drv.poll() is None, drv.communicate()[1]
+        root = psutil.Process(drv.pid)
+        tree = [root, *root.children(recursive=True)]
+        socks = _listening(tree)
+        names = {p.pid: p.name() for p in tree if p.is_running()}
+        _, err = drv.communicate(timeout=150)
+    finally:
+        if drv.poll() is None:
+            os.killpg(drv.pid, signal.SIGKILL)
+            drv.wait()
+    assert drv.returncode == 0, err
+    listeners = {names.get(pid, "?") for pid, _, _ in socks}
+    assert {"gcs_server", "raylet"} <= listeners and drv.pid in {p for p, _, _ in socks}, socks
+    wide = [(names.get(pid), ip, port) for pid, ip, port in socks if not _loopback(ip)]
+    assert not wide, wide
 
 
 def test_a_tls_address_without_certificates_is_one_sentence(tmp_path):

@@ -42,21 +42,21 @@ def test_dask_scheduler_address_is_honoured(monkeypatch):
 
 
 def test_a_shipped_dataset_is_installed_and_counted_once(monkeypatch):
-    from treebench.execute import cluster, fold
+    from treebench.execute import cluster_worker, fold
 
-    monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
-    monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
+    monkeypatch.setattr(cluster_worker, "RECEIVED", cluster_worker.Counter())
+    monkeypatch.setattr(cluster_worker, "_HELD", cluster_worker.OrderedDict())
     monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
     ds = object()
     for _ in range(3):  # one task per cell, the same shipped object each time
-        cluster.install_dataset(("k", ds))
+        cluster_worker.install_dataset(("k", ds))
     assert fold._DATASETS["k"] is ds
-    assert cluster.received_counts() == {"k": 1}
+    assert cluster_worker.received_counts() == {"k": 1}
     fold._DATASETS.pop("k")  # evicted by the worker cache: put back, not received again
-    cluster.install_dataset(("k", ds))
-    assert fold._DATASETS["k"] is ds and cluster.received_counts() == {"k": 1}
-    cluster.install_dataset(None)  # data_dir_on_workers: nothing shipped
-    assert cluster.received_counts() == {"k": 1}
+    cluster_worker.install_dataset(("k", ds))
+    assert fold._DATASETS["k"] is ds and cluster_worker.received_counts() == {"k": 1}
+    cluster_worker.install_dataset(None)  # data_dir_on_workers: nothing shipped
+    assert cluster_worker.received_counts() == {"k": 1}
 
 
 def _closed_port() -> int:
@@ -167,19 +167,79 @@ def test_a_ray_shipment_is_fetched_once_per_worker_process(monkeypatch):
     import sys
     import types
 
-    from treebench.execute import cluster, fold
+    from treebench.execute import cluster_worker, fold
 
     store = {"ref1": object(), "ref2": object()}
     fetched: list[str] = []
     fake = types.ModuleType("ray")
     fake.get = lambda ref: fetched.append(ref) or store[ref]
     monkeypatch.setitem(sys.modules, "ray", fake)
-    monkeypatch.setattr(cluster, "RECEIVED", cluster.Counter())
-    monkeypatch.setattr(cluster, "_HELD", cluster.OrderedDict())
+    monkeypatch.setattr(cluster_worker, "RECEIVED", cluster_worker.Counter())
+    monkeypatch.setattr(cluster_worker, "_HELD", cluster_worker.OrderedDict())
     monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
-    got = [cluster.install_dataset(("k", cluster.InStore("ref1"))) for _ in range(4)]
+    got = [cluster_worker.install_dataset(("k", cluster_worker.InStore("ref1"))) for _ in range(4)]
     assert got == [["k"], [], [], []] and fetched == ["ref1"]
     assert fold._DATASETS["k"] is store["ref1"]
-    assert cluster.install_dataset(("k", cluster.InStore("ref2"))) == ["k"]
+    assert cluster_worker.install_dataset(("k", cluster_worker.InStore("ref2"))) == ["k"]
     assert fetched == ["ref1", "ref2"] and fold._DATASETS["k"] is store["ref2"]
-    assert cluster.received_counts() == {"k": 2}
+    assert cluster_worker.received_counts() == {"k": 2}
+
+
+def test_a_worker_its_nanny_restarted_counts_once():
+    """A dask worker's task reports its nanny's address: the new process a nanny starts after
+    its worker died is the same worker (it was counted as another worker, with more threads
+    than the cluster had)."""
+    from treebench.execute.cluster import ClusterRun
+
+    run = ClusterRun(backend="dask", where="tcp://s:8786", workers=2, threads=3)
+    run.note(("h", 10, 1, "tcp://h:7001"), ["iris"])
+    run.note(("h", 10, 2, "tcp://h:7001"), [])
+    run.note(("h", 11, 5, "tcp://h:7001"), ["iris"])  # restarted: new pid, new threads
+    run.note(("h", 12, 1, "tcp://h:7002"), ["iris"])
+    run.note(("h", 13, 1, None), [])  # a worker without nanny: its process is the worker
+    assert (run.n_workers_used, run.n_threads_used, run.n_restarts) == (3, 4, 1)
+    assert run.describe() == "3 dask workers (4 threads, 1 restart) at tcp://s:8786"
+    got = run.to_manifest()
+    assert (got["workers_used"], got["threads_used"], got["worker_restarts"]) == (3, 4, 1)
+    assert run.received[("h", 11, "iris")] == 1
+
+
+def test_dask_shipments_inbox_and_a_cell_that_carries_its_data(monkeypatch):
+    """A task names its shipment; a worker that did not receive the broadcast answers that it
+    needs the data instead of running the cell; a task carrying the data installs it for the
+    worker's next cells; each shipment counted once per worker."""
+    from treebench.execute import cluster_worker, fold
+    from treebench.execute.cluster_worker import NotShipped, Shipment
+
+    monkeypatch.setattr(cluster_worker, "RECEIVED", cluster_worker.Counter())
+    monkeypatch.setattr(cluster_worker, "_HELD", cluster_worker.OrderedDict())
+    monkeypatch.setattr(cluster_worker, "_INBOX", cluster_worker.OrderedDict())
+    monkeypatch.setattr(fold, "_DATASETS", type(fold._DATASETS)())
+    ds = object()
+    with pytest.raises(NotShipped):
+        cluster_worker.install_dataset(("k", Shipment(("s1", "k"))))
+    got = cluster_worker.cluster_cell(None, None, {}, ("k", Shipment(("s1", "k"))))
+    assert got["need"] == "k" and got["worker"] is None  # no dask worker in this process
+    assert cluster_worker.install_dataset(("k", Shipment(("s1", "k"), ds))) == ["k"]
+    assert fold._DATASETS["k"] is ds
+    assert cluster_worker.install_dataset(("k", Shipment(("s1", "k")))) == []
+    assert cluster_worker.install_dataset(("k", Shipment(("s1", "k"), ds))) == []
+    other = object()  # the broadcast of a new sweep
+    cluster_worker.receive_datasets([(("s2", "k"), other)])
+    assert cluster_worker.install_dataset(("k", Shipment(("s2", "k")))) == ["k"]
+    assert fold._DATASETS["k"] is other
+    assert cluster_worker.received_counts() == {"k": 2}
+
+
+def test_the_inbox_keeps_the_newest_sweep_and_a_few_older_datasets(monkeypatch):
+    from treebench.execute import cluster_worker
+
+    monkeypatch.setattr(cluster_worker, "RECEIVED", cluster_worker.Counter())
+    monkeypatch.setattr(cluster_worker, "_INBOX", cluster_worker.OrderedDict())
+    size = cluster_worker.HELD_SIZE
+    cluster_worker.receive_datasets([(("old", f"d{i}"), i) for i in range(size + 5)])
+    assert len(cluster_worker._INBOX) == size + 5  # the newest sweep's: all kept
+    cluster_worker.receive_datasets([(("new", f"d{i}"), i) for i in range(size + 3)])
+    kept = list(cluster_worker._INBOX)
+    assert [t for t in kept if t[0] == "new"] == [("new", f"d{i}") for i in range(size + 3)]
+    assert [t for t in kept if t[0] == "old"] == [("old", f"d{i}") for i in range(5, size + 5)]

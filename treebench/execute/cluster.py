@@ -2,24 +2,33 @@
 
 The driver (this process) connects to an existing cluster (``execution.address``, or
 ``DASK_SCHEDULER_ADDRESS`` for dask) or starts a local one, prints where it runs, ships each
-prepared dataset once per worker (dask ``scatter(broadcast=True)``, ray's object store), and
-submits one task per cell. A task runs `treebench.execute.supervise.run_cell` on the worker,
+prepared dataset once per worker, and submits one task per cell. A task runs
+`treebench.execute.supervise.run_cell` on the worker (`treebench.execute.cluster_worker`),
 which forks a supervised child per cell exactly as locally, so the per-cell time and memory
 limits hold there and a cell's crash never takes the worker down. The worker returns the
 cell's record; only the driver writes cell files (atomically, as they arrive), so a sweep
 that loses its connection or is interrupted keeps every finished cell and a rerun resumes.
 
+Shipping: dask gets the datasets by one broadcast to the workers connected at the start
+(``client.run``; a worker that dies meanwhile fails only its own part, and the wait is
+bounded); no task depends on dask-managed data, so no worker's death can lose a dataset that
+tasks wait for. A worker without the data (it joined or was restarted later) answers its
+first cell at once, and the driver sends that cell again carrying the data. ray keeps one
+copy in its object store. A local ray starts with every process on the loopback interface.
+
 Faults: a worker that dies mid-cell makes the scheduler re-run its cells elsewhere (dask's
 ``distributed.scheduler.allowed-failures``, ray's ``max_retries``: bounded); a cell that keeps
-killing workers is recorded ``crashed`` with the engine's reason. Ctrl-C cancels the pending
-tasks and keeps finished cells. An address that is malformed or does not answer is one
-sentence (`UserError`, exit 2), checked before anything runs.
+killing workers is recorded ``crashed`` with the engine's reason. A dask sweep with no worker
+connected says so and waits `NO_WORKER_SECONDS` for one, then stops with one sentence (exit
+2, finished cells kept). Ctrl-C cancels the pending tasks and keeps finished cells. An address
+that is malformed or does not answer is one sentence (`UserError`, exit 2), checked before
+anything runs.
 
 Threads: a dask worker started with ``--nthreads T`` runs T cells at once, each still in its
 own supervised child; the worker's preparation and the fork are serialised
 (`treebench.execute.supervise.PREPARE_LOCK`), the waits run in parallel. Every task reports
 which (host, process, thread) ran it, so the run summary states the workers and threads
-actually used (`ClusterRun`).
+actually used (`ClusterRun`), a dask worker its nanny restarted counted once.
 """
 
 from __future__ import annotations
@@ -28,34 +37,38 @@ import os
 import socket
 import sys
 import threading
-from collections import Counter, OrderedDict
+import time
+import uuid
+from collections import Counter
 from collections.abc import Callable
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from treebench.cell import Cell
 from treebench.errors import UserError
-from treebench.execute.fold import dataset_for, dataset_key, hold_dataset
-from treebench.execute.supervise import PREPARE_LOCK, run_cell
-from treebench.results.rows import build_record
-from treebench.execute.lifetime import keep_sigterm_handler
+from treebench.execute.cluster_worker import InStore, Shipment, cluster_cell, receive_datasets
+from treebench.execute.fold import dataset_for, dataset_key
 from treebench.execute.jobs import effective_n_jobs
+from treebench.execute.lifetime import keep_sigterm_handler
+from treebench.results.rows import build_record
 
 #: driver side: datasets sent to workers, counted once per (dataset, worker) shipment
 SHIPMENTS: Counter = Counter()
-#: worker side: datasets this process received from the driver and installed in its cache
-RECEIVED: Counter = Counter()
-
-#: worker side: the shipped datasets this process holds, key -> (shipment, dataset); the most
-#: recent `HELD_SIZE` only, so that a long-lived worker serving many sweeps does not grow
-_HELD: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
-HELD_SIZE = 16
-
 #: ray: retries of a task whose worker died (bounded, like dask's allowed-failures default)
 RAY_MAX_RETRIES = 3
 #: seconds to wait for a TCP connection to a cluster address before calling it unreachable
 CONNECT_SECONDS = 10.0
+#: dask: seconds a sweep waits for a worker when none is connected (at the start, or after
+#: the last one died) before it stops with one sentence; the wait is announced when it begins
+NO_WORKER_SECONDS = 120.0
+#: dask: seconds without a finished cell after which the driver asks how many workers are
+#: connected (and again at this interval while none finishes)
+IDLE_CHECK_SECONDS = 2.0
+#: dask: seconds the driver waits for its broadcast of the datasets before it submits the
+#: cells anyway (a worker the broadcast has not reached gets the data with its first cell)
+SHIP_SECONDS = 60.0
 
 
 @dataclass
@@ -69,20 +82,46 @@ class ClusterRun:
     used: set[tuple[str, int, int]] = field(default_factory=set)  # (host, pid, thread) ran a cell
     received: Counter = field(default_factory=Counter)  # (host, pid, dataset key) -> shipments
     shipped: Counter = field(default_factory=Counter)  # dataset key -> copies sent
+    #: (host, pid) -> the lasting identity of a dask worker that a nanny restarts in a new
+    #: process (its nanny's address): the new process is the same worker, restarted
+    lasting: dict[tuple[str, int], str] = field(default_factory=dict)
 
-    def note(self, where: tuple[str, int, int], received: list[str]) -> None:
-        self.used.add(tuple(where))
+    def note(self, where: tuple, received: list[str]) -> None:
+        """A task's report: ``where`` is (host, pid, thread) or (host, pid, thread, lasting
+        identity or None), ``received`` the dataset keys it received."""
+        host, pid, thread = where[:3]
+        self.used.add((host, pid, thread))
+        if len(where) > 3 and where[3]:
+            self.lasting[(host, pid)] = where[3]
         for key in received:
-            self.received[(where[0], where[1], key)] += 1
+            self.received[(host, pid, key)] += 1
+
+    def _workers(self) -> dict[Any, dict[int, int]]:
+        """worker -> its processes that ran cells -> threads each used; a worker is its
+        lasting identity when it has one, else its process."""
+        out: dict[Any, dict[int, int]] = {}
+        for h, p, _ in self.used:
+            worker = ("nanny", self.lasting[(h, p)]) if (h, p) in self.lasting else (h, p)
+            procs = out.setdefault(worker, {})
+            procs[p] = procs.get(p, 0) + 1
+        return out
 
     @property
     def n_workers_used(self) -> int:
-        """Worker processes (dask workers, ray worker processes) that ran at least one cell."""
-        return len({(h, p) for h, p, _ in self.used})
+        """Workers that ran at least one cell: dask workers (a worker its nanny restarted
+        counts once) or ray worker processes."""
+        return len(self._workers())
 
     @property
     def n_threads_used(self) -> int:
-        return len(self.used)
+        """Threads that ran cells; a restarted worker counts the most threads one of its
+        processes used."""
+        return sum(max(procs.values()) for procs in self._workers().values())
+
+    @property
+    def n_restarts(self) -> int:
+        """Processes beyond the first of each restarted dask worker that ran cells."""
+        return sum(len(procs) - 1 for procs in self._workers().values())
 
     @property
     def n_hosts_used(self) -> int:
@@ -90,20 +129,23 @@ class ClusterRun:
 
     def to_manifest(self) -> dict[str, Any]:
         """What ran the cells, for ``manifest.json`` (`treebench.api.note_cluster_run`): the
-        cluster as found at connection and the hosts, worker processes and threads that
-        returned at least one record."""
+        cluster as found at connection and the hosts, workers and threads that returned at
+        least one record, and the restarts among those workers."""
         return {"backend": self.backend, "where": self.where, "workers": self.workers,
                 "threads": self.threads, "hosts_used": self.n_hosts_used,
                 "workers_used": self.n_workers_used, "threads_used": self.n_threads_used,
-                "describe": self.describe()}
+                "worker_restarts": self.n_restarts, "describe": self.describe()}
 
     def describe(self) -> str:
         """What ran the cells, for the run summary: ``2 dask workers (4 threads) at tcp://...``
-        or ``2 ray worker processes on 1 host at ray://...``."""
-        w, t, h = self.n_workers_used, self.n_threads_used, self.n_hosts_used
+        (``(2 threads, 1 restart)`` when a nanny restarted one of them) or ``2 ray worker
+        processes on 1 host at ray://...``."""
+        w, t, h, r = self.n_workers_used, self.n_threads_used, self.n_hosts_used, self.n_restarts
         if self.backend == "dask":
-            return f"{_n(w, 'dask worker')} ({_n(t, 'thread')}) at {self.where}"
-        return f"{_n(w, 'ray worker process', 'ray worker processes')} on {_n(h, 'host')} at {self.where}"
+            again = f", {_n(r, 'restart')}" if r else ""
+            return f"{_n(w, 'dask worker')} ({_n(t, 'thread')}{again}) at {self.where}"
+        procs = _n(w, "ray worker process", "ray worker processes")
+        return f"{procs} on {_n(h, 'host')} at {self.where}"
 
 
 def _n(n: int, one: str, many: str | None = None) -> str:
@@ -118,64 +160,6 @@ def _datasets(cells: list[Cell], data_dirs: list[str] | None) -> dict[str, Any]:
         if k not in out:
             out[k] = dataset_for(c, data_dirs, offline=None)
     return out
-
-
-class InStore:
-    """A dataset in ray's object store, wrapped so that ray hands the task the reference (not
-    the value): a worker process fetches it once and keeps it (`install_dataset`)."""
-
-    def __init__(self, ref: Any):
-        self.ref = ref
-
-
-def install_dataset(shipped: tuple[str, Any] | None) -> list[str]:
-    """Put a shipped ``(key, dataset)`` into this worker's dataset cache (before each cell, so
-    that the cache's eviction never sends a worker looking for a file it does not have).
-    Returns the keys received now: a shipment (a dask scatter, a ray object) is counted in
-    `RECEIVED` the first time this process sees it, and a ray object is fetched only then."""
-    if shipped is None:
-        return []
-    key, ds = shipped
-    tag = ds.ref if isinstance(ds, InStore) else ds
-    got: list[str] = []
-    with PREPARE_LOCK:  # threads of one dask worker install and prepare one at a time
-        held = _HELD.get(key)
-        if held is None or (held[0] != tag if isinstance(ds, InStore) else held[0] is not tag):
-            if isinstance(ds, InStore):
-                import ray
-
-                ds = ray.get(ds.ref)
-            _HELD[key] = (tag, ds)
-            RECEIVED[key] += 1
-            got.append(key)
-        _HELD.move_to_end(key)
-        ds = _HELD[key][1]
-        while len(_HELD) > HELD_SIZE:
-            _HELD.popitem(last=False)
-        hold_dataset(key, ds)
-    return got
-
-
-def here() -> tuple[str, int, int]:
-    """(host, process id, thread id) of the code running this."""
-    return socket.gethostname(), os.getpid(), threading.get_ident()
-
-
-def cluster_cell(cell: Cell, data_dirs: list[str] | None, context: dict[str, Any],
-                 shipped: tuple[str, Any] | None) -> dict[str, Any]:
-    """The task run on a worker: install the shipped dataset, run the cell supervised (its own
-    child process), return ``{"record", "where", "received"}``: the cell's record, which
-    (host, pid, thread) ran it and which shipments it received."""
-    received = install_dataset(shipped)
-    record = run_cell(cell, None if shipped is not None else data_dirs, context)
-    if record is None:  # the worker was interrupted: let the engine treat it as a failure
-        raise RuntimeError("the cell was interrupted on its worker")
-    return {"record": record, "where": here(), "received": received}
-
-
-def received_counts() -> dict[str, int]:
-    """This process's `RECEIVED` (called on workers with ``client.run``)."""
-    return dict(RECEIVED)
 
 
 def _crashed_record(cell: Cell, context: dict[str, Any], reason: str) -> dict[str, Any]:
@@ -322,23 +306,17 @@ def _dask_client(address: str | None, n_jobs: int):
 
 def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context, take,
               show_where, run, on_start) -> None:
-    from distributed import as_completed
-
     import logging
 
     client, own = _dask_client(address, n_jobs)
-    futures: list[Any] = []
+    sweep: _DaskSweep | None = None
     # a lost scheduler is told in one sentence below; dask's client would also log its own
     # reconnection failure with tracebacks of its cancelled closing coroutines
     client_log = logging.getLogger("distributed.client")
     level = client_log.level
     client_log.setLevel(logging.CRITICAL)
     try:
-        info = client.scheduler_info()
-        workers = info.get("workers", {})
-        if not workers:
-            client.wait_for_workers(1, timeout=60)
-            workers = client.scheduler_info().get("workers", {})
+        workers = _dask_workers_at_start(client)
         run.where = client.scheduler.address if address else "a local dask cluster"
         run.workers = len(workers)
         run.threads = sum(int(w.get("nthreads", 1)) for w in workers.values())
@@ -346,35 +324,15 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
             on_start(run)
         _say(f"running on dask scheduler {client.scheduler.address} "
              f"({run.workers} workers, {run.threads} threads)", show_where)
-        shipped: dict[str, Any] = {}
+        sweep = _DaskSweep(client, run, data_dirs, context, take)
         if not data_dir_on_workers:
-            for key, ds in _datasets(cells, data_dirs).items():
-                shipped[key] = client.scatter((key, ds), broadcast=True, hash=False)
-                SHIPMENTS[key] += len(workers)
-                run.shipped[key] += len(workers)
-        by_key: dict[str, Cell] = {}
+            sweep.ship(_datasets(cells, data_dirs), show_where)
         for c in cells:
-            k = f"treebench-cell-{c.id}"
-            by_key[k] = c
-            futures.append(client.submit(cluster_cell, c, data_dirs, context,
-                                         shipped.get(dataset_key(c)), key=k, pure=False))
-        for fut in as_completed(futures, loop=client.loop):
-            cell = by_key[fut.key]
-            if fut.status == "finished":
-                got = fut.result()
-                run.note(got["where"], got["received"])
-                record = got["record"]
-            elif fut.status == "cancelled":  # the scheduler forgot it: connection lost
-                raise OSError(f"cell {cell.id} was cancelled by the scheduler")
-            else:
-                exc = fut.exception()
-                if _connection_lost(exc):
-                    raise exc
-                record = _crashed_record(cell, context, f"{type(exc).__name__}: {exc}")
-            fut.release()
-            take(record)
+            sweep.submit(c)
+        sweep.collect()
     except KeyboardInterrupt:
-        _cancel_dask(client, futures)
+        if sweep is not None:
+            sweep.cancel()
         raise
     except (OSError, TimeoutError) as exc:
         raise UserError(f"lost the connection to the dask scheduler ({exc}); finished cells are "
@@ -386,6 +344,181 @@ def _run_dask(cells, *, address, n_jobs, data_dirs, data_dir_on_workers, context
             except Exception:  # noqa: BLE001 - closing after a lost connection
                 pass
         client_log.setLevel(level)
+
+
+def _dask_workers_at_start(client) -> dict[str, Any]:
+    """The scheduler's workers; when it has none, wait `NO_WORKER_SECONDS` for one (said on
+    the console), then stop with one sentence."""
+    workers = client.scheduler_info().get("workers", {})
+    if workers:
+        return workers
+    at = client.scheduler.address
+    _say(f"no dask worker is connected to the scheduler at {at}; waiting up to "
+         f"{NO_WORKER_SECONDS:g} s for one", True)
+    try:
+        client.wait_for_workers(1, timeout=NO_WORKER_SECONDS)
+    except TimeoutError:
+        raise UserError(f"no dask worker connected to the scheduler at {at} within "
+                        f"{NO_WORKER_SECONDS:g} s; start workers (`dask worker {at}`) and run "
+                        f"the same command again.") from None
+    return client.scheduler_info().get("workers", {})
+
+
+def _dask_worker_count(client) -> int:
+    """Workers connected to the scheduler now (asked without their details)."""
+    info = client.scheduler_info(n_workers=0)
+    n = info.get("n_workers")
+    return len(info.get("workers", {})) if n is None else int(n)
+
+
+def _broadcast(client, items: list[tuple[tuple[str, str], Any]]) -> int:
+    """Send ``items`` to every worker connected now (`receive_datasets`); returns how many
+    workers received them. A worker that dies meanwhile only fails its own part. The wait is
+    bounded by `SHIP_SECONDS` (a worker that hangs cannot hold the sweep back): past it, 0."""
+    box: dict[str, Any] = {}
+
+    def send() -> None:
+        try:
+            box["got"] = client.run(receive_datasets, items, on_error="return")
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = exc
+
+    sender = threading.Thread(target=send, name="treebench-ship", daemon=True)
+    sender.start()
+    sender.join(SHIP_SECONDS)
+    if sender.is_alive():
+        _say(f"the datasets have not reached every dask worker after {SHIP_SECONDS:g} s; the "
+             f"cells start now and a worker without them receives them with its first cell",
+             True)
+        return 0
+    if "error" in box:
+        raise box["error"]
+    return sum(not isinstance(v, BaseException) for v in box["got"].values())
+
+
+def _next_done(done, timeout: float) -> Any:
+    """The next finished future of the `distributed.as_completed` ``done``, or None when
+    none finishes within ``timeout`` seconds. Waits on the condition that ``done`` notifies
+    when a future finishes, in steps of at most 0.1 s, as its own iterator does."""
+    deadline = time.monotonic() + timeout
+    ready = getattr(done, "thread_condition", None)
+    while not done.has_ready():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if ready is None:
+            time.sleep(min(left, 0.02))
+        else:
+            with ready:
+                ready.wait(timeout=min(left, 0.1))
+    return next(done)
+
+
+class _DaskSweep:
+    """The driver's side of a dask sweep: ships the datasets to the workers connected at the
+    start, submits one task per cell, takes each record as it arrives, sends a cell again with
+    its dataset when its worker did not hold it (a worker that joined or was restarted later),
+    and, while no cell finishes, checks that some worker is connected."""
+
+    def __init__(self, client, run: ClusterRun, data_dirs: list[str] | None,
+                 context: dict[str, Any], take: Callable[[dict[str, Any]], None]):
+        from distributed import as_completed
+
+        self.client, self.run, self.data_dirs = client, run, data_dirs
+        self.context, self.take = context, take
+        self.data: dict[str, Any] = {}  # dataset key -> dataset
+        self.tokens: dict[str, tuple[str, str]] = {}  # dataset key -> (sweep id, key)
+        self.cells: dict[str, Cell] = {}  # task key -> its cell, until its record is taken
+        self.futures: dict[str, Any] = {}  # task key -> future, until taken
+        self.tries: Counter = Counter()  # cell id -> tasks submitted for it
+        self.done = as_completed(loop=client.loop)
+        self.no_worker_since: float | None = None
+
+    def ship(self, datasets: dict[str, Any], show: bool) -> None:
+        sweep = uuid.uuid4().hex
+        self.data = datasets
+        self.tokens = {k: (sweep, k) for k in datasets}
+        _say(f"shipping {_n(len(datasets), 'dataset')} to the dask workers", show)
+        reached = _broadcast(self.client, [(self.tokens[k], ds) for k, ds in datasets.items()])
+        for k in datasets:
+            SHIPMENTS[k] += reached
+            self.run.shipped[k] += reached
+
+    def submit(self, cell: Cell, worker: str | None = None) -> None:
+        """Submit a task for ``cell``: naming its shipment, or (``worker``: a worker that
+        lacked it) carrying the dataset, preferably to that worker and before its other cells."""
+        self.tries[cell.id] += 1
+        n = self.tries[cell.id]
+        key = f"treebench-cell-{cell.id}" + (f"-{n}" if n > 1 else "")
+        k = dataset_key(cell)
+        shipped = None
+        if k in self.tokens:
+            shipped = (k, Shipment(self.tokens[k], self.data[k] if n > 1 else None))
+        kw: dict[str, Any] = {}
+        if worker:
+            kw = {"workers": [worker], "allow_other_workers": True, "priority": 1}
+        fut = self.client.submit(cluster_cell, cell, self.data_dirs, self.context, shipped,
+                                 key=key, pure=False, **kw)
+        self.cells[key], self.futures[key] = cell, fut
+        self.done.add(fut)
+
+    def collect(self) -> None:
+        while not self.done.is_empty():
+            fut = _next_done(self.done, IDLE_CHECK_SECONDS)
+            if fut is None:
+                self.check_workers()
+            else:
+                self.take_one(fut)
+
+    def take_one(self, fut) -> None:
+        cell = self.cells.pop(fut.key)
+        del self.futures[fut.key]
+        if fut.status == "finished":
+            got = fut.result()
+            fut.release()
+            if "need" in got:  # its worker did not hold the dataset: send it along
+                SHIPMENTS[got["need"]] += 1
+                self.run.shipped[got["need"]] += 1
+                self.submit(cell, worker=got.get("worker"))
+                return
+            self.run.note(got["where"], got["received"])
+            record = got["record"]
+        elif fut.status == "cancelled":  # the scheduler forgot it: connection lost
+            raise OSError(f"cell {cell.id} was cancelled by the scheduler")
+        else:
+            exc = fut.exception()
+            if _connection_lost(exc):
+                raise exc
+            fut.release()
+            record = _crashed_record(cell, self.context, f"{type(exc).__name__}: {exc}")
+        if self.no_worker_since is not None:  # a record again after a wait: say who came
+            self.check_workers()
+        self.take(record)
+
+    def check_workers(self) -> None:
+        """No cell finished for a while: when no worker is connected, say so and wait
+        `NO_WORKER_SECONDS` for one; past that, cancel the cells and stop with a sentence."""
+        n = _dask_worker_count(self.client)
+        at = self.client.scheduler.address
+        if n:
+            if self.no_worker_since is not None:
+                _say(f"{_n(n, 'dask worker')} connected to {at} again; the sweep goes on", True)
+            self.no_worker_since = None
+            return
+        now = time.monotonic()
+        if self.no_worker_since is None:
+            self.no_worker_since = now
+            _say(f"no dask worker is connected to the scheduler at {at}; waiting up to "
+                 f"{NO_WORKER_SECONDS:g} s for one ({_n(len(self.futures), 'cell')} to go)",
+                 True)
+        elif now - self.no_worker_since >= NO_WORKER_SECONDS:
+            self.cancel()
+            raise UserError(f"no dask worker was connected to the scheduler at {at} for "
+                            f"{NO_WORKER_SECONDS:g} s; finished cells are saved, start workers "
+                            f"(`dask worker {at}`) and run the same command again to resume.")
+
+    def cancel(self) -> None:
+        _cancel_dask(self.client, list(self.futures.values()))
 
 
 def _connection_lost(exc: BaseException | None) -> bool:
@@ -433,6 +566,28 @@ class _HeadWatch:
                                   f"connections")
 
 
+@contextmanager
+def _ray_on_loopback():
+    """Let a local ray start on the loopback address. ray binds its GCS, raylet, workers and
+    the driver's own server to the node's address, and ``ray.init`` replaces a loopback node
+    address by one other machines reach, except where ray's clusters are off
+    (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``, false on macOS and Windows or with
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``): off while ray starts, every one of them listens
+    on 127.0.0.1 only. Restored after the start (a later run may join a real cluster)."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:  # a ray without it: its own defaults
+        ray_constants = None
+    before = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    if before is not None:
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if before is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = before
+
+
 def _ray_init(address: str | None, n_jobs: int) -> bool:
     """Connect to (or start) ray unless the caller already did; True when we connected."""
     import ray
@@ -442,11 +597,11 @@ def _ray_init(address: str | None, n_jobs: int) -> bool:
     kw: dict[str, Any] = {"log_to_driver": False}
     if address:
         kw["address"] = address
-    else:
-        kw.update(num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
+    else:  # a new local instance (not one named by RAY_ADDRESS), no dashboard, on loopback
+        kw.update(address="local", num_cpus=effective_n_jobs(n_jobs), include_dashboard=False)
     try:
-        with keep_sigterm_handler():  # SIGTERM stays a Ctrl-C for this run
-            ray.init(**kw)
+        with keep_sigterm_handler(), (nullcontext() if address else _ray_on_loopback()):
+            ray.init(**kw)  # SIGTERM stays a Ctrl-C for this run
     except (ConnectionError, ValueError, RuntimeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"cannot reach the ray cluster at {address or 'this machine'} ({first}); "
