@@ -139,3 +139,21 @@ def read_json_object(path: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return obj if isinstance(obj, dict) else {}
+
+
+def stat_key(st: os.stat_result) -> list[int]:
+    """The parts of a file's status that change whenever its content can have changed: inode,
+    size, modification and change time (the change time is set by the kernel on every write
+    and cannot be copied or restored, so an edit that keeps size and modification time shows)."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def files_unchanged(files: dict[str, list[int]]) -> bool:
+    """Every file of ``files`` (path → `stat_key` when it was read) still has that status."""
+    for path, key in files.items():
+        try:
+            if stat_key(os.stat(path)) != list(key):
+                return False
+        except OSError:
+            return False
+    return True

@@ -1,8 +1,8 @@
 """Which cells of a results directory belong to which experiment.
 
 ``manifest.json`` keeps one *experiment record* per config (and profile) that ran in the
-directory, and one per sweep or variant of it (a ``treebench sweep``, ``--set`` overrides or
-``--seed``): its kind, its resolved config, the ids of the cells it defines and, for each of
+directory, and one per sweep or variant of it (a ``treebench sweep``, overrides of the
+config's keys given through the API, or ``--seed``): its kind, its resolved config, the ids of the cells it defines and, for each of
 them, the identity columns of its results row (dataset, split, fold, seed, learner, parameters),
 so that a defined cell with no usable result is still known by what it is.
 

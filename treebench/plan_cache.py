@@ -23,9 +23,8 @@ import yaml
 
 from treebench import __version__, envvars, safe_yaml
 from treebench import experiments as xp
-from treebench.atomic import read_json_object, write_json
+from treebench.atomic import files_unchanged, read_json_object, write_json
 from treebench.cell import canonical_json
-from treebench.data.fingerprint import files_unchanged
 from treebench.errors import UserError
 from treebench.execute.jobs import check_n_jobs
 from treebench.ranges import int_problem

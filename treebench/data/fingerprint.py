@@ -20,8 +20,9 @@ when the config is expanded, without parsing the data:
   parameters (its content is a function of them); a plug-in loader may define
   ``fingerprint(params) -> str`` on its registered object to say more.
 
-`Fingerprint.files` lists the files the value depends on with their stat keys, so that a rerun
-answered from the plan cache can tell in a few ``stat`` calls that none changed.
+`Fingerprint.files` lists the files the value depends on with their stat keys
+(`treebench.atomic.stat_key`), so that a rerun answered from the plan cache can tell in a few
+``stat`` calls that none changed (`treebench.atomic.files_unchanged`).
 """
 
 from __future__ import annotations
@@ -29,12 +30,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_json
+from treebench.atomic import read_json_object, stat_key, write_json
 from treebench.data.locate import cache_root, locate
 from treebench.errors import DataError
 from treebench.registry import DATASETS
@@ -51,11 +51,6 @@ class Fingerprint:
 
     value: str
     files: dict[str, list[int]] = field(default_factory=dict)
-
-
-def stat_key(st: os.stat_result) -> list[int]:
-    """The parts of a file's status that change whenever its content can have changed."""
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _sha(obj: Any) -> str:
@@ -172,14 +167,3 @@ def fingerprint(loader: str, params: dict[str, Any], *, data_dirs: list[Path] | 
     finally:
         if own:
             hashes.save()
-
-
-def files_unchanged(files: dict[str, list[int]]) -> bool:
-    """Every file of a fingerprint still has the stat key it had."""
-    for path, key in files.items():
-        try:
-            if stat_key(os.stat(path)) != list(key):
-                return False
-        except OSError:
-            return False
-    return True

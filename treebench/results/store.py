@@ -144,6 +144,8 @@ def write_tables(out: Path, df: pd.DataFrame,
     pq, csv = out / names[0], out / names[1]
     tmp_pq, tmp_csv = temp_path(pq), temp_path(csv)
     try:
+        tmp_pq.unlink(missing_ok=True)  # pandas would write through a link left under the name
+        tmp_csv.unlink(missing_ok=True)
         _for_parquet(df).to_parquet(tmp_pq, index=False)
         df.to_csv(tmp_csv, index=False)
         os.replace(tmp_pq, pq)
@@ -358,7 +360,8 @@ def current_table(out: Path, experiment: str | None = None, *, write: bool = Fal
         df = read_table(Path(out) / "results.parquet")
     else:
         notes.insert(0, f"the results tables were rebuilt from the cell files ({why})"
-                     + ("" if write else "; run `treebench results check --repair` to rewrite them"))
+                     + ("" if write or not os.access(out, os.W_OK) else
+                        "; run `treebench results check --repair` to rewrite them"))
     if earlier:
         sel = select(out, current)
         if sel.earlier:
