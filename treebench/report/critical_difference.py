@@ -34,7 +34,7 @@ from treebench.report.aggregate import (
     params_text,
     varying_columns,
 )
-from treebench.results.values import NA
+from treebench.results.values import NA, normalize_value
 
 ALPHA = 0.05
 DEPTH = "param_max_depth"
@@ -83,7 +83,11 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
         return pd.DataFrame(), []
     t = t[t["status"] == "ok"] if "status" in t.columns else t
     for col, val in (where or {}).items():
-        t = t[[v == val for v in t[col]]] if col in t.columns else t.iloc[:0]
+        if col not in t.columns:
+            t = t.iloc[:0]
+            continue
+        # a boolean array, not a list: `t[[]]` (no finished cell) selects no columns, not no rows
+        t = t[np.array([normalize_value(v) == val for v in t[col]], dtype=bool)]
     # algorithm parameters name a setting; a dataset-level binarizer budget does not, nor does
     # a parameter the cell tuned
     cols = [c for c in varying_columns(results.settings, results.key_columns)

@@ -57,18 +57,22 @@ def _last_update(res: Results) -> str:
 
 
 def index_display(items: list[tuple[Results, str]], root: Path | None = None) -> Display:
-    header = ["experiment", "claims", "cells", *schema.STATUSES, "datasets", "algorithms",
-              "last update", "report"]
+    """One row per experiment: its cells (those it defines, run or not) by status, ``missing``
+    counting the defined cells without a result (not run yet, or interrupted)."""
+    header = ["experiment", "claims", "cells", *schema.STATUSES, "missing", "datasets",
+              "algorithms", "last update", "report"]
     rows = []
     for res, link in items:
         st = res.table["status"].astype(str)
+        s = res.settings  # every defined setting, also those without a row
+        missing = int(s["n_missing"].sum()) if "n_missing" in s else 0
         name = _label(res, root) if root is not None else res.experiment
-        rows.append([name, _verdict(res), str(len(res.table))]
-                    + [str(int((st == s).sum())) for s in schema.STATUSES]
-                    + [", ".join(sorted({str(d) for d in res.table["dataset"].dropna()})),
-                       ", ".join(sorted({str(a) for a in res.table["algorithm_label"].dropna()})),
+        rows.append([name, _verdict(res), str(len(res.table) + missing)]
+                    + [str(int((st == x).sum())) for x in schema.STATUSES] + [str(missing)]
+                    + [", ".join(sorted({str(d) for d in s.get("dataset", ()) if d})),
+                       ", ".join(sorted({str(a) for a in s.get("algorithm_label", ()) if a})),
                        _last_update(res), link])
-    align = ["l", "l"] + ["r"] * (1 + len(schema.STATUSES)) + ["l"] * 4
+    align = ["l", "l"] + ["r"] * (2 + len(schema.STATUSES)) + ["l"] * 4
     return Display("experiments", header, rows, align, [])
 
 

@@ -102,6 +102,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     lams = allrows["_lam"].to_numpy(float)
     for i, (label, rows) in enumerate(lines):
         x = rows["_lam"].to_numpy(float)
+        named = False  # the legend names a line on the first panel it is drawn on
         for ax, metric in ((ax_auc, auc), (ax_cost, COST)):
             if metric is None or not _has_values(rows, metric):
                 continue
@@ -110,7 +111,8 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
             ok = np.isfinite(mean)
             ax.errorbar(x[ok], mean[ok], yerr=bars[:, ok], color=colors[i],
                         marker=MARKERS[i % len(MARKERS)], capsize=2.5, markersize=5,
-                        linewidth=1.3, label=label if ax is ax_auc else None)
+                        linewidth=1.3, label=None if named else label)
+            named = True
     if len(tuned):
         # one marker per tuned entry: its cells' mean chosen λ and mean metrics
         for j, (alg, rows) in enumerate(tuned.groupby("algorithm_label", sort=True)):
@@ -121,6 +123,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
             # geometric mean on a log axis (λ grids are powers of ten), arithmetic with a 0
             x = float(np.exp(np.average(np.log(chosen), weights=w))) if (chosen > 0).all() \
                 else float(np.average(chosen, weights=w))
+            named = False
             for ax, metric in ((ax_auc, auc), (ax_cost, COST)):
                 if metric is None or not _has_values(rows, metric):
                     continue
@@ -130,7 +133,8 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
                 # a colour and a legend entry of its own: names in the legend never overlap
                 ax.plot([x], [y], linestyle="none", marker="*", markersize=11,
                         color=colors[len(lines) + j], markeredgecolor="0.1", zorder=6,
-                        label=f"{alg} (tuned)" if ax is ax_auc else None)
+                        label=None if named else f"{alg} (tuned)")
+                named = True
     pos = lams[lams > 0]
     if len(pos) and (lams == 0).any():
         ax_cost.set_xscale("symlog", linthresh=float(pos.min()))
@@ -139,10 +143,12 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     ax_auc.set_title(f"{dataset}: ROC AUC and expected cost against λ")
     ax_auc.set_ylabel(metric_label(auc) if auc else "ROC AUC")
     ax_cost.set_ylabel("expected cost on train\n(tests per row, weighted by cost)")
+    # a line without AUC values is named on the cost panel (the AUC panel may be empty)
+    (h_auc, l_auc), (h_cost, l_cost) = (ax.get_legend_handles_labels() for ax in (ax_auc, ax_cost))
+    handles, labels = h_auc + h_cost, l_auc + l_cost
     if len(lines) + n_tuned <= 3:
-        ax_auc.legend(fontsize="small", loc="best")
+        (ax_auc if h_auc else ax_cost).legend(handles, labels, fontsize="small", loc="best")
     else:
-        handles, labels = ax_auc.get_legend_handles_labels()
         fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels], fontsize="small",
                    loc="outside right upper")
     note = f"mean over folds and seeds, {ERROR_BAR_NOTE}" + (
