@@ -48,10 +48,14 @@ def encode_record(record: dict[str, Any]) -> tuple[bytes, str]:
     return text[:-1] + _HASH_KEY + digest.encode("ascii") + b'"}', digest
 
 
-def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
+def decode_record(data: bytes, name: str,
+                  verified: str | None = None) -> tuple[dict[str, Any], str]:
     """(record, content hash) of a cell file's bytes; `CellFileError` with the reason when the
     bytes are not a record or do not match their hash. A record written before content hashes
-    existed has none: its hash is that of the file's bytes."""
+    existed has none: its hash is that of the file's bytes. ``verified`` is the content hash of
+    a record already checked against the schema (`treebench.results.index.scan` did): bytes
+    carrying that hash, and matching it, are the same record, so the schema check is not made
+    twice."""
     embedded = None
     if len(data) > _SUFFIX_LEN and data[-_SUFFIX_LEN:-66] == _HASH_KEY and data.endswith(b'"}'):
         embedded = data[-66:-2].decode("ascii", "replace")
@@ -70,16 +74,18 @@ def decode_record(data: bytes, name: str) -> tuple[dict[str, Any], str]:
     if row.get("cell_id") != name:
         raise CellFileError(f"it holds cell `{shown(row.get('cell_id'))}`, not the cell its "
                             f"name says (a copied or renamed file)")
-    problem = check_row(row)
-    if problem:
-        raise CellFileError(problem)
+    if verified is None or embedded != verified:
+        problem = check_row(row)
+        if problem:
+            raise CellFileError(problem)
     return rec, embedded or hashlib.sha256(data).hexdigest()
 
 
-def read_cell(p: Path) -> tuple[dict[str, Any], str]:
+def read_cell(p: Path, verified: str | None = None) -> tuple[dict[str, Any], str]:
     """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used,
     also when it is no regular file of the folder (a symbolic link, a FIFO, a device: never
-    followed or opened) or larger than any record (`treebench.atomic.read_regular`)."""
+    followed or opened) or larger than any record (`treebench.atomic.read_regular`).
+    ``verified``: as in `decode_record`."""
     try:
         data = read_regular(p, MAX_CELL_BYTES)
     except NotRegularFile as exc:
@@ -87,4 +93,4 @@ def read_cell(p: Path) -> tuple[dict[str, Any], str]:
     except OSError as exc:
         reason = (exc.strerror or type(exc).__name__).lower()
         raise CellFileError(f"it cannot be read ({reason})") from None
-    return decode_record(data, p.stem)
+    return decode_record(data, p.stem, verified)

@@ -109,6 +109,25 @@ def _stat_key(st: os.stat_result) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
+#: cell files this process wrote, by their folder: file name → the index entry (stat key, cell
+#: id, content hash, status, hashed), so that the scan after a run does not read them back
+_WRITTEN: dict[str, dict[str, list[Any]]] = {}
+
+
+def remember_written(path: Path, cell_id: str, digest: str, status: str) -> None:
+    """Note that this process has just written the cell file ``path`` (atomically: the file on
+    disk is exactly what it encoded, and its record passed the schema when it was built): the
+    next `scan` of its folder takes its entry without reading it, as long as its status (inode,
+    size, modification and change time) is still the one seen here."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        folder = _WRITTEN.setdefault(str(Path(path).parent.resolve()), {})
+        folder[Path(path).name] = _stat_key(st) + [cell_id, digest, status, True]
+
+
 def read_index(out: Path) -> dict[str, Any]:
     idx = read_json_object(Path(out) / INDEX)
     if idx.get("version") != INDEX_VERSION:
@@ -149,6 +168,7 @@ def scan(out: Path, *, save: bool = False) -> Scan:
         return result
     idx = read_index(out)
     known: dict[str, Any] = idx.get("files", {})
+    written = _WRITTEN.get(str(d.resolve()), {})
     fresh: dict[str, Any] = {}
     try:
         with os.scandir(d) as it:
@@ -166,6 +186,8 @@ def scan(out: Path, *, save: bool = False) -> Scan:
             continue
         key = _stat_key(st)
         hit = known.get(e.name)
+        if not (isinstance(hit, list) and len(hit) == 8 and hit[:4] == key):
+            hit = written.get(e.name)
         if isinstance(hit, list) and len(hit) == 8 and hit[:4] == key:
             cid, digest, status, hashed = hit[4:]
         else:

@@ -35,7 +35,7 @@ from treebench.errors import UserError
 from treebench.results.rows import history_entry
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 from treebench.results.defined import ManifestError, read_manifest, stale_cells
-from treebench.results.index import record_tables, scan, Scan, tables_state
+from treebench.results.index import record_tables, remember_written, scan, Scan, tables_state
 from treebench.results import schema
 
 if TYPE_CHECKING:
@@ -75,12 +75,14 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
     if history:
         record["history"] = history
         row["history"] = json.dumps(history, sort_keys=True, default=str)
-    data, _ = encode_record(record)
+    data, digest = encode_record(record)
     try:
         d.mkdir(parents=True, exist_ok=True)
         write_bytes(p, data)
     except OSError as exc:
         raise write_error(p, exc) from None
+    if schema.check_row(row) is None:  # else the next scan reads it and sets it aside
+        remember_written(p, str(row["cell_id"]), digest, str(row["status"]))
     return p
 
 
@@ -289,8 +291,8 @@ def _rows(out: Path, cells: dict[str, Any], current: Scan) -> list[dict[str, Any
     rows = []
     for cid in sorted(cells):
         entry = cells[cid]
-        try:
-            rec, digest = read_cell(d / entry.file)
+        try:  # the scan checked this content against the schema: not again
+            rec, digest = read_cell(d / entry.file, entry.hash if entry.hashed else None)
         except CellFileError as exc:  # changed since the scan: leave it to the next one
             current.problems[entry.file] = str(exc)
             continue
