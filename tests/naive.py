@@ -1523,3 +1523,52 @@ def naive_read_back(X, y, sw, n_classes, choose, depth):
 
     visit(list(range(len(y))), depth)
     return feat, left, right, value
+
+
+# --- exact optima (treebench.search.exactness: the searches' optimality claims) ---
+# Brute force in exact rational arithmetic (fractions.Fraction: every float weight is a
+# rational number), so that a search's claim of optimality is checked against the true optimum
+# whatever the range of the weights.
+
+
+def naive_exact_optimum(X, y, depth, sample_weight, lam=0, per_leaf=None):
+    """The least ``errors + price * leaves`` over every tree of depth <= ``depth`` whose tests
+    are ``x_f <= a`` for a value ``a`` of feature ``f`` among the node's rows (not its largest;
+    on 0/1 columns the one test of the feature), in exact arithmetic: ``errors`` the weight of
+    the misclassified rows (majority label at each leaf), ``price`` = ``per_leaf`` if given,
+    else ``lam`` times the total weight. Rows of zero weight are ignored. Returns a Fraction."""
+    from fractions import Fraction
+
+    w = [Fraction(float(v)) for v in sample_weight]
+    rows0 = [r for r in range(len(y)) if w[r] > 0]
+    total = sum(w[r] for r in rows0)
+    price = Fraction(per_leaf) if per_leaf is not None else Fraction(lam) * total
+    yy = [int(v) for v in y]
+
+    def rec(rows, h):
+        c = {}
+        for r in rows:
+            c[yy[r]] = c.get(yy[r], Fraction(0)) + w[r]
+        best = sum(c.values()) - max(c.values()) + price
+        if h == 0:
+            return best
+        for f in range(len(X[0])):
+            values = sorted({float(X[r][f]) for r in rows})
+            for a in values[:-1]:
+                left = [r for r in rows if float(X[r][f]) <= a]
+                right = [r for r in rows if float(X[r][f]) > a]
+                best = min(best, rec(left, h - 1) + rec(right, h - 1))
+        return best
+
+    return rec(rows0, depth)
+
+
+def naive_exact_objective(predicted, y, sample_weight, n_leaves, lam=0, per_leaf=None):
+    """``errors + price * n_leaves`` of a fitted tree in exact arithmetic (`naive_exact_optimum`'s
+    terms), from its predictions on the training rows."""
+    from fractions import Fraction
+
+    w = [Fraction(float(v)) for v in sample_weight]
+    price = Fraction(per_leaf) if per_leaf is not None else Fraction(lam) * sum(w)
+    errors = sum((w[r] for r in range(len(y)) if predicted[r] != y[r]), Fraction(0))
+    return errors + price * n_leaves

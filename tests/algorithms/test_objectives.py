@@ -219,7 +219,8 @@ def test_optimal_numeric_lexicographic_reports_in_the_callers_units():
 def test_gosdt_lexicographic_matches_topk_with_whole_weights(seed):
     """The GOSDT solver with `lexicographic` against Top-k's lexicographic search (its own
     naive twin is tested in test_topk), with whole-number weights and without a depth budget
-    at small data; fractional weights are refused with a sentence."""
+    at small data; weights that no power of two makes whole (tenths) are refused with a
+    sentence."""
     rng = np.random.default_rng(seed)
     X, y = _data(seed, n=40, f=5)
     w = rng.integers(1, 4, size=len(y)).astype(float)
@@ -229,8 +230,8 @@ def test_gosdt_lexicographic_matches_topk_with_whole_weights(seed):
                                           tie_break="smaller").fit(X, y, w)
         werr = lambda e: float(np.sum(w[e.predict(X) != y]))  # noqa: E731
         assert (werr(g), _nodes(g)) == (werr(t), _nodes(t))
-    with pytest.raises(ValueError, match="whole-number"):
-        ALGORITHMS.get("gosdt").create(max_depth=2, lexicographic=True).fit(X, y, w + 0.5)
+    with pytest.raises(ValueError, match="one power of two turns into whole numbers"):
+        ALGORITHMS.get("gosdt").create(max_depth=2, lexicographic=True).fit(X, y, w + 0.1)
 
 
 def test_lexicographic_penalty_is_an_exact_power_of_two_below_one_error():

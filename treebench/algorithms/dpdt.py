@@ -48,6 +48,7 @@ from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.columns import Column
 from treebench.registry import ALGORITHMS
+from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
 #: the results column that says which search solved a fit (``solve_info_["search"]``)
@@ -59,6 +60,25 @@ SEARCH = Column("search", "string", "which search solved the DPDT fit: dp (backw
 #: partitioned in place and merged back, instead of sorted copies along the DFS path
 INPLACE_ENTRIES = 20_000_000
 _WARM = False
+
+
+#: why a DP over sample weights whose sums round does not mark its tree optimal
+UNEXACT_SUMS = ("the sample weights have no power-of-two unit in which they are whole numbers "
+                "totalling at most 2**53, so the DP's sums of weights round and a tree that "
+                "misclassifies less may look no better")
+
+
+def exact_sums(sw) -> bool:
+    """Whether the DP's sums of the (positive) weights ``sw`` are exact enough to rank trees by
+    their errors: whole numbers after one power of two (`whole_weights`) with a total of at
+    most 2^53, or one weight shared by every row (sums of ``k`` copies then round by far less
+    than one copy for fewer than 2^26 rows). With ``alpha > 0`` the DP's objective is its own
+    float expression (``docs/dpdt-exhaustive.md``), which every DPDT search computes the same
+    way."""
+    sw = np.asarray(sw, dtype=np.float64)
+    if sw.shape[0] == 0 or (np.all(sw == sw[0]) and sw.shape[0] < 2**26):
+        return True
+    return whole_weights(sw, EXACT_SUM) is not None
 
 
 def check_budgets(budgets) -> None:
@@ -287,6 +307,10 @@ class _DPDTMixin:
         info["search"] = "dp"
         if not regression:
             info["training_accuracy"] = 1.0 - float(err) / W if W > 0 else 1.0
+            if info["optimal"] and not exact_sums(sw[sw > 0]):
+                info["optimal"] = False
+                info["unproven"] = UNEXACT_SUMS
+                warn_unproven("dpdt", UNEXACT_SUMS)
         path = None
         if hull is not None:
             path = _alpha_path(hull, solver.weight, W, n_cols, task, prior)

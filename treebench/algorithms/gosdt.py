@@ -45,6 +45,8 @@ from treebench.search.state import bitset_data
 from treebench.search.state import S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED
 from treebench.search.state import S_TIMED_OUT
 from treebench.search.clock import now_seconds
+from treebench.search.exactness import EXACT_INT, EXACT_SUM, on_grid, price_grid
+from treebench.search.exactness import warn_unproven, whole_weights
 from treebench.search.numeric import lexicographic_penalty
 
 _WARM = False
@@ -183,7 +185,15 @@ class GOSDTClassifier(TreeClassifierBase):
         not used): the per-leaf penalty becomes a power of two below one error for the largest
         tree the depth budget allows (`lexicographic_penalty`), so no tree with more errors can
         win and, among the trees with the fewest, the one with the fewest leaves (hence nodes)
-        does. Exact for whole-number sample weights (other weights are refused).
+        does. Exact for sample weights that a power of two turns into whole numbers (others,
+        and totals past exact sums, are refused).
+
+    ``optimal`` (``optimality`` "global") is a proof: the counts are the sample weights in the
+    power-of-two unit that makes them whole numbers (sums exact up to 2^53), and the price per
+    leaf ``regularization * W`` is rounded to the finest power-of-two grid on which every cost
+    is an exact multiple (`treebench.search.exactness.price_grid`, one unit in the last place
+    at most). Weights without such a unit give ``optimality`` "unproven", the reason in
+    ``solve_info_["unproven"]`` and an `UnprovenOptimalityWarning`.
     """
 
     binary_features_only = True
@@ -222,14 +232,18 @@ class GOSDTClassifier(TreeClassifierBase):
         else:
             Xk, yk, swk = X[keep], y_index[keep], sw[keep]
         n, d = Xk.shape
-        scale = float(swk[0])
-        weighted = not np.all(swk == scale)
-        unit = 1.0 if weighted else scale
-        w_total = float(swk.sum()) / unit  # total weight in the solver's count units
+        counts, unit, weighted, exact = _count_weights(swk)
+        w_total = float(counts.sum())  # total weight in the solver's count units
         lam_count = lam_rate * w_total  # the per-leaf penalty in count units
         if self.lexicographic:  # exact in count units; the rate is only reported
-            lam_count = lexicographic_penalty(swk / unit, self.max_depth)
+            lam_count = lexicographic_penalty(counts, self.max_depth)
             lam_rate = lam_count / w_total
+            if 2.0 * (w_total + 1.0) / lam_count > EXACT_SUM:
+                raise ValueError(
+                    f"the lexicographic objective counts an error as {1 / lam_count:.0f} "
+                    f"leaves, and the training weight (in its whole unit) times that exceeds "
+                    f"2**52, where the search's sums stop being exact; use a regularization "
+                    f"instead.")
         guess_s = 0.0
         use_ref = self.lb_guess is not None
         ref_wrong = groups = None
@@ -241,9 +255,13 @@ class GOSDTClassifier(TreeClassifierBase):
         else:
             eq_mask, grp, n_groups = equivalence_groups(Xk, yk)
             groups = (pack_rows(eq_mask), grp, n_groups)
-        data = bitset_data(Xk, yk, n_classes, swk if weighted else None)
+        data = bitset_data(Xk, yk, n_classes, counts if weighted else None)
         limited = self.max_depth is not None
         H = min(int(self.max_depth), d) if limited else d
+        leaves = min(2 ** min(H, 62), n) if limited else n
+        unproven = None
+        if not self.lexicographic:  # (its price is a power of two, exact: checked above)
+            lam_count, unproven = _exact_price(exact, lam_count, w_total, leaves)
         max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
@@ -258,6 +276,8 @@ class GOSDTClassifier(TreeClassifierBase):
         timed_out = bool(stats[S_TIMED_OUT])
         bound = min(float(lb) / w_total, objective)
         optimality = "none" if timed_out else ("reference" if use_ref else "global")
+        if optimality == "global" and unproven is not None:
+            optimality = "unproven"
         info = {
             "objective": objective,
             "objective_kind": ("error_rate+penalty*leaves" if self.lexicographic
@@ -285,8 +305,42 @@ class GOSDTClassifier(TreeClassifierBase):
         }
         if use_ref:
             info["reference_bound"] = reference_bound(tree, Xk, yk, swk, pred, lam_rate)
+        if optimality == "unproven":
+            info["unproven"] = unproven
+            warn_unproven("gosdt", unproven)
         return tree, info
 
+
+def _count_weights(sw):
+    """The weights the search counts with: ``(counts, unit, weighted, exact)``. Constant
+    weights are rows counted by popcount (``counts`` all 1, ``unit`` the weight); others are
+    multiplied by the power of two that makes them whole numbers (`whole_weights`), ``unit``
+    turning them back, and their sums are exact (``exact``) while they total at most 2^53;
+    weights with no such unit are kept as given (``unit`` 1, not ``exact``)."""
+    scale = float(sw[0])
+    if np.all(sw == scale):
+        return np.ones(sw.shape[0]), scale, False, sw.shape[0] <= EXACT_SUM
+    whole = whole_weights(sw, EXACT_SUM)
+    if whole is None:
+        return sw, 1.0, True, False
+    return whole[0], whole[1], True, True
+
+
+def _exact_price(exact: bool, lam_count: float, w_total: float, leaves: int):
+    """The price per leaf the search uses, and why its tree cannot be proven optimal (None
+    when it can): with whole-number counts, the price rounded to the finest power-of-two grid
+    on which every cost is an exact multiple below 2^52 (`price_grid`; at most one unit in
+    the last place of the largest cost away), so that every sum and comparison is exact."""
+    if not exact:
+        return lam_count, ("the sample weights have no power-of-two unit in which they are "
+                           "whole numbers totalling at most 2**53, so sums of weights round")
+    if lam_count <= 0.0:
+        return lam_count, None
+    grid = price_grid(lam_count, w_total, leaves, EXACT_INT)
+    if grid is None:
+        return lam_count, ("with a price per leaf, the costs pass 2**52 in the weights' whole "
+                           "unit, where sums of costs with a fractional price round")
+    return on_grid(lam_count, grid), None
 
 
 def warmup() -> float:

@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
+from treebench.search.exactness import warn_unproven
 from treebench.search.numeric import MAX_DEPTH, solve_numeric
 from treebench.search.numeric import warmup as search_warmup
 
@@ -55,11 +56,18 @@ class OptimalNumericClassifier(TreeClassifierBase):
         With ``objective="errors"``: among the trees with the fewest errors, one with the
         fewest leaves (hence nodes). An error then counts as ``2^(k+1)`` leaves, ``2^k`` the
         smallest power of two at least the most leaves a tree of the depth can have, so every
-        cost stays a whole number. Needs whole-number sample weights (or one weight shared by
-        every row); others are refused.
+        cost stays a whole number. Needs sample weights that one power of two turns into whole
+        numbers (whole numbers, halves, ...; or one weight shared by every row); others are
+        refused.
     time_limit : float > 0 or None
         Seconds; on timeout the best tree found is returned and ``solve_info_["timed_out"]``
         is True (``optimal`` False).
+
+    ``solve_info_["optimal"]`` is True only when the search's comparisons were exact: sample
+    weights that one power of two turns into whole numbers totalling at most 2^52 (unit,
+    whole, halves, ...), and with a price per leaf, one that keeps distinct objectives apart
+    by more than the search's tolerance. Otherwise the fit warns
+    (`UnprovenOptimalityWarning`) and ``solve_info_["unproven"]`` says why.
     """
 
     _parameter_constraints = {
@@ -111,6 +119,9 @@ class OptimalNumericClassifier(TreeClassifierBase):
             "seconds": time.perf_counter() - t_start - compile_s,
             "compile_seconds": compile_s,
         }
+        if sol.unproven is not None and not sol.timed_out:
+            info["unproven"] = sol.unproven
+            warn_unproven("optimal-numeric", sol.unproven)
         return sol.tree, info
 
 

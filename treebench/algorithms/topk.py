@@ -39,6 +39,7 @@ from treebench.search.cache import entries_for_mb
 from treebench.search.readback import to_tree
 from treebench.search.state import bitset_data
 from treebench.registry import ALGORITHMS
+from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
 
 CRITERIA = {
     "entropy": K.ENTROPY,
@@ -91,6 +92,12 @@ class TopKClassifier(TreeClassifierBase):
         depth >= 4, k = all), at the price of possibly larger trees.
     random_state : ignored
         Top-k is deterministic; kept for a uniform interface.
+
+    With k = all, ``solve_info_["optimal"]`` is a proof only when the search's values (errors
+    times a power of two above any node count, plus nodes) are exact: sample weights that a
+    power of two turns into whole numbers, within `_exact_limit`. Other weights give
+    ``optimal`` False, the reason in ``solve_info_["unproven"]`` and an
+    `UnprovenOptimalityWarning`.
     """
 
     binary_features_only = True
@@ -149,13 +156,10 @@ class TopKClassifier(TreeClassifierBase):
         perm = _row_order(Xk, yk)
         Xk, yk, swk = Xk[perm], yk[perm], swk[perm]
         n, d = Xk.shape  # n >= 1: the base refuses weights that are all zero
-        # constant weights: unweighted counting (popcounts), rescaled afterwards
-        scale = float(swk[0])
-        weighted = not np.all(swk == scale)
-        unit = 1.0 if weighted else scale
+        kk = _parse_k(self.k, d)
+        swk, unit, weighted, unproven = _search_weights(swk, n, int(self.max_depth))
         min_imp = -1.0 if self.min_improvement is None else float(self.min_improvement) / unit
         data = bitset_data(Xk, yk, n_classes, swk if weighted else None)
-        kk = _parse_k(self.k, d)
         max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
@@ -180,11 +184,46 @@ class TopKClassifier(TreeClassifierBase):
             "search_seconds": search_s,
             "seconds": time.perf_counter() - t_start - compile_s,
             "timed_out": timed_out,
-            "optimal": bool(kk == 0 and not timed_out),
+            "optimal": bool(kk == 0 and not timed_out and unproven is None),
             "compile_seconds": compile_s,
             "k_effective": d if kk == 0 else kk,
         }
+        if kk == 0 and not timed_out and unproven is not None:
+            info["unproven"] = unproven
+            warn_unproven("topk", unproven)
         return tree, info
+
+
+def _search_weights(sw, n: int, depth: int):
+    """The row weights the search counts with: ``(weights, unit, weighted, unproven)``.
+    Constant weights are counted as rows (popcounts) in the unit of that weight; others are
+    multiplied by the power of two that makes them whole numbers (`whole_weights`, exact).
+    With whole-number errors the search's values ``errors * M + nodes`` (``M = 2^(depth+2)``,
+    above any node count) order trees by errors first when `_exact_limit` bounds the total.
+    Weights without such a unit are used as given, and ``unproven`` says why the tree is then
+    not proven optimal."""
+    limit = _exact_limit(n, depth)
+    scale = float(sw[0])
+    if np.all(sw == scale) and n <= limit:
+        return sw, scale, False, None
+    whole = whole_weights(sw, limit)
+    if whole is None:
+        return sw, 1.0, True, (
+            f"the sample weights have no power-of-two unit in which they are whole numbers "
+            f"totalling at most {limit:.4g}, so sums of weights round and a lower error may "
+            f"not outweigh a node count")
+    return whole[0], whole[1], True, None
+
+
+def _exact_limit(n: int, depth: int) -> float:
+    """The largest total of whole-number weights (``n`` rows) for which the search's values
+    ``errors * M + nodes`` rank trees by errors exactly: either every value is an exact sum
+    (``total * M`` plus at most ``2n`` nodes within 2^53), or the rounding of the sums (at most
+    ``2n`` additions, each off by half a unit in the last place of values below
+    ``2 total M``: ``4 n total M 2^-53`` in all) stays below ``M / 2``, the room that ``M``
+    leaves above any node count, which holds while ``n total < 2^50`` (the limit keeps a
+    factor of 8 to spare)."""
+    return max((EXACT_SUM - 2.0 * n) / 2.0 ** (depth + 2), 2.0**47 / n)
 
 
 def _row_order(X, y_index):

@@ -19,18 +19,21 @@ import numpy as np
 
 from treebench.search import _numeric_alpha_kernels as KA
 from treebench.search import _numeric_kernels as K
+from treebench.search.exactness import EXACT_INT, on_grid, price_grid, whole_weights
 from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
 from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays
 from treebench.tree.labels import majority_labels
 
-#: relative tolerance between costs when they are not all integers
+#: relative tolerance between costs when they are not all integers (weights with no
+#: power-of-two unit in which they are whole numbers totalling at most `EXACT_INT`): such a
+#: search cannot prove its tree optimal, since two trees closer than this may differ
 REL_TOL = 1e-9
-#: the largest total weight for which the search treats whole-number weights as exact integer
-#: costs: every sum of whole numbers is exact in float64 up to 2^53, and the search compares
-#: integer costs with a tolerance of half a unit (``c - 0.5``, ``c + 0.5``), exact for costs
-#: below 2^52 (from 2^52 on, half-integers are not representable); one limit, 2^52, serves both,
-#: and DPDT's exact-float search, whose sums must be exact, uses it too
-EXACT_INT = 2.0**52
+#: (`exactness.EXACT_INT`, 2^52) the largest total weight, in the weights' whole unit, for
+#: which the search's costs are exact integers: every sum of whole numbers is exact in float64
+#: up to 2^53, and the search compares integer costs with a tolerance of half a unit
+#: (``c - 0.5``, ``c + 0.5``), exact for costs below 2^52 (from 2^52 on, half-integers are not
+#: representable); one limit, 2^52, serves both, and DPDT's exact-float search, whose sums
+#: must be exact, uses it too
 #: the deepest search this solver runs: it keeps the best subtree of every recursion level in
 #: complete-tree (heap) layout, 2^(max_depth + 1) - 1 nodes a level, so depth 16 holds about
 #: 110 MB of such trees and every further level doubles it (and optimal search at such
@@ -48,16 +51,19 @@ class NumericSolution:
     nodes_expanded: int
     splits_scored: int
     search_seconds: float
+    #: why a search that finished cannot prove its tree optimal (one sentence), else None
+    unproven: str | None = None
 
 
-def _unit(sw: np.ndarray) -> tuple[np.ndarray, float, bool]:
-    """Weights in the search's unit: constant weights become 1 (scaled back afterwards).
-    Returns (weights, scale, exact integer costs): whole-number weights give integer costs
-    only while every sum of them is exact, i.e. their total is at most `EXACT_INT`."""
-    scale = float(sw[0])
-    if np.all(sw == scale) and sw.shape[0] <= EXACT_INT:
-        return np.ones(sw.shape[0]), scale, True
-    return sw, 1.0, whole_exact(sw)
+def _unit(sw: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Weights in the search's unit and whether their costs are exact integers: constant
+    weights become 1; others are multiplied by the power of two that makes them whole numbers
+    (`exactness.whole_weights`, exact), which gives integer costs while their total is at most
+    `EXACT_INT`; otherwise they stay as they are (costs then compare within `REL_TOL`)."""
+    if np.all(sw == sw[0]) and sw.shape[0] <= EXACT_INT:
+        return np.ones(sw.shape[0]), True
+    whole = whole_weights(sw, EXACT_INT)
+    return (sw, False) if whole is None else (whole[0], True)
 
 
 def whole_exact(sw) -> bool:
@@ -94,17 +100,29 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     value) makes the search anytime: it then returns the best tree found. With
     ``lexicographic`` (``lam`` is then not used) the tree with the fewest training errors,
     then the fewest leaves (`lexicographic_scale`). A ValueError for ``max_depth`` over
-    `MAX_DEPTH`, and for ``lexicographic`` with weights that are not whole numbers."""
+    `MAX_DEPTH`, and for ``lexicographic`` with weights that no power of two makes whole
+    numbers. ``optimal`` is True only when the search finished and its comparisons were exact:
+    weights that a power of two makes whole numbers totalling at most `EXACT_INT` (`_unit`),
+    and with ``lam`` the price per leaf on the grid of `_price_in_units`; ``unproven`` says why
+    not otherwise."""
     X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
-    w, scale, integer = _unit(sw)
+    w, whole = _unit(sw)
     if lexicographic:
         lam = 0.0
-        w, integer, pen = lexicographic_scale(w, max_depth), True, 1.0
+        w, whole = lexicographic_scale(w, max_depth), True
     total = float(w.sum())
-    if not lexicographic:
-        pen = float(lam) * total
-        integer = integer and lam == 0.0
+    pen = 1.0 if lexicographic else float(lam) * total
+    unproven = None
+    if whole and not lexicographic and pen > 0.0:
+        w, pen, unproven = _price_in_units(w, pen, total, min(2 ** int(max_depth), len(w)))
+        whole = unproven is None
+    integer = whole  # every cost a whole number: compared with half a unit, exactly
     eps = 0.5 if integer else REL_TOL * max(1.0, total)
+    if not whole and unproven is None:
+        unproven = (f"the sample weights have no power-of-two unit in which they are whole "
+                    f"numbers totalling at most 2**52, so the search compared costs within "
+                    f"{eps:.3g} (1e-9 times the total weight) and a better tree may differ "
+                    f"by less")
     st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
                      int(max_depth), eps, pen, integer, deadline)
     t0 = time.perf_counter()
@@ -114,10 +132,24 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
     return NumericSolution(
         tree=tree, objective=errors + lam * float(sw.sum()) * tree.n_leaves, errors=errors,
-        optimal=bool(found) and not timed_out, timed_out=timed_out,
+        optimal=bool(found) and not timed_out and unproven is None, timed_out=timed_out,
         nodes_expanded=int(st.stats[S_EXPANDED]), splits_scored=int(st.stats[S_SCORED]),
-        search_seconds=secs,
+        search_seconds=secs, unproven=unproven,
     )
+
+
+def _price_in_units(w: np.ndarray, pen: float, total: float, leaves: int):
+    """Whole-number weights ``w`` and a price per leaf ``pen`` as integer costs:
+    ``(weights, price, unproven)``. The price is rounded to the finest power-of-two grid on
+    which every cost stays a whole multiple below `EXACT_INT` (`exactness.price_grid`), and
+    weights and price are counted in grid steps (exact: a power of two). When no grid fits
+    (the costs pass 2^52 even in whole units) they are returned as they are, with the reason
+    the search cannot prove its tree optimal."""
+    grid = price_grid(pen, total, leaves, EXACT_INT)
+    if grid is None:
+        return w, pen, ("with a price per leaf, the costs pass 2**52 in the weights' whole "
+                        "unit, where sums of costs with a fractional price round")
+    return w / grid, on_grid(pen, grid) / grid, None
 
 
 def lexicographic_penalty(counts: np.ndarray, max_depth: int | None) -> float:
@@ -127,18 +159,19 @@ def lexicographic_penalty(counts: np.ndarray, max_depth: int | None) -> float:
     rows); rows without a depth budget), so penalty · leaves < 1 for every tree. A power of
     two keeps the solver's sums of whole counts and penalties exact in floating point."""
     if not np.all(counts == np.rint(counts)):
-        raise ValueError("lexicographic=True needs whole-number sample weights (errors are "
-                         "then whole numbers, and a penalty below one error orders them first).")
+        raise ValueError("lexicographic=True needs sample weights that one power of two turns "
+                         "into whole numbers, such as whole numbers or halves (errors are then "
+                         "whole numbers, and a penalty below one error orders them first).")
     n = max(int(len(counts)), 1)
     leaves = n if max_depth is None else min(2 ** min(int(max_depth), 62), n)
     return 2.0 ** -(int(leaves - 1).bit_length() + 1)
 
 
 def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
-    """Weights ``w`` (whole numbers, in the search's unit) scaled so that errors + one unit per
-    leaf orders trees by errors, then leaves: multiplied by ``2^(k+1)``, ``2^k`` the smallest
-    power of two at least the most leaves a tree can have (``min(2^max_depth, rows)``), an
-    error outweighs every tree's leaves. Every cost is then a whole number (the search's exact
+    """Weights ``w`` (whole numbers in the search's unit, `_unit`) scaled so that errors + one
+    unit per leaf orders trees by errors, then leaves: multiplied by ``2^(k+1)``, ``2^k`` the
+    smallest power of two at least the most leaves a tree can have (``min(2^max_depth,
+    rows)``), an error outweighs every tree's leaves. Every cost is then a whole number (the search's exact
     integer comparisons apply) as long as the scaled total is at most `EXACT_INT`. Returns the
     scaled weights; a ValueError for weights that are not whole numbers (their errors would not
     be, and no per-leaf unit below one error would order them first) or whose scaled total is
