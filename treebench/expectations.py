@@ -23,9 +23,13 @@ item is a `ConfigError` naming its key before anything runs.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator,
+)
 
 from treebench.results import schema
 from treebench.errors import did_you_mean
@@ -72,6 +76,23 @@ def _check_where(where: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _finite(v: Any) -> Any:
+    """Refuse ``.nan``, ``.inf`` and numbers too large for a float (``1e400``): no aggregate
+    can equal, reach or stay within them, and the verdicts could not be written."""
+    try:
+        x = float(v) if isinstance(v, int | float | str) and not isinstance(v, bool) else None
+    except (ValueError, OverflowError):
+        x = None
+    if x is not None and not math.isfinite(x):
+        raise ValueError("expected a finite number (.nan, .inf and numbers beyond 1.8e308 "
+                         "are not); give the number the claim states")
+    return v
+
+
+#: a number of an expectation: finite (a YAML ``.nan``/``.inf`` or ``1e400`` is refused)
+Finite = Annotated[float, BeforeValidator(_finite), Field(allow_inf_nan=False)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -85,8 +106,8 @@ class Compare(_Strict):
     agg: Literal["mean", "median", "min", "max", "count"] | None = None
     across: dict[str, Literal["mean", "median", "min", "max"]] | None = None
     op: Literal["ge", "le", "eq"] = "ge"
-    offset: float = 0.0
-    tol: float = Field(0.0, ge=0, description="for op eq: the largest |difference| that passes")
+    offset: Finite = 0.0
+    tol: Finite = Field(0.0, ge=0, description="for op eq: the largest |difference| that passes")
 
     @field_validator("where")
     @classmethod
@@ -110,7 +131,7 @@ class Monotone(_Strict):
 
     along: str
     direction: Literal["increasing", "decreasing"] = "increasing"
-    tol: float = Field(0.0, ge=0)
+    tol: Finite = Field(0.0, ge=0)
 
     @field_validator("along")
     @classmethod
@@ -129,11 +150,11 @@ class Expectation(_Strict):
     across: dict[str, Literal["mean", "median", "min", "max"]] = Field(default_factory=dict)
     per: list[str] = Field(default_factory=list)
     missing: Literal["fail", "ignore", "anytime"] = "fail"
-    value: float | None = None
-    abs: float | None = Field(None, ge=0)
-    rel: float | None = Field(None, ge=0)
-    ge: float | None = None
-    le: float | None = None
+    value: Finite | None = None
+    abs: Finite | None = Field(None, ge=0)
+    rel: Finite | None = Field(None, ge=0)
+    ge: Finite | None = None
+    le: Finite | None = None
     compare: Compare | None = None
     monotone: Monotone | None = None
     note: str = ""

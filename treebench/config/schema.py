@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from treebench.config.datasets import looks_like_file, predefined_split_available, unique_dataset_names
 from treebench.expectations import Expectation
 from treebench.sweeps import expand_values
+from treebench.errors import did_you_mean
 from treebench.text import quote
 from treebench import metrics
 
@@ -76,8 +77,8 @@ class DatasetSpec(_Strict):
     label: Column | None = None
     header: bool | Literal["none", "auto", "first-row"] | None = None
     delimiter: str | None = None
-    #: what to do with missing feature values (`MISSING_POLICIES`); a list (or any other word)
-    #: is read as `missing_tokens`, its meaning for local files before the policy existed
+    #: what to do with missing feature values (`MISSING_POLICIES`; any other string is refused);
+    #: a list is read as `missing_tokens`, its meaning for local files before the policy existed
     missing: str | list[str] | None = None
     missing_tokens: str | list[str] | None = None
     categorical: Literal["auto", "all", "none"] | list[Column] | None = None
@@ -94,6 +95,20 @@ class DatasetSpec(_Strict):
     @classmethod
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
+
+    @field_validator("missing")
+    @classmethod
+    def _policy(cls, v: str | list[str] | None) -> str | list[str] | None:
+        """A string is a policy; tokens read as missing are a list (or `missing_tokens`)."""
+        if isinstance(v, str) and v not in MISSING_POLICIES:
+            near = v.strip().lower().replace("_", "-").replace(" ", "-")
+            hint = (f" (did you mean {quote(near)}?)" if near in MISSING_POLICIES
+                    else did_you_mean(v, MISSING_POLICIES))
+            tokens = "" if hint else (" (a file's tokens read as missing are a list, "
+                                      "`missing_tokens: [...]`)")
+            raise ValueError(f"not a missing-value policy{hint}; use one of "
+                             f"{', '.join(MISSING_POLICIES)}{tokens}")
+        return v
 
     @field_validator("categorical", "drop_columns", mode="before")
     @classmethod
