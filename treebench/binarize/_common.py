@@ -99,7 +99,12 @@ def check_width(est: Any, X: Any) -> pd.DataFrame:
 
 def is_numeric_column(s: pd.Series) -> bool:
     """True for numeric and boolean dtypes (text, object and category columns are categorical)."""
-    return bool(pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype))
+    return is_numeric_dtype(s.dtype)
+
+
+def is_numeric_dtype(dtype: Any) -> bool:
+    """`is_numeric_column` for a column's dtype."""
+    return bool(pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
 
 def numeric_values(s: pd.Series, feature: str) -> np.ndarray:

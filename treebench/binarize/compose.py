@@ -24,6 +24,7 @@ from treebench.binarize._common import (
     check_out,
     check_width,
     is_numeric_column,
+    is_numeric_dtype,
     weights,
     zeroed,
 )
@@ -104,8 +105,10 @@ class ColumnBinarizer(Binarizer):
                 f"categorical feature `{unknown[0]}` is not a column of the data"
                 f"{did_you_mean(unknown[0], map(str, X.columns))}."
             )
-        cats = [c for c in X.columns if str(c) in declared or not is_numeric_column(X[c])]
-        nums = [c for c in X.columns if c not in set(cats)]
+        numeric = [is_numeric_dtype(t) for t in X.dtypes]  # by dtype: a column lookup each
+        cats = [c for c, num in zip(X.columns, numeric) if str(c) in declared or not num]
+        in_cats = set(cats)
+        nums = [c for c in X.columns if c not in in_cats]
         self.categorical_features_ = [str(c) for c in cats]
         self.numeric_features_ = [str(c) for c in nums]
         from sklearn.base import clone

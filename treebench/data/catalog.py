@@ -34,7 +34,7 @@ from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
 from treebench.data.base import data_dirs_from_env
 
-PARSER_VERSION = "2"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "3"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
     "bad_values",
@@ -295,8 +295,14 @@ def frame_to_dataset(
     if X.shape[1] == 0:
         raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
                         f"header and `label:` (a data file needs at least one feature column).")
-    for c in X.columns:
-        if c not in categorical:
+    cats = set(categorical)
+    numeric = [c for c in X.columns if c not in cats]
+    if numeric and X.columns.is_unique:  # one float block (column by column is quadratic)
+        floats = pd.DataFrame(X[numeric].to_numpy(dtype=np.float64, na_value=np.nan),
+                              columns=numeric, index=X.index)
+        X = pd.concat([floats, X[[c for c in X.columns if c in cats]]], axis=1)[list(X.columns)]
+    else:
+        for c in numeric:
             X[c] = X[c].astype(np.float64)
     return X.reset_index(drop=True), _label_values(y), categorical, n_train
 
@@ -369,7 +375,9 @@ def _categorical_columns(df: pd.DataFrame, X: pd.DataFrame, kinds: dict[str, str
     """The categorical feature columns by the ``categorical`` option, in column order; with a
     list, every other column is made numeric in place (`_force_numeric`)."""
     cat_opt = opts.get("categorical", "auto")
-    auto = [c for c in X.columns if kinds.get(c) in ("nominal", "string") or not pd.api.types.is_numeric_dtype(X[c].dtype)]
+    numeric = {t: pd.api.types.is_numeric_dtype(t) for t in set(X.dtypes)}  # not per column
+    auto = [c for c, t in zip(X.columns, X.dtypes)
+            if kinds.get(c) in ("nominal", "string") or not numeric[t]]
     if cat_opt in (None, "auto"):
         categorical = auto
         _note_nearly_numeric(X, [c for c in auto if kinds.get(c) not in ("nominal", "string")], spans, notes)

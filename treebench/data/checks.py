@@ -50,13 +50,26 @@ def _test_file(ds: Dataset) -> str:
 
 
 def check_labels(ds: Dataset, name: str) -> None:
-    """Refuse a label with fewer than two classes."""
-    classes, counts = np.unique(np.asarray(ds.y), return_counts=True)
+    """Refuse a label with fewer than two classes, or of numbers that are not all whole: every
+    classifier checks its target with scikit-learn's ``check_classification_targets``, which
+    refuses such a "continuous" target, so every cell would fail."""
+    from sklearn.utils.multiclass import type_of_target
+
+    y = np.asarray(ds.y)
+    classes, counts = np.unique(y, return_counts=True)
     if classes.size < 2:
         only = f"the single class {_show(classes[0])}" if classes.size else "no rows"
         raise DataError(
             f"dataset `{name}`: the label has {only} in all {ds.n_samples} rows, so there is nothing to "
             f"learn; check its `label` column (or `label_map`) and the rows it keeps."
+        )
+    if type_of_target(y).startswith("continuous"):
+        odd = next(v for v in classes if float(v) != round(float(v)))
+        raise DataError(
+            f"dataset `{name}`: the label holds numbers that are not whole ({classes.size} "
+            f"distinct values in {ds.n_samples} rows, e.g. {_show(odd)}), a continuous target "
+            f"that every classifier refuses; check that `label` names the column of classes, or "
+            f"map its values to classes with `label_map`."
         )
 
 
@@ -151,16 +164,75 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
 # ------------------------------------------------------------------ missing and infinite values
 
 
+def _numeric_blocks(X: pd.DataFrame):
+    """The numeric (not boolean) columns of ``X`` as float64 blocks of about 4 million values
+    at most: (their positions, the 2-D block). A Python step per column took minutes on a
+    table of a hundred thousand columns."""
+    numeric = {t: pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+               for t in set(X.dtypes)}
+    cols = [j for j, t in enumerate(X.dtypes) if numeric[t]]
+    step = max(1, (1 << 22) // max(1, X.shape[0]))
+    for start in range(0, len(cols), step):
+        part = cols[start:start + step]
+        yield part, X.iloc[:, part].to_numpy(dtype=np.float64, na_value=np.nan)
+
+
 def infinite_per_column(X) -> dict[str, int]:
     """Infinite values (inf, -inf) per numeric column of ``X``, for the columns that have any."""
     out = {}
-    for c in X.columns:
-        s = X[c]
-        if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):
-            k = int(np.isinf(s.to_numpy(dtype=np.float64, na_value=np.nan)).sum())
+    for part, block in _numeric_blocks(X):
+        for j, k in zip(part, np.isinf(block).sum(axis=0)):
             if k:
-                out[str(c)] = k
+                out[str(X.columns[j])] = int(k)
     return out
+
+
+#: the largest float32: scikit-learn's trees read features as float32, beyond it a value is inf
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def reads_float32(algorithm: str) -> bool:
+    """Whether the learner reads numeric features as float32, so that a value beyond
+    `FLOAT32_MAX` becomes infinite: it declares ``float32_input = "always"`` (treebench's CART),
+    or it is one of scikit-learn's trees or tree ensembles (they validate ``X`` as float32)."""
+    from sklearn.ensemble import (
+        ExtraTreesClassifier, ExtraTreesRegressor, GradientBoostingClassifier,
+        GradientBoostingRegressor, RandomForestClassifier, RandomForestRegressor,
+    )
+    from sklearn.tree import BaseDecisionTree
+
+    obj = ALGORITHMS.get(algorithm).obj
+    if getattr(obj, "float32_input", "never") == "always":
+        return True
+    trees = (BaseDecisionTree, ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier,
+             RandomForestRegressor, GradientBoostingClassifier, GradientBoostingRegressor)
+    return isinstance(obj, type) and issubclass(obj, trees)
+
+
+def check_float32_range(ds: Dataset, name: str,
+                        uses: list[tuple[str, dict[str, Any], str]]) -> None:
+    """Refuse a numeric feature value beyond the float32 range (about ±3.4e38) when a learner
+    that reads its features as float32 (`reads_float32`) gets them as numbers (a ``numeric``
+    binarization such as ``raw``): the value would become infinite inside the learner, which
+    then fails every cell saying the data holds infinity, which it does not."""
+    pair = next(((m, a) for m, _, a in uses
+                 if binarizer_output(m) == "numeric" and reads_float32(a)), None)
+    if pair is None:
+        return
+    method, learner = pair
+    for part, block in _numeric_blocks(ds.X):
+        with np.errstate(invalid="ignore"):
+            big = np.abs(block) > FLOAT32_MAX
+        cols = np.flatnonzero(big.any(axis=0))
+        if cols.size:
+            j = int(cols[0])
+            value = block[np.flatnonzero(big[:, j])[0], j]
+            raise DataError(
+                f"dataset `{name}`: column `{ds.X.columns[part[j]]}` holds {value:.4g}, beyond "
+                f"the float32 range (±{FLOAT32_MAX:.4g}) in which `{learner}` reads `{method}` "
+                f"features, so it would become infinite there; rescale the column (e.g. take "
+                f"its logarithm), or give `{learner}` a binarization such as `quantile`."
+            )
 
 
 @dataclass(frozen=True)
@@ -241,8 +313,9 @@ def check_missing(ds: Dataset, name: str, uses: list[tuple[str, dict[str, Any], 
     algorithm). Infinite values are refused (no learner or binarizer reads them as a value);
     ``missing: error`` refuses missing values; a learner that does not declare the input kind
     ``missing`` is refused on ``raw`` features with missing values (it would fail in every
-    cell). Returns the note for the run summary: the missing values per column and how the
-    cells treat them."""
+    cell); so are values beyond the float32 range for learners that read float32
+    (`check_float32_range`). Returns the note for the run summary: the missing values per
+    column and how the cells treat them."""
     inf = infinite_per_column(ds.X)
     if inf:
         col, k = next(iter(inf.items()))
@@ -251,6 +324,7 @@ def check_missing(ds: Dataset, name: str, uses: list[tuple[str, dict[str, Any], 
             f"read as a feature value; fix the data, or read them as missing by listing their spelling as a "
             f"missing-value token (e.g. `missing_tokens: [inf, -inf]` for a file)."
         )
+    check_float32_range(ds, name, uses)
     counts = missing_per_column(ds.X)
     if not counts:
         return []

@@ -23,7 +23,9 @@ from treebench.data.base import Dataset
 from treebench.data.catalog import PARSER_VERSION, frame_to_dataset, parse_file
 from treebench.data.locate import sha256_file
 from treebench.data.parsed_cache import cache_key
-from treebench.data.parsers import FORMATS, RENAMED_COLUMNS, guess_format, header_mode
+from treebench.data.parsers import (
+    FORMATS, RENAMED_COLUMNS, UNNAMED_COLUMNS, guess_format, header_mode,
+)
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
 from treebench.text import show
@@ -63,6 +65,35 @@ def check_data_path(p: Path, key: str) -> None:
             f"data file `{p}` is {what}, not a regular file; set the `{key}` of dataset `file` to a data file "
             f"(csv, tsv, arff, parquet or dl85, optionally gzipped)."
         )
+
+
+def check_unnamed_columns(df: Any, opts: dict[str, Any], path: Path) -> None:
+    """Refuse a header line that leaves a column without a name (``,x2,y``), unless that
+    column is dropped (``drop_columns``) or is the label given by position: it would be a
+    feature nobody can name in a rule or a config, and before this check such a header was
+    read as a data row."""
+    unnamed = df.attrs.get(UNNAMED_COLUMNS) or []
+    if not unnamed:
+        return
+    width = df.shape[1]
+    keys = [*(opts.get("fixes") or {}).get("drop_columns", []), opts.get("label")]
+    taken = {k % width for k in keys if isinstance(k, int) and not isinstance(k, bool)
+             and -width <= k < width}
+    left = [j for j in unnamed if j not in taken]
+    if not left:
+        return
+    j = left[0]
+    named = [k for k in range(width) if k not in unnamed]
+    nxt = next((k for k in named if k > j), None)
+    prev = next((k for k in reversed(named) if k < j), None)
+    place = (f"before `{df.columns[nxt]}`" if nxt is not None
+             else f"after `{df.columns[prev]}`" if prev is not None else "no column has a name")
+    more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
+    raise DataError(
+        f"data file `{path}`: the header line gives column {j + 1} of {width} ({place}) no "
+        f"name{more}; write its name in the header, or leave the column out with "
+        f"`drop_columns: [{', '.join(map(str, left))}]` (a row index saved by pandas has no name)."
+    )
 
 
 @dataclass(frozen=True)
@@ -166,6 +197,7 @@ def file(**keys: Any) -> Dataset:
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):
         check_data_path(q, "path" if q is p else "test_path")
         df, kinds = parse_file(q, opts)
+        check_unnamed_columns(df, opts, q)
         renamed = df.attrs.get(RENAMED_COLUMNS) or {}
         if renamed and role != "test":
             notes.append("its header names " + ", ".join(sorted({f"`{g}`" for g in renamed.values()}))

@@ -13,6 +13,7 @@ import csv
 import gzip
 import io
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -109,27 +110,37 @@ def detect_header(df: pd.DataFrame) -> bool:
     """Whether the first row of a table read without a header is a header (``header: auto``).
 
     Yes when, in every column whose other values are all numbers, the first value is not a
-    number (a numeric file's first data row is never taken for names). A file without such
-    columns (all text) has a header when every first-row value is present and occurs nowhere
-    else in its column. Missing values are ignored.
+    number (a numeric file's first data row is never taken for names); an empty first value
+    there is an empty name and does not count, but at least one name must be present. A file
+    without such columns (all text) has a header when every first-row value is present and
+    occurs nowhere else in its column. Missing values are ignored.
     """
     if df.shape[0] < 2:
         return False
-    first, rest = df.iloc[0], df.iloc[1:]
-    numeric_rest = []
-    for c in df.columns:
-        col = rest[c]
-        if pd.api.types.is_numeric_dtype(df[c].dtype):
-            numeric_rest.append(c)  # the whole column, first value included, is numeric
-            continue
-        vals = col.dropna()
-        if not len(vals) or pd.to_numeric(vals.iloc[:200], errors="coerce").isna().any():
-            continue  # a text value among the first ones: not a numeric column (fast on big files)
-        if pd.to_numeric(vals, errors="coerce").notna().all():
-            numeric_rest.append(c)
+    return _first_row_is_header(df.iloc[0], df.iloc[1:], typed=False)
+
+
+def _first_row_is_header(first: pd.Series, rest: pd.DataFrame, typed: bool) -> bool:
+    """`detect_header` on the first row ``first`` and the rows after it, ``rest`` (positional
+    columns alike). ``typed``: ``rest`` was parsed on its own, so its numeric columns already
+    have numeric dtypes (a text column is one the parser could not read as numbers)."""
+    first = pd.Series(first.to_numpy(dtype=object), index=rest.columns)
+    numeric = rest.select_dtypes("number")
+    numeric_rest = list(numeric.columns[numeric.notna().to_numpy().any(axis=0)])
+    if not typed:
+        for c in rest.columns.difference(numeric.columns, sort=False):
+            vals = rest[c].dropna()
+            if not len(vals) or pd.to_numeric(vals.iloc[:200], errors="coerce").isna().any():
+                continue  # a text value among the first ones: not a numeric column (fast)
+            if pd.to_numeric(vals, errors="coerce").notna().all():
+                numeric_rest.append(c)
     if numeric_rest:
-        return all(pd.notna(first[c]) and not _is_number(first[c]) for c in numeric_rest)
-    return all(pd.notna(first[c]) and not (rest[c] == first[c]).any() for c in df.columns)
+        names = [v for v in first[numeric_rest] if pd.notna(v)]
+        return bool(names) and not any(_is_number(v) for v in names)
+    if first.isna().any():
+        return False
+    values = rest.to_numpy(dtype=object)
+    return not (values == first.to_numpy(dtype=object)[None, :]).any()
 
 
 def _all_names(row: pd.Series) -> bool:
@@ -140,13 +151,67 @@ def _all_names(row: pd.Series) -> bool:
 
 def _names_from_row(row: pd.Series) -> list[str]:
     names: list[str] = []
+    seen: set[str] = set()
     for j, v in enumerate(row.tolist()):
         base = str(v).strip() if pd.notna(v) and str(v).strip() else f"x{j}"
         name, k = base, 1
-        while name in names:
+        while name in seen:
             name, k = f"{base}.{k}", k + 1
         names.append(name)
+        seen.add(name)
     return names
+
+
+def _parse(src: Any, path: Path, delimiter: str | None, kw: dict[str, Any]) -> pd.DataFrame:
+    """``pd.read_csv(src, **kw)`` from the start of ``src``; a parser error is a `DataError`."""
+    if isinstance(src, io.StringIO):
+        src.seek(0)
+    try:
+        return pd.read_csv(src, **kw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter "
+                        f"{show(delimiter)}): {clip(msg, 4 * MAX_CHARS)}.") from None
+
+
+def _first_row_and_rest(
+    src: Any, path: Path, delimiter: str | None, kw: dict[str, Any]
+) -> tuple[pd.Series, pd.DataFrame | None]:
+    """The first row as text (missing values and empty fields NaN) and the rows after it
+    parsed on their own (numbers as numbers), columns by position; the rest is None when the
+    rows after the first have more fields than it (the file is then read again without a
+    header, and that error said).
+
+    The file is parsed once, its first row as pandas's column names: parsing that row as
+    data makes every column text, and converting a hundred thousand columns back to numbers
+    one by one took minutes where the parser takes seconds. pandas names an empty field of
+    that row ``Unnamed: <position>`` and a repeated one ``x.1``: the first is read as empty,
+    the second keeps its suffix (`_repeated_names` reads the line again for the note)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        rest = _parse(src, path, delimiter, {**kw, "header": 0, "index_col": False})
+    missing = {str(t).strip() for t in kw["na_values"]}
+    row = pd.Series([np.nan if _unnamed(j, c) or str(c).strip() in missing else str(c)
+                     for j, c in enumerate(rest.columns)], dtype=object)
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        return row, None  # a longer row: pandas dropped its extra fields
+    rest = _one_block_per_dtype(rest)
+    rest.columns = pd.RangeIndex(rest.shape[1])
+    return row, rest
+
+
+def _one_block_per_dtype(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its columns stored together, one 2-D array per dtype (a deep copy does
+    that). The parser gives each column an array of its own, and every later step that walks
+    them (selecting columns, counting missing values, dropping the label) then costs a Python
+    call per column: seconds for a hundred thousand columns, milliseconds once joined."""
+    return df.copy(deep=True)
+
+
+def _unnamed(j: int, name: Any) -> bool:
+    """Whether column ``j`` read with a header has no name there (pandas's placeholder, or a
+    name of spaces)."""
+    return not str(name).strip() or str(name) == f"Unnamed: {j}"
 
 
 def read_delimited(
@@ -167,7 +232,9 @@ def read_delimited(
     (surrounding spaces stripped); ``none`` (or false) reads every line as data, columns named
     ``x0, x1, ...`` unless ``names`` is given; ``auto`` decides with `detect_header`. Values in
     ``missing`` become NaN, and so do empty fields. Numeric-looking columns become numbers, the
-    others text.
+    others text. The positions of the columns the header line leaves without a name are in
+    ``df.attrs[UNNAMED_COLUMNS]`` (such a column is named ``x<position>`` under ``auto`` and
+    ``Unnamed: <position>`` under ``first-row``).
     """
     path = Path(path)
     mode = header_mode(header)
@@ -191,25 +258,22 @@ def read_delimited(
         compression=compression,
         low_memory=False,
     )
-    try:
-        df = pd.read_csv(src, **kw)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter {show(delimiter)}): {clip(msg, 4 * MAX_CHARS)}.") from None
-    if mode == "auto" and df.shape[0] == 1 and _all_names(df.iloc[0]):
-        # one line of distinct texts and nothing else: a header without data (read as one data
-        # row it would give a "dataset" whose label is the label column's name)
-        names = quote_list([str(v).strip() for v in df.iloc[0]], fmt=clip)
-        raise DataError(f"{_where(path)} has a header line ({names}) but no data rows; add the data rows below it.")
-    if mode == "auto" and detect_header(df):
-        df, cols = df.iloc[1:].reset_index(drop=True), _names_from_row(df.iloc[0])
-        df.columns = cols
-        for c in cols:  # a column that was text only because of its name
-            if not pd.api.types.is_numeric_dtype(df[c].dtype):
-                conv = pd.to_numeric(df[c], errors="coerce")
-                if conv.notna().sum() == df[c].notna().sum():
-                    df[c] = conv
-        header = True
+    unnamed: list[int] = []
+    df = None
+    if mode == "auto":
+        first, rest = _first_row_and_rest(src, path, delimiter, kw)
+        if rest is not None and rest.shape[0] == 0 and len(first) and _all_names(first):
+            # one line of distinct texts and nothing else: a header without data (read as one
+            # data row it would give a "dataset" whose label is the label column's name)
+            shown = quote_list([str(v).strip() for v in first], fmt=clip)
+            raise DataError(f"{_where(path)} has a header line ({shown}) but no data rows; add the "
+                            f"data rows below it.")
+        if rest is not None and rest.shape[0] and _first_row_is_header(first, rest, typed=True):
+            df, header = rest, True
+            df.columns = _names_from_row(first)
+            unnamed = [j for j, v in enumerate(first.tolist()) if pd.isna(v) or not str(v).strip()]
+    if df is None:
+        df = _one_block_per_dtype(_parse(src, path, delimiter, kw))
     if df.shape[0] == 0:
         raise DataError(f"{_where(path)} holds no data rows; expected {('a header and ' if header else '')}delimited rows.")
     if names is not None:
@@ -221,11 +285,19 @@ def read_delimited(
         twice = _repeated_names(src, kw, df.columns)
         if twice:
             df.attrs[RENAMED_COLUMNS] = twice
+        if mode == "first-row":
+            unnamed = [j for j, c in enumerate(df.columns) if _unnamed(j, c)]
     else:
         df.columns = [f"x{j}" for j in range(df.shape[1])]
+    if unnamed:
+        df.attrs[UNNAMED_COLUMNS] = unnamed
     if df.shape[1] and df.iloc[:, -1].isna().any():
         _check_short_lines(src, path, sep, quotechar, df.shape[1])
     return df
+
+
+#: ``DataFrame.attrs`` key: positions of the columns whose name in the header line is empty
+UNNAMED_COLUMNS = "unnamed_columns"
 
 
 #: ``DataFrame.attrs`` key: {name read: name in the header} for header names given twice
@@ -242,10 +314,11 @@ def _repeated_names(src: Any, kw: dict[str, Any], columns: Sequence[str]) -> dic
     if isinstance(src, io.StringIO):
         src.seek(0)
     first = pd.read_csv(src, **{**kw, "header": None, "nrows": 1, "dtype": str})
-    given = [str(v).strip() for v in first.iloc[0].tolist()] if len(first) else []
+    row = first.iloc[0].tolist() if len(first) else []
+    given = [str(v).strip() if pd.notna(v) else "" for v in row]
     if len(given) != len(cols):
         return {}
-    return {c: g for c, g in zip(cols, given) if c != g and given.count(g) > 1}
+    return {c: g for c, g in zip(cols, given) if g and c != g and given.count(g) > 1}
 
 
 def _field_rows(src: Any, sep: str, quotechar: str) -> Any:
