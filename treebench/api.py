@@ -390,7 +390,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     out_dir = Path(o.out) if o.out is not None else default_out(exp)
     _check_out_dir(exp, out_dir, o)
     pl = plan(exp, out_dir, force=o.force, retry=o.retry, data_dirs=o.data_dirs)
-    o = _resolve_execution(exp, o)
+    o = resolve_execution(exp, o)
     check_writable(out_dir)
     data_notes = preflight_datasets(exp, pl.to_run, o.data_dirs, o.offline)
     summary, pl = _run_under_lock(exp, pl, out_dir, o)
@@ -421,7 +421,7 @@ def _check_out_dir(exp: Experiment, out_dir: Path, o: RunOptions) -> None:
         pass  # rewritten by this run (with a note)
 
 
-def _resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
+def resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     """``o`` with backend, n_jobs and address taken from the config's ``execution:`` where the
     options leave them unset, checked."""
     backend = o.backend or exp.execution.backend
@@ -438,7 +438,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
                     o: RunOptions) -> tuple[RunSummary, Plan]:
     """Hold the results directory's lock: set damaged cell files aside, write the manifest, run
     the cells and refresh the tables. Returns the summary and the plan that ran."""
-    n_jobs = int(o.n_jobs)  # resolved by `_resolve_execution`
+    n_jobs = int(o.n_jobs)  # resolved by `resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
     with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
@@ -481,7 +481,7 @@ def variant_of(sweep: dict[str, list[Any]] | None, overrides: dict[str, Any] | N
 
 def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
                 clusters: list[Any] | None = None) -> RunSummary:
-    """Run the plan's cells under resolved options (`_resolve_execution`), then refresh the
+    """Run the plan's cells under resolved options (`resolve_execution`), then refresh the
     tables and write the report; the caller holds the directory's lock."""
     summary = RunSummary(experiment=exp.name, out=out_dir, n_cells=len(pl.cells))
 

@@ -159,6 +159,7 @@ def _run(
                 config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
                 sweep=sweep, overrides=overrides, applied=applied, profile=profile,
             )
+            api.resolve_execution(exp, options)  # --backend / --address, as the run checks them
             out_dir = out or api.default_out(exp)
             pl = api.plan(exp, out_dir, force=force, retry=retry_t, data_dirs=data_dir)
             # load the data (from the cache) and fit each binarization once: label, column and
@@ -432,7 +433,7 @@ def report(
     typer.echo(f"report: {target}")
 
 
-Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b for several values.")]
+Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values.")]
 
 
 def _matching(results_dir: Path, where: list[str] | None, status: list[str] | None,

@@ -135,6 +135,10 @@ def test_sweep_overrides_axes(write_config, tmp_path):
         (["run", "{cfg}", "--fail-on", "sometimes"], "--fail-on"),
         (["run", "{cfg}", "--retry", "ok"], "--retry"),
         (["run", "{cfg}", "--backend", "mpi"], "--backend"),
+        (["run", "{cfg}", "--backend", "mpi", "--dry-run"], "--backend must be one of"),
+        (["sweep", "{cfg}", "--depth", "1", "--backend", "mpi", "--dry-run"],
+         "--backend must be one of"),
+        (["run", "{cfg}", "--address", "tcp://h:1", "--dry-run"], "--address is for"),
         (["run", "{cfg}", "--time-limit", "-1"], "--time-limit"),
     ],
 )

@@ -32,6 +32,19 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
 
 
+def stopped_message(cell: Cell) -> str:
+    """A row's ``error`` when the learner itself stopped at its time budget (``timed_out`` in
+    its solve info): it returned the best tree it had, so the cell has a tree and metrics."""
+    budgets = []
+    if cell.limits.get("time") is not None:
+        budgets.append(f"limits.time {float(cell.limits['time']):g} s")
+    if cell.algorithm_params.get("time_limit") is not None:
+        budgets.append(f"time_limit {float(cell.algorithm_params['time_limit']):g} s")
+    given = f" ({', '.join(budgets)})" if budgets else ""
+    return (f"`{cell.algorithm}` stopped at its time budget{given} and returned the best tree "
+            f"it had then; the metrics are that tree's")
+
+
 class CellRun:
     """One cell run in this process up to its fit; the fit runs wherever `run` is told."""
 
@@ -91,8 +104,10 @@ class CellRun:
         try:
             with parallel_config(backend="threading"):
                 payload = fit.fit_and_score(self.cell, self.prep)
-            payload["status"] = ("timeout" if payload["parts"]["solver"].get("timed_out")
-                                 else "ok")
+            timed_out = bool(payload["parts"]["solver"].get("timed_out"))
+            payload["status"] = "timeout" if timed_out else "ok"
+            if timed_out and not payload.get("error"):
+                payload["error"] = stopped_message(self.cell)
             # the same JSON types whichever process fitted (rows identical across backends)
             return json.loads(json.dumps(payload, default=str))
         except MemoryError as exc:

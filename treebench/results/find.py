@@ -1,6 +1,7 @@
 """Finding cells in a results folder by what they are: ``dataset=topk/car k=all fold=0``.
 
-A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``). ``KEY`` is a results column
+A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``, or the key given again:
+``KEY=a KEY=b``, either value matches). ``KEY`` is a results column
 (``dataset``, ``algorithm_label`` (also ``algorithm`` or ``label``), ``fold, ``seed``, ``status``, ``param_max_depth``, …) or a
 learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_depth`` means
 ``param_max_depth``, then ``bparam_*``). Values are compared as the verification compares them
@@ -28,7 +29,9 @@ SHOWN = ("cell_id", "dataset", "algorithm_label", "algorithm_params", "binarizer
 
 
 def parse_where(items: list[str] | None) -> dict[str, Any]:
-    """``["dataset=car", "k=1,2"]`` → ``{"dataset": "car", "k": [1, 2]}`` (keys unresolved)."""
+    """``["dataset=car", "k=1,2"]`` → ``{"dataset": "car", "k": [1, 2]}`` (keys unresolved).
+    A key given twice means either value, as ``KEY=a,b`` does: ``algorithm=cart
+    algorithm=dpdt`` is ``algorithm=cart,dpdt`` (both at once would match no cell)."""
     out: dict[str, Any] = {}
     for item in items or []:
         for part in item.split():
@@ -37,22 +40,34 @@ def parse_where(items: list[str] | None) -> dict[str, Any]:
                 raise UserError(f"--where `{part[:60]}`: write conditions as KEY=VALUE, e.g. "
                                 f"--where dataset=topk/car k=all fold=0.")
             vals = [parse_scalar(v) for v in text.split(",")] if text else [""]
-            out[key.strip()] = vals if len(vals) > 1 else vals[0]
+            _add(out, key.strip(), vals)
     return out
 
 
-def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
-    """``where`` with each key turned into the table's column it names."""
+def _add(where: dict[str, Any], key: str, vals: Any) -> None:
+    """Put the values ``vals`` (one or a list) under ``key``; a key already there keeps its
+    values and gains the new ones (either matches)."""
+    vals = list(vals) if isinstance(vals, list) else [vals]
+    if key in where:
+        old = where[key] if isinstance(where[key], list) else [where[key]]
+        vals = old + [v for v in vals if v not in old]
+    where[key] = vals if len(vals) > 1 else vals[0]
 
-    out = {}
+
+def resolve(table: pd.DataFrame, where: dict[str, Any]) -> dict[str, Any]:
+    """``where`` with each key turned into the table's column it names (two keys naming one
+    column, such as ``algorithm`` and ``algorithm_label``, mean either value)."""
+
+    out: dict[str, Any] = {}
     for key, val in where.items():
         for col in (ALIASES.get(key, key), f"param_{key}", f"bparam_{key}"):
             if col in table.columns:
-                out[col] = val
+                _add(out, col, val)
                 break
         else:
             known = [c for c in table.columns] + [c.split("_", 1)[1] for c in table.columns
                                                   if c.startswith(("param_", "bparam_"))]
+            known += [a for a, c in ALIASES.items() if c in table.columns]
             raise UserError(f"--where `{key}`: no such column or parameter in these results"
                             f"{did_you_mean(key, known)}.")
     return out
