@@ -13,26 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from treebench.cli import app
+from tests.datafiles import missing_values_csv
 
 runner = CliRunner()
 
 
-def _csv(tmp_path):
-    """40 rows; `age` misses 6 values, `score` 8 (written `?`), `colour` 5."""
-    rows = ["age,score,colour,y"]
-    for i in range(40):
-        age = "" if i % 7 == 0 else str(20 + i)
-        score = "?" if i % 5 == 0 else f"{30 + (i * 13) % 50}.5"
-        colour = "" if i % 9 == 0 else ["red", "blue", "green"][i % 3]
-        y = "yes" if (i * 13) % 50 > 25 or score == "?" else "no"
-        rows.append(f"{age},{score},{colour},{y}")
-    p = tmp_path / "mv.csv"
-    p.write_text("\n".join(rows) + "\n")
-    return p
-
-
 def _config(tmp_path, algorithms, binarization, dataset_extra="", name="mv"):
-    p = _csv(tmp_path)
+    p = missing_values_csv(tmp_path)
     cfg = tmp_path / f"{name}.yaml"
     cfg.write_text(f"""
 name: {name}
@@ -251,7 +238,7 @@ def test_nan_never_reaches_a_non_native_learner_matrix(tmp_path):
     gets holds NaN, and each missing value is a 1 in exactly its feature's `is missing` column."""
     from treebench.binarize import make_binarizer
 
-    p = _csv(tmp_path)
+    p = missing_values_csv(tmp_path)
     from treebench.data.base import load_dataset
 
     ds = load_dataset("file", {"path": str(p), "label": "y"})

@@ -12,26 +12,13 @@ from typer.testing import CliRunner
 
 from treebench.cli import app
 from treebench.results.store import read_table
+from tests.datafiles import missing_values_csv
 
 COUNTS = {"age": 6, "score": 8, "colour": 5}
 
 
-def _csv(tmp_path):
-    """40 rows; `age` misses 6 values, `score` 8 (written `?`), `colour` 5."""
-    rows = ["age,score,colour,y"]
-    for i in range(40):
-        age = "" if i % 7 == 0 else str(20 + i)
-        score = "?" if i % 5 == 0 else f"{30 + (i * 13) % 50}.5"
-        colour = "" if i % 9 == 0 else ["red", "blue", "green"][i % 3]
-        y = "yes" if (i * 13) % 50 > 25 or score == "?" else "no"
-        rows.append(f"{age},{score},{colour},{y}")
-    p = tmp_path / "mv.csv"
-    p.write_text("\n".join(rows) + "\n")
-    return p
-
-
 def _run(tmp_path, datasets: str, algorithms: str, binarization: str) -> pd.DataFrame:
-    p = _csv(tmp_path)
+    p = missing_values_csv(tmp_path)
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"""
 name: mv
