@@ -188,6 +188,8 @@ class GOSDTClassifier(TreeClassifierBase):
         does. Exact for sample weights that a power of two turns into whole numbers (others,
         and totals past exact sums, are refused).
 
+    Notes
+    -----
     ``optimal`` (``optimality`` "global") is a proof: the counts are the sample weights in the
     power-of-two unit that makes them whole numbers (sums exact up to 2^53), and the price per
     leaf ``regularization * W`` is rounded to the finest power-of-two grid on which every cost

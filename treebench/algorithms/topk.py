@@ -93,6 +93,8 @@ class TopKClassifier(TreeClassifierBase):
     random_state : ignored
         Top-k is deterministic; kept for a uniform interface.
 
+    Notes
+    -----
     With k = all, ``solve_info_["optimal"]`` is a proof only when the search's values (errors
     times a power of two above any node count, plus nodes) are exact: sample weights that a
     power of two turns into whole numbers, within `_exact_limit`. Other weights give
