@@ -19,9 +19,9 @@ files, table builds, report parts) with the workers' own time per cell read from
 the sum of the cells' worker wall / workers) / cells.
 
 Prints tables (medians over the rounds, with min-max); asserts nothing. Re-run:
-`.venv/bin/python benchmarks/runner_overhead.py --rounds 3 --checkout before=/path/to/old
+`.venv/bin/python benchmarks/runner_overhead.py --rounds 3 --checkout before=../before
 --checkout now=.` (a checkout is a work tree whose ``treebench`` package is measured, e.g. one
-made with `git worktree add /tmp/old c491fba`).
+made with `git worktree add ../before c491fba` beside this repository).
 """
 
 from __future__ import annotations

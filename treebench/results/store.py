@@ -24,6 +24,7 @@ float or boolean where every value is one, else text (numbers in a text column, 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -267,8 +268,6 @@ class Selection:
 
     @property
     def digest(self) -> str:
-        import hashlib
-
         main = Scan(cells=self.cells).digest
         if not self.earlier:
             return main
