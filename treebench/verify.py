@@ -36,6 +36,7 @@ from treebench.cells import expand_all
 from treebench.config import error_location, load_config, pydantic_message  # one wording for config errors
 from treebench.experiments import make_record
 from treebench import experiments as xp
+from treebench.results.certificates import check_certificates
 from treebench.results.index import quarantined_cells
 from treebench.results import schema
 from treebench.results.store import current_table, holds_results, results_dirs
@@ -411,6 +412,37 @@ def verify_table(table: pd.DataFrame | Indexed, expectations: list[Expectation])
     return out
 
 
+#: the name and source of the built-in claim every experiment has (`certificate_verdicts`)
+CERTIFICATES = "certificates across solvers (built in)"
+CERTIFICATES_SOURCE = "treebench: proven optima of one problem agree (docs/objectives.md)"
+#: disagreements a failed certificate verdict names before it says how many more there are
+SHOWN_DISAGREEMENTS = 5
+
+
+def certificate_verdicts(table: pd.DataFrame | Indexed) -> list[Verdict]:
+    """The built-in claim of every experiment, checked on ``table``
+    (`treebench.results.certificates`): cells of one problem instance whose solvers claim
+    optimality agree on the objective, no incumbent beats a proven optimum and no lower bound
+    exceeds one. One verdict, naming the cells of each disagreement; none when the table has
+    no instance with a proven optimum and a second value to compare it with."""
+    df = table.df if isinstance(table, Indexed) else table
+    found = check_certificates(df)
+    if not found.instances:
+        return []
+    bad = found.disagreements
+    measured = f"{found.comparisons} comparison(s) on {found.instances} instance(s)"
+    expected = "no disagreement"
+    if not bad:
+        return [Verdict(CERTIFICATES, CERTIFICATES_SOURCE, "certificate", 0.0, measured,
+                        expected, None, True)]
+    shown = [x.text for x in bad[:SHOWN_DISAGREEMENTS]]
+    if len(bad) > SHOWN_DISAGREEMENTS:
+        shown.append(f"and {len(bad) - SHOWN_DISAGREEMENTS} more")
+    return [Verdict(CERTIFICATES, CERTIFICATES_SOURCE, "certificate", float(len(bad)),
+                    f"{len(bad)} disagreement(s) in {measured}", expected, None, False,
+                    "; ".join(shown))]
+
+
 # ----------------------------------------------------------------------------- directories
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     from pydantic import ValidationError
@@ -479,12 +511,15 @@ def verify_dir(results_dir: str | Path, *, config: str | Path | None = None,
         v = Verification(str(rec.get("name")), d, rec.get("profile"))
         src = str(config) if config is not None else str(d / xp.MANIFEST)
         items = parse_expectations(cfg.get("expect") or [], src)
+        sub, more = (table, []) if all_cells else xp.claim_table(table, rec, unusable)
+        built_in = certificate_verdicts(sub)
         if not items:
-            v.note = "the config states no expectations: nothing to check"
+            v.verdicts = built_in
+            v.note = "; ".join((notes + more) if built_in else
+                               ["the config states no expectations: nothing to check"])
             out.append(v)
             continue
-        sub, more = (table, []) if all_cells else xp.claim_table(table, rec, unusable)
-        v.verdicts = verify_table(sub, items)
+        v.verdicts = verify_table(sub, items) + built_in
         v.note = "; ".join(notes + more)
         out.append(v)
     if not out:
