@@ -78,6 +78,15 @@ def expand_all(exp: Experiment, data_dirs: list[str] | None = None) -> Expansion
     return out
 
 
+def cell_limits(exp: Experiment) -> dict[str, Any]:
+    """The execution settings every cell of ``exp`` carries (not part of its id): its limits,
+    and ``repeat`` when the config asks for more than one fit per cell."""
+    limits = exp.limits.model_dump()
+    if exp.repeat > 1:
+        limits["repeat"] = exp.repeat
+    return limits
+
+
 def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, Any]],
                    data: str = "") -> Iterator[Cell]:
     """The cells (without ids) of dataset ``i`` for its (binarization, algorithm) ``pairs``:
@@ -95,7 +104,7 @@ def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, An
         if all(b != o for o in order):
             order.append(b)
     common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams, "split": split,
-              "limits": exp.limits.model_dump(), "experiment_seed": exp.seed,
+              "limits": cell_limits(exp), "experiment_seed": exp.seed,
               "costs": (ds.costs or exp.costs).cell_spec(exp.seed), "data": data}
     grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once
     tunes = {id(a): [t.model_dump() for t in a.tune] if a.tune else None for _, a in pairs}

@@ -416,6 +416,11 @@ class Experiment(_Strict):
     algorithms: list[AlgorithmSpec] = Field(min_length=1)
     metrics: list[str] = Field(default_factory=lambda: ["accuracy", "n_leaves", "fit_seconds"])
     limits: LimitsSpec = LimitsSpec()
+    repeat: Int = Field(1, ge=1, le=1000, description=(
+        "Fits per cell for timing: each cell's fit runs this many times, warm, one after "
+        "another in the same process; `fit_seconds` is their median, `fit_seconds_repeats` "
+        "lists them and `fit_seconds_spread` is their range. The first fit's tree is scored; "
+        "a fit that stops at its time budget is not repeated; `limits.time` holds per fit."))
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
     # reproductions: checked claims, named partial overrides, the profile applied

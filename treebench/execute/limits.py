@@ -47,17 +47,19 @@ class Limits:
     time: float | None = None
     memory: float | None = None
     prepare: float | None = None
+    repeat: int = 1  # fits of the cell (`repeat:` of the config), each with ``time``
 
     @classmethod
     def of(cls, limits: dict[str, Any] | None) -> Limits:
         limits = limits or {}
         return cls(time=limits.get("time"), memory=limits.get("memory"),
-                   prepare=limits.get("prepare"))
+                   prepare=limits.get("prepare"), repeat=int(limits.get("repeat") or 1))
 
     @property
     def hard(self) -> float | None:
-        """`hard_limit` of ``time``."""
-        return hard_limit(self.time)
+        """`hard_limit` of ``time``, once per fit of the cell (``repeat``)."""
+        hard = hard_limit(self.time)
+        return None if hard is None else hard * max(self.repeat, 1)
 
     def prepare_verdict(self, seconds: float) -> str | None:
         """The error of a cell whose preparation took ``seconds``, None within the budget."""

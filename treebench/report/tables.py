@@ -40,6 +40,7 @@ METRIC_LABELS = {
     "expected_tests_train": "expected tests (train)",
     "expected_tests_test": "expected tests (test)",
     "fit_seconds": "fit time (s)",
+    "fit_seconds_spread": "fit time spread over repeats (s, max - min)",
     "binarize_seconds": "binarize time (s)",
     "n_leaves_effective": "leaves (same-label siblings merged)",
     "prepare_seconds": "data preparation time (s)",

@@ -104,7 +104,11 @@ DATA = declare(
 COST = declare(
     "the runner (recorded)", "cost",
     ("fit_seconds", "Float64", "the estimator's fit, after its warm-up, without JIT "
-     "compilation"),
+     "compilation; with `repeat: N` in the config, the median of the N fits"),
+    ("fit_seconds_repeats", "string", "with `repeat: N` (N >= 2): JSON list of the N fits' "
+     "seconds, first fit first (warm, in one process; the first fit's tree is scored)"),
+    ("fit_seconds_spread", "Float64", "with `repeat: N` (N >= 2): the largest minus the "
+     "smallest of the N fits' seconds"),
     ("compile_seconds", "Float64", "JIT compilation inside the fit"),
     ("binarize_seconds", "Float64", "binarizer fit and transform"),
     ("prepare_seconds", "Float64", "load + split + binarize in the worker (0 when cached)"),

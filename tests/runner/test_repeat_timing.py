@@ -1,0 +1,62 @@
+"""`repeat: N` in a config: each cell's fit runs N times, warm, in one process; the row keeps
+every time (`fit_seconds_repeats`), their median (`fit_seconds`) and range
+(`fit_seconds_spread`), and the report's tables show the median and the spread."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import yaml
+from typer.testing import CliRunner
+
+from treebench.cli import app
+from treebench.execute.limits import Limits
+from treebench.results.store import read_table
+
+from .conftest import tiny_config
+
+
+def _run(tmp_path, *extra, **over):
+    cfg = tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": 2}},
+                                  {"name": "topk", "params": {"max_depth": 2, "k": 2}}],
+                      binarization={"method": "quantile", "params": {"max_splits": 3}},
+                      **over)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "-q", *extra])
+    return r, out
+
+
+def test_each_fit_is_timed_repeat_times(tmp_path):
+    r, out = _run(tmp_path, repeat=3)
+    assert r.exit_code == 0, r.output
+    t = read_table(out / "results.parquet")
+    assert len(t) == 6 and (t["status"] == "ok").all()
+    for _, row in t.iterrows():
+        times = json.loads(row["fit_seconds_repeats"])
+        assert len(times) == 3 and all(x >= 0 for x in times)
+        assert row["fit_seconds"] == np.median(times)
+        assert row["fit_seconds_spread"] == max(times) - min(times)
+    summary = (out / "report" / "tables" / "fit_seconds_spread.csv")
+    assert summary.is_file(), sorted(p.name for p in summary.parent.iterdir())
+    assert "spread over repeats" in (out / "report" / "index.html").read_text(encoding="utf-8")
+
+
+def test_one_fit_by_default_and_a_bad_repeat_is_refused(tmp_path):
+    r, out = _run(tmp_path, "--no-report")
+    assert r.exit_code == 0, r.output
+    t = read_table(out / "results.parquet")
+    assert t["fit_seconds_repeats"].isna().all() and t["fit_seconds_spread"].isna().all()
+    assert t["fit_seconds"].notna().all()
+    r, _ = _run(tmp_path / "bad", "--dry-run", repeat=0)
+    assert r.exit_code == 2 and "repeat" in r.output, r.output
+
+
+def test_the_watcher_allows_the_time_limit_once_per_fit():
+    one = Limits.of({"time": 10.0})
+    three = Limits.of({"time": 10.0, "repeat": 3})
+    assert three.hard == 3 * one.hard
+    assert Limits.of({"repeat": 3}).hard is None
