@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -152,7 +151,9 @@ def _run(
         from treebench import api
 
         if offline:
-            os.environ["TREEBENCH_OFFLINE"] = "1"
+            from treebench import envvars
+
+            envvars.set_flag("TREEBENCH_OFFLINE")
         if dry_run:
             applied: dict[str, dict[str, str]] = {}
             exp = api.resolve_experiment(

@@ -1,6 +1,10 @@
 """The environment variables treebench reads, and those of the libraries it runs (numba, OpenMP,
 BLAS) that it checks, with the values each takes (docs/input-limits.md).
 
+Every ``TREEBENCH_*`` variable is read here and nowhere else (tests/test_envvars.py scans
+the package): `FLAGS` through `flag`, `NUMBERS` through `number`, `PATH_LISTS` through
+`path_list` and `DIRECTORIES` through `directory`.
+
 `check` refuses a bad value with one sentence naming the variable before a run reads the
 config or starts a worker: a value numba or OpenMP would refuse later (``NUMBA_NUM_THREADS=0``)
 would otherwise fail in every cell, or be blamed on the config. The readers of treebench's own
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 from treebench.errors import UserError
 
@@ -23,6 +28,10 @@ FLAGS = ("TREEBENCH_OFFLINE",)
 #: positive numbers (gigabytes), with their defaults; 0 is allowed where it turns a cap off
 NUMBERS = {"TREEBENCH_MAX_MATRIX_GB": 4.0, "TREEBENCH_PREPARED_CACHE_GB": 8.0}
 ZERO_ALLOWED = ("TREEBENCH_PREPARED_CACHE_GB",)
+#: lists of directories, separated by `os.pathsep` like ``PATH``: data files, catalog folders
+PATH_LISTS = ("TREEBENCH_DATA_DIR", "TREEBENCH_CATALOG")
+#: one directory each: the root of every on-disk cache (``~/.cache/treebench`` when unset)
+DIRECTORIES = ("TREEBENCH_CACHE_DIR",)
 #: thread counts of the libraries the learners use: one positive integer each (OpenMP's comma
 #: list per nesting level is refused by libraries the learners import, which read one integer)
 THREADS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -70,6 +79,29 @@ def number(name: str) -> float:
             f"{NUMBERS[name]:g}."
         )
     return x
+
+
+def path_list(name: str) -> list[Path]:
+    """The directories of the path-list variable ``name`` (`PATH_LISTS`) in order; empty
+    entries are skipped, so an unset or empty variable is the empty list."""
+    if name not in PATH_LISTS:
+        raise KeyError(name)
+    return [Path(p) for p in os.environ.get(name, "").split(os.pathsep) if p]
+
+
+def directory(name: str) -> Path | None:
+    """The directory of the variable ``name`` (`DIRECTORIES`); None when unset or empty."""
+    if name not in DIRECTORIES:
+        raise KeyError(name)
+    value = os.environ.get(name, "")
+    return Path(value) if value else None
+
+
+def set_flag(name: str, value: bool = True) -> None:
+    """Set the yes/no variable ``name`` (`FLAGS`) for this process and the workers it starts."""
+    if name not in FLAGS:
+        raise KeyError(name)
+    os.environ[name] = "1" if value else "0"
 
 
 def _threads(name: str) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,7 +165,8 @@ def plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,
         return None
     ov = {k: v for k, v in (overrides or {}).items() if not k.startswith("limits.")}
     # relative file paths in the config resolve against the working directory
-    where = [str(Path.cwd()), str(Path(config).resolve().parent), os.environ.get("TREEBENCH_DATA_DIR")]
+    where = [str(Path.cwd()), str(Path(config).resolve().parent),
+             [str(p) for p in envvars.path_list("TREEBENCH_DATA_DIR")]]
     blob = canonical_json([ID_SCHEME, __version__, text, ov, sweep or {}, seed, where])
     return hashlib.sha256(blob.encode()).hexdigest()
 

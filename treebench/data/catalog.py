@@ -13,7 +13,6 @@ options, so a second load skips parsing.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +27,7 @@ from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, wr
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
 from treebench.text import quote, quote_list, show
-from treebench import safe_yaml
+from treebench import envvars, safe_yaml
 from treebench.errors import did_you_mean
 from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
@@ -46,7 +45,7 @@ TASKS = ("classification",)
 def catalog_dirs() -> list[Path]:
     """Where catalog YAML files live: ``TREEBENCH_CATALOG`` (path list), the repo's ``datasets/``,
     and the copy installed inside the package (``treebench/_catalog``)."""
-    out = [Path(p) for p in os.environ.get("TREEBENCH_CATALOG", "").split(os.pathsep) if p]
+    out = envvars.path_list("TREEBENCH_CATALOG")
     here = Path(__file__).resolve().parent
     out += [here.parents[1] / "datasets", here.parent / "_catalog"]
     return [d for d in out if d.is_dir()]

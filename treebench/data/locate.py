@@ -20,6 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from treebench import envvars
 from treebench.errors import DataError
 
 _HASH_MEMO: dict[tuple[str, int, int, int, int], str] = {}
@@ -29,9 +30,9 @@ def cache_root(cache_dir: str | Path | None = None) -> Path:
     """The user cache: ``cache_dir``, else ``TREEBENCH_CACHE_DIR``, else ``~/.cache/treebench``."""
     if cache_dir is not None:
         return Path(cache_dir)
-    env = os.environ.get("TREEBENCH_CACHE_DIR")
-    if env:
-        return Path(env)
+    env = envvars.directory("TREEBENCH_CACHE_DIR")
+    if env is not None:
+        return env
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "treebench"
 
@@ -40,9 +41,7 @@ def data_dirs_from_env(extra: list[str | Path] | None = None) -> list[Path]:
     """Data directories in lookup order: explicit ones, then ``TREEBENCH_DATA_DIR`` (a path
     list)."""
     dirs: list[Path] = [Path(p) for p in (extra or [])]
-    env = os.environ.get("TREEBENCH_DATA_DIR", "")
-    dirs += [Path(p) for p in env.split(os.pathsep) if p]
-    return dirs
+    return dirs + envvars.path_list("TREEBENCH_DATA_DIR")
 
 
 def sha256_file(path: Path) -> str:
