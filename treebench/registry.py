@@ -347,7 +347,8 @@ METRICS = Registry(
     _names({
         "treebench.metrics": "accuracy balanced_accuracy log_loss roc_auc roc_auc_ovo r2 mse "
                              "expected_tests expected_cost n_leaves n_leaves_effective n_nodes "
-                             "depth fit_seconds compile_seconds binarize_seconds prepare_seconds "
+                             "depth fit_seconds fit_seconds_spread compile_seconds "
+                             "binarize_seconds prepare_seconds "
                              "peak_rss_mb cell_rss_mb",
     }),
 )
@@ -355,13 +356,14 @@ METRICS = Registry(
 FIGURES = Registry(
     "figure",
     ("treebench.report.figures", "treebench.report.comparison", "treebench.report.tradeoff",
-     "treebench.report.time_accuracy"),
+     "treebench.report.time_accuracy", "treebench.report.solver_figures"),
     "treebench.figures",
     _names({
         "treebench.report.figures": "axis leaves",
         "treebench.report.comparison": "critical_difference pareto",
         "treebench.report.tradeoff": "lambda_tradeoff",
         "treebench.report.time_accuracy": "train_accuracy_vs_time",
+        "treebench.report.solver_figures": "solvers_cactus solvers_profile solvers_gap",
     }),
 )
 

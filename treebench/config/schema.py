@@ -401,6 +401,15 @@ class ExecutionSpec(_Strict):
         return v
 
 
+class ReportSpec(_Strict):
+    """What the report draws beyond its defaults."""
+
+    reference_solver: str | None = Field(None, description=(
+        "The algorithm entry's label (its `label:`, else its name) that the report's solvers "
+        "section compares every other solver of the same problem with, fit by fit. Default: "
+        "the first solver of each problem."))
+
+
 #: experiment and profile names become folder names (``results/<name>-<profile>``): letters,
 #: digits, ``_ . -``, starting with a letter or digit (so never ``..`` or a path)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
@@ -423,6 +432,8 @@ class Experiment(_Strict):
         "a fit that stops at its time budget is not repeated; `limits.time` holds per fit."))
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
+    report: ReportSpec = Field(ReportSpec(), description=(
+        "Report options: `reference_solver` (docs/results.md, the solvers section)."))
     # reproductions: checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -455,6 +466,15 @@ class Experiment(_Strict):
         for m in v:
             metrics.get(m)  # ValueError naming the known metrics
         return v
+
+    @model_validator(mode="after")
+    def _reference_solver(self) -> Experiment:
+        ref = self.report.reference_solver
+        labels = [a.label or a.name for a in self.algorithms]
+        if ref is not None and ref not in labels:
+            raise ValueError(f"report.reference_solver `{ref}` is no algorithm entry's label"
+                             f"{did_you_mean(ref, labels)}; give one of {', '.join(labels)}")
+        return self
 
     def dataset_names(self) -> list[str]:
         """Unique display names of ``datasets``, in order (`unique_dataset_names`)."""

@@ -88,6 +88,10 @@ def write_report(
 
         for kind, paths in write_reproduction(verification(results), out_dir, set(fmts)).items():
             written[kind] = paths + written.get(kind, [])
+        from treebench.report.solvers import write_tables as write_solvers
+
+        for kind, paths in write_solvers(results, out_dir, set(fmts)).items():
+            written[kind] = written.get(kind, []) + paths
     except BaseException:
         if pending is not None:
             pending.close()

@@ -22,6 +22,7 @@ from treebench.report.provenance import (
 from treebench.report.tables import Display, metric_display, metric_label, summary_display, to_html
 from treebench.report.comparison import ALL_DATASETS
 from treebench.report.reproduction import display, verification
+from treebench.report.solvers import section_html
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
@@ -113,6 +114,7 @@ def render_html(results: Results, figures: list[FigureInfo]) -> str:
         parts.append(f'<p class="note">{_esc(note)}</p>')
 
     parts.append(_reproduction_html(results))
+    parts.append(section_html(results, figures, _figure_html))
 
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
     n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0

@@ -17,6 +17,7 @@ from treebench.report.provenance import (
 from treebench.report.tables import Display, summary_display, to_markdown
 from treebench.report.reproduction import display, verification
 from treebench.report.html import headline_figures
+from treebench.report.solvers import section_markdown
 
 
 def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
@@ -33,6 +34,7 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
         lines += [to_markdown(display(v))]
     else:
         lines += [v.note, ""]
+    lines += section_markdown(results, figures, out)
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
     n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0
     head = headline_figures(figures, n_datasets, n_algorithms)

@@ -1,0 +1,140 @@
+"""The report's solvers section: drawn when two solvers of one problem ran (cactus plot,
+performance profile, PAR-2, gap over time, ratios against a reference solver with the spread
+over repeats), timeouts kept as censored observations, certificate disagreements in red."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from treebench.cli import app
+from treebench.report import solver_figures as F
+from treebench.report import solvers as S
+from treebench.results.cellfile import encode_record
+from treebench.results.store import read_table
+
+from tests.runner.conftest import tiny_config
+
+
+def _config(tmp_path, **over):
+    algs = [{"name": "topk", "label": "ours", "objective": "min-errors",
+             "params": {"max_depth": 2}},
+            {"name": "dl85", "label": "peer", "objective": "min-errors",
+             "params": {"max_depth": 2}},
+            {"name": "cart", "params": {"max_depth": 2}}]
+    cfg = tiny_config(split={"kind": "kfold", "n_splits": 3}, algorithms=algs, repeat=3,
+                      binarization={"method": "quantile", "params": {"max_splits": 3}},
+                      limits={"time": 30}, **over)
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    return path
+
+
+def _run(tmp_path, **over):
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(_config(tmp_path, **over)), "--out", str(out),
+                                 "-q"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+@pytest.mark.peers
+def test_two_solvers_of_one_problem_get_the_section(tmp_path):
+    pytest.importorskip("pydl85")
+    out = _run(tmp_path, report={"reference_solver": "peer"})
+    rep = out / "report"
+    page = (rep / "index.html").read_text(encoding="utf-8")
+    assert '<h2 id="solvers">Solvers</h2>' in page and "Certificates agree" in page
+    figs = sorted(p.name for p in (rep / "figures").glob("solvers__*.png"))
+    assert figs == ["solvers__min-errors__cactus.png", "solvers__min-errors__gap__iris.png",
+                    "solvers__min-errors__profile.png"], figs
+    par2 = pd.read_csv(rep / "tables" / "solvers_par2_min-errors.csv")
+    assert list(par2["solver"]) == ["ours", "peer"]  # cart solves no problem with an optimum
+    assert (par2["solved"] == 3).all() and (par2["instances"] == 3).all()
+    ratios = pd.read_csv(rep / "tables" / "solvers_ratios_min-errors.csv")
+    assert list(ratios.columns) == ["instance", "peer time (s)", "ours / peer"]
+    assert len(ratios) == 4 and ratios["instance"].iloc[-1].startswith("geometric mean")
+    t = read_table(out / "results.parquet")
+    ours = t[t["algorithm_label"] == "ours"].sort_values("fold")
+    peer = t[t["algorithm_label"] == "peer"].sort_values("fold")
+    first = float(ratios["ours / peer"].iloc[0].split()[0])
+    want = ours["fit_seconds"].iloc[0] / peer["fit_seconds"].iloc[0]
+    assert math.isclose(first, want, rel_tol=2e-3), (first, want)
+    assert "[" in ratios["ours / peer"].iloc[0]  # the spread over the three repeats
+    md = (rep / "summary.md").read_text(encoding="utf-8")
+    assert "## Solvers" in md and "solvers__min-errors__profile.png" in md
+
+
+@pytest.mark.peers
+def test_a_planted_disagreement_is_a_red_line(tmp_path):
+    pytest.importorskip("pydl85")
+    out = _run(tmp_path)
+    t = read_table(out / "results.parquet")
+    row = t[(t["algorithm_label"] == "peer") & (t["fold"] == 0)].iloc[0]
+    p = out / "cells" / f"{row['cell_id']}.json"
+    rec = json.loads(p.read_bytes())
+    rec.pop("sha256", None)
+    rec["row"]["problem_objective"] = float(row["problem_objective"]) - 1
+    p.write_bytes(encode_record(rec)[0])
+    r = CliRunner().invoke(app, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    page = (out / "report" / "index.html").read_text(encoding="utf-8")
+    assert '<span class="verdict fail">Certificate disagreement' in page
+    assert str(row["cell_id"]) in page
+
+
+def test_an_unknown_reference_solver_is_refused(tmp_path):
+    r = CliRunner().invoke(app, ["run", str(_config(tmp_path, report={
+        "reference_solver": "per"})), "--dry-run"])
+    assert r.exit_code == 2 and "reference_solver" in r.output and "peer" in r.output
+
+
+def _problem(rows) -> S.Problem:
+    fits = pd.DataFrame(rows, columns=["solver", "instance", "time", "solved", "limit",
+                                       "status", "repeats"])
+    fits["dataset"], fits["label"], fits["gap_final"] = "d", fits["instance"], 0.0
+    fits.loc[~fits["solved"], "gap_final"] = 1.0
+    return S.Problem("min-errors", fits, ["a", "b"], "a")
+
+
+def test_timeouts_are_censored_never_dropped():
+    p = _problem([("a", "i1", 1.0, True, 10.0, "ok", [1.0]),
+                  ("b", "i1", 2.0, True, 10.0, "ok", [2.0]),
+                  ("a", "i2", 4.0, True, 10.0, "ok", [4.0]),
+                  ("b", "i2", None, False, 10.0, "timeout", []),
+                  ("a", "i3", None, False, 10.0, "timeout", []),
+                  ("b", "i3", 5.0, True, 10.0, "ok", [5.0])])
+    f = p.fits
+    assert S.par2(f[f["solver"] == "b"]) == pytest.approx((2.0 + 20.0 + 5.0) / 3)
+    taus, rho = S.profile(p)
+    # b is fastest on i3, within 2 of a on i1, never solves i2: ρ_b ends at 2/3
+    assert rho["b"][-1] == pytest.approx(2 / 3) and rho["a"][-1] == pytest.approx(2 / 3)
+    assert rho["a"][0] == pytest.approx(2 / 3) and rho["b"][0] == pytest.approx(1 / 3)
+    d = S.ratio_display(p)
+    assert [r[2] for r in d.rows[:3]] == ["2", "> 2.5", "< 0.5"]
+    assert d.rows[3][2] == "2; 2 censored"
+
+
+def test_ratio_spread_comes_from_the_repeats():
+    r = S.ratio({"solved": True, "time": 2.0, "repeats": [1.0, 2.0, 3.0], "limit": None},
+                {"solved": True, "time": 1.0, "repeats": [1.0, 1.0, 1.0], "limit": None})
+    assert r.value == 2.0 and r.low == pytest.approx(1.0) and r.high == pytest.approx(3.0)
+    assert r.text() == "2 [1, 3]"
+    gm, lo, hi = S.geometric_mean([1.0, 2.0, 4.0, 2.0])
+    assert gm == pytest.approx(2.0) and lo < gm < hi
+    assert np.isfinite([lo, hi]).all()
+
+
+def test_gap_curves_from_final_values_keep_unsolved_fits():
+    p = _problem([("a", "i1", 1.0, True, 10.0, "ok", [1.0]),
+                  ("b", "i1", None, False, 10.0, "timeout", [])])
+    grid = np.array([0.5, 2.0, 20.0])
+    curves = F.gap_curves(p, "d", grid)
+    assert curves["a"].tolist() == [[1.0, 0.0, 0.0]]
+    assert curves["b"].tolist() == [[1.0, 1.0, 1.0]]  # no bound: 100 % until and after

@@ -1,0 +1,130 @@
+"""The solvers section's figures (`treebench.report.solvers` says what they show): a cactus
+plot and a performance profile per problem with two or more solvers, and the relative gap over
+time per problem and dataset. Registered figure kinds (`treebench.registry.FIGURES`), so the
+report caches and draws them with the other figures; each job carries a digest of its
+problem's fits, so a figure is redrawn when they change."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from treebench.report.aggregate import Results
+from treebench.report.figures import (ALL_DATASETS, FigureJob, finish_figure, line_colors,
+                                      make_job, new_figure, register_figures)
+from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile
+from treebench.text import slug
+
+#: the figure note of the gap curves while the results hold no anytime traces
+FINAL_ONLY = ("drawn from each cell's final time, bound and gap (these results hold no anytime "
+              "traces): 100 % until the fit ends, then 0 for a proven optimum, else gap / "
+              "objective; no bound counts as 100 %")
+
+
+def _digest(p: Problem) -> str:
+    return hashlib.sha256(p.fits.to_csv(index=False).encode()).hexdigest()[:16]
+
+
+def solver_jobs(results: Results) -> list[FigureJob]:
+    """A cactus plot and a performance profile per problem with two or more solvers, and a
+    gap-over-time figure per problem and dataset."""
+    jobs = []
+    for p in problems(results):
+        extra = (p.name, _digest(p))
+        jobs.append(make_job(f"{p.stem}__cactus", ALL_DATASETS, "solvers_cactus", extra))
+        jobs.append(make_job(f"{p.stem}__profile", ALL_DATASETS, "solvers_profile", extra))
+        for d in dict.fromkeys(p.fits["dataset"]):
+            jobs.append(make_job(f"{p.stem}__gap__{slug(d)}", d, "solvers_gap", extra))
+    return jobs
+
+
+def _problem(results: Results, job: FigureJob) -> Problem | None:
+    return next((p for p in problems(results) if p.name == job.extra[0]), None)
+
+
+def _draw_cactus(results: Results, job: FigureJob):
+    """Instances solved against time, one line per solver (a cactus plot)."""
+    p = _problem(results, job)
+    if p is None:
+        return None
+    fig, ax = new_figure()
+    n = p.fits["instance"].nunique()
+    for s, color in zip(p.solvers, line_colors(len(p.solvers)), strict=True):
+        times = np.sort(p.fits[(p.fits["solver"] == s) & p.fits["solved"]]["time"].to_numpy(float))
+        ax.step(times, np.arange(1, len(times) + 1), where="post", color=color,
+                label=f"{s} ({len(times)}/{n})", marker="o", markersize=3)
+    ax.set_xscale("log")
+    ax.set_ylim(0, n + 0.5)
+    finish_figure(fig, ax, f"{p.name}: instances solved within a time (cactus plot)",
+                  "instances solved", "fit time (s, log scale)",
+                  f"{n} instances; unsolved ones (timeouts, failures, unproven) are not "
+                  "counted, the legend gives solved/all", len(p.solvers))
+    return fig, ax.get_title()
+
+
+def _draw_profile(results: Results, job: FigureJob):
+    """Dolan & Moré's performance profile: share of instances within τ of the fastest."""
+    p = _problem(results, job)
+    if p is None:
+        return None
+    taus, rho = profile(p)
+    fig, ax = new_figure()
+    for s, color in zip(p.solvers, line_colors(len(p.solvers)), strict=True):
+        ax.step(taus, rho[s], where="post", color=color, label=s)
+    wide = taus[-1] > 4  # a log scale only where the ratios span more than a factor 4
+    if wide:
+        ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1.02)
+    finish_figure(fig, ax, f"{p.name}: performance profile (Dolan & Moré 2002)",
+                  "share of instances with ratio ≤ τ", "τ: time / fastest solver's time"
+                  + (" (log2 scale)" if wide else ""), "an unsolved instance has ratio ∞ (never "
+                  "counted), so a solver's curve ends below 1 by its share of unsolved instances",
+                  len(p.solvers))
+    return fig, ax.get_title()
+
+
+def gap_curves(p: Problem, dataset: str, grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Per solver, the relative gap of each of ``dataset``'s fits at each time of ``grid``
+    (rows: fits, columns: times), from the fits' final time and gap."""
+    out = {}
+    f = p.fits[p.fits["dataset"] == dataset]
+    for s in p.solvers:
+        sub = f[f["solver"] == s]
+        ends = np.array([t if t is not None and t == t else (lim or np.inf)
+                         for t, lim in zip(sub["time"], sub["limit"], strict=True)], float)
+        final = sub["gap_final"].to_numpy(float)
+        out[s] = np.where(grid[None, :] >= ends[:, None], final[:, None], 1.0)
+    return out
+
+
+def _draw_gap(results: Results, job: FigureJob):
+    """The relative gap of each solver over time on one dataset: median and quartiles."""
+    p = _problem(results, job)
+    if p is None:
+        return None
+    f = p.fits[p.fits["dataset"] == job.dataset]
+    ts = [t for t in list(f["time"]) + list(f["limit"]) if t is not None and t == t and t > 0]
+    if not ts:
+        return None
+    grid = np.geomspace(max(min(ts) / 2, MIN_SECONDS), max(ts) * 1.2, 200)
+    fig, ax = new_figure()
+    curves = gap_curves(p, job.dataset, grid)
+    for s, color in zip(p.solvers, line_colors(len(p.solvers)), strict=True):
+        if curves[s].size == 0:
+            continue
+        q1, med, q3 = np.percentile(curves[s], [25, 50, 75], axis=0)
+        ax.step(grid, 100 * med, where="post", color=color, label=f"{s} ({len(curves[s])} fits)")
+        ax.fill_between(grid, 100 * q1, 100 * q3, step="post", color=color, alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_ylim(-2, 102)
+    finish_figure(fig, ax, f"{job.dataset}: {p.name}, relative gap over time",
+                  "relative gap (%)", "time since the fit started (s, log scale)",
+                  "median over the dataset's fits (line) and quartiles (band); " + FINAL_ONLY,
+                  len(p.solvers))
+    return fig, ax.get_title()
+
+
+register_figures("solvers_cactus", solver_jobs, _draw_cactus)
+register_figures("solvers_profile", solver_jobs, _draw_profile)
+register_figures("solvers_gap", solver_jobs, _draw_gap)

@@ -1,0 +1,437 @@
+"""The report's solvers section: solvers of one problem compared the way solver papers do.
+
+Drawn for each problem (``problem`` column, one with a global objective) that two or more
+solvers of the experiment solve. A *solver* is a config entry (``algorithm_label``; with the
+parameters that vary within the entry on one instance, when there are such); an *instance* is
+one fit of the problem: dataset, its fingerprint, split, fold, seed, binarization, problem
+weight and ``max_depth``. An instance is *solved* by a solver when its cell finished (status
+``ok``) and the solver did not say its tree is unproven (``optimal`` false); every other cell
+(timeout, error, crash, memory) is unsolved and is kept as a censored observation, never
+dropped:
+
+- a cactus plot: instances solved (y) within a time (x, log scale), one line per solver;
+- a performance profile (Dolan & Moré 2002, Math. Program. 91, §2): for each instance the
+  ratio r = time / the fastest solver's time, ρ(τ) = share of all instances with r ≤ τ, an
+  unsolved instance counting r = ∞ (eq. 1 and the r_M convention of §2); the ECDF is
+  `scipy.stats.ecdf` of the finite ratios scaled by their share;
+- PAR-2 per solver: the mean over instances of the fit time, an unsolved instance counting
+  twice its cell's time limit (no limit: PAR-2 is not given);
+- gap-over-time per dataset: the median (line) and quartiles (band) over the dataset's
+  instances of each solver's relative gap at each time. Without anytime traces in the
+  results the curves come from each cell's final time, bound and gap (100 % until the fit
+  ends, then 0 for a proven optimum or gap / objective), and the figure says so;
+- a per-fit ratio table against a reference solver (``report: {reference_solver: LABEL}`` in
+  the config, default the first solver of the problem): the ratio of the median fit times,
+  with the quartiles of the ratios of every pair of repeats (``repeat:``) as its spread, ``>``
+  or ``<`` where one side did not solve the instance (censored at its time limit), and per
+  solver the geometric mean of the uncensored ratios with a 95 % bootstrap interval
+  (`scipy.stats.bootstrap`).
+
+The section also shows the certificate check (`treebench.results.certificates`): a
+disagreement between proven optima is a red line. Nothing here computes a metric: times,
+statuses, bounds and gaps are columns of the results table.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from treebench.algorithms.objectives import PROBLEM_OBJECTIVES
+from treebench.report.aggregate import Results
+from treebench.report.figures import FigureInfo
+from treebench.report.tables import Display, fmt_seconds, to_html, to_markdown
+from treebench.results.certificates import Certificates, check_certificates
+from treebench.results.values import normalize_value, value_token
+from treebench.text import slug
+
+#: the columns of one instance of a problem (the problem weight is added per row)
+INSTANCE = ("dataset", "data_fingerprint", "split", "split_params", "fold", "seed",
+            "binarizer", "binarizer_params", "param_max_depth")
+#: the shortest time a ratio divides by (a fit reported as 0 s)
+MIN_SECONDS = 1e-6
+
+
+@dataclass
+class Problem:
+    """One problem's comparison: ``fits`` has one row per (solver, instance) with ``time``
+    (median fit seconds), ``solved``, ``limit``, ``repeats`` (list of seconds), ``status``,
+    ``gap_final``; ``solvers`` in config order; ``reference`` the ratio table's solver."""
+
+    name: str
+    fits: pd.DataFrame
+    solvers: list[str]
+    reference: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def stem(self) -> str:
+        """The start of the names of this problem's figures (`treebench.report.solver_figures`)."""
+        return f"solvers__{slug(self.name)}"
+
+
+def _num(v: Any) -> float | None:
+    v = normalize_value(v)
+    if v is None or isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v) if math.isfinite(float(v)) else None
+
+
+def _repeats(row: dict[str, Any], time: float | None) -> list[float]:
+    text = row.get("fit_seconds_repeats")
+    if isinstance(text, str):
+        try:
+            vals = [float(x) for x in json.loads(text)]
+            if vals:
+                return vals
+        except (ValueError, TypeError):
+            pass
+    return [] if time is None else [time]
+
+
+def _final_gap(row: dict[str, Any], solved: bool) -> float:
+    """The relative gap a cell ended with: 0 when solved, gap / |objective| when the solver
+    reports both, else 1 (nothing known)."""
+    if solved:
+        return 0.0
+    gap, obj = _num(row.get("gap")), _num(row.get("solver_objective"))
+    if gap is None or obj is None or obj == 0 or row.get("status") not in ("ok", "timeout"):
+        return 1.0
+    return float(min(max(gap / abs(obj), 0.0), 1.0))
+
+
+def _solver_names(df: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """``algorithm_label``, with the parameters that vary within it on one instance."""
+    names = df["algorithm_label"].astype(str)
+    params = [c for c in df.columns if c.startswith("param_") and c not in keys]
+    out = names.copy()
+    for label, sub in df.groupby(names, sort=False):
+        varying = [c for c in params if sub.groupby("_instance")[c].agg(
+            lambda s: len({value_token(normalize_value(v)) for v in s})).max() > 1]
+        for i, r in sub.iterrows():
+            if varying:
+                out[i] = f"{label} (" + ", ".join(
+                    f"{c[6:]}={normalize_value(r[c])}" for c in varying) + ")"
+    return out
+
+
+def _fits(rows: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in INSTANCE if c in rows.columns]
+    df = rows.copy()
+    weights = {}  # a failed cell has no problem_weight: take its entry's from another cell
+    for params, w in zip(df["algorithm_params"], df["problem_weight"], strict=True):
+        if _num(w) is not None:
+            weights.setdefault(params, _num(w))
+    df["_weight"] = [weights.get(p, _num(w)) for p, w in
+                     zip(df["algorithm_params"], df["problem_weight"], strict=True)]
+    df["_instance"] = df[keys + ["_weight"]].apply(
+        lambda r: "\x1f".join(value_token(normalize_value(v)) for v in r), axis=1)
+    df["_solver"] = _solver_names(df, keys)
+    out = []
+    for r in df.to_dict("records"):
+        time = _num(r.get("fit_seconds"))
+        solved = r.get("status") == "ok" and r.get("optimal") is not False and time is not None
+        out.append({"solver": r["_solver"], "instance": r["_instance"],
+                    "dataset": str(r.get("dataset")), "label": _instance_label(r, keys),
+                    "time": max(time, MIN_SECONDS) if solved else None, "solved": solved,
+                    "limit": _num(r.get("time_limit")), "status": str(r.get("status")),
+                    "repeats": _repeats(r, time) if solved else [],
+                    "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id"))})
+    return pd.DataFrame(out).drop_duplicates(["solver", "instance"], keep="last")
+
+
+def _instance_label(r: dict[str, Any], keys: list[str]) -> str:
+    parts = [str(r.get("dataset"))]
+    for col, word in (("param_max_depth", "d"), ("fold", "fold "), ("seed", "seed ")):
+        v = normalize_value(r.get(col))
+        if v is not None:
+            parts.append(f"{word}{v}")
+    if r.get("_weight"):
+        parts.append(f"w {r['_weight']:g}")
+    return " · ".join(parts)
+
+
+def problems(results: Results) -> list[Problem]:
+    """The problems of ``results`` that two or more solvers solve, in table order."""
+    t = results.table
+    if t.empty or "problem" not in t.columns:
+        return []
+    ref = _reference_option(results)
+    out = []
+    for name in dict.fromkeys(str(p) for p in t["problem"].dropna()):
+        if name not in PROBLEM_OBJECTIVES:
+            continue
+        fits = _fits(t[t["problem"].astype(str) == name])
+        solvers = list(dict.fromkeys(fits["solver"]))
+        if len(solvers) < 2:
+            continue
+        notes = []
+        reference = solvers[0]
+        if ref is not None:
+            if ref in solvers:
+                reference = ref
+            else:
+                notes.append(f"the reference solver `{ref}` does not solve {name} here; the "
+                             f"ratios are against `{reference}`, the first solver")
+        out.append(Problem(name, fits, solvers, reference, notes))
+    return out
+
+
+def _reference_option(results: Results) -> str | None:
+    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
+    rep = cfg.get("report") if isinstance(cfg, dict) else None
+    ref = rep.get("reference_solver") if isinstance(rep, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+# ----------------------------------------------------------------------------- statistics
+def par2(fits: pd.DataFrame) -> float | None:
+    """PAR-2 of one solver's ``fits``: mean fit time, an unsolved fit counting twice its time
+    limit; None when an unsolved fit has no limit."""
+    vals = []
+    for solved, time, limit in zip(fits["solved"], fits["time"], fits["limit"], strict=True):
+        if solved:
+            vals.append(float(time))
+        elif limit is None or not math.isfinite(limit):
+            return None
+        else:
+            vals.append(2.0 * float(limit))
+    return float(np.mean(vals)) if vals else None
+
+
+def profile(p: Problem) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Dolan & Moré's performance profile of ``p``: the τ grid and ρ_s(τ) per solver, over
+    every instance any solver ran (an unsolved one has ratio ∞, so ρ may stay below 1)."""
+    from scipy import stats
+
+    wide = p.fits.pivot(index="instance", columns="solver", values="time")
+    wide = wide.reindex(columns=p.solvers).astype(float)
+    best = wide.min(axis=1, skipna=True)
+    ratios = wide.div(best, axis=0)
+    finite = ratios.to_numpy()[np.isfinite(ratios.to_numpy())]
+    top = max(float(finite.max()) if finite.size else 1.0, 1.0)
+    taus = np.geomspace(1.0, top * 1.05 + 1e-9, 200)
+    out = {}
+    n = len(ratios)
+    for s in p.solvers:
+        r = ratios[s].to_numpy(dtype=float)
+        r = r[np.isfinite(r)]
+        if r.size == 0:
+            out[s] = np.zeros_like(taus)
+            continue
+        out[s] = stats.ecdf(r).cdf.evaluate(taus) * (r.size / n)
+    return taus, out
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """One fit's time against the reference: ``value`` (median over median), ``low`` and
+    ``high`` (quartiles over pairs of repeats), ``censor`` ``>``/``<``/``both``/``""``."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    censor: str = ""
+
+    def text(self) -> str:
+        if self.censor == "both":
+            return "neither solved"
+        if self.value is None:
+            return ""
+        v = f"{self.censor} {self.value:.3g}".strip()
+        if self.low is not None and self.high is not None and self.high > self.low:
+            v += f" [{self.low:.3g}, {self.high:.3g}]"
+        return v
+
+
+def ratio(fit: dict[str, Any] | None, ref: dict[str, Any] | None) -> Ratio:
+    """The ratio of ``fit`` to ``ref`` (rows of `Problem.fits`); censored at the time limit
+    of the side that did not solve the instance."""
+    if fit is None or ref is None:
+        return Ratio(None)
+    if fit["solved"] and ref["solved"]:
+        pairs = np.divide.outer(np.asarray(fit["repeats"], float),
+                                np.maximum(np.asarray(ref["repeats"], float), MIN_SECONDS))
+        lo, hi = (np.percentile(pairs, [25, 75]) if pairs.size > 1 else (None, None))
+        return Ratio(fit["time"] / ref["time"], None if lo is None else float(lo),
+                     None if hi is None else float(hi))
+    if not fit["solved"] and not ref["solved"]:
+        return Ratio(None, censor="both")
+    if not fit["solved"]:
+        lim = _num(fit["limit"])
+        return Ratio(None if lim is None else lim / ref["time"], censor=">")
+    lim = _num(ref["limit"])
+    return Ratio(None if lim is None else fit["time"] / lim, censor="<")
+
+
+def geometric_mean(values: list[float]) -> tuple[float | None, float | None, float | None]:
+    """The geometric mean of ``values`` and its 95 % bootstrap interval (`scipy.stats`
+    bootstrap of the mean log ratio, BCa; None with fewer than three values)."""
+    if not values:
+        return None, None, None
+    logs = np.log(np.asarray(values, dtype=float))
+    gm = float(np.exp(logs.mean()))
+    if len(values) < 3 or np.ptp(logs) == 0:
+        return gm, None, None
+    from scipy import stats
+
+    ci = stats.bootstrap((logs,), np.mean, confidence_level=0.95, n_resamples=1999,
+                         random_state=0).confidence_interval
+    return gm, float(np.exp(ci.low)), float(np.exp(ci.high))
+
+
+# ----------------------------------------------------------------------------- tables
+def par2_display(p: Problem) -> Display:
+    header = ["solver", "instances", "solved", "timeouts", "other failures",
+              "PAR-2 (s)", "median time solved (s)", "median spread over repeats (s)"]
+    rows = []
+    for s in p.solvers:
+        f = p.fits[p.fits["solver"] == s]
+        solved = f[f["solved"]]
+        score = par2(f)
+        spreads = [max(r) - min(r) for r in solved["repeats"] if len(r) > 1]
+        rows.append([s, str(len(f)), str(len(solved)), str(int((f["status"] == "timeout").sum())),
+                     str(int((~f["solved"] & (f["status"] != "timeout")).sum())),
+                     "n/a (no time limit)" if score is None else fmt_seconds(score),
+                     fmt_seconds(float(solved["time"].median())) if len(solved) else "",
+                     fmt_seconds(float(np.median(spreads))) if spreads else ""])
+    return Display(f"par2_{slug(p.name)}", header, rows, ["l"] + ["r"] * 7, [])
+
+
+def ratio_display(p: Problem) -> Display:
+    """One row per instance, one column per other solver: its ratio to the reference; the
+    last row: geometric means with their bootstrap intervals."""
+    others = [s for s in p.solvers if s != p.reference]
+    by = {(r["solver"], r["instance"]): r for r in p.fits.to_dict("records")}
+    instances = list(dict.fromkeys(p.fits["instance"]))
+    labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
+    rows, kept = [], {s: [] for s in others}
+    for inst in instances:
+        ref = by.get((p.reference, inst))
+        row = [labels[inst], "" if ref is None or not ref["solved"] else fmt_seconds(ref["time"])]
+        for s in others:
+            r = ratio(by.get((s, inst)), ref)
+            row.append(r.text())
+            if r.value is not None and not r.censor:
+                kept[s].append(r.value)
+        rows.append(row)
+    summary = ["geometric mean (95 % bootstrap CI)", ""]
+    for s in others:
+        gm, lo, hi = geometric_mean(kept[s])
+        n_cens = sum(1 for inst in instances
+                     if ratio(by.get((s, inst)), by.get((p.reference, inst))).censor)
+        text = "" if gm is None else f"{gm:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo else "")
+        summary.append(text + (f"; {n_cens} censored" if n_cens else ""))
+    rows.append(summary)
+    header = ["instance", f"{p.reference} time (s)"] + [f"{s} / {p.reference}" for s in others]
+    return Display(f"ratios_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
+                   [len(rows) - 1])
+
+
+def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, list[Path]]:
+    """``tables/solvers_par2_<problem>.*`` and ``tables/solvers_ratios_<problem>.*`` (csv,
+    md) for each problem with two or more solvers."""
+    written: dict[str, list[Path]] = {}
+    tdir = out / "tables"
+    for p in problems(results):
+        tdir.mkdir(parents=True, exist_ok=True)
+        for d in (par2_display(p), ratio_display(p)):
+            base = tdir / f"solvers_{d.title}"
+            if "csv" in formats:
+                path = base.with_name(base.name + ".csv")
+                pd.DataFrame(d.rows, columns=d.header).to_csv(path, index=False)
+                written.setdefault("csv", []).append(path)
+            if "md" in formats:
+                path = base.with_name(base.name + ".md")
+                path.write_text(to_markdown(d), encoding="utf-8")
+                written.setdefault("md", []).append(path)
+    return written
+
+
+# ----------------------------------------------------------------------------- the section
+@dataclass
+class Section:
+    """What the section shows: the problems compared, the certificate check, and the
+    figures of the section (by problem)."""
+
+    problems: list[Problem]
+    certificates: Certificates
+    figures: dict[str, list[FigureInfo]]
+
+
+def section(results: Results, figures: list[FigureInfo]) -> Section | None:
+    """The solvers section of ``results``, None when no problem has two solvers and no
+    certificate disagrees."""
+    probs = problems(results)
+    certs = check_certificates(results.table)
+    if not probs and certs.passed:
+        return None
+    figs = {p.name: [f for f in figures if f.stem.startswith(p.stem + "__")] for p in probs}
+    return Section(probs, certs, figs)
+
+
+def certificate_lines(certs: Certificates) -> list[str]:
+    """The certificate check in sentences: one per disagreement, or one that all agree."""
+    if certs.disagreements:
+        return [f"Certificate disagreement: {d.text}." for d in certs.disagreements]
+    if certs.instances:
+        return [f"Certificates agree: {certs.comparisons} comparison(s) on "
+                f"{certs.instances} instance(s) (proven optima equal, no incumbent below and "
+                "no bound above one)."]
+    return []
+
+
+def _esc(text: object) -> str:
+    return _html.escape(str(text))
+
+
+def section_html(results: Results, figures: list[FigureInfo], figure_html) -> str:
+    """The section as HTML (empty when `section` is None); ``figure_html(info)`` embeds a
+    figure."""
+    sec = section(results, figures)
+    if sec is None:
+        return ""
+    parts = ['<h2 id="solvers">Solvers</h2>']
+    for line in certificate_lines(sec.certificates):
+        cls = "verdict fail" if sec.certificates.disagreements else "verdict pass"
+        parts.append(f'<p><span class="{cls}">{_esc(line)}</span></p>')
+    for p in sec.problems:
+        parts.append(f"<h3>{_esc(p.name)}: {_esc(', '.join(p.solvers))}</h3>")
+        parts += [f'<p class="note">{_esc(n)}</p>' for n in p.notes]
+        parts.append(f'<div class="wide">{to_html(par2_display(p))}</div>')
+        parts.append('<div class="figs">' + "".join(figure_html(f) for f in sec.figures[p.name])
+                     + "</div>")
+        parts.append(f"<details><summary>Fit time against {_esc(p.reference)}, per fit "
+                     "(ratio of medians [quartiles over repeats]; &gt;/&lt;: censored at "
+                     "the time limit)</summary>"
+                     f'<div class="wide">{to_html(ratio_display(p))}</div></details>')
+    return "\n".join(parts)
+
+
+def section_markdown(results: Results, figures: list[FigureInfo], out: Path) -> list[str]:
+    """The section as Markdown lines (none when `section` is None)."""
+    sec = section(results, figures)
+    if sec is None:
+        return []
+    lines = ["## Solvers", ""]
+    for line in certificate_lines(sec.certificates):
+        lines += [f"**{line}**" if sec.certificates.disagreements else line, ""]
+    for p in sec.problems:
+        lines += [f"### {p.name}: {', '.join(p.solvers)}", ""]
+        lines += [f"> {n}" for n in p.notes]
+        lines += [to_markdown(par2_display(p)), ""]
+        for f in sec.figures[p.name]:
+            img = f.paths.get("png") or f.paths.get("svg")
+            if img is not None:
+                lines += [f"![{f.title}]({Path(img).relative_to(out).as_posix()})", ""]
+        lines += [f"Fit time against `{p.reference}`, per fit (ratio of medians [quartiles "
+                  "over repeats]; > and <: censored at the time limit):", ""]
+        lines += [to_markdown(ratio_display(p)), ""]
+    return lines
