@@ -437,40 +437,10 @@ def report(
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values.")]
 
 
-def _matching(results_dir: Path, where: list[str] | None, status: list[str] | None,
-              all_cells: bool = False):
-    from treebench.results.find import folder_cells, parse_where
-
-    from treebench.errors import UserError
-    from treebench.results.index import refuse_foreign_tables, scan
-    from treebench.results.schema import SchemaError
-
-    if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
-        raise UserError(f"{results_dir}: no results here; give a directory written by `treebench run`.")
-    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
-    for note in scan(results_dir).problem_notes(results_dir):  # its cell is not in the list
-        typer.echo(f"note: {note}; its cell is left out (`treebench results check "
-                   f"{results_dir} --repair` sets the file aside)", err=True)
-    try:
-        return folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
-    except SchemaError as exc:
-        raise UserError(f"{results_dir}: its results table cannot be read ({exc}).") from None
-
-
-def _one_cell(results_dir: Path, where: list[str]) -> str:
-    from treebench.errors import UserError
-
-    rows = _matching(results_dir, where, None)
-    if len(rows) == 1:
-        return str(rows["cell_id"].iloc[0])
-    if rows.empty:
-        raise UserError(f"{results_dir}: no cell matches {' '.join(where)}; "
-                        f"`treebench cells {results_dir}` lists them all.")
-    listed = "; ".join(f"{r.cell_id} ({r.dataset}, {r.algorithm_label} {r.algorithm_params}, fold "
-                       f"{r.fold}, seed {r.seed})" for r in rows.head(5).itertuples())
-    raise UserError(f"{results_dir}: {len(rows)} cells match {' '.join(where)}, show takes one: "
-                    f"{listed}{' …' if len(rows) > 5 else ''}; add conditions (fold=0, seed=0) "
-                    f"or give an id.")
+def _notes(notes: list[str]) -> None:
+    """Notes on unusable cell files, on stderr (their cells are not listed)."""
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
 
 
 @app.command()
@@ -488,9 +458,10 @@ def cells(
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.results.find import SHOWN
+        from treebench.results.find import SHOWN, matching_cells
 
-        rows = _matching(results_dir, where, status, all_cells)
+        rows, notes = matching_cells(results_dir, where, status, all_cells=all_cells)
+    _notes(notes)
     if ids:
         for cid in rows["cell_id"]:
             typer.echo(cid)
@@ -529,86 +500,16 @@ def show(
     """Print the fitted tree of one cell as readable rules (or JSON / Graphviz dot). Name the
     cell by its id, or by what it is with --where (refused, with the list, when several match)."""
     with _user_errors():
-        import json
+        from treebench.results import find
+        from treebench.results import show as shown
 
-        from treebench.errors import UserError
-        from treebench.results.cellfile import cells_dir
-
-        if (cell_id is None) == (not where):
-            raise UserError("show needs a cell id or --where conditions (one of the two), e.g. "
-                            "`treebench show DIR --where dataset=iris max_depth=2 fold=0`.")
+        shown.check_request(cell_id, where, format)
         if where:
-            cell_id = _one_cell(results_dir, where)
-        assert cell_id is not None
-        from treebench.tree.arrays import TreeArrays
-        from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
-
-        import glob
-
-        from treebench.results.cellfile import CellFileError, read_cell
-
-        d = cells_dir(results_dir)
-        if not cell_id or not all(ch.isalnum() or ch in "-_" for ch in cell_id):
-            raise UserError(f"cell id {cell_id[:40]!r} is not an id: ids are the hexadecimal "
-                            f"strings of the cell_id column of results.csv (a unique prefix is enough).")
-        matches = sorted(p for p in d.glob(f"{glob.escape(cell_id)}*.json")
-                         if not p.name.startswith(".")) if d.is_dir() else []
-        if not matches:
-            raise UserError(f"{results_dir}: no cell with id `{cell_id}`; ids are in the cell_id column of results.csv.")
-        if len(matches) > 1:
-            raise UserError(f"{results_dir}: cell id prefix `{cell_id}` matches {len(matches)} cells; give more characters.")
-        try:
-            rec = read_cell(matches[0])[0]
-        except CellFileError as exc:
-            raise UserError(f"{matches[0]} cannot be used: {exc}; `treebench results check "
-                            f"{results_dir} --repair` sets it aside and the next run reruns it.") from None
-        row = rec.get("row", {})
-        if format not in ("text", "json", "dot"):
-            raise UserError(f"--format must be text, json or dot (got {format!r}).")
-        status = row.get("status")
-        if rec.get("tree") is None:
-            what = "timed out" if status == "timeout" else f"ended with status {status}"
-            raise UserError(
-                f"cell {matches[0].stem} {what} and has no tree"
-                f"{' (' + str(row.get('error')) + ')' if row.get('error') else ''}; algorithm "
-                f"{row.get('algorithm_label')}, time limit {_limit(row.get('time_limit'))}."
-            )
-        tree = TreeArrays.from_dict(rec["tree"])
-        names, conds = conditions_from_columns(rec.get("columns"))
-        classes = rec.get("classes")
-    header = (
-        f"# cell {matches[0].stem}: {row.get('algorithm_label')} {row.get('algorithm_params')} on "
-        f"{row.get('dataset')} (fold {row.get('fold')}, seed {row.get('seed')}); "
-        f"train acc {_pct(row.get('train_accuracy'))}, test acc {_pct(row.get('test_accuracy'))}, "
-        f"{tree.n_leaves} leaves, depth {tree.depth}; fit {_secs(row.get('fit_seconds'))}"
-    )
-    if status == "timeout" or row.get("timed_out"):
-        header += (
-            f"\n# TIMED OUT (status {status}, time limit {_limit(row.get('time_limit'))}): the "
-            f"solver stopped at its time limit; this is the best tree it had, not a proven optimum"
-        )
-    if format == "json":
-        typer.echo(json.dumps(export_dict(tree, names, classes, conds), indent=2, default=str))
-    elif format == "dot":
-        typer.echo(export_dot(tree, names, classes, conds))
-    else:
-        typer.echo(header)
-        typer.echo(export_text(tree, names, classes, conds))
-
-
-def _pct(v: Any) -> str:
-    return "n/a" if v is None else f"{100 * float(v):.2f} %"
-
-
-def _secs(v: Any) -> str:
-    """Every printed time in one format: 3 significant digits and ``s``."""
-    from treebench.report.tables import fmt_seconds
-
-    return "n/a" if v is None else f"{fmt_seconds(v)} s"
-
-
-def _limit(v: Any) -> str:
-    return "none" if v is None else _secs(v)
+            rows, notes = find.matching_cells(results_dir, where)
+            _notes(notes)
+            cell_id = find.one_cell_id(rows, results_dir, where)
+        text = shown.tree_text(shown.read_shown(results_dir, cell_id), format)
+    typer.echo(text)
 
 
 # ----------------------------------------------------------------------------- results

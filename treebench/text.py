@@ -37,6 +37,17 @@ def fmt_value(v: Any) -> str:
     return str(v)
 
 
+def fmt_seconds(x: float) -> str:
+    """Seconds in one format everywhere: three significant digits, positional
+    (``0.00123``, ``0.5``, ``12.3``; whole seconds from 1000 on), never scientific notation."""
+    import numpy as np
+
+    if abs(x) >= 1000:
+        return f"{x:.0f}"
+    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False,
+                                      trim="-")
+
+
 def clip(text: Any, limit: int = MAX_CHARS) -> str:
     """``text`` (any value: its ``str``) as a message may quote it: characters that are not
     printable (newlines, NULs, escapes) written as Python escapes, and cut to ``limit``

@@ -25,6 +25,7 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA
 from treebench.atomic import write_text as atomic_write_text
+from treebench.text import fmt_seconds
 from treebench.results import schema
 
 METRIC_LABELS = {
@@ -52,17 +53,6 @@ SUMMARY_METRICS = ("test_accuracy", "train_accuracy", "n_leaves", "depth", "fit_
 
 def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
-
-
-def fmt_seconds(x: float) -> str:
-    """Seconds in one format everywhere: three significant digits, positional
-    (``0.00123``, ``0.5``, ``12.3``; whole seconds from 1000 on), never scientific notation."""
-    import numpy as np
-
-    if abs(x) >= 1000:
-        return f"{x:.0f}"
-    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False,
-                                      trim="-")
 
 
 def fmt_number(metric: str, x: float) -> str:

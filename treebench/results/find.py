@@ -6,6 +6,9 @@ A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``, or the key given agai
 learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_depth`` means
 ``param_max_depth``, then ``bparam_*``). Values are compared as the verification compares them
 (``4`` matches ``4.0``; ``all`` matches the text ``all``).
+
+A cell is also found by its id, or a unique prefix of it (`cell_file`), as `treebench show`
+names one.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import glob
+
 from treebench.errors import UserError, did_you_mean
+from treebench.results.cellfile import cells_dir
 from treebench.results.defined import ManifestError, cell_ids, read_manifest, records
+from treebench.results.index import refuse_foreign_tables, scan
+from treebench.results.schema import ALIASES, SchemaError
 from treebench.results.store import current_table
 from treebench.results.values import select_rows
 from treebench.sweeps import parse_scalar
-from treebench.results.schema import ALIASES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,3 +118,57 @@ def folder_cells(results_dir: Path, where: dict[str, Any], status: list[str] | N
         else:
             where["experiment"] = wanted
     return find_cells(table, where, status)
+
+
+def matching_cells(results_dir: Path, where: list[str] | None, status: list[str] | None = None,
+                   *, all_cells: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """The cells of the results folder ``results_dir`` matching the ``--where`` conditions
+    ``where`` (unparsed, as typed) and ``status``, and a note for each unusable cell file (its
+    cell is left out). Raise `UserError` for a folder without results or with tables
+    treebench did not write."""
+    results_dir = Path(results_dir)
+    if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
+        raise UserError(f"{results_dir}: no results here; give a directory written by "
+                        f"`treebench run`.")
+    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
+    notes = [f"{note}; its cell is left out (`treebench results check {results_dir} --repair` "
+             f"sets the file aside)" for note in scan(results_dir).problem_notes(results_dir)]
+    try:
+        rows = folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
+    except SchemaError as exc:
+        raise UserError(f"{results_dir}: its results table cannot be read ({exc}).") from None
+    return rows, notes
+
+
+def one_cell_id(rows: pd.DataFrame, results_dir: Path, where: list[str]) -> str:
+    """The id of the one cell of ``rows`` (the cells matching ``where``); raise `UserError`
+    when none matches, or several do (naming the first five)."""
+    if len(rows) == 1:
+        return str(rows["cell_id"].iloc[0])
+    if rows.empty:
+        raise UserError(f"{results_dir}: no cell matches {' '.join(where)}; "
+                        f"`treebench cells {results_dir}` lists them all.")
+    listed = "; ".join(f"{r.cell_id} ({r.dataset}, {r.algorithm_label} {r.algorithm_params}, "
+                       f"fold {r.fold}, seed {r.seed})" for r in rows.head(5).itertuples())
+    raise UserError(f"{results_dir}: {len(rows)} cells match {' '.join(where)}, show takes "
+                    f"one: {listed}{' …' if len(rows) > 5 else ''}; add conditions (fold=0, "
+                    f"seed=0) or give an id.")
+
+
+def cell_file(results_dir: Path, cell_id: str) -> Path:
+    """The cell file of the cell whose id is ``cell_id`` or starts with it; raise `UserError`
+    for a text that is no id, an id no cell has, or a prefix of several cells' ids."""
+    if not cell_id or not all(ch.isalnum() or ch in "-_" for ch in cell_id):
+        raise UserError(f"cell id {cell_id[:40]!r} is not an id: ids are the hexadecimal "
+                        f"strings of the cell_id column of results.csv (a unique prefix is "
+                        f"enough).")
+    d = cells_dir(results_dir)
+    matches = sorted(p for p in d.glob(f"{glob.escape(cell_id)}*.json")
+                     if not p.name.startswith(".")) if d.is_dir() else []
+    if not matches:
+        raise UserError(f"{results_dir}: no cell with id `{cell_id}`; ids are in the cell_id "
+                        f"column of results.csv.")
+    if len(matches) > 1:
+        raise UserError(f"{results_dir}: cell id prefix `{cell_id}` matches {len(matches)} "
+                        f"cells; give more characters.")
+    return matches[0]
