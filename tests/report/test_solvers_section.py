@@ -81,7 +81,15 @@ def test_a_planted_disagreement_is_a_red_line(tmp_path):
     rec = json.loads(p.read_bytes())
     rec.pop("sha256", None)
     rec["row"]["problem_objective"] = float(row["problem_objective"]) - 1
+    rec["anytime_trace"] = [[0.001, 9.0, 3.0], [0.002, 6.0, 6.0]]  # as a trace would be kept
     p.write_bytes(encode_record(rec)[0])
+    traces = F.read_traces(out, [str(c) for c in t["cell_id"]])
+    assert list(traces) == [row["cell_id"]] and traces[row["cell_id"]].shape == (2, 3)
+    gap = F.gap_curves(S.Problem("min-errors", pd.DataFrame({
+        "solver": ["peer"], "dataset": ["d"], "time": [0.01], "limit": [30.0],
+        "gap_final": [0.0], "cell_id": [row["cell_id"]]}), ["peer"], "peer"), "d",
+        np.array([0.0005, 0.0015, 0.005, 0.02]), traces)
+    assert gap["peer"].tolist() == [[1.0, 2 / 3, 0.0, 0.0]]
     r = CliRunner().invoke(app, ["report", str(out)])
     assert r.exit_code == 0, r.output
     page = (out / "report" / "index.html").read_text(encoding="utf-8")
@@ -99,6 +107,7 @@ def _problem(rows) -> S.Problem:
     fits = pd.DataFrame(rows, columns=["solver", "instance", "time", "solved", "limit",
                                        "status", "repeats"])
     fits["dataset"], fits["label"], fits["gap_final"] = "d", fits["instance"], 0.0
+    fits["cell_id"] = fits["solver"] + fits["instance"]
     fits.loc[~fits["solved"], "gap_final"] = 1.0
     return S.Problem("min-errors", fits, ["a", "b"], "a")
 

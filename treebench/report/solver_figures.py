@@ -1,12 +1,14 @@
 """The solvers section's figures (`treebench.report.solvers` says what they show): a cactus
 plot and a performance profile per problem with two or more solvers, and the relative gap over
-time per problem and dataset. Registered figure kinds (`treebench.registry.FIGURES`), so the
+time per problem and dataset (from the cells' anytime traces where their records hold one,
+`read_traces`). Registered figure kinds (`treebench.registry.FIGURES`), so the
 report caches and draws them with the other figures; each job carries a digest of its
 problem's fits, so a figure is redrawn when they change."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from treebench.report.aggregate import Results
 from treebench.report.figures import (ALL_DATASETS, FigureJob, finish_figure, line_colors,
                                       make_job, new_figure, register_figures)
 from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile
+from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.text import slug
 
 #: the figure note of the gap curves while the results hold no anytime traces
@@ -84,17 +87,59 @@ def _draw_profile(results: Results, job: FigureJob):
     return fig, ax.get_title()
 
 
-def gap_curves(p: Problem, dataset: str, grid: np.ndarray) -> dict[str, np.ndarray]:
+#: the keys of a cell record (or of its ``solve_info``) that may hold its anytime trace: a list
+#: of ``[seconds since the fit started, incumbent objective, lower bound]``
+TRACE_KEYS = ("anytime_trace", "trace")
+
+
+def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
+    """cell id -> its anytime trace (n x 3: seconds, incumbent, bound) for the ``cells`` whose
+    record in ``directory`` holds one (`TRACE_KEYS`); cells without one are left out."""
+    out = {}
+    for cell in cells:
+        try:
+            rec, _ = read_cell(cells_dir(directory) / f"{cell}.json")
+        except (CellFileError, OSError):
+            continue
+        info = rec.get("solve_info") if isinstance(rec.get("solve_info"), dict) else {}
+        raw = next((src[k] for src in (rec, info) for k in TRACE_KEYS
+                    if isinstance(src.get(k), list) and src.get(k)), None)
+        try:
+            arr = np.asarray(raw, dtype=float) if raw is not None else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is not None and arr.ndim == 2 and arr.shape[1] >= 3:
+            out[cell] = arr[np.argsort(arr[:, 0], kind="stable"), :3]
+    return out
+
+
+def _trace_gap(trace: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The relative gap (incumbent - bound) / |incumbent| of a trace at each time of ``grid``:
+    1 before its first entry, then that of the last entry at or before the time."""
+    inc, bound = trace[:, 1], trace[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where(np.abs(inc) > 0, (inc - bound) / np.abs(inc), 0.0)
+    gap = np.clip(np.nan_to_num(gap, nan=1.0, posinf=1.0), 0.0, 1.0)
+    at = np.searchsorted(trace[:, 0], grid, side="right") - 1
+    return np.where(at >= 0, gap[np.maximum(at, 0)], 1.0)
+
+
+def gap_curves(p: Problem, dataset: str, grid: np.ndarray,
+               traces: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Per solver, the relative gap of each of ``dataset``'s fits at each time of ``grid``
-    (rows: fits, columns: times), from the fits' final time and gap."""
+    (rows: fits, columns: times): from the fit's anytime trace where ``traces`` has one (by
+    cell id), and once the fit ended its final gap; without a trace, 1 until the fit ended."""
     out = {}
     f = p.fits[p.fits["dataset"] == dataset]
+    traces = traces or {}
     for s in p.solvers:
         sub = f[f["solver"] == s]
         ends = np.array([t if t is not None and t == t else (lim or np.inf)
                          for t, lim in zip(sub["time"], sub["limit"], strict=True)], float)
         final = sub["gap_final"].to_numpy(float)
-        out[s] = np.where(grid[None, :] >= ends[:, None], final[:, None], 1.0)
+        before = np.array([_trace_gap(traces[c], grid) if c in traces else np.ones_like(grid)
+                           for c in sub["cell_id"]], float).reshape(len(sub), len(grid))
+        out[s] = np.where(grid[None, :] >= ends[:, None], final[:, None], before)
     return out
 
 
@@ -109,7 +154,8 @@ def _draw_gap(results: Results, job: FigureJob):
         return None
     grid = np.geomspace(max(min(ts) / 2, MIN_SECONDS), max(ts) * 1.2, 200)
     fig, ax = new_figure()
-    curves = gap_curves(p, job.dataset, grid)
+    traces = read_traces(results.directory, list(f["cell_id"]))
+    curves = gap_curves(p, job.dataset, grid, traces)
     for s, color in zip(p.solvers, line_colors(len(p.solvers)), strict=True):
         if curves[s].size == 0:
             continue
@@ -120,7 +166,9 @@ def _draw_gap(results: Results, job: FigureJob):
     ax.set_ylim(-2, 102)
     finish_figure(fig, ax, f"{job.dataset}: {p.name}, relative gap over time",
                   "relative gap (%)", "time since the fit started (s, log scale)",
-                  "median over the dataset's fits (line) and quartiles (band); " + FINAL_ONLY,
+                  "median over the dataset's fits (line) and quartiles (band); "
+                  + (FINAL_ONLY if not traces else f"from the anytime traces of {len(traces)} "
+                     f"of {len(f)} fits, the others " + FINAL_ONLY.split(" (")[0]),
                   len(p.solvers))
     return fig, ax.get_title()
 

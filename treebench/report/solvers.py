@@ -17,9 +17,10 @@ dropped:
 - PAR-2 per solver: the mean over instances of the fit time, an unsolved instance counting
   twice its cell's time limit (no limit: PAR-2 is not given);
 - gap-over-time per dataset: the median (line) and quartiles (band) over the dataset's
-  instances of each solver's relative gap at each time. Without anytime traces in the
-  results the curves come from each cell's final time, bound and gap (100 % until the fit
-  ends, then 0 for a proven optimum or gap / objective), and the figure says so;
+  instances of each solver's relative gap at each time, from the cells' anytime traces
+  where their records hold one (`treebench.report.solver_figures.read_traces`); without,
+  from each cell's final time, bound and gap (100 % until the fit ends, then 0 for a proven
+  optimum or gap / objective), and the figure says which;
 - a per-fit ratio table against a reference solver (``report: {reference_solver: LABEL}`` in
   the config, default the first solver of the problem): the ratio of the median fit times,
   with the quartiles of the ratios of every pair of repeats (``repeat:``) as its spread, ``>``
@@ -143,7 +144,8 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                     "time": max(time, MIN_SECONDS) if solved else None, "solved": solved,
                     "limit": _num(r.get("time_limit")), "status": str(r.get("status")),
                     "repeats": _repeats(r, time) if solved else [],
-                    "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id"))})
+                    "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id")),
+                    "finished_at": str(r.get("finished_at"))})
     return pd.DataFrame(out).drop_duplicates(["solver", "instance"], keep="last")
 
 
