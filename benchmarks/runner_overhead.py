@@ -27,6 +27,7 @@ made with `git worktree add ../before c491fba` beside this repository).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pstats
 import shutil
@@ -82,11 +83,20 @@ PHASES = [
 ]
 
 
-def _cli(args: list[str], checkout: Path) -> float:
+def _env(checkout: Path) -> dict[str, str]:
+    """The environment of a measured command: ``checkout`` first on the path, and bytecode
+    written and read as a user's interpreter does (a shell that sets PYTHONDONTWRITEBYTECODE
+    makes every command compile the modules that have no cached bytecode: 0.2-0.3 s each)."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _cli(args: list[str], checkout: Path) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=True, env=env,
-                   cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "treebench.cli", *args], check=True,
+                   env=_env(checkout), cwd=checkout, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
 
@@ -94,6 +104,9 @@ def rounds(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
            work: Path) -> dict[tuple[str, str, str], list[float]]:
     """Wall seconds by (grid, step, checkout), checkouts alternating within each round."""
     out: dict[tuple[str, str, str], list[float]] = {}
+    for co in checkouts.values():  # cached bytecode for every checkout before any timing
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(co / "treebench")],
+                       check=True, env=_env(co), stdout=subprocess.DEVNULL)
     for r in range(n_rounds):
         order = list(checkouts.items())
         if r % 2:
@@ -115,14 +128,87 @@ def rounds(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
     return out
 
 
+#: runs one `run` in a fresh interpreter and prints, as JSON, when its phases ended: the
+#: driver's own clock around `run_experiment` and around each finished cell's hand-over
+TIMELINE = """
+import json, sys, time
+t0 = time.perf_counter()
+from treebench import api
+from treebench.execute import executor
+stamps = []
+take = executor._take
+def timed(rec, *a, **k):
+    t = time.perf_counter()
+    take(rec, *a, **k)
+    stamps.append((t, time.perf_counter(), rec["row"]["wall_seconds"] if rec else 0.0))
+executor._take = timed
+cfg, out, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+t1 = time.perf_counter()
+try:
+    from treebench.plan_cache import RunOptions
+    api.run_experiment(cfg, RunOptions(out=out, n_jobs=jobs, report=False, progress=False))
+except ImportError:  # a checkout from before RunOptions
+    api.run_experiment(cfg, out=out, n_jobs=jobs, report=False, progress=False)
+t2 = time.perf_counter()
+first = stamps[0][0] - stamps[0][2]
+print(json.dumps({"import": t1 - t0, "start": first - t1, "cells": stamps[-1][1] - first,
+                  "after": t2 - stamps[-1][1], "walls": sum(s[2] for s in stamps),
+                  "take": sum(s[1] - s[0] for s in stamps), "n": len(stamps)}))
+"""
+
+
+def timeline(cfg: Path, res: Path, jobs: int, checkout: Path) -> dict[str, float]:
+    """The phases of one ``run -j jobs`` in a fresh interpreter (seconds): importing the API,
+    start-up until the first cell started (config, planning, data checks, learners' imports
+    and warm-up, forking the workers), the cells phase (first cell started to last cell file
+    written), and the tables after it; ``walls`` is the cells' own wall seconds summed and
+    ``take`` the driver's time writing cell files and updating progress."""
+    shutil.rmtree(res, ignore_errors=True)
+    p = subprocess.run([sys.executable, "-c", TIMELINE, str(cfg), str(res), str(jobs)],
+                       check=True, env=_env(checkout), cwd=checkout, capture_output=True,
+                       text=True)
+    shutil.rmtree(res, ignore_errors=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def timelines(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
+              work: Path) -> None:
+    """Print the phases of ``run -j 1`` and ``run -j 2`` per grid and checkout (medians over
+    alternating rounds): the cells phase's throughput and the driver's gap per cell, apart from
+    the start-up that a fresh interpreter pays once (importing scikit-learn, SciPy among it)."""
+    got: dict[tuple[str, str, int], list[dict[str, float]]] = {}
+    for r in range(n_rounds):
+        order = list(checkouts.items())[::(-1 if r % 2 else 1)]
+        for grid in grids:
+            for name, co in order:
+                for jobs in (1, 2):
+                    got.setdefault((grid, name, jobs), []).append(
+                        timeline(work / f"{grid}.yaml", work / f"{grid}-{name}-tl", jobs, co))
+    print(f"\n{'grid':6s} {'checkout':8s} {'-j':>2s} {'import':>7s} {'start-up':>9s} "
+          f"{'cells':>7s} {'tables':>7s} {'cells/s':>8s} {'gap/cell':>9s} {'write/cell':>10s}")
+    med = statistics.median
+    for (grid, name, jobs), runs in got.items():
+        n = runs[0]["n"]
+        cells = med(r["cells"] for r in runs)
+        gap = med((r["cells"] - r["walls"] / jobs) / n for r in runs)
+        print(f"{grid:6s} {name:8s} {jobs:2d} {med(r['import'] for r in runs):6.2f}s "
+              f"{med(r['start'] for r in runs):8.2f}s {cells:6.2f}s "
+              f"{med(r['after'] for r in runs):6.2f}s {n / cells:8.0f} {1000 * gap:7.2f}ms "
+              f"{1000 * med(r['take'] for r in runs) / n:8.2f}ms")
+    for name in checkouts:
+        for grid in grids:
+            one = med(r["cells"] for r in got[(grid, name, 1)])
+            two = med(r["cells"] for r in got[(grid, name, 2)])
+            print(f"{name}: {grid}: cells phase, -j 2 / -j 1 speed-up {one / two:.2f}x")
+
+
 def profiled(args: list[str], stats_path: Path) -> float:
     """Run the command in a fresh interpreter under cProfile; its wall seconds."""
     code = (f"import cProfile, sys\nfrom treebench.cli import app\nprof = cProfile.Profile()\n"
             f"prof.enable()\ntry:\n    app({args!r}, standalone_mode=False)\n"
             f"except SystemExit:\n    pass\nprof.disable()\nprof.dump_stats({str(stats_path)!r})\n")
-    env = dict(os.environ, PYTHONPATH=str(HERE))
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=HERE,
+    subprocess.run([sys.executable, "-c", code], check=True, env=_env(HERE), cwd=HERE,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
@@ -195,6 +281,7 @@ def main() -> None:
         work = Path(d)
         for g in grids:
             (work / f"{g}.yaml").write_text(yaml.safe_dump(GRIDS[g]))
+        timelines(checkouts, grids, args.rounds, work)
         times = rounds(checkouts, grids, args.rounds, work)
         names = list(checkouts)
         print(f"\n{'grid':6s} {'step':18s} " + " ".join(f"{n:>22s}" for n in names)

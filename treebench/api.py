@@ -42,7 +42,8 @@ from treebench.execute.lock import results_lock
 from treebench.experiments import record_key
 from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
     FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
-    exit_code_for, failure_kinds, remember_plan,
+    exit_code_for, failure_kinds, remember_plan, report_stamp,
+    report_unchanged,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
@@ -589,6 +590,8 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
     with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
+        if out is None and report_unchanged(results_dir, tuple(formats)):
+            return target
         try:
             report.write_report(results_dir, target, formats=tuple(formats))
         except OSError as exc:
@@ -598,16 +601,17 @@ def write_report(results_dir: str | Path, out: str | Path | None = None, formats
                 f"files are complete: free space, then run `treebench report {results_dir}`."
             ) from None
         if out is None:
-            _stamp_report(results_dir)
+            _stamp_report(results_dir, tuple(formats))
     return target
 
 
-def _stamp_report(results_dir: Path) -> None:
-    """Record which cells the report was built from (`treebench.plan_cache.report_current`)."""
+def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
+    """Record what the report was built from (`treebench.plan_cache.report_current`)."""
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
-            write_json(results_dir / "report" / REPORT_STAMP, {"digest": digest})
+            write_json(results_dir / "report" / REPORT_STAMP,
+                       report_stamp(digest, formats, results_dir / "report"))
 
 
 def experiment_dirs(root: str | Path) -> list[Path]:

@@ -409,10 +409,16 @@ def report(
     experiment's report, a top-level index.html and, when datasets repeat across experiments,
     a cross-experiment summary table."""
     with _user_errors():
+        from treebench.plan_cache import report_unchanged
+
+        fmts = [f.strip() for f in format.split(",") if f.strip()]
+        if out is None and report_unchanged(results_dir, tuple(fmts)):
+            typer.echo(f"report: {results_dir / 'report'} (unchanged: written from these "
+                       f"cells, in these formats, by this version)")
+            return
         from treebench import api
         from treebench.errors import UserError
 
-        fmts = [f.strip() for f in format.split(",") if f.strip()]
         for note in api.refresh_results(results_dir):
             typer.echo(f"note: {note}")
         if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():

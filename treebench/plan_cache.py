@@ -11,6 +11,7 @@ exit code (`exit_code_for`) live here because both paths produce them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 from collections import Counter
@@ -229,11 +230,72 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
 REPORT_STAMP = ".built-from.json"
 
 
-def report_current(out: Path, digest: str) -> bool:
-    """The report was written from the cells whose digest is ``digest`` and still has its
-    index page."""
-    stamp = read_json_object(out / "report" / REPORT_STAMP)
-    return stamp.get("digest") == digest and (out / "report" / "index.html").is_file()
+def report_code_key() -> str:
+    """A key of the code that draws reports: treebench's version and the size and modification
+    time of every module of `treebench.report` (an edited or upgraded drawing code makes a
+    report out of date even when its cells are not)."""
+    h = hashlib.sha256(__version__.encode())
+    folder = Path(__file__).resolve().parent / "report"
+    for p in sorted(folder.glob("*.py")):
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:16]
+
+
+def report_files(report_dir: Path) -> dict[str, list[int]]:
+    """Every file of a report folder (but its stamp), relative path → [size, mtime_ns]."""
+    found = {}
+    for p in sorted(report_dir.rglob("*")):
+        if p.name == REPORT_STAMP or p.name.endswith(".tmp") or not p.is_file():
+            continue
+        st = p.stat()
+        found[p.relative_to(report_dir).as_posix()] = [st.st_size, st.st_mtime_ns]
+    return found
+
+
+def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path) -> dict[str, Any]:
+    """What a report records of what it was written from: the digest of the cells, the formats,
+    the drawing code (`report_code_key`) and its own files."""
+    return {"digest": digest, "formats": sorted(set(formats)), "code": report_code_key(),
+            "files": report_files(report_dir)}
+
+
+def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None) -> bool:
+    """The report in ``out / "report"`` was written from the cells whose digest is ``digest``
+    by this drawing code (and in ``formats`` when given), and its files are as it wrote them
+    (none missing, none changed)."""
+    rdir = out / "report"
+    stamp = read_json_object(rdir / REPORT_STAMP)
+    if stamp.get("digest") != digest or stamp.get("code") != report_code_key():
+        return False
+    if formats is not None and stamp.get("formats") != sorted(set(formats)):
+        return False
+    files = stamp.get("files")
+    try:
+        return isinstance(files, dict) and "index.html" in files and report_files(rdir) == files
+    except OSError:
+        return False
+
+
+def report_unchanged(out: Path, formats: tuple[str, ...]) -> bool:
+    """Whether ``treebench report out`` would write the report that is there: the tables match
+    the usable cell files (none damaged, none stale) and the report is current
+    (`report_current`) in these ``formats``. Reads no table and imports no learner, pandas or
+    matplotlib: an unchanged report is answered in a fraction of a second."""
+    out = Path(out)
+    if not (out / "cells").is_dir() or not (out / "report" / REPORT_STAMP).is_file():
+        return False
+    current = scan(out)
+    sel = select(out, current)
+    if current.problems or tables_state(out, sel) is not None or earlier_state(out, sel):
+        return False
+    try:
+        if xp.stale_cells(xp.read_manifest(out), current.cells):
+            return False  # the full path says so in a note
+    except xp.ManifestError:
+        return False
+    return report_current(out, sel.digest, formats)
 
 
 def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str,

@@ -234,12 +234,14 @@ class CellPool:
             return
         _, _, record, retire = msg
         s.cell = None
-        take(record)
+        # the worker gets its next cell before this process writes the record: writing a cell
+        # file takes the driver a few milliseconds, which the worker would otherwise wait out
         if retire:  # it ran out of memory and leaves rather than run on a damaged heap
             self._reap(s, kill=False)
             self._replace(s, pending)
-            return
-        self._send(s, pending)
+        else:
+            self._send(s, pending)
+        take(record)
 
     def _died(self, s: _Slot, pending: deque, take) -> None:
         st, ru = self._reap(s, kill=False)

@@ -1,0 +1,102 @@
+"""`treebench report DIR` on a report that is current answers without drawing: same cells,
+same formats, same drawing code and every file of the report as it was written. Anything else
+takes the full path and the report is written again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from treebench import plan_cache
+from treebench.cli import app
+from treebench.plan_cache import REPORT_STAMP, report_unchanged
+
+UNCHANGED = "(unchanged: written from these cells"
+CONFIG = {
+    "name": "unchanged", "seed": 0, "datasets": ["iris"],
+    "split": {"kind": "kfold", "n_splits": 2}, "binarization": {"method": "raw"},
+    "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2]}}],
+    "execution": {"n_jobs": 1, "backend": "sequential"},
+}
+
+
+def _files(report: Path) -> dict[str, int]:
+    return {p.relative_to(report).as_posix(): p.stat().st_mtime_ns
+            for p in report.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(CONFIG))
+    out = tmp_path / "o"
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _report(out: Path, *extra: str) -> str:
+    res = CliRunner().invoke(app, ["report", str(out), *extra])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def test_a_current_report_is_not_written_again(run_dir: Path):
+    before = _files(run_dir / "report")
+    assert any(k.endswith(".png") for k in before)
+    said = _report(run_dir)
+    assert UNCHANGED in said
+    assert _files(run_dir / "report") == before  # nothing rewritten, not even the stamp
+
+
+def test_a_removed_or_edited_report_file_is_written_again(run_dir: Path):
+    figure = next((run_dir / "report").rglob("*.png"))
+    figure.unlink()
+    assert UNCHANGED not in _report(run_dir)
+    assert figure.is_file()
+    page = run_dir / "report" / "index.html"
+    page.write_text(page.read_text() + "<!-- tampered 7f3a -->")
+    assert UNCHANGED not in _report(run_dir)
+    assert "tampered 7f3a" not in page.read_text()
+    assert UNCHANGED in _report(run_dir)
+
+
+def test_other_formats_or_another_out_take_the_full_path(run_dir: Path, tmp_path: Path):
+    assert UNCHANGED not in _report(run_dir, "--format", "html")
+    assert UNCHANGED in _report(run_dir, "--format", "html")
+    assert UNCHANGED not in _report(run_dir)  # back to the four default formats: written
+    elsewhere = tmp_path / "elsewhere"
+    assert UNCHANGED not in _report(run_dir, "--out", str(elsewhere))
+    assert (elsewhere / "index.html").is_file()
+
+
+def test_changed_cells_take_the_full_path(run_dir: Path):
+    cell = next((run_dir / "cells").glob("*.json"))
+    rec = json.loads(cell.read_text())
+    rec["row"]["test_accuracy"] = 0.123  # its hash no longer matches: an unusable cell file
+    cell.write_text(json.dumps(rec))
+    assert not report_unchanged(run_dir, ("html", "md", "csv", "latex"))
+    said = _report(run_dir)
+    assert UNCHANGED not in said and cell.name in said
+
+
+def test_new_drawing_code_takes_the_full_path(run_dir: Path, monkeypatch):
+    fmts = ("html", "md", "csv", "latex")
+    assert report_unchanged(run_dir, fmts)
+    monkeypatch.setattr(plan_cache, "__version__", "0.0.0-other")
+    assert not report_unchanged(run_dir, fmts)
+    assert UNCHANGED not in _report(run_dir)
+    stamp = json.loads((run_dir / "report" / REPORT_STAMP).read_text())
+    assert stamp["code"] == plan_cache.report_code_key()
+    assert UNCHANGED in _report(run_dir)
+
+
+def test_a_rerun_with_nothing_to_do_keeps_the_report(run_dir: Path, tmp_path: Path):
+    before = _files(run_dir / "report")
+    res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(run_dir)])
+    assert res.exit_code == 0, res.output
+    assert _files(run_dir / "report") == before
