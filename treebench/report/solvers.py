@@ -161,7 +161,21 @@ def _instance_label(r: dict[str, Any], keys: list[str]) -> str:
 
 
 def problems(results: Results) -> list[Problem]:
-    """The problems of ``results`` that two or more solvers solve, in table order."""
+    """The problems of ``results`` that two or more solvers solve, in table order (computed
+    once per `Results`: the tables, each figure and the pages ask for them)."""
+    hit = _LAST.get("problems")
+    if hit is not None and hit[0] is results:
+        return hit[1]
+    out = _problems(results)
+    _LAST["problems"] = (results, out)
+    return out
+
+
+#: the last `Results` asked for its problems, and their problems
+_LAST: dict[str, tuple[Results, list[Problem]]] = {}
+
+
+def _problems(results: Results) -> list[Problem]:
     t = results.table
     if t.empty or "problem" not in t.columns:
         return []
