@@ -76,3 +76,24 @@ def test_an_interrupt_while_the_pool_starts_is_the_error_raised(results_dir, tmp
     with pytest.raises(Interrupted):
         F.start_figures(results, tmp_path / "i", n_jobs=2)
     assert F._POOL_STATE is None
+
+
+def test_the_dearest_kinds_are_handed_out_first(results_dir, tmp_path, monkeypatch):
+    from concurrent.futures import ProcessPoolExecutor
+
+    results = load_results(results_dir)
+    kinds = [j.kind for j in F.figure_jobs(results)]
+    assert "axis" in kinds and "pareto" in kinds and kinds.index("pareto") > kinds.index("axis")
+    handed: list[str] = []
+    submit = ProcessPoolExecutor.submit
+
+    def spy(self, fn, job, *a, **k):
+        handed.append(job.kind)
+        return submit(self, fn, job, *a, **k)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", spy)
+    seq = F.write_figures(results, tmp_path / "seq", n_jobs=1)
+    par = F.write_figures(results, tmp_path / "par", n_jobs=2)
+    rank = [F.DRAW_ORDER.get(k, 1) for k in handed]
+    assert sorted(handed) == sorted(kinds) and rank == sorted(rank)
+    assert [(i.stem, i.title) for i in par] == [(i.stem, i.title) for i in seq]
