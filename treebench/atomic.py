@@ -22,11 +22,24 @@ read (and a repair move) files outside the folder; each is refused with `NotRegu
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+#: bytes read at a time when a file is hashed
+HASH_BLOCK = 1 << 20
+
+
+def sha256_of(fh: BinaryIO) -> str:
+    """The hex sha256 of what is left to read of the open binary file ``fh``, read in blocks of
+    `HASH_BLOCK` bytes (a data file of gigabytes is never held in memory)."""
+    h = hashlib.sha256()
+    for block in iter(lambda: fh.read(HASH_BLOCK), b""):
+        h.update(block)
+    return h.hexdigest()
 
 #: the largest file `read_regular` reads (a cell record, a manifest or an index is far smaller)
 MAX_READ = 256 * 2**20

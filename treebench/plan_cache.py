@@ -231,15 +231,16 @@ REPORT_STAMP = ".built-from.json"
 
 
 def report_code_key() -> str:
-    """A key of the code that draws reports: treebench's version and the size and modification
-    time of every module of `treebench.report` (an edited or upgraded drawing code makes a
-    report out of date even when its cells are not)."""
+    """A key of the code that writes reports: treebench's version and the size and modification
+    time of every module of the package (the report reads results, metrics and certificate
+    code beside its own; an edited or upgraded treebench makes a report out of date even when
+    its cells are not). About 150 stat calls: a millisecond."""
     h = hashlib.sha256(__version__.encode())
-    folder = Path(__file__).resolve().parent / "report"
-    for p in sorted(folder.glob("*.py")):
+    package = Path(__file__).resolve().parent
+    for p in sorted(package.rglob("*.py")):
         with contextlib.suppress(OSError):
             st = p.stat()
-            h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+            h.update(f"{p.relative_to(package)}:{st.st_size}:{st.st_mtime_ns};".encode())
     return h.hexdigest()[:16]
 
 

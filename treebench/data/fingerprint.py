@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, stat_key, write_json
+from treebench.atomic import read_json_object, sha256_of, stat_key, write_json
 from treebench.data.locate import cache_root, locate
 from treebench.errors import DataError
 from treebench.registry import DATASETS
@@ -81,18 +81,16 @@ class FileHashes:
         hit = known.get(str(real))
         if isinstance(hit, list) and len(hit) == 5 and hit[:4] == key and isinstance(hit[4], str):
             return hit[4], str(real), key
-        h = hashlib.sha256()
         with open(real, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+            digest = sha256_of(fh)
         after = stat_key(real.stat())
         if after != key:  # written while it was read: hash what is there now, next time
             raise DataError(f"data file `{p}` changed while treebench read it; run again once "
                             f"it is written.")
         known.pop(str(real), None)
-        known[str(real)] = key + [h.hexdigest()]
+        known[str(real)] = key + [digest]
         self._dirty = True
-        return h.hexdigest(), str(real), key
+        return digest, str(real), key
 
     def save(self) -> None:
         if not self._dirty or self._known is None:

@@ -12,7 +12,6 @@ checksum mismatch raises `DataError` naming the file, what was expected and wher
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from treebench import envvars
+from treebench.atomic import sha256_of
 from treebench.errors import DataError
 
 _HASH_MEMO: dict[tuple[str, int, int, int, int], str] = {}
@@ -51,11 +51,8 @@ def sha256_file(path: Path) -> str:
     st = path.stat()
     key = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if key not in _HASH_MEMO:
-        h = hashlib.sha256()
         with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        _HASH_MEMO[key] = h.hexdigest()
+            _HASH_MEMO[key] = sha256_of(fh)
     return _HASH_MEMO[key]
 
 

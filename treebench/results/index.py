@@ -50,8 +50,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import (check_regular, kind_of, read_json_object, write_bytes,
-                              write_json, write_text)
+from treebench.atomic import (check_regular, kind_of, read_json_object, sha256_of,
+                              write_bytes, write_json, write_text)
 from treebench.errors import UserError
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
 
@@ -235,16 +235,13 @@ def add_hashes(out: Path, current: Scan) -> list[str]:
 
 def file_sha256(p: Path) -> str | None:
     """sha256 of the regular file ``p`` (not followed when a link); None when there is none."""
-    h = hashlib.sha256()
     try:
         check_regular(p)
         fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with open(fd, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+            return sha256_of(fh)
     except OSError:
         return None
-    return h.hexdigest()
 
 
 def _is_regular(p: Path) -> bool:
