@@ -61,3 +61,54 @@ def test_a_failing_group_is_reported_and_the_other_still_runs(capsys, monkeypatc
     monkeypatch.setattr(precompile, "GROUPS", (("treebench.search.numeric:warmup_both",),))
     assert precompile.main([]) == 0
     assert "ready after" in capsys.readouterr().out
+
+
+FAST = (("os:getcwd", "os:getpid"), ("os:getcwd",))
+
+
+def test_progress_names_each_group_its_steps_done_and_the_time_elapsed():
+    """A cold precompile compiles for minutes: off a terminal (a log, CI) every finished step
+    is a line with its group, how far the group is and the seconds elapsed."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    progress = precompile.PrecompileProgress(FAST, Console(file=buf, force_terminal=False,
+                                                           soft_wrap=True))
+    out = precompile.precompile(FAST, progress)
+    progress.close()
+    assert [code for code, _, _ in out] == [0, 0]
+    text = buf.getvalue()
+    assert "compiling the learners' numba kernels in 2 processes" in text
+    for line in ("group 1: 1/2 steps done (os.getcwd)", "group 1: 2/2 steps done (os.getpid)",
+                 "group 2: 1/1 steps done (os.getcwd)"):
+        assert line in text, text
+    assert text.count("s elapsed") == 3
+
+
+def test_progress_on_a_terminal_is_a_bar_per_group():
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    progress = precompile.PrecompileProgress(FAST, Console(file=buf, force_terminal=True,
+                                                           width=120))
+    precompile.precompile(FAST, progress)
+    assert progress.done == [2, 1]
+    assert [progress.describe(i) for i in range(2)] == ["done", "done"]
+    progress.close()
+    text = buf.getvalue()
+    assert "group 1" in text and "group 2" in text and "2/2" in text and "1/1" in text
+    assert "0:00:0" in text  # the elapsed column
+
+
+def test_the_command_reports_progress_on_stderr():
+    code = ("import sys; from treebench.execute import precompile as p; "
+            f"p.GROUPS = {FAST!r}; sys.exit(p.main([]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert "group 1: 2/2 steps done" in proc.stderr and "elapsed" in proc.stderr
+    assert "group 1 (os.getcwd, os.getpid) ready after" in proc.stdout
