@@ -302,6 +302,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.dpdt_boost",
         "treebench.algorithms.peers_continuous",
         "treebench.algorithms.optimal_numeric",
+        "treebench.algorithms.peers_pytrees",
     ),
     "treebench.algorithms",
     _names({
@@ -317,6 +318,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.dpdt_boost": "dpdt-adaboost",
         "treebench.algorithms.peers_continuous": "contree licketysplit",
         "treebench.algorithms.optimal_numeric": "optimal-numeric",
+        "treebench.algorithms.peers_pytrees": "pytrees-dl85 pytrees-contree",
     }),
 )
 

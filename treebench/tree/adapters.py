@@ -232,3 +232,19 @@ def _nested_tree(root, describe, n_classes, X, y_index, sample_weight, with_thre
     tree = TreeArrays(f, thr, left, right, np.zeros((len(f), n_classes)), label)
     recount(tree, X, y_index, sample_weight, keep_leaf_labels=with_threshold)
     return tree
+
+
+def describe_pytrees(node: tuple[Any, np.ndarray, int]):
+    """pytrees-rs 2.0.0 (``pytrees.tree.Tree``, scikit-learn's layout): a node is ``(tree,
+    classes, i)``, ``classes`` the sorted labels the package was fitted on (its leaves hold an
+    index into them). A row goes left when ``x[feature] <= threshold`` (0.5 on 0/1 features:
+    0 goes left), as ours; a lone leaf has depth 0, as ours."""
+    tree, classes, i = node
+    left = int(tree.children_left[i])
+    if left < 0:
+        return ("leaf", int(classes[int(tree.value[i])]))
+    right = int(tree.children_right[i])
+    f = int(tree.feature[i])
+    if tree.binary_features:
+        return ("split", f, (tree, classes, left), (tree, classes, right))
+    return ("split", f, float(tree.threshold[i]), (tree, classes, left), (tree, classes, right))
