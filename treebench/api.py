@@ -39,6 +39,7 @@ from treebench.execute import fold
 from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 - API
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.lock import results_lock
+from treebench.execute.slurm import run_slurm
 from treebench.experiments import record_key
 from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
     FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
@@ -431,6 +432,8 @@ def resolve_execution(exp: Experiment, o: RunOptions) -> RunOptions:
     address = o.address or exp.execution.address
     if address and backend not in ("dask", "ray"):
         raise UserError(f"--address is for --backend dask or ray (got {backend!r}).")
+    if o.detach and backend != "slurm":
+        raise UserError(f"--detach is for --backend slurm (got {backend!r}).")
     n_jobs = o.n_jobs if o.n_jobs is not None else exp.execution.n_jobs
     return replace(o, backend=backend, address=address, n_jobs=n_jobs)
 
@@ -497,12 +500,17 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
     if pl.to_run:
         context = {"experiment": exp.name, "provenance": provenance()}
         try:
-            run_cells(
-                pl.to_run, out_dir, n_jobs=int(o.n_jobs), backend=str(o.backend),
-                data_dirs=o.data_dirs, context=context, show_progress=o.progress,
-                on_result=_count,
-                cluster=ClusterTarget(o.address, exp.execution.data_dir_on_workers, _on_cluster),
-            )
+            if o.backend == "slurm":  # job arrays; the tasks write the cell files
+                run_slurm(pl.to_run, out_dir, spec=exp.execution.slurm, data_dirs=o.data_dirs,
+                          context=context, name=exp.name, detach=o.detach, on_result=_count,
+                          show_progress=o.progress, on_start=_on_cluster)
+            else:
+                run_cells(
+                    pl.to_run, out_dir, n_jobs=int(o.n_jobs), backend=str(o.backend),
+                    data_dirs=o.data_dirs, context=context, show_progress=o.progress,
+                    on_result=_count, cluster=ClusterTarget(
+                        o.address, exp.execution.data_dir_on_workers, _on_cluster),
+                )
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (`lifetime.Terminated`)
             summary.interrupted = True
             summary.exit_code = exit_code_of(exc)
@@ -522,6 +530,10 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
     summary.tables = tables
     summary.counts = counts
     if summary.interrupted:  # 130 for Ctrl-C, 143 for SIGTERM
+        return summary
+    if o.detach and pl.to_run:
+        summary.notes.append(f"the cells run as SLURM jobs: `treebench status {out_dir}` shows "
+                             f"them, the same command run again collects them")
         return summary
     summary.exit_code = exit_code_for(summary.counts, o.fail_on)
     if o.report and sum(counts.values()):

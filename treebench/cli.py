@@ -99,7 +99,8 @@ def _one_line_warnings():
 # ----------------------------------------------------------------------------- run / sweep
 RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
-Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed).")]
+Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed), slurm (job arrays; execution.slurm in the config).")]
+Detach = Annotated[bool, typer.Option("--detach", help="With --backend slurm: submit the job arrays and return; `treebench status DIR` follows them, the same command again collects them.")]
 Address = Annotated[str | None, typer.Option("--address", help="An existing cluster for --backend dask (tcp://host:8786; default DASK_SCHEDULER_ADDRESS) or ray (auto, ray://host:10001); without it a local cluster.")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Wall-clock seconds per cell (overrides limits.time).")]
 MemLimit = Annotated[float | None, typer.Option("--memory-limit", help="Megabytes per cell on top of the shared worker (overrides limits.memory).")]
@@ -127,7 +128,7 @@ def _run(
     data_dir, offline, quiet, no_report, sweep: dict[str, list[Any]] | None = None,
     overrides: dict[str, Any] | None = None, overwrite: bool = False, profile: str | None = None,
     verify: bool = False, address: str | None = None, add_experiment: bool = False,
-    max_cells: int | None = None,
+    max_cells: int | None = None, detach: bool = False,
 ) -> None:
     if max_cells is not None:
         overrides = {**(overrides or {}), "execution.max_cells": max_cells}
@@ -140,7 +141,7 @@ def _run(
             memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
             fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
             offline=True if offline else None, progress=not quiet, report=not no_report,
-            profile=profile, address=address, add_experiment=add_experiment,
+            profile=profile, address=address, add_experiment=add_experiment, detach=detach,
         )
         plan_cache.check_options(options)  # before anything reads the config or the folder
         # a rerun with nothing to do answers here, before the config schema or a learner loads
@@ -160,7 +161,7 @@ def _run(
                 config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
                 sweep=sweep, overrides=overrides, applied=applied, profile=profile,
             )
-            api.resolve_execution(exp, options)  # --backend / --address, as the run checks them
+            resolved = api.resolve_execution(exp, options)  # checked as the run checks them
             out_dir = out or api.default_out(exp)
             pl = api.plan(exp, out_dir, force=force, retry=retry_t, data_dirs=data_dir)
             # load the data (from the cache) and fit each binarization once: label, column and
@@ -171,6 +172,14 @@ def _run(
                                            api.variant_of(api.expand_axes(sweep) if sweep
                                                           else None, overrides, seed))
             _print_plan(exp, pl, out_dir, applied, n_checked)
+            from treebench.execute.cost import cost_lines
+            from treebench.execute.slurm import plan_lines
+
+            cost = cost_lines(pl.cells, pl.to_run, Path(out_dir))
+            if resolved.backend == "slurm" and pl.to_run:
+                cost += plan_lines(pl.to_run, exp.execution.slurm)
+            for line in cost:
+                typer.echo(line)
             for note in notes:
                 typer.echo(f"warning: {note}")
             raise typer.Exit(0)
@@ -270,7 +279,7 @@ def _run_options(
     data_dir: DataDir = None, offline: Offline = False, quiet: Quiet = False, no_report: NoReport = False,
     overwrite: Overwrite = False, profile: Profile = None, verify: Verify = False,
     add_experiment: AddExperiment = False,
-    max_cells: MaxCells = None,
+    max_cells: MaxCells = None, detach: Detach = False,
 ) -> dict[str, Any]:
     """The options `run` and `sweep` share, as the keyword arguments of `_run` (typer reads the
     options from this signature through `_with_run_options`)."""
@@ -302,6 +311,25 @@ def run(
 ) -> None:
     """Run every cell of an experiment config in parallel; resume where a previous run stopped."""
     _run(config, **options)
+
+
+@app.command()
+def status(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory of a --backend slurm run.")],
+) -> None:
+    """Show the cells of a SLURM run by state: queued, running, done, failed, not run (from the
+    results folder and the scheduler)."""
+    with _user_errors():
+        from treebench.errors import UserError
+        from treebench.execute import slurm
+        from treebench.results.store import existing_status
+
+        if not slurm.submissions(results_dir):
+            raise UserError(f"{results_dir}: no SLURM submission here; `treebench run CONFIG "
+                            f"--backend slurm` makes them.")
+        found = slurm.status(results_dir, existing_status(results_dir))
+    for line in found.lines(results_dir):
+        typer.echo(line)
 
 
 @app.command()

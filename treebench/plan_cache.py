@@ -100,6 +100,8 @@ class RunOptions:
     offline: bool | None = None
     progress: bool = True
     report: bool = True
+    #: ``--backend slurm``: submit the job arrays and return without following them
+    detach: bool = False
 
 
 #: the command-line flags that set a config key (named in messages about the key's value)

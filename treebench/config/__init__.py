@@ -51,6 +51,7 @@ from treebench.config.schema import (
     Float,
     Int,
     LimitsSpec,
+    SlurmSpec,
     SplitSpec,
     TuneStepSpec,
 )
@@ -58,7 +59,7 @@ from treebench.config.schema import (
 __all__ = [
     "BACKENDS", "CHECK_EVERY_POINT", "FILE_KEYS", "MISSING_POLICIES", "NAME_PATTERN",
     "AlgorithmSpec", "BinarizationSpec", "Column", "CostsSpec", "DatasetSpec", "ExecutionSpec",
-    "Experiment", "Float", "Int", "LimitsSpec", "SplitSpec", "TuneStepSpec",
+    "Experiment", "Float", "Int", "LimitsSpec", "SlurmSpec", "SplitSpec", "TuneStepSpec",
     "apply_profile", "check_entry_params", "check_learner_params", "dataset_task",
     "error_location", "load_config", "looks_like_file", "predefined_split_available",
     "pydantic_message", "set_dotted_key", "unique_dataset_names", "validate_config",

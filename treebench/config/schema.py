@@ -20,7 +20,7 @@ from treebench.text import quote
 from treebench import metrics
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
-BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray")
+BACKENDS = ("fork", "loky", "threading", "sequential", "dask", "ray", "slurm")
 
 
 def _no_bool(what: str) -> BeforeValidator:
@@ -365,6 +365,33 @@ class LimitsSpec(_Strict):
         "cell's data, counted apart from `time` (which is the fit's)")
 
 
+class SlurmSpec(_Strict):
+    """How ``backend: slurm`` submits its job arrays (`treebench.execute.slurm`); a value left
+    out is derived from ``limits:`` and the cells."""
+
+    #: the partition (``--partition``); default: the cluster's default partition
+    partition: str | None = None
+    #: the account charged (``--account``); default: the user's default account
+    account: str | None = None
+    #: a task's time request (SLURM's ``--time``: minutes, ``HH:MM:SS`` or ``D-HH:MM:SS``);
+    #: default: its cells' time limits plus start-up
+    time: str | None = None
+    #: megabytes per task (``--mem``); default: ``limits.memory`` per CPU plus the worker's own
+    memory: Float | None = Field(None, gt=0, allow_inf_nan=False)
+    #: CPUs per task: the cells a task runs at once
+    cpus_per_task: Int = Field(1, ge=1)
+    #: cells per array task; default: as many as fit in a 4-hour request of their limits
+    cells_per_task: Int | None = Field(None, ge=1)
+    #: at most this many tasks of the array run at once (``--array=...%N``)
+    max_running: Int | None = Field(None, ge=1)
+    #: extra ``#SBATCH`` options, e.g. ``--constraint=skylake`` or ``--requeue``
+    sbatch: list[str] = Field(default_factory=list)
+    #: shell lines run before a task starts (``module load python``, ``source venv/bin/activate``)
+    setup: list[str] = Field(default_factory=list)
+    #: the Python interpreter on the nodes (default: the driver's)
+    python: str | None = None
+
+
 class ExecutionSpec(_Strict):
     n_jobs: Int = -1
     #: ``fork``: workers forked from the warm driver (no start-up); the others through joblib
@@ -378,6 +405,8 @@ class ExecutionSpec(_Strict):
     #: refuse a grid of more cells than this (`treebench.config.grid.MAX_CELLS` by default);
     #: ``--max-cells`` sets it
     max_cells: Int | None = Field(None, ge=1)
+    #: ``backend: slurm``: partition, account, time, memory, CPUs and cells per task, ...
+    slurm: SlurmSpec = SlurmSpec()
 
     @field_validator("address")
     @classmethod
