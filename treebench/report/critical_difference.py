@@ -9,11 +9,13 @@ asks whether the mean ranks differ at all; the Nemenyi post-hoc test
 that the test cannot tell apart (p >= alpha). The statistics are the packages', not ours.
 
 Settings compared: every (algorithm, parameter values) that has a finished value on every
-dataset (a complete block design). A parameter chosen inside the cell by ``tune:`` (the row's
-``tuned_params``) does not name a setting: a tuned entry is one setting whatever values its
-cells chose, as in the NGI paper's comparison of tuned methods; settings missing on some dataset are left out and counted in
-the note. When the experiment sweeps ``max_depth``, settings are compared within each depth,
-one diagram per depth (a depth-6 tree against a depth-2 tree is no comparison of algorithms).
+dataset (a complete block design); a learner run on several binarizations (raw features and a
+threshold guess) is one setting per binarization, its name followed by `` · <binarizer>``. A
+parameter chosen inside the cell by ``tune:`` (the row's ``tuned_params``) does not name a
+setting: a tuned entry is one setting whatever values its cells chose, as in the NGI paper's
+comparison of tuned methods; settings missing on some dataset are left out and counted in the
+note. When the experiment sweeps ``max_depth``, settings are compared within each depth, one
+diagram per depth (a depth-6 tree against a depth-2 tree is no comparison of algorithms).
 At least 2 datasets and 3 settings are needed.
 """
 
@@ -34,6 +36,7 @@ from treebench.report.aggregate import (
     params_text,
     varying_columns,
 )
+from treebench.report.figures import keep_texts_inside
 from treebench.results.values import NA, normalize_value
 
 ALPHA = 0.05
@@ -74,6 +77,18 @@ def _split_names(results: Results, t: pd.DataFrame) -> list[str]:
             for a, b in zip(keys["split"], keys["split_params"])]
 
 
+def _binarizer_names(t: pd.DataFrame) -> list[str]:
+    """`` · <binarizer>`` per row of ``t`` whose algorithm ran on several binarizations (CART
+    on raw features and on a binarization are two settings, never averaged into one), else
+    empty strings."""
+    if "binarizer" not in t.columns:
+        return [""] * len(t)
+    several = {a for a, n in t.groupby("algorithm_label")["binarizer"].nunique().items()
+               if n > 1}
+    return [f" · {b}" if a in several else ""
+            for a, b in zip(t["algorithm_label"], t["binarizer"])]
+
+
 def score_matrix(results: Results, metric: str = "test_accuracy",
                  where: dict[str, Any] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Datasets × settings of mean ``metric`` over the finished cells; the settings lacking a
@@ -99,10 +114,11 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
     tuned = t["tuned_params"] if "tuned_params" in t.columns else pd.Series([None] * len(t),
                                                                               index=t.index)
     splits = _split_names(results, t)
+    binarized = _binarizer_names(t)
     labels = []
-    for (_, r), tp, sp in zip(t.iterrows(), tuned, splits):
+    for (_, r), tp, sp, b in zip(t.iterrows(), tuned, splits, binarized):
         skip = {f"param_{p}" for p in str(tp).split(",")} if isinstance(tp, str) and tp else set()
-        labels.append(_setting_label(r, [c for c in cols if c not in skip]) + sp)
+        labels.append(_setting_label(r, [c for c in cols if c not in skip]) + b + sp)
     frame = pd.DataFrame({"dataset": t["dataset"].astype(str).to_numpy(), "setting": labels,
                           "v": pd.to_numeric(t[metric], errors="coerce").to_numpy(dtype=float)})
     if frame.empty:
@@ -177,4 +193,5 @@ def cd_figure(r: Ranking, metric_label: str = "test accuracy") -> Any:
     if r.left_out:
         fig.text(0.01, 0.01, f"{len(r.left_out)} setting(s) without a value on every dataset "
                  "left out", fontsize=6.5, color="0.3")
+    keep_texts_inside(fig, ax)  # the names beside the diagram, whole
     return fig

@@ -36,6 +36,7 @@ from treebench.report.aggregate import (
     fmt_value,
     is_number,
     sweep_axes,
+    varying_columns,
 )
 from treebench.results.values import NA, sort_key, value_token
 from treebench.report.tables import metric_label
@@ -216,27 +217,39 @@ def _folds_differ(rows: pd.DataFrame) -> np.ndarray:
 
 
 MAX_REFERENCES = 6
+#: the line styles of reference lines (their colours come after the lines' own)
+REFERENCE_STYLES = (":", "--", "-.", (0, (5, 2, 1, 2, 1, 2)))
+
+
+def reference_label(r: pd.Series, columns: list[str]) -> str:
+    params = ", ".join(f"{column_label(c)}={fmt_value(r[c])}" for c in columns
+                       if r[c] is not NA)
+    return f"{r['algorithm_label']}" + (f" ({params})" if params else "") + " [reference]"
 
 
 def _reference_lines(ax: Any, s: pd.DataFrame, axis: str, metric: str,
-                     key_columns: list[str]) -> int:
+                     key_columns: list[str], first_color: int = 0) -> tuple[int, int]:
     """Horizontal reference lines for the settings of algorithms that do not have ``axis``
     (CART or an optimal solver in a plot against k; an unlimited-depth learner against depth),
-    so that a reader sees the gap at a glance. At most `MAX_REFERENCES`; returns how many."""
+    so that a reader sees the gap at a glance. Each has a colour of its own (after the
+    ``first_color`` colours of the figure's lines) and a name of its own: the parameters that
+    vary among them, the binarizer too when they differ in it (CART on raw features and on a
+    binarization are two references). At most `MAX_REFERENCES`; returns (drawn, left out)."""
     refs = s[s[axis].map(lambda v: v is NA) & (s[f"{metric}_n"] > 0)]
     if refs.empty:
-        return 0
+        return 0, 0
+    left_out = max(len(refs) - MAX_REFERENCES, 0)
     refs = refs.iloc[:MAX_REFERENCES]
-    greys = ("0.15", "0.45", "0.3", "0.6", "0.2", "0.5")
-    styles = (":", (0, (5, 2, 1, 2)), (0, (1, 3)), "-.")
+    columns = [c for c in ["split_label", "binarizer"] if len(distinct(refs[c])) > 1]
+    columns += [c for c in varying_columns(s, key_columns)
+                if not column_label(c).startswith("bin.")]
+    colors = line_colors(first_color + len(refs))[first_color:]
     for i in range(len(refs)):
         r = refs.iloc[i]
-        params = ", ".join(f"{column_label(c)}={fmt_value(r[c])}" for c in key_columns
-                           if r[c] is not NA and not column_label(c).startswith("bin."))
-        label = f"{r['algorithm_label']}" + (f" ({params})" if params else "") + " [reference]"
-        ax.axhline(float(r[f"{metric}_mean"]), color=greys[i % len(greys)],
-                   linestyle=styles[i % len(styles)], linewidth=1.1, label=label, zorder=1)
-    return len(refs)
+        ax.axhline(float(r[f"{metric}_mean"]), color=colors[i],
+                   linestyle=REFERENCE_STYLES[i % len(REFERENCE_STYLES)], linewidth=1.2,
+                   label=reference_label(r, columns), zorder=1)
+    return len(refs), left_out
 
 
 #: characters of a legend label per line, and of the 7-point note under a figure per line (its
@@ -275,6 +288,139 @@ def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note:
                     va="bottom", annotation_clip=False).set_in_layout(False)
 
 
+#: label offsets (points) tried around a marker, in order, with the text's alignment
+LABEL_OFFSETS = ((5, 3, "left", "bottom"), (5, -3, "left", "top"), (-5, 3, "right", "bottom"),
+                 (-5, -3, "right", "top"), (0, 7, "center", "bottom"),
+                 (0, -7, "center", "top"), (12, 10, "left", "bottom"),
+                 (12, -10, "left", "top"), (-12, 10, "right", "bottom"),
+                 (-12, -10, "right", "top"))
+#: markers nearer than this (fraction of the axes) share one number
+SAME_SPOT = 0.02
+
+
+def key_numbers(ax: Any, points: list[tuple[float, float]]) -> list[list[int]]:
+    """Groups of ``points`` (indices) that sit at one spot of ``ax`` (within `SAME_SPOT` of
+    the axes in both directions, after its scales and limits are set), in order of their
+    first point: each group is labelled once."""
+    ax.autoscale_view()
+    frac = ax.transAxes.inverted().transform(ax.transData.transform(np.asarray(points, float)))
+    groups: list[list[int]] = []
+    for i, p in enumerate(frac):
+        for g in groups:
+            if np.all(np.abs(frac[g[0]] - p) <= SAME_SPOT):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def number_text(numbers: list[int]) -> str:
+    """``1`` or ``1,2,4``, or ``3-6`` for a run of three or more."""
+    if len(numbers) >= 3 and numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"{numbers[0]}-{numbers[-1]}"
+    return ",".join(str(n) for n in numbers)
+
+
+@dataclass
+class PointKey:
+    """Numbers for labelled points: ``groups`` of point indices at one spot (`key_numbers`),
+    each labelled once (``labels``, one per group); ``key`` lists ``[1] text; [2] text; ...``
+    for the figure's note."""
+
+    points: list[tuple[float, float]]
+    groups: list[list[int]]
+    labels: list[str]
+    key: str
+
+
+def point_key(ax: Any, points: list[tuple[float, float]], texts: list[str]) -> PointKey:
+    """Number ``points`` (data coordinates of ``ax``, scales set) in order, points at one spot
+    sharing a label (``3-5``): a figure labels its points with these numbers and lists what
+    they stand for in its note, where long labels of points at one spot would overlap."""
+    groups = key_numbers(ax, points) if points else []
+    number = {}
+    for g in groups:
+        for i in g:
+            number[i] = len(number) + 1
+    key = "; ".join(f"[{number[i]}] {texts[i]}" for i in sorted(number, key=number.get))
+    return PointKey(list(points), groups, [number_text([number[i] for i in g]) for g in groups],
+                    key)
+
+
+def place_labels(fig: Any, ax: Any, pk: PointKey) -> None:
+    """Write the numbers of `point_key` beside their points: each takes the first place around
+    its marker (`LABEL_OFFSETS`) that overlaps no label placed before and stays inside the
+    axes, measured on the figure as laid out (call it after the legend and note are in place;
+    the labels stay out of the layout)."""
+    if not pk.groups:
+        return
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()  # the figures are saved with Agg
+    fig.draw_without_rendering()  # the layout: axes box and transforms as they will be saved
+    inside = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    for g, text in zip(pk.groups, pk.labels):
+        xy = pk.points[g[0]]
+        best = None  # (outside the axes, labels overlapped, offset): the least bad place
+        for k, (dx, dy, ha, va) in enumerate(LABEL_OFFSETS):
+            ann = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points",
+                              fontsize=7, color="0.15", ha=ha, va=va, fontweight="bold",
+                              annotation_clip=False)
+            box = ann.get_window_extent(renderer)
+            ann.remove()
+            out = not (box.x0 >= inside.x0 and box.x1 <= inside.x1 and box.y0 >= inside.y0
+                       and box.y1 <= inside.y1)
+            score = (out, sum(box.overlaps(b) for b in placed), k)
+            best = score if best is None or score < best else best
+            if score[:2] == (False, 0):
+                break
+        dx, dy, ha, va = LABEL_OFFSETS[best[2]]
+        ann = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", fontsize=7,
+                          color="0.15", ha=ha, va=va, fontweight="bold", annotation_clip=False)
+        ann.set_in_layout(False)
+        placed.append(ann.get_window_extent(renderer))
+
+
+#: pixels kept free between a text and the figure's edge
+TEXT_MARGIN = 8
+
+
+def keep_texts_inside(fig: Any, ax: Any, rounds: int = 4) -> None:
+    """Narrow ``ax`` until every text it holds lies inside ``fig``: texts drawn beside the
+    data (a critical-difference diagram's names, outside the axes' limits) are no part of
+    the constrained layout, and the longest ran past the figure's edge. The layout is
+    computed once and then kept (the figure has no layout engine afterwards)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    width = fig.bbox.width
+    for _ in range(rounds):
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+        if not boxes:
+            return
+        # a margin of TEXT_MARGIN pixels: the rendered glyphs reach a little past the box
+        left = max(0.0, TEXT_MARGIN - min(b.x0 for b in boxes))
+        right = max(0.0, max(b.x1 for b in boxes) - (width - TEXT_MARGIN))
+        if left == 0 and right == 0:
+            return
+        pos = ax.get_position()
+        ax.set_position([pos.x0 + left / width, pos.y0, pos.width - (left + right) / width,
+                         pos.height])
+
+
+def wide_range(values: Any, ratio: float = 10.0) -> bool:
+    """Whether positive ``values`` span ``ratio`` or more (largest over smallest): a count
+    such as leaves from 3 to 130 is then drawn on a log axis, where a linear one would squash
+    all but the largest value into its left edge."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v) and v.min() > 0 and v.max() / v.min() >= ratio)
+
+
 def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, ...],
                 axes: dict[str, list[str]]) -> Any | None:
     """``metrics`` against ``axis`` on one dataset; two metrics share lines (first solid,
@@ -305,11 +451,15 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
             ls = LINESTYLES[(a + j) % len(LINESTYLES)] if len(metrics) == 1 else ("-", "--")[j]
             flags |= _plot_series(ax, x, ln.rows, m, colors[i], marker, ls,
                                        ln.label if j == 0 else None, 1.0 if j == 0 else 0.75)
-    n_refs = _reference_lines(ax, s, axis, metrics[0], results.key_columns)
+    n_refs, refs_left_out = _reference_lines(ax, s, axis, metrics[0], results.key_columns,
+                                             len(lines))
     if len(metrics) == 2:
         ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
         ax.plot([], [], color="0.3", linestyle="--", label=f"{metric_label(metrics[1])} (dashed)")
-    if any(m in LOG_METRICS for m in metrics):
+    if any(m in LOG_METRICS for m in metrics) or (
+            all(m.startswith("n_leaves") for m in metrics)
+            and wide_range(np.concatenate([ln.rows[f"{m}_mean"].to_numpy(float)
+                                           for ln in lines for m in metrics]))):
         ax.set_yscale("log")
     if numeric:
         if log_x:
@@ -322,7 +472,9 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     ylabel = " / ".join(metric_label(m) for m in metrics) if len(metrics) == 2 \
         else metric_label(metrics[0])
     title = f"{dataset}: {ylabel} vs {column_label(axis)}"
-    finish_figure(fig, ax, title, ylabel, column_label(axis), _fail_note(flags),
+    note = _fail_note(flags) + (f"; {refs_left_out} more reference setting(s) not drawn"
+                                if refs_left_out else "")
+    finish_figure(fig, ax, title, ylabel, column_label(axis), note,
             len(lines) + n_refs + (2 if len(metrics) == 2 else 0))
     return fig
 
@@ -364,9 +516,7 @@ def leaves_figure(results: Results, dataset: str) -> Any | None:
             partial = True
             ax.plot(x[part], y[part], linestyle="none", marker=marker, markersize=7,
                     markerfacecolor="white", markeredgecolor=colors[a], markeredgewidth=1.5)
-    xv = s[f"{size}_mean"].to_numpy(dtype=float)
-    xv = xv[~np.isnan(xv)]
-    if len(xv) and xv.min() > 0 and xv.max() / xv.min() >= 50:
+    if wide_range(s[f"{size}_mean"]):
         ax.set_xscale("log")
     n_all_failed = int((s["n_ok"] == 0).sum())
     notes = [ERROR_BAR_NOTE] + ([PARTIAL_NOTE] if partial else [])
@@ -420,7 +570,7 @@ def file_digest(path: Path) -> str | None:
 
 
 #: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
-STYLE_VERSION = "4"
+STYLE_VERSION = "5"
 CACHE_FILE = ".figures.json"
 
 

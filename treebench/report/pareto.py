@@ -5,8 +5,12 @@ test accuracy against a size measure, number of leaves or expected path length (
 of tests on the path of a test example), and asks which settings no other beats on both. Here,
 per dataset: one marker per setting (colour and shape per algorithm, mean over folds and seeds
 of finished cells), the Pareto front (settings with no other at most as large and at least as
-accurate, one strictly) drawn as a step line, its points labelled with their parameters. Nothing
-is computed but means: `aggregate.aggregate` did that.
+accurate, one strictly) drawn as a step line, its points numbered and named in the note (names
+of settings at one spot would overlap; they share a number such as ``1-3``). Settings left out
+are counted in the note: those with no finished cell, and those whose learners have no size
+(a random forest has no leaf count). The leaves axis is logarithmic when the sizes span a
+factor of 10 or more (`figures.wide_range`). Nothing is computed but means:
+`aggregate.aggregate` did that.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pandas as pd
 
 from treebench.report.aggregate import Results, params_text, varying_columns
 from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS, size_metric
+from treebench.report.figures import place_labels, point_key, wide_range
 from treebench.report.tables import metric_label
 
 #: size measures: (column, axis label, figure stem suffix); ``n_leaves`` stands for the
@@ -63,6 +68,7 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     mcol, scol = f"{metric}_mean", f"{size_col}_mean"
     if mcol not in s or scol not in s:
         return None
+    everything = s
     s = s[(s[f"{metric}_n"] > 0) & (s[f"{size_col}_n"] > 0)]
     if len(s) < 2:
         return None
@@ -78,24 +84,43 @@ def pareto_figure(results: Results, dataset: str, size_col: str, xlabel: str,
     front = pareto_front(size, acc)
     # constant parameters say nothing; two splits of the dataset are told apart
     shown = varying_columns(s, ["split_label"] + results.key_columns)
+    if wide_range(size):
+        ax.set_xscale("log")
+    texts = []
+    for i in front[:MAX_LABELS]:
+        text = params_text(s.iloc[i], shown)
+        texts.append(f"{s.iloc[i]['algorithm_label']}" + (f" ({text})" if text else ""))
     if len(front):
         ax.step(size[front], acc[front], where="post", color="0.25", linewidth=1.0,
                 linestyle="--", zorder=2, label="Pareto front")
-        for i in front[:MAX_LABELS]:
-            row = s.iloc[i]
-            text = params_text(row, shown)
-            ax.annotate(f"{row['algorithm_label']}" + (f" ({text})" if text else ""),
-                        (size[i], acc[i]), xytext=(4, -9), textcoords="offset points",
-                        fontsize=6.5, color="0.2")
-    if size.min() > 0 and size.max() / size.min() >= 50:
-        ax.set_xscale("log")
-    n_hidden = int((results.settings["dataset"] == dataset).sum()) - len(s)
+    # the front's points are numbered (their names in the note): names written beside
+    # points at one spot would lie on top of one another
+    key = point_key(ax, [(size[i], acc[i]) for i in front[:MAX_LABELS]], texts)
     note = "one marker per setting (mean over folds and seeds of finished cells)"
-    if n_hidden:
-        note += f"; {n_hidden} setting(s) with no finished cell not shown"
+    note += "".join(f"; {n}" for n in hidden_notes(everything, s, size_col))
+    if key.key:
+        note += f"; Pareto front: {key.key}"
     finish_figure(fig, ax, f"{dataset}: {metric_label(metric)} vs {xlabel.split(' (')[0]}",
             metric_label(metric), xlabel, note, len(algs) + 1)
+    place_labels(fig, ax, key)
     return fig
+
+
+def hidden_notes(settings: pd.DataFrame, drawn: pd.DataFrame, size_col: str) -> list[str]:
+    """Why settings of ``settings`` are not among the ``drawn`` ones: no finished cell, or
+    finished cells without a size (a random forest has no single tree to count leaves of)."""
+    hidden = settings[~settings.index.isin(drawn.index)]
+    failed = hidden[hidden["n_ok"] == 0]
+    sizeless = hidden[(hidden["n_ok"] > 0) & (hidden[f"{size_col}_n"] == 0)]
+    out = []
+    if len(failed):
+        out.append(f"{len(failed)} setting(s) with no finished cell not shown")
+    if len(sizeless):
+        what = "leaf count" if size_col.startswith("n_leaves") else "value of " + size_col
+        algs = ", ".join(sorted({str(a) for a in sizeless["algorithm_label"]}))
+        out.append(f"{len(sizeless)} setting(s) of {algs} not shown: their learners have no "
+                   f"{what} (an ensemble, such as a random forest, is no single tree)")
+    return out
 
 
 def pareto_table(results: Results, dataset: str, size_col: str,

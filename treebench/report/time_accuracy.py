@@ -6,8 +6,9 @@ against their run time, with no guess, the threshold guess, and threshold + lowe
 at several depth limits: guessing moves a setting left (faster) at about the same height (same
 accuracy). Here, per dataset: the mean ``fit_seconds`` over finished cells on a log x axis, the
 mean ``train_accuracy`` on the y axis, one marker per setting: colour per algorithm label,
-shape per binarizer (the threshold guess is a binarizer), each labelled with its varying
-parameters (depth limit, λ, ...). Settings where the solver stopped at its own time limit in
+shape per binarizer (the threshold guess is a binarizer), each numbered and named with its
+varying parameters (depth limit, λ, ...) in the note: settings of one accuracy at about one
+time sit at one spot, where names would overlap, and share a number (``1-3``). Settings where the solver stopped at its own time limit in
 some cell get hollow markers (their time is the limit, their tree an anytime tree).
 
 Drawn only for datasets with settings of a regularised optimal solver (a ``param_regularization``
@@ -26,6 +27,7 @@ from treebench.report.aggregate import Results, distinct, params_text, varying_c
 from treebench.results.values import NA
 from treebench.report.figures import FigureJob, make_job, register_figures, slug
 from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS
+from treebench.report.figures import place_labels, point_key
 
 X, Y = "fit_seconds", "train_accuracy"
 GUESS_PARAM = "param_regularization"
@@ -56,6 +58,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     colors = line_colors(len(algs))
     fig, ax = new_figure()
     shown = varying_columns(s, results.key_columns)
+    points, texts = [], []
     for i in range(len(s)):
         row = s.iloc[i]
         a = algs.index(row["algorithm_label"])
@@ -66,16 +69,20 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
                    facecolors="none" if hollow else colors[a], edgecolors=colors[a],
                    label=f"{row['algorithm_label']} · {row['binarizer']}")
         text = params_text(row, [c for c in shown if c.startswith("param_")])
-        if text:
-            ax.annotate(text, (float(row[f"{X}_mean"]), float(row[f"{Y}_mean"])),
-                        xytext=(4, 3), textcoords="offset points", fontsize=6.0, color="0.3")
+        points.append((float(row[f"{X}_mean"]), float(row[f"{Y}_mean"])))
+        texts.append(f"{row['algorithm_label']} · {row['binarizer']}"
+                     + (f" ({text})" if text else ""))
     ax.set_xscale("log")
+    # numbered points, their settings in the note: settings of one accuracy and similar times
+    # sit at one spot, where their names would be written over one another
+    key = point_key(ax, points, texts)
     handles, labels = ax.get_legend_handles_labels()
     uniq: dict[str, Any] = {}  # one legend entry per (algorithm, binarizer): the first marker
     for label, handle in zip(labels, handles):
         uniq.setdefault(label, handle)
     note = ("one marker per setting (mean over folds of finished cells); colour = algorithm, "
-            "shape = binarizer; hollow = stopped at its time limit in some cell")
+            "shape = binarizer; hollow = stopped at its time limit in some cell; "
+            f"settings: {key.key}")
     finish_figure(fig, ax, f"{dataset}: training accuracy vs fit time",
             "train accuracy", "fit time (s, log scale)", note, 0)
     if len(uniq) <= 3:
@@ -83,6 +90,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
     else:
         fig.legend(list(uniq.values()), list(uniq.keys()), fontsize="x-small",
                    loc="outside right upper")
+    place_labels(fig, ax, key)
     return fig
 
 
