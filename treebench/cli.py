@@ -173,7 +173,7 @@ def _run(
                                                           else None, overrides, seed))
             _print_plan(exp, pl, out_dir, applied, n_checked)
             from treebench.execute.cost import cost_lines
-            from treebench.execute.slurm import plan_lines
+            from treebench.execute.slurm_submit import plan_lines
 
             cost = cost_lines(pl.cells, pl.to_run, Path(out_dir))
             if resolved.backend == "slurm" and pl.to_run:
@@ -441,8 +441,8 @@ def report(
 
         fmts = [f.strip() for f in format.split(",") if f.strip()]
         if out is None and report_unchanged(results_dir, tuple(fmts)):
-            typer.echo(f"report: {results_dir / 'report'} (unchanged: written from these "
-                       f"cells, in these formats, by this version)")
+            typer.echo(f"report: {_index_file(results_dir / 'report', fmts, False)} (unchanged: "
+                       f"written from these cells, in these formats, by this version)")
             return
         from treebench import api
         from treebench.errors import UserError
@@ -450,9 +450,9 @@ def report(
         for note in api.refresh_results(results_dir):
             typer.echo(f"note: {note}")
         if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
-            target = api.write_report(results_dir, out, formats=fmts)
+            target = _index_file(api.write_report(results_dir, out, formats=fmts), fmts, False)
         elif results_dir.is_dir() and api.experiment_dirs(results_dir):
-            target = api.report_tree(results_dir, out, formats=fmts)
+            target = _index_file(api.report_tree(results_dir, out, formats=fmts), fmts, True)
         else:
             from treebench.execute.lock import LOCK_NAME, holders
 
@@ -466,6 +466,16 @@ def report(
                 f"written by `treebench run` (or the folder that holds several)."
             )
     typer.echo(f"report: {target}")
+
+
+def _index_file(folder: Path, fmts: list[str], tree: bool) -> Path:
+    """The page to open in a report folder: index.html, else the Markdown index (``index.md``
+    of a folder of experiments, ``summary.md`` of one), else the folder."""
+    if "html" in fmts:
+        return folder / "index.html"
+    if "md" in fmts:
+        return folder / ("index.md" if tree else "summary.md")
+    return folder
 
 
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values.")]
@@ -506,7 +516,9 @@ def cells(
     cols[3:3] = varying  # after cell_id, dataset, algorithm: the parameters that differ
     t = Table(title=f"{len(rows)} cell(s)" + (f", first {limit} shown" if limit and len(rows) > limit else ""))
     for c in cols:
-        t.add_column(c.split("_", 1)[1] if c in varying else c, no_wrap=c == "cell_id",
+        # the column names of the docs: `algorithm` for the entry's label
+        name = "algorithm" if c == "algorithm_label" else c
+        t.add_column(c.split("_", 1)[1] if c in varying else name, no_wrap=c == "cell_id",
                      overflow="fold", justify="right" if c.endswith(("accuracy", "seconds", "leaves", "depth")) else "left")
     view = rows.head(limit) if limit else rows
     for i in range(len(view)):

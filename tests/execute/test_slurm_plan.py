@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from treebench.cli import app
 from treebench.config import SlurmSpec
-from treebench.execute.slurm import format_time, request_for
+from treebench.execute.slurm_submit import format_time, request_for
 from treebench.execute.slurm_jobs import ClusterLimits
 
 runner = CliRunner()
