@@ -14,7 +14,10 @@ Algorithms declare the input kinds they accept (`INPUT_KINDS`: binary, numeric, 
 weights, multiclass, regression); config validation and cell expansion (through the one
 pairing rule `accepts_binarization`), the estimators' own input checks and their scikit-learn
 tags all read that one declaration. An algorithm that reports a solver value of its own as a
-results column declares that column (``columns=``, `treebench.columns.Column`).
+results column declares that column (``columns=``, `treebench.columns.Column`). The same call
+declares the problem it solves (``solves=``), its warm-up (``warmup=``) and the functions
+that compile its kernels (``precompile=``): one declaration per learner, a plug-in's included
+(`Registry.register`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +57,14 @@ class Entry:
     extra: dict[str, Any] = field(default_factory=dict)
     inputs: frozenset[str] = frozenset()  # algorithms: the `INPUT_KINDS` it accepts
     columns: tuple[Any, ...] = ()  # algorithms: results columns of their own (`Column`s)
+    #: algorithms: the problem(s) it solves (`treebench.algorithms.objectives.declared`)
+    solves: Any = None
+    #: algorithms: called once per worker before any timed fit (compiles its kernels);
+    #: `warmup_function` gives it, or the default when none is declared
+    warmup: Callable[[], Any] | None = None
+    #: algorithms: (group, "module:function") steps that fill numba's cache with its kernels
+    #: (`treebench.execute.precompile`; steps of one group run in one process)
+    precompile: tuple[tuple[str, str], ...] = ()
 
     @property
     def missing(self) -> list[str]:
@@ -62,6 +74,20 @@ class Entry:
     @property
     def available(self) -> bool:
         return not self.missing
+
+    def warmup_function(self) -> Callable[[], Any] | None:
+        """The learner's warm-up: ``warmup=`` as declared; without it, a ``warmup`` defined on
+        its class, else its module's ``warmup()`` function, else an inherited one
+        (`treebench.algorithms.base` has one that does nothing); None when there is none."""
+        if self.warmup is not None:
+            return self.warmup
+        cls = self.obj if inspect.isclass(self.obj) else None
+        own = getattr(cls, "warmup", None) if cls and "warmup" in vars(cls) else None
+        module = sys.modules.get(getattr(self.obj, "__module__", "") or "")
+        for fn in (own, getattr(module, "warmup", None), getattr(cls, "warmup", None)):
+            if callable(fn):
+                return fn
+        return None
 
     def parameters(self) -> dict[str, Any]:
         """Parameter names and defaults (from ``__init__`` or the loader's signature)."""
@@ -131,15 +157,28 @@ class Registry:
         description: str | None = None,
         inputs: tuple[str, ...] | None = None,
         columns: tuple[Any, ...] = (),
+        solves: Any = None,
+        warmup: Callable[[], Any] | None = None,
+        precompile: dict[str, Callable[[], Any] | tuple[Callable[[], Any], ...]] | None = None,
         **extra: Any,
     ) -> Callable[[Any], Any]:
-        """Decorator registering ``obj`` under ``name``. An algorithm declares the input kinds it
-        accepts with ``inputs`` (see `INPUT_KINDS` and `declare_inputs`) and the results
-        columns of its own with ``columns`` (`treebench.columns.Column`, group ``solver``)."""
+        """Decorator registering ``obj`` under ``name``.
+
+        An algorithm declares here all that it is, read by every consumer: the input kinds it
+        accepts (``inputs``, `INPUT_KINDS`, `declare_inputs`), the results columns of its own
+        (``columns``, `treebench.columns.Column`s of group ``solver``), the problem(s) it
+        solves (``solves``: a problem name or a `treebench.algorithms.objectives.Solves`), its
+        warm-up (``warmup``: called once per worker before any timed fit), the functions that
+        compile its numba kernels into the cache (``precompile``: group name -> module-level
+        function(s); `treebench.execute.precompile` runs each group in a process of its own)
+        and the optional modules it needs (``requires``)."""
 
         def deco(obj: Any) -> Any:
             doc = description if description is not None else (inspect.getdoc(obj) or "")
             kinds = declare_inputs(obj, inputs) if self.kind == "algorithm" else frozenset()
+            if warmup is not None and not callable(warmup):
+                raise TypeError(f"`{name}`: warmup= takes a function, not "
+                                f"{type(warmup).__name__}")
             self._entries[name] = Entry(
                 name=name,
                 obj=obj,
@@ -150,6 +189,9 @@ class Registry:
                 extra=dict(extra),
                 inputs=kinds,
                 columns=_check_columns(name, columns),
+                solves=solves,
+                warmup=warmup,
+                precompile=_precompile_steps(name, precompile or {}),
             )
             return obj
 
@@ -233,6 +275,21 @@ def _check_columns(name: str, columns: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(columns)
 
 
+def _precompile_steps(name: str, groups: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``{group: function or functions}`` → ``((group, "module:function"), ...)``; the
+    functions must be module-level, so that a fresh process can import and call them."""
+    steps = []
+    for group, fns in groups.items():
+        for fn in fns if isinstance(fns, tuple | list) else (fns,):
+            qual = getattr(fn, "__qualname__", "")
+            module = getattr(fn, "__module__", None)
+            if not callable(fn) or not module or not qual or "." in qual or "<" in qual:
+                raise TypeError(f"`{name}`: precompile= takes module-level functions, not "
+                                f"{fn!r}")
+            steps.append((str(group), f"{module}:{qual}"))
+    return tuple(steps)
+
+
 def declare_inputs(obj: Any, inputs: tuple[str, ...] | None) -> frozenset[str]:
     """The input kinds of an algorithm: ``inputs`` when given, else derived from the class
     (binary-only learners: ``binary_features_only = True``; regressors: ``regression``).
@@ -303,6 +360,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers_continuous",
         "treebench.algorithms.optimal_numeric",
         "treebench.algorithms.peers_pytrees",
+        "treebench.algorithms.rashomon",
     ),
     "treebench.algorithms",
     _names({
@@ -319,6 +377,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.peers_continuous": "contree licketysplit",
         "treebench.algorithms.optimal_numeric": "optimal-numeric",
         "treebench.algorithms.peers_pytrees": "pytrees-dl85 pytrees-contree",
+        "treebench.algorithms.rashomon": "rashomon",
     }),
 )
 

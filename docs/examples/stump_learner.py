@@ -11,12 +11,12 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.columns import Column
 from treebench.registry import ALGORITHMS
 from treebench.tree.arrays import TreeBuilder
 from treebench.tree.labels import majority_label
 
 
-@ALGORITHMS.register("stump", inputs=("binary", "weights", "multiclass"), tags=("greedy",))
 class StumpClassifier(TreeClassifierBase):
     """The single 0/1 test with the fewest (weighted) training errors; ties to the first column.
 
@@ -46,9 +46,32 @@ class StumpClassifier(TreeClassifierBase):
         b = TreeBuilder(n_classes)
         if best < 0:                                     # no split helps: one leaf
             b.add_leaf(root, majority_label(root))
-            return b.build(), {"objective": float(best_err), "operations": X.shape[1]}
+            return b.build(), {"objective": float(best_err), "operations": X.shape[1],
+                               "stump_feature": -1}
         node = b.add_split(best, 0.5, root, majority_label(root))
         l, r = best_counts
         b.set_children(node, b.add_leaf(l, majority_label(l, root)),
                        b.add_leaf(r, majority_label(r, root)))
-        return b.build(), {"objective": float(best_err), "operations": X.shape[1]}
+        return b.build(), {"objective": float(best_err), "operations": X.shape[1],
+                           "stump_feature": best}
+
+
+def warmup() -> None:
+    """Run once per worker before any timed fit, so that no fit time counts loading or
+    compiling. A learner with numba kernels compiles them here on a tiny problem; the stump
+    has none, so this fits a tiny one."""
+    StumpClassifier().fit(np.array([[0.0], [1.0]]), np.array([0, 1]))
+
+
+#: the whole declaration of the learner: every part of treebench reads it from here
+ALGORITHMS.register(
+    "stump",
+    inputs=("binary", "weights", "multiclass"),  # 0/1 features, sample weights, > 2 classes
+    tags=("greedy",),
+    columns=(Column("stump_feature", "Int64", "the column the stump tests (-1: none)",
+                    "the stump learner (`solve_info_`)", "solver"),),
+    solves="greedy",                 # the problem it solves (docs/objectives.md)
+    warmup=warmup,                   # before any timed fit, once per worker
+    precompile={"other": warmup},    # what `make precompile` runs to fill numba's cache
+    requires=(),                     # optional packages it needs: none
+)(StumpClassifier)

@@ -39,7 +39,7 @@ def test_every_built_in_learner_states_its_problem():
 
 
 @pytest.mark.parametrize("name, objective", [
-    (name, problem) for name, s in O.SOLVES.items() for problem in s.asks
+    (name, problem) for name, s in O.declarations().items() for problem in s.asks
 ])
 def test_asking_gives_the_problem_asked(name, objective):
     """After `ask`, `problem_of` (on the learner's defaults + the asked settings) is the

@@ -98,7 +98,7 @@ for name in names:
     entry = ALGORITHMS.get(name)
     if not entry.available:
         continue
-    warmup_for(entry.obj)()
+    warmup_for(entry)()
     for params in variants.get(name, [{}]):
         for what, X, y, w in datasets(entry):
             before = signatures()

@@ -46,6 +46,31 @@ def test_learner_recipe_registers_and_fits_a_valid_tree():
         entry.create().fit(X + 0.3, y)  # numbers: refused, as the declared inputs say
 
 
+def test_learner_recipe_declaration_is_read_by_every_consumer():
+    """The one `ALGORITHMS.register` call of the recipe: its problem, warm-up, precompile
+    step, column and (empty) requirements are what the objectives, the runner, the
+    precompile command and the results schema read."""
+    from treebench.algorithms.objectives import askable, objective_of, problem_of
+    from treebench.execute.fit import warmup_for
+    from treebench.execute.precompile import declared_groups
+    from treebench.registry import ALGORITHMS
+    from treebench.results.schema import learner_columns
+
+    mod = load(EXAMPLES / "stump_learner.py", "treebench_docs_stump_declared")  # registers
+    entry = ALGORITHMS.get("stump")
+    assert problem_of("stump", entry.parameters()) == "greedy" and askable("stump") == ()
+    assert objective_of("stump", entry.parameters()) is None  # greedy: no global objective
+    assert warmup_for(entry) is mod.warmup
+    step = f"{mod.__name__}:warmup"
+    assert entry.precompile == (("other", step),)
+    assert any(step in group for group in declared_groups())
+    assert entry.available and entry.requires == ()
+    assert [c.name for c in entry.columns] == ["stump_feature"]
+    assert [c.name for c in learner_columns(["stump"])] == ["stump_feature"]
+    X, y = _binary_data()
+    assert entry.create().fit(X, y).solve_info_["stump_feature"] == 2
+
+
 def test_binarizer_recipe_works_through_make_binarizer():
     import pandas as pd
 
@@ -180,7 +205,11 @@ def test_learner_plugin_runs_from_its_entry_point(tmp_path):
     assert len(stump) == 1 and stump[0]["status"] == "ok" and stump[0]["algorithm_label"] == "stump"
     assert stump[0]["n_leaves"] == "2" and float(stump[0]["train_accuracy"]) > 0.6
     assert stump[0]["operations"] != ""  # its solve_info_ reached the shared solver columns
+    assert stump[0]["stump_feature"] != "" and stump[0]["problem"] == "greedy"
     assert "stump" in _report_text(tmp_path)
+    listing = _treebench(tmp_path, site, "algorithms").stdout
+    line = next(x for x in listing.splitlines() if "│ stump" in x or x.startswith("stump"))
+    assert "greedy" in line and "0/1" in line
 
 
 def test_binarizer_plugin_runs_from_its_entry_point(tmp_path):

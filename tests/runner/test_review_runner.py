@@ -307,11 +307,11 @@ def test_every_learner_declares_a_warmup():
     for e in ALGORITHMS:
         if "test" in e.tags or not e.obj.__module__.startswith("treebench"):
             continue
-        fn = warmup_for(e.obj)
+        fn = warmup_for(e)
         assert callable(fn) and fn.__name__ == "warmup", e.name
     from treebench.algorithms import topk
 
-    assert warmup_for(topk.TopKClassifier) is topk.warmup  # its JIT warm-up, not the default
+    assert warmup_for(ALGORITHMS.get("topk")) is topk.warmup  # its JIT warm-up, declared
 
 
 # ----------------------------------------------------------------------------- A14 fit clock

@@ -40,7 +40,8 @@ def warmup() -> None:
 
 
 @ALGORITHMS.register(
-    "cart", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "multiclass", "missing")
+    "cart", tags=("greedy", "baseline"),
+    inputs=("binary", "numeric", "weights", "multiclass", "missing"), warmup=warmup,
 )
 class CARTClassifier(TreeClassifierBase):
     """CART (Breiman et al. 1984) through scikit-learn, on raw or binary features."""
@@ -85,7 +86,8 @@ class CARTClassifier(TreeClassifierBase):
 
 
 @ALGORITHMS.register(
-    "cart-regressor", tags=("greedy", "baseline"), inputs=("binary", "numeric", "weights", "regression", "missing")
+    "cart-regressor", tags=("greedy", "baseline"),
+    inputs=("binary", "numeric", "weights", "regression", "missing"), warmup=warmup,
 )
 class CARTRegressor(TreeRegressorBase):
     """CART regression trees (Breiman et al. 1984, squared-error criterion) through

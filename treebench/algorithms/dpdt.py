@@ -41,14 +41,16 @@ from sklearn.base import is_regressor
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms import _dpdt_kernels as K
+from treebench.search import dpdt as K
 from treebench.algorithms import _dpdt_layer_fit as LAYER
 from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
+from treebench.algorithms.objectives import Solves
 from treebench.columns import Column
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
+from treebench.search.numeric import warmup_both as numeric_warmups
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
 #: the results column that says which search solved a fit (``solve_info_["search"]``)
@@ -123,7 +125,7 @@ _COMMON_CONSTRAINTS = {
 
 def _check_row_limit(n_rows: int, n_classes: int) -> None:
     """Refuse more rows than a packed state holds: a state packs value rank * shift + class
-    into int32 (`_dpdt_kernels`)."""
+    into int32 (`search.dpdt`)."""
     shift = K.QSHIFT
     while shift < n_classes:
         shift *= 2
@@ -158,7 +160,7 @@ def _run_dp(solver, RSk):
         return (*solver.leaf_entry(st), st)
     Q = K.pack_ranks(solver.Xt, S, solver.yc) if solver.packed else None
     seg = None
-    if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see _dpdt_kernels)
+    if S.size >= INPLACE_ENTRIES:  # large input: in-place states (see search.dpdt)
         solver.G, solver.T = K.inplace_orders(
             solver.Xt, S, Q if Q is not None else np.zeros((1, 1), np.int32), solver.flag)
         seg = (0, m)
@@ -346,7 +348,7 @@ class _DPDTMixin:
         }
 
     def _solve_layer(self, X, RS, ctx, prior):
-        """The exhaustive generator on the search layer (`_dpdt_layer`): the DP's tree and
+        """The exhaustive generator on the search layer (`search.dpdt_layer`): the DP's tree and
         objective, by branch-and-bound on bitsets. ``operations`` (the paper's count over the
         unmemoised MDP) is NaN: a pruned search does not visit every state;
         ``operations_distinct`` counts the candidate splits it scored."""
@@ -387,8 +389,6 @@ class _DPDTMixin:
         return arrays, info, None
 
 
-@ALGORITHMS.register("dpdt", tags=("dpdt", "anytime"),
-                     inputs=("binary", "numeric", "weights", "multiclass"), columns=(SEARCH,))
 class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
     """DPDT (Kohler, Akrour & Preux, KDD 2025): the best depth-D tree whose splits come from
     CART calls (or Top-B / quantile / all midpoints) at every state, by dynamic programming.
@@ -430,7 +430,7 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
     search : {"auto", "dp", "layer"}
         How the exhaustive generator is solved. "dp": backward induction over every state
         (Algorithm 1). "layer": branch-and-bound on the shared search layer
-        (`treebench.algorithms._dpdt_layer`), which returns the same tree and bit-identical
+        (`treebench.search.dpdt_layer`), which returns the same tree and bit-identical
         objective; it needs ``candidates="exhaustive"``, 0/1 features, unit sample weights,
         ``alpha_path=False`` and ``max_features=None`` (a ValueError otherwise), and reports
         ``operations`` as NaN (the paper's count is over every state of the unmemoised MDP,
@@ -477,8 +477,6 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         return self.alpha_path_[-1]["tree"]
 
 
-@ALGORITHMS.register("dpdt-regressor", tags=("dpdt",),
-                     inputs=("binary", "numeric", "weights", "regression"), columns=(SEARCH,))
 class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
     """DPDT for regression: squared-error leaves (reward − weighted squared error), CART
     (squared error) candidates; same parameters as `DPDTClassifier` (``criterion``
@@ -519,7 +517,7 @@ def warmup() -> float:
 
 
 def warmup_dp_kernels() -> None:
-    """The dynamic programme's kernels (`_dpdt_kernels`) of `warmup`, without the search
+    """The dynamic programme's kernels (`search.dpdt`) of `warmup`, without the search
     engine's and the numeric search's (`treebench.execute.precompile` compiles those in
     another process at the same time)."""
     rng = np.random.default_rng(0)
@@ -573,3 +571,36 @@ def warmup_dp_kernels() -> None:
         K.row_hash(Sv[0], Z, Z)
     K.row_hash(S[0], Z, Z)
 
+
+def problem(p) -> str:
+    """The problem DPDT solves with the parameters ``p`` (docs/objectives.md)."""
+    if p.get("candidates") != "exhaustive":
+        return "candidate-split-dp"
+    return "errors+alpha*path" if float(p.get("alpha") or 0.0) > 0 else "min-errors"
+
+
+def regression_problem(p) -> str:
+    """The problem DPDT's regressor solves with the parameters ``p``."""
+    return "sse+alpha*path" if p.get("candidates") == "exhaustive" else "candidate-split-dp"
+
+
+#: the kernels DPDT's fits compile: the layer search (the 0/1 search engine's group), then the
+#: exact-float search and the dynamic programme (`treebench.execute.precompile`)
+PRECOMPILE = {"0/1-search": LAYER.warmup_kernels, "other": (numeric_warmups, warmup_dp_kernels)}
+
+ALGORITHMS.register(
+    "dpdt", tags=("dpdt", "anytime"), inputs=("binary", "numeric", "weights", "multiclass"),
+    columns=(SEARCH,),
+    solves=Solves(problem, {
+        "min-errors": {"candidates": "exhaustive", "alpha": 0.0},
+        "errors+alpha*path": {"candidates": "exhaustive"},
+    }, {"errors+alpha*path": "alpha"}, unrestricted={"candidates": "exhaustive"}),
+    warmup=warmup, precompile=PRECOMPILE,
+)(DPDTClassifier)
+ALGORITHMS.register(
+    "dpdt-regressor", tags=("dpdt",), inputs=("binary", "numeric", "weights", "regression"),
+    columns=(SEARCH,),
+    solves=Solves(regression_problem, {}, {"sse+alpha*path": "alpha"},
+                  unrestricted={"candidates": "exhaustive"}),
+    warmup=warmup, precompile=PRECOMPILE,
+)(DPDTRegressor)

@@ -18,11 +18,10 @@ from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.dpdt import DPDTClassifier
 from treebench.registry import ALGORITHMS
+from treebench.algorithms.dpdt import PRECOMPILE
 from treebench.algorithms.dpdt import warmup as dpdt_warmup
 
 
-@ALGORITHMS.register("dpdt-adaboost", tags=("dpdt", "ensemble", "blackbox"),
-                     inputs=("binary", "numeric", "weights", "multiclass"))
 class DPDTAdaBoostClassifier(AdaBoostClassifier):
     """AdaBoost (SAMME, scikit-learn) with DPDT trees as weak learners (KDD 2025 §6.3).
 
@@ -77,3 +76,10 @@ class DPDTAdaBoostClassifier(AdaBoostClassifier):
 def warmup() -> float:
     """Compile DPDT's kernels outside the timed fit (the runner calls this once per worker)."""
     return dpdt_warmup()
+
+
+ALGORITHMS.register(
+    "dpdt-adaboost", tags=("dpdt", "ensemble", "blackbox"),
+    inputs=("binary", "numeric", "weights", "multiclass"), solves="ensemble",
+    warmup=warmup, precompile=PRECOMPILE,
+)(DPDTAdaBoostClassifier)

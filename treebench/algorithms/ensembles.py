@@ -14,6 +14,7 @@ ALGORITHMS.register(
     "gbdt",
     tags=("blackbox", "baseline"),
     inputs=("binary", "numeric", "weights", "multiclass"),
+    solves="ensemble",
     description="Gradient-boosted trees (scikit-learn GradientBoostingClassifier), a black-box reference.",
 )(GradientBoostingClassifier)
 
@@ -22,5 +23,6 @@ ALGORITHMS.register(
     tags=("blackbox", "baseline"),
     # scikit-learn's forests route missing values natively (docs/missing-values.md)
     inputs=("binary", "numeric", "weights", "multiclass", "missing"),
+    solves="ensemble",
     description="Random forest (scikit-learn RandomForestClassifier), a black-box reference.",
 )(RandomForestClassifier)

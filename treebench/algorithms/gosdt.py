@@ -20,7 +20,7 @@ pydl8.5 cannot take a lower-bound guess: it accepts an initial upper bound (``ma
 ``stop_after_better``) and custom leaf-error functions, no per-subproblem lower bound, so `dl85`
 has no ``lb_guess``; the authors' package (`gosdt-ref`) takes one as ``y_ref``.
 
-The search (`_gosdt_kernels`, on `treebench.search`) is exact without ``lb_guess``: every fit
+The search (`search.gosdt`, on `treebench.search`) is exact without ``lb_guess``: every fit
 that finishes returns the true optimum. With ``time_limit`` it is anytime: on timeout it returns
 the best tree found, with a lower bound and the gap.
 """
@@ -33,9 +33,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms._search_engine import fit_gosdt
+from treebench.search import gosdt as G
+from treebench.search.engine import fit_gosdt
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.objectives import Solves, gosdt_problem
 from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_rows, warmup_problem
@@ -155,7 +156,6 @@ def reference_bound(tree, X, y_index, sw, ref_pred, lam: float) -> float:
     return charged / float(sw.sum()) + lam * int(tree.n_leaves)
 
 
-@ALGORITHMS.register("gosdt", tags=("optimal", "regularized", "gosdt"), columns=(REFERENCE_BOUND,))
 class GOSDTClassifier(TreeClassifierBase):
     """Optimal sparse tree for ``error rate + regularization · leaves`` (GOSDT, Lin et al. 2020)
     with the guesses of McTavish et al. (AAAI 2022), on 0/1 features.
@@ -366,3 +366,13 @@ def warmup() -> float:
     now_seconds()
     _WARM = True
     return time.perf_counter() - t
+
+
+ALGORITHMS.register(
+    "gosdt", tags=("optimal", "regularized", "gosdt"), columns=(REFERENCE_BOUND,),
+    solves=Solves(gosdt_problem, {
+        "min-errors-then-nodes": {"lb_guess": None, "lexicographic": True},
+        "errors+lambda*leaves": {"lb_guess": None, "lexicographic": False},
+    }, {"errors+lambda*leaves": "regularization"}, unrestricted={"lb_guess": None}),
+    warmup=warmup, precompile={"0/1-search": warmup},
+)(GOSDTClassifier)

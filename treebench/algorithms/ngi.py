@@ -10,7 +10,7 @@ paper's details checked against the authors' code.
   weights). ``φ(S)`` counts pairs of objects of ``S`` with different labels (unweighted, §3).
 * **Greedy rule** (Algorithm 1, Eq. 2). At a node ``S`` choose the test maximising
   ``Z(d) = (B(d) + E(d) + λ·D(d)) / c(d)``; ``B``, ``E`` (closed form of §4's ``f̃_i``) and
-  ``D`` are documented in `treebench.algorithms._ngi_kernels`. ``d_term="paper"`` uses §4's
+  ``D`` are documented in `treebench.search.ngi`. ``d_term="paper"`` uses §4's
   ``D = p(S)·(h(S) − h(S|d))``; ``d_term="authors"`` the authors' code's
   ``p(S)·(h(S) − Σ_v p(S_v)·h(S_v))`` with absolute masses (equal at the root; below it the
   authors' form shrinks ``h(S|d)`` and, with unequal costs, rewards cheap non-discriminative
@@ -52,7 +52,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms import _ngi_kernels as K
+from treebench.search import ngi as K
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.registry import ALGORITHMS
 from treebench.search.criteria import CODES, node_risk_np
@@ -361,7 +361,10 @@ def warmup() -> float:
     return time.perf_counter() - t0
 
 
-ALGORITHMS.register("ngi", tags=("greedy", "cost-sensitive"))(NGIClassifier)
+#: the declaration every NGI learner shares: greedy, with its kernels in the "other" group
+DECLARATION = {"tags": ("greedy", "cost-sensitive"), "warmup": warmup,
+               "precompile": {"other": warmup}}
+ALGORITHMS.register("ngi", **DECLARATION)(NGIClassifier)
 
 
 def _fixed(name: str, cls_name: str, doc: str):
@@ -393,7 +396,7 @@ def _fixed(name: str, cls_name: str, doc: str):
         },
     )
     globals()[cls_name] = sub
-    ALGORITHMS.register(REGISTRY_NAMES[name], tags=("greedy", "cost-sensitive"))(sub)
+    ALGORITHMS.register(REGISTRY_NAMES[name], **DECLARATION)(sub)
     return sub
 
 

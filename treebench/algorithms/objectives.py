@@ -5,8 +5,8 @@ minimise training errors at a depth limit and return any such tree; Top-k's defa
 Blanc et al. 2023) splits every impure node and breaks ties towards fewer nodes, which is a
 different problem; GOSDT minimises error rate + λ·leaves (McTavish et al. 2022, eq. 1); DPDT
 minimises E + α·L (Kohler et al. 2025, eq. 2). Times and trees are comparable only between
-learners solving the same problem on the same data, so every learner states its problem here,
-and a config entry may name a problem (``objective:``) to get the parameters that make the
+learners solving the same problem on the same data, so every learner states its problem (in
+the words of `PROBLEMS`), and a config entry may name a problem (``objective:``) to get the parameters that make the
 learner solve it. The problems, the mapping per learner and the reasons are in
 ``docs/objectives.md``.
 
@@ -14,6 +14,11 @@ Each problem with a global objective states it (`PROBLEM_OBJECTIVES`, `objective
 unit and its weight (λ or α) for a parameter setting. `treebench.metrics.problem_objective`
 computes it from the returned tree on the training rows, the same code for every learner, so
 the rows of one problem compare by it (``problem_objective``) whatever the solver reports.
+
+Each learner declares what it solves where it registers (``@ALGORITHMS.register(name,
+solves=...)``: a `Solves`, or the name of a problem it always solves; built from `fixed`,
+`by_cost` or a function of its own), beside its inputs, columns and warm-up; `declared` reads
+that declaration for every consumer. A plug-in learner declares it the same way.
 
 This module is pure Python (no numpy): the config layer uses it to translate an entry, the
 listing shows it, and the runner records `problem_of` in every result row (``problem``).
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from treebench.columns import declare
+from treebench.registry import ALGORITHMS
 
 #: a problem name -> what it is (the words `treebench algorithms` and the docs use)
 PROBLEMS: dict[str, str] = {
@@ -133,17 +139,14 @@ class Solves:
     unrestricted: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _topk(p: Mapping[str, Any]) -> str:
-    if p.get("k", 1) not in (None, "all"):
-        return "topk-search-space"
-    if p.get("min_improvement") is None:
-        return "min-errors" if p.get("tie_break") == "first" else "topk-figure1"
-    if p.get("min_improvement") == 0:
-        return "min-errors" if p.get("tie_break") == "first" else "min-errors-then-nodes"
-    return "greedy"  # a positive minimum improvement prunes by a local rule
+def fixed(problem: str) -> Callable[[Mapping[str, Any]], str]:
+    """The problem function of a learner that solves ``problem`` whatever its parameters."""
+    return lambda p: problem
 
 
-def _cost(param: str) -> Callable[[Mapping[str, Any]], str]:
+def by_cost(param: str) -> Callable[[Mapping[str, Any]], str]:
+    """The problem function of a learner whose parameter ``param`` is a cost per leaf (λ) and
+    whose ``lexicographic`` breaks ties by fewer nodes (STreeD, ConTree)."""
     def problem(p: Mapping[str, Any]) -> str:
         if p.get("lexicographic"):
             return "min-errors-then-nodes"
@@ -151,89 +154,52 @@ def _cost(param: str) -> Callable[[Mapping[str, Any]], str]:
     return problem
 
 
-def _gosdt(p: Mapping[str, Any]) -> str:
+def gosdt_problem(p: Mapping[str, Any]) -> str:
+    """GOSDT's problem (treebench's solver and the reference one): its objective, or the
+    guessed-bound restriction of it when a reference model's ``lb_guess`` is given."""
     if p.get("lexicographic"):
         return "min-errors-then-nodes" if p.get("lb_guess") is None else "guessed-bound"
     return "errors+lambda*leaves" if p.get("lb_guess") is None else "guessed-bound"
 
 
-def _dpdt(p: Mapping[str, Any]) -> str:
-    if p.get("candidates") != "exhaustive":
-        return "candidate-split-dp"
-    return "errors+alpha*path" if float(p.get("alpha") or 0.0) > 0 else "min-errors"
+def declared(name: str) -> Solves:
+    """What the learner ``name`` declares it solves when it registers (``solves=``: a `Solves`
+    or a problem name of `PROBLEMS`); a learner that declares nothing (or is not registered)
+    is "greedy" when its registry tags say so, else "unstated". Raise ValueError for a
+    declaration that is neither."""
+    if name not in ALGORITHMS:
+        return Solves(fixed("unstated"), {}, {})
+    entry = ALGORITHMS.get(name)
+    said = entry.solves
+    if said is None:
+        return Solves(fixed("greedy" if "greedy" in entry.tags else "unstated"), {}, {})
+    if isinstance(said, Solves):
+        bad = sorted(set(said.asks) - set(ASKABLE))
+        if bad:
+            raise ValueError(f"learner `{name}` declares it may be asked for {bad[0]!r}; the "
+                             f"problems a config may ask for are {', '.join(ASKABLE)}")
+        return said
+    if isinstance(said, str) and said in PROBLEMS:
+        return Solves(fixed(said), {}, {})
+    raise ValueError(f"learner `{name}` declares solves={said!r}: give a problem of "
+                     f"treebench.algorithms.objectives.PROBLEMS ({', '.join(PROBLEMS)}) or a "
+                     f"Solves")
 
 
-def _dpdt_regression(p: Mapping[str, Any]) -> str:
-    return "sse+alpha*path" if p.get("candidates") == "exhaustive" else "candidate-split-dp"
-
-
-def _numeric(p: Mapping[str, Any]) -> str:
-    if p.get("lexicographic"):  # (with the other objective the fit is refused)
-        return "min-errors-then-nodes" if p.get("objective", "errors") == "errors" else "unstated"
-    return {"errors": "min-errors", "error_rate+lambda*leaves": "errors+lambda*leaves"}.get(
-        p.get("objective", "errors"), "unstated")
-
-
-def _fixed(name: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda p: name
-
-
-#: the mapping per learner, by registry name (`docs/objectives.md` shows it as a table)
-SOLVES: dict[str, Solves] = {
-    "topk": Solves(_topk, {
-        "min-errors": {"k": "all", "tie_break": "first", "min_improvement": None},
-        "min-errors-then-nodes": {"k": "all", "tie_break": "smaller", "min_improvement": 0.0},
-    }, {}, {"k": "all"}),
-    "dl85": Solves(_fixed("min-errors"), {"min-errors": {}}, {}),
-    "streed": Solves(_cost("cost_complexity"), {
-        "min-errors": {"cost_complexity": 0.0, "lexicographic": False},
-        "min-errors-then-nodes": {"cost_complexity": 0.0, "lexicographic": True},
-        "errors+lambda*leaves": {"lexicographic": False},
-    }, {"errors+lambda*leaves": "cost_complexity"}),
-    "contree": Solves(_cost("complexity_cost"), {
-        "min-errors": {"complexity_cost": 0.0, "lexicographic": False},
-        "min-errors-then-nodes": {"complexity_cost": 0.0, "lexicographic": True},
-        "errors+lambda*leaves": {"lexicographic": False},
-    }, {"errors+lambda*leaves": "complexity_cost"}),
-    "gosdt": Solves(_gosdt, {
-        "min-errors-then-nodes": {"lb_guess": None, "lexicographic": True},
-        "errors+lambda*leaves": {"lb_guess": None, "lexicographic": False},
-    }, {"errors+lambda*leaves": "regularization"}, {"lb_guess": None}),
-    "gosdt-ref": Solves(_gosdt, {"errors+lambda*leaves": {"lb_guess": None}},
-                        {"errors+lambda*leaves": "regularization"}, {"lb_guess": None}),
-    "dpdt": Solves(_dpdt, {
-        "min-errors": {"candidates": "exhaustive", "alpha": 0.0},
-        "errors+alpha*path": {"candidates": "exhaustive"},
-    }, {"errors+alpha*path": "alpha"}, {"candidates": "exhaustive"}),
-    "dpdt-regressor": Solves(_dpdt_regression, {}, {"sse+alpha*path": "alpha"},
-                             {"candidates": "exhaustive"}),
-    "optimal-numeric": Solves(_numeric, {
-        "min-errors": {"objective": "errors", "lexicographic": False},
-        "min-errors-then-nodes": {"objective": "errors", "lexicographic": True},
-        "errors+lambda*leaves": {"objective": "error_rate+lambda*leaves",
-                                 "lexicographic": False},
-    }, {"errors+lambda*leaves": "lam"}),
-    "licketysplit": Solves(_fixed("lookahead"), {}, {}),
-    "gbdt": Solves(_fixed("ensemble"), {}, {}),
-    "random-forest": Solves(_fixed("ensemble"), {}, {}),
-    "dpdt-adaboost": Solves(_fixed("ensemble"), {}, {}),
-}
+def declarations() -> dict[str, Solves]:
+    """Every registered learner's `declared` problems, by name (docs/objectives.md's table)."""
+    return {e.name: declared(e.name) for e in ALGORITHMS}
 
 
 def solves(name: str) -> Solves:
-    """The mapping of the learner ``name``; a learner not listed here (a greedy learner, a
-    plug-in) is "greedy" when its registry tags say so, else "unstated"."""
-    return SOLVES.get(name, _UNLISTED)
-
-
-_UNLISTED = Solves(_fixed("unstated"), {}, {})
+    """The mapping of the learner ``name`` (`declared`)."""
+    return declared(name)
 
 
 def problem_of(name: str, params: Mapping[str, Any], tags: tuple[str, ...] = ()) -> str:
-    """The problem the learner ``name`` solves with ``params`` (its full parameter set)."""
-    if name not in SOLVES:
-        return "greedy" if "greedy" in tags else "unstated"
-    return SOLVES[name].problem(params)
+    """The problem the learner ``name`` solves with ``params`` (its full parameter set).
+    ``tags`` is accepted for callers that pass the entry's tags; the registry's are read."""
+    return declared(name).problem(params)
 
 
 @dataclass(frozen=True)

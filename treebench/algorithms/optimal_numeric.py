@@ -26,18 +26,18 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.objectives import Solves
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import warn_unproven
 from treebench.search.numeric import MAX_DEPTH, solve_numeric
 from treebench.search.numeric import warmup as search_warmup
+from treebench.search.numeric import warmup_both
 
 OBJECTIVES = ("errors", "error_rate+lambda*leaves")
 #: which of the numeric searches' kernels this process has loaded (`warmup`)
 _WARM = {"errors": False, "alpha": False}
 
 
-@ALGORITHMS.register("optimal-numeric", tags=("optimal",),
-                     inputs=("binary", "numeric", "weights", "multiclass"))
 class OptimalNumericClassifier(TreeClassifierBase):
     """Optimal depth-limited tree on raw numeric features (weighted errors, or error rate +
     lam * leaves), every midpoint threshold, ConTree-style search.
@@ -135,3 +135,23 @@ def warmup(alpha: bool = False) -> float:
             secs += search_warmup(alpha=kind == "alpha")
             _WARM[kind] = True
     return secs
+
+
+def problem(p) -> str:
+    """The problem the numeric search solves with the parameters ``p``."""
+    if p.get("lexicographic"):  # (with the other objective the fit is refused)
+        return "min-errors-then-nodes" if p.get("objective", "errors") == "errors" else "unstated"
+    return {"errors": "min-errors", "error_rate+lambda*leaves": "errors+lambda*leaves"}.get(
+        p.get("objective", "errors"), "unstated")
+
+
+ALGORITHMS.register(
+    "optimal-numeric", tags=("optimal",), inputs=("binary", "numeric", "weights", "multiclass"),
+    solves=Solves(problem, {
+        "min-errors": {"objective": "errors", "lexicographic": False},
+        "min-errors-then-nodes": {"objective": "errors", "lexicographic": True},
+        "errors+lambda*leaves": {"objective": "error_rate+lambda*leaves",
+                                 "lexicographic": False},
+    }, {"errors+lambda*leaves": "lam"}),
+    warmup=warmup, precompile={"other": warmup_both},
+)(OptimalNumericClassifier)

@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.objectives import Solves, by_cost, fixed, gosdt_problem
 from treebench.algorithms.solve_info import REFERENCE_BOUND
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
@@ -123,7 +124,8 @@ class _PeerClassifier(TreeClassifierBase):
 
 
 @ALGORITHMS.register(
-    "dl85", requires=("pydl85",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+    "dl85", requires=("pydl85",), tags=("optimal", "peer"), inputs=("binary", "multiclass"),
+    solves=Solves(fixed("min-errors"), {"min-errors": {}}, {}),
 )
 class DL85PeerClassifier(_PeerClassifier):
     """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
@@ -166,7 +168,12 @@ class DL85PeerClassifier(_PeerClassifier):
 
 
 @ALGORITHMS.register(
-    "streed", requires=("pystreed",), tags=("optimal", "peer"), inputs=("binary", "multiclass")
+    "streed", requires=("pystreed",), tags=("optimal", "peer"), inputs=("binary", "multiclass"),
+    solves=Solves(by_cost("cost_complexity"), {
+        "min-errors": {"cost_complexity": 0.0, "lexicographic": False},
+        "min-errors-then-nodes": {"cost_complexity": 0.0, "lexicographic": True},
+        "errors+lambda*leaves": {"lexicographic": False},
+    }, {"errors+lambda*leaves": "cost_complexity"}),
 )
 class STreeDPeerClassifier(_PeerClassifier):
     """STreeD/MurTree optimal depth-limited tree (pystreed), on 0/1 features."""
@@ -214,6 +221,8 @@ class STreeDPeerClassifier(_PeerClassifier):
 @ALGORITHMS.register(
     "gosdt-ref", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
     inputs=("binary", "multiclass"), columns=(REFERENCE_BOUND,),
+    solves=Solves(gosdt_problem, {"errors+lambda*leaves": {"lb_guess": None}},
+                  {"errors+lambda*leaves": "regularization"}, unrestricted={"lb_guess": None}),
 )
 class GOSDTPeerClassifier(_PeerClassifier):
     """GOSDT regularised optimal tree, the authors' package (gosdt 1.0.4): minimises

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.objectives import Solves, by_cost
 from treebench.algorithms.peers import lexicographic_cost, replicate
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
@@ -28,7 +29,13 @@ from treebench.tree.arrays import TreeArrays
 
 
 @ALGORITHMS.register("contree", requires=("pycontree",), tags=("optimal", "peer"),
-                     inputs=("binary", "numeric", "multiclass"))
+                     inputs=("binary", "numeric", "multiclass"),
+                     solves=Solves(by_cost("complexity_cost"), {
+                         "min-errors": {"complexity_cost": 0.0, "lexicographic": False},
+                         "min-errors-then-nodes": {"complexity_cost": 0.0,
+                                                   "lexicographic": True},
+                         "errors+lambda*leaves": {"lexicographic": False},
+                     }, {"errors+lambda*leaves": "complexity_cost"}))
 class ConTreePeerClassifier(TreeClassifierBase):
     """ConTree optimal depth-limited tree on numeric features (pycontree)."""
 
@@ -137,7 +144,7 @@ def _solved_side_threshold(col: np.ndarray, t: float) -> float:
 
 
 @ALGORITHMS.register("licketysplit", requires=("licketysplit",), tags=("peer", "lookahead"),
-                     inputs=("binary", "weights", "multiclass"))
+                     inputs=("binary", "weights", "multiclass"), solves="lookahead")
 class LicketySplitPeerClassifier(TreeClassifierBase):
     """LicketySPLIT near-optimal lookahead tree (licketysplit), on 0/1 features."""
 

@@ -19,7 +19,7 @@ Exact tie rules (so that runs are reproducible and k = 1 equals `greedy`):
   the lower class index.
 
 Claim 3.1 bounds the plain recursion by (2k)^h node scorings; the compiled search
-(`_topk_kernels`, on the search layer `treebench.search`) returns exactly the same tree faster
+(`search.topk`, on the search layer `treebench.search`) returns exactly the same tree faster
 through memoisation by (depth, row set) and branch-and-bound (see that module).
 """
 
@@ -31,9 +31,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from treebench.algorithms import _topk_kernels as K
-from treebench.algorithms._search_engine import fit_topk
+from treebench.search import topk as K
+from treebench.search.engine import fit_topk
 from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.objectives import Solves
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
 from treebench.search.readback import to_tree
@@ -58,7 +59,6 @@ def _parse_k(k, d: int) -> int:
     return int(k) if int(k) < d else 0
 
 
-@ALGORITHMS.register("topk", tags=("topk", "greedy-generalisation", "optimal"))
 class TopKClassifier(TreeClassifierBase):
     """Top-k (Blanc et al. 2023): the most accurate tree among those splitting on one of the
     k best-scored features at every node; k=1 is greedy, k="all" is optimal (DL8.5).
@@ -251,3 +251,24 @@ def warmup() -> float:
     K.now_seconds()  # the clock's first call (object mode, off Linux) costs ~40 ms: pay it here
     _WARM = True
     return time.perf_counter() - t
+
+
+def problem(p) -> str:
+    """The problem Top-k solves with the parameters ``p`` (docs/objectives.md)."""
+    if p.get("k", 1) not in (None, "all"):
+        return "topk-search-space"
+    if p.get("min_improvement") is None:
+        return "min-errors" if p.get("tie_break") == "first" else "topk-figure1"
+    if p.get("min_improvement") == 0:
+        return "min-errors" if p.get("tie_break") == "first" else "min-errors-then-nodes"
+    return "greedy"  # a positive minimum improvement prunes by a local rule
+
+
+ALGORITHMS.register(
+    "topk", tags=("topk", "greedy-generalisation", "optimal"),
+    solves=Solves(problem, {
+        "min-errors": {"k": "all", "tie_break": "first", "min_improvement": None},
+        "min-errors-then-nodes": {"k": "all", "tie_break": "smaller", "min_improvement": 0.0},
+    }, {}, unrestricted={"k": "all"}),
+    warmup=warmup, precompile={"0/1-search": warmup},
+)(TopKClassifier)

@@ -11,7 +11,6 @@ Nothing here loads data (`treebench.execute.fold`) or enforces limits
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -39,23 +38,15 @@ def warm(algorithm: str) -> float:
     t0 = time.perf_counter()
     entry = ALGORITHMS.get(algorithm)
     if entry.available:
-        warmup_for(entry.obj)()
+        warmup_for(entry)()
     _WARM.add(algorithm)
     return time.perf_counter() - t0
 
 
-def warmup_for(cls: Any):
-    """The warm-up a learner declares: a ``warmup`` defined on its own class, else its
-    module's ``warmup()`` function, else an inherited one (`base._TreeModel.warmup` does
-    nothing), else nothing."""
-    fn = cls.__dict__.get("warmup") if isinstance(cls, type) else None
-    if isinstance(fn, staticmethod | classmethod):
-        fn = getattr(cls, "warmup")
-    if fn is None:
-        fn = getattr(sys.modules.get(getattr(cls, "__module__", "")), "warmup", None)
-    if fn is None:
-        fn = getattr(cls, "warmup", None)
-    return fn if callable(fn) else _no_warmup
+def warmup_for(entry: Any):
+    """The warm-up of the learner's registry ``entry`` (`treebench.registry.Entry.
+    warmup_function`: as declared when it registered), or a no-op."""
+    return entry.warmup_function() or _no_warmup
 
 
 def _no_warmup() -> None:
