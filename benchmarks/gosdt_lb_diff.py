@@ -35,8 +35,8 @@ from gosdt_vs_ref import load_case  # noqa: E402
 
 def ours_alone(X, y, ref_wrong, lam_count, depth):
     """Our search on (X, y) with these reference errors: (cost, root feature, tree arrays)."""
-    from treebench.algorithms import _gosdt_kernels as G
-    from treebench.algorithms import _search_engine as E
+    from treebench.search import gosdt as G
+    from treebench.search import engine as E
     from treebench.algorithms.gosdt import warmup
     from treebench.search.bitset import pack_rows
     from treebench.search.cache import entries_for_mb

@@ -742,7 +742,7 @@ def naive_theorem43_bound(tree, X, y, y_ref, lam, n_classes):
 
 
 # --- dpdt ---
-# Reference for treebench.algorithms.dpdt / _dpdt_kernels (Kohler, Akrour & Preux, KDD 2025):
+# Reference for treebench.algorithms.dpdt / search.dpdt (Kohler, Akrour & Preux, KDD 2025):
 # rows as Python lists, statistics as lists (w·one-hot class vector, or [w, w·y, w·y²] for
 # regression), a plain recursion without memoisation for the Bellman backup (Algorithm 1).
 # Tie rules mirror the spec: strict '>' on proxies (lower feature, then smaller threshold), a
@@ -926,7 +926,7 @@ def naive_brute_force_optimal(X, RS, depth, alpha=0.0, regression=False):
 
 
 # --- dpdt: scikit-learn's tie rule ---
-# Reference for _dpdt_kernels.sk_rand_int / sk_feature_order (TIES_SKLEARN): scikit-learn's
+# Reference for search.dpdt.sk_rand_int / sk_feature_order (TIES_SKLEARN): scikit-learn's
 # splitter draws a node's features by Fisher-Yates from an array that persists across the nodes
 # of one fit, with a 32-bit xorshift generator; constant features are set aside unscanned.
 # Python integers, one list per array.
@@ -1032,7 +1032,7 @@ def naive_depth2_search(X, y, n_classes, order, features, msl, regularized, M, n
 
 
 def naive_depth2_regularized(X, y, n_classes, rows, order, features, lam, best, floor):
-    """(objective, root) of `_gosdt_depth2.depth2_lazy` (and `depth2_regularized`) on the
+    """(objective, root) of `search.depth2.depth2_lazy` (and `depth2_regularized`) on the
     node ``rows``: each root ``order[a]`` in turn costs, per child, min(leaf, best stump over
     ``features`` other than the root); a root replaces the best when its total is strictly
     below it, and the scan stops once the best is <= ``floor``; (best, -1) when no root
@@ -1072,8 +1072,8 @@ def naive_drop_equivalent(X, rows, order):
     return kept, dropped
 
 
-# --- depth-2 search under a lower-bound guess (treebench.algorithms._gosdt_depth2) ---
-# The recursion of `_gosdt_kernels.solve` at depth budgets 1 and 2 under a lower-bound guess
+# --- depth-2 search under a lower-bound guess (treebench.search.depth2) ---
+# The recursion of `search.gosdt.solve` at depth budgets 1 and 2 under a lower-bound guess
 # (McTavish et al. AAAI 2022 §4.3 steps 1, 2a, 2b), written out on Python lists of rows: every
 # feature ranking sorted explicitly by (leaf errors of the children, feature index), the same
 # floating-point expressions as the kernels. ``ref_wrong[r]`` is 1 when the reference errs on r.
@@ -1171,9 +1171,9 @@ def naive_depth2_guessed(X, y, n_classes, ref_wrong, rows, lam, best, floor):
     return best, best_f
 
 
-# --- the whole search under a lower-bound guess (treebench.algorithms._gosdt_kernels) ---
+# --- the whole search under a lower-bound guess (treebench.search.gosdt) ---
 # McTavish et al. (AAAI 2022) §4.3 as a plain recursion on lists of rows, the rule of
-# `_gosdt_kernels.solve` under a guess: a subproblem (rows, depth budget) has one value,
+# `search.gosdt.solve` under a guess: a subproblem (rows, depth budget) has one value,
 # whoever asks (its children are solved on their own, never under the caller's best tree);
 # step 1 makes a leaf when ub <= lb_guess + lam (b + 2 lam, b = the reference's errors);
 # otherwise features are tried in rank order (children's leaf errors, then index), a feature is
@@ -1243,7 +1243,7 @@ def naive_tree_preorder(tree):
     return [j] + naive_tree_preorder(t0) + naive_tree_preorder(t1)
 
 
-# --- the GOSDT search's exactness techniques (treebench.algorithms._gosdt_kernels) ---
+# --- the GOSDT search's exactness techniques (treebench.search.gosdt) ---
 # The dynamic programme of McTavish et al. (AAAI 2022) eq. (5) without any bound, pruning or
 # memo: the optimum of (rows, depth budget) in count units (errors + lam * leaves) is the better
 # of the leaf and, over every feature that splits the rows, the sum of the two children's
@@ -1287,7 +1287,7 @@ def naive_row_key(rows, modulus=(1 << 61) - 1, point=0x0B3D5A7C19E2F4D1):
     return acc % modulus
 
 
-# --- dpdt13: DPDT's exhaustive generator on the search layer (treebench.algorithms._dpdt_layer) ---
+# --- dpdt13: DPDT's exhaustive generator on the search layer (treebench.search.dpdt_layer) ---
 def _dpdt13_leaf(rows, y, n_classes):
     counts = [0] * n_classes
     for r in rows:

@@ -276,10 +276,10 @@ _MODULES = {_module_of(p.relative_to(ROOT).as_posix())[0] for p in PACKAGE.rglob
 
 def test_private_uses_are_found():
     src = ("from treebench.report.figures import _Job, Results\nfrom treebench import metrics\n"
-           "from treebench.algorithms import _topk_kernels\nx = metrics._auc(1) + Results._n\n")
+           "from treebench.algorithms import _dpdt_solver\nx = metrics._auc(1) + Results._n\n")
     assert sorted(private_uses("treebench/report/tables.py", src)) == [
         "treebench/report/tables.py:1 imports _Job from treebench.report.figures",
-        "treebench/report/tables.py:3 imports _topk_kernels from treebench.algorithms",
+        "treebench/report/tables.py:3 imports _dpdt_solver from treebench.algorithms",
         "treebench/report/tables.py:4 uses Results._n",
         "treebench/report/tables.py:4 uses metrics._auc",
     ]

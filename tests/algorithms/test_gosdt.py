@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms import _search_engine as E
+from treebench.search import gosdt as G
+from treebench.search import engine as E
 from treebench.algorithms.gosdt import (
     GOSDTClassifier, equivalence_groups, fit_reference, row_groups,
 )

@@ -1,4 +1,4 @@
-"""Exactness of the GOSDT search's issue-#13 techniques (no lower-bound guess), each against
+"""Exactness of the GOSDT search's speed-ups (no lower-bound guess), each against
 brute force or the plain dynamic programme (`naive.naive_gosdt_dp`, McTavish et al. eq. (5)):
 
 * budget-2 nodes solved exactly whatever the caller's bound (the depth-2 solver starts from
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms import _search_engine as E
+from treebench.search import gosdt as G
+from treebench.search import engine as E
 from treebench.algorithms.gosdt import GOSDTClassifier, equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.state import bitset_data

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms import _search_engine as E
+from treebench.search import gosdt as G
+from treebench.search import engine as E
 from treebench.search.bitset import pack_rows
 from treebench.search.state import bitset_data
 

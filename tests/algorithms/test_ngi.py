@@ -10,7 +10,7 @@ from sklearn.preprocessing import label_binarize
 
 from tests import naive
 from treebench import metrics
-from treebench.algorithms import _ngi_kernels as K
+from treebench.search import ngi as K
 from treebench.algorithms.context import FitContext
 from treebench.algorithms.ngi import (
     METHODS,

@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 import naive
-from treebench.algorithms import _search_engine as E
+from treebench.search import engine as E
 from treebench.search import bitset, counts, criteria, state
 from treebench.algorithms.topk import TopKClassifier, warmup
 from treebench.tree.arrays import check_tree
@@ -528,8 +528,8 @@ def test_first_tie_break_returns_the_first_optimal_tree(seed):
 def test_split_searches_first_the_child_likely_to_fail():
     """`second_first`: child 1 goes first when its lower bound is larger, or when the bounds
     are equal and its leaf errs more; otherwise child 0."""
-    from treebench.algorithms import _search_engine as E
-    from treebench.algorithms import _topk_kernels as K
+    from treebench.search import engine as E
+    from treebench.search import topk as K
 
     X, y = _random_data(0, n=20, d=3)
     s = E.topk_state(K.topk_problem(state.bitset_data(X, y, 2), 3, smaller_trees=False))
@@ -575,8 +575,8 @@ def test_depth2_root_is_the_lowest_index_of_its_class_whatever_the_level_above()
     level above (left there by the search before): when the optimal class also holds a lower
     index that was not valid there, the answer is still that lower index (the first in rank
     order: equivalent features score the same)."""
-    from treebench.algorithms import _search_engine as E
-    from treebench.algorithms import _topk_kernels as K
+    from treebench.search import engine as E
+    from treebench.search import topk as K
 
     rng = np.random.default_rng(3)
     n = 32

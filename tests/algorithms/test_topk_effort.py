@@ -1,7 +1,7 @@
 """How much Top-k at k = all (``tie_break="first"``) searches: the subproblems it expands
 (``solve_info_["nodes_expanded"]``), deterministic counts rather than times. A split searches
 first the child more likely to have no tree below the bound, so that its failure spares the
-sibling's search (`_topk_kernels.solve`); the trees themselves are compared with the plain
+sibling's search (`search.topk.solve`); the trees themselves are compared with the plain
 recursion in ``test_topk.py``.
 
 Not marked ``kernels``: without compilation these searches are slow."""

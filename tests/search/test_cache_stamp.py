@@ -1,6 +1,6 @@
 """numba's cache does not see a change of a module a kernel imports: the stamp of the search
-layer and the algorithms' kernel modules drops treebench's cached kernels when those sources
-change, and only then."""
+layer, where every kernel lives, drops treebench's cached kernels when its sources change, and
+only then."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _package(tmp_path: Path) -> Path:
     for folder in ("search", "algorithms", "report"):
         (pkg / folder / "__pycache__").mkdir(parents=True)
     (pkg / "search" / "state.py").write_text("A = 1\n")
-    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 1\n")
+    (pkg / "search" / "topk.py").write_text("B = 1\n")
     return pkg
 
 
@@ -31,8 +31,8 @@ def _cached(pkg: Path) -> list[str]:
 
 def _compile(pkg: Path) -> None:
     (pkg / "search" / "__pycache__" / "state.f-1.py311.nbi").write_bytes(b"i")
-    (pkg / "algorithms" / "__pycache__" / "_topk_kernels.solve-9.py311.nbi").write_bytes(b"i")
-    (pkg / "algorithms" / "__pycache__" / "_topk_kernels.solve-9.py311.1.nbc").write_bytes(b"c")
+    (pkg / "search" / "__pycache__" / "topk.solve-9.py311.nbi").write_bytes(b"i")
+    (pkg / "search" / "__pycache__" / "topk.solve-9.py311.1.nbc").write_bytes(b"c")
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +47,7 @@ def test_kept_while_the_layer_is_unchanged_dropped_when_it_changes(tmp_path):
     _compile(pkg)
     assert drop_stale_kernels(pkg) == 0
     assert len(_cached(pkg)) == 3
-    # a public module of the algorithms holds no kernel another one is compiled with
+    # the estimators hold no kernel
     (pkg / "algorithms" / "topk.py").write_text("C = 2\n")
     assert drop_stale_kernels(pkg) == 0
     # a change in the layer the kernels import drops every cached kernel
@@ -55,10 +55,10 @@ def test_kept_while_the_layer_is_unchanged_dropped_when_it_changes(tmp_path):
     assert drop_stale_kernels(pkg) == 3
     assert _cached(pkg) == []
     assert drop_stale_kernels(pkg) == 0
-    # and so does a change of a private kernel module: the search engine is compiled with the
+    # and so does a change of an objective module: the search engine is compiled with the
     # objective modules it dispatches to
     _compile(pkg)
-    (pkg / "algorithms" / "_topk_kernels.py").write_text("B = 2\n")
+    (pkg / "search" / "topk.py").write_text("B = 2\n")
     assert drop_stale_kernels(pkg) == 3
     assert _cached(pkg) == []
 
@@ -78,19 +78,19 @@ def test_a_user_cache_dir_is_checked_in_its_own_folders(tmp_path, monkeypatch):
     _compile(pkg)  # in-tree kernels: not the ones numba reads with NUMBA_CACHE_DIR set
     user = tmp_path / "elsewhere"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(user))
-    search, algorithms = (user / numba_subpath(pkg / f) for f in ("search", "algorithms"))
+    search = user / numba_subpath(pkg / "search")
     other = user / numba_subpath(pkg / "report")
-    for folder, name in ((search, "state.f-1.py311.nbi"), (algorithms, "_topk.solve-9.py311.nbi"),
-                         (algorithms, "_topk.solve-9.py311.1.nbc"), (other, "x.f-1.py311.nbi")):
+    for folder, name in ((search, "state.f-1.py311.nbi"), (search, "topk.solve-9.py311.nbi"),
+                         (search, "topk.solve-9.py311.1.nbc"), (other, "x.f-1.py311.nbi")):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(b"k")
     assert drop_stale_kernels(pkg) == 3  # no stamp yet
     assert len(_cached(pkg)) == 3 and (other / "x.f-1.py311.nbi").exists()
-    (algorithms / "_topk.solve-9.py311.nbi").write_bytes(b"k")
+    (search / "topk.solve-9.py311.nbi").write_bytes(b"k")
     assert drop_stale_kernels(pkg) == 0  # stamp current
     (pkg / "search" / "state.py").write_text("A = 3\n")
     assert drop_stale_kernels(pkg) == 1  # the layer changed: the user folder's kernels go
-    assert not list(algorithms.glob("*.nb[ic]"))
+    assert not list(search.glob("*.nb[ic]"))
     assert (other / "x.f-1.py311.nbi").exists() and len(_cached(pkg)) == 3
 
 
@@ -123,3 +123,13 @@ def test_the_installed_package_has_a_current_stamp():
     if not stamp.parent.exists() or not stamp.exists():
         pytest.skip("the package's folder is read-only here")
     assert stamp.read_text(encoding="ascii") == source_stamp(pkg)
+
+
+def test_every_kernel_on_the_search_layer_lives_in_it():
+    """The stamp hashes the search layer's sources only: a numba kernel elsewhere in the
+    package that imported the layer would be compiled against it without the stamp seeing its
+    own file change (the binarizers' kernels import numpy and numba only)."""
+    pkg = Path(os.path.abspath(__file__)).parents[2] / "treebench"
+    elsewhere = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py") if p.parent.name != "search"
+                 and "@njit" in (src := p.read_text(encoding="utf-8")) and "treebench." in src]
+    assert elsewhere == []

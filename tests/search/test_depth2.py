@@ -167,7 +167,7 @@ def test_depth2_search_respects_the_bound(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_sibling_pair_derivation_keeps_topk_k_all_exact(seed):
     """At depth >= 3 the pair counts of a split's child 1 are derived as P(parent) - P(child 0)
-    (`_topk_kernels._pairs`); the trees stay those of the naive Figure-1 recursion, with many
+    (`search.topk._pairs`); the trees stay those of the naive Figure-1 recursion, with many
     features (so that parents get several derivation chances), several classes and
     min_samples_leaf values."""
     from treebench.algorithms.topk import TopKClassifier

@@ -1,5 +1,5 @@
 """The depth-2 shortcut of our GOSDT search under a lower-bound guess
-(`treebench.algorithms._gosdt_depth2`, McTavish et al. AAAI 2022 §4.3): the kernel against its
+(`treebench.search.depth2`, McTavish et al. AAAI 2022 §4.3): the kernel against its
 naive twin, and whole searches with the shortcut against the recursion without it (same
 objective and same tree) on random data with random references."""
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _gosdt_depth2 as D2
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms import _search_engine as E
+from treebench.search import depth2 as D2
+from treebench.search import gosdt as G
+from treebench.search import engine as E
 from treebench.algorithms.gosdt import equivalence_groups
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.depth2 import Depth2Node, StumpTables, depth2_regularized

@@ -15,7 +15,7 @@ from naive import (
 )
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from treebench.algorithms import _dpdt_kernels as K
+from treebench.search import dpdt as K
 
 CRIT = {"gini": K.GINI, "entropy": K.ENTROPY, "mse": K.MSE}
 NOQ = np.zeros((1, 1), np.int32)  # no packed ranks (weighted or regression states)

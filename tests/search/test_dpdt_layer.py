@@ -1,4 +1,4 @@
-"""DPDT's exhaustive generator on the search layer (`treebench.algorithms._dpdt_layer`, issue
+"""DPDT's exhaustive generator on the search layer (`treebench.search.dpdt_layer`, issue
 #13): the layer path returns the DP's tree and bit-identical objective (Kohler, Akrour &
 Preux, KDD 2025, Algorithm 1 with the exhaustive generator of §5.2), its depth-2 kernel equals
 a brute force over every depth-<= 2 tree, its ``solve`` keeps the contract (exact below
@@ -11,8 +11,8 @@ import pytest
 from treecompare import assert_same_tree
 
 import naive
-from treebench.algorithms import _dpdt_layer as L
-from treebench.algorithms import _search_engine as E
+from treebench.search import dpdt_layer as L
+from treebench.search import engine as E
 from treebench.algorithms.dpdt import DPDTClassifier, DPDTRegressor
 from treebench.search.bitset import pack_classes, pack_columns, pack_rows
 from treebench.search.counts import pair_counts
@@ -256,7 +256,7 @@ def test_results_row_accepts_nan_operations():
 @pytest.mark.parametrize("seed", range(8))
 def test_solve_contract_similar_sets(seed):
     """The contract on sequences of row sets that differ by a few rows (where the
-    similar-support bound of `_dpdt_layer._similar` is tight), min_samples_leaf = 1."""
+    similar-support bound of `search.dpdt_layer._similar` is tight), min_samples_leaf = 1."""
     rng = np.random.default_rng(100 + seed)
     n = 80
     X = rng.integers(0, 2, size=(n, 6)).astype(float)
@@ -287,7 +287,7 @@ def test_solve_contract_similar_sets(seed):
 @pytest.mark.kernels
 @pytest.mark.parametrize("seed", range(10))
 def test_similar_support_bound_is_a_lower_bound(seed):
-    """`_dpdt_layer._similar` (V(S) >= V(S') - |S' minus S| (1 + α h), min_samples_leaf = 1):
+    """`search.dpdt_layer._similar` (V(S) >= V(S') - |S' minus S| (1 + α h), min_samples_leaf = 1):
     after remembering S' with its exact value, the bound of a set S a few rows away never
     exceeds the DP's value of S (plain backward induction), and it is not vacuous."""
     rng = np.random.default_rng(200 + seed)

@@ -1,4 +1,4 @@
-"""The one search engine of the optimal searches on 0/1 features (`_search_engine`): Top-k, the
+"""The one search engine of the optimal searches on 0/1 features (`search.engine`): Top-k, the
 GOSDT solver and DPDT's exhaustive generator run the same driver on one state record, compiled
 once for all three (each record field has one type whatever the objective)."""
 
@@ -8,10 +8,10 @@ import numba
 import numpy as np
 import pytest
 
-from treebench.algorithms import _dpdt_layer as L
-from treebench.algorithms import _gosdt_kernels as G
-from treebench.algorithms import _search_engine as E
-from treebench.algorithms import _topk_kernels as K
+from treebench.search import dpdt_layer as L
+from treebench.search import gosdt as G
+from treebench.search import engine as E
+from treebench.search import topk as K
 from treebench.search.state import bitset_data, full_set
 
 JIT = not numba.config.DISABLE_JIT

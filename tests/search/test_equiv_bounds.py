@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import naive
-from treebench.algorithms import _search_engine as E
-from treebench.algorithms import _topk_kernels as K
+from treebench.search import engine as E
+from treebench.search import topk as K
 from treebench.algorithms.topk import TopKClassifier
 from treebench.search import bitset, counts, equiv
 from treebench.search.state import bitset_data

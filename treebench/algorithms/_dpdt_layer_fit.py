@@ -1,5 +1,5 @@
 """DPDT's exhaustive generator on 0/1 features with unit weights, run by the search engine
-(`_search_engine`, the objective `_dpdt_layer`): when it applies, the fit, the tree in the
+(`search.engine`, the objective `search.dpdt_layer`): when it applies, the fit, the tree in the
 dynamic programme's nested format and its objective recomputed with the programme's floats."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from treebench.algorithms._dpdt_layer import layer_problem
-from treebench.algorithms._search_engine import fit_layer_search
+from treebench.search.dpdt_layer import layer_problem
+from treebench.search.engine import fit_layer_search
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
 from treebench.search.state import (

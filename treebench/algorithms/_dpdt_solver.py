@@ -1,7 +1,7 @@
 """The DPDT solver: backward induction (Algorithm 1 of Kohler, Akrour & Preux, KDD 2025) over
 the MDP of §4, memoised by (depth, row set), with the candidate generators of §5.2, the paper's
 operation count and the exact α envelope. The estimators live in `treebench.algorithms.dpdt`;
-the compiled kernels in `treebench.algorithms._dpdt_kernels`."""
+the compiled kernels in `treebench.search.dpdt`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from treebench.algorithms import _dpdt_kernels as K
+from treebench.search import dpdt as K
 from treebench.algorithms.base import majority_label
 from treebench.tree.arrays import TreeBuilder
 
@@ -59,13 +59,13 @@ class Solver:
         self.Z1 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.Z2 = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.seed = int(rng.integers(0, 2**31 - 1))
-        # CART's tie rule (see _dpdt_kernels): scikit-learn's draws the same per-fit seed for
+        # CART's tie rule (see search.dpdt): scikit-learn's draws the same per-fit seed for
         # every call, as the authors' code fits every CART with the same random_state
         self.ties = K.TIES_SKLEARN if getattr(est, "tie_break", "index") == "sklearn" else (
             K.TIES_INDEX)
         self.sk_seed = int(sk_seed)
         self.flag = np.zeros(n, np.uint8)
-        # unweighted classification: states carry packed ranks/classes (see _dpdt_kernels)
+        # unweighted classification: states carry packed ranks/classes (see search.dpdt)
         self.packed = (not regression and RS.shape[1] < K.QSHIFT
                        and bool(np.all(RS[np.arange(n), self.yc] == 1.0)))
         self._noq = np.zeros((1, 1), np.int32)

@@ -10,15 +10,25 @@ arrays or records of arrays:
 * `cache`: the memo of solved subproblems keyed by (depth budget, row set), with a byte cap
   (when full, new entries are not stored: slower, never wrong);
 * `bounds`: lower bounds shared by the optimal searches (cached bounds, similar support);
-* `depth2`: the specialised depth-2 solver from pairwise counts (DL8.5/MurTree);
+* `depth2`: the specialised depth-2 solvers from pairwise counts (DL8.5/MurTree; GOSDT's
+  shortcuts with and without a lower-bound guess);
 * `equiv`: features equal or complementary on a node (searched once by exhaustive searches);
 * `clock`: the deadline clock of anytime searches;
 * `state`: the records a solver carries through its recursion (data, per-level scratch,
   statistics slots);
 * `readback`: the read-back of a solved search into pre-order tree arrays.
 
-The Top-k recursion (`treebench.algorithms._topk_kernels`) and the GOSDT solver
-(`treebench.algorithms._gosdt_kernels`) are small objective-specific functions over these parts.
+The searches themselves live here too, the estimators of `treebench.algorithms` call them:
+
+* `engine`: the one search engine of the optimal searches on 0/1 features, dispatching to
+  its objectives `topk` (Top-k, Blanc et al.), `gosdt` (GOSDT's regularised objective) and
+  `dpdt_layer` (DPDT's exhaustive generator);
+* `numeric`: the optimal search on raw numeric features (kernels in `_numeric_kernels` and
+  `_numeric_alpha_kernels`);
+* `dpdt`: the kernels of DPDT's dynamic programme; `ngi`: the kernels of the NGI family.
+
+This package imports nothing of treebench but itself and `treebench.tree` (an import contract
+in ``pyproject.toml``).
 Importing this package first drops compiled kernels cached against an older version of these
 modules (`_cache_stamp`: numba's cache does not see a change in a module a kernel imports), then
 makes numba load treebench's cached kernels without refreshing its whole compiler context

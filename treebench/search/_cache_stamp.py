@@ -1,16 +1,13 @@
 """Stale compiled kernels after a change of the search layer.
 
 numba's on-disk cache (``@njit(cache=True)``) checks only the source file of the function it
-caches. A kernel of `treebench.algorithms._topk_kernels` or `_gosdt_kernels` is compiled together
-with the helpers and records it imports from this package (`state.Scratch`, `counts`, ...); when
-one of those changes and the kernel's own file does not, numba loads machine code built for the
-old layout: wrong numbers or a crash. A fresh install is never affected (every file is new), a
-working checkout after ``git pull`` is.
-
-The same holds inside `treebench.algorithms`: the search engine (`_search_engine`) is compiled
-together with the objective modules it dispatches to (`_topk_kernels`, `_gosdt_kernels`,
-`_dpdt_layer`), and `_gosdt_kernels` with `_gosdt_depth2`. So the stamp covers the search layer
-and the private kernel modules of `treebench.algorithms` (``_*.py``).
+caches. A kernel of `treebench.search.topk` or `treebench.search.gosdt` is compiled together
+with the helpers and records it imports from this package (`state.Scratch`, `counts`, ...), and
+the search engine (`engine`) with the objective modules it dispatches to (`topk`, `gosdt`,
+`dpdt_layer`); when one of those changes and the kernel's own file does not, numba loads
+machine code built for the old layout: wrong numbers or a crash. A fresh install is never
+affected (every file is new), a working checkout after ``git pull`` is. Every numba kernel of
+treebench lives in this package, so the stamp covers its sources.
 
 `drop_stale_kernels` keeps one stamp, a hash of these sources, beside numba's cache files
 and deletes treebench's cached kernels when the stamp no longer matches, so they are compiled
@@ -28,17 +25,14 @@ import os
 from pathlib import Path
 
 #: The package's folders whose ``__pycache__`` holds kernels compiled against this layer.
-KERNEL_FOLDERS = ("search", "algorithms")
+KERNEL_FOLDERS = ("search",)
 STAMP_NAME = "treebench-search.stamp"
 
 
 def source_stamp(package: Path) -> str:
-    """Hash of the search layer's sources and of the algorithms' private kernel modules (names
-    and bytes, in name order)."""
+    """Hash of the sources of the kernel folders (names and bytes, in name order)."""
     digest = hashlib.sha1()
-    paths = [*sorted((package / "search").glob("*.py")),
-             *sorted((package / "algorithms").glob("_*.py"))]
-    for path in paths:
+    for path in [p for folder in KERNEL_FOLDERS for p in sorted((package / folder).glob("*.py"))]:
         digest.update(f"{path.parent.name}/{path.name}".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -63,7 +57,8 @@ def cache_folders(package: Path) -> list[Path]:
 
 def drop_stale_kernels(package: Path | None = None) -> int:
     """Delete numba's cached kernels of `package` when the search layer or a kernel module
-    changed since they were written; returns how many cache files were deleted (0 when the stamp matched)."""
+    changed since they were written; returns how many cache files were deleted (0 when the
+    stamp matched)."""
     # (the path as numba sees a module's file, links not resolved: numba names its folders
     # under NUMBA_CACHE_DIR after that path)
     package = Path(os.path.abspath(__file__)).parent.parent if package is None else package

@@ -40,7 +40,7 @@ best so far, or equal to it with a later key:
   twice that slack, and stay lower bounds of the DP's floats.
 
 Children are solved under upper bounds with the contract of the layer search
-(`treebench.algorithms._dpdt_layer`): a value below the bound is exact, any other is a lower
+(`treebench.search.dpdt_layer`): a value below the bound is exact, any other is a lower
 bound at or above it; the bounds carry a margin against the rounding of the subtractions that
 derive them, and a failed child whose proof does not hold on the monotone expression (a
 near-tie) is solved again without a bound, so no decision rests on the margin. Each bound

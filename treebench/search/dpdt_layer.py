@@ -16,7 +16,7 @@ rules, which decide which of several equally good trees it returns, are kept exa
 * a candidate's cost is the float ``(aW + v_left) + v_right`` with ``aW = α * |S|`` one float
   product and ``v_*`` the children's own such floats (left = ``x_f = 0``).
 
-Search (the search engine's ``solve(rows, h, ub)``, `_search_engine`, with this module as the
+Search (the search engine's ``solve(rows, h, ub)``, `search.engine`, with this module as the
 objective's plug-in: `begin` opens a state, `static_bounds` / `refine_bounds` bound a
 candidate's children, `end` closes the state): a returned value
 ``< ub`` is exactly the DP's value of the state (and the cache holds its root feature); any
@@ -272,7 +272,7 @@ def _child_lb(s, rows, hc, mc, ec):
 
 @njit(cache=True, inline="always")
 def begin(s, rows, h, ub):
-    """Open a state of DPDT's search (the engine's step 1, `_search_engine.solve`):
+    """Open a state of DPDT's search (the engine's step 1, `search.engine.solve`):
     (answered, value, `Node`). Answered: the DP's terminal leaves, a leaf that no split can
     beat (``err <= α·|S|``), budget 1 (valued from counts, also after the deadline), a cache
     hit, a new state after the deadline (a leaf, as in the DP), budget 2 (`depth2_dpdt`), a
@@ -429,6 +429,6 @@ def layer_problem(data, depth, alpha, msl=1, max_entries=1 << 20, deadline=-1.0,
 def similar_bound_after(s, known, h, value, rows):
     """Test hook: the similar-support bound (`_similar`) of ``rows`` at budget ``h`` once the
     set ``known`` was remembered at that budget with value ``value`` (a fresh search state
-    ``s``, `_search_engine.layer_state`)."""
+    ``s``, `search.engine.layer_state`)."""
     _remember(s, known, h, value)
     return _similar(s, rows, h, 0.0)

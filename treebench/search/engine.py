@@ -25,7 +25,7 @@ objective:
    (EXACT, LOWER, or ANYTIME after the deadline) and the similar-support memory.
 
 The objective plug-in. Everything that depends on the objective sits in the learner's kernel
-module (`_topk_kernels`, `_gosdt_kernels`, `_dpdt_layer`), chosen by ``s.kind``:
+module (`search.topk`, `search.gosdt`, `search.dpdt_layer`), chosen by ``s.kind``:
 
 ============  ==============================  ===============  ================================
 kind          value of a tree                 split cost       kept when
@@ -39,7 +39,7 @@ Top-k and the GOSDT solver add two children's values as ``(first + second) + cos
 the children's bounds: the second child searched under ``best - cost - first`` returns a value
 below it exactly when the split is better. DPDT keeps its dynamic programme's float expression
 ``(alpha * |S| + left) + right`` and its first-argmin rule: a child's bound carries a margin
-(`_dpdt_layer.margin`), and a child that fails by less than the margin is searched again without
+(`search.dpdt_layer.margin`), and a child that fails by less than the margin is searched again without
 a bound, so that every decision is taken on the programme's own floats. Under a GOSDT lower-bound
 guess the children are searched without bounds (McTavish et al. §4.3: a subproblem's value
 depends on its rows and budget only) and a split is kept when the sum is below the best.
@@ -64,9 +64,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.algorithms import _dpdt_layer as DL
-from treebench.algorithms import _gosdt_kernels as GK
-from treebench.algorithms import _topk_kernels as TK
+from treebench.search import dpdt_layer as DL
+from treebench.search import gosdt as GK
+from treebench.search import topk as TK
 from treebench.search.bitset import split_rows
 from treebench.search.cache import new_cache
 from treebench.search.criteria import INF
@@ -380,7 +380,7 @@ def solve_queries(p, sets, hs, ubs):
 # ----------------------------------------------------------------------------- states
 @njit(cache=True)
 def topk_state(p):
-    """The search state of the Top-k problem ``p`` (`_topk_kernels.topk_problem`). Pairwise
+    """The search state of the Top-k problem ``p`` (`search.topk.topk_problem`). Pairwise
     counts for the depth-2 solver (k = all, unweighted), at most 256 MB."""
     D = p.data
     W, d = D.F.shape
@@ -400,7 +400,7 @@ def topk_state(p):
 
 @njit(cache=True)
 def gosdt_state(p):
-    """The search state of the GOSDT problem ``p`` (`_gosdt_kernels.gosdt_problem`): per-level
+    """The search state of the GOSDT problem ``p`` (`search.gosdt.gosdt_problem`): per-level
     scratch for its depth, the bound inputs. The depth-2 shortcut (unweighted data, a depth
     budget): without a guess ``pairs`` (its solver counts the pairs it needs), under a guess
     the pair table of the scratch."""
@@ -422,7 +422,7 @@ def gosdt_state(p):
 
 @njit(cache=True)
 def layer_state(p):
-    """The search state of DPDT's layer problem ``p`` (`_dpdt_layer.layer_problem`)."""
+    """The search state of DPDT's layer problem ``p`` (`search.dpdt_layer.layer_problem`)."""
     D = p.data
     W, d = D.F.shape
     nc = D.C.shape[0]

@@ -6,7 +6,7 @@ with ``lam = λ * W_total``, optionally with a depth budget (a lone leaf has dep
 is the dynamic programme of equation (5) of McTavish et al.: the optimum of a subproblem
 (row set, depth budget) is the better of a leaf and, over every feature that splits it, the sum
 of the optima of its two children. Branch-and-bound with a memo keyed by (depth budget, row set)
-(row set alone without a depth limit), run by the search engine (`_search_engine.solve`, one
+(row set alone without a depth limit), run by the search engine (`search.engine.solve`, one
 driver for every optimal search on 0/1 features; a search under ``ub`` returns the exact
 optimum when it is < ub, else a lower bound >= ub, cached and reused). This module is the
 objective's plug-in: `begin` opens a node, `static_bounds` and `refine_bounds` bound a
@@ -39,13 +39,13 @@ tree (that bound, minus a guessed sibling bound, cut children whose sibling beat
 reference and lost their split), and guessed values are never read back as bounds (no cache
 or similar-support bounds), so a subproblem's value is a function of its rows and depth
 budget, whoever asks (`tests/algorithms/test_gosdt_guess_rule.py`). Budget-2 nodes are valued
-by `_gosdt_depth2.depth2_guessed` from pair counts, which applies the same steps in the node
+by `search.depth2.depth2_guessed` from pair counts, which applies the same steps in the node
 and its children and returns the recursion's objective and root (the exact depth-2 solver
 would skip step 1 in the children, and the tree read back would not be the tree the search
 valued).
 
 Without a guess, three exactness-preserving techniques of the optimal-tree literature (as in
-Top-k's k = all search, `_topk_kernels`; `docs/search-speed.md`):
+Top-k's k = all search, `search.topk`; `docs/search-speed.md`):
 
 * budget-2 nodes are solved exactly by the depth-2 solver from pair counts whatever the
   caller's bound (the leaf is the starting point, not ``ub``): their values are cached as
@@ -70,9 +70,6 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from treebench.algorithms._gosdt_depth2 import (
-    LazyNode, depth2_guessed, depth2_lazy, ref_wrong_counts,
-)
 from treebench.search.bitset import ctz, popcount, row_hash, split_rows
 from treebench.search.bounds import (
     cache_lookup, cached_bound, remember_similar, similarity_bound,
@@ -81,7 +78,9 @@ from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put
 from treebench.search.clock import check_time
 from treebench.search.counts import count_node, node_summary, pair_counts
 from treebench.search.criteria import INF, rank_features, split_stats
-from treebench.search.depth2 import Depth2Node, partner_list
+from treebench.search.depth2 import (
+    Depth2Node, LazyNode, depth2_guessed, depth2_lazy, partner_list, ref_wrong_counts,
+)
 from treebench.search.equiv import drop_equivalent
 from treebench.search.state import S_SCORED, S_TIMED_OUT, Node, closed_node
 
@@ -216,7 +215,7 @@ def _child_lb(s, rows, lev, leaf, b):
         # under the guess a child is bounded by its lb_curr = lb_guess only (§4.3 step 2b),
         # never by the cache or similar support, so that a subproblem's value is a function
         # of (rows, depth budget) alone (see `begin`) and the depth-2 shortcut
-        # (`_gosdt_depth2`) values the same trees
+        # (`search.depth2`) values the same trees
         return _guess_floor(s, b)
     lb, exact = cached_bound(s.cache, rows, lev if s.limited else 0, lb)
     if exact:
@@ -311,7 +310,7 @@ def _shortcut2(s):
 @njit(cache=True, inline="always")
 def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
     """Depth budget 2 (unweighted): every depth-<= 2 tree from pairwise counts
-    (`_gosdt_depth2.depth2_lazy`, the answer of `treebench.search.depth2.depth2_regularized`
+    (`search.depth2.depth2_lazy`, the answer of `treebench.search.depth2.depth2_regularized`
     with pair counts computed only for the roots whose bound can still win) instead of
     recursing. (Deriving the second child's pair counts as parent minus first child, as Top-k
     does, was measured: no gain here, where the second child is often pruned or cached, so
@@ -329,7 +328,7 @@ def _depth2(s, rows, lev, nnz, ncand, best, best_f, found, floor):
 @njit(cache=True)
 def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
     """Depth budget 2 (unweighted) under a lower-bound guess: every depth-<= 2 tree valued as
-    this recursion values it (`_gosdt_depth2.depth2_guessed`), from pair counts."""
+    this recursion values it (`search.depth2.depth2_guessed`), from pair counts."""
     scr = s.scr
     D = s.data
     vs = scr.order[0]  # level-0 scratch (budget-0 nodes are leaves, never scored)
@@ -347,7 +346,7 @@ def _depth2_guess(s, rows, lev, nnz, ncand, best, best_f, found, floor, b):
 
 @njit(cache=True, inline="always")
 def begin(s, rows, lev, ub, b):
-    """Open a node of the GOSDT search (the engine's step 1, `_search_engine.solve`):
+    """Open a node of the GOSDT search (the engine's step 1, `search.engine.solve`):
     (answered, value, `Node`). Answered: a leaf no split can pay for, budget 0, a cache hit,
     the one-step look-ahead (the leaf is optimal). Otherwise the node's floor (any split tree
     costs at least it), the best tree so far (the leaf when below ``ub``), and either the
@@ -409,7 +408,7 @@ def begin(s, rows, lev, ub, b):
         # Depth budget 2 from pair counts. Under a lower-bound guess the exact solver would
         # skip McTavish et al. §4.3 step 1 in the budget-1 children, and the tree read back
         # applies it (broward d5 fold 0: search value 0.388925, returned tree
-        # 0.389683); `_gosdt_depth2.depth2_guessed` values the trees as this recursion does.
+        # 0.389683); `search.depth2.depth2_guessed` values the trees as this recursion does.
         if lev == 2 and s.limited and not timed_out and _shortcut2(s):
             if s.use_ref:
                 best, best_f, found = _depth2_guess(s, rows, lev, nnz, ncand, best, best_f,

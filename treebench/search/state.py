@@ -119,7 +119,7 @@ def new_scratch(L, W, d, nc, with_pairs):
 
 
 #: what opening a node found, for the engine's candidate loop and for closing the node
-#: (`treebench.algorithms._search_engine`): its level ``h`` (the depth budget searched; the
+#: (`treebench.search.engine`): its level ``h`` (the depth budget searched; the
 #: GOSDT solver may lower it from ``lev0``), cache key and hash, the caller's bound ``ub``, the
 #: node's lower bound ``lbk`` and floor (no tree here is below it), the bound its splits must
 #: beat (``split_ub``), the leaf's value, the node's total weight, the candidates

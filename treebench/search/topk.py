@@ -45,7 +45,7 @@ scored. At k = all also (`docs/search-speed.md`):
   lower-bound update after a failed search; with min_improvement 0, at most the leaf's
   value).
 
-The recursion is the search engine's (`_search_engine.solve`, one driver for every optimal
+The recursion is the search engine's (`search.engine.solve`, one driver for every optimal
 search on 0/1 features); this module is Top-k's objective plug-in: `begin` opens a node
 (`counts.node_summary`, `bounds.cache_lookup`, `_score`, `_depth1_all`, `_depth2`,
 `_branch_leaves`, the ranked candidates), `static_bounds` and `refine_bounds` bound a
@@ -476,7 +476,7 @@ def second_first(s, h, j, total, lb0, lb1):
 
 @njit(cache=True, inline="always")
 def begin(s, rows, h, ub):
-    """Open a node of the Top-k search (the engine's step 1, `_search_engine.solve`):
+    """Open a node of the Top-k search (the engine's step 1, `search.engine.solve`):
     (answered, value, `Node`). Answered: a leaf (depth 0, a pure node, no valid feature), a
     cache hit, a lower bound >= ub, the exact depth-1 and depth-2 solvers, depth 1 with k
     features. Otherwise the ranked candidates ``order[h][:kk]`` (k = all: one per class of
