@@ -64,7 +64,7 @@ def expand_all(exp: Experiment, data_dirs: list[str] | None = None) -> Expansion
         for i, ds in enumerate(exp.datasets):
             pairs = config_pairs(exp, ds, names[i], skipped)
             loader, lparams = ds.loader()
-            fp = fingerprint(loader, lparams, data_dirs=dirs, hashes=hashes)
+            fp = fingerprint(loader, lparams, data_dirs=dirs, hashes=hashes, dataset=names[i])
             out.data[names[i]] = fp.value
             out.data_files.update(fp.files)
             for c in _dataset_cells(exp, i, names[i], pairs, fp.value):

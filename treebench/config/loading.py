@@ -5,6 +5,7 @@ Profiles and overrides set nested values by dotted key with one setter, `set_dot
 from __future__ import annotations
 
 import re
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,34 @@ def load_config(
             set_dotted_key(raw, key, value)
     except ConfigError as exc:
         raise ConfigError(f"{p}: {exc}") from None
-    return validate_config(raw, source=str(p))
+    return relative_to_config(validate_config(raw, source=str(p)), p.parent)
+
+
+def relative_to_config(exp: Experiment, folder: Path) -> Experiment:
+    """``exp`` with the relative data paths of its file datasets (``path``, ``test_path``,
+    and those of ``name: file``'s params) made to start at ``folder``, the config file's
+    folder: a config and its data travel together, wherever treebench runs. A config in the
+    current folder keeps its paths as written (so its cells keep their ids)."""
+    if folder == Path("."):
+        return exp
+
+    def moved(value: Any) -> Any:
+        if not isinstance(value, str) or not value or Path(value).expanduser().is_absolute():
+            return value
+        return os.path.normpath(folder / value)
+
+    specs = []
+    for spec in exp.datasets:
+        if not spec.is_file:
+            specs.append(spec)
+            continue
+        update: dict[str, Any] = {k: moved(getattr(spec, k)) for k in ("path", "test_path")
+                                  if getattr(spec, k) is not None}
+        if spec.name == "file" and spec.params:
+            update["params"] = {k: moved(v) if k in ("path", "test_path") else v
+                                for k, v in spec.params.items()}
+        specs.append(spec.model_copy(update=update))
+    return exp.model_copy(update={"datasets": specs})
 
 
 # ----------------------------------------------------------------------------- profiles

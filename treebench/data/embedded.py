@@ -31,7 +31,9 @@ def _sklearn_bunch(name: str, loader_name: str, task: str = "classification") ->
 
 @DATASETS.register("breast_cancer", tags=("embedded",))
 def breast_cancer() -> Dataset:
-    """Wisconsin diagnostic breast cancer (569 × 30, 2 classes), bundled with scikit-learn."""
+    """Wisconsin diagnostic breast cancer (569 × 30, 2 classes), bundled with scikit-learn; not
+    the catalog's ``breast-cancer`` (hyphen, alias ``breast-cancer-ljubljana``: 286 × 9
+    categorical)."""
     return _sklearn_bunch("breast_cancer", "load_breast_cancer")
 
 

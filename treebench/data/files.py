@@ -43,26 +43,29 @@ def _file_kind(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def check_data_path(p: Path, key: str) -> None:
+def check_data_path(p: Path, key: str, dataset: str | None = None) -> None:
     """Refuse, in one sentence, a data path that does not exist or is no regular file (a
     directory, ``/dev/zero``, a pipe): reading it would hang, fail deep in a parser, or say
-    "does not exist" about something that does."""
+    "does not exist" about something that does. The sentence names the dataset as the config
+    does (``dataset``, default the file's name)."""
+    ds = dataset or p.name
     try:
         mode = p.stat().st_mode
     except FileNotFoundError:
         raise DataError(
-            f"data file `{p}` does not exist; check the `{key}` of dataset `file` (relative paths start at {Path.cwd()})."
+            f"data file `{p}` does not exist (looked for {p.absolute()}); check the `{key}` of "
+            f"dataset `{ds}` (a relative path in a config starts at the config file's folder)."
         ) from None
     except OSError as exc:
-        raise DataError(f"data file `{p}` cannot be read ({exc.strerror}); check the `{key}` of dataset `file`.") from None
+        raise DataError(f"data file `{p}` cannot be read ({exc.strerror}); check the `{key}` of dataset `{ds}`.") from None
     what = _file_kind(mode)
     if what == "a directory":
         raise DataError(
-            f"data file `{p}` is a directory, not a file; set the `{key}` of dataset `file` to a data file inside it."
+            f"data file `{p}` is a directory, not a file; set the `{key}` of dataset `{ds}` to a data file inside it."
         )
     if what is not None:
         raise DataError(
-            f"data file `{p}` is {what}, not a regular file; set the `{key}` of dataset `file` to a data file "
+            f"data file `{p}` is {what}, not a regular file; set the `{key}` of dataset `{ds}` to a data file "
             f"(csv, tsv, arff, parquet or dl85, optionally gzipped)."
         )
 
@@ -188,14 +191,14 @@ def file(**keys: Any) -> Dataset:
     if not o.path:
         raise ParameterError("dataset `file` needs `path`: the data file to load.")
     p = Path(o.path).expanduser()
-    check_data_path(p, "path")
+    check_data_path(p, "path", o.name)
     opts = _parse_options(o, p)
     test_path, name, unseen_test_labels = o.test_path, o.name, o.unseen_test_labels
     paths = [p] + ([Path(test_path).expanduser()] if test_path else [])
     parts = []
     notes: list[str] = []
     for role, q in zip(("train" if test_path else "full", "test"), paths, strict=False):
-        check_data_path(q, "path" if q is p else "test_path")
+        check_data_path(q, "path" if q is p else "test_path", o.name)
         df, kinds = parse_file(q, opts)
         check_unnamed_columns(df, opts, q)
         renamed = df.attrs.get(RENAMED_COLUMNS) or {}

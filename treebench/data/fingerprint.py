@@ -103,7 +103,8 @@ class FileHashes:
         self._dirty = False
 
 
-def _file_fingerprint(params: dict[str, Any], hashes: FileHashes) -> Fingerprint:
+def _file_fingerprint(params: dict[str, Any], hashes: FileHashes,
+                      dataset: str | None = None) -> Fingerprint:
     from treebench.data.files import check_data_path
 
     parts, files = [], {}
@@ -111,7 +112,7 @@ def _file_fingerprint(params: dict[str, Any], hashes: FileHashes) -> Fingerprint
         if not params.get(key):
             continue
         p = Path(str(params[key])).expanduser()
-        check_data_path(p, key)
+        check_data_path(p, key, dataset or params.get("name"))
         digest, real, st = hashes.sha256(p)
         parts.append(digest)
         files[real] = st
@@ -146,14 +147,15 @@ def _catalog_fingerprint(name: str, hashes: FileHashes,
 
 
 def fingerprint(loader: str, params: dict[str, Any], *, data_dirs: list[Path] | None = None,
-                hashes: FileHashes | None = None) -> Fingerprint:
+                hashes: FileHashes | None = None, dataset: str | None = None) -> Fingerprint:
     """The fingerprint of the dataset that ``loader`` loads with ``params``; raises
-    `treebench.errors.DataError` (one sentence) for a data file that is not there."""
+    `treebench.errors.DataError` (one sentence, naming the dataset as ``dataset`` when given:
+    the config's name for it) for a data file that is not there."""
     own = hashes is None
     hashes = hashes if hashes is not None else FileHashes()
     try:
         if loader == "file":
-            return _file_fingerprint(params, hashes)
+            return _file_fingerprint(params, hashes, dataset)
         entry = DATASETS.get(loader) if loader in DATASETS else None
         catalog = (entry.extra or {}).get("catalog") if entry is not None else None
         if catalog:

@@ -39,11 +39,15 @@ def _label(res: Results, root: Path) -> str:
     return rel if what == rel else f"{rel} ({what})"
 
 
+#: the verdict of an experiment that states no claims, in the words of `treebench verify`
+NOTHING_TO_CHECK = "nothing to check"
+
+
 def _verdict(res: Results) -> str:
-    """The reproduction verdict of an experiment: claims held, failed, or not checked."""
+    """The reproduction verdict of an experiment: claims held, failed, or nothing to check."""
     v = verification(res)
     if not v.verdicts:
-        return "not checked"
+        return NOTHING_TO_CHECK
     n = len(v.verdicts)
     return f"held ({n}/{n})" if v.passed else f"FAILED ({v.n_failed} of {n})"
 
@@ -76,6 +80,40 @@ def index_display(items: list[tuple[Results, str]], root: Path | None = None) ->
     return Display("experiments", header, rows, align, [])
 
 
+def linked(idx: Display, fmt: str) -> Display:
+    """``idx`` with its ``report`` column as Markdown links (``[report](<path>)``) and its
+    ``claims`` column linking to the report's reproduction section, so that each row's links
+    sit in the row (``fmt`` "md"; other formats keep the plain paths)."""
+    if fmt != "md":
+        return idx
+    at, claims = idx.header.index("report"), idx.header.index("claims")
+    rows = []
+    for row in idx.rows:
+        row = list(row)
+        link = row[at].replace(" ", "%20")
+        row[claims] = f"[{row[claims]}]({link}#reproduction)" if link else row[claims]
+        row[at] = f"[report]({link})" if link else ""
+        rows.append(row)
+    return Display(idx.title, idx.header, rows, idx.align, idx.group_starts)
+
+
+def linked_html(idx: Display) -> str:
+    """`to_html` of ``idx`` with each row's report and claims as links inside the table."""
+    at, claims = idx.header.index("report"), idx.header.index("claims")
+    shown = Display(idx.title, idx.header, [list(r) for r in idx.rows], idx.align,
+                    idx.group_starts)
+    marks = []
+    for i, row in enumerate(shown.rows):  # unique placeholders, replaced after escaping
+        marks.append((row[at], row[claims], f"\x00report{i}\x00", f"\x00claims{i}\x00"))
+        row[at], row[claims] = marks[-1][2], marks[-1][3]
+    page = to_html(shown)
+    for link, verdict, rmark, cmark in marks:
+        href = _html.escape(link)
+        page = page.replace(rmark, f'<a href="{href}">report</a>')
+        page = page.replace(cmark, f'<a href="{href}#reproduction">{_html.escape(verdict)}</a>')
+    return page
+
+
 def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
     """Settings of the datasets that appear in two experiments or more, side by side."""
     seen: dict[str, set[str]] = {}
@@ -92,6 +130,7 @@ def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
                 continue
             rows.append({
                 "dataset": str(r["dataset"]), "experiment": res.experiment,
+                "split": str(r["split_label"]),
                 "algorithm_label": str(r["algorithm_label"]), "binarizer": str(r["binarizer"]),
                 "params": params_text(r, res.key_columns),
                 "test_accuracy_mean": r.get("test_accuracy_mean"),
@@ -99,7 +138,8 @@ def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
                 "n_leaves_mean": r.get("n_leaves_mean"),
                 "n_ok": int(r["n_ok"]), "n_total": int(r["n_total"]),
             })
-    cols = ["dataset", "experiment", "algorithm_label", "binarizer", "params", "test_accuracy_mean",
+    cols = ["dataset", "experiment", "split", "algorithm_label", "binarizer", "params",
+            "test_accuracy_mean",
             "test_accuracy_std", "n_leaves_mean", "n_ok", "n_total"]
     df = pd.DataFrame(rows, columns=cols)
     return df.sort_values(["dataset", "algorithm_label", "params", "experiment"], kind="stable"
@@ -107,17 +147,17 @@ def across_frame(items: list[tuple[Results, str]]) -> pd.DataFrame:
 
 
 def across_display(df: pd.DataFrame) -> Display:
-    header = ["dataset", "experiment", "algorithm", "binarizer", "parameters",
+    header = ["dataset", "experiment", "split", "algorithm", "binarizer", "parameters",
               "test accuracy (mean ± std)", "leaves", "ok/total"]
     rows = []
     for r in df.itertuples():
-        rows.append([r.dataset, r.experiment, r.algorithm_label, r.binarizer, r.params,
+        rows.append([r.dataset, r.experiment, r.split, r.algorithm_label, r.binarizer, r.params,
                      mean_std("test_accuracy", float(r.test_accuracy_mean), float(r.test_accuracy_std)),
                      mean_std("n_leaves", float(r.n_leaves_mean), float("nan")),
                      f"{r.n_ok}/{r.n_total}"])
     d = list(df["dataset"])
     starts = [i for i in range(1, len(d)) if d[i] != d[i - 1]]
-    return Display("across experiments", header, rows, ["l"] * 5 + ["r"] * 3, starts)
+    return Display("across experiments", header, rows, ["l"] * 6 + ["r"] * 3, starts)
 
 
 def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("html", "md", "csv", "latex")
@@ -138,17 +178,13 @@ def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("h
         items.append((load_results(d), link))
     idx = index_display(items, root)
     across = across_frame(items)
-    md = ["# treebench: experiments", "", to_markdown(idx)]
+    md = ["# treebench: experiments", "", to_markdown(linked(idx, "md"))]
     if len(across):
         md += ["## Datasets in several experiments", "", to_markdown(across_display(across))]
         atomic_write_text(out / "across.csv", across.to_csv(index=False, lineterminator="\n"))
         atomic_write_text(out / "across.md", to_markdown(across_display(across)))
     atomic_write_text(out / "index.md", "\n".join(md))
-    links = "".join(f'<li><a href="{_html.escape(link)}">{_html.escape(_label(res, root))}</a>'
-                    f' · <a href="{_html.escape(link)}#reproduction">claims: '
-                    f'{_html.escape(_verdict(res))}</a></li>' for res, link in items)
-    body = [f"<h1>treebench: {len(items)} experiment(s)</h1>", to_html(idx),
-            f"<ul>{links}</ul>"]
+    body = [f"<h1>treebench: {len(items)} experiment(s)</h1>", linked_html(idx)]
     if len(across):
         body += ["<h2>Datasets in several experiments</h2>", to_html(across_display(across))]
     page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>treebench '

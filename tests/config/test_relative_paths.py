@@ -1,0 +1,55 @@
+"""A relative data path in a config starts at the config file's folder, wherever treebench
+runs, and a missing file is named by the dataset's name in the config."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from treebench.cli import app
+from treebench.config import load_config
+
+CONFIG = """name: rel
+datasets:
+  - {path: data/mine.csv, label: target}
+DATASETS
+split: {kind: kfold, n_splits: 2}
+algorithms:
+  - {name: cart, params: {max_depth: 2}}
+"""
+
+
+def _write(tmp_path, extra: str = "") -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3))
+    (tmp_path / "sub" / "data").mkdir(parents=True)
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "target": (x[:, 0] > 0).astype(int)}).to_csv(
+        tmp_path / "sub" / "data" / "mine.csv", index=False)
+    (tmp_path / "sub" / "cfg.yaml").write_text(CONFIG.replace("DATASETS\n", extra),
+                                               encoding="utf-8")
+
+
+def test_relative_paths_start_at_the_config_files_folder(tmp_path, monkeypatch):
+    _write(tmp_path)
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    exp = load_config("sub/cfg.yaml")
+    assert exp.datasets[0].path == "sub/data/mine.csv"
+    r = CliRunner().invoke(app, ["run", "sub/cfg.yaml", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    # a config in the current folder keeps its paths as written
+    monkeypatch.chdir(tmp_path / "sub")
+    assert load_config("cfg.yaml").datasets[0].path == "data/mine.csv"
+    assert load_config(tmp_path / "sub" / "cfg.yaml").datasets[0].path == str(
+        tmp_path / "sub" / "data" / "mine.csv")
+
+
+def test_a_missing_file_is_named_as_the_config_names_it(tmp_path, monkeypatch):
+    _write(tmp_path, "  - {other: data/missing.csv}\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["run", "sub/cfg.yaml", "--dry-run"])
+    assert r.exit_code == 2, r.output
+    assert "dataset `other`" in r.output and "dataset `file`" not in r.output
+    assert "sub/data/missing.csv" in r.output
+    assert "starts at the config file's folder" in r.output
+    assert "Traceback" not in r.output
