@@ -39,7 +39,7 @@ import sys
 DATASETS = ["bank", "raisin", "wilt", "rice", "segment", "page", "bidding", "fault", "room",
             "occupancy", "htru", "magic", "eeg", "avila", "bean"]
 CONFIGS = {"light": (16, 1, 1), "full": (16, 16, 16)}
-# Table 1 (accuracy, operations) per config, from the reproduction of the paper
+# Table 1 of the paper (accuracy, operations) per config
 PAPER = {
     "bank": ((.971, 271), (.980, 7990)), "raisin": ((.879, 295), (.886, 20900)),
     "wilt": ((.994, 274), (.995, 11300)), "rice": ((.934, 298), (.937, 25500)),

@@ -169,3 +169,17 @@ def _no_network_reached():
         tried = "; ".join(dict.fromkeys(BLOCKED))
         BLOCKED.clear()
         pytest.fail(f"this test tried to reach the network: {tried}", pytrace=False)
+
+
+@pytest.fixture
+def write_config(tmp_path: pathlib.Path):
+    """A function writing a config (a dict, as YAML, or text as it is) to ``tmp_path/name``
+    (default ``exp.yaml``); returns the path."""
+    import yaml
+
+    def _write(cfg: dict | str, name: str = "exp.yaml") -> pathlib.Path:
+        p = tmp_path / name
+        p.write_text(cfg if isinstance(cfg, str) else yaml.safe_dump(cfg), encoding="utf-8")
+        return p
+
+    return _write

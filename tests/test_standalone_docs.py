@@ -105,9 +105,12 @@ def test_the_skipped_paths_exist():
 
 
 #: prose outside the package that must stand alone too: the docs, the benchmarks, the configs
-#: (their comments and claim sources end up in reports) and the tests
+#: (their comments and claim sources end up in reports), the tests and the project's settings
 _PROSE_GLOBS = ("docs/**/*.md", "docs/**/*.py", "benchmarks/*.py", "configs/*.yaml",
-                "tests/**/*.py", "README.md")
+                "tests/**/*.py", "README.md", "pyproject.toml", "Makefile")
+#: a pointer to an issue in a line of prose: "issue 8", "issue #13", "issue-#13", "issues 3",
+#: and "the issue's" (an example of an issue the reader cannot see)
+_ISSUE = re.compile(r"\b[Ii]ssues?[\s-]*(?:#\s*)?\d+|\bthe issue's\b")
 #: short names of past work branches that once stood in the docs (gosdt12d, search13c)
 _BRANCH_NAMES = re.compile(r"\b(?:gosdt|search)1\d[a-z]?\b")
 
@@ -119,8 +122,26 @@ def test_docs_benchmarks_configs_and_tests_point_nowhere_outside():
             if path.name == "test_standalone_docs.py":
                 continue
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                m = re.search(r"\b[Ii]ssues?\s*(?:#\s*)?\d+|\bGUIDE\b", line) or \
+                m = _ISSUE.search(line) or re.search(r"\bGUIDE\b", line) or \
                     _BRANCH_NAMES.search(line)
                 if m:
                     found.append(f"{path.relative_to(ROOT)}:{n}: {m.group(0)}")
     assert not found, "say the fact itself or move the convention into docs/: " + "; ".join(found)
+
+
+@pytest.mark.parametrize("line, found", [
+    ("exactness of the search's issue-#13 techniques", True),
+    ("# the issue's first example, generalised", True),
+    ('"cluster: starts real dask/ray processes (issue 15)",', True),
+    ("# the issue here is numerical", False),
+])
+def test_the_prose_scan_finds_issue_pointers(line, found):
+    assert bool(_ISSUE.search(line)) is found
+
+
+def test_no_test_file_is_named_after_a_review_or_an_issue():
+    """A test file says what it tests: ``test_review_runner.py`` or ``test_issue_12.py`` says
+    nothing to the next reader."""
+    named = [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").rglob("*.py"))
+             if re.search(r"review|issue", p.stem, re.I)]
+    assert named == [], "name these by what they test"

@@ -28,8 +28,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from treebench.registry import ALGORITHMS
 
 _WEIGHTS_VS_REPEATS = {
-    check: "scikit-learn lists this as a known failure of the estimator itself (meta-issue "
-    "#16298): its sample_weight is not equivalent to removing/repeating samples"
+    check: "scikit-learn lists this as a known failure of the estimator itself: its "
+    "sample_weight is not equivalent to removing/repeating samples"
     for check in (
         "check_sample_weight_equivalence_on_dense_data",
         "check_sample_weight_equivalence_on_sparse_data",

@@ -34,7 +34,7 @@ def _weights(rng, n, kind):
         return rng.integers(1, 9, n) / 8.0
     if kind == "subnormal":
         return rng.integers(1, 5, n) * 5e-324
-    if kind == "huge_half":  # the issue's first example, generalised
+    if kind == "huge_half":  # halves beside one weight of 1e9 + .5, generalised
         w = rng.integers(1, 4, n) * 0.5
         w[rng.integers(n)] = 1e9 + 0.5
         return w
@@ -44,7 +44,7 @@ def _weights(rng, n, kind):
         w = rng.integers(1, 4, n).astype(np.float64)
         w[rng.integers(n)] = 2.0 ** int(rng.integers(53, 60))
         return w
-    if kind == "past_2_52":  # the issue's second example, generalised
+    if kind == "past_2_52":  # one weight of 2**52 beside small whole ones, generalised
         w = rng.integers(1, 4, n).astype(np.float64)
         w[rng.integers(n)] = 2.0**52
         return w
@@ -111,7 +111,7 @@ def _check_claims(make, binary, kinds, depth=2, lam=0.0, count=25, seed=0):
     return claimed
 
 
-# --- the issue's two examples (optimal-numeric) ---
+# --- a huge weight beside halves, and one of 2**52 (optimal-numeric) ---
 
 def test_numeric_half_weights_beside_a_huge_one_find_the_perfect_tree():
     """Weights 1e9 + .5 and .5s: a tolerance of 1e-9 times the total (about one unit) took the

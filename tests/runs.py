@@ -1,0 +1,51 @@
+"""Small experiments for tests of every package: the tiny config most runner, results and
+config tests start from, a network-log frame with values float32 cannot hold, and a results
+table without the columns that vary from run to run.
+
+``tests/`` is on ``sys.path`` (tests/conftest.py): ``from runs import tiny_config``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from treebench.results.store import read_table
+
+
+def tiny_config(**over) -> dict:
+    cfg = {
+        "name": "tiny",
+        "seed": 0,
+        "datasets": ["iris"],
+        "split": {"kind": "kfold", "n_splits": 3},
+        "binarization": {"method": "raw"},
+        "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2]}}],
+        "execution": {"n_jobs": 1, "backend": "sequential"},
+    }
+    cfg.update(over)
+    return cfg
+
+
+def net_frame(rng, m: int) -> pd.DataFrame:
+    """``m`` rows of a small network-log table with values float32 cannot hold (integers above
+    2**24, two-decimal rates), a text column ``proto`` and a two-class ``label``."""
+    df = pd.DataFrame({
+        "bytes": rng.integers(2**24, 2**24 + 40, m).astype(float),
+        "rate": np.round(rng.uniform(0, 1, m), 2),
+        "proto": rng.choice(["tcp", "udp", "icmp"], m),
+        "count": rng.integers(0, 9, m).astype(float),
+    })
+    df["label"] = np.where((df["bytes"] % 3 == 0) ^ (df["rate"] > 0.37) | (df["proto"] == "icmp"), "a", "b")
+    return df
+
+
+def result_rows(path: Path) -> pd.DataFrame:
+    """The results table of a run directory in cell order, without the columns that vary from
+    run to run (times, memory, finishing time)."""
+    t = read_table(path / "results.parquet").sort_values("cell_id").reset_index(drop=True)
+    cols = [c for c in t.columns if not c.endswith("_seconds") and c not in
+            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
+    return t[cols]
