@@ -204,3 +204,17 @@ def test_critical_difference_names_stay_inside_the_figure(tmp_path):
     for t in texts:
         box = t.get_window_extent(renderer)
         assert 4 <= box.x0 and box.x1 <= fig.bbox.width - 4, (t.get_text(), box, fig.bbox.width)
+
+
+def test_leaves_against_depth_go_on_a_log_axis_when_a_reference_is_far_above(tmp_path):
+    rows = []
+    for fold in (0, 1):
+        for depth in (2, 3):
+            rows.append(_row("wine", "cart", "raw", {"max_depth": depth}, fold, 0.85, 2 ** depth))
+        rows.append(_row("wine", "ecart", "raw", {}, fold, 0.9, 130))
+    res = load_results(write_results(tmp_path / "r", schema.conform(pd.DataFrame(rows))))
+    sub = res.settings[res.settings["dataset"] == "wine"]
+    fig = axis_figure(res, "wine", "param_max_depth", ("n_leaves",),
+                      sweep_axes(sub, res.key_columns))
+    assert any(ln.get_label() == "ecart [reference]" for ln in fig.axes[0].get_lines())
+    assert fig.axes[0].get_yscale() == "log"

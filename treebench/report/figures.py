@@ -456,10 +456,10 @@ def axis_figure(results: Results, dataset: str, axis: str, metrics: tuple[str, .
     if len(metrics) == 2:
         ax.plot([], [], color="0.3", linestyle="-", label=f"{metric_label(metrics[0])} (solid)")
         ax.plot([], [], color="0.3", linestyle="--", label=f"{metric_label(metrics[1])} (dashed)")
+    # leaves: the lines' and the reference lines' values (an unlimited learner's 130 leaves)
     if any(m in LOG_METRICS for m in metrics) or (
             all(m.startswith("n_leaves") for m in metrics)
-            and wide_range(np.concatenate([ln.rows[f"{m}_mean"].to_numpy(float)
-                                           for ln in lines for m in metrics]))):
+            and wide_range(s[[f"{m}_mean" for m in metrics]].to_numpy(float).ravel())):
         ax.set_yscale("log")
     if numeric:
         if log_x:
