@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _fresh import run_fresh, vm_hwm_mb  # noqa: E402
-from numeric_vs_contree import load  # noqa: E402
+from _quantbnb import load  # noqa: E402
 
 
 def _fit_one(search: str, name: str, depth: int, limit: float, alpha: float, conn) -> None:

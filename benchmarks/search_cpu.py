@@ -47,7 +47,7 @@ def _fingerprint(feature, threshold) -> str:
 
 
 def _numeric(name: str, depth: int):
-    from numeric_vs_contree import load
+    from _quantbnb import load
 
     from treebench.search.numeric import solve_numeric
 
@@ -62,7 +62,7 @@ def _numeric(name: str, depth: int):
 
 
 def _numeric_alpha(name: str, depth: int, alpha: float):
-    from numeric_vs_contree import load
+    from _quantbnb import load
 
     from treebench.search.numeric import solve_numeric_alpha
 
