@@ -139,3 +139,14 @@ def test_a_dl85_mode_that_does_not_exist_is_refused_through_the_cli(tmp_path):
     res = CliRunner().invoke(app, ["run", str(cfg), "--dry-run"])
     assert res.exit_code == 2, res.output
     assert "search" in res.output
+
+
+def test_no_tree_within_the_time_limit_is_one_sentence():
+    """pytrees-rs raises an IndexError of its own when its search found no tree in time; the
+    cell's error says what happened instead."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, (3000, 40)).astype(float)
+    y = rng.integers(0, 2, 3000)
+    est = ALGORITHMS.get("pytrees-dl85").create(max_depth=6, time_limit=0.001)
+    with pytest.raises(RuntimeError, match="found no tree within its time limit"):
+        est.fit(X, y)

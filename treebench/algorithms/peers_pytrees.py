@@ -111,12 +111,15 @@ class _PytreesPeer(TreeClassifierBase):
         est = self._estimator(_limit(self.time_limit, ctx))
         points: list[tuple[float, float]] = []
         t0 = time.perf_counter()
-        if self._anytime():
-            est.fit_anytime(Xr, yr, lambda err, secs, status: points.append((secs, err)))
-        else:
-            est.fit(Xr, yr)
+        try:
+            if self._anytime():
+                est.fit_anytime(Xr, yr, lambda err, secs, status: points.append((secs, err)))
+            else:
+                est.fit(Xr, yr)
+        except IndexError:  # pytrees-rs 2.0.0 reads an empty tree when it found none in time
+            est.tree_ = None
         secs = time.perf_counter() - t0
-        if est.tree_ is None or est.tree_.node_count == 0:
+        if getattr(est, "tree_", None) is None or est.tree_.node_count == 0:
             raise RuntimeError(f"{self._solver_name} found no tree within its time limit "
                                f"({est.max_time:g} s); give it more time")
         # the package labels leaves by its encoded classes: indices into np.unique(yr)
