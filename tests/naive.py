@@ -1572,3 +1572,48 @@ def naive_exact_objective(predicted, y, sample_weight, n_leaves, lam=0, per_leaf
     price = Fraction(per_leaf) if per_leaf is not None else Fraction(lam) * sum(w)
     errors = sum((w[r] for r in range(len(y)) if predicted[r] != y[r]), Fraction(0))
     return errors + price * n_leaves
+
+
+def naive_rashomon_trees(X, y, counts, n_classes, depth, A, P, binary=True,
+                         keep_redundant=False):
+    """Every tree of depth <= ``depth`` as (cost, nested tuple), by brute force: a leaf, or a
+    split on a feature (0/1: left is ``x == 0``; numeric: ``x <= t`` at each midpoint between
+    consecutive distinct values of the node's rows) with both sides non-empty, and every pair of
+    subtrees; without ``keep_redundant``, no split into two leaves that predict the same class
+    (the class with the most weight, ties to the larger class total, then the lower index).
+    Cost ``errors * A + leaves * P`` in whole units (``counts`` are whole weights)."""
+    X = np.asarray(X)
+    y = np.asarray(y)
+    counts = np.asarray(counts, dtype=np.int64)
+    keep = counts > 0
+    prior = np.bincount(y[keep], weights=counts[keep], minlength=n_classes)
+
+    def label(rows):
+        w = np.bincount(y[rows], weights=counts[rows], minlength=n_classes)
+        tied = [k for k in range(n_classes) if w[k] == w.max()]
+        return max(tied, key=lambda k: (prior[k], -k))
+
+    def trees(rows, d):
+        w = np.bincount(y[rows], weights=counts[rows], minlength=n_classes)
+        out = [(int(round(w.sum() - w.max())) * A + P, ("leaf",))]
+        if d == 0:
+            return out
+        for f in range(X.shape[1]):
+            x = X[rows, f]
+            if binary:
+                cuts = [0.5]
+            else:
+                v = np.unique(x)
+                cuts = list(v[:-1] + (v[1:] - v[:-1]) / 2.0)
+            for t in cuts:
+                go = x <= t
+                if go.all() or not go.any():
+                    continue
+                same = label(rows[go]) == label(rows[~go])
+                lt = trees(rows[go], d - 1)
+                rt = trees(rows[~go], d - 1)
+                out.extend((a + b, (f, float(t), ta, tb)) for a, ta in lt for b, tb in rt
+                           if keep_redundant or not (same and ta == tb == ("leaf",)))
+        return out
+
+    return trees(np.flatnonzero(keep), depth)

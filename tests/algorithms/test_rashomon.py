@@ -1,0 +1,118 @@
+"""The `rashomon` learner: the set through the estimator (best tree, every tree within the bound,
+predictions of every tree, text of any tree), the analyses and the limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from naive import naive_rashomon_trees
+from treebench.algorithms.gosdt import GOSDTClassifier
+from treebench.algorithms.rashomon import RashomonClassifier
+from treebench.registry import ALGORITHMS
+from treebench.search.rashomon import count_units
+
+
+def data(n=60, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(n, d)).astype(float)
+    y = (X[:, 0].astype(int) ^ X[:, 1].astype(int)) | (rng.random(n) < 0.15)
+    return X, y.astype(int)
+
+
+def test_the_set_is_every_tree_within_the_bound_and_its_best_is_gosdts_optimum():
+    X, y = data(n=14, d=3)
+    est = RashomonClassifier(regularization=0.05, max_depth=2, epsilon=0.2).fit(X, y)
+    prob = est.set_.enum.prob
+    every = naive_rashomon_trees(X, y, count_units(np.ones(14))[0], 2, 2, prob.A, prob.P)
+    opt = min(c for c, _ in every)
+    assert est.set_.count == sum(c <= opt * 1.2 for c, _ in every)
+    gosdt = GOSDTClassifier(regularization=0.05, max_depth=2).fit(X, y)
+    assert est.solve_info_["objective"] == pytest.approx(gosdt.solve_info_["objective"])
+    assert est.solve_info_["optimal"] and est.complete_
+    assert np.array_equal(est.predict(X), est.set_.tree(0).predict_index(X))
+    info = est.solve_info_
+    assert info["rashomon_objective_min"] <= info["rashomon_objective_max"] \
+        <= info["rashomon_bound"] + 1e-12
+    assert info["rashomon_count"] == est.set_.count
+
+
+def test_predict_all_gives_each_trees_labels():
+    X, y = data()
+    est = RashomonClassifier(regularization=0.02, max_depth=2, epsilon=0.3).fit(X, y)
+    labels = est.predict_all(X[:7])
+    assert labels.shape == (len(est.analysed_), 7)
+    for r, i in enumerate(est.analysed_[:5]):
+        assert np.array_equal(labels[r], est.set_.tree(i).predict_index(X[:7]))
+    assert est.predict_all(X[:3], trees=[0]).tolist() == [est.predict(X[:3]).tolist()]
+
+
+def test_export_text_prints_any_tree_of_the_set():
+    X, y = data()
+    est = RashomonClassifier(regularization=0.02, max_depth=2, epsilon=0.3).fit(X, y)
+    assert est.set_.count >= 2
+    assert est.export_text() == est.export_text(tree=0)
+    text = est.export_text(feature_names=list("abcde"), tree=est.set_.count - 1)
+    assert "class:" in text
+    with pytest.raises(IndexError, match="outside the set"):
+        est.export_text(tree=est.set_.count)
+
+
+def test_multiplicity_measures_are_shares_in_their_order():
+    X, y = data(n=80, seed=3)
+    est = RashomonClassifier(regularization=0.01, max_depth=2, epsilon=0.5).fit(X, y)
+    Xt, yt = data(n=50, seed=4)
+    s = est.rashomon_scores(Xt, yt)
+    assert 0.0 <= s["discrepancy"] <= s["ambiguity"] <= 1.0
+    assert 0.0 <= s["accuracy_min"] <= s["accuracy_max"] <= 1.0
+    labels = est.predict_all(Xt)
+    best = est.predict(Xt)
+    assert s["ambiguity"] == pytest.approx((labels != best).any(axis=0).mean())
+    assert s["discrepancy"] == pytest.approx((labels != best).mean(axis=1).max())
+
+
+def test_feature_usage_counts_splits_per_tree():
+    X, y = data()
+    est = RashomonClassifier(regularization=0.02, max_depth=2, epsilon=0.3).fit(X, y)
+    for f, (lo, med, hi) in est.feature_usage_.items():
+        per_tree = [int(np.sum(est.set_.tree(i).feature == f)) for i in est.analysed_]
+        assert (lo, med, hi) == (min(per_tree), float(np.median(per_tree)), max(per_tree))
+
+
+def test_numeric_features_use_midpoints_of_the_nodes_rows():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 2)).round(2)
+    y = (X[:, 0] > 0).astype(int)
+    est = RashomonClassifier(regularization=0.05, max_depth=2, epsilon=0.5).fit(X, y)
+    prob = est.set_.enum.prob
+    every = naive_rashomon_trees(X, y, np.ones(12, int), 2, 2, prob.A, prob.P, binary=False)
+    opt = min(c for c, _ in every)
+    assert est.set_.count == sum(c <= opt * 1.5 for c, _ in every)
+
+
+def test_the_memory_limit_stops_with_the_number_found():
+    X, y = data(n=200, d=8, seed=2)
+    full = RashomonClassifier(regularization=0.005, max_depth=3, epsilon=0.2).fit(X, y)
+    part = RashomonClassifier(regularization=0.005, max_depth=3, epsilon=0.2,
+                              memory_limit_mb=0.05).fit(X, y)
+    assert full.complete_ and not part.complete_
+    assert part.solve_info_["rashomon_complete"] is False
+    assert part.solve_info_["rashomon_stop"] == "memory"
+    assert part.solve_info_["optimal"] is False
+    assert 0 < part.set_.count < full.set_.count
+
+
+def test_unfitted_and_bad_parameters_are_refused():
+    with pytest.raises(NotFittedError):
+        RashomonClassifier().predict_all(np.zeros((1, 2)))
+    X, y = data()
+    with pytest.raises(ValueError, match="epsilon"):
+        RashomonClassifier(epsilon=-1).fit(X, y)
+
+
+def test_the_learner_is_registered_with_its_columns():
+    entry = ALGORITHMS.get("rashomon")
+    assert entry.obj is RashomonClassifier
+    assert {"numeric", "binary", "weights"} <= set(entry.inputs)
+    assert "rashomon_count" in {c.name for c in entry.columns}

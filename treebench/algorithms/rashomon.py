@@ -1,0 +1,242 @@
+"""`rashomon`: every near-optimal tree (the Rashomon set) for GOSDT's objective, enumerated into a
+shared-subtree DAG (`treebench.search.rashomon`), counted exactly and indexable.
+
+The set holds every tree of depth <= ``max_depth`` whose objective ``error rate +
+regularization * leaves`` is at most ``(1 + epsilon) * optimum`` (TreeFARMS'
+``rashomon_bound_multiplier``; Xin et al., NeurIPS 2022, Definition 3.1) or, with ``bound``, at
+most that absolute value. The optimum comes first from `gosdt` (0/1 features) or
+`optimal-numeric` (raw numeric features, every midpoint threshold), then from the enumeration
+itself. ``predict`` uses the best tree (the set's tree 0); ``predict_all`` gives the labels of
+every tree, or of chosen ones, on a block of rows.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.gosdt import GOSDTClassifier
+from treebench.algorithms.gosdt import warmup as gosdt_warmup
+from treebench.algorithms.optimal_numeric import OptimalNumericClassifier
+from treebench.algorithms.optimal_numeric import warmup as numeric_warmup
+from treebench.columns import declare
+from treebench.registry import ALGORITHMS
+from treebench.search.numeric import MAX_DEPTH
+from treebench.search.rashomon import NODE_BYTES, SetSpec, enumerate_set
+from treebench.tree.export import export_text
+
+#: results columns of the set (group "solver"); the per-split ambiguity, discrepancy and
+#: accuracy range over the set are metrics (`treebench.metrics`, ``rashomon_*``)
+RASHOMON_COLUMNS = declare(
+    "`rashomon` (`solve_info_`)", "solver",
+    ("rashomon_count", "Float64", "trees in the Rashomon set (exact below 2^53; the exact "
+     "integer is in the cell's solve info)"),
+    ("rashomon_complete", "boolean", "whether the enumeration finished (false: it stopped at "
+     "its time or memory limit and the count is of the trees found)"),
+    ("rashomon_bound", "Float64", "the set's objective bound"),
+    ("rashomon_objective_min", "Float64", "least objective in the set (the optimum)"),
+    ("rashomon_objective_max", "Float64", "largest objective in the set"),
+    ("rashomon_trees_analysed", "Int64", "trees the set's analyses read (all of them, or a "
+     "uniform sample of `max_analysed`)"),
+    ("rashomon_dag_nodes", "Int64", "subproblems in the set's shared-subtree DAG"),
+)
+
+
+@ALGORITHMS.register("rashomon", tags=("optimal", "regularized", "rashomon"),
+                     inputs=("binary", "numeric", "weights", "multiclass"),
+                     columns=RASHOMON_COLUMNS)
+class RashomonClassifier(TreeClassifierBase):
+    """Every tree of depth <= ``max_depth`` within a bound of the optimum of ``error rate +
+    regularization * leaves`` (the Rashomon set, Xin et al. 2022), counted exactly.
+
+    Parameters
+    ----------
+    regularization : float >= 0
+        Per-leaf penalty λ, used as given.
+    max_depth : int, 0 to 16
+        Tests on any path (a lone leaf has depth 0).
+    epsilon : float >= 0
+        The set's bound is ``(1 + epsilon) * optimum`` (TreeFARMS' ``rashomon_bound_multiplier``).
+    bound : float > 0 or None
+        An absolute bound on the objective instead (``epsilon`` is then not used).
+    features : {"auto", "binary", "numeric"}
+        "binary": 0/1 columns (left is ``x = 0``); "numeric": raw features at every midpoint
+        threshold of a node's rows; "auto": "binary" when every value is 0 or 1.
+    time_limit : float > 0 or None
+        Seconds for the enumeration; on reaching it the set holds the trees found so far and
+        ``complete_`` is False.
+    memory_limit_mb : float > 0
+        Estimated memory of the DAG at which the enumeration stops the same way.
+    max_analysed : int >= 1
+        The analyses (feature usage, ambiguity, discrepancy, accuracy range) read every tree of
+        a set of at most this many trees, else a uniform sample of this many.
+    random_state : int or None
+        Seed of that sample.
+    keep_redundant : bool
+        Count trees with a split into two leaves that predict the same class (such a tree
+        predicts as the tree with one leaf there, for one leaf more). TreeFARMS and arborenum
+        leave them out, and so does this learner by default.
+
+    Notes
+    -----
+    ``set_`` is the `treebench.search.rashomon.RashomonSet`: ``set_.count`` (exact Python
+    integer), ``set_.tree(i)`` (tree ``i`` in the order of objective), ``set_.sample(n, seed)``
+    (indices). A split with an empty side is never part of a tree, and two thresholds of one
+    numeric feature that split a node's rows alike are one split. ``solve_info_["optimal"]``
+    holds when the enumeration finished; tree 0 is then optimal.
+    """
+
+    _parameter_constraints = {
+        "regularization": [Interval(Real, 0, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, MAX_DEPTH, closed="both")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "bound": [Interval(Real, 0, None, closed="neither"), None],
+        "features": [StrOptions({"auto", "binary", "numeric"})],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
+        "memory_limit_mb": [Interval(Real, 0, None, closed="neither")],
+        "max_analysed": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "keep_redundant": ["boolean"],
+    }
+
+    def __init__(self, regularization=0.01, max_depth=2, epsilon=0.05, bound=None,
+                 features="auto", time_limit=None, memory_limit_mb=1024, max_analysed=1000,
+                 random_state=None, keep_redundant=False):
+        self.regularization = regularization
+        self.max_depth = max_depth
+        self.epsilon = epsilon
+        self.bound = bound
+        self.features = features
+        self.time_limit = time_limit
+        self.memory_limit_mb = memory_limit_mb
+        self.max_analysed = max_analysed
+        self.random_state = random_state
+        self.keep_redundant = keep_redundant
+
+    def _fit_tree(self, X, y_index, ctx):
+        t_start = time.perf_counter()
+        binary = self.features == "binary" or (
+            self.features == "auto" and bool(np.all((X == 0) | (X == 1))))
+        sw = np.asarray(ctx.sample_weight, dtype=np.float64)
+        deadline = ctx.deadline_for(self.time_limit)
+        upper = None
+        compile_s = 0.0
+        if self.bound is None:  # an optimal tree makes the first bound tight
+            ref = (GOSDTClassifier(regularization=self.regularization, max_depth=self.max_depth,
+                                   time_limit=self.time_limit) if binary else
+                   OptimalNumericClassifier(max_depth=self.max_depth,
+                                            objective="error_rate+lambda*leaves",
+                                            lam=self.regularization, time_limit=self.time_limit))
+            ref.fit(X, y_index, sample_weight=sw)
+            compile_s = float(ref.solve_info_.get("compile_seconds", 0.0))
+            upper = (ref.tree_.training_error(X, y_index, sw), ref.tree_.n_leaves)
+        words = (X.shape[0] + 63) // 64
+        max_nodes = max(1, int(self.memory_limit_mb * 2**20 // (NODE_BYTES + 8 * words)))
+        t0 = time.perf_counter()
+        spec = SetSpec(int(self.max_depth), float(self.regularization),
+                       epsilon=float(self.epsilon), bound=self.bound, binary=binary,
+                       max_nodes=max_nodes, deadline=deadline,
+                       keep_redundant=bool(self.keep_redundant))
+        rset = enumerate_set(X, y_index, sw, len(self.classes_), spec, upper_tree=upper)
+        search_s = time.perf_counter() - t0
+        self.set_ = rset
+        self.complete_ = rset.complete
+        count = rset.count
+        if count == 0:
+            raise ValueError(
+                f"the Rashomon set is empty: no tree of depth <= {self.max_depth} has an "
+                f"objective within the bound {self.bound}" if self.complete_ else
+                "the Rashomon search stopped at its limit before finding any tree; raise "
+                "time_limit or memory_limit_mb.")
+        self.analysed_ = rset.sample(int(self.max_analysed), self.random_state)
+        self.feature_usage_ = self._feature_usage(X.shape[1])
+        tree = rset.tree(0)
+        levels = rset.levels()[0]
+        best = rset.objective(levels[0])
+        info = {
+            "objective": best,
+            "objective_kind": "error_rate+lambda*leaves",
+            "optimal": rset.complete,
+            "timed_out": rset.stop_reason == "time",
+            "regularization": float(self.regularization),
+            "rashomon_count": float(count),
+            "rashomon_count_exact": str(count),
+            "rashomon_complete": rset.complete,
+            "rashomon_stop": rset.stop_reason,
+            "rashomon_bound": rset.objective(rset.bound),
+            "rashomon_objective_min": best,
+            "rashomon_objective_max": rset.objective(levels[-1]),
+            "rashomon_trees_analysed": len(self.analysed_),
+            "rashomon_dag_nodes": len(rset.enum.memo),
+            "rashomon_feature_usage": {int(f): list(v) for f, v in
+                                       self.feature_usage_.items()},
+            "search_seconds": search_s,
+            "seconds": time.perf_counter() - t_start - compile_s,
+            "compile_seconds": compile_s,
+        }
+        return tree, info
+
+    def _feature_usage(self, n_features: int) -> dict[int, tuple[float, float, float]]:
+        """Per feature: (min, median, max) over the analysed trees of the splits on it."""
+        use = np.zeros((len(self.analysed_), n_features))
+        group = self.set_.enum.prob.group
+        for r, i in enumerate(self.analysed_):
+            for c, _ in self.set_.tree_nodes(i):
+                if c >= 0:
+                    use[r, int(group[c])] += 1
+        return {f: (float(use[:, f].min()), float(np.median(use[:, f])), float(use[:, f].max()))
+                for f in range(n_features)}
+
+    def predict_all(self, X, trees=None) -> np.ndarray:
+        """Labels of the set's trees on the rows of ``X``: an array (trees x rows), for the tree
+        indices ``trees`` (default: the analysed trees, every tree of a set of at most
+        ``max_analysed``)."""
+        X = self._check_X(X)
+        idx = self.analysed_ if trees is None else [int(i) for i in trees]
+        out = np.empty((len(idx), X.shape[0]), dtype=self.classes_.dtype)
+        for r, i in enumerate(idx):
+            out[r] = self.classes_[self.set_.tree(i).predict_index(X)]
+        return out
+
+    def rashomon_scores(self, X, y, sample_weight=None) -> dict[str, float]:
+        """Predictive multiplicity over the analysed trees on the rows ``(X, y)`` (Marx, Calmon
+        and Ustun, ICML 2020, §3): ``ambiguity``, the share of rows that some tree labels
+        otherwise than the best tree; ``discrepancy``, the largest share of rows one tree labels
+        otherwise; and the least and largest accuracy of a tree of the set.
+
+        Notes
+        -----
+        The accuracy range is a description of the set on these rows, not a choice of a tree
+        by them."""
+        check_is_fitted(self)
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+        total = float(w.sum())
+        labels = self.predict_all(X)
+        best = self.classes_[self.tree_.predict_index(self._check_X(X))]
+        differs = labels != best[None, :]
+        acc = (labels == np.asarray(y)[None, :]) @ w / total
+        return {
+            "ambiguity": float(w[differs.any(axis=0)].sum() / total),
+            "discrepancy": float((differs @ w).max() / total),
+            "accuracy_min": float(acc.min()),
+            "accuracy_max": float(acc.max()),
+        }
+
+    def export_text(self, feature_names=None, class_names=None, tree=None) -> str:
+        """Tree ``tree`` of the set (default: the best one) as indented if/else rules."""
+        if tree is None:
+            return super().export_text(feature_names, class_names)
+        check_is_fitted(self)
+        return export_text(self.set_.tree(int(tree)),
+                           *self._export_args(feature_names, class_names))
+
+
+def warmup() -> float:
+    """Compile the kernels of the solvers that give the first bound (`gosdt`,
+    `optimal-numeric`); the seconds spent."""
+    return gosdt_warmup() + numeric_warmup()

@@ -1,0 +1,498 @@
+"""Rashomon sets: every tree of depth <= D whose objective is within a bound, enumerated into a
+shared-subtree DAG, counted exactly and indexed without materialising the set.
+
+Objective: GOSDT's, ``R(t) = (misclassified weight) / (total weight) + lam * leaves(t)`` (Lin et
+al., ICML 2020, §3; McTavish et al., AAAI 2022, eq. (3)). The Rashomon set for a bound ``B`` is
+``{t : depth(t) <= D, R(t) <= B}`` (Xin et al., NeurIPS 2022, TreeFARMS, Definition 3.1, with
+``B = (1 + epsilon) * R(t*)``; a bound given directly is used as is).
+
+Costs are whole numbers: in the unit that makes the sample weights whole (`whole_weights`), a
+tree costs ``errors * A + leaves * P`` with ``A = 1/g`` and ``P = lam * W / g`` rounded to the
+power-of-two grid ``g`` of `price_grid` (the rounding GOSDT's search uses), so every sum and
+comparison is exact (Python integers) and two trees of equal objective tie exactly.
+
+Candidate splits of a node are (feature, left row set) pairs: a 0/1 column sends the rows with
+``x = 0`` left; a numeric feature gives one candidate per distinct partition of the node's rows
+``x <= t`` (thresholds at the midpoints between consecutive distinct values of the node's rows,
+as `optimal-numeric` does). A split with an empty side is no candidate (it would only add a
+leaf), and neither is a second threshold of one feature that gives the same partition.
+
+The DAG: one node per (row set, depth budget) subproblem reached, holding the histogram of its
+trees' costs (cost -> number of trees, up to the node's budget) and its alternatives: a leaf, or
+a split ``(column, left rows, right rows)`` whose trees are the pairs of a left and a right tree
+with summed cost within the budget (a truncated convolution of the children's histograms).
+Trees of a node are ordered by cost, then by alternative, then by left cost, then by
+(left index, right index) in mixed radix, so tree ``i`` is decoded top-down (`RashomonSet.tree`).
+Budgets: a child is searched with the parent's budget minus a lower bound of its sibling (a leaf
+costs at least ``P``, a split at least ``2P``), then the left child with the parent's budget
+minus the right child's optimum.
+
+The search stops at a time limit or a node budget (the memory limit, at an estimated 8 bytes per
+row-set word plus 600 bytes per node); the set then holds the trees of the root's alternatives
+finished by then and says it is incomplete.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from treebench.search.exactness import EXACT_INT, EXACT_SUM, on_grid, price_grid, whole_weights
+from treebench.tree.arrays import BINARY_THRESHOLD, TreeBuilder
+from treebench.tree.labels import majority_label
+
+#: estimated bytes of one DAG node besides its row set (histogram, alternatives, dict entry)
+NODE_BYTES = 600
+
+
+class SearchStopped(Exception):
+    """The enumeration reached its time or memory limit."""
+
+
+@dataclass
+class Node:
+    """One subproblem: its rows, depth budget, cost budget, cost histogram and alternatives."""
+
+    rows: int
+    depth: int
+    budget: int
+    levels: list[int]  # distinct costs, ascending
+    counts: list[int]  # trees at each cost
+    leaf: int | None  # the leaf's cost when the leaf is in the set
+    splits: list[tuple[int, int, int]]  # (column, left rows, right rows)
+    _alt: dict = field(default_factory=dict)
+    #: split alternatives whose leaf-leaf pair is left out (both leaves predict one class)
+    redundant: set = field(default_factory=set)
+
+
+@dataclass
+class Problem:
+    """The data of an enumeration, as Python-int bitsets.
+
+    ``left[c]`` are the rows column ``c`` sends left; ``group[c]`` the original feature of the
+    column; ``planes[k]`` the bit planes of class ``k``'s weights (``weight(rows & class k) =
+    sum_b 2^b popcount(rows & planes[k][b])``)."""
+
+    n: int
+    left: list[int]
+    group: list[int]
+    planes: list[list[int]]
+    A: int
+    P: int
+    total: int  # total weight in count units
+    prior: np.ndarray | None = None  # class totals: the leaf labels' tie rule
+    leaf_costs: dict = field(default_factory=dict)  # rows -> the cost of their leaf
+
+    def class_weights(self, rows: int) -> list[int]:
+        return [sum((rows & p).bit_count() << b for b, p in enumerate(pl))
+                for pl in self.planes]
+
+    def label(self, rows: int) -> int:
+        """The class a leaf of ``rows`` predicts (`majority_label`, ties to the prior)."""
+        return majority_label(np.asarray(self.class_weights(rows), dtype=np.float64),
+                              self.prior)
+
+    def leaf_cost(self, rows: int) -> int:
+        cost = self.leaf_costs.get(rows)
+        if cost is None:
+            w = self.class_weights(rows)
+            cost = self.leaf_costs[rows] = (sum(w) - max(w)) * self.A + self.P
+        return cost
+
+
+def bits(mask: np.ndarray) -> int:
+    """The rows where ``mask`` is true as one Python integer (bit i = row i)."""
+    packed = np.packbits(np.asarray(mask, dtype=bool), bitorder="little")
+    return int.from_bytes(packed.tobytes(), "little")
+
+
+def count_units(sample_weight: np.ndarray) -> tuple[np.ndarray, float]:
+    """Whole-number counts and the unit turning them back into the sample weights; raises
+    ValueError for weights without a power-of-two unit in which they total at most 2^53."""
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.shape[0] and np.all(sw == sw[0]):
+        return np.ones(sw.shape[0], dtype=np.int64), float(sw[0])
+    whole = whole_weights(sw, EXACT_SUM)
+    if whole is None:
+        raise ValueError("the sample weights have no power-of-two unit in which they are whole "
+                         "numbers totalling at most 2**53; the Rashomon set compares costs "
+                         "exactly and needs such weights (whole numbers, halves, ...).")
+    return whole[0].astype(np.int64), whole[1]
+
+
+def make_problem(columns_left: np.ndarray, group: np.ndarray, y_index: np.ndarray,
+                 counts: np.ndarray, n_classes: int, lam: float, max_leaves: int) -> Problem:
+    """The problem for an (n, m) boolean matrix of "row goes left" per candidate column."""
+    n = columns_left.shape[0]
+    left = [bits(columns_left[:, c]) for c in range(columns_left.shape[1])]
+    counts = np.asarray(counts, dtype=np.int64)
+    top = int(counts.max()).bit_length() if n else 0
+    planes = [[bits((y_index == k) & ((counts >> b) & 1 == 1)) for b in range(top)]
+              for k in range(n_classes)]
+    total = int(counts.sum())
+    pen = float(lam) * total
+    grid = price_grid(pen, total, max_leaves, EXACT_INT) or 1.0
+    A = int(round(1.0 / grid))
+    P = int(round(on_grid(pen, grid) / grid))
+    prior = np.bincount(y_index[y_index >= 0], weights=counts[y_index >= 0],
+                        minlength=n_classes).astype(np.float64)
+    return Problem(n, left, np.asarray(group, dtype=np.int64).tolist(), planes, A, P, total,
+                   prior)
+
+
+class Enumerator:
+    """Top-down enumeration into the DAG (one instance per fit)."""
+
+    def __init__(self, prob: Problem, max_nodes: int, deadline: float | None,
+                 keep_redundant: bool = False):
+        self.prob = prob
+        self.keep_redundant = keep_redundant
+        self.memo: dict[tuple[int, int], Node] = {}
+        self.max_nodes = max_nodes
+        self.deadline = deadline
+        self.ticks = 0
+
+    def _check(self) -> None:
+        self.ticks += 1
+        if len(self.memo) >= self.max_nodes:
+            raise SearchStopped("memory")
+        if self.deadline is not None and self.ticks % 64 == 0 \
+                and time.perf_counter() > self.deadline:
+            raise SearchStopped("time")
+
+    def lower(self, rows: int, depth: int) -> int:
+        """A lower bound on the cost of every tree of ``rows`` within ``depth``."""
+        node = self.memo.get((rows, depth))
+        if node is not None:
+            return node.levels[0] if node.levels else node.budget + 1
+        leaf = self.prob.leaf_cost(rows)
+        return leaf if depth == 0 else min(leaf, 2 * self.prob.P)
+
+    def candidates(self, rows: int):
+        """(column, left rows, right rows) of every candidate split of ``rows``."""
+        last_group, last = -1, 0
+        group = self.prob.group
+        for c, lc in enumerate(self.prob.left):
+            g = group[c]
+            lrows = rows & lc
+            if g == last_group and lrows == last:
+                continue  # a numeric feature's next threshold that splits these rows alike
+            last_group, last = g, lrows
+            if lrows == 0 or lrows == rows:
+                continue
+            yield c, lrows, rows ^ lrows
+
+    def solve(self, rows: int, depth: int, budget: int, root: bool = False) -> Node:
+        """The node of ``(rows, depth)`` holding every tree of cost <= ``budget``."""
+        key = (rows, depth)
+        node = self.memo.get(key)
+        if node is not None and node.budget >= budget:
+            return node
+        self._check()
+        leaf = self.prob.leaf_cost(rows)
+        hist: dict[int, int] = {}
+        node = Node(rows, depth, budget, [], [], None, [])
+        if leaf <= budget:
+            hist[leaf] = 1
+            node.leaf = leaf
+        if depth > 0 and 2 * self.prob.P <= budget:
+            try:
+                for c, lrows, rrows in self.candidates(rows):
+                    lb_l = self.lower(lrows, depth - 1)
+                    lb_r = self.lower(rrows, depth - 1)
+                    if lb_l + lb_r > budget:
+                        continue
+                    nr = self.solve(rrows, depth - 1, budget - lb_l)
+                    if not nr.levels or lb_l + nr.levels[0] > budget:
+                        continue
+                    nl = self.solve(lrows, depth - 1, budget - nr.levels[0])
+                    if not nl.levels or nl.levels[0] + nr.levels[0] > budget:
+                        continue
+                    conv = convolve(nl, nr, budget)
+                    drop = self.redundant_pair(nl, nr, budget)
+                    if drop:
+                        v = nl.leaf + nr.leaf
+                        conv[v] -= 1
+                        if conv[v] == 0:
+                            del conv[v]
+                    if conv:
+                        for v, k in conv.items():
+                            hist[v] = hist.get(v, 0) + k
+                        node.splits.append((c, lrows, rrows))
+                        node._alt[len(node.splits) - 1] = conv
+                        if drop:
+                            node.redundant.add(len(node.splits) - 1)
+            except SearchStopped:
+                if not root:
+                    raise
+                node.levels = sorted(hist)
+                node.counts = [hist[v] for v in node.levels]
+                self.memo[key] = node
+                raise
+        node.levels = sorted(hist)
+        node.counts = [hist[v] for v in node.levels]
+        self.memo[key] = node
+        return node
+
+
+    def redundant_pair(self, nl: Node, nr: Node, budget: int) -> bool:
+        """Whether the split of two leaves that predict the same class is in the histogram and
+        to be left out (a tree with it predicts as the tree with one leaf there, for one leaf
+        more; TreeFARMS and arborenum leave such trees out, ``keep_redundant`` keeps them)."""
+        if self.keep_redundant or nl.leaf is None or nr.leaf is None:
+            return False
+        if nl.leaf + nr.leaf > budget:
+            return False
+        return self.prob.label(nl.rows) == self.prob.label(nr.rows)
+
+
+def convolve(nl: Node, nr: Node, budget: int) -> dict[int, int]:
+    """Cost histogram of the pairs (left tree, right tree) with summed cost <= ``budget``."""
+    out: dict[int, int] = {}
+    rl, rc = nr.levels, nr.counts
+    for a, ka in zip(nl.levels, nl.counts):
+        if a + rl[0] > budget:
+            break
+        for b, kb in zip(rl, rc):
+            v = a + b
+            if v > budget:
+                break
+            out[v] = out.get(v, 0) + ka * kb
+    return out
+
+
+@dataclass
+class RashomonSet:
+    """The enumerated set: count, cost levels, trees by index, samples, predictions.
+
+    ``bound`` is the cost bound (whole units) of the set, ``optimum`` the least cost found;
+    ``complete`` is False when the search stopped at a limit (the set then holds the trees found
+    before it stopped, every one of them within the bound)."""
+
+    enum: Enumerator
+    root: Node
+    bound: int
+    optimum: int
+    complete: bool
+    stop_reason: str | None
+    unit: float  # weight per count unit
+    n_classes: int
+    prior: np.ndarray
+    thresholds: np.ndarray  # per column
+    X_numeric: np.ndarray | None  # training values of the original features (numeric input)
+
+    # ---------------------------------------------------------------- counting
+    def levels(self) -> tuple[list[int], list[int]]:
+        """Distinct costs within the bound, ascending, and the number of trees at each."""
+        out_l, out_c = [], []
+        for v, k in zip(self.root.levels, self.root.counts):
+            if v > self.bound:
+                break
+            out_l.append(v)
+            out_c.append(k)
+        return out_l, out_c
+
+    @property
+    def count(self) -> int:
+        """Number of trees in the set (a Python integer: exact at any size)."""
+        return sum(self.levels()[1])
+
+    def objective(self, cost: int) -> float:
+        """A cost in whole units as the objective rate."""
+        p = self.enum.prob
+        return cost / (p.A * p.total)
+
+    def count_within(self, bound_cost: int) -> int:
+        """Trees of the set with cost <= ``bound_cost`` (a smaller bound's set size)."""
+        return sum(k for v, k in zip(*self.levels()) if v <= bound_cost)
+
+    # ---------------------------------------------------------------- indexing
+    def _alt_hist(self, node: Node, j: int) -> dict[int, int]:
+        conv = node._alt.get(j)
+        if conv is None:  # pragma: no cover - every split alternative keeps its histogram
+            c, lrows, rrows = node.splits[j]
+            conv = convolve(self._child(lrows, node.depth - 1),
+                            self._child(rrows, node.depth - 1), node.budget)
+            node._alt[j] = conv
+        return conv
+
+    def _child(self, rows: int, depth: int) -> Node:
+        return self.enum.memo[(rows, depth)]
+
+    def _decode(self, node: Node, level: int, idx: int, out: list) -> None:
+        """Append the pre-order description of tree ``idx`` among the trees of ``node`` of cost
+        ``level`` to ``out``: (column or -1, rows)."""
+        if node.leaf is not None and node.leaf == level:
+            if idx == 0:
+                out.append((-1, node.rows))
+                return
+            idx -= 1
+        for j, (c, lrows, rrows) in enumerate(node.splits):
+            k = self._alt_hist(node, j).get(level, 0)
+            if idx >= k:
+                idx -= k
+                continue
+            nl = self._child(lrows, node.depth - 1)
+            nr = self._child(rrows, node.depth - 1)
+            right = dict(zip(nr.levels, nr.counts))
+            for a, ka in zip(nl.levels, nl.counts):
+                kb = right.get(level - a, 0)
+                block = ka * kb
+                skip = (j in node.redundant and a == nl.leaf and level - a == nr.leaf)
+                if idx >= block - skip:
+                    idx -= block - skip
+                    continue
+                idx += skip  # the left-out pair is (left leaf, right leaf): index 0 here
+                out.append((c, node.rows))
+                self._decode(nl, a, idx // kb, out)
+                self._decode(nr, level - a, idx % kb, out)
+                return
+        raise IndexError("tree index past the node's trees")  # pragma: no cover
+
+    def tree_nodes(self, i: int) -> list[tuple[int, int]]:
+        """Tree ``i`` (0 <= i < count; ordered by cost) as pre-order (column or -1, rows)."""
+        i = int(i)
+        if not 0 <= i < self.count:
+            raise IndexError(f"tree index {i} is outside the set of {self.count} trees")
+        for v, k in zip(*self.levels()):
+            if i < k:
+                out: list = []
+                self._decode(self.root, v, i, out)
+                return out
+            i -= k
+        raise IndexError(i)  # pragma: no cover
+
+    def tree(self, i: int):
+        """Tree ``i`` as `TreeArrays` (class counts of the training rows at every node)."""
+        nodes = self.tree_nodes(i)
+        prob = self.enum.prob
+        b = TreeBuilder(self.n_classes)
+        pos = 0
+
+        def build() -> int:
+            nonlocal pos
+            c, rows = nodes[pos]
+            pos += 1
+            value = np.asarray(prob.class_weights(rows), dtype=np.float64) * self.unit
+            label = majority_label(value, self.prior)
+            if c < 0:
+                return b.add_leaf(value, label)
+            nid = b.add_split(int(prob.group[c]), self._threshold(c, rows), value, label)
+            left = build()
+            b.set_children(nid, left, build())
+            return nid
+
+        build()
+        return b.build()
+
+    def _threshold(self, c: int, rows: int) -> float:
+        if self.X_numeric is None:
+            return BINARY_THRESHOLD
+        f = int(self.enum.prob.group[c])
+        mask = np.unpackbits(np.frombuffer(rows.to_bytes((self.enum.prob.n + 7) // 8, "little"),
+                                           dtype=np.uint8), bitorder="little")
+        mask = mask[: self.enum.prob.n].astype(bool)
+        x = self.X_numeric[mask, f]
+        t = self.thresholds[c]
+        lo = x[x <= t].max()
+        hi = x[x > t].min()
+        return float(lo + (hi - lo) / 2.0)
+
+    def sample(self, n: int, seed: int | None = None) -> list[int]:
+        """``n`` tree indices drawn uniformly without replacement (all of them, in order, when
+        the set has at most ``n`` trees)."""
+        total = self.count
+        if total <= n:
+            return list(range(total))
+        return sorted(random.Random(seed).sample(range(total), int(n)))
+
+
+def feature_column(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate columns of one numeric feature: thresholds at the midpoints between its
+    consecutive distinct values, and the (n, k) "x <= t" matrix."""
+    vals = np.unique(x)
+    if vals.shape[0] < 2:
+        return np.zeros(0), np.zeros((x.shape[0], 0), dtype=bool)
+    mids = vals[:-1] + (vals[1:] - vals[:-1]) / 2.0
+    return mids, x[:, None] <= mids[None, :]
+
+
+@dataclass(frozen=True)
+class SetSpec:
+    """What to enumerate: depth budget, price per leaf, bound, feature kind and limits."""
+
+    depth: int
+    lam: float
+    epsilon: float | None = None  # the bound is (1 + epsilon) * optimum ...
+    bound: float | None = None  # ... or this objective value
+    binary: bool = True  # 0/1 columns; else raw numeric features at midpoints
+    max_nodes: int = 10**6
+    deadline: float | None = None  # a `time.perf_counter` time
+    keep_redundant: bool = False  # count splits into two leaves that predict one class
+
+
+def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, n_classes: int,
+                  spec: SetSpec, upper_tree: tuple[float, int] | None = None) -> RashomonSet:
+    """Enumerate the Rashomon set of ``X`` (0/1 columns when ``spec.binary``, else raw numeric
+    features at midpoint thresholds) for the objective ``error rate + spec.lam * leaves``.
+
+    The bound is ``(1 + spec.epsilon) * optimum`` or ``spec.bound`` (objective units).
+    ``upper_tree``, the (misclassified weight, leaves) of some tree of depth <= ``depth`` (an
+    optimal solver's), makes the relative bound's search start tight; without it the search
+    starts from the best single leaf. Either way the final bound is ``(1 + epsilon)`` times the
+    least cost found."""
+    X = np.asarray(X)
+    depth, lam, epsilon, bound = spec.depth, spec.lam, spec.epsilon, spec.bound
+    n, d = X.shape
+    counts, unit = count_units(sample_weight)
+    keep = counts > 0
+    if spec.binary:
+        left = (X == 0)
+        group = np.arange(d)
+        thresholds = np.full(d, BINARY_THRESHOLD)
+        Xn = None
+    else:
+        cols, groups, thr = [], [], []
+        for f in range(d):
+            mids = feature_column(X[keep, f])[0] if keep.any() else np.zeros(0)
+            if mids.shape[0]:
+                cols.append(X[:, f][:, None] <= mids[None, :])
+                groups.extend([f] * mids.shape[0])
+                thr.extend(mids.tolist())
+        left = np.hstack(cols) if cols else np.zeros((n, 0), dtype=bool)
+        group = np.asarray(groups, dtype=np.int64)
+        thresholds = np.asarray(thr, dtype=np.float64)
+        Xn = np.asarray(X, dtype=np.float64)
+    leaves = max(1, min(2 ** min(depth, 62), max(int(keep.sum()), 1)))
+    prob = make_problem(left & keep[:, None], group, np.where(keep, y_index, -1),
+                        np.where(keep, counts, 0), n_classes, lam, leaves)
+    root_rows = bits(keep)
+    scale = prob.A * prob.total
+    enum = Enumerator(prob, spec.max_nodes, spec.deadline, spec.keep_redundant)
+    if bound is not None:
+        B = math.floor(Fraction(bound) * scale)
+    else:
+        start = prob.leaf_cost(root_rows)
+        if upper_tree is not None:
+            errors = round(float(upper_tree[0]) / unit)
+            start = min(start, errors * prob.A + int(upper_tree[1]) * prob.P)
+        B = math.floor(start * (1 + Fraction(epsilon)))
+    complete, reason = True, None
+    try:
+        root = enum.solve(root_rows, depth, B, root=True)
+    except SearchStopped as stop:
+        complete, reason = False, str(stop)
+        root = enum.memo.get((root_rows, depth)) or Node(root_rows, depth, B, [], [], None, [])
+    opt = root.levels[0] if root.levels else None
+    final = B
+    if bound is None and opt is not None:
+        final = min(B, math.floor(opt * (1 + Fraction(epsilon))))
+    prior = np.bincount(y_index[keep], weights=counts[keep] * unit,
+                        minlength=n_classes).astype(np.float64)
+    return RashomonSet(enum, root, final, opt if opt is not None else -1, complete, reason,
+                       unit, n_classes, prior, thresholds, Xn)
