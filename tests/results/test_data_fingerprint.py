@@ -21,7 +21,7 @@ from treebench.data import fingerprint as fpmod
 from treebench.data.fingerprint import FileHashes, fingerprint
 from treebench.errors import DataError
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def _cli(*args: object):

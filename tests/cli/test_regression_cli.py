@@ -13,7 +13,7 @@ from treebench.registry import ALGORITHMS, DATASETS
 from treebench.results.store import read_table
 from treebench.tree.arrays import check_tree
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 runner = CliRunner()
 

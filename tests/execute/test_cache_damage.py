@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import result_rows
+from runs import result_rows
 
 RUN = ("import sys; from treebench.execute import fold; fold.CHUNKED_ABOVE = 0; "
        "from treebench.cli import main; sys.argv = ['treebench', *sys.argv[1:]]; main()")

@@ -14,7 +14,7 @@ from treebench.cli import app
 from treebench.results import schema
 from treebench.results.store import read_table, to_frame, write_tables
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def _folder(tmp_path, **over):

@@ -14,7 +14,7 @@ from treebench.cli import app
 from treebench.execute.limits import Limits
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def _run(tmp_path, *extra, **over):

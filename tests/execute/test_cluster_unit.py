@@ -7,7 +7,7 @@ import pytest
 from treebench import api
 from treebench.errors import UserError
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def test_execution_address_needs_a_cluster_backend(write_config):

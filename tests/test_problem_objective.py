@@ -15,7 +15,7 @@ from treebench.algorithms import objectives as O
 from treebench.cli import app
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 LAM = 0.02
 
@@ -153,7 +153,7 @@ def test_the_objective_of_each_problem_is_stated():
         kind = O.PROBLEM_OBJECTIVES.get(problem)
         assert kind is None or kind in O.OBJECTIVES, problem
     assert set(O.PROBLEM_OBJECTIVES.values()) == set(O.OBJECTIVES)
-    docs = Path(__file__).resolve().parents[2] / "docs"
+    docs = Path(__file__).resolve().parents[1] / "docs"
     for page in ("objectives.md", "results-columns.md"):
         text = (docs / page).read_text(encoding="utf-8")
         assert all(f"| `{kind}` |" in text for kind in O.OBJECTIVES), page

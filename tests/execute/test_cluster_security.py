@@ -24,7 +24,7 @@ import yaml
 
 pytest.importorskip("distributed")
 
-from .conftest import tiny_config  # noqa: E402
+from runs import tiny_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TLS_ENV = ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT",

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from treebench.cli import app
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def _folder(tmp_path):

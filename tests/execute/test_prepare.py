@@ -12,7 +12,7 @@ from treebench import api
 from treebench.execute import fold
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 BINARIZERS = [("raw", {}), ("quantile", {"max_splits": 3}), ("midpoints", {}), ("kmeans", {"n_bins": 3}),
               ("threshold-guess", {"n_estimators": 5, "max_depth": 2})]

@@ -17,7 +17,7 @@ from treebench.binarize import _common as binarize_common
 from treebench.execute import fold, precision
 from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype
 
-from .conftest import net_frame, result_rows, tiny_config
+from runs import net_frame, result_rows, tiny_config
 
 # ------------------------------------------------------------------ the dtype decision
 

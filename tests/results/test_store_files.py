@@ -25,7 +25,7 @@ from treebench.cli import app
 from treebench.results.cellfile import encode_record
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRECIOUS = "a file of the user's, outside the results folder\n"

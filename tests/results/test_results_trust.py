@@ -19,7 +19,7 @@ from treebench.results import store
 from treebench.results.cellfile import encode_record
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 CLAIM = {"name": "cart mean accuracy", "source": "test", "metric": "test_accuracy",
          "where": {"algorithm": "cart"}, "ge": 0.0}

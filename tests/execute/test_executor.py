@@ -17,7 +17,7 @@ from treebench import api
 from treebench.errors import UserError
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def _run(write_config, tmp_path, algorithms, **kw):

@@ -17,7 +17,7 @@ import pytest
 from treebench import api
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 FORK = {"n_jobs": 1, "backend": "fork"}
 

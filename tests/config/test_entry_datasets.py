@@ -9,7 +9,7 @@ from treebench.cells import expand
 from treebench.config import load_config
 from treebench.errors import ConfigError
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 TWO = ["iris", "breast_cancer"]
 

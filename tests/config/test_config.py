@@ -8,7 +8,7 @@ from treebench.cells import expand, expand_values, grid, parse_scalar
 from treebench.config import load_config
 from treebench.errors import ConfigError
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 def test_valid_config_expands_to_expected_cells(write_config):

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from treebench.cli import app
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 runner = CliRunner()
 

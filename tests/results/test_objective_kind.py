@@ -13,7 +13,7 @@ from treebench.cli import app
 from treebench.results import schema
 from treebench.results.store import read_table
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from treebench.data.cachefile import CacheWarning, forget_all, header
 from treebench.tree.columns import BinaryColumn
 from treebench.execute import fitted, fold, prepared
 
-from .conftest import net_frame, result_rows, tiny_config
+from runs import net_frame, result_rows, tiny_config
 
 
 @pytest.fixture

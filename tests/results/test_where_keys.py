@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from treebench.cli import app
 
-from .conftest import tiny_config
+from runs import tiny_config
 
 runner = CliRunner()
 
