@@ -18,7 +18,7 @@ from treebench.results.certificates import check_certificates, same
 from treebench.results.store import read_table
 from treebench.verify import CERTIFICATES, EXIT_FAILED
 
-from tests.runner.conftest import tiny_config
+from runs import tiny_config
 
 
 def _entries():

@@ -19,7 +19,7 @@ from treebench.report import solvers as S
 from treebench.results.cellfile import encode_record
 from treebench.results.store import read_table
 
-from tests.runner.conftest import tiny_config
+from runs import tiny_config
 
 
 def _config(tmp_path, **over):
