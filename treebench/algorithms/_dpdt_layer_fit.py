@@ -36,15 +36,17 @@ def eligible(X, sample_weight, regression, candidates, alpha_path, max_features)
 
 
 def fit_layer(X, y_index, n_classes, max_depth, alpha, min_samples_leaf, cache_limit_mb,
-              deadline):
+              deadline, trace=None):
     """Search a 0/1 problem with unit weights; returns (nested-tuple tree in `_dpdt_solver`'s
-    format, objective recomputed from that tree, stats dict)."""
+    format, objective recomputed from that tree, stats dict). A list ``trace`` receives the
+    search's clock vector (`treebench.search.engine.fit_topk`)."""
     n, d = X.shape
     data = bitset_data(X, y_index, n_classes)
     D = int(max_depth)
     v, feat, left, right, value, st, hits = fit_layer_search(layer_problem(
         data, D, alpha, min_samples_leaf, entries_for_mb(cache_limit_mb, data.F.shape[0]),
-        -1.0 if deadline is None else deadline, D >= 2 and n_classes * d * d <= 2**25))
+        -1.0 if deadline is None else deadline, D >= 2 and n_classes * d * d <= 2**25),
+        trace)
     stats = {
         "cache_hits": int(hits),
         "cache_full": bool(st[S_CAP_HIT] > 0),

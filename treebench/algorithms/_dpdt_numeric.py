@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from treebench.algorithms.optimal_numeric import warmup as numeric_warmup
+from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.search.numeric import MAX_DEPTH, solve_numeric, solve_numeric_alpha, whole_exact
 from treebench.tree.arrays import TreeArrays
 
@@ -83,10 +84,10 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
     compile_s = numeric_warmup(alpha=alpha != 0.0)  # (α > 0 runs the exact-float search)
     if alpha == 0.0:
         sol = solve_numeric(X, y_index, sample_weight, n_classes, int(max_depth),
-                            deadline=deadline)
+                            deadline=deadline, t_start=t_start + compile_s)
     else:
         sol = solve_numeric_alpha(X, y_index, sample_weight, n_classes, int(max_depth), alpha,
-                                  deadline=deadline)
+                                  deadline=deadline, t_start=t_start + compile_s)
     W = float(np.sum(sample_weight))
     L = path_mass(sol.tree)
     errors = float(sol.errors)  # the tree's, summed at its leaves (as every DPDT search)
@@ -112,4 +113,5 @@ def fit_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, deadl
         "search": "numeric",
         "training_accuracy": 1.0 - errors / W if W > 0 else 1.0,
     }
+    info[TRACE_KEY] = fit_trace(sol.trace, info)
     return sol.tree, info

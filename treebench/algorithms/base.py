@@ -16,6 +16,10 @@ what it needs.
 (float: JIT compilation that happened inside this fit, excluded from fit time). These are the
 results columns the base declares (`treebench.algorithms.solve_info`); a learner declares
 further ones when it registers.
+
+``trace_`` is the fit's anytime trace, a list of (seconds since the fit's start,
+incumbent, lower bound) in the unit of ``solve_info_["objective"]``, for a learner whose search
+records one (the optimal searches), else None (`treebench.algorithms.traces`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from sklearn.utils.validation import (
 )
 
 from treebench.algorithms.context import FitContext
+from treebench.algorithms.traces import with_trace
 from treebench.tree.arrays import TreeArrays  # noqa: F401 (the fitted model's type)
 from treebench.tree.labels import majority_label  # noqa: F401 (learners import the tie rule here)
 from treebench.tree.export import conditions_from_names, export_dict, export_dot, export_text
@@ -140,9 +145,11 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
                 f"{type(self).__name__} takes two classes, but y has {len(self.classes_)}; "
                 "choose a learner that accepts several classes."
             )
+        self.trace_ = None  # a learner sets it in `_fit_tree` or hands it in its info
         tree, info = self._fit_tree(X, y_index.astype(np.int64), ctx)
         self.tree_ = tree
-        self.solve_info_ = dict(info)
+        self.solve_info_, self.trace_ = with_trace(info, self.trace_,
+                                                   getattr(self, "time_limit", None))
         return self
 
     def _fit_tree(self, X, y_index, ctx: FitContext):  # pragma: no cover - abstract
@@ -183,9 +190,11 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
+        self.trace_ = None  # a learner sets it in `_fit_tree` or hands it in its info
         tree, info = self._fit_tree(X, writable(np.asarray(y, dtype=np.float64)), ctx)
         self.tree_ = tree
-        self.solve_info_ = dict(info)
+        self.solve_info_, self.trace_ = with_trace(info, self.trace_,
+                                                   getattr(self, "time_limit", None))
         return self
 
     def _fit_tree(self, X, y, ctx: FitContext):  # pragma: no cover - abstract

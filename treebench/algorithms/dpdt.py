@@ -47,10 +47,12 @@ from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
 from treebench.algorithms.objectives import Solves
+from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.columns import Column
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
 from treebench.search.numeric import warmup_both as numeric_warmups
+from treebench.search.trace import read_trace
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
 #: the results column that says which search solved a fit (``solve_info_["search"]``)
@@ -358,8 +360,10 @@ class _DPDTMixin:
         t0 = time.perf_counter()
         n_classes = RS.shape[1]
         y_index = np.argmax(RS, axis=1)
+        clock: list = []
         tree, obj, st = LAYER.fit_layer(X, y_index, n_classes, self.max_depth, self.alpha,
-                                        self.min_samples_leaf, self.cache_limit_mb, deadline)
+                                        self.min_samples_leaf, self.cache_limit_mb, deadline,
+                                        clock)
         arrays = to_arrays(tree, n_classes, "classification", prior)
         W = float(X.shape[0])
         L, _ = tree_stats(tree, lambda s: float(s.sum()))
@@ -386,6 +390,7 @@ class _DPDTMixin:
             "search": "layer",
             "training_accuracy": 1.0 - float(err) / W if W > 0 else 1.0,
         }
+        info[TRACE_KEY] = fit_trace(read_trace(clock[0], t_start + compile_s), info)
         return arrays, info, None
 
 

@@ -38,6 +38,7 @@ from treebench.search.engine import fit_gosdt
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.objectives import Solves, gosdt_problem
 from treebench.algorithms.solve_info import REFERENCE_BOUND
+from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_rows, warmup_problem
 from treebench.search.cache import entries_for_mb
@@ -49,6 +50,7 @@ from treebench.search.clock import now_seconds
 from treebench.search.exactness import EXACT_INT, EXACT_SUM, on_grid, price_grid
 from treebench.search.exactness import warn_unproven, whole_weights
 from treebench.search.numeric import lexicographic_penalty
+from treebench.search.trace import read_trace
 
 _WARM = False
 
@@ -267,9 +269,10 @@ class GOSDTClassifier(TreeClassifierBase):
         max_entries = entries_for_mb(self.cache_limit_mb, data.F.shape[0])
         deadline = ctx.deadline_for(self.time_limit)
         t0 = time.perf_counter()
+        clock: list = []
         obj, lb, feat, left, right, value, stats = fit_gosdt(G.gosdt_problem(
             data, H, lam_count, limited, max_entries,
-            -1.0 if deadline is None else float(deadline), ref_wrong, groups))
+            -1.0 if deadline is None else float(deadline), ref_wrong, groups), clock)
         search_s = time.perf_counter() - t0
         tree, err = to_tree(feat, left, right, value, unit, prior)
         total = float(sw.sum())
@@ -310,6 +313,9 @@ class GOSDTClassifier(TreeClassifierBase):
         if optimality == "unproven":
             info["unproven"] = unproven
             warn_unproven("gosdt", unproven)
+        rows = read_trace(clock[0], t_start + compile_s)
+        rows[:, 1:] /= w_total  # count units to the objective's rate
+        info[TRACE_KEY] = fit_trace(rows, info)
         return tree, info
 
 

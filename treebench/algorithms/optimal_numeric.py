@@ -27,6 +27,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.objectives import Solves
+from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import warn_unproven
 from treebench.search.numeric import MAX_DEPTH, solve_numeric
@@ -102,7 +103,7 @@ class OptimalNumericClassifier(TreeClassifierBase):
         deadline = ctx.deadline_for(self.time_limit)
         sol = solve_numeric(X, y_index, ctx.sample_weight, len(self.classes_),
                             int(self.max_depth), lam=lam, lexicographic=bool(self.lexicographic),
-                            deadline=deadline)
+                            deadline=deadline, t_start=t_start + compile_s)
         total = float(np.sum(ctx.sample_weight))
         objective = sol.errors if lam == 0.0 and self.objective == "errors" else (
             sol.errors / total + lam * sol.tree.n_leaves)
@@ -122,6 +123,10 @@ class OptimalNumericClassifier(TreeClassifierBase):
         if sol.unproven is not None and not sol.timed_out:
             info["unproven"] = sol.unproven
             warn_unproven("optimal-numeric", sol.unproven)
+        rows = sol.trace.copy()  # in the unit of sol.objective: errors (+ lam * total / leaf)
+        if not (lam == 0.0 and self.objective == "errors"):
+            rows[:, 1:] /= total
+        info[TRACE_KEY] = fit_trace(rows, info)
         return sol.tree, info
 
 

@@ -29,6 +29,13 @@ SOLVE_INFO_COLUMNS = declare(
      "expanded, splits scored)"),
     ("timed_out", "boolean", "whether the learner stopped at its time budget (its best tree "
      "so far is the result)"),
+    ("time_to_best", "Float64", "seconds from the fit's start until its search first held "
+     "its final tree (from its anytime trace, kept in the cell file)"),
+    ("time_to_proof", "Float64", "seconds from the fit's start until its search's lower bound "
+     "met its incumbent (empty when it never did)"),
+    ("primal_integral", "Float64", "the search's primal integral (Berthold 2013) over the time "
+     "limit (else the fit) against its own final objective, divided by that time: 0 = the "
+     "final tree from the start, 1 = no tree until the end"),
 )
 #: the results columns that every learner may report through its ``solve_info_``
 SOLVE_INFO_KEYS = tuple(c.name for c in SOLVE_INFO_COLUMNS)

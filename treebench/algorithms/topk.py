@@ -35,10 +35,12 @@ from treebench.search import topk as K
 from treebench.search.engine import fit_topk
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.objectives import Solves
+from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
 from treebench.search.readback import to_tree
 from treebench.search.state import bitset_data
+from treebench.search.trace import read_trace
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
 
@@ -166,9 +168,10 @@ class TopKClassifier(TreeClassifierBase):
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
         deadline = -1.0 if self.time_limit is None else t0 + float(self.time_limit)
+        clock: list = []
         obj, M, feat, left, right, value, stats = fit_topk(K.topk_problem(
             data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
-            max_entries, deadline, self.tie_break == "smaller"))
+            max_entries, deadline, self.tie_break == "smaller"), clock)
         search_s = time.perf_counter() - t0
         tree, err = to_tree(feat, left, right, value, unit, prior)
         timed_out = bool(stats[K.S_TIMED_OUT])
@@ -193,7 +196,23 @@ class TopKClassifier(TreeClassifierBase):
         if kk == 0 and not timed_out and unproven is not None:
             info["unproven"] = unproven
             warn_unproven("topk", unproven)
+        rows = _trace_errors(read_trace(clock[0], t_start + compile_s), M, unit,
+                             exact=unproven is None)
+        info[TRACE_KEY] = fit_trace(rows, info)
         return tree, info
+
+
+def _trace_errors(rows, M: float, unit: float, exact: bool):
+    """A Top-k trace's values ``errors * M + nu * nodes`` (nodes < M) as errors in the weights'
+    unit: ``floor(v / M)`` for whole-number errors, exact for incumbents and a lower bound for
+    bounds; otherwise ``v / M`` (at most the tree's nodes / M above) and ``v / M - 1``."""
+    rows = rows.copy()
+    if exact:
+        rows[:, 1:] = np.floor(rows[:, 1:] / M) * unit
+    else:
+        rows[:, 1] = rows[:, 1] / M * unit
+        rows[:, 2] = np.maximum(rows[:, 2] / M - 1.0, 0.0) * unit
+    return rows
 
 
 def _search_weights(sw, n: int, depth: int):

@@ -13,6 +13,7 @@ from typing import Any
 from treebench.errors import UserError
 from treebench.results.cellfile import CellFileError, read_cell
 from treebench.results.find import cell_file
+from treebench.results.traces import record_trace
 from treebench.text import fmt_seconds
 from treebench.tree.arrays import TreeArrays
 from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
@@ -24,7 +25,8 @@ FORMATS = ("text", "json", "dot")
 @dataclass(frozen=True)
 class ShownCell:
     """A finished cell with its tree: the cell file, its results row, the tree, the feature
-    names and conditions of its columns, and the class labels."""
+    names and conditions of its columns, the class labels, and its search's anytime trace
+    (`treebench.results.traces`; None when its learner recorded none)."""
 
     path: Path
     row: dict[str, Any]
@@ -32,6 +34,7 @@ class ShownCell:
     names: Any
     conditions: Any
     classes: Any
+    trace: Any = None
 
     @property
     def cell_id(self) -> str:
@@ -69,7 +72,7 @@ def read_shown(results_dir: Path, cell_id: str) -> ShownCell:
                         f"{_limit(row.get('time_limit'))}.")
     names, conds = conditions_from_columns(rec.get("columns"))
     return ShownCell(path, row, TreeArrays.from_dict(rec["tree"]), names, conds,
-                     rec.get("classes"))
+                     rec.get("classes"), record_trace(rec))
 
 
 def tree_text(cell: ShownCell, format: str = "text") -> str:
@@ -81,7 +84,7 @@ def tree_text(cell: ShownCell, format: str = "text") -> str:
         return json.dumps(export_dict(tree, names, classes, conds), indent=2, default=str)
     if format == "dot":
         return export_dot(tree, names, classes, conds)
-    return header(cell) + "\n" + export_text(tree, names, classes, conds)
+    return header(cell) + trace_text(cell.trace) + "\n" + export_text(tree, names, classes, conds)
 
 
 def header(cell: ShownCell) -> str:
@@ -103,6 +106,21 @@ def header(cell: ShownCell) -> str:
             f"proven optimum"
         )
     return text
+
+
+def trace_text(trace: Any) -> str:
+    """The ``#`` lines of a cell's anytime trace: one per record (seconds since the fit's
+    start, incumbent, lower bound), the first and last 10 of a longer trace; empty without
+    one."""
+    if trace is None or not len(trace):
+        return ""
+    rows = list(trace)
+    shown_rows = rows if len(rows) <= 20 else rows[:10] + [None] + rows[-10:]
+    lines = [f"\n# anytime trace ({len(rows)} records): seconds, incumbent, lower bound"]
+    for r in shown_rows:
+        lines.append("#   ..." if r is None else
+                     f"#   {_secs(r[0])}  {float(r[1]):.6g}  {float(r[2]):.6g}")
+    return "\n".join(lines)
 
 
 def _pct(v: Any) -> str:

@@ -73,6 +73,7 @@ from treebench.search._numeric_kernels import (
 )
 from treebench.search.clock import check_time, timed_out
 from treebench.search.state import N_STATS, S_EXPANDED, S_SCORED
+from treebench.search.trace import new_clock, record
 
 #: the neighbour bounds' slack relative to the largest value a node can have
 RELATIVE_SLACK = 1e-9
@@ -143,7 +144,7 @@ def new_alpha_state(X, y, w, n_classes, max_depth, alpha, deadline):
         np.zeros((L, 2 * n + 4, 4), dtype=np.int64), np.zeros((L, N_ND)),
         np.zeros((L, 2, 2)), np.zeros((L, 2, 2 * n_classes + 4)),
         np.zeros(N_STATS, dtype=np.int64),
-        np.array([deadline if deadline is not None else -1.0]),
+        new_clock(deadline if deadline is not None else -1.0),
     )
 
 
@@ -505,6 +506,8 @@ def solve_alpha(st, lev, h, ub):
         return solve_depth1(st, lev, aW, err)
     nd = st.nd[lev]
     nd[N_BEST], nd[N_KEY], nd[N_FLOOR], nd[N_UB], nd[N_AW] = err, -1.0, np.inf, ub, aW
+    if lev == 0:  # the anytime trace: the root's first incumbent (its leaf)
+        record(st.clock, err, 0.0)
     d = st.ord.shape[1]
     stride = st.ord.shape[2] + 1
     for it in range(2 * d):
@@ -532,6 +535,8 @@ def solve_alpha(st, lev, h, ub):
                     if not excluded(nd, lb, key) and (lb < nd[N_BEST] or key < nd[N_KEY]):
                         nd[N_BEST], nd[N_KEY] = lb, key
                         take_depth2(st, lev, f, pos)
+                        if lev == 0:
+                            record(st.clock, lb, 0.0)
                 continue
             for attempt in range(2):  # the left part under a widened bound, then exactly
                 if excluded(nd, lb, key):
@@ -561,5 +566,7 @@ def solve_alpha(st, lev, h, ub):
             if vR < ubR and not excluded(nd, lb, key) and (lb < nd[N_BEST] or key < nd[N_KEY]):
                 nd[N_BEST], nd[N_KEY] = lb, key
                 take_split(st, lev, h, f, pos)
+                if lev == 0:
+                    record(st.clock, lb, 0.0)
     best, floor = nd[N_BEST], nd[N_FLOOR]
     return best if best < ub else min(best, floor)

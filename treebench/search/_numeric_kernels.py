@@ -76,6 +76,7 @@ from numba import njit
 
 from treebench.search.clock import check_time, now_seconds, timed_out  # noqa: F401
 from treebench.search.state import N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_HITS, S_SCORED
+from treebench.search.trace import new_clock, record
 
 # parameter slots (float64 vector ``par``)
 P_EPS, P_PEN, P_INT, P_UNIT = range(4)
@@ -254,7 +255,7 @@ def new_state(X, y, w, n_classes, max_depth, eps, pen, integer, deadline):
         np.zeros((2, 2), dtype=np.int64),
         par,
         np.zeros(N_STATS, dtype=np.int64),
-        np.array([deadline if deadline is not None else -1.0]),
+        new_clock(deadline if deadline is not None else -1.0),
         np.empty((L, pool), dtype=np.int64),
         mval,
         np.zeros((L, 2, 2, n + 1 if deep else 1), dtype=np.int64),
@@ -1148,6 +1149,8 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     rec = st.rec[lev]
     d = st.ord.shape[1]
     cost_only = h < 0  # False, but not a literal (see above)
+    if lev == 0:  # the anytime trace: the root's first incumbent (its leaf) and bound
+        record(st.clock, inc[I_COST], lb)
     seeds = seed_count(lev, h, d)
     # first evaluate every feature's best Gini split (an early incumbent, and the order in
     # which features are then searched in full)
@@ -1214,6 +1217,8 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 st.prer[lev, 0, f], st.prer[lev, 1, f] = a, b
             if exact and improves(inc, eps, f, k, a + b, allow, ub, canon):
                 adopt(st, lev, h, f, k, a, b)
+                if lev == 0:
+                    record(st.clock, inc[I_COST], lb)
             if lo < hi:
                 qt = push_halves(st, lev, qt, lo, hi, k, kl, kr,
                                  allowed(inc, eps, f, lo, ub, canon),

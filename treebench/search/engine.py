@@ -72,6 +72,7 @@ from treebench.search.cache import new_cache
 from treebench.search.criteria import INF
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
 from treebench.search.state import N_STATS, S_HITS, S_TIMED_OUT, bitset_data, full_set, new_scratch
+from treebench.search.trace import new_clock, record
 
 #: the objectives (``EngineState.kind``)
 TOPK, GOSDT, LAYER = 0, 1, 2
@@ -169,9 +170,12 @@ def solve(s, rows, h, ub, b):
     """The optimum of ``rows`` with depth budget ``h`` when it is below ``ub`` (root feature in
     ``s.scr.feat[h]``), else a lower bound of it that is ``>= ub``; ``b`` is the node's base
     bound when the caller knows it (the GOSDT solver; else < 0)."""
+    top = h == s.scr.feat.shape[0] - 1  # the root (its budget is the search's depth)
     done, v, nd = _begin(s, rows, h, ub, b)
     if done:
         return v
+    if top:  # the anytime trace: the root's first incumbent (its leaf) and bound
+        record(s.clock, nd.best, nd.floor)
     h = nd.h
     hc = h - 1
     r0 = s.scr.child[h, 0]
@@ -254,6 +258,8 @@ def solve(s, rows, h, ub, b):
                 best = c
                 best_f = j
                 found = True
+                if top:
+                    record(s.clock, best, nd.floor)
         if s.stats[S_TIMED_OUT] != 0:
             saw = True
             if exact_floats or timed_out or found:
@@ -317,7 +323,7 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
         extra = obj
         if searched[S_TIMED_OUT] != 0:
             extra = GK.root_bound(s, root, H)
-    return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers
+    return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers, s.clock
 
 
 _SPARE = []  # [the placeholder problems of `_run`], made on first use
@@ -337,29 +343,36 @@ def _call(kind, p, sets=None, hs=None, ubs=None):
                 np.ascontiguousarray(np.zeros(0) if ubs is None else ubs, np.float64))
 
 
-def fit_topk(p):
+def fit_topk(p, trace=None):
     """Run the Top-k search of the problem ``p`` (`TK.topk_problem`) from the root and read the
     tree back. Returns (objective, M, feature, left, right, value, stats), the tree in
-    pre-order."""
-    obj, M, feat, left, right, value, _, stats, _ = _call(TOPK, p)
+    pre-order. A list ``trace`` receives the search's clock vector, which holds its anytime
+    trace (`treebench.search.trace.read_trace`)."""
+    obj, M, feat, left, right, value, _, stats, _, clock = _call(TOPK, p)
+    if trace is not None:
+        trace.append(clock)
     return obj, M, feat, left, right, value, stats
 
 
-def fit_gosdt(p):
+def fit_gosdt(p, trace=None):
     """Search the GOSDT problem ``p`` (`GK.gosdt_problem`) from the root and read the tree back.
     Returns (objective, lower bound, feature, left, right, value, stats), counts in weight
-    units, the tree in pre-order."""
-    obj, lb, feat, left, right, value, _, stats, _ = _call(GOSDT, p)
+    units, the tree in pre-order. ``trace``: as in `fit_topk`."""
+    obj, lb, feat, left, right, value, _, stats, _, clock = _call(GOSDT, p)
+    if trace is not None:
+        trace.append(clock)
     return obj, lb, feat, left, right, value, stats
 
 
-def fit_layer_search(p):
+def fit_layer_search(p, trace=None):
     """Search the whole training set of DPDT's layer problem ``p`` (`DL.layer_problem`) and read
     the tree back. Returns (value of the root search, feature, left, right, class counts of
     the tree in pre-order, stats, cache hits): the statistics of the search, except that a
     deadline passed while the tree was read back (a re-search of a state the capped cache did
-    not keep) counts as timed out."""
-    v, _, feat, left, right, value, stats, after, _ = _call(LAYER, p)
+    not keep) counts as timed out. ``trace``: as in `fit_topk`."""
+    v, _, feat, left, right, value, stats, after, _, clock = _call(LAYER, p)
+    if trace is not None:
+        trace.append(clock)
     hits = stats[S_HITS]
     stats[S_TIMED_OUT] = after[S_TIMED_OUT]
     return v, feat, left, right, value, stats, hits
@@ -455,7 +468,4 @@ def _groups(grp, n_rows):
 
 @njit(cache=True)
 def _stats_clock(deadline):
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    clock = np.zeros(1)
-    clock[0] = deadline
-    return stats, clock
+    return np.zeros(N_STATS, dtype=np.int64), new_clock(deadline)

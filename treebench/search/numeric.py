@@ -21,6 +21,7 @@ from treebench.search import _numeric_alpha_kernels as KA
 from treebench.search import _numeric_kernels as K
 from treebench.search.exactness import EXACT_INT, on_grid, price_grid, whole_weights
 from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
+from treebench.search.trace import read_trace
 from treebench.tree.arrays import LEAF_THRESHOLD, TreeArrays
 from treebench.tree.labels import majority_labels
 
@@ -53,6 +54,9 @@ class NumericSolution:
     search_seconds: float
     #: why a search that finished cannot prove its tree optimal (one sentence), else None
     unproven: str | None = None
+    #: the anytime trace (`treebench.search.trace`): rows of (seconds since ``t_start``,
+    #: incumbent, lower bound) in the unit of ``objective``, the final state last
+    trace: np.ndarray | None = None
 
 
 def _unit(sw: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -95,7 +99,8 @@ def _inputs(X, y_index, sample_weight, n_classes: int, max_depth: int):
 
 def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
                   lam: float = 0.0, lexicographic: bool = False,
-                  deadline: float | None = None) -> NumericSolution:
+                  deadline: float | None = None,
+                  t_start: float | None = None) -> NumericSolution:
     """The optimal tree (see the module's docstring); ``deadline`` (``time.perf_counter()``
     value) makes the search anytime: it then returns the best tree found. With
     ``lexicographic`` (``lam`` is then not used) the tree with the fewest training errors,
@@ -104,7 +109,8 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     numbers. ``optimal`` is True only when the search finished and its comparisons were exact:
     weights that a power of two makes whole numbers totalling at most `EXACT_INT` (`_unit`),
     and with ``lam`` the price per leaf on the grid of `_price_in_units`; ``unproven`` says why
-    not otherwise."""
+    not otherwise. The trace's times count from ``t_start`` (a ``time.perf_counter()`` time,
+    the fit's start; default: the search's start)."""
     X, y_index, sw, prior = _inputs(X, y_index, sample_weight, n_classes, max_depth)
     w, whole = _unit(sw)
     if lexicographic:
@@ -130,11 +136,18 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
     tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
+    objective = errors + lam * float(sw.sum()) * tree.n_leaves
+    # the search's costs in the caller's unit: scaled weights back (and, lexicographic, the
+    # leaves' part dropped: each cost is errors * step + leaves with leaves < step)
+    scale = float(sw.sum()) / float(w.sum()) if w.sum() > 0.0 else 1.0
+    step = 1.0 / lexicographic_penalty(w, max_depth) if lexicographic else 0.0
+    rows = read_trace(st.clock, t0 if t_start is None else t_start)
+    rows[:, 1:] = np.floor(rows[:, 1:] / step) * step * scale if step else rows[:, 1:] * scale
     return NumericSolution(
-        tree=tree, objective=errors + lam * float(sw.sum()) * tree.n_leaves, errors=errors,
+        tree=tree, objective=objective, errors=errors,
         optimal=bool(found) and not timed_out and unproven is None, timed_out=timed_out,
         nodes_expanded=int(st.stats[S_EXPANDED]), splits_scored=int(st.stats[S_SCORED]),
-        search_seconds=secs, unproven=unproven,
+        search_seconds=secs, unproven=unproven, trace=rows,
     )
 
 
@@ -186,7 +199,8 @@ def lexicographic_scale(w: np.ndarray, max_depth: int) -> np.ndarray:
 
 
 def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: int,
-                        alpha: float, *, deadline: float | None = None) -> NumericSolution:
+                        alpha: float, *, deadline: float | None = None,
+                        t_start: float | None = None) -> NumericSolution:
     """DPDT's exhaustive objective ``E + alpha * L`` (``L`` the weight times the depth of
     every row's leaf): the tree and the float value backward induction over every state
     returns, node for node and bit for bit (`_numeric_alpha_kernels` says why). The weights
@@ -194,7 +208,8 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
     exact); they
     are not rescaled, since the
     DP's floats depend on them. ``objective`` is the DP's float value; with ``deadline`` the
-    search stops there and returns the tree found so far."""
+    search stops there and returns the tree found so far. ``t_start``: as in
+    `solve_numeric`."""
     if sample_weight is not None and not whole_exact(sample_weight):
         raise ValueError("solve_numeric_alpha needs whole-number sample weights summing to "
                          "at most 2**52 (so that the DP's sums are exact)")
@@ -209,6 +224,7 @@ def solve_numeric_alpha(X, y_index, sample_weight, n_classes: int, max_depth: in
         tree=tree, objective=value, errors=errors, optimal=not timed_out,
         timed_out=timed_out, nodes_expanded=int(st.stats[S_EXPANDED]),
         splits_scored=int(st.stats[S_SCORED]), search_seconds=secs,
+        trace=read_trace(st.clock, t0 if t_start is None else t_start),
     )
 
 
