@@ -81,7 +81,7 @@ def test_report_on_a_folder_of_experiments(write_config, tmp_path):
     across = pd.read_csv(root / "across.csv")
     assert set(across["experiment"]) == {"exp-a", "exp-b"} and set(across["dataset"]) == {"iris"}
     md = (root / "index.md").read_text()
-    assert "| exp-a | not checked | 2 | 2 |" in md
+    assert "| exp-a | [nothing to check](exp-a/report/index.html#reproduction) | 2 | 2 |" in md, md
 
 
 def test_vs_depth_figures_carry_reference_lines(tmp_path):
