@@ -54,7 +54,7 @@ def test_run_and_sweep_share_their_run_options():
 
     run, sweep = options(cmds[("run",)]), options(cmds[("sweep",)])
     assert [o[0] for o in sweep[:4]] == ["k", "depth", "lambda_", "param"]
-    assert sweep[4:] == run and len(run) == 20
+    assert sweep[4:] == run and len(run) == 21
 
 
 def test_help_imports_no_heavy_module():
