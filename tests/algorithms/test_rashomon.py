@@ -116,3 +116,15 @@ def test_the_learner_is_registered_with_its_columns():
     assert entry.obj is RashomonClassifier
     assert {"numeric", "binary", "weights"} <= set(entry.inputs)
     assert "rashomon_count" in {c.name for c in entry.columns}
+
+
+def test_the_size_curve_counts_the_smaller_sets():
+    X, y = data(n=40, seed=6)
+    wide = RashomonClassifier(regularization=0.02, max_depth=2, epsilon=0.6).fit(X, y)
+    curve = wide.solve_info_["rashomon_size_curve"]
+    assert list(curve.values()) == sorted(curve.values())
+    assert list(curve.values())[-1] == wide.set_.count
+    for excess, size in list(curve.items())[:4]:
+        narrow = RashomonClassifier(regularization=0.02, max_depth=2,
+                                    epsilon=float(excess) + 1e-6).fit(X, y)
+        assert narrow.set_.count == size

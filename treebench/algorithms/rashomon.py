@@ -173,6 +173,7 @@ class RashomonClassifier(TreeClassifierBase):
             "rashomon_objective_max": rset.objective(levels[-1]),
             "rashomon_trees_analysed": len(self.analysed_),
             "rashomon_dag_nodes": len(rset.enum.memo),
+            "rashomon_size_curve": self._size_curve(),
             "rashomon_feature_usage": {int(f): list(v) for f, v in
                                        self.feature_usage_.items()},
             "search_seconds": search_s,
@@ -180,6 +181,19 @@ class RashomonClassifier(TreeClassifierBase):
             "compile_seconds": compile_s,
         }
         return tree, info
+
+    def _size_curve(self) -> dict[str, int]:
+        """Set size against the bound: for each objective value of the set (ascending), the
+        number of trees at most that objective, keyed by the relative excess over the optimum
+        (``(objective - optimum) / optimum``, 6 decimals): the curve of set size against
+        epsilon, read off the root's histogram."""
+        levels, counts = self.set_.levels()
+        opt = levels[0]
+        out, total = {}, 0
+        for v, k in zip(levels, counts):
+            total += k
+            out[f"{(v - opt) / opt:.6f}" if opt else "inf"] = total
+        return out
 
     def _feature_usage(self, n_features: int) -> dict[int, tuple[float, float, float]]:
         """Per feature: (min, median, max) over the analysed trees of the splits on it."""
