@@ -42,10 +42,19 @@ def net_frame(rng, m: int) -> pd.DataFrame:
     return df
 
 
+#: columns that vary from run to run besides the ``*_seconds`` ones: memory, the finishing
+#: time and the clock readings of a search's anytime trace
+VARYING = ("peak_rss_mb", "cell_rss_mb", "finished_at", "time_to_best", "time_to_proof",
+           "primal_integral")
+
+
+def steady_columns(t: pd.DataFrame) -> list[str]:
+    """The columns of ``t`` that two runs of the same cells must agree on."""
+    return [c for c in t.columns if not c.endswith("_seconds") and c not in VARYING]
+
+
 def result_rows(path: Path) -> pd.DataFrame:
     """The results table of a run directory in cell order, without the columns that vary from
     run to run (times, memory, finishing time)."""
     t = read_table(path / "results.parquet").sort_values("cell_id").reset_index(drop=True)
-    cols = [c for c in t.columns if not c.endswith("_seconds") and c not in
-            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
-    return t[cols]
+    return t[steady_columns(t)]

@@ -35,9 +35,11 @@ def _need_data(*rel: str) -> None:
 
 
 def _skeleton(exp) -> pd.DataFrame:
-    """One finished row per cell of ``exp`` with made-up metric values: enough to see which
-    cells each expectation selects, without running anything."""
+    """One finished row per cell of ``exp`` with made-up metric values (and values of the
+    columns its learner declares): enough to see which cells each expectation selects, without
+    running anything."""
     from treebench.cells import expand
+    from treebench.registry import ALGORITHMS
     from treebench.results import schema
 
     rows = []
@@ -48,6 +50,9 @@ def _skeleton(exp) -> pd.DataFrame:
                "seed": c.seed, "binarizer": c.binarizer, "algorithm_label": c.algorithm_label,
                "algorithm_name": c.algorithm, "status": "ok"}
         row.update(metric_values)
+        row.update({col.name: 1 if col.dtype == "Int64" else 0.5
+                    for col in ALGORITHMS.get(c.algorithm).columns
+                    if col.dtype in ("Int64", "Float64")})
         row.update({f"param_{k}": v for k, v in c.algorithm_params.items()})
         row.update({f"bparam_{k}": v for k, v in c.binarizer_params.items()})
         rows.append(row)

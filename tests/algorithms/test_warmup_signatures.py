@@ -55,7 +55,8 @@ GROUPS = [["dpdt"], ["dpdt-regressor"], ["dpdt-adaboost"], ["topk"], ["gosdt"], 
           ["ngi", "ec4.5", "ecart", "asr", "ip", "bal", "bal-fixed", "ngi-c4.5", "ngi-cart",
            "cc4.5", "ccart"],
           ["cart", "cart-regressor", "random-forest", "gbdt"], ["optimal-numeric"],
-          ["dl85", "streed", "gosdt-ref", "contree", "licketysplit"]]
+          ["dl85", "streed", "gosdt-ref", "contree", "licketysplit", "pytrees-dl85",
+           "pytrees-contree"], ["rashomon"]]
 
 CHILD = r"""
 import json, sys

@@ -17,7 +17,7 @@ import pytest
 from treebench import api
 from treebench.results.store import read_table
 
-from runs import tiny_config
+from runs import steady_columns, tiny_config
 
 FORK = {"n_jobs": 1, "backend": "fork"}
 
@@ -113,9 +113,7 @@ def test_pool_rows_equal_the_per_cell_child_rows(write_config, tmp_path, n_jobs)
     b = _run(write_config, tmp_path / "b", execution={"n_jobs": n_jobs, "backend": "fork"}, **kw)
     ta, tb = _table(a.out), _table(b.out)
     assert (ta["status"] == "ok").all() and len(ta) == 18
-    skip = {"wall_seconds", "fit_seconds", "compile_seconds", "binarize_seconds", "prepare_seconds",
-            "warmup_seconds", "peak_rss_mb", "cell_rss_mb", "finished_at", "predict_seconds"}
-    cols = [c for c in ta.columns if c not in skip and not c.endswith("_seconds")]
+    cols = steady_columns(ta)
     pd.testing.assert_frame_equal(ta[cols], tb[cols])
 
 

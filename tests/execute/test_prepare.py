@@ -12,7 +12,7 @@ from treebench import api
 from treebench.execute import fold
 from treebench.results.store import read_table
 
-from runs import tiny_config
+from runs import steady_columns, tiny_config
 
 BINARIZERS = [("raw", {}), ("quantile", {"max_splits": 3}), ("midpoints", {}), ("kmeans", {"n_bins": 3}),
               ("threshold-guess", {"n_estimators": 5, "max_depth": 2})]
@@ -59,8 +59,7 @@ def test_chunked_preparation_gives_the_same_cell_rows(write_config, tmp_path, mo
     ta = read_table(a.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
     tb = read_table(b.out / "results.parquet").sort_values("cell_id").reset_index(drop=True)
     assert (ta["status"] == "ok").all() and len(ta) == 12
-    cols = [c for c in ta.columns if not c.endswith("_seconds") and c not in
-            ("peak_rss_mb", "cell_rss_mb", "finished_at")]
+    cols = steady_columns(ta)
     pd.testing.assert_frame_equal(ta[cols], tb[cols])
 
 

@@ -84,7 +84,9 @@ def test_a_planted_disagreement_is_a_red_line(tmp_path):
     rec["anytime_trace"] = [[0.001, 9.0, 3.0], [0.002, 6.0, 6.0]]  # as a trace would be kept
     p.write_bytes(encode_record(rec)[0])
     traces = F.read_traces(out, [str(c) for c in t["cell_id"]])
-    assert list(traces) == [row["cell_id"]] and traces[row["cell_id"]].shape == (2, 3)
+    # the planted trace, and those our own searches keep in their cells' solve info
+    assert row["cell_id"] in traces and traces[row["cell_id"]].shape == (2, 3)
+    assert all(tr.ndim == 2 and tr.shape[1] == 3 and len(tr) >= 1 for tr in traces.values())
     gap = F.gap_curves(S.Problem("min-errors", pd.DataFrame({
         "solver": ["peer"], "dataset": ["d"], "time": [0.01], "limit": [30.0],
         "gap_final": [0.0], "cell_id": [row["cell_id"]]}), ["peer"], "peer"), "d",

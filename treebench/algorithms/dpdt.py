@@ -315,6 +315,8 @@ class _DPDTMixin:
                 info["optimal"] = False
                 info["unproven"] = UNEXACT_SUMS
                 warn_unproven("dpdt", UNEXACT_SUMS)
+        # the DP has no incumbent before it ends: its trace is the fit's final state alone
+        info[TRACE_KEY] = fit_trace(np.empty((0, 3)), info)
         path = None
         if hull is not None:
             path = _alpha_path(hull, solver.weight, W, n_cols, task, prior)

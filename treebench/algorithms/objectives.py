@@ -56,6 +56,8 @@ PROBLEMS: dict[str, str] = {
     "greedy": "top-down induction by a split criterion; no global objective",
     "lookahead": "greedy with a lookahead on the first levels; no global optimum",
     "ensemble": "an ensemble of trees; no tree objective",
+    "rashomon-set": "every tree of depth <= max_depth whose error rate + lambda x leaves is "
+                    "within a bound of the optimum (the Rashomon set); no single tree objective",
     "unstated": "the learner states no problem",
 }
 

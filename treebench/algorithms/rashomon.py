@@ -49,7 +49,7 @@ RASHOMON_COLUMNS = declare(
 
 @ALGORITHMS.register("rashomon", tags=("optimal", "regularized", "rashomon"),
                      inputs=("binary", "numeric", "weights", "multiclass"),
-                     columns=RASHOMON_COLUMNS)
+                     columns=RASHOMON_COLUMNS, solves="rashomon-set")
 class RashomonClassifier(TreeClassifierBase):
     """Every tree of depth <= ``max_depth`` within a bound of the optimum of ``error rate +
     regularization * leaves`` (the Rashomon set, Xin et al. 2022), counted exactly.

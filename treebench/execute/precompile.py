@@ -37,8 +37,10 @@ from treebench.registry import ALGORITHMS
 def declared_groups() -> tuple[tuple[str, ...], ...]:
     """The groups of warm-up steps (``module:function``) the learners declare where they
     register (``precompile={group: functions}``, `treebench.registry.Registry.register`),
-    plug-ins included; each step once, groups and steps in the order the learners register
-    them. Learners whose optional packages are missing are left out."""
+    plug-ins included; each step once, in the order the learners register them, and the
+    groups by name (``0/1-search``, the longest, first: registration order depends on which
+    learner a process imported first). Learners whose optional packages are missing are left
+    out."""
     groups: dict[str, list[str]] = {}
     for entry in ALGORITHMS.in_order():
         if entry.available:
@@ -46,7 +48,7 @@ def declared_groups() -> tuple[tuple[str, ...], ...]:
                 steps = groups.setdefault(group, [])
                 if step not in steps:
                     steps.append(step)
-    return tuple(tuple(steps) for steps in groups.values())
+    return tuple(tuple(groups[name]) for name in sorted(groups))
 
 
 #: the groups of warm-up steps, one process each, in the order given
