@@ -5,9 +5,12 @@ tests do not run as root (slurmd starts jobs as their user)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,10 +29,15 @@ def skip_reason() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def slurm_session(tmp_path_factory) -> Iterator[LocalSlurm]:
+def slurm_session(tmp_path_factory, request) -> Iterator[LocalSlurm]:
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
+    # one SLURM on this machine at a time: test processes run side by side (pytest -n 2), and
+    # two local clusters on one host share munge and the node's name; the second waits here
+    lock = open(Path(tempfile.gettempdir()) / "treebench-slurm-tests.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    request.addfinalizer(lock.close)  # closing the file releases the lock, after the cluster
     cluster = LocalSlurm(tmp_path_factory.mktemp("slurm"), cpus=2, kill_wait=2)
     cluster.start()
     old = os.environ.get("SLURM_CONF")
