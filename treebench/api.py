@@ -11,6 +11,7 @@ directory, the tables are rebuilt from every cell file there, and rerunning fini
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -72,6 +73,9 @@ class Plan:
     pairs_skipped: list[Skipped] = field(default_factory=list)
     #: the data files the cells' fingerprints were computed from (path → stat key)
     data_files: dict[str, list[int]] = field(default_factory=dict)
+    #: when the cells' statuses were read (`time.time_ns`): a cell file modified since was
+    #: written after the planning (by a task of an earlier, still running submission)
+    planned_ns: int = 0
 
 
 def resolve_experiment(
@@ -162,9 +166,11 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
     status in ``retry``; every cell with ``force``), done (ok) or skipped (failed before). The
     cells' ids hash the fingerprints of their data, so a changed data file makes cells to run."""
     expansion = expand_all(exp, data_dirs)
+    planned_ns = time.time_ns()  # before the statuses are read: a file written since is new
     pl = classify(expansion.cells, {} if force else existing_status(out), retry,
                   expansion.skipped)
     pl.data_files = expansion.data_files
+    pl.planned_ns = planned_ns
     return pl
 
 
@@ -502,8 +508,9 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         try:
             if o.backend == "slurm":  # job arrays; the tasks write the cell files
                 run_slurm(pl.to_run, out_dir, spec=exp.execution.slurm, data_dirs=o.data_dirs,
-                          context=context, name=exp.name, detach=o.detach, on_result=_count,
-                          show_progress=o.progress, on_start=_on_cluster)
+                          context=context, detach=o.detach, on_result=_count,
+                          show_progress=o.progress, on_start=_on_cluster,
+                          planned_ns=pl.planned_ns)
             else:
                 run_cells(
                     pl.to_run, out_dir, n_jobs=int(o.n_jobs), backend=str(o.backend),
@@ -595,14 +602,18 @@ MAX_NAMED = 5
 REPORT_HINT = "wait for it to finish, then write the report."
 
 
-def write_report(results_dir: str | Path, out: str | Path | None = None, formats=("html", "md", "csv", "latex")) -> Path:
-    """Write the report of a results directory; returns the report folder."""
+def write_report(results_dir: str | Path, out: str | Path | None = None,
+                 formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
+    """Write the report of a results directory; returns the report folder. With
+    ``keep_current``, a report in the default folder that is current
+    (`treebench.plan_cache.report_unchanged`) is kept as it is; the command line asks that
+    before it imports this module and passes False."""
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
     with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
-        if out is None and report_unchanged(results_dir, tuple(formats)):
+        if keep_current and out is None and report_unchanged(results_dir, tuple(formats)):
             return target
         try:
             report.write_report(results_dir, target, formats=tuple(formats))

@@ -44,7 +44,7 @@ from treebench.execute import slurm_jobs as sj
 from treebench.execute.executor import CellProgress
 from treebench.execute.lifetime import Terminated
 from treebench.execute.slurm_submit import SUBMISSIONS, submissions, submit
-from treebench.execute.slurm_task import PAYLOAD, file_key, read_task_files
+from treebench.execute.slurm_task import PAYLOAD, file_key, read_task_files, written_since
 from treebench.results.cellfile import cells_dir, read_cell
 from treebench.results.rows import build_record
 from treebench.results.store import write_cell
@@ -144,20 +144,26 @@ class SlurmRun:
 
 
 def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[str] | None,
-              context: dict[str, Any], name: str, detach: bool = False,
+              context: dict[str, Any], detach: bool = False,
               on_result: Callable[[dict[str, Any]], None] | None = None,
               show_progress: bool = True,
-              on_start: Callable[[SlurmRun], None] | None = None) -> Counter:
+              on_start: Callable[[SlurmRun], None] | None = None,
+              planned_ns: int = 0) -> Counter:
     """Run ``cells`` (those without a result) as SLURM job arrays; returns status counts of
     the cells that finished while the driver followed them. With ``detach``, submit and
-    return. Raises `Terminated` when tasks were cancelled or preempted before every cell ran
-    (a rerun resumes), KeyboardInterrupt (after cancelling its jobs) on Ctrl-C."""
+    return; the jobs are named after ``context["experiment"]``. Raises `Terminated` when tasks were cancelled or preempted before every cell ran
+    (a rerun resumes), KeyboardInterrupt (after cancelling its jobs) on Ctrl-C. ``planned_ns``
+    is when the caller read the cells' statuses (`time.time_ns`): a cell file modified since
+    is a result of this run's cells, even when no task of this run is seen writing it."""
     run = SlurmRun(detached=detach)
     if on_start is not None:
         on_start(run)
-    before = {c.id: file_key(out, c.id) for c in cells}
     by_id = {c.id: c for c in cells}
     states, held = live_tasks(out)
+    # a file written since the planning (by a task of a submission still running then) is a
+    # result this run takes; the others count once they change
+    before = {c.id: None if written_since(out, c.id, planned_ns) else file_key(out, c.id)
+              for c in cells}
     strikes, _ = account_dead_tasks(out, set(states))
     again = [c.id for c in cells if len(strikes.get(c.id) or []) >= STRIKES
              and file_key(out, c.id) is not None]  # recorded crashed, asked for again (--retry)
@@ -168,7 +174,8 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
     run.followed = sorted({held[c.id] for c in cells if c.id in held})
     new = [c for c in todo if c.id not in held]
     if new:
-        job, req = submit(out, new, spec, data_dirs=data_dirs, context=context, name=name)
+        job, req = submit(out, new, spec, data_dirs=data_dirs, context=context,
+                          name=str(context["experiment"]))
         run.jobs.append(job)
         run.n_tasks += req.n_tasks
         _say(f"submitted SLURM job {job}: {req.describe()}", show_progress)
@@ -190,7 +197,7 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
             retry = [c for c in retry if c.id not in seen]
             if retry:
                 job, req = submit(out, retry, spec, data_dirs=data_dirs, context=context,
-                                  name=name)
+                                  name=str(context["experiment"]))
                 run.jobs.append(job)
                 run.n_tasks += req.n_tasks
                 _say(f"{len(retry)} cell(s) of tasks that died: submitted again as SLURM job "
