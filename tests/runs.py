@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
+from treebench import api
 from treebench.results.store import read_table
 
 
@@ -51,6 +53,17 @@ VARYING = ("peak_rss_mb", "cell_rss_mb", "finished_at", "time_to_best", "time_to
 def steady_columns(t: pd.DataFrame) -> list[str]:
     """The columns of ``t`` that two runs of the same cells must agree on."""
     return [c for c in t.columns if not c.endswith("_seconds") and c not in VARYING]
+
+
+def run_folder(tmp: Path, cfg: dict) -> Path:
+    """Run the config ``cfg`` (written to ``tmp/c.yaml``) into ``tmp/r`` as `treebench run
+    --no-report` does; the results folder."""
+    path = tmp / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    summary = api.run_experiment(path, api.RunOptions(out=tmp / "r", progress=False,
+                                                      report=False))
+    assert summary.exit_code == 0, summary.failures
+    return tmp / "r"
 
 
 def result_rows(path: Path) -> pd.DataFrame:

@@ -450,7 +450,8 @@ def report(
         for note in api.refresh_results(results_dir):
             typer.echo(f"note: {note}")
         if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
-            target = _index_file(api.write_report(results_dir, out, formats=fmts), fmts, False)
+            written = api.write_report(results_dir, out, formats=fmts, keep_current=False)
+            target = _index_file(written, fmts, False)
         elif results_dir.is_dir() and api.experiment_dirs(results_dir):
             target = _index_file(api.report_tree(results_dir, out, formats=fmts), fmts, True)
         else:

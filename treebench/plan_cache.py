@@ -29,7 +29,7 @@ from treebench.errors import UserError
 from treebench.execute.jobs import check_n_jobs
 from treebench.ranges import int_problem
 from treebench.results.index import scan, tables_state
-from treebench.results.store import earlier_state, load_rows, select
+from treebench.results.store import Selection, earlier_state, load_rows, select
 
 if TYPE_CHECKING:
     from treebench.config.grid import Skipped
@@ -210,10 +210,10 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
         return None
     if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
         return None  # the manifest does not record this run's cells (deleted, rewritten)
-    current = scan(out_dir)
-    sel = select(out_dir, current)
-    if current.problems or tables_state(out_dir, sel) is not None or earlier_state(out_dir, sel):
+    sel = current_selection(out_dir)
+    if sel is None:
         return None
+    current = sel.scan
     status = {cid: e.status for cid, e in current.cells.items()}
     if any(status.get(i) is None or status[i] in retry for i in ids):
         return None
@@ -289,16 +289,20 @@ def report_unchanged(out: Path, formats: tuple[str, ...]) -> bool:
     out = Path(out)
     if not (out / "cells").is_dir() or not (out / "report" / REPORT_STAMP).is_file():
         return False
-    current = scan(out)
-    sel = select(out, current)
-    if current.problems or tables_state(out, sel) is not None or earlier_state(out, sel):
-        return False
-    try:
-        if xp.stale_cells(xp.read_manifest(out), current.cells):
-            return False  # the full path says so in a note
-    except xp.ManifestError:
+    sel = current_selection(out)
+    if sel is None or sel.earlier:  # cells of earlier definitions: the full path says so
         return False
     return report_current(out, sel.digest, formats)
+
+
+def current_selection(out: Path) -> Selection | None:
+    """The `Selection` of ``out``'s usable cells when its tables (and the table of earlier
+    definitions) are exactly those cells and no cell file is unusable; None when a run or a
+    report must take the full path to rebuild or report something."""
+    sel = select(out, scan(out))
+    if sel.problems or tables_state(out, sel) is not None or earlier_state(out, sel):
+        return None
+    return sel
 
 
 def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str,

@@ -94,6 +94,6 @@ def test_the_dearest_kinds_are_handed_out_first(results_dir, tmp_path, monkeypat
     monkeypatch.setattr(ProcessPoolExecutor, "submit", spy)
     seq = F.write_figures(results, tmp_path / "seq", n_jobs=1)
     par = F.write_figures(results, tmp_path / "par", n_jobs=2)
-    rank = [F.DRAW_ORDER.get(k, 1) for k in handed]
+    rank = [F.draw_order(k) for k in handed]
     assert sorted(handed) == sorted(kinds) and rank == sorted(rank)
     assert [(i.stem, i.title) for i in par] == [(i.stem, i.title) for i in seq]

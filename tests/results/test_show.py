@@ -7,13 +7,13 @@ import json
 import shutil
 
 import pytest
-import yaml
 
-from treebench import api
 from treebench.errors import UserError
 from treebench.results import find
 from treebench.results import show as shown
 from treebench.results.cellfile import cells_dir
+
+from runs import run_folder
 
 CONFIG = {
     "name": "tiny", "seed": 0, "datasets": ["iris"],
@@ -25,13 +25,7 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("show")
-    cfg = tmp / "c.yaml"
-    cfg.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    out = tmp / "r"
-    summary = api.run_experiment(cfg, api.RunOptions(out=out, progress=False, report=False))
-    assert summary.exit_code == 0
-    return out
+    return run_folder(tmp_path_factory.mktemp("show"), CONFIG)
 
 
 def _ids(folder):

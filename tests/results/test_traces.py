@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from treebench.cli import app
 from treebench.results.cellfile import cells_dir, read_cell
 from treebench.results.traces import TRACE_KEY, cell_trace, record_trace
+
+from runs import run_folder
 
 CONFIG = {
     "name": "traced", "seed": 0, "datasets": ["iris"],
@@ -24,13 +25,7 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("traces")
-    cfg = tmp / "c.yaml"
-    cfg.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    out = tmp / "r"
-    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "--no-report"])
-    assert res.exit_code == 0, res.output
-    return out
+    return run_folder(tmp_path_factory.mktemp("traces"), CONFIG)
 
 
 def _table(folder):

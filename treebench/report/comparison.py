@@ -56,5 +56,6 @@ def _draw_pareto(results: Results, job: FigureJob):
     return None if fig is None else (fig, fig.axes[0].get_title())
 
 
-register_figures("critical_difference", comparison_jobs, _draw_cd)
-register_figures("pareto", lambda results: [], _draw_pareto)
+register_figures("critical_difference", comparison_jobs, _draw_cd, order=2)  # often nothing
+register_figures("pareto", lambda results: [], _draw_pareto,
+                 order=0)  # labelled points: two to three times an axis figure

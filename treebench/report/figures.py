@@ -596,22 +596,26 @@ ALL_DATASETS = "all datasets"
 @dataclass(frozen=True)
 class FigureKind:
     """A kind of figure: ``jobs(results)`` lists the files to draw (`make_job`), ``draw(results,
-    job)`` draws one and returns (figure, title), or None (no figure for these inputs)."""
+    job)`` draws one and returns (figure, title), or None (no figure for these inputs).
+    ``order`` is when the drawing workers take its figures: lower first (the dearest kinds go
+    first, so that no worker starts a long figure when the others are done)."""
 
     jobs: Callable[[Results], list[FigureJob]]
     draw: Callable[[Results, FigureJob], tuple[Any, str] | None]
+    order: int = 1
 
 
 def register_figures(kind: str, jobs: Callable[[Results], list[FigureJob]],
                      draw: Callable[[Results, FigureJob], tuple[Any, str] | None],
-                     description: str = "") -> FigureKind:
+                     description: str = "", order: int = 1) -> FigureKind:
     """Add a kind of figure to every report, in the figure registry
     (`treebench.registry.FIGURES`; a plug-in package calls this in the module its
     ``treebench.figures`` entry point names): ``jobs(results)`` lists its files and
     ``draw(results, job)`` draws one; `write_figures` caches and parallelises them as it does
-    the per-dataset figures. Two kinds may share one ``jobs`` function (it is called once)."""
+    the per-dataset figures. Two kinds may share one ``jobs`` function (it is called once).
+    ``order``: see `FigureKind`."""
 
-    fk = FigureKind(jobs, draw)
+    fk = FigureKind(jobs, draw, order)
     FIGURES.register(kind, description=description or (inspect.getdoc(draw) or ""))(fk)
     return fk
 
@@ -709,7 +713,7 @@ def _no_jobs(results: Results) -> list[FigureJob]:
 
 
 register_figures("axis", _jobs, _draw_axis)
-register_figures("leaves", _no_jobs, _draw_leaves)
+register_figures("leaves", _no_jobs, _draw_leaves, order=0)  # a point per setting and fold
 
 
 def _warm_matplotlib() -> None:
@@ -772,7 +776,7 @@ class _Drawing:
         try:
             # workers fork at submission; each takes jobs one at a time (their costs differ):
             # the dearest kinds go first, so that no worker starts one when the others are done
-            first = sorted(range(len(jobs)), key=lambda i: DRAW_ORDER.get(jobs[i].kind, 1))
+            first = sorted(range(len(jobs)), key=lambda i: draw_order(jobs[i].kind))
             futures = {i: self.pool.submit(_draw_in_child, jobs[i]) for i in first}
             self.pending = [futures[i] for i in range(len(jobs))]
         except BaseException:
@@ -818,10 +822,9 @@ def _draw_many(results: Results, jobs: list[FigureJob], fdir: Path, formats: tup
 _POOL_STATE: Any = None
 
 
-#: the order in which kinds of figure are handed to the drawing workers (lower first; kinds not
-#: named here: 1): Pareto fronts with their labelled points take two to three times an axis
-#: figure, and a critical-difference diagram often draws nothing
-DRAW_ORDER = {"pareto": 0, "lambda_tradeoff": 0, "leaves": 0, "critical_difference": 2}
+def draw_order(kind: str) -> int:
+    """When the drawing workers take figures of ``kind`` (its `FigureKind.order`)."""
+    return FIGURES.get(kind).obj.order
 
 
 def _draw_in_child(job: FigureJob):

@@ -172,4 +172,4 @@ def _draw_tradeoff(results: Results, job: FigureJob):
     return None if fig is None else (fig, f"{job.dataset}: ROC AUC and expected cost against λ")
 
 
-register_figures("lambda_tradeoff", tradeoff_jobs, _draw_tradeoff)
+register_figures("lambda_tradeoff", tradeoff_jobs, _draw_tradeoff, order=0)
