@@ -51,16 +51,13 @@ def finish_trace(rows: np.ndarray, seconds: float, incumbent: float,
     """A trace in its estimator's unit (rows of seconds, incumbent, bound) with the fit's final
     state appended at ``seconds`` (the end of the fit), made monotone: incumbents never rise
     and bounds never fall over time, and no bound is above its incumbent. A non-finite bound
-    (none known) is read as minus infinity. An incumbent below the fit's own ``incumbent``
-    (a search that stopped at its time limit can have recorded a value at its root that the
-    tree it returns does not reach) is read as the fit's: a trace never claims a tree better
-    than the one the fit returned."""
+    (none known) is read as minus infinity."""
     rows = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     end = np.array([[max(seconds, rows[-1, 0] if len(rows) else 0.0), incumbent,
                      bound if np.isfinite(bound) else -np.inf]])
     out = np.concatenate([rows, end])
     out[:, 0] = np.maximum.accumulate(out[:, 0])
-    out[:, 1] = np.minimum.accumulate(np.maximum(out[:, 1], incumbent))
+    out[:, 1] = np.minimum.accumulate(out[:, 1])
     out[:, 2] = np.minimum(np.maximum.accumulate(np.where(np.isfinite(out[:, 2]), out[:, 2],
                                                           -np.inf)), out[:, 1])
     keep = np.ones(len(out), dtype=bool)  # a record that improves nothing says nothing

@@ -258,8 +258,8 @@ def solve(s, rows, h, ub, b):
                 best = c
                 best_f = j
                 found = True
-                if top:
-                    record(s.clock, best, nd.floor)
+                if top and s.stats[S_TIMED_OUT] == 0:  # after the limit, children answer
+                    record(s.clock, best, nd.floor)      # with bounds: no tree has this value
         if s.stats[S_TIMED_OUT] != 0:
             saw = True
             if exact_floats or timed_out or found:
