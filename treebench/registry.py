@@ -417,7 +417,8 @@ METRICS = Registry(
 FIGURES = Registry(
     "figure",
     ("treebench.report.figures", "treebench.report.comparison", "treebench.report.tradeoff",
-     "treebench.report.time_accuracy", "treebench.report.solver_figures"),
+     "treebench.report.time_accuracy", "treebench.report.solver_figures",
+     "treebench.report.rashomon"),
     "treebench.figures",
     _names({
         "treebench.report.figures": "axis leaves",
@@ -425,6 +426,7 @@ FIGURES = Registry(
         "treebench.report.tradeoff": "lambda_tradeoff",
         "treebench.report.time_accuracy": "train_accuracy_vs_time",
         "treebench.report.solver_figures": "solvers_cactus solvers_profile solvers_gap",
+        "treebench.report.rashomon": "rashomon_set",
     }),
 )
 

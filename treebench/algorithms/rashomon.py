@@ -12,7 +12,10 @@ every tree, or of chosen ones, on a block of rows.
 
 from __future__ import annotations
 
+import json
+import math
 import time
+from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,8 +33,12 @@ from treebench.search.numeric import MAX_DEPTH
 from treebench.search.rashomon import NODE_BYTES, SetSpec, enumerate_set
 from treebench.tree.export import export_text
 
-#: results columns of the set (group "solver"); the per-split ambiguity, discrepancy and
-#: accuracy range over the set are metrics (`treebench.metrics`, ``rashomon_*``)
+#: the epsilons at which a set's size is recorded (`rashomon_count_by_epsilon`): those below
+#: the set's own, then the set's own
+EPSILON_GRID = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+#: results columns of the set (group "solver"): from the fit's solve info, and the
+#: ``rashomon_test_*`` ones from `RashomonClassifier.test_columns` on the cell's test rows
 RASHOMON_COLUMNS = declare(
     "`rashomon` (`solve_info_`)", "solver",
     ("rashomon_count", "Float64", "trees in the Rashomon set (exact below 2^53; the exact "
@@ -41,8 +48,24 @@ RASHOMON_COLUMNS = declare(
     ("rashomon_bound", "Float64", "the set's objective bound"),
     ("rashomon_objective_min", "Float64", "least objective in the set (the optimum)"),
     ("rashomon_objective_max", "Float64", "largest objective in the set"),
+    ("rashomon_count_by_epsilon", "string", "set size at smaller bounds, JSON {epsilon: trees "
+     "with objective <= (1 + epsilon) x optimum}: at 0, 0.001, 0.002, 0.005, 0.01, 0.02, "
+     "0.05, 0.1, ... below the set's own epsilon, then at the set's own (the count)"),
     ("rashomon_trees_analysed", "Int64", "trees the set's analyses read (all of them, or a "
      "uniform sample of `max_analysed`)"),
+    ("rashomon_sampled", "boolean", "whether the analyses read a uniform sample of the set "
+     "(`rashomon_trees_analysed` trees, drawn with a fixed seed) instead of every tree"),
+    ("rashomon_feature_usage", "string", "split-usage importance, JSON {input column: [min, "
+     "median, max]} of the splits on the column per analysed tree, for the columns some "
+     "analysed tree splits on"),
+    ("rashomon_test_ambiguity", "Float64", "share of the test rows that some analysed tree "
+     "labels otherwise than the best tree (Marx, Calmon and Ustun 2020)"),
+    ("rashomon_test_discrepancy", "Float64", "largest share of the test rows that one "
+     "analysed tree labels otherwise than the best tree (Marx et al. 2020)"),
+    ("rashomon_test_accuracy_min", "Float64", "least test accuracy of a tree of the set (the "
+     "analysed trees and the best one); describes the set, selects no tree"),
+    ("rashomon_test_accuracy_max", "Float64", "largest test accuracy of a tree of the set (the "
+     "analysed trees and the best one); describes the set, selects no tree"),
     ("rashomon_dag_nodes", "Int64", "subproblems in the set's shared-subtree DAG"),
 )
 
@@ -74,9 +97,11 @@ class RashomonClassifier(TreeClassifierBase):
         Estimated memory of the DAG at which the enumeration stops the same way.
     max_analysed : int >= 1
         The analyses (feature usage, ambiguity, discrepancy, accuracy range) read every tree of
-        a set of at most this many trees, else a uniform sample of this many.
+        a set of at most this many trees, else a uniform sample of this many
+        (``set_.sample(max_analysed, seed)``; ``solve_info_["rashomon_sampled"]`` says which).
     random_state : int or None
-        Seed of that sample.
+        Seed of that sample (None: 0, so that a fit analyses the same trees every time; the
+        runner passes the cell's seed).
     keep_redundant : bool
         Count trees with a split into two leaves that predict the same class (such a tree
         predicts as the tree with one leaf there, for one leaf more). TreeFARMS and arborenum
@@ -88,7 +113,8 @@ class RashomonClassifier(TreeClassifierBase):
     integer), ``set_.tree(i)`` (tree ``i`` in the order of objective), ``set_.sample(n, seed)``
     (indices). A split with an empty side is never part of a tree, and two thresholds of one
     numeric feature that split a node's rows alike are one split. ``solve_info_["optimal"]``
-    holds when the enumeration finished; tree 0 is then optimal.
+    holds when the enumeration finished; tree 0 is then optimal. `test_columns` gives the
+    set's results columns measured on the cell's test rows (the runner calls it after the fit).
     """
 
     _parameter_constraints = {
@@ -153,7 +179,8 @@ class RashomonClassifier(TreeClassifierBase):
                 f"objective within the bound {self.bound}" if self.complete_ else
                 "the Rashomon search stopped at its limit before finding any tree; raise "
                 "time_limit or memory_limit_mb.")
-        self.analysed_ = rset.sample(int(self.max_analysed), self.random_state)
+        seed = 0 if self.random_state is None else int(self.random_state)
+        self.analysed_ = rset.sample(int(self.max_analysed), seed)
         self.feature_usage_ = self._feature_usage(X.shape[1])
         tree = rset.tree(0)
         levels = rset.levels()[0]
@@ -171,11 +198,15 @@ class RashomonClassifier(TreeClassifierBase):
             "rashomon_bound": rset.objective(rset.bound),
             "rashomon_objective_min": best,
             "rashomon_objective_max": rset.objective(levels[-1]),
+            "rashomon_count_by_epsilon": json.dumps(self._count_by_epsilon()),
             "rashomon_trees_analysed": len(self.analysed_),
+            "rashomon_sampled": len(self.analysed_) < count,
+            "rashomon_sample_seed": seed,
             "rashomon_dag_nodes": len(rset.enum.memo),
             "rashomon_size_curve": self._size_curve(),
-            "rashomon_feature_usage": {int(f): list(v) for f, v in
-                                       self.feature_usage_.items()},
+            "rashomon_feature_usage": json.dumps(
+                {str(f): [_whole(x) for x in v] for f, v in self.feature_usage_.items()
+                 if v[2] > 0}),
             "search_seconds": search_s,
             "seconds": time.perf_counter() - t_start - compile_s,
             "compile_seconds": compile_s,
@@ -193,6 +224,26 @@ class RashomonClassifier(TreeClassifierBase):
         for v, k in zip(levels, counts):
             total += k
             out[f"{(v - opt) / opt:.6f}" if opt else "inf"] = total
+        return out
+
+    def _count_by_epsilon(self) -> dict[str, int]:
+        """The set's size at the epsilons of `EPSILON_GRID` below its own and at its own (the
+        count), keyed by epsilon (``%g``): a smaller epsilon's set is the trees of cost at most
+        ``floor(optimum * (1 + epsilon))`` (whole units, epsilon read as the decimal it prints
+        as), the bound the enumeration would apply, so each entry is the count a fit at that
+        epsilon gives (of the trees found, when the set is incomplete)."""
+        rset = self.set_
+        opt = rset.optimum
+        if self.bound is None:
+            own = float(self.epsilon)
+        elif opt > 0:
+            own = (rset.bound - opt) / opt
+        else:
+            own = 0.0 if rset.bound == opt else math.inf
+        key = f"{own:g}"
+        out = {f"{e:g}": rset.count_within(math.floor(opt * (1 + Fraction(repr(e)))))
+               for e in EPSILON_GRID if e < own and f"{e:g}" != key}
+        out[key] = rset.count
         return out
 
     def _feature_usage(self, n_features: int) -> dict[int, tuple[float, float, float]]:
@@ -219,27 +270,50 @@ class RashomonClassifier(TreeClassifierBase):
 
     def rashomon_scores(self, X, y, sample_weight=None) -> dict[str, float]:
         """Predictive multiplicity over the analysed trees on the rows ``(X, y)`` (Marx, Calmon
-        and Ustun, ICML 2020, §3): ``ambiguity``, the share of rows that some tree labels
-        otherwise than the best tree; ``discrepancy``, the largest share of rows one tree labels
-        otherwise; and the least and largest accuracy of a tree of the set.
+        and Ustun, ICML 2020, §3, with the best tree as the reference model): ``ambiguity``,
+        the share of rows that some tree labels otherwise than the best tree;
+        ``discrepancy``, the largest share of rows one tree labels otherwise; and the least and
+        largest accuracy of a tree of the set (the analysed trees and the best tree).
 
         Notes
         -----
         The accuracy range is a description of the set on these rows, not a choice of a tree
-        by them."""
+        by them. Over a sample (``solve_info_["rashomon_sampled"]``) the ambiguity and the
+        discrepancy are at most the whole set's, and the accuracy range lies within its. The
+        trees are read one at a time (no trees x rows matrix)."""
         check_is_fitted(self)
+        X = self._check_X(X)
+        y = np.asarray(y)
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
         total = float(w.sum())
-        labels = self.predict_all(X)
-        best = self.classes_[self.tree_.predict_index(self._check_X(X))]
-        differs = labels != best[None, :]
-        acc = (labels == np.asarray(y)[None, :]) @ w / total
-        return {
-            "ambiguity": float(w[differs.any(axis=0)].sum() / total),
-            "discrepancy": float((differs @ w).max() / total),
-            "accuracy_min": float(acc.min()),
-            "accuracy_max": float(acc.max()),
-        }
+        if total <= 0:
+            nan = float("nan")
+            return {"ambiguity": nan, "discrepancy": nan, "accuracy_min": nan,
+                    "accuracy_max": nan}
+        pos = np.minimum(np.searchsorted(self.classes_, y), len(self.classes_) - 1)
+        y_index = np.where(self.classes_[pos] == y, pos, -1)  # -1: a class never seen
+        best = self.tree_.predict_index(X)
+        some = np.zeros(len(y), dtype=bool)
+        discrepancy = 0.0
+        lo = hi = float(w[best == y_index].sum()) / total
+        for i in self.analysed_:
+            labels = self.set_.tree(i).predict_index(X)
+            differs = labels != best
+            some |= differs
+            discrepancy = max(discrepancy, float(w[differs].sum()) / total)
+            acc = float(w[labels == y_index].sum()) / total
+            lo, hi = min(lo, acc), max(hi, acc)
+        return {"ambiguity": float(w[some].sum()) / total, "discrepancy": discrepancy,
+                "accuracy_min": lo, "accuracy_max": hi}
+
+    def test_columns(self, X, y, sample_weight=None) -> dict[str, float]:
+        """The set's results columns measured on the cell's test rows: `rashomon_scores` as
+        ``rashomon_test_ambiguity``, ``rashomon_test_discrepancy``,
+        ``rashomon_test_accuracy_min`` and ``rashomon_test_accuracy_max``. The runner calls it
+        with the test split after the fit (`treebench.execute.fit`); the best tree's own test
+        accuracy is the cell's ``test_accuracy``."""
+        return {f"rashomon_test_{k}": v
+                for k, v in self.rashomon_scores(X, y, sample_weight).items()}
 
     def export_text(self, feature_names=None, class_names=None, tree=None) -> str:
         """Tree ``tree`` of the set (default: the best one) as indented if/else rules."""
@@ -248,6 +322,10 @@ class RashomonClassifier(TreeClassifierBase):
         check_is_fitted(self)
         return export_text(self.set_.tree(int(tree)),
                            *self._export_args(feature_names, class_names))
+
+
+def _whole(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else float(x)
 
 
 def warmup() -> float:
