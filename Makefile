@@ -55,10 +55,11 @@ test: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
 
 # The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
-# code; wall-clock tests (time limits) and data/peer/slow tests are left to `make test`.
+# code; wall-clock tests (time limits, deadlines, searches that time out) and data/peer/slow
+# tests are left to `make test`.
 test-nojit: $(TSTAMP)
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 -m "kernels and not data and not slow and not peers" \
-		-k "not time_limit" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
+		-k "not time_limit and not timed_out and not deadline" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
 	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)

@@ -4,6 +4,7 @@ that ends at the fit's own objective; the derived figures follow their definitio
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -102,7 +103,12 @@ def _binary(seed, n=120, d=9, classes=3):
     return X, y
 
 
-def _numeric(seed, n=90, d=4):
+#: rows of the numeric problems: the numeric searches as plain Python (make test-nojit) take
+#: half a minute a fit at 90 rows
+N_NUMERIC = 40 if numba.config.DISABLE_JIT else 90
+
+
+def _numeric(seed, n=N_NUMERIC, d=4):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)).round(2)
     y = ((X[:, 0] > 0.1) ^ (X[:, 1] * X[:, 2] > 0) ^ (rng.random(n) < 0.2)).astype(int)
