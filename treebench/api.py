@@ -1,5 +1,7 @@
 """What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`,
-`report_tree` (a folder of experiments) and `check_inputs` (the dry run's data checks).
+`report_tree` (a folder of experiments), `dry_run` and `check_inputs` (the dry run's data
+checks). What must answer without loading this module (the plan cache's answers, listings,
+reading cells) is in `treebench.api_light`.
 
 No printing of science here beyond progress; return values carry the outcome.
 
@@ -18,9 +20,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-
 from treebench import report
 from treebench import experiments as xp
+from treebench.api_light import (  # noqa: F401 - parse_axis, refresh_results, check_results: API
+    LOCK_HINT,
+    ResultsCheck,
+    SweepError,
+    check_results,
+    parse_axis,
+    refresh_results,
+    report_page,
+)
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import Cell, canonical_json
 from treebench.cells import expand_all
@@ -35,12 +45,14 @@ from treebench.config import (
 )
 from treebench.config.grid import Skipped
 from treebench.errors import DataWarning, UserError
+from treebench.execute.cost import cost_lines
 from treebench.execute.executor import ClusterTarget, run_cells
 from treebench.execute import fold
 from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 - API
 from treebench.execute.lifetime import exit_code_of
-from treebench.execute.lock import results_lock
+from treebench.execute.lock import LOCK_NAME, holders, results_lock
 from treebench.execute.slurm import run_slurm
+from treebench.execute.slurm_submit import plan_lines
 from treebench.experiments import record_key
 from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
     FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
@@ -49,19 +61,12 @@ from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import (add_hashes, foreign_tables, quarantine, read_index,
-                                     refuse_foreign_tables, scan, set_aside, tables_state)
+from treebench.results.index import add_hashes, quarantine, read_index, refuse_foreign_tables, scan
 from treebench.results.provenance import environment, provenance
-from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
-                                     refresh_tables, select)
+from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
 from treebench.sweeps import axis_integers, expand_axes, is_range
-from treebench.sweeps import parse_axis as _parse
 from treebench.text import MAX_CHARS, clip, show
-
-
-class SweepError(UserError):
-    """A `treebench sweep` flag is wrong (reported as a flag error, not a config error)."""
 
 
 @dataclass
@@ -152,14 +157,6 @@ def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any])
             ) from None
 
 
-def parse_axis(text: str, flag: str = "param") -> list[Any]:
-    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``."""
-    try:
-        return _parse(flag, text)
-    except SweepFlagError as exc:
-        raise SweepError(str(exc)) from None
-
-
 def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, ...] = (),
          data_dirs: list[str] | None = None) -> Plan:
     """The experiment's cells, sorted by what a run does with them: run (no usable result, or a
@@ -183,6 +180,51 @@ def data_change_notes(exp: Experiment, cells: list[Cell], out: Path,
     except xp.ManifestError:
         return []
     return xp.data_changes(man, record_key(exp, variant), xp.data_of(cells))
+
+
+@dataclass
+class DryRun:
+    """What `dry_run` found: the experiment, its plan, the results folder, which parameter each
+    sweep flag set per algorithm, the dataset/binarization combinations checked and the data
+    warnings."""
+
+    experiment: Experiment
+    plan: Plan
+    out: Path
+    applied: dict[str, dict[str, str]]
+    n_checked: int
+    notes: list[str]
+    backend: str
+
+    def cost_lines(self) -> list[str]:
+        """What running the cells would cost, from earlier results of the same cells
+        (`treebench.execute.cost`); with the slurm backend, the job arrays it would submit."""
+        lines = cost_lines(self.plan.cells, self.plan.to_run, Path(self.out))
+        if self.backend == "slurm" and self.plan.to_run:
+            lines += plan_lines(self.plan.to_run, self.experiment.execution.slurm)
+        return lines
+
+
+def dry_run(config: str | Path | Experiment, o: RunOptions) -> DryRun:
+    """Everything a run of ``config`` under ``o`` checks before it fits a learner: the
+    config, the execution settings, the plan (which cells run, are done or skipped), the data
+    of every dataset/binarization combination (loaded from the cache and binarized,
+    `check_inputs`) and what changed in the data since the last run into the folder. Runs
+    nothing and writes no result."""
+    applied: dict[str, dict[str, str]] = {}
+    exp = resolve_experiment(
+        config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,
+        sweep=o.sweep, overrides=o.overrides, applied=applied, profile=o.profile,
+    )
+    resolved = resolve_execution(exp, o)  # checked as the run checks them
+    out_dir = o.out or default_out(exp)
+    pl = plan(exp, out_dir, force=o.force, retry=o.retry, data_dirs=o.data_dirs)
+    notes: list[str] = []
+    n_checked = check_inputs(pl.cells, o.data_dirs, o.offline, notes)
+    notes += data_change_notes(exp, pl.cells, Path(out_dir),
+                               variant_of(expand_axes(o.sweep) if o.sweep else None,
+                                          o.overrides, o.seed))
+    return DryRun(exp, pl, out_dir, applied, n_checked, notes, str(resolved.backend))
 
 
 def classify(cells: list[Cell], status: dict[str, str], retry: tuple[str, ...],
@@ -357,7 +399,7 @@ def check_writable(path: Path, what: str = "results directory") -> None:
         ) from None
 
 
-def _lock(out: Path, hint: str = "wait for it or give another --out.", optional: bool = False):
+def _lock(out: Path, hint: str = LOCK_HINT, optional: bool = False):
     """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
     writing the same results directory would remove each other's partial files and race on
     the tables."""
@@ -563,42 +605,6 @@ def stale_note(out_dir: Path, current: Any) -> list[str]:
             f"`treebench results check {out_dir} --prune-stale` moves them to quarantine/"]
 
 
-def refresh_results(results_dir: str | Path) -> list[str]:
-    """Rewrite the tables of ``results_dir`` when they no longer match its usable cell files
-    (changed cells, a damaged or missing table), under the directory's lock; a directory that
-    another run is writing, or that cannot be written, is left as it is (readers then rebuild
-    the table in memory). Returns a note when the tables were rewritten."""
-    d = Path(results_dir)
-    if not (d / "cells").is_dir():
-        refuse_foreign_tables(d, "give a directory written by `treebench run`.")
-        return []
-    refuse_foreign_tables(d, "rewriting the tables would replace it: move it away first.")
-    try:
-        with _lock(d, optional=True):
-            _, why, current = refresh_tables(d)
-        notes = [f"rewrote the results tables from the cell files ({why})"] if why else []
-    except ResultsWriteError as exc:  # a read-only folder, a full disk
-        current, notes = scan(d), [f"{str(exc).split(';')[0]}, so the results tables were not "
-                                   f"rewritten; the results are read from the cell files"]
-    except (UserError, OSError):  # another run writes it
-        return []
-    # an unusable cell file is named wherever it is met: its cell is missing from the tables
-    problems = current.problem_notes(d)
-    notes += problems[:MAX_NAMED]
-    if len(problems) > MAX_NAMED:
-        notes.append(f"and {len(problems) - MAX_NAMED} more unusable cell file(s): "
-                     f"`treebench results check {d}` lists them all")
-    if problems:
-        notes.append(f"their cells are missing from the tables and the report; `treebench run` "
-                     f"with the config runs them again, `treebench results check {d} --repair` "
-                     f"sets the files aside")
-    return notes
-
-
-#: the unusable cell files named one per line by `refresh_results` (the rest are counted)
-MAX_NAMED = 5
-
-
 REPORT_HINT = "wait for it to finish, then write the report."
 
 
@@ -661,82 +667,24 @@ def report_tree(root: str | Path, out: str | Path | None = None,
         return write_tree(root, target, report.parse_formats(list(formats)))
 
 
-@dataclass
-class ResultsCheck:
-    """What `check_results` found in a results directory (and did, with ``repair``)."""
-
-    directory: Path
-    counts: Counter = field(default_factory=Counter)
-    problems: dict[str, str] = field(default_factory=dict)  # cell file -> why it is unusable
-    tables: str | None = None  # why the tables are stale, None when current
-    manifest: str = "ok"
-    experiments: list[tuple[str, int, int]] = field(default_factory=list)  # key, defined, missing
-    n_unclaimed: int = 0  # usable cells that no recorded experiment defines
-    repaired: list[str] = field(default_factory=list)
-    pruned: list[str] = field(default_factory=list)  # stale cells moved to quarantine/
-    foreign: dict[str, str] = field(default_factory=dict)  # table files treebench did not write
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems and self.tables is None and self.manifest == "ok" \
-            and not self.foreign
-
-    @property
-    def repairable(self) -> bool:
-        """Whether `--repair` would change something: unusable files to set aside or tables
-        to rewrite (neither a manifest nor another tool's table is for it to fix)."""
-        return not self.foreign and (bool(self.problems) or self.tables is not None)
-
-
-def check_results(results_dir: str | Path, *, repair: bool = False,
-                  prune_stale: bool = False) -> ResultsCheck:
-    """Check a results directory: every cell file against its content hash, name and the
-    schema; the tables against the set of usable cells; the manifest and the cells each
-    recorded experiment defines. ``repair`` (under the directory's lock) quarantines unusable
-    cell files and rewrites stale or damaged tables; ``prune_stale`` (a repair too) also moves
-    the cells that no recorded experiment defines into quarantine/."""
-    d = Path(results_dir)
-    if not cells_dir(d).is_dir():
-        raise UserError(f"{d}: no cells/ folder here; give a directory written by `treebench run`.")
-    res = ResultsCheck(d)
-    repair = repair or prune_stale
-    if repair:
-        refuse_foreign_tables(d, "rewriting the tables would replace it: move it away first.")
-    res.foreign = foreign_tables(d)
-    with _lock(d) if repair else contextlib.nullcontext():
-        current = scan(d, save=repair)
-        res.problems = dict(current.problems)
-        if prune_stale:
-            try:
-                stale = xp.stale_cells(xp.read_manifest(d), current.cells)
-            except xp.ManifestError:
-                stale = set()
-            res.pruned = set_aside(d, {current.cells[c].file: xp.STALE for c in sorted(stale)},
-                                   "is stale")
-            for c in stale:
-                current.cells.pop(c)
-        if repair:
-            res.repaired += quarantine(d, current)
-            res.repaired += add_hashes(d, current)
-            res.problems = {}
-            _, why, _ = refresh_tables(d, current=current)
-            if why is not None:
-                res.repaired.append(f"rewrote results.parquet and results.csv ({why})")
-        else:
-            sel = select(d, current)
-            res.tables = tables_state(d, sel) or earlier_state(d, sel)
-    res.counts = Counter(e.status for e in current.cells.values())
-    try:
-        man = xp.read_manifest(d)
-        res.manifest = "ok" if man is not None else "missing"
-    except xp.ManifestError:
-        man, res.manifest = None, "damaged"
-    claimed: set[str] = set()
-    for rec in xp.records(man):
-        ids = xp.cell_ids(rec)
-        if ids is None:
-            continue
-        claimed |= set(ids)
-        res.experiments.append((rec["key"], len(ids), sum(i not in current.cells for i in ids)))
-    res.n_unclaimed = len(set(current.cells) - claimed) if res.experiments else 0
-    return res
+def report_results(results_dir: str | Path, out: str | Path | None = None,
+                   formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
+    """The report of a results directory (`write_report`) or of a folder of them
+    (`report_tree`); returns the page to open (`treebench.api_light.report_page`). Raises
+    `UserError` for a folder with no results, naming the run that is writing its first cells."""
+    results_dir = Path(results_dir)
+    fmts = list(formats)
+    if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
+        written = write_report(results_dir, out, formats=fmts, keep_current=keep_current)
+        return report_page(written, fmts, False)
+    if results_dir.is_dir() and experiment_dirs(results_dir):
+        return report_page(report_tree(results_dir, out, formats=fmts), fmts, True)
+    writers = holders(results_dir / LOCK_NAME)
+    if writers:
+        raise UserError(
+            f"{results_dir}: a run (pid {writers[0]}) is writing this folder and has not "
+            f"written its results tables yet; {REPORT_HINT}")
+    raise UserError(
+        f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
+        f"written by `treebench run` (or the folder that holds several)."
+    )

@@ -1,9 +1,12 @@
-"""The `treebench` command line: parse, call `treebench.api`, print.
+"""The `treebench` command line: parse, call the API, print.
 
-Imports are lazy so that `--help` answers at once. Exit codes: 0 all cells ok, 2 usage or
-config error, 3 some cells failed (error/crashed/oom), 4 some cells timed out (with
-``--fail-on timeout``), 5 an expectation of the config failed (`verify`, `run --verify`),
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM; handled like Ctrl-C).
+Of treebench it imports only the API (`treebench.api`; `treebench.api_light`, what answers
+without loading `treebench.api`; `treebench.api_entry`, what every command passes through)
+and `treebench.errors`, each inside the command that calls it, so that `--help` answers at
+once. Exit codes: 0 all cells ok, 2 usage or config error, 3 some cells failed
+(error/crashed/oom), 4 some cells timed out (with ``--fail-on timeout``), 5 an expectation of
+the config failed (`verify`, `run --verify`), 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM; handled like Ctrl-C).
 """
 
 from __future__ import annotations
@@ -69,9 +72,9 @@ def _main(
 ) -> None:
     _STATE["debug"] = debug
     with _user_errors():  # numba and OpenMP read theirs when imported, treebench's when used
-        from treebench import envvars
+        from treebench import api_entry
 
-        envvars.check()
+        api_entry.check_environment()
 
 
 @contextlib.contextmanager
@@ -133,54 +136,36 @@ def _run(
     if max_cells is not None:
         overrides = {**(overrides or {}), "execution.max_cells": max_cells}
     with _user_errors(), _one_line_warnings():
-        from treebench import plan_cache
+        from treebench import api_light
 
         retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
-        options = plan_cache.RunOptions(
+        options = api_light.RunOptions(
             out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,
             memory_limit=memory_limit, force=force, overwrite=overwrite, retry=retry_t,
             fail_on=fail_on, seed=seed, sweep=sweep, overrides=overrides, data_dirs=data_dir,
             offline=True if offline else None, progress=not quiet, report=not no_report,
             profile=profile, address=address, add_experiment=add_experiment, detach=detach,
         )
-        plan_cache.check_options(options)  # before anything reads the config or the folder
+        api_light.check_options(options)  # before anything reads the config or the folder
         # a rerun with nothing to do answers here, before the config schema or a learner loads
-        fast = None if dry_run or verify else plan_cache.answer(config, options)[1]
+        fast = None if dry_run or verify else api_light.answer(config, options)[1]
         if fast is not None:
             _print_summary(fast)
             raise typer.Exit(fast.exit_code)
         from treebench import api
 
         if offline:
-            from treebench import envvars
+            from treebench import api_entry
 
-            envvars.set_flag("TREEBENCH_OFFLINE")
+            api_entry.go_offline()
         if dry_run:
-            applied: dict[str, dict[str, str]] = {}
-            exp = api.resolve_experiment(
-                config, seed=seed, time_limit=time_limit, memory_limit=memory_limit,
-                sweep=sweep, overrides=overrides, applied=applied, profile=profile,
-            )
-            resolved = api.resolve_execution(exp, options)  # checked as the run checks them
-            out_dir = out or api.default_out(exp)
-            pl = api.plan(exp, out_dir, force=force, retry=retry_t, data_dirs=data_dir)
-            # load the data (from the cache) and fit each binarization once: label, column and
-            # binarizer errors show now, exit 2, without fitting any learner
-            notes: list[str] = []
-            n_checked = api.check_inputs(pl.cells, data_dir, True if offline else None, notes)
-            notes += api.data_change_notes(exp, pl.cells, Path(out_dir),
-                                           api.variant_of(api.expand_axes(sweep) if sweep
-                                                          else None, overrides, seed))
-            _print_plan(exp, pl, out_dir, applied, n_checked)
-            from treebench.execute.cost import cost_lines
-            from treebench.execute.slurm_submit import plan_lines
-
-            cost = cost_lines(pl.cells, pl.to_run, Path(out_dir))
-            if resolved.backend == "slurm" and pl.to_run:
-                cost += plan_lines(pl.to_run, exp.execution.slurm)
-            for line in cost:
+            # loads the data (from the cache) and fits each binarization once: label, column
+            # and binarizer errors show now, exit 2, without fitting any learner
+            dry = api.dry_run(config, options)
+            _print_plan(dry.experiment, dry.plan, dry.out, dry.applied, dry.n_checked)
+            for line in dry.cost_lines():
                 typer.echo(line)
-            for note in notes:
+            for note in dry.notes:
                 typer.echo(f"warning: {note}")
             raise typer.Exit(0)
         summary = api.run_experiment(config, options)
@@ -188,13 +173,10 @@ def _run(
     code = summary.exit_code
     if verify and not summary.interrupted:
         with _user_errors():
-            from treebench.verify import EXIT_FAILED, verify_dir
-
-            found = verify_dir(summary.out)
+            found = api_light.verify_dir(summary.out)
         for v in found:
             _print_verification(v)
-        if not all(v.passed for v in found):
-            code = EXIT_FAILED
+        code = api_light.verify_exit_code(found) or code
     raise typer.Exit(code)
 
 
@@ -209,7 +191,7 @@ def _console():
 def _print_plan(exp, pl, out_dir: Path, applied=None, n_checked: int = 0) -> None:
     from rich.table import Table
 
-    from treebench.sweeps import describe_applied
+    from treebench.api_light import describe_applied
 
     con = _console()
     t = Table(title=f"{exp.name}: {len(pl.cells)} cells", show_lines=False)
@@ -241,7 +223,7 @@ def _print_plan(exp, pl, out_dir: Path, applied=None, n_checked: int = 0) -> Non
 
 
 def _print_summary(s) -> None:
-    from treebench.sweeps import describe_applied
+    from treebench.api_light import describe_applied
 
     for line in describe_applied(s.sweep_applied):
         typer.echo(f"sweep: {line}")
@@ -320,14 +302,9 @@ def status(
     """Show the cells of a SLURM run by state: queued, running, done, failed, not run (from the
     results folder and the scheduler)."""
     with _user_errors():
-        from treebench.errors import UserError
-        from treebench.execute import slurm
-        from treebench.results.store import existing_status
+        from treebench import api_light
 
-        if not slurm.submissions(results_dir):
-            raise UserError(f"{results_dir}: no SLURM submission here; `treebench run CONFIG "
-                            f"--backend slurm` makes them.")
-        found = slurm.status(results_dir, existing_status(results_dir))
+        found = api_light.slurm_status(results_dir)
     for line in found.lines(results_dir):
         typer.echo(line)
 
@@ -348,20 +325,9 @@ def sweep(
     kept and merged into its tables; a rerun resumes); each alias flag prints the parameter it
     set for each algorithm."""
     with _user_errors():
-        from treebench.api import parse_axis
-        from treebench.errors import UserError
+        from treebench import api_light
 
-        axes: dict[str, list[Any]] = {}
-        for flag, text in (("k", k), ("depth", depth), ("lambda", lambda_)):
-            if text is not None:
-                axes[flag] = parse_axis(text, flag)
-        for item in param or []:
-            if "=" not in item:
-                raise UserError(f"--param `{item}`: write it as NAME=VALUES, e.g. --param min_samples_leaf=1,5.")
-            name, _, text = item.partition("=")
-            axes[name.strip()] = parse_axis(text, name.strip())
-        if not axes:
-            raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
+        axes = api_light.sweep_axes(k, depth, lambda_, param)
     _run(config, sweep=axes, **options)
 
 
@@ -371,7 +337,7 @@ def _print_verification(v) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from treebench.verify import HEADER
+    from treebench import api_light
 
     con = Console(width=max(Console().width, 140))
     if not v.verdicts:
@@ -379,10 +345,11 @@ def _print_verification(v) -> None:
         return
     for note in filter(None, v.note.split("; ")):
         con.print(escape(f"note: {note}"))
+    header, rows = api_light.verdict_table(v)
     t = Table(title=escape(v.headline()), show_lines=False)
-    for col in HEADER:
+    for col in header:
         t.add_column(col, overflow="fold", justify="right" if col in ("measured", "difference") else "left")
-    for verdict, row in zip(v.verdicts, v.rows(), strict=True):
+    for verdict, row in zip(v.verdicts, rows, strict=True):
         style = None if verdict.passed else "bold red"
         t.add_row(*(escape(c) for c in row), style=style)
     con.print(t)
@@ -399,29 +366,22 @@ def verify(
     """Check the expectations of a config (`expect:`) against its results: measured, expected,
     difference, pass/fail, on exactly the cells the config defines. Exit 5 when one fails."""
     with _user_errors():
-        from treebench import api
-        from treebench.verify import EXIT_FAILED, experiment_dirs, verify_dir, write_json
+        from treebench import api_light
 
         found = []
-        for d in experiment_dirs(results_dir):  # one experiment at a time
-            for note in api.refresh_results(d):
+        for d in api_light.experiments_to_verify(results_dir):  # one experiment at a time
+            for note in api_light.refresh_results(d):
                 typer.echo(f"note: {d}: {note}")
-            for v in verify_dir(d, config=config, profile=profile, all_cells=all_cells):
+            for v in api_light.verify_dir(d, config=config, profile=profile, all_cells=all_cells):
                 _print_verification(v)
                 found.append((d, v))
         if json_out is not None:
-            for d, v in found:
-                if len(found) > 1:
-                    json_out.mkdir(parents=True, exist_ok=True)
-                    name = d.name if sum(x is d for x, _ in found) == 1 else f"{d.name}-{v.experiment}"
-                    write_json(v, json_out / f"{name}.json")
-                else:
-                    write_json(v, json_out)
+            api_light.write_verdicts(found, json_out)
     failed = sum(not v.passed for _, v in found)
     if len(found) > 1:
         typer.echo(f"{len(found) - failed} of {len(found)} experiment(s) verified"
                    + (f"; {failed} failed" if failed else ""))
-    raise typer.Exit(EXIT_FAILED if failed else 0)
+    raise typer.Exit(api_light.verify_exit_code([v for _, v in found]))
 
 
 # ----------------------------------------------------------------------------- report / show
@@ -437,46 +397,20 @@ def report(
     experiment's report, a top-level index.html and, when datasets repeat across experiments,
     a cross-experiment summary table."""
     with _user_errors():
-        from treebench.plan_cache import report_unchanged
+        from treebench import api_light
 
         fmts = [f.strip() for f in format.split(",") if f.strip()]
-        if out is None and report_unchanged(results_dir, tuple(fmts)):
-            typer.echo(f"report: {_index_file(results_dir / 'report', fmts, False)} (unchanged: "
-                       f"written from these cells, in these formats, by this version)")
+        if out is None and api_light.report_unchanged(results_dir, tuple(fmts)):
+            typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
+                       f"(unchanged: written from these cells, in these formats, by this version)")
             return
         from treebench import api
-        from treebench.errors import UserError
 
         for note in api.refresh_results(results_dir):
             typer.echo(f"note: {note}")
-        if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
-            written = api.write_report(results_dir, out, formats=fmts, keep_current=False)
-            target = _index_file(written, fmts, False)
-        elif results_dir.is_dir() and api.experiment_dirs(results_dir):
-            target = _index_file(api.report_tree(results_dir, out, formats=fmts), fmts, True)
-        else:
-            from treebench.execute.lock import LOCK_NAME, holders
-
-            writers = holders(results_dir / LOCK_NAME)
-            if writers:
-                raise UserError(
-                    f"{results_dir}: a run (pid {writers[0]}) is writing this folder and has not "
-                    f"written its results tables yet; {api.REPORT_HINT}")
-            raise UserError(
-                f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
-                f"written by `treebench run` (or the folder that holds several)."
-            )
+        # the current report was looked for above: api's own check would read the folder again
+        target = api.report_results(results_dir, out, fmts, keep_current=False)
     typer.echo(f"report: {target}")
-
-
-def _index_file(folder: Path, fmts: list[str], tree: bool) -> Path:
-    """The page to open in a report folder: index.html, else the Markdown index (``index.md``
-    of a folder of experiments, ``summary.md`` of one), else the folder."""
-    if "html" in fmts:
-        return folder / "index.html"
-    if "md" in fmts:
-        return folder / ("index.md" if tree else "summary.md")
-    return folder
 
 
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values.")]
@@ -503,18 +437,15 @@ def cells(
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.results.find import SHOWN, matching_cells
+        from treebench import api_light
 
-        rows, notes = matching_cells(results_dir, where, status, all_cells=all_cells)
+        rows, notes = api_light.matching_cells(results_dir, where, status, all_cells=all_cells)
     _notes(notes)
     if ids:
         for cid in rows["cell_id"]:
             typer.echo(cid)
         return
-    varying = [c for c in rows.columns if c.startswith(("param_", "bparam_"))
-               and rows[c].astype(str).nunique() > 1]
-    cols = [c for c in SHOWN if c in rows.columns and c != "algorithm_params"]
-    cols[3:3] = varying  # after cell_id, dataset, algorithm: the parameters that differ
+    cols, varying = api_light.cell_columns(rows)  # with the parameters that differ
     t = Table(title=f"{len(rows)} cell(s)" + (f", first {limit} shown" if limit and len(rows) > limit else ""))
     for c in cols:
         # the column names of the docs: `algorithm` for the entry's label
@@ -523,18 +454,8 @@ def cells(
                      overflow="fold", justify="right" if c.endswith(("accuracy", "seconds", "leaves", "depth")) else "left")
     view = rows.head(limit) if limit else rows
     for i in range(len(view)):
-        t.add_row(*(_cell_text(view[c].iloc[i]) for c in cols))
+        t.add_row(*(api_light.cell_text(view[c].iloc[i]) for c in cols))
     Console(width=max(Console().width, 160)).print(t)
-
-
-def _cell_text(v: Any) -> str:
-    import pandas as pd
-
-    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
 
 
 @app.command()
@@ -547,15 +468,14 @@ def show(
     """Print the fitted tree of one cell as readable rules (or JSON / Graphviz dot). Name the
     cell by its id, or by what it is with --where (refused, with the list, when several match)."""
     with _user_errors():
-        from treebench.results import find
-        from treebench.results import show as shown
+        from treebench import api_light
 
-        shown.check_request(cell_id, where, format)
+        api_light.check_show_request(cell_id, where, format)
         if where:
-            rows, notes = find.matching_cells(results_dir, where)
+            rows, notes = api_light.matching_cells(results_dir, where)
             _notes(notes)
-            cell_id = find.one_cell_id(rows, results_dir, where)
-        text = shown.tree_text(shown.read_shown(results_dir, cell_id), format)
+            cell_id = api_light.one_cell_id(rows, results_dir, where)
+        text = api_light.cell_tree_text(results_dir, cell_id, format)
     typer.echo(text)
 
 
@@ -598,9 +518,9 @@ def results_check(
     """Check every cell file (content hash, name, schema), the tables against the cells, and
     the manifest's experiments. Exit 0 when all is consistent (after --repair), 1 when not."""
     with _user_errors():
-        from treebench import api
+        from treebench import api_light
 
-        c = api.check_results(results_dir, repair=repair, prune_stale=prune_stale)
+        c = api_light.check_results(results_dir, repair=repair, prune_stale=prune_stale)
     _print_check(c, repair or prune_stale)
     raise typer.Exit(0 if c.healthy else 1)
 
@@ -624,38 +544,21 @@ def algorithms(
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.algorithms.objectives import askable, problem_of
-        from treebench.registry import ALGORITHMS
+        from treebench import api_light
 
         t = Table(title="algorithms")
         for col in ("name", "available", "takes", "solves (objective: may ask)",
                     "parameters (defaults)", "description"):
             # a problem name is never cut in two
             t.add_column(col, overflow="fold", min_width=24 if col.startswith("solves") else None)
-        for e in ALGORITHMS:
-            if "test" in e.tags and not all_:
-                continue
-            avail = "yes" if e.available else f"no: needs {', '.join(e.missing)}"
-            params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
-            solves = problem_of(e.name, e.parameters(), tuple(e.tags))
-            if askable(e.name):
-                solves += f" ({', '.join(askable(e.name))})"
-            t.add_row(e.name, avail, _takes(e.inputs), solves, params, e.description)
+        for row in api_light.algorithm_rows(all_):
+            t.add_row(*row)
         Console(width=200).print(t)
     typer.echo("takes: 0/1 = binary features only (give a binarization such as quantile); raw = "
                "numeric features as they are; categorical = text categories; missing = NaN "
                "routed by the learner; weights = sample weights; multiclass; regression.")
     typer.echo("solves: the problem the defaults solve; in brackets the problems an entry may ask "
                "for with `objective:` (docs/objectives.md).")
-
-
-def _takes(kinds: frozenset[str]) -> str:
-    """The input kinds of a learner in the words of `treebench algorithms`."""
-    words = {"numeric": "raw", "categorical": "categorical", "missing": "missing",
-             "weights": "weights", "multiclass": "multiclass", "regression": "regression"}
-    shown = ["0/1" if "numeric" not in kinds else "0/1, raw"]
-    shown += [w for k, w in words.items() if k in kinds and k != "numeric"]
-    return ", ".join(shown)
 
 
 @app.command()
@@ -665,15 +568,13 @@ def binarizers() -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.registry import BINARIZERS
+        from treebench import api_light
 
         t = Table(title="binarizers")
         for col in ("name", "for", "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
-        for e in BINARIZERS:
-            params = ", ".join(f"{k}={v!r}" for k, v in e.parameters().items())
-            kind = ", ".join(x for x in e.tags if x in ("numeric", "categorical")) or "any"
-            t.add_row(e.name, kind, params or "-", e.description)
+        for row in api_light.binarizer_rows():
+            t.add_row(*row)
         con = Console(width=160)
         con.print(t)
         con.print(
@@ -691,18 +592,15 @@ def metrics() -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from treebench import metrics as registry
+        from treebench import api_light
 
         t = Table(title="metrics")
         for col in ("name", "columns", "task", "better", "description"):
             t.add_column(col, overflow="fold")
-        for m in registry.all_metrics():
-            better = {True: "higher", False: "lower", None: ""}[m.greater_is_better]
-            t.add_row(m.name, ", ".join(m.columns()), m.task, better, m.description)
+        for row in api_light.metric_rows():
+            t.add_row(*row)
         Console(width=160).print(t)
-        from treebench.registry import METRICS
-
-        for name, why in METRICS.import_errors.items():  # a broken plug-in is shown, not raised
+        for name, why in api_light.metric_import_errors().items():  # a broken plug-in is shown
             typer.echo(f"plug-in metric `{name}` could not be imported: {why}")
 
 
@@ -723,45 +621,16 @@ def datasets_list(
         from rich.console import Console
         from rich.table import Table
 
-        from treebench.data.manage import list_datasets
+        from treebench import api_light
 
-        from treebench.registry import DATASETS
-
-        rows = list_datasets(data_dir, tags=tag or ())
+        rows = api_light.dataset_rows(data_dir, tag or ())
         t = Table(title=f"datasets ({len(rows)})")
         for col in ("name", "availability", "where (found, or where to get it)", "shape", "size",
                     "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
-        for r in rows:
-            size = "" if not r.get("bytes") else f"{r['bytes'] / 1e6:.2f} MB"
-            shape = "" if not r.get("shape") else " x ".join(str(v) for v in r["shape"])
-            params = ", ".join(f"{k}={v!r}" for k, v in DATASETS.get(r["name"]).parameters().items())
-            t.add_row(r["name"], str(r.get("availability", "")), _where_found(r), shape, size,
-                      params, r.get("description") or "")
+        for row in rows:
+            t.add_row(*row)
         Console(width=200).print(t)
-
-
-def _where_found(row: dict[str, Any]) -> str:
-    """The folder a dataset's files were found in, else where to get it."""
-    found = [w for w in row.get("where") or [] if w]
-    if found:
-        return str(Path(str(found[0])).parent)
-    return row.get("source") or ("bundled" if row.get("availability") == "embedded" else "")
-
-
-def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
-    """``KEY=VALUE`` options (values parsed as numbers, booleans, null, or comma lists)."""
-    from treebench.cells import expand_values, parse_scalar
-    from treebench.errors import UserError
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise UserError(f"{flag} `{item}`: write it as KEY=VALUE, e.g. {flag} max_splits=8.")
-        key, _, text = item.partition("=")
-        vals = expand_values(text) if "," in text else [parse_scalar(text)]
-        out[key.strip()] = vals if "," in text else vals[0]
-    return out
 
 
 @datasets_app.command("info")
@@ -783,47 +652,17 @@ def datasets_info(
     of a dataset or local file (loads it); with --binarization, its binary columns per feature."""
     with _user_errors():
         import json
-        import warnings
 
-        from treebench.cells import parse_scalar
-        from treebench.data.manage import binarization_summary, describe, format_info
-        from treebench.errors import UserError
-        from treebench.registry import DATASETS
+        from treebench import api_light
 
-        opts = _key_values(option, "--option")
-        for key, value in (("label", label), ("header", header), ("delimiter", delimiter), ("test_path", test_path)):
-            if value is not None:
-                opts[key] = parse_scalar(value) if key == "label" else value
-        if categorical is not None:
-            cats = [parse_scalar(c) for c in categorical.split(",") if c.strip()]
-            opts["categorical"] = categorical if categorical in ("auto", "all", "none") else cats
-        is_file = Path(name).expanduser().is_file() or (name not in DATASETS and ("/" in name or "." in name))
-        if not is_file and opts:
-            raise UserError(f"`{name}` is a registered dataset; --label, --header, ... and --option apply to local files only.")
-        from treebench.data.base import load_dataset
-
-        if is_file:
-            from treebench.errors import ConfigError
-
-            try:
-                DATASETS.get("file").check_param_names(opts)
-            except ConfigError as exc:
-                raise UserError(f"--option: {exc}") from None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # caveats are printed as notes
-            if is_file:
-                ds = load_dataset("file", {"path": name, **opts})
-            else:
-                ds = load_dataset(name, None, data_dirs=data_dir, offline=True if offline else None)
-        info = describe(ds)
-        if binarization is not None:
-            info["binarization"] = binarization_summary(ds, binarization, _key_values(param, "--param"))
-        elif param:
-            raise UserError("--param needs --binarization NAME (see `treebench binarizers`).")
+        opts = api_light.file_options(option, label=label, header=header, delimiter=delimiter,
+                                      categorical=categorical, test_path=test_path)
+        info = api_light.describe_dataset(name, opts, binarization, param, data_dir,
+                                          True if offline else None)
     if as_json:
         typer.echo(json.dumps(info, indent=2, default=str))
     else:
-        typer.echo(format_info(info))
+        typer.echo(api_light.format_dataset_info(info))
 
 
 @datasets_app.command("fetch")
@@ -836,19 +675,18 @@ def datasets_fetch(
     """Download datasets into the user cache and parse them, checking each file's sha256
     (files already present are only verified)."""
     with _user_errors():
-        from treebench.data.manage import fetch, list_datasets
+        from treebench import api_light
         from treebench.errors import UserError
 
         if all_:
-            names = [r["name"] for r in list_datasets(data_dir)
-                     if r.get("availability") == "downloadable" and not r.get("alias_of")]
+            names = api_light.downloadable_datasets(data_dir)
             if not names:
                 typer.echo("every downloadable dataset is already here.")
                 return
         if not names:
             raise UserError("name the datasets to fetch (see `treebench datasets list`), or give --all.")
 
-        rows = fetch(names, data_dirs=data_dir, offline=True if offline else None)
+        rows = api_light.fetch_datasets(names, data_dir, True if offline else None)
     for r in rows:
         typer.echo(f"{r['name']}: {r['status']}: {r.get('message') or ''}".rstrip(": "))
 
@@ -872,7 +710,7 @@ def main() -> None:
     finished cells are kept, workers stopped; the exit code is 143 (Ctrl-C: 130)."""
     import warnings
 
-    from treebench.execute.lifetime import TERMINATED, exit_code_of, sigterm_as_interrupt, terminated
+    from treebench.api_entry import TERMINATED, exit_code_of, sigterm_as_interrupt, terminated
 
     global _PYTHON_SHOWWARNING
     if warnings.showwarning is not _show_warning:

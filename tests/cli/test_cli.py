@@ -57,6 +57,23 @@ def test_run_and_sweep_share_their_run_options():
     assert sweep[4:] == run and len(run) == 21
 
 
+def test_the_cli_contract_forbids_every_module_but_the_api_and_the_errors():
+    """The import contract `cli` (pyproject.toml) lists every other top-level module of
+    treebench, so a module added later cannot be imported by the command line unnoticed."""
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    contracts = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in contracts["tool"]["importlinter"]["contracts"] if c["id"] == "cli")
+    package = root / "treebench"
+    modules = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    allowed = {"cli", "api", "api_light", "api_entry", "errors"}
+    assert contract["source_modules"] == ["treebench.cli"]
+    assert {m.removeprefix("treebench.") for m in contract["forbidden_modules"]} == modules - allowed
+
+
 def test_help_imports_no_heavy_module():
     code = (
         "import sys; from treebench.cli import app; from typer.testing import CliRunner;"
