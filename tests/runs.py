@@ -1,12 +1,19 @@
 """Small experiments for tests of every package: the tiny config most runner, results and
-config tests start from, a network-log frame with values float32 cannot hold, and a results
-table without the columns that vary from run to run.
+config tests start from, a network-log frame with values float32 cannot hold, a results
+table without the columns that vary from run to run, a quiet run through the API, and a
+driver running as a subprocess with a wait for its first cell files.
 
 ``tests/`` is on ``sys.path`` (tests/conftest.py): ``from runs import tiny_config``.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -55,13 +62,48 @@ def steady_columns(t: pd.DataFrame) -> list[str]:
     return [c for c in t.columns if not c.endswith("_seconds") and c not in VARYING]
 
 
+def run_quiet(path: Path, out: Path, **options):
+    """`api.run_experiment` of the config file ``path`` into ``out`` without a progress bar
+    or a report unless ``options`` ask for them; its summary."""
+    options.setdefault("progress", False)
+    options.setdefault("report", False)
+    return api.run_experiment(path, api.RunOptions(out=out, **options))
+
+
+@contextmanager
+def driver_process(cmd: list[str], **popen) -> Iterator[subprocess.Popen]:
+    """``cmd`` (a driver) as a subprocess in its own session, its stdout and stderr piped as
+    text; its process group is SIGKILLed on leaving the block if it still runs."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_for_cells(driver: subprocess.Popen, cells: Path, n: int, timeout: float) -> int:
+    """Wait (at most ``timeout`` seconds) until the folder ``cells`` holds ``n`` cell files
+    while ``driver`` runs; fails the test with the driver's stderr if it has exited. How many
+    cell files there are."""
+    def count() -> int:
+        return len(list(cells.glob("[!.]*.json"))) if cells.is_dir() else 0
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and driver.poll() is None and count() < n:
+        time.sleep(0.02)
+    assert driver.poll() is None, driver.communicate()[1]
+    return count()
+
+
 def run_folder(tmp: Path, cfg: dict) -> Path:
     """Run the config ``cfg`` (written to ``tmp/c.yaml``) into ``tmp/r`` as `treebench run
     --no-report` does; the results folder."""
     path = tmp / "c.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    summary = api.run_experiment(path, api.RunOptions(out=tmp / "r", progress=False,
-                                                      report=False))
+    summary = run_quiet(path, tmp / "r")
     assert summary.exit_code == 0, summary.failures
     return tmp / "r"
 

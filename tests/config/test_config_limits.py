@@ -30,6 +30,13 @@ def _one_sentence_exit_2(r, *fragments):
         assert f in text, text
 
 
+def _accepted(path, tmp_path, *extra) -> str:
+    """The output of a dry run of ``path`` that must succeed (exit 0)."""
+    r = _dry_run(path, tmp_path, *extra)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
 # ----------------------------------------------------------------------------- booleans
 @pytest.mark.parametrize(
     "mutate, key",
@@ -108,8 +115,7 @@ def test_integer_flags_out_of_range_are_refused(write_config, tmp_path, args, fl
 def test_integers_at_the_ends_of_their_ranges_are_accepted(write_config, tmp_path):
     cfg = tiny_config(seed=2**32 - 1)
     cfg["algorithms"][0]["params"]["max_depth"] = [1, 2**63 - 1]
-    r = _dry_run(write_config(cfg), tmp_path)
-    assert r.exit_code == 0, r.output
+    _accepted(write_config(cfg), tmp_path)
 
 
 def test_an_integer_of_thousands_of_digits_is_one_sentence(write_config, tmp_path):
@@ -182,8 +188,7 @@ def test_a_bad_environment_variable_is_named(write_config, tmp_path, monkeypatch
 ])
 def test_good_environment_variables_pass(write_config, tmp_path, monkeypatch, name, value):
     monkeypatch.setenv(name, value)
-    r = _dry_run(write_config(tiny_config()), tmp_path)
-    assert r.exit_code == 0, r.output
+    _accepted(write_config(tiny_config()), tmp_path)
 
 
 def test_more_folds_than_rows_is_refused_before_any_cell_runs(write_config, tmp_path):
@@ -213,9 +218,8 @@ def test_the_same_key_in_different_mappings_and_merge_keys_are_no_repeats(write_
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\nalgorithms:\n"
             "  - {name: cart, params: &p {max_depth: 2}}\n"
             "  - {name: cart, label: b, params: {<<: *p, max_depth: 3}}\n")
-    r = _dry_run(write_config(text), tmp_path)
-    assert r.exit_code == 0, r.output
-    assert "max_depth=3" in r.output and "max_depth=2" in r.output
+    output = _accepted(write_config(text), tmp_path)
+    assert "max_depth=3" in output and "max_depth=2" in output
 
 
 # ----------------------------------------------------------------------------- empty sweep axes
@@ -239,8 +243,7 @@ def test_an_empty_sweep_axis_is_refused(write_config, tmp_path, mutate, key):
 def test_a_literal_empty_list_is_no_empty_axis(write_config, tmp_path):
     cfg = tiny_config(binarization={"method": "quantile", "params": {"max_splits": 4}})
     cfg["binarization"]["params"]["categorical_params"] = {"value": {}}
-    r = _dry_run(write_config(cfg), tmp_path)
-    assert r.exit_code == 0, r.output
+    _accepted(write_config(cfg), tmp_path)
 
 
 def test_yaml_yes_is_not_depth_one(write_config, tmp_path):
@@ -264,8 +267,7 @@ def test_sweep_flag_boolean_is_refused(write_config, tmp_path):
 def test_real_boolean_parameters_still_take_booleans(write_config, tmp_path):
     cfg = tiny_config(algorithms=[{"name": "random-forest",
                                    "params": {"n_estimators": 3, "bootstrap": False}}])
-    r = _dry_run(write_config(cfg), tmp_path)
-    assert r.exit_code == 0, r.output
+    _accepted(write_config(cfg), tmp_path)
 
 
 # ----------------------------------------------------------------------------- YAML limits
@@ -311,9 +313,8 @@ def test_ordinary_aliases_still_work(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: &p {max_depth: [1, 2]}\n"
             "  - name: cart\n    label: cart-b\n    params: *p\n")
-    r = _dry_run(write_config(text), tmp_path)
-    assert r.exit_code == 0, r.output
-    assert "t: 10 cells" in r.output  # the two entries are the same cells
+    output = _accepted(write_config(text), tmp_path)
+    assert "t: 10 cells" in output  # the two entries are the same cells
 
 
 def test_alias_bomb_in_a_catalog_file_is_refused(write_config, tmp_path, monkeypatch):
@@ -434,8 +435,7 @@ def test_a_grid_over_the_limit_is_refused_before_expanding(write_config, tmp_pat
 def test_max_cells_sets_the_limit(write_config, tmp_path):
     cfg = write_config(tiny_config())  # 3 folds x 2 depths
     _one_sentence_exit_2(_dry_run(cfg, tmp_path, "--max-cells", "5"), "6 cells", "limit of 5")
-    r = _dry_run(cfg, tmp_path, "--max-cells", "6")
-    assert r.exit_code == 0 and "tiny: 6 cells" in r.output
+    assert "tiny: 6 cells" in _accepted(cfg, tmp_path, "--max-cells", "6")
     r = runner.invoke(app, ["sweep", str(cfg), "--depth", "1..4", "--max-cells", "8", "--dry-run"])
     _one_sentence_exit_2(r, "12 cells")
 
@@ -470,9 +470,8 @@ def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
     from treebench.config import grid
 
     monkeypatch.setattr(grid, "WARN_CELLS", 4)
-    r = _dry_run(write_config(tiny_config()), tmp_path)
-    assert r.exit_code == 0, r.output
-    lines = [ln for ln in r.output.splitlines() if "warning" in ln]
+    output = _accepted(write_config(tiny_config()), tmp_path)
+    lines = [ln for ln in output.splitlines() if "warning" in ln]
     assert lines == ["treebench: warning: the grid has 6 cells (more than 4); expanding it takes "
                      "about 1 s before anything runs."]
 
@@ -501,9 +500,8 @@ def _tune_config(**entry):
 
 
 def test_a_tune_entry_restricted_to_train_val_test_datasets_is_accepted(write_config, tmp_path):
-    r = _dry_run(write_config(_tune_config(datasets=["wine"])), tmp_path)
-    assert r.exit_code == 0, r.output
-    assert "cart-tuned" in r.output
+    output = _accepted(write_config(_tune_config(datasets=["wine"])), tmp_path)
+    assert "cart-tuned" in output
 
 
 def test_a_tune_entry_on_a_kfold_dataset_is_still_refused(write_config, tmp_path):

@@ -24,17 +24,14 @@ import yaml
 
 pytest.importorskip("distributed")
 
+from runs import driver_process, tiny_config, wait_for_cells  # noqa: E402
+
 pytestmark = pytest.mark.cluster
 
-CONFIG = {
-    "name": "cl",
-    "seed": 0,
-    "datasets": ["iris"],
-    "split": {"kind": "kfold", "n_splits": 5},
-    "binarization": {"method": "raw"},
-    "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2, 3, 4, 5, 6, 7, 8]}}],
-    "execution": {"n_jobs": 1, "backend": "sequential"},
-}  # 5 folds x 8 depths = 40 cells
+CONFIG = tiny_config(
+    name="cl", split={"kind": "kfold", "n_splits": 5},
+    algorithms=[{"name": "cart", "params": {"max_depth": [1, 2, 3, 4, 5, 6, 7, 8]}}],
+)  # 5 folds x 8 depths = 40 cells
 
 _started_schedulers: list[subprocess.Popen] = []  # so that a test can kill its scheduler
 
@@ -113,9 +110,7 @@ def _ctrl_c_after(drv: subprocess.Popen, cells: Path, n: int, wait: float) -> st
     """Send the driver's process group a SIGINT (a terminal's Ctrl-C) once `n` cell files exist
     (or after `wait` seconds); returns its stderr. The driver never outlives the call."""
     try:
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < n):
-            time.sleep(0.02)
+        wait_for_cells(drv, cells, n, wait)
         os.killpg(drv.pid, signal.SIGINT)
         _, err = drv.communicate(timeout=120)
     finally:
@@ -206,23 +201,13 @@ def test_dask_worker_killed_mid_sweep_every_cell_once(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": _worker_env()["PYTHONPATH"]}
     with dask_cluster(tmp_path) as (address, workers, dirs):
-        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "--backend", "dask", "--address", address),
-                               cwd=tmp_path / "driver", env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-        try:
+        cmd = _driver(tmp_path, "-o", "out", "--backend", "dask", "--address", address)
+        with driver_process(cmd, cwd=tmp_path / "driver", env=env) as drv:
             cells = tmp_path / "driver" / "out" / "cells"
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
-                time.sleep(0.01)
-            n_at_kill = len(list(cells.glob("*.json")))
-            assert drv.poll() is None, "the sweep finished before the kill"
+            n_at_kill = wait_for_cells(drv, cells, 3, 120)
             os.kill(workers[0].pid, signal.SIGKILL)
             workers[0].wait(timeout=10)
             _, err = drv.communicate(timeout=300)
-        finally:
-            if drv.poll() is None:
-                drv.kill()
-                drv.wait()
         assert drv.returncode == 0, err
         assert n_at_kill < 40
         df = pd.read_csv(tmp_path / "driver" / "out" / "results.csv")
@@ -280,23 +265,15 @@ def test_dask_driver_losing_the_scheduler_keeps_cells_and_a_rerun_resumes(tmp_pa
             "algorithms": [{"name": "test-sleep", "params": {"seconds": 0.3}}]}
     (tmp_path / "one").mkdir()
     with dask_cluster(tmp_path / "one") as (address, workers, dirs):
-        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "-q", "--backend", "dask", "--address",
-                                       address, config=slow),
-                               cwd=tmp_path / "driver", env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+        cmd = _driver(tmp_path, "-o", "out", "-q", "--backend", "dask", "--address", address,
+                      config=slow)
         cells = tmp_path / "driver" / "out" / "cells"
-        try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and (not cells.exists() or len(list(cells.glob("*.json"))) < 3):
-                time.sleep(0.02)
+        with driver_process(cmd, cwd=tmp_path / "driver", env=env) as drv:
+            wait_for_cells(drv, cells, 3, 120)
             sched = next(p for p in _started_schedulers if p.poll() is None)
             sched.kill()
             sched.wait(timeout=10)
             _, err = drv.communicate(timeout=180)
-        finally:
-            if drv.poll() is None:
-                drv.kill()
-                drv.wait()
     assert drv.returncode == 2, err
     assert "finished cells are saved" in err and "Traceback" not in err, err
     n_kept = len(list(cells.glob("*.json")))
@@ -634,23 +611,13 @@ def test_ray_driver_losing_the_cluster_keeps_cells_and_a_rerun_resumes(tmp_path,
         warm = _ray_run(tmp_path, head, "-o", "warm", "-q", "--backend", "ray", "--address",
                         address, config={**slow, "split": {"kind": "holdout", "seeds": [0]}})
         assert warm.returncode == 0, warm.stderr  # the head accepts drivers now
-        drv = subprocess.Popen(_driver(tmp_path, "-o", "out", "-q", "--backend", "ray",
-                                       "--address", address, config=slow),
-                               cwd=tmp_path / "driver", env=head.env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+        cmd = _driver(tmp_path, "-o", "out", "-q", "--backend", "ray", "--address", address,
+                      config=slow)
         cells = tmp_path / "driver" / "out" / "cells"
-        try:
-            deadline = time.monotonic() + 180
-            while (time.monotonic() < deadline and drv.poll() is None
-                   and (not cells.exists() or len(list(cells.glob("*.json"))) < 3)):
-                time.sleep(0.02)
-            assert drv.poll() is None, drv.communicate()[1]
+        with driver_process(cmd, cwd=tmp_path / "driver", env=head.env) as drv:
+            wait_for_cells(drv, cells, 3, 180)
             _stop_ray_head(head.head, signal.SIGKILL)
             _, err = drv.communicate(timeout=240)
-        finally:
-            if drv.poll() is None:
-                os.killpg(drv.pid, signal.SIGKILL)
-                drv.wait()
     assert drv.returncode == 2, err
     assert "lost the connection to the ray cluster" in err, err
     assert "finished cells are saved" in err and "Traceback" not in err, err

@@ -49,7 +49,7 @@ _SHORT_WAIT = ("import sys\n"
 
 class Driver:
     """The driver as a subprocess (its own process group), its stdout and stderr read as
-    they come."""
+    they come; as a context manager, killed on leaving unless it has exited."""
 
     def __init__(self, tmp: Path, cmd: list[str]):
         env = {**os.environ, "PYTHONPATH": _worker_env()["PYTHONPATH"]}
@@ -61,6 +61,12 @@ class Driver:
                         for s, b in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
         for r in self.readers:
             r.start()
+
+    def __enter__(self) -> Driver:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
 
     @staticmethod
     def _read(stream, into: list[str]) -> None:
@@ -142,6 +148,25 @@ def _short_wait(tmp: Path, seconds: float, *args: str, config: dict) -> list[str
     return [sys.executable, "-c", _SHORT_WAIT, str(seconds), *cmd[cmd.index("run"):]]
 
 
+def _on_dask(tmp: Path, address: str, *, config: dict = SLOW,
+             wait: float | None = None) -> list[str]:
+    """The command line of a run of ``config`` into ``out`` on the scheduler at ``address``;
+    with ``wait``, the driver waits that many seconds for a worker (`NO_WORKER_SECONDS`)."""
+    args = ("-o", "out", "--backend", "dask", "--address", address)
+    if wait is None:
+        return _driver(tmp, *args, config=config)
+    return _short_wait(tmp, wait, *args, config=config)
+
+
+def _lose_a_worker(tmp: Path, cmd: list[str], victim, timeout: float) -> tuple[int, str, str]:
+    """Run the driver ``cmd``, SIGKILL ``victim`` (a worker process or pid) once 3 cells are
+    on disk and let the driver finish (within ``timeout`` s): (exit code, stdout, stderr)."""
+    with Driver(tmp, cmd) as drv:
+        _wait_cells(tmp, drv, 3)
+        _kill(victim)
+        return drv.finish(timeout)
+
+
 @pytest.mark.parametrize("moment", [
     pytest.param("before", marks=pytest.mark.slow),
     "during",
@@ -159,9 +184,7 @@ def test_a_worker_killed_before_while_or_after_the_data_reaches_it(tmp_path, mom
         victim = workers[0]
         if moment == "during":
             os.kill(victim.pid, signal.SIGSTOP)
-        drv = Driver(tmp_path, _driver(tmp_path, "-o", "out", "--backend", "dask", "--address",
-                                       address, config=SLOW))
-        try:
+        with Driver(tmp_path, _on_dask(tmp_path, address)) as drv:
             if moment == "before":
                 assert drv.said("running on dask scheduler", 120), "".join(drv.err)
             elif moment == "during":
@@ -171,8 +194,6 @@ def test_a_worker_killed_before_while_or_after_the_data_reaches_it(tmp_path, mom
                 _wait_cells(tmp_path, drv, 3)
             _kill(victim)
             code, out, err = drv.finish(240)
-        finally:
-            drv.stop()
         received = _received(address)
     assert code == 0, err
     assert "Traceback" not in err, err
@@ -194,14 +215,8 @@ def test_a_worker_restarted_by_its_nanny_counts_once(tmp_path):
     with dask_cluster(tmp_path, nanny=True) as (address, workers, dirs):
         with Client(address, timeout="30s", set_as_default=False) as c:
             pids = sorted(c.run(os.getpid).values())
-        drv = Driver(tmp_path, _driver(tmp_path, "-o", "out", "--backend", "dask", "--address",
-                                       address, config=cfg))
-        try:
-            _wait_cells(tmp_path, drv, 3)
-            _kill(pids[0])
-            code, out, err = drv.finish(240)
-        finally:
-            drv.stop()
+        code, out, err = _lose_a_worker(tmp_path, _on_dask(tmp_path, address, config=cfg),
+                                        pids[0], 240)
         received = _received(address)
     assert code == 0, err
     _all_cells_once_and_ok(tmp_path)
@@ -219,12 +234,8 @@ def test_no_worker_at_the_start_is_said_then_the_run_stops_at_the_deadline(tmp_p
     one sentence and exit 2 (it waited 60 s, unannounced, and then blamed a lost connection)."""
     with dask_cluster(tmp_path, n_workers=0) as (address, workers, dirs):
         started = time.monotonic()
-        drv = Driver(tmp_path, _short_wait(tmp_path, 4, "-o", "out", "--backend", "dask",
-                                           "--address", address, config=SLOW))
-        try:
+        with Driver(tmp_path, _on_dask(tmp_path, address, wait=4)) as drv:
             code, out, err = drv.finish(120)
-        finally:
-            drv.stop()
         took = time.monotonic() - started
     assert code == 2, err
     assert (f"no dask worker is connected to the scheduler at {address}; waiting up to 4 s "
@@ -242,14 +253,8 @@ def test_the_last_worker_dies_the_run_waits_then_stops_keeping_its_cells(tmp_pat
     on disk. Before: the dataset's only copy died with the worker, dask cancelled the cells
     that needed it, and the run blamed a lost connection to the scheduler."""
     with dask_cluster(tmp_path, n_workers=1) as (address, workers, dirs):
-        drv = Driver(tmp_path, _short_wait(tmp_path, 4, "-o", "out", "--backend", "dask",
-                                           "--address", address, config=SLOW))
-        try:
-            _wait_cells(tmp_path, drv, 3)
-            _kill(workers[0])
-            code, out, err = drv.finish(120)
-        finally:
-            drv.stop()
+        code, out, err = _lose_a_worker(tmp_path, _on_dask(tmp_path, address, wait=4),
+                                        workers[0], 120)
     assert code == 2, err
     assert (f"no dask worker is connected to the scheduler at {address}; waiting up to 4 s "
             f"for one") in err, err
@@ -267,17 +272,13 @@ def test_the_last_worker_dies_and_a_new_one_joins_and_finishes_the_sweep(tmp_pat
     new worker joins: it receives the dataset with its first cell, once, and runs the rest;
     every cell once, exit 0 (before, the run stopped as in the test above)."""
     with dask_cluster(tmp_path, n_workers=1) as (address, workers, dirs):
-        drv = Driver(tmp_path, _short_wait(tmp_path, 90, "-o", "out", "--backend", "dask",
-                                           "--address", address, config=SLOW))
-        try:
+        with Driver(tmp_path, _on_dask(tmp_path, address, wait=90)) as drv:
             _wait_cells(tmp_path, drv, 3)
             _kill(workers[0])
             assert drv.said("no dask worker is connected to the scheduler", 60), \
                 "".join(drv.err)
             workers.append(start_dask_worker(address, tmp_path / "late"))
             code, out, err = drv.finish(240)
-        finally:
-            drv.stop()
         received = _received(address)
     assert code == 0, err
     assert f"1 dask worker connected to {address} again; the sweep goes on" in err, err

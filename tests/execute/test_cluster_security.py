@@ -12,7 +12,6 @@ import ipaddress
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ import yaml
 
 pytest.importorskip("distributed")
 
-from runs import tiny_config  # noqa: E402
+from runs import driver_process, tiny_config, wait_for_cells  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TLS_ENV = ("DASK_DISTRIBUTED__COMM__TLS__CA_FILE", "DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT",
@@ -99,26 +98,15 @@ def test_a_local_ray_listens_on_loopback_only(tmp_path):
                       algorithms=[{"name": "test-sleep", "params": {"seconds": 3}}])
     (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     env = _env(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    drv = subprocess.Popen([sys.executable, "-m", "treebench.cli", "run", "exp.yaml", "-o", "out",
-                            "-q", "--no-report", "--backend", "ray"], cwd=tmp_path, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           start_new_session=True)
-    try:
-        deadline = time.monotonic() + 150
-        cells = tmp_path / "out" / "cells"
-        while (time.monotonic() < deadline and drv.poll() is None
-               and not (cells.exists() and any(cells.glob("*.json")))):
-            time.sleep(0.1)
-        assert drv.poll() is None, drv.communicate()[1]
+    cmd = [sys.executable, "-m", "treebench.cli", "run", "exp.yaml", "-o", "out", "-q",
+           "--no-report", "--backend", "ray"]
+    with driver_process(cmd, cwd=tmp_path, env=env) as drv:
+        wait_for_cells(drv, tmp_path / "out" / "cells", 1, 150)
         root = psutil.Process(drv.pid)
         tree = [root, *root.children(recursive=True)]
         socks = _listening(tree)
         names = {p.pid: p.name() for p in tree if p.is_running()}
         _, err = drv.communicate(timeout=150)
-    finally:
-        if drv.poll() is None:
-            os.killpg(drv.pid, signal.SIGKILL)
-            drv.wait()
     assert drv.returncode == 0, err
     listeners = {names.get(pid, "?") for pid, _, _ in socks}
     assert {"gcs_server", "raylet"} <= listeners and drv.pid in {p for p, _, _ in socks}, socks

@@ -17,7 +17,7 @@ import pytest
 from treebench import api
 from treebench.results.store import read_table
 
-from runs import steady_columns, tiny_config
+from runs import steady_columns, tiny_config, wait_for_cells
 
 FORK = {"n_jobs": 1, "backend": "fork"}
 
@@ -122,22 +122,30 @@ def _cmd(path, out):
             "--no-report"]
 
 
-def _wait_files(cells, n, timeout=90):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cells.is_dir() and len(list(cells.glob("[!.]*.json"))) >= n:
-            return
-        time.sleep(0.05)
+def _sleepers_started(write_config, tmp_path, n, seconds, **streams):
+    """The CLI running ``n`` cells that each sleep ``seconds`` on a pool of 2 workers, in its
+    own session, once 3 of the cells are on disk: (process, config path, results folder)."""
+    cfg = tiny_config(split={"kind": "holdout", "seeds": list(range(n))},
+                      algorithms=[{"name": "test-sleep", "params": {"seconds": seconds}}],
+                      execution={"n_jobs": 2, "backend": "fork"})
+    path, out = write_config(cfg), tmp_path / "o"
+    proc = subprocess.Popen(_cmd(path, out), start_new_session=True, **streams)
+    wait_for_cells(proc, out / "cells", 3, timeout=90)
+    return proc, path, out
+
+
+def _resumed_all_ok(path, out, n):
+    """The same command again finishes the run: ``n`` distinct cells, all ok."""
+    r = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    df = read_table(out / "results.parquet")
+    assert len(df) == n and df["cell_id"].is_unique and (df["status"] == "ok").all()
 
 
 def test_ctrl_c_stops_the_pool_exits_130_and_resumes(write_config, tmp_path):
-    cfg = tiny_config(split={"kind": "holdout", "seeds": list(range(40))},
-                      algorithms=[{"name": "test-sleep", "params": {"seconds": 0.3}}],
-                      execution={"n_jobs": 2, "backend": "fork"})
-    path, out = write_config(cfg), tmp_path / "o"
-    proc = subprocess.Popen(_cmd(path, out), start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    _wait_files(out / "cells", 3)
+    proc, path, out = _sleepers_started(write_config, tmp_path, 40, 0.3,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
@@ -146,10 +154,7 @@ def test_ctrl_c_stops_the_pool_exits_130_and_resumes(write_config, tmp_path):
     assert 3 <= len(df) < 40 and (df["status"] == "ok").all()
     assert int(re.search(r"ran (\d+) now", stdout).group(1)) <= len(df)
     time.sleep(0.3)
-    r = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    df = read_table(out / "results.parquet")
-    assert len(df) == 40 and df["cell_id"].is_unique and (df["status"] == "ok").all()
+    _resumed_all_ok(path, out, 40)
 
 
 def _running(pid: int) -> bool:
@@ -161,13 +166,8 @@ def _running(pid: int) -> bool:
 
 
 def test_sigkill_of_the_driver_takes_the_workers_with_it(write_config, tmp_path):
-    cfg = tiny_config(split={"kind": "holdout", "seeds": list(range(30))},
-                      algorithms=[{"name": "test-sleep", "params": {"seconds": 0.25}}],
-                      execution={"n_jobs": 2, "backend": "fork"})
-    path, out = write_config(cfg), tmp_path / "o"
-    proc = subprocess.Popen(_cmd(path, out), start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    _wait_files(out / "cells", 3)
+    proc, path, out = _sleepers_started(write_config, tmp_path, 30, 0.25,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                              text=True).stdout.split()
     assert workers, "the driver has forked its workers"
@@ -179,7 +179,4 @@ def test_sigkill_of_the_driver_takes_the_workers_with_it(write_config, tmp_path)
         os.killpg(proc.pid, signal.SIGKILL)  # in case they did: never leave them behind
     except ProcessLookupError:
         pass
-    r = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    df = read_table(out / "results.parquet")
-    assert len(df) == 30 and df["cell_id"].is_unique and (df["status"] == "ok").all()
+    _resumed_all_ok(path, out, 30)

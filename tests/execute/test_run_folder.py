@@ -14,31 +14,24 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from treebench import api
 from treebench.cli import app
 from treebench.results.store import read_table
 
-from runs import tiny_config
+from runs import run_quiet, tiny_config
 
 runner = CliRunner()
-
-
-def _run(path, out, **kw):
-    kw.setdefault("progress", False)
-    kw.setdefault("report", False)
-    return api.run_experiment(path, api.RunOptions(out=out, **kw))
 
 
 def test_sweep_adds_to_the_experiment_results_and_resumes(write_config, tmp_path):
     path = write_config(tiny_config())  # cart max_depth 1, 2 on 3 folds: 6 cells
     out = tmp_path / "o"
-    assert _run(path, out).n_ran == 6
-    s = _run(path, out, sweep={"depth": [3]})
+    assert run_quiet(path, out).n_ran == 6
+    s = run_quiet(path, out, sweep={"depth": [3]})
     assert s.n_ran == 3
     df = read_table(out / "results.parquet")
     assert len(df) == 9  # the experiment's 6 rows are kept beside the sweep's 3
     assert sorted(set(df["param_max_depth"])) == [1, 2, 3]
-    assert _run(path, out, sweep={"depth": [3]}).n_ran == 0  # a rerun resumes
+    assert run_quiet(path, out, sweep={"depth": [3]}).n_ran == 0  # a rerun resumes
     man = json.loads((out / "manifest.json").read_text())
     assert man["config"]["algorithms"][0]["params"]["max_depth"] == [1, 2]  # not replaced
     assert [r["command"] for r in man["runs"]] == ["run", "sweep"]  # the no-op rerun adds none
@@ -49,7 +42,7 @@ def test_sweep_adds_to_the_experiment_results_and_resumes(write_config, tmp_path
 
 def test_force_refuses_to_discard_finished_cells_without_overwrite(write_config, tmp_path):
     path = write_config(tiny_config(split={"kind": "holdout", "seeds": [0]}))
-    _run(path, tmp_path / "o")
+    run_quiet(path, tmp_path / "o")
     r = runner.invoke(app, ["run", str(path), "-o", str(tmp_path / "o"), "--force", "-q", "--no-report"])
     assert r.exit_code == 2 and "--overwrite" in r.output
     r = runner.invoke(app, ["run", str(path), "-o", str(tmp_path / "o"), "--force", "--overwrite",
@@ -67,7 +60,7 @@ def test_unwritable_results_dir_and_zero_jobs_exit_2_with_one_sentence(write_con
         r = runner.invoke(app, cmd)
         assert r.exit_code == 2, (cmd, r.output)
         assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
-    _run(path, tmp_path / "ok")
+    run_quiet(path, tmp_path / "ok")
     r = runner.invoke(app, ["report", str(tmp_path / "ok"), "-o", str(blocker / "rep")])
     assert r.exit_code == 2 and "cannot write" in r.output
 
@@ -87,7 +80,7 @@ def test_read_only_results_dir_exits_2(write_config, tmp_path):
 
 def test_manifest_records_the_workers_used(write_config, tmp_path):
     path = write_config(tiny_config(split={"kind": "holdout", "seeds": [0]}))  # 2 cells
-    s = _run(path, tmp_path / "o", n_jobs=-1, backend="loky")
+    s = run_quiet(path, tmp_path / "o", n_jobs=-1, backend="loky")
     man = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert man["n_jobs"] == -1
     assert man["n_jobs_used"] == min(os.cpu_count() or 1, 2) == s.n_jobs
@@ -99,10 +92,10 @@ def test_retry_with_a_new_time_limit_reruns_only_timed_out_cells_and_keeps_histo
                       split={"kind": "holdout", "seeds": [0]}, limits={"time": 0.3})
     path = write_config(cfg)
     out = tmp_path / "o"
-    s = _run(path, out)
+    s = run_quiet(path, out)
     assert s.counts == {"ok": 1, "timeout": 1}
     before = read_table(out / "results.parquet")
-    s = _run(path, out, retry=("timeout",), time_limit=30)
+    s = run_quiet(path, out, retry=("timeout",), time_limit=30)
     assert s.n_ran == 1  # only the timed-out cell, not every cell
     after = read_table(out / "results.parquet")
     assert sorted(after["cell_id"]) == sorted(before["cell_id"])  # same ids, own record replaced
@@ -116,7 +109,7 @@ def test_retry_with_a_new_time_limit_reruns_only_timed_out_cells_and_keeps_histo
 def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
     path = write_config(tiny_config())
     out = tmp_path / "o"
-    _run(path, out)
+    run_quiet(path, out)
     code = (
         "import sys; from treebench.cli import main; sys.argv = ['treebench', 'run', "
         f"{str(path)!r}, '-o', {str(out)!r}, '-q', '--no-report'];\n"
@@ -129,7 +122,7 @@ def test_rerun_with_nothing_to_do_imports_no_learner(write_config, tmp_path):
     assert "ran 0 now" in r.stdout
     # a cell removed by hand is noticed: the slow path runs it again
     next((out / "cells").glob("*.json")).unlink()
-    assert _run(path, out).n_ran == 1
+    assert run_quiet(path, out).n_ran == 1
 
 
 def test_rerun_finds_the_default_folder_by_the_yaml_name(tmp_path):

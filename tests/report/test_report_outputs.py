@@ -8,18 +8,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from treebench import api
 from treebench.cli import app
 
-from runs import tiny_config
+from runs import run_quiet, tiny_config
 
 runner = CliRunner()
-
-
-def _run(path, out, **kw):
-    kw.setdefault("progress", False)
-    kw.setdefault("report", False)
-    return api.run_experiment(path, api.RunOptions(out=out, **kw))
 
 
 def test_report_files_are_written_atomically(monkeypatch, tmp_path):
@@ -71,7 +64,7 @@ def test_report_on_a_folder_of_experiments(write_config, tmp_path):
     for name, depth in (("exp-a", [1, 2]), ("exp-b", [3])):
         cfg = tiny_config(name=name, split={"kind": "holdout", "seeds": [0]},
                           algorithms=[{"name": "cart", "params": {"max_depth": depth}}])
-        _run(write_config(cfg, f"{name}.yaml"), root / name)
+        run_quiet(write_config(cfg, f"{name}.yaml"), root / name)
     r = runner.invoke(app, ["report", str(root), "--format", "html,md,csv"])
     assert r.exit_code == 0, r.output
     html = (root / "index.html").read_text()

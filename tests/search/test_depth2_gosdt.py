@@ -59,13 +59,21 @@ def _random_problem(rng, n, d, nc):
     return X, y, ref_wrong
 
 
+def _draw(seed, nc, rows, features):
+    """A generator seeded ``seed`` and the `_random_problem` of ``nc`` classes it draws, its
+    row and feature counts drawn first from the half-open ranges ``rows`` and ``features``:
+    (generator, X, y, reference errors)."""
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(*rows)), int(rng.integers(*features))
+    return (rng, *_random_problem(rng, n, d, nc))
+
+
 @pytest.mark.kernels
 @pytest.mark.parametrize("seed", range(12))
 def test_depth2_guessed_matches_naive_twin(seed):
-    rng = np.random.default_rng(1200 + seed)
     nc = 2 + seed % 2
-    n, d = int(rng.integers(20, 90)), int(rng.integers(3, 8))
-    X, y, ref_wrong = _random_problem(rng, n, d, nc)
+    rng, X, y, ref_wrong = _draw(1200 + seed, nc, (20, 90), (3, 8))
+    n = len(y)
     Xl, yl = X.astype(int).tolist(), y.tolist()
     for rows in _row_sets(rng, n, 12, 0.4):
         cnt1, tot, order, ncand, vs, P, rw1, b = _node_inputs(X, y, nc, ref_wrong, rows)
@@ -87,10 +95,9 @@ def test_depth2_guessed_matches_naive_twin(seed):
 def test_guessed_child_value_matches_naive_twin(seed):
     """The budget-1 scan (only the best error class can improve, scanned in index order)
     against the explicit ranked scan, for every child of every root feature."""
-    rng = np.random.default_rng(1300 + seed)
     nc = 2 + seed % 2
-    n, d = int(rng.integers(20, 120)), int(rng.integers(3, 9))
-    X, y, ref_wrong = _random_problem(rng, n, d, nc)
+    rng, X, y, ref_wrong = _draw(1300 + seed, nc, (20, 120), (3, 9))
+    n, d = X.shape
     Xl, yl = X.astype(int).tolist(), y.tolist()
     rows = list(range(n))
     cnt1, tot, order, ncand, vs, P, rw1, b = _node_inputs(X, y, nc, ref_wrong, rows)
@@ -141,10 +148,9 @@ def test_depth2_lazy_matches_naive_twin(seed):
     """The depth-2 solver with pair counts per needed root against direct enumeration: same
     objective and root for random nodes, penalties (the lexicographic 2^-k among them),
     starting bests and floors (the bounds that skip roots never change the answer)."""
-    rng = np.random.default_rng(1500 + seed)
     nc = 2 + seed % 3
-    n, d = int(rng.integers(20, 130)), int(rng.integers(3, 9))
-    X, y, _ = _random_problem(rng, n, d, nc)
+    rng, X, y, _ = _draw(1500 + seed, nc, (20, 130), (3, 9))
+    n = len(y)
     Xl, yl = X.astype(int).tolist(), y.tolist()
     for rows in _row_sets(rng, n, 10, 0.3):
         packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
@@ -166,10 +172,9 @@ def test_depth2_lazy_matches_naive_twin(seed):
 def test_partner_row_matches_naive_pair_counts(seed):
     """Rows of the pair counts over the node's partner features (`gather_partners`), every
     partner against every other."""
-    rng = np.random.default_rng(1600 + seed)
     nc = 2 + seed % 2
-    n, d = int(rng.integers(5, 200)), int(rng.integers(3, 9))
-    X, y, _ = _random_problem(rng, n, d, nc)
+    rng, X, y, _ = _draw(1600 + seed, nc, (5, 200), (3, 9))
+    n, d = X.shape
     rows = sorted(np.flatnonzero(rng.random(n) < 0.6).tolist())
     packed, nzw, F, C, _ = _lazy_inputs(X, y, nc, rows)
     valid = rng.random(d) < 0.7
@@ -188,10 +193,9 @@ def test_partner_row_matches_naive_pair_counts(seed):
 def test_depth2_lazy_answers_as_depth2_regularized(seed):
     """The solver the GOSDT search used before, on the node's whole pair table: the same
     (objective, root) for every node, penalty, starting best and floor."""
-    rng = np.random.default_rng(1700 + seed)
     nc = 2 + seed % 3
-    n, d = int(rng.integers(30, 150)), int(rng.integers(3, 10))
-    X, y, _ = _random_problem(rng, n, d, nc)
+    rng, X, y, _ = _draw(1700 + seed, nc, (30, 150), (3, 10))
+    n, d = X.shape
     for rows in _row_sets(rng, n, 10, 0.3):
         packed, nzw, F, C, node = _lazy_inputs(X, y, nc, rows)
         vs = np.zeros(d, np.int64)
@@ -221,10 +225,8 @@ def test_shortcut_gives_the_recursions_objective_and_tree(seed):
     """With a random reference, several λ and depth budgets: the search with the guessed
     depth-2 shortcut returns the objective and the tree of the recursion without it, and the
     objective is the returned tree's cost."""
-    rng = np.random.default_rng(1400 + seed)
-    nc = 2 + (seed % 3 == 2)
-    n, d = int(rng.integers(40, 160)), int(rng.integers(4, 9))
-    X, yi, ref_wrong = _random_problem(rng, n, d, nc)
+    _, X, yi, ref_wrong = _draw(1400 + seed, 2 + (seed % 3 == 2), (40, 160), (4, 9))
+    n = len(yi)
     for lam_count in (0.3, 1.0, 2.5, 0.001 * n, 0.01 * n):
         for depth in (2, 3, 4):
             o1, lb1, f1, v1 = _fit(X, yi, ref_wrong, lam_count, depth, True)

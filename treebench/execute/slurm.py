@@ -43,7 +43,7 @@ from treebench.config import SlurmSpec
 from treebench.execute import slurm_jobs as sj
 from treebench.execute.executor import CellProgress
 from treebench.execute.lifetime import Terminated
-from treebench.execute.slurm_submit import SUBMISSIONS, submissions, submit
+from treebench.execute.slurm_submit import SUBMISSIONS, Request, submissions, submit
 from treebench.execute.slurm_task import PAYLOAD, file_key, read_task_files, written_since
 from treebench.results.cellfile import cells_dir, read_cell
 from treebench.results.rows import build_record
@@ -174,10 +174,7 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
     run.followed = sorted({held[c.id] for c in cells if c.id in held})
     new = [c for c in todo if c.id not in held]
     if new:
-        job, req = submit(out, new, spec, data_dirs=data_dirs, context=context,
-                          name=str(context["experiment"]))
-        run.jobs.append(job)
-        run.n_tasks += req.n_tasks
+        job, req = _submit(run, out, new, spec, data_dirs, context)
         _say(f"submitted SLURM job {job}: {req.describe()}", show_progress)
     if run.followed:
         _say(f"following SLURM job(s) {', '.join(run.followed)} submitted earlier",
@@ -196,10 +193,7 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
             _follow(out, [c.id for c in cells], before, seen, progress, on_result, run)
             retry = [c for c in retry if c.id not in seen]
             if retry:
-                job, req = submit(out, retry, spec, data_dirs=data_dirs, context=context,
-                                  name=str(context["experiment"]))
-                run.jobs.append(job)
-                run.n_tasks += req.n_tasks
+                job, _ = _submit(run, out, retry, spec, data_dirs, context)
                 _say(f"{len(retry)} cell(s) of tasks that died: submitted again as SLURM job "
                      f"{job}", show_progress)
                 continue
@@ -216,6 +210,17 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
              f"finished cells are saved", show_progress)
         raise Terminated()
     return progress.counts
+
+
+def _submit(run: SlurmRun, out: Path, cells: list[Cell], spec: SlurmSpec,
+            data_dirs: list[str] | None, context: dict[str, Any]) -> tuple[str, Request]:
+    """Submit ``cells`` as one job array named after ``context["experiment"]`` and count it
+    in ``run``; (job id, its request)."""
+    job, req = submit(out, cells, spec, data_dirs=data_dirs, context=context,
+                      name=str(context["experiment"]))
+    run.jobs.append(job)
+    run.n_tasks += req.n_tasks
+    return job, req
 
 
 def _crash_struck(cells: list[Cell], strikes: dict[str, list[str]], out: Path,
