@@ -1575,12 +1575,13 @@ def naive_exact_objective(predicted, y, sample_weight, n_leaves, lam=0, per_leaf
 
 
 def naive_rashomon_trees(X, y, counts, n_classes, depth, A, P, binary=True,
-                         keep_redundant=False):
+                         keep_redundant=False, leaf_ties="prior"):
     """Every tree of depth <= ``depth`` as (cost, nested tuple), by brute force: a leaf, or a
     split on a feature (0/1: left is ``x == 0``; numeric: ``x <= t`` at each midpoint between
     consecutive distinct values of the node's rows) with both sides non-empty, and every pair of
     subtrees; without ``keep_redundant``, no split into two leaves that predict the same class
-    (the class with the most weight, ties to the larger class total, then the lower index).
+    (the class with the most weight; ties to the larger class total, then the lower index, or
+    with ``leaf_ties="last"`` to the highest index).
     Cost ``errors * A + leaves * P`` in whole units (``counts`` are whole weights)."""
     X = np.asarray(X)
     y = np.asarray(y)
@@ -1591,6 +1592,8 @@ def naive_rashomon_trees(X, y, counts, n_classes, depth, A, P, binary=True,
     def label(rows):
         w = np.bincount(y[rows], weights=counts[rows], minlength=n_classes)
         tied = [k for k in range(n_classes) if w[k] == w.max()]
+        if leaf_ties == "last":
+            return tied[-1]
         return max(tied, key=lambda k: (prior[k], -k))
 
     def trees(rows, d):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -52,8 +53,9 @@ def brute_count(X, y, depth, lam, keep_redundant, mult=None, bound=None):
     prob = rset.enum.prob
     costs = [c for c, _ in naive_rashomon_trees(X, y, np.ones(len(y), int), 2, depth, prob.A,
                                                 prob.P, keep_redundant=keep_redundant)]
-    limit = (math.floor(min(costs) * (1 + mult)) if bound is None
-             else math.floor(bound * prob.A * prob.total))
+    # the parameters as the decimals they print as, in exact arithmetic (`decimal`)
+    limit = (math.floor(min(costs) * (1 + Fraction(repr(mult)))) if bound is None
+             else math.floor(Fraction(repr(bound)) * prob.A * prob.total))
     return sum(c <= limit for c in costs)
 
 

@@ -46,7 +46,7 @@ def check_against_brute_force(seed: int, full: bool) -> None:
     units = count_units(counts.astype(float))[0]  # the whole weights the search counts in
     every = naive_rashomon_trees(X, y, units, nc, depth, prob.A, prob.P, binary, keep)
     opt = min(c for c, _ in every)
-    bound = math.floor(opt * (1 + Fraction(eps)))
+    bound = math.floor(opt * (1 + Fraction(repr(eps))))  # epsilon as the decimal it prints as
     inside = sorted(((c, t) for c, t in every if c <= bound), key=repr)
     assert rset.optimum == opt
     assert rset.count == len(inside), (seed, rset.count, len(inside))

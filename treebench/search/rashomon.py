@@ -6,10 +6,16 @@ al., ICML 2020, §3; McTavish et al., AAAI 2022, eq. (3)). The Rashomon set for 
 ``{t : depth(t) <= D, R(t) <= B}`` (Xin et al., NeurIPS 2022, TreeFARMS, Definition 3.1, with
 ``B = (1 + epsilon) * R(t*)``; a bound given directly is used as is).
 
-Costs are whole numbers: in the unit that makes the sample weights whole (`whole_weights`), a
-tree costs ``errors * A + leaves * P`` with ``A = 1/g`` and ``P = lam * W / g`` rounded to the
-power-of-two grid ``g`` of `price_grid` (the rounding GOSDT's search uses), so every sum and
-comparison is exact (Python integers) and two trees of equal objective tie exactly.
+Costs are whole numbers, and the bound is applied exactly: ``lam``, ``epsilon`` and a given
+bound are read as the decimals they print as (`decimal`: 0.05 is 1/20, not the nearest binary
+float), so a tree whose objective equals the bound in the decimal arithmetic of the definition is
+in the set. In the unit that makes the sample weights whole (`whole_weights`, total ``W``) and
+``lam = p / q``, a tree costs ``errors * A + leaves * P`` with ``A = q`` and ``P = p * W`` (both
+divided by their gcd), its objective times ``A * W``; every sum and comparison is in Python
+integers. (Rounding the price to a power-of-two grid, as the optimal searches do
+(`price_grid`), moves trees at the bound in or out: with ``lam = 0.05`` on 8 rows, a lone leaf
+of one error, 1/8 + 0.05 = 0.175, is 1.75 times a split of none, 2 * 0.05, and a grid price of
+0.39999999999999858 errors per leaf left it out of the set at ``epsilon = 0.75``.)
 
 Candidate splits of a node are (feature, left row set) pairs: a 0/1 column sends the rows with
 ``x = 0`` left; a numeric feature gives one candidate per distinct partition of the node's rows
@@ -23,6 +29,14 @@ a split ``(column, left rows, right rows)`` whose trees are the pairs of a left 
 with summed cost within the budget (a truncated convolution of the children's histograms).
 Trees of a node are ordered by cost, then by alternative, then by left cost, then by
 (left index, right index) in mixed radix, so tree ``i`` is decoded top-down (`RashomonSet.tree`).
+A split into two leaves that predict the same class is left out unless ``keep_redundant`` (a
+tree with it predicts as the tree with one leaf there, for one leaf more: TreeFARMS' "trivial
+extension", which its package leaves out). Whether a split is redundant depends on the label of
+a leaf whose classes tie: ``leaf_ties="prior"`` (treebench's `majority_label`: the larger class
+total, then the lower index) or ``"last"`` (the highest class index, TreeFARMS' rule); the
+returned trees are labelled by the same rule. With ``keep_redundant`` the set does not depend on
+the rule: it holds every tree within the bound.
+
 Budgets: a child is searched with the parent's budget minus a lower bound of its sibling (a leaf
 costs at least ``P``, a split at least ``2P``), then the left child with the parent's budget
 minus the right child's optimum.
@@ -42,7 +56,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from treebench.search.exactness import EXACT_INT, EXACT_SUM, on_grid, price_grid, whole_weights
+from treebench.search.exactness import EXACT_SUM, whole_weights
 from treebench.tree.arrays import BINARY_THRESHOLD, TreeBuilder
 from treebench.tree.labels import majority_label
 
@@ -85,7 +99,7 @@ class Problem:
     A: int
     P: int
     total: int  # total weight in count units
-    prior: np.ndarray | None = None  # class totals: the leaf labels' tie rule
+    prior: np.ndarray | None = None  # the leaf labels' tie order (`tie_order`)
     leaf_costs: dict = field(default_factory=dict)  # rows -> the cost of their leaf
 
     def class_weights(self, rows: int) -> list[int]:
@@ -93,7 +107,7 @@ class Problem:
                 for pl in self.planes]
 
     def label(self, rows: int) -> int:
-        """The class a leaf of ``rows`` predicts (`majority_label`, ties to the prior)."""
+        """The class a leaf of ``rows`` predicts (`majority_label`, ties by ``prior``)."""
         return majority_label(np.asarray(self.class_weights(rows), dtype=np.float64),
                               self.prior)
 
@@ -125,8 +139,29 @@ def count_units(sample_weight: np.ndarray) -> tuple[np.ndarray, float]:
     return whole[0].astype(np.int64), whole[1]
 
 
+#: the labels of a leaf whose classes tie (`SetSpec.leaf_ties`)
+LEAF_TIES = ("prior", "last")
+
+
+def tie_order(class_totals: np.ndarray, leaf_ties: str) -> np.ndarray:
+    """The ``prior`` of `majority_label` that implements ``leaf_ties``: the class totals
+    ("prior": the larger total, then the lower index) or the class indices ("last": the highest
+    index)."""
+    if leaf_ties == "prior":
+        return np.asarray(class_totals, dtype=np.float64)
+    if leaf_ties == "last":
+        return np.arange(len(class_totals), dtype=np.float64)
+    raise ValueError(f"leaf_ties must be one of {LEAF_TIES}, not {leaf_ties!r}.")
+
+
+def decimal(x: float) -> Fraction:
+    """``x`` as the shortest decimal that prints it (Python's ``repr``: 0.05 is 1/20)."""
+    return Fraction(repr(float(x)))
+
+
 def make_problem(columns_left: np.ndarray, group: np.ndarray, y_index: np.ndarray,
-                 counts: np.ndarray, n_classes: int, lam: float, max_leaves: int) -> Problem:
+                 counts: np.ndarray, n_classes: int, lam: float,
+                 leaf_ties: str = "prior") -> Problem:
     """The problem for an (n, m) boolean matrix of "row goes left" per candidate column."""
     n = columns_left.shape[0]
     left = [bits(columns_left[:, c]) for c in range(columns_left.shape[1])]
@@ -135,12 +170,12 @@ def make_problem(columns_left: np.ndarray, group: np.ndarray, y_index: np.ndarra
     planes = [[bits((y_index == k) & ((counts >> b) & 1 == 1)) for b in range(top)]
               for k in range(n_classes)]
     total = int(counts.sum())
-    pen = float(lam) * total
-    grid = price_grid(pen, total, max_leaves, EXACT_INT) or 1.0
-    A = int(round(1.0 / grid))
-    P = int(round(on_grid(pen, grid) / grid))
-    prior = np.bincount(y_index[y_index >= 0], weights=counts[y_index >= 0],
-                        minlength=n_classes).astype(np.float64)
+    price = decimal(lam)
+    A, P = price.denominator, price.numerator * total
+    g = math.gcd(A, P)
+    A, P = A // g, P // g
+    prior = tie_order(np.bincount(y_index[y_index >= 0], weights=counts[y_index >= 0],
+                                  minlength=n_classes), leaf_ties)
     return Problem(n, left, np.asarray(group, dtype=np.int64).tolist(), planes, A, P, total,
                    prior)
 
@@ -243,7 +278,8 @@ class Enumerator:
     def redundant_pair(self, nl: Node, nr: Node, budget: int) -> bool:
         """Whether the split of two leaves that predict the same class is in the histogram and
         to be left out (a tree with it predicts as the tree with one leaf there, for one leaf
-        more; TreeFARMS and arborenum leave such trees out, ``keep_redundant`` keeps them)."""
+        more; TreeFARMS leaves such trees out, ``keep_redundant`` keeps them). A leaf whose
+        classes tie predicts by the problem's tie order (``SetSpec.leaf_ties``)."""
         if self.keep_redundant or nl.leaf is None or nr.leaf is None:
             return False
         if nl.leaf + nr.leaf > budget:
@@ -282,7 +318,7 @@ class RashomonSet:
     stop_reason: str | None
     unit: float  # weight per count unit
     n_classes: int
-    prior: np.ndarray
+    prior: np.ndarray  # the leaf labels' tie order (`tie_order`)
     thresholds: np.ndarray  # per column
     X_numeric: np.ndarray | None  # training values of the original features (numeric input)
 
@@ -434,6 +470,7 @@ class SetSpec:
     max_nodes: int = 10**6
     deadline: float | None = None  # a `time.perf_counter` time
     keep_redundant: bool = False  # count splits into two leaves that predict one class
+    leaf_ties: str = "prior"  # a tied leaf's label: "prior" (treebench) or "last" (TreeFARMS)
 
 
 def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray, n_classes: int,
@@ -468,20 +505,19 @@ def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray,
         group = np.asarray(groups, dtype=np.int64)
         thresholds = np.asarray(thr, dtype=np.float64)
         Xn = np.asarray(X, dtype=np.float64)
-    leaves = max(1, min(2 ** min(depth, 62), max(int(keep.sum()), 1)))
     prob = make_problem(left & keep[:, None], group, np.where(keep, y_index, -1),
-                        np.where(keep, counts, 0), n_classes, lam, leaves)
+                        np.where(keep, counts, 0), n_classes, lam, spec.leaf_ties)
     root_rows = bits(keep)
     scale = prob.A * prob.total
     enum = Enumerator(prob, spec.max_nodes, spec.deadline, spec.keep_redundant)
     if bound is not None:
-        B = math.floor(Fraction(bound) * scale)
+        B = math.floor(decimal(bound) * scale)
     else:
         start = prob.leaf_cost(root_rows)
         if upper_tree is not None:
             errors = round(float(upper_tree[0]) / unit)
             start = min(start, errors * prob.A + int(upper_tree[1]) * prob.P)
-        B = math.floor(start * (1 + Fraction(epsilon)))
+        B = math.floor(start * (1 + decimal(epsilon)))
     complete, reason = True, None
     try:
         root = enum.solve(root_rows, depth, B, root=True)
@@ -491,8 +527,8 @@ def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray,
     opt = root.levels[0] if root.levels else None
     final = B
     if bound is None and opt is not None:
-        final = min(B, math.floor(opt * (1 + Fraction(epsilon))))
-    prior = np.bincount(y_index[keep], weights=counts[keep] * unit,
-                        minlength=n_classes).astype(np.float64)
+        final = min(B, math.floor(opt * (1 + decimal(epsilon))))
+    prior = tie_order(np.bincount(y_index[keep], weights=counts[keep] * unit,
+                                  minlength=n_classes), spec.leaf_ties)
     return RashomonSet(enum, root, final, opt if opt is not None else -1, complete, reason,
                        unit, n_classes, prior, thresholds, Xn)
