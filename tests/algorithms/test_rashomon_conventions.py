@@ -70,6 +70,18 @@ def test_a_tied_leaf_decides_whether_a_split_is_redundant():
     assert split.n_leaves == 2 and list(split.predict_index(np.array([[0], [1]]))) == [0, 1]
 
 
+def test_the_learner_takes_the_tie_rule():
+    from treebench.algorithms.rashomon import RashomonClassifier
+
+    X, y, depth, lam, eps = TIE.values()
+    counts = [RashomonClassifier(regularization=lam, max_depth=depth, epsilon=eps,
+                                 leaf_ties=rule).fit(np.asarray(X), np.asarray(y)).set_.count
+              for rule in ("prior", "last")]
+    assert counts == [1, 2]
+    with pytest.raises(ValueError, match="leaf_ties"):
+        RashomonClassifier(leaf_ties="first").fit(np.asarray(X), np.asarray(y))
+
+
 def test_three_rows_are_the_fewest_where_the_tie_rule_changes_a_count():
     # a tied leaf needs two rows and its sibling a third: on at most two rows the rules agree
     for n, d, depth in itertools.product((1, 2), (1, 2), (0, 1, 2)):
