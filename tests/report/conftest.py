@@ -90,3 +90,12 @@ def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = 
 @pytest.fixture
 def results_dir(tmp_path: Path) -> Path:
     return write_results(tmp_path / "results", synthetic_table())
+
+
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Reports drawn without figures, for tests of the tables and pages only (a report's
+    figures are most of its time; the figure tests draw them)."""
+    from treebench.report import figures
+
+    monkeypatch.setattr(figures, "figure_jobs", lambda results: [])

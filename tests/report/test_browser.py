@@ -53,7 +53,7 @@ def _report(tmp_path: Path, passing: bool) -> Path:
     return d / "report" / "index.html"
 
 
-def test_verdict_badge_class_follows_the_outcome(tmp_path):
+def test_verdict_badge_class_follows_the_outcome(tmp_path, no_figures):
     assert '<span class="verdict pass">' in _report(tmp_path / "p", True).read_text()
     text = _report(tmp_path / "f", False).read_text()
     assert '<span class="verdict fail">' in text and "1 of 2 expectation(s) FAIL" in text

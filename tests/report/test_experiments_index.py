@@ -21,7 +21,7 @@ def _folder(tmp_path):
     return root
 
 
-def test_the_index_links_each_report_inside_its_row(tmp_path):
+def test_the_index_links_each_report_inside_its_row(tmp_path, no_figures):
     root = _folder(tmp_path)
     r = runner.invoke(app, ["report", str(root), "--format", "html,md,csv"])
     assert r.exit_code == 0, r.output
@@ -55,7 +55,7 @@ def test_an_experiment_without_claims_reads_as_verify_says():
     assert f": {index.NOTHING_TO_CHECK}" in inspect.getsource(verify)
 
 
-def test_report_of_one_run_prints_its_index_page(tmp_path):
+def test_report_of_one_run_prints_its_index_page(tmp_path, no_figures):
     d = write_mix(tmp_path / "r", ["ok"] * len(CELLS))
     r = runner.invoke(app, ["report", str(d), "--format", "md,csv"])
     assert r.exit_code == 0, r.output

@@ -59,7 +59,7 @@ def test_settings_over_fewer_folds_are_flagged(tmp_path):
     assert ok_total(s[s["algorithm_label"] == "b"].iloc[0]) == "2/3†"
 
 
-def test_report_on_a_folder_of_experiments(write_config, tmp_path):
+def test_report_on_a_folder_of_experiments(write_config, tmp_path, no_figures):
     root = tmp_path / "results"
     for name, depth in (("exp-a", [1, 2]), ("exp-b", [3])):
         cfg = tiny_config(name=name, split={"kind": "holdout", "seeds": [0]},
