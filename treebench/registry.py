@@ -361,6 +361,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.optimal_numeric",
         "treebench.algorithms.peers_pytrees",
         "treebench.algorithms.rashomon",
+        "treebench.algorithms.peers_rashomon",
     ),
     "treebench.algorithms",
     _names({
@@ -378,6 +379,7 @@ ALGORITHMS = Registry(
         "treebench.algorithms.optimal_numeric": "optimal-numeric",
         "treebench.algorithms.peers_pytrees": "pytrees-dl85 pytrees-contree",
         "treebench.algorithms.rashomon": "rashomon",
+        "treebench.algorithms.peers_rashomon": "treefarms arborenum",
     }),
 )
 

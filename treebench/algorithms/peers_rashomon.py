@@ -52,16 +52,33 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
+import sys
+import time
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
+from treebench.algorithms.base import TreeClassifierBase
+from treebench.algorithms.peers import replicate
+from treebench.algorithms.rashomon import RASHOMON_COLUMNS
+from treebench.registry import ALGORITHMS
 from treebench.search.rashomon import SetSpec
+from treebench.tree import adapters
 
 
 def treefarms_count(X01: np.ndarray, y: np.ndarray, regularization: float, multiplier: float,
                     max_depth: int, keep_redundant: bool = False) -> int:
     """Trees in TreeFARMS' Rashomon set (package `treefarms`) of 0/1 features ``X01``; with
     ``keep_redundant`` its trivial-extension filter is off."""
+    return int(_treefarms_fit(X01, y, regularization, multiplier, max_depth,
+                              keep_redundant).get_tree_count())
+
+
+def _treefarms_fit(X01, y, regularization: float, multiplier: float, max_depth: int,
+                   keep_redundant: bool):
+    """The fitted ``TREEFARMS`` model of 0/1 features ``X01`` and class indices ``y``."""
     import pandas as pd
     from treefarms import TREEFARMS
 
@@ -73,9 +90,33 @@ def treefarms_count(X01: np.ndarray, y: np.ndarray, regularization: float, multi
                        "rashomon_bound": 0.0, "rashomon_bound_adder": 0.0,
                        "rashomon_ignore_trivial_extensions": not keep_redundant,
                        "depth_budget": int(max_depth) + 1})
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints its progress and trees
+    with _silenced():  # it prints its progress and trees, from Python and from C++
         model.fit(frame, pd.Series(np.asarray(y).astype(int), name="class"))
-    return int(model.get_tree_count())
+    return model
+
+
+@contextlib.contextmanager
+def _silenced():
+    """Standard output silenced for Python and for native code (file descriptor 1): the
+    packages print their progress from C++, which `contextlib.redirect_stdout` does not
+    catch. Output of other threads during the block is lost too."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).fflush(None)  # what C stdio holds goes to the null device
+        except (OSError, AttributeError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
 
 
 def treefarms_spec(regularization: float, multiplier: float, max_depth: int,
@@ -94,18 +135,23 @@ def arborenum_count(X01: np.ndarray, y: np.ndarray, regularization: float, multi
     bound, in treebench's units: ``rashomon(bound=...)`` with `arborenum_price` as the
     regularization and ``keep_redundant=True`` gives the same set (costs there are whole
     numbers of errors)."""
+    model, _, bound = _arborenum_fit(X01, y, regularization, multiplier, max_depth)
+    return int(model.count_trees()), (bound + 0.5) / np.asarray(X01).shape[0]
+
+
+def _arborenum_fit(X01, y, regularization: float, multiplier: float, max_depth: int):
+    """The fitted ``ArborEnum`` of 0/1 features ``X01`` (majority leaves only), its optimum
+    and its bound in whole units (errors + ``round(lambda * n)`` x leaves)."""
     from arborenum import ArborEnum
 
     X01 = np.asarray(X01, dtype=np.uint8)
-    n = X01.shape[0]
-    with contextlib.redirect_stdout(io.StringIO()):
+    with _silenced():
         model = ArborEnum().fit_binarized(
             X01, np.asarray(y).astype(int), lambda_reg=float(regularization),
             depth_budget=int(max_depth), rashomon_mult=float(multiplier),
             majority_leaf_only=True)
     optimum = int(model.get_min_objective())  # errors + round(lambda * n) * leaves
-    bound = llround(optimum * (1.0 + float(multiplier)))  # as it computes its own
-    return int(model.count_trees()), (bound + 0.5) / n
+    return model, optimum, llround(optimum * (1.0 + float(multiplier)))  # as it computes its own
 
 
 def arborenum_numeric_count(X: np.ndarray, y: np.ndarray, regularization: float,
@@ -159,3 +205,181 @@ def llround(x: float) -> int:
     ``llround``; ``floor(x + 0.5)`` rounds 0.49999999999999994 up)."""
     whole = math.floor(abs(x))
     return int(math.copysign(whole + (abs(x) - whole >= 0.5), x))
+
+
+# ----------------------------------------------------------------------------- the learners
+# `treefarms` and `arborenum` as learners beside `rashomon`: the same parameters, the peer's
+# own depth convention translated, and the count columns `rashomon` declares, so that one
+# experiment compares set sizes and times on identical folds (docs/rashomon.md).
+
+#: the columns of `rashomon` that the peers' learners fill (the same names, so the report and
+#: the results table compare them)
+PEER_COLUMNS = tuple(c for c in RASHOMON_COLUMNS if c.name in (
+    "rashomon_count", "rashomon_complete", "rashomon_bound", "rashomon_objective_min"))
+
+
+class _PeerSetClassifier(TreeClassifierBase):
+    """A Rashomon-set peer on 0/1 features and two classes: whole-number sample weights become
+    repeated rows (`treebench.algorithms.peers.replicate`), `_enumerate` fits the package and
+    returns its best tree (nested, as `_describe` reads it) and its count columns; the tree is
+    laid out with leaves labelled from treebench's own training counts."""
+
+    _solver_name = ""
+    _describe = None
+
+    _parameter_constraints = {
+        "regularization": [Interval(Real, 0, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def _fit_tree(self, X, y_index, ctx):
+        Xr, yr = replicate(X, y_index, ctx.sample_weight, self._solver_name)
+        t0 = time.perf_counter()
+        root, info = self._enumerate(np.asarray(Xr, dtype=np.uint8), np.asarray(yr))
+        info["solver_seconds"] = time.perf_counter() - t0
+        tree = adapters.from_nested(root, self._describe, len(self.classes_), X, y_index,
+                                    ctx.sample_weight)
+        info.update({"objective_kind": "error_rate+lambda*leaves", "optimal": True,
+                     "timed_out": False, "regularization": float(self.regularization)})
+        return tree, info
+
+    def _enumerate(self, X01, y) -> tuple[object, dict]:
+        raise NotImplementedError
+
+
+def describe_treefarms(node: dict):
+    """A node of a treefarms tree (``model[i].source``): ``"true"`` holds the rows with the
+    feature equal to 1, ``"false"`` those equal to 0; a leaf's ``prediction`` is the class as
+    passed to ``fit`` (a class index here)."""
+    if "prediction" in node:
+        return ("leaf", int(node["prediction"]))
+    return ("split", int(node["feature"]), node["false"], node["true"])
+
+
+@ALGORITHMS.register("treefarms", requires=("treefarms",), tags=("optimal", "peer", "rashomon"),
+                     inputs=("binary",), columns=PEER_COLUMNS, solves="rashomon-set")
+class TreeFARMSPeerClassifier(_PeerSetClassifier):
+    """The Rashomon set of TreeFARMS (Xin et al., NeurIPS 2022, package ``treefarms``) on 0/1
+    features, with `rashomon`'s parameters: ``regularization`` (λ), ``max_depth`` (tests on a
+    path; passed as ``depth_budget = max_depth + 1``, which counts the leaf level), ``epsilon``
+    (``rashomon_bound_multiplier``), ``keep_redundant`` (the trivial-extension filter off).
+
+    ``rashomon_count`` is ``get_tree_count()``: it equals `rashomon`'s count with
+    ``leaf_ties="last"`` (treefarms' tie rule) except where treefarms 0.2.4's departures
+    (module docstring) arise. ``predict`` uses the first tree of treefarms' group of least
+    objective (an optimal tree of the set). ``rashomon_objective_min`` is that tree's
+    objective computed by treebench, ``rashomon_bound`` ``(1 + epsilon)`` times it (treefarms
+    decides the bound in float32). The package's configuration is process-global, so every key
+    that decides a count is passed on each fit."""
+
+    _solver_name, _describe = "treefarms", staticmethod(describe_treefarms)
+    _parameter_constraints = {**_PeerSetClassifier._parameter_constraints,
+                              "keep_redundant": ["boolean"]}
+
+    def __init__(self, regularization=0.01, max_depth=2, epsilon=0.05, keep_redundant=False):
+        self.regularization = regularization
+        self.max_depth = max_depth
+        self.epsilon = epsilon
+        self.keep_redundant = keep_redundant
+
+    @staticmethod
+    def warmup() -> None:
+        """Import treefarms and enumerate a toy set (outside the timed fit)."""
+        _treefarms_fit(np.array([[0, 1], [1, 0], [1, 1], [0, 0]]), np.array([0, 1, 1, 0]),
+                       0.1, 0.1, 1, False)
+
+    def _enumerate(self, X01, y):
+        model = _treefarms_fit(X01, y, self.regularization, self.epsilon, self.max_depth,
+                               bool(self.keep_redundant))
+        sets = model.model_set
+        metrics = sets.available_metrics
+        offset, best, best_value = 0, 0, math.inf
+        for pointer, value in zip(metrics["metric_pointers"], metrics["metric_values"]):
+            if value[0] < best_value:
+                best, best_value = offset, value[0]
+            offset += sets.get_model_set(pointer)["count"]
+        root = sets.get_tree_at_idx_raw(best)
+        count = int(model.get_tree_count())
+        leaves = _nested_leaves(root)
+        errors = int(np.sum(_nested_predict(root, X01) != y))
+        objective = errors / len(y) + float(self.regularization) * leaves
+        return root, {"objective": objective, "rashomon_count": float(count),
+                      "rashomon_count_exact": str(count),
+                      "rashomon_complete": not bool(getattr(model, "timeout", False)),
+                      "rashomon_bound": (1.0 + float(self.epsilon)) * objective,
+                      "rashomon_objective_min": objective}
+
+
+def _nested_leaves(node: dict) -> int:
+    if "prediction" in node:
+        return 1
+    return _nested_leaves(node["true"]) + _nested_leaves(node["false"])
+
+
+def _nested_predict(node: dict, X01: np.ndarray) -> np.ndarray:
+    """The labels of a treefarms tree on the rows of ``X01``, as the tree itself gives them."""
+    if "prediction" in node:
+        return np.full(X01.shape[0], int(node["prediction"]))
+    out = np.empty(X01.shape[0], dtype=np.int64)
+    one = X01[:, int(node["feature"])] == 1
+    out[one] = _nested_predict(node["true"], X01[one])
+    out[~one] = _nested_predict(node["false"], X01[~one])
+    return out
+
+
+def arborenum_paths_tree(paths, labels, depth: int = 0):
+    """arborenum's tree (``get_tree_paths``: per leaf, its path of signed 1-based features,
+    ``+f`` for feature ``f - 1`` equal to 1, and its label) as nested
+    ``("leaf", class)`` / ``("split", feature, child_when_0, child_when_1)`` tuples."""
+    if len(paths) == 1 and len(paths[0]) == depth:
+        return ("leaf", int(labels[0]))
+    feature = abs(int(paths[0][depth])) - 1
+    ones = [i for i, p in enumerate(paths) if p[depth] > 0]
+    zeros = [i for i, p in enumerate(paths) if p[depth] < 0]
+    return ("split", feature,
+            arborenum_paths_tree([paths[i] for i in zeros], [labels[i] for i in zeros], depth + 1),
+            arborenum_paths_tree([paths[i] for i in ones], [labels[i] for i in ones], depth + 1))
+
+
+@ALGORITHMS.register("arborenum", requires=("arborenum",), tags=("optimal", "peer", "rashomon"),
+                     inputs=("binary",), columns=PEER_COLUMNS, solves="rashomon-set")
+class ArborEnumPeerClassifier(_PeerSetClassifier):
+    """The exact Rashomon set of ``arborenum`` on 0/1 features (``fit_binarized``, majority
+    leaves only), with `rashomon`'s parameters: ``regularization`` (``lambda_reg``),
+    ``max_depth`` (``depth_budget``, which counts tests as treebench does), ``epsilon``
+    (``rashomon_mult``).
+
+    arborenum's conventions (module docstring): the price per leaf is ``λ·n`` rounded to whole
+    errors, the bound ``(1 + epsilon) * optimum`` rounded to whole errors, and a split into two
+    leaves of one class is counted; ``rashomon_count`` equals `rashomon`'s with
+    ``keep_redundant=True``, ``regularization`` = `arborenum_price` and ``bound`` =
+    `arborenum_count`'s. ``rashomon_objective_min`` and ``rashomon_bound`` are arborenum's
+    optimum and bound in its units (errors + rounded price x leaves) over ``n``. ``predict``
+    uses arborenum's tree 0, whose objective is the optimum."""
+
+    _solver_name, _describe = "arborenum", staticmethod(lambda node: node)
+
+    def __init__(self, regularization=0.01, max_depth=2, epsilon=0.05):
+        self.regularization = regularization
+        self.max_depth = max_depth
+        self.epsilon = epsilon
+
+    @staticmethod
+    def warmup() -> None:
+        """Import arborenum and enumerate a toy set (outside the timed fit)."""
+        _arborenum_fit(np.array([[0, 1], [1, 0], [1, 1], [0, 0]]), np.array([0, 1, 1, 0]),
+                       0.1, 0.1, 1)
+
+    def _enumerate(self, X01, y):
+        model, optimum, bound = _arborenum_fit(X01, y, self.regularization, self.epsilon,
+                                               self.max_depth)
+        if int(model.get_tree_objective(0)[0]) != optimum:
+            raise RuntimeError("arborenum's tree 0 is not optimal; its best tree is unknown")
+        paths, labels = model.get_tree_paths(0)
+        count = int(model.count_trees())
+        n = len(y)
+        return arborenum_paths_tree([list(p) for p in paths], list(labels)), {
+            "objective": optimum / n, "rashomon_count": float(count),
+            "rashomon_count_exact": str(count), "rashomon_complete": True,
+            "rashomon_bound": bound / n, "rashomon_objective_min": optimum / n}
