@@ -51,7 +51,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 from fractions import Fraction
 
 import numpy as np
@@ -82,6 +84,13 @@ class Node:
     _alt: dict = field(default_factory=dict)
     #: split alternatives whose leaf-leaf pair is left out (both leaves predict one class)
     redundant: set = field(default_factory=set)
+    _by_cost: dict | None = field(default=None, repr=False)
+
+    def by_cost(self) -> dict[int, int]:
+        """The histogram as cost -> trees (built once, when a tree is first decoded)."""
+        if self._by_cost is None:
+            self._by_cost = dict(zip(self.levels, self.counts))
+        return self._by_cost
 
 
 @dataclass
@@ -100,23 +109,42 @@ class Problem:
     P: int
     total: int  # total weight in count units
     prior: np.ndarray | None = None  # the leaf labels' tie order (`tie_order`)
-    leaf_costs: dict = field(default_factory=dict)  # rows -> the cost of their leaf
+    #: rows -> (the cost of their leaf, the class it predicts), each computed once
+    leaves: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._prior = None if self.prior is None else [float(v) for v in self.prior]
 
     def class_weights(self, rows: int) -> list[int]:
         return [sum((rows & p).bit_count() << b for b, p in enumerate(pl))
                 for pl in self.planes]
 
+    def leaf(self, rows: int) -> tuple[int, int]:
+        """The cost of a leaf of ``rows`` and the class it predicts (`leaf_label`)."""
+        got = self.leaves.get(rows)
+        if got is None:
+            w = self.class_weights(rows)
+            got = self.leaves[rows] = ((sum(w) - max(w)) * self.A + self.P,
+                                       leaf_label(w, self._prior))
+        return got
+
     def label(self, rows: int) -> int:
         """The class a leaf of ``rows`` predicts (`majority_label`, ties by ``prior``)."""
-        return majority_label(np.asarray(self.class_weights(rows), dtype=np.float64),
-                              self.prior)
+        return self.leaf(rows)[1]
 
     def leaf_cost(self, rows: int) -> int:
-        cost = self.leaf_costs.get(rows)
-        if cost is None:
-            w = self.class_weights(rows)
-            cost = self.leaf_costs[rows] = (sum(w) - max(w)) * self.A + self.P
-        return cost
+        return self.leaf(rows)[0]
+
+
+def leaf_label(weights: list[int], prior: list[float] | None) -> int:
+    """`majority_label` of whole class weights in Python arithmetic: the class of the largest
+    weight; among tied classes the larger ``prior``, then the lower index."""
+    top = max(weights)
+    best = -1
+    for k, w in enumerate(weights):
+        if w == top and (best < 0 or (prior is not None and prior[k] > prior[best])):
+            best = k
+    return best
 
 
 def bits(mask: np.ndarray) -> int:
@@ -191,6 +219,7 @@ class Enumerator:
         self.max_nodes = max_nodes
         self.deadline = deadline
         self.ticks = 0
+        self.two_leaves = 2 * prob.P  # the least cost of a split
 
     def _check(self) -> None:
         self.ticks += 1
@@ -205,8 +234,8 @@ class Enumerator:
         node = self.memo.get((rows, depth))
         if node is not None:
             return node.levels[0] if node.levels else node.budget + 1
-        leaf = self.prob.leaf_cost(rows)
-        return leaf if depth == 0 else min(leaf, 2 * self.prob.P)
+        leaf = self.prob.leaf(rows)[0]
+        return leaf if depth == 0 else min(leaf, self.two_leaves)
 
     def candidates(self, rows: int):
         """(column, left rows, right rows) of every candidate split of ``rows``."""
@@ -236,10 +265,25 @@ class Enumerator:
             hist[leaf] = 1
             node.leaf = leaf
         if depth > 0 and 2 * self.prob.P <= budget:
+            # `lower` of both children, inlined (it is the search's most frequent call)
+            d1, two = depth - 1, self.two_leaves
+            memo_get, leaf_get, leaf_of = self.memo.get, self.prob.leaves.get, self.prob.leaf
             try:
                 for c, lrows, rrows in self.candidates(rows):
-                    lb_l = self.lower(lrows, depth - 1)
-                    lb_r = self.lower(rrows, depth - 1)
+                    got = memo_get((lrows, d1))
+                    if got is not None:
+                        lb_l = got.levels[0] if got.levels else got.budget + 1
+                    else:
+                        lb_l = (leaf_get(lrows) or leaf_of(lrows))[0]
+                        if d1 and two < lb_l:
+                            lb_l = two
+                    got = memo_get((rrows, d1))
+                    if got is not None:
+                        lb_r = got.levels[0] if got.levels else got.budget + 1
+                    else:
+                        lb_r = (leaf_get(rrows) or leaf_of(rrows))[0]
+                        if d1 and two < lb_r:
+                            lb_r = two
                     if lb_l + lb_r > budget:
                         continue
                     nr = self.solve(rrows, depth - 1, budget - lb_l)
@@ -325,15 +369,10 @@ class RashomonSet:
     # ---------------------------------------------------------------- counting
     def levels(self) -> tuple[list[int], list[int]]:
         """Distinct costs within the bound, ascending, and the number of trees at each."""
-        out_l, out_c = [], []
-        for v, k in zip(self.root.levels, self.root.counts):
-            if v > self.bound:
-                break
-            out_l.append(v)
-            out_c.append(k)
-        return out_l, out_c
+        cut = bisect_right(self.root.levels, self.bound)
+        return self.root.levels[:cut], self.root.counts[:cut]
 
-    @property
+    @cached_property
     def count(self) -> int:
         """Number of trees in the set (a Python integer: exact at any size)."""
         return sum(self.levels()[1])
@@ -375,7 +414,7 @@ class RashomonSet:
                 continue
             nl = self._child(lrows, node.depth - 1)
             nr = self._child(rrows, node.depth - 1)
-            right = dict(zip(nr.levels, nr.counts))
+            right = nr.by_cost()
             for a, ka in zip(nl.levels, nl.counts):
                 kb = right.get(level - a, 0)
                 block = ka * kb
