@@ -127,3 +127,17 @@ def test_the_learners_are_registered_with_rashomons_columns():
         names = {c.name for c in entry.columns}
         assert "rashomon_count" in names and names <= rashomon
         assert entry.requires == (name,)
+
+
+def test_treefarms_learner_answers_the_one_leaf_set_where_no_feature_varies():
+    # treefarms 0.2.4 aborts the process on such data; the set is the one leaf, as arborenum
+    # counts it
+    pytest.importorskip("treefarms")
+    from treebench.algorithms.peers_rashomon import TreeFARMSPeerClassifier
+
+    X = np.ones((10, 3))
+    y = np.array([0, 1, 1] + [1] * 7)
+    m = TreeFARMSPeerClassifier(regularization=0.01, max_depth=2).fit(X, y)
+    assert m.solve_info_["rashomon_count"] == 1.0 and m.tree_.n_leaves == 1
+    assert list(m.predict(X[:2])) == [1, 1]
+    assert m.solve_info_["rashomon_objective_min"] == pytest.approx(0.1 + 0.01)

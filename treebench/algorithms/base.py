@@ -142,8 +142,9 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         kinds = self.input_kinds
         if kinds is not None and "multiclass" not in kinds and len(self.classes_) > 2:
             raise ValueError(
-                f"{type(self).__name__} takes two classes, but y has {len(self.classes_)}; "
-                "choose a learner that accepts several classes."
+                f"Only binary classification is supported. {type(self).__name__} takes two "
+                f"classes, but y has {len(self.classes_)}; choose a learner that accepts "
+                "several classes."
             )
         self.trace_ = None  # a learner sets it in `_fit_tree` or hands it in its info
         tree, info = self._fit_tree(X, y_index.astype(np.int64), ctx)

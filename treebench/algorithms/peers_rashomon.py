@@ -290,6 +290,8 @@ class TreeFARMSPeerClassifier(_PeerSetClassifier):
                        0.1, 0.1, 1, False)
 
     def _enumerate(self, X01, y):
+        if not np.any(X01.min(axis=0) != X01.max(axis=0)):
+            return self._one_leaf(y)
         model = _treefarms_fit(X01, y, self.regularization, self.epsilon, self.max_depth,
                                bool(self.keep_redundant))
         sets = model.model_set
@@ -309,6 +311,18 @@ class TreeFARMSPeerClassifier(_PeerSetClassifier):
                       "rashomon_complete": not bool(getattr(model, "timeout", False)),
                       "rashomon_bound": (1.0 + float(self.epsilon)) * objective,
                       "rashomon_objective_min": objective}
+
+
+    def _one_leaf(self, y):
+        """The set when no feature varies: every split has an empty side, so the set is the
+        one leaf (arborenum counts 1 there too). treefarms 0.2.4 aborts the whole process on
+        such data (C++ ``Bitmask::empty``), so the adapter answers without it."""
+        label = int(np.argmax(np.bincount(y, minlength=2)))
+        objective = float(np.sum(y != label)) / len(y) + float(self.regularization)
+        return {"prediction": label}, {
+            "objective": objective, "rashomon_count": 1.0, "rashomon_count_exact": "1",
+            "rashomon_complete": True, "rashomon_bound": (1.0 + float(self.epsilon)) * objective,
+            "rashomon_objective_min": objective}
 
 
 def _nested_leaves(node: dict) -> int:
