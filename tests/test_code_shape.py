@@ -32,6 +32,7 @@ _ALLOWED_PARAMETERS = {
     ("treebench/algorithms/dpdt.py", "__init__"):
         "the one __init__ of DPDTClassifier and DPDTRegressor (their shared base `_DPDTMixin`): "
         + _ESTIMATOR,
+    ("treebench/algorithms/rashomon.py", "__init__"): "RashomonClassifier: " + _ESTIMATOR,
 }
 
 

@@ -56,7 +56,7 @@ GROUPS = [["dpdt"], ["dpdt-regressor"], ["dpdt-adaboost"], ["topk"], ["gosdt"], 
            "cc4.5", "ccart"],
           ["cart", "cart-regressor", "random-forest", "gbdt"], ["optimal-numeric"],
           ["dl85", "streed", "gosdt-ref", "contree", "licketysplit", "pytrees-dl85",
-           "pytrees-contree"], ["rashomon"]]
+           "pytrees-contree", "treefarms", "arborenum"], ["rashomon"]]
 
 CHILD = r"""
 import json, sys
