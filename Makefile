@@ -50,9 +50,16 @@ run: precompile
 precompile: $(STAMP)
 	$(BIN)/python -m treebench.execute.precompile
 
+# The SLURM tests (one local cluster on the machine at a time, mostly waiting on its jobs) run
+# in a pytest process of their own beside the rest of the suite on two workers; their output
+# follows the suite's. Exit 5 (no SLURM test selected) counts as success.
 test: $(TSTAMP)
 	-$(BIN)/python -m treebench.execute.precompile
-	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
+	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
+	$(BIN)/python -m pytest -q -m "slurm and not slow" $(PYTEST_ARGS) > $$log 2>&1 & slurm=$$!; \
+	$(BIN)/python -m pytest -q -n 2 -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
+	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
+	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
 
 # The kernel tests once more as plain Python (NUMBA_DISABLE_JIT=1), so coverage sees compiled
 # code; wall-clock tests (time limits, deadlines, searches that time out) and data/peer/slow
@@ -62,7 +69,7 @@ test-nojit: $(TSTAMP)
 		-k "not time_limit and not timed_out and not deadline" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
-	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "" $(PYTEST_ARGS)
+	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)
 
 # Each paper config's ci profile runs into $(REPRO_OUT)/<config>; then `treebench verify` checks
 # every experiment there, one at a time (exit 5 when an expectation fails). Failed cells do not

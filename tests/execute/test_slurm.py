@@ -20,9 +20,9 @@ import yaml
 
 from treebench.results.store import read_table
 
-# one worker runs them all (pytest -n 2 --dist loadgroup): the session's cluster holds a
-# machine-wide lock, which a second worker would wait on until the first one's session ends
-pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
+# `make test` runs them in a pytest process of their own: the session's cluster holds a
+# machine-wide lock, which a second xdist worker would wait on until the first one's session ends
+pytestmark = pytest.mark.slurm
 
 CLI = [sys.executable, "-c", "from treebench.cli import main; main()"]
 
