@@ -1574,6 +1574,24 @@ def naive_exact_objective(predicted, y, sample_weight, n_leaves, lam=0, per_leaf
     return errors + price * n_leaves
 
 
+def random_rashomon_problems(seed, wanted, lams, accept=lambda X, y, depth: True):
+    """``wanted`` small random problems ``(X, y, depth, lam, multiplier)`` with 0/1 features
+    (6-15 rows, 2-3 columns), two classes present, depth 1 or 2, ``lam`` drawn from ``lams``
+    and the multiplier from 0.1, 0.3 and 0.6; only draws that ``accept`` takes."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < wanted:
+        n = int(rng.integers(6, 16))
+        X = rng.integers(0, 2, size=(n, int(rng.integers(2, 4))))
+        y = rng.integers(0, 2, size=n)
+        depth = int(rng.integers(1, 3))
+        lam = float(rng.choice(lams))
+        mult = float(rng.choice([0.1, 0.3, 0.6]))
+        if len(set(y)) == 2 and accept(X, y, depth):
+            out.append((X, y, depth, lam, mult))
+    return out
+
+
 def naive_rashomon_trees(X, y, counts, n_classes, depth, A, P, binary=True,
                          keep_redundant=False, leaf_ties="prior"):
     """Every tree of depth <= ``depth`` as (cost, nested tuple), by brute force: a leaf, or a

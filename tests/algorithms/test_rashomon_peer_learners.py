@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from naive import naive_rashomon_trees
+from naive import naive_rashomon_trees, random_rashomon_problems
 from runs import run_folder, tiny_config
 from treebench.algorithms.peers_rashomon import arborenum_count, arborenum_price
 from treebench.algorithms.peers_rashomon import treefarms_count
@@ -23,17 +23,10 @@ pytestmark = pytest.mark.peers
 
 
 def problems(seed, wanted):
-    """Small random problems (0/1 features, two classes) with a parameter draw each."""
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < wanted:
-        n = int(rng.integers(6, 16))
-        X = rng.integers(0, 2, size=(n, int(rng.integers(2, 4))))
-        y = rng.integers(0, 2, size=n)
-        if len(set(y)) == 2 and len(set(map(tuple, X))) > 1:
-            out.append((X, y, int(rng.integers(1, 3)), float(rng.choice([0.02, 0.05, 0.1])),
-                        float(rng.choice([0.1, 0.3, 0.6]))))
-    return out
+    """Small random problems (0/1 features, two classes) with a parameter draw each; at least
+    two distinct rows."""
+    return random_rashomon_problems(seed, wanted, [0.02, 0.05, 0.1],
+                                    lambda X, y, depth: len(set(map(tuple, X))) > 1)
 
 
 def brute_count(X, y, depth, lam, bound, keep_redundant, leaf_ties="prior"):

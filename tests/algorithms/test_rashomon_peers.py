@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from naive import naive_rashomon_trees
+from naive import random_rashomon_problems, naive_rashomon_trees
 from treebench.algorithms.peers_rashomon import arborenum_count, arborenum_price
 from treebench.algorithms.peers_rashomon import treefarms_count
 from treebench.search.rashomon import SetSpec, enumerate_set
@@ -34,18 +34,7 @@ def tie_free(X, y, depth):
 
 
 def problems(seed, wanted):
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < wanted:
-        n = int(rng.integers(6, 16))
-        X = rng.integers(0, 2, size=(n, int(rng.integers(2, 4))))
-        y = rng.integers(0, 2, size=n)
-        depth = int(rng.integers(1, 3))
-        lam = float(rng.choice([0.02, 0.05, 0.1, 0.15, 0.2]))
-        mult = float(rng.choice([0.1, 0.3, 0.6]))
-        if len(set(y)) == 2 and tie_free(X, y, depth):
-            out.append((X, y, depth, lam, mult))
-    return out
+    return random_rashomon_problems(seed, wanted, [0.02, 0.05, 0.1, 0.15, 0.2], tie_free)
 
 
 def brute_count(X, y, depth, lam, keep_redundant, mult=None, bound=None):

@@ -169,7 +169,7 @@ def arborenum_numeric_count(X: np.ndarray, y: np.ndarray, regularization: float,
 
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    with contextlib.redirect_stdout(io.StringIO()):
+    with _silenced():
         model = ArborEnum().fit(
             X, np.asarray(y).astype(int), proxy_mode="continuous",
             lookahead_k=max(int(max_depth) - 1, 0), lambda_reg=float(regularization),
@@ -222,7 +222,9 @@ class _PeerSetClassifier(TreeClassifierBase):
     """A Rashomon-set peer on 0/1 features and two classes: whole-number sample weights become
     repeated rows (`treebench.algorithms.peers.replicate`), `_enumerate` fits the package and
     returns its best tree (nested, as `_describe` reads it) and its count columns; the tree is
-    laid out with leaves labelled from treebench's own training counts."""
+    laid out with leaves labelled from treebench's own training counts. A peer whose
+    `_enumerate` states no objective gets that tree's (weighted error rate + λ·leaves) as
+    ``rashomon_objective_min``, and ``(1 + epsilon)`` times it as ``rashomon_bound``."""
 
     _solver_name = ""
     _describe = None
@@ -240,6 +242,12 @@ class _PeerSetClassifier(TreeClassifierBase):
         info["solver_seconds"] = time.perf_counter() - t0
         tree = adapters.from_nested(root, self._describe, len(self.classes_), X, y_index,
                                     ctx.sample_weight)
+        if "objective" not in info:
+            w = np.asarray(ctx.sample_weight, dtype=np.float64)
+            objective = (tree.training_error(X, y_index, w) / float(w.sum())
+                         + float(self.regularization) * tree.n_leaves)
+            info.update({"objective": objective, "rashomon_objective_min": objective,
+                         "rashomon_bound": (1.0 + float(self.epsilon)) * objective})
         info.update({"objective_kind": "error_rate+lambda*leaves", "optimal": True,
                      "timed_out": False, "regularization": float(self.regularization)})
         return tree, info
@@ -291,7 +299,11 @@ class TreeFARMSPeerClassifier(_PeerSetClassifier):
 
     def _enumerate(self, X01, y):
         if not np.any(X01.min(axis=0) != X01.max(axis=0)):
-            return self._one_leaf(y)
+            # every split has an empty side, so the set is the one leaf (arborenum counts 1
+            # too); treefarms 0.2.4 aborts the whole process on such data (C++
+            # ``Bitmask::empty``), so the adapter answers without it
+            return {"prediction": int(np.argmax(np.bincount(y, minlength=2)))}, {
+                "rashomon_count": 1.0, "rashomon_count_exact": "1", "rashomon_complete": True}
         model = _treefarms_fit(X01, y, self.regularization, self.epsilon, self.max_depth,
                                bool(self.keep_redundant))
         sets = model.model_set
@@ -303,43 +315,8 @@ class TreeFARMSPeerClassifier(_PeerSetClassifier):
             offset += sets.get_model_set(pointer)["count"]
         root = sets.get_tree_at_idx_raw(best)
         count = int(model.get_tree_count())
-        leaves = _nested_leaves(root)
-        errors = int(np.sum(_nested_predict(root, X01) != y))
-        objective = errors / len(y) + float(self.regularization) * leaves
-        return root, {"objective": objective, "rashomon_count": float(count),
-                      "rashomon_count_exact": str(count),
-                      "rashomon_complete": not bool(getattr(model, "timeout", False)),
-                      "rashomon_bound": (1.0 + float(self.epsilon)) * objective,
-                      "rashomon_objective_min": objective}
-
-
-    def _one_leaf(self, y):
-        """The set when no feature varies: every split has an empty side, so the set is the
-        one leaf (arborenum counts 1 there too). treefarms 0.2.4 aborts the whole process on
-        such data (C++ ``Bitmask::empty``), so the adapter answers without it."""
-        label = int(np.argmax(np.bincount(y, minlength=2)))
-        objective = float(np.sum(y != label)) / len(y) + float(self.regularization)
-        return {"prediction": label}, {
-            "objective": objective, "rashomon_count": 1.0, "rashomon_count_exact": "1",
-            "rashomon_complete": True, "rashomon_bound": (1.0 + float(self.epsilon)) * objective,
-            "rashomon_objective_min": objective}
-
-
-def _nested_leaves(node: dict) -> int:
-    if "prediction" in node:
-        return 1
-    return _nested_leaves(node["true"]) + _nested_leaves(node["false"])
-
-
-def _nested_predict(node: dict, X01: np.ndarray) -> np.ndarray:
-    """The labels of a treefarms tree on the rows of ``X01``, as the tree itself gives them."""
-    if "prediction" in node:
-        return np.full(X01.shape[0], int(node["prediction"]))
-    out = np.empty(X01.shape[0], dtype=np.int64)
-    one = X01[:, int(node["feature"])] == 1
-    out[one] = _nested_predict(node["true"], X01[one])
-    out[~one] = _nested_predict(node["false"], X01[~one])
-    return out
+        return root, {"rashomon_count": float(count), "rashomon_count_exact": str(count),
+                      "rashomon_complete": not bool(getattr(model, "timeout", False))}
 
 
 def arborenum_paths_tree(paths, labels, depth: int = 0):

@@ -229,14 +229,6 @@ class Enumerator:
                 and time.perf_counter() > self.deadline:
             raise SearchStopped("time")
 
-    def lower(self, rows: int, depth: int) -> int:
-        """A lower bound on the cost of every tree of ``rows`` within ``depth``."""
-        node = self.memo.get((rows, depth))
-        if node is not None:
-            return node.levels[0] if node.levels else node.budget + 1
-        leaf = self.prob.leaf(rows)[0]
-        return leaf if depth == 0 else min(leaf, self.two_leaves)
-
     def candidates(self, rows: int):
         """(column, left rows, right rows) of every candidate split of ``rows``."""
         last_group, last = -1, 0
@@ -265,7 +257,10 @@ class Enumerator:
             hist[leaf] = 1
             node.leaf = leaf
         if depth > 0 and 2 * self.prob.P <= budget:
-            # `lower` of both children, inlined (it is the search's most frequent call)
+            # a lower bound of each child: its node's least cost when searched, else its leaf's
+            # cost, at most a split's least cost (2P) when it may split. Written out for both
+            # children: as a method call it made a numeric fit about 20 % slower (spiral,
+            # depth 3, benchmarks/rashomon_speed.py)
             d1, two = depth - 1, self.two_leaves
             memo_get, leaf_get, leaf_of = self.memo.get, self.prob.leaves.get, self.prob.leaf
             try:
@@ -567,7 +562,5 @@ def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray,
     final = B
     if bound is None and opt is not None:
         final = min(B, math.floor(opt * (1 + decimal(epsilon))))
-    prior = tie_order(np.bincount(y_index[keep], weights=counts[keep] * unit,
-                                  minlength=n_classes), spec.leaf_ties)
     return RashomonSet(enum, root, final, opt if opt is not None else -1, complete, reason,
-                       unit, n_classes, prior, thresholds, Xn)
+                       unit, n_classes, prob.prior, thresholds, Xn)
