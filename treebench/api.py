@@ -1,7 +1,7 @@
 """What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`,
-`report_tree` (a folder of experiments), `dry_run` and `check_inputs` (the dry run's data
-checks). What must answer without loading this module (the plan cache's answers, listings,
-reading cells) is in `treebench.api_light`.
+`report_tree` (a folder of experiments), `report_results` (either), `dry_run` and
+`check_inputs` (the dry run's data checks). What must answer without loading this module
+(the plan cache's answers, listings, reading cells) is in `treebench.api_light`.
 
 No printing of science here beyond progress; return values carry the outcome.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from treebench import report
 from treebench import experiments as xp
-from treebench.api_light import (  # noqa: F401 - parse_axis, refresh_results, check_results: API
+from treebench.api_light import (  # noqa: F401 - parse_axis, ResultsCheck, refresh_results...: API
     LOCK_HINT,
     ResultsCheck,
     SweepError,
@@ -206,11 +206,11 @@ class DryRun:
 
 
 def dry_run(config: str | Path | Experiment, o: RunOptions) -> DryRun:
-    """Everything a run of ``config`` under ``o`` checks before it fits a learner: the
-    config, the execution settings, the plan (which cells run, are done or skipped), the data
-    of every dataset/binarization combination (loaded from the cache and binarized,
-    `check_inputs`) and what changed in the data since the last run into the folder. Runs
-    nothing and writes no result."""
+    """What a run of ``config`` under ``o`` (options `check_options` accepted) checks before
+    it fits a learner: the config, the execution settings, the plan (which cells run, are done
+    or skipped), the data of every dataset/binarization combination (loaded from the cache and
+    binarized, `check_inputs`) and what changed in the data since the last run into the
+    folder. Runs nothing and writes no result (nor checks the folder as a run does)."""
     applied: dict[str, dict[str, str]] = {}
     exp = resolve_experiment(
         config, seed=o.seed, time_limit=o.time_limit, memory_limit=o.memory_limit,

@@ -11,7 +11,8 @@ unchanged report and the listings answer at once.
   (`slurm_status`) and the verification of a config's claims (`verify_dir`).
 
 Modules that load numpy or pandas are imported inside the functions that need them.
-`treebench.api` re-exports `parse_axis`, `SweepError`, `refresh_results` and `check_results`.
+`treebench.api` re-exports `parse_axis`, `SweepError`, `refresh_results`, `check_results` and
+`ResultsCheck`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from treebench.results.index import (add_hashes, foreign_tables, quarantine, ref
 from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
                                      refresh_tables, select)
 from treebench.sweeps import SweepFlagError, describe_applied  # noqa: F401 - describe_applied: API
+from treebench.sweeps import expand_values, parse_scalar
 from treebench.sweeps import parse_axis as _parse
 
 
@@ -73,11 +75,9 @@ def sweep_axes(k: str | None = None, depth: str | None = None, lambda_: str | No
     return axes
 
 
-def key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
+def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
     """``KEY=VALUE`` options given with ``flag`` (values parsed as numbers, booleans, null, or
     comma lists)."""
-    from treebench.cells import expand_values, parse_scalar
-
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
@@ -186,9 +186,7 @@ def file_options(options: list[str] | None = None, *, label: str | None = None,
     """The loader options of a local data file from the command line: each ``KEY=VALUE`` of
     ``options``, then the named ones (``label`` parsed as a name or a position,
     ``categorical`` as auto, all, none or a comma list of names and positions)."""
-    from treebench.cells import parse_scalar
-
-    opts = key_values(options, "--option")
+    opts = _key_values(options, "--option")
     for key, value in (("label", label), ("header", header), ("delimiter", delimiter),
                        ("test_path", test_path)):
         if value is not None:
@@ -229,7 +227,7 @@ def describe_dataset(name: str, options: dict[str, Any] | None = None,
             ds = load_dataset(name, None, data_dirs=data_dirs, offline=offline)
     info = describe(ds)
     if binarization is not None:
-        info["binarization"] = binarization_summary(ds, binarization, key_values(params, "--param"))
+        info["binarization"] = binarization_summary(ds, binarization, _key_values(params, "--param"))
     elif params:
         raise UserError("--param needs --binarization NAME (see `treebench binarizers`).")
     return info

@@ -162,7 +162,7 @@ def _run(
             # loads the data (from the cache) and fits each binarization once: label, column
             # and binarizer errors show now, exit 2, without fitting any learner
             dry = api.dry_run(config, options)
-            _print_plan(dry.experiment, dry.plan, dry.out, dry.applied, dry.n_checked)
+            _print_plan(dry)
             for line in dry.cost_lines():
                 typer.echo(line)
             for note in dry.notes:
@@ -188,11 +188,13 @@ def _console():
     return Console() if sys.stdout.isatty() else Console(width=10_000, soft_wrap=True)
 
 
-def _print_plan(exp, pl, out_dir: Path, applied=None, n_checked: int = 0) -> None:
+def _print_plan(dry) -> None:
+    """The cells of a dry run (`treebench.api.DryRun`) and what a run would do with them."""
     from rich.table import Table
 
     from treebench.api_light import describe_applied
 
+    exp, pl = dry.experiment, dry.plan
     con = _console()
     t = Table(title=f"{exp.name}: {len(pl.cells)} cells", show_lines=False)
     for col in ("cell", "dataset", "fold", "seed", "binarizer", "algorithm", "params", "state"):
@@ -208,17 +210,17 @@ def _print_plan(exp, pl, out_dir: Path, applied=None, n_checked: int = 0) -> Non
     con.print(t)
     if len(pl.cells) > 200:
         con.print(f"... and {len(pl.cells) - 200} more cells")
-    for line in describe_applied(applied or {}):
+    for line in describe_applied(dry.applied):
         con.print(f"sweep: {line}", markup=False)
     for sk in pl.pairs_skipped:
         con.print(f"not paired: {sk.algorithm} with binarization `{sk.binarizer}` on "
                   f"{sk.dataset}: {sk.reason}", markup=False)
     con.print(
         f"already done: {len(pl.done)}  to run: {len(pl.to_run)}  skipped: {len(pl.skipped)}"
-        f"  (results in {out_dir})", markup=False,
+        f"  (results in {dry.out})", markup=False,
     )
-    if n_checked:
-        con.print(f"data checked: {n_checked} dataset/binarization combination(s) load and "
+    if dry.n_checked:
+        con.print(f"data checked: {dry.n_checked} dataset/binarization combination(s) load and "
                   f"binarize (no learner was fitted)", markup=False)
 
 
@@ -406,7 +408,7 @@ def report(
             return
         from treebench import api
 
-        for note in api.refresh_results(results_dir):
+        for note in api_light.refresh_results(results_dir):
             typer.echo(f"note: {note}")
         # the current report was looked for above: api's own check would read the folder again
         target = api.report_results(results_dir, out, fmts, keep_current=False)

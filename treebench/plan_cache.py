@@ -283,11 +283,15 @@ def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = Non
 
 def report_unchanged(out: Path, formats: tuple[str, ...]) -> bool:
     """Whether ``treebench report out`` would write the report that is there: the tables match
-    the usable cell files (none damaged, none stale) and the report is current
-    (`report_current`) in these ``formats``. Reads no table and imports no learner, pandas or
-    matplotlib: an unchanged report is answered in a fraction of a second."""
+    the usable cell files (none damaged, none stale), the manifest can be read and the report
+    is current (`report_current`) in these ``formats``. Reads no table and imports no learner,
+    pandas or matplotlib: an unchanged report is answered in a fraction of a second."""
     out = Path(out)
     if not (out / "cells").is_dir() or not (out / "report" / REPORT_STAMP).is_file():
+        return False
+    try:
+        xp.read_manifest(out)
+    except xp.ManifestError:  # select() then takes every cell; the full path notes the damage
         return False
     sel = current_selection(out)
     if sel is None or sel.earlier:  # cells of earlier definitions: the full path says so

@@ -44,7 +44,7 @@ from treebench.execute import slurm_jobs as sj
 from treebench.execute.executor import CellProgress
 from treebench.execute.lifetime import Terminated
 from treebench.execute.slurm_submit import SUBMISSIONS, Request, submissions, submit
-from treebench.execute.slurm_task import PAYLOAD, file_key, read_task_files, written_since
+from treebench.execute.slurm_task import PAYLOAD, file_key, read_task_files
 from treebench.results.cellfile import cells_dir, read_cell
 from treebench.results.rows import build_record
 from treebench.results.store import write_cell
@@ -151,19 +151,17 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
               planned_ns: int = 0) -> Counter:
     """Run ``cells`` (those without a result) as SLURM job arrays; returns status counts of
     the cells that finished while the driver followed them. With ``detach``, submit and
-    return; the jobs are named after ``context["experiment"]``. Raises `Terminated` when tasks were cancelled or preempted before every cell ran
-    (a rerun resumes), KeyboardInterrupt (after cancelling its jobs) on Ctrl-C. ``planned_ns``
-    is when the caller read the cells' statuses (`time.time_ns`): a cell file modified since
-    is a result of this run's cells, even when no task of this run is seen writing it."""
+    return; the jobs are named after ``context["experiment"]``. Raises `Terminated` when tasks
+    were cancelled or preempted before every cell ran (a rerun resumes), KeyboardInterrupt
+    (after cancelling its jobs) on Ctrl-C. ``planned_ns`` is when the caller read the cells'
+    statuses (`time.time_ns`): a cell file modified since is a result of this run's cells,
+    even when no task of this run is seen writing it."""
     run = SlurmRun(detached=detach)
     if on_start is not None:
         on_start(run)
     by_id = {c.id: c for c in cells}
     states, held = live_tasks(out)
-    # a file written since the planning (by a task of a submission still running then) is a
-    # result this run takes; the others count once they change
-    before = {c.id: None if written_since(out, c.id, planned_ns) else file_key(out, c.id)
-              for c in cells}
+    before = {c.id: _key_at_planning(file_key(out, c.id), planned_ns) for c in cells}
     strikes, _ = account_dead_tasks(out, set(states))
     again = [c.id for c in cells if len(strikes.get(c.id) or []) >= STRIKES
              and file_key(out, c.id) is not None]  # recorded crashed, asked for again (--retry)
@@ -210,6 +208,17 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
              f"finished cells are saved", show_progress)
         raise Terminated()
     return progress.counts
+
+
+def _key_at_planning(key: list[int] | None, planned_ns: int) -> list[int] | None:
+    """The key `_follow` compares a cell file's `treebench.atomic.stat_key` ``key`` (read now)
+    with: None when the file was modified at or after ``planned_ns`` (0: never), by a task of
+    a submission still running then, so it is a result of this run; else ``key``, so the file
+    counts once it changes. From one status read of the file: a second could see a file
+    written in between and take it for an earlier one."""
+    if key is not None and planned_ns and key[2] >= planned_ns:  # stat_key[2]: st_mtime_ns
+        return None
+    return key
 
 
 def _submit(run: SlurmRun, out: Path, cells: list[Cell], spec: SlurmSpec,

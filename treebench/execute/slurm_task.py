@@ -47,16 +47,6 @@ def file_key(out: Path, cell_id: str) -> list[int] | None:
         return None
 
 
-def written_since(out: Path, cell_id: str, since_ns: int) -> bool:
-    """Whether the cell's file in ``out`` exists and was modified at or after ``since_ns``
-    (`time.time_ns`; 0: never)."""
-    try:
-        modified = os.stat(cells_dir(out) / f"{cell_id}.json").st_mtime_ns
-    except OSError:
-        return False
-    return since_ns > 0 and modified >= since_ns
-
-
 def task_file(sub: Path, job: str, task: int, restart: int) -> Path:
     return sub / TASKS / f"{job}_{task}.{restart}.json"
 
