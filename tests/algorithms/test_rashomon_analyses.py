@@ -1,11 +1,12 @@
 """The `rashomon` learner's analyses as results columns: the set size at smaller epsilons, the
 test rows' predictive multiplicity and accuracy range (against every tree of the set), the
 documented sample, the split-usage importance, and the runner filling them from the test
-split."""
+split (only with columns the learner declares)."""
 
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -129,3 +130,23 @@ def test_the_runner_fills_the_columns_from_the_test_split():
     assert {k: solver[k] for k in on_test} == pytest.approx(on_test)
     assert solver["rashomon_sampled"] is True and solver["rashomon_trees_analysed"] == 4
     assert json.loads(solver["rashomon_count_by_epsilon"])["1"] == solver["rashomon_count"]
+
+
+def test_the_runner_refuses_test_columns_the_learner_does_not_declare():
+    class Returns:
+        def __init__(self, values):
+            self.values = values
+
+        def test_columns(self, X, y):
+            return dict(self.values)
+
+    prep = SimpleNamespace(X_test=np.zeros((2, 1)), y_test=np.array([0, 1]))
+    own = Returns({"rashomon_test_ambiguity": 0.25, "rashomon_test_discrepancy": None})
+    assert fitting._test_columns("rashomon", own, prep) == {"rashomon_test_ambiguity": 0.25}
+    # a metric's name would overwrite the metric; an unknown name is declared nowhere
+    for stray in ("test_accuracy", "rashomon_test_something"):
+        with pytest.raises(ValueError, match=f"`rashomon` returned {stray}, which"):
+            fitting._test_columns("rashomon", Returns({stray: 1.0}), prep)
+    # no test rows: the hook is not called
+    empty = SimpleNamespace(X_test=np.zeros((0, 1)), y_test=np.zeros(0))
+    assert fitting._test_columns("rashomon", Returns({"test_accuracy": 1.0}), empty) == {}

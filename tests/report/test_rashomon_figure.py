@@ -72,7 +72,8 @@ def _mixed(tops=(20, 400)):
 
 
 def _texts(fig) -> str:
-    return " ".join(" ".join(t.get_text().split()) for t in fig.texts)
+    texts = [*fig.texts, *(t for ax in fig.axes for t in ax.texts)]
+    return " ".join(" ".join(t.get_text().split()) for t in texts)
 
 
 def test_the_figure_is_drawn_only_for_datasets_with_rashomon_cells(tmp_path, results_dir):

@@ -97,7 +97,7 @@ def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     if prep.y_val is not None:
         splits["val"] = (prep.X_val, prep.y_val, None)
     solver = _solver_columns(cell.algorithm, info)
-    solver.update(_test_columns(est, prep))
+    solver.update(_test_columns(cell.algorithm, est, prep))
     parts = {
         "data": data,
         "tuned": _tuned_columns(info, trace),
@@ -205,14 +205,20 @@ def _solver_columns(algorithm: str, info: dict[str, Any]) -> dict[str, Any]:
     return {k: named[k] for k in keys if k in named and named[k] is not None}
 
 
-def _test_columns(est, prep: Prepared) -> dict[str, Any]:
+def _test_columns(algorithm: str, est, prep: Prepared) -> dict[str, Any]:
     """The learner's own columns measured on the cell's test rows: what its
     ``test_columns(X_test, y_test)`` returns, where it has one (`rashomon`: the set's
-    predictive multiplicity); the columns must be among those it declares."""
+    predictive multiplicity). Each name must be one of the learner's declared ``columns``
+    (not a metric's or another part's, which it would overwrite): another is an error."""
     fn = getattr(est, "test_columns", None)
     if not callable(fn) or len(prep.y_test) == 0:
         return {}
-    return {k: v for k, v in fn(prep.X_test, prep.y_test).items() if v is not None}
+    values = fn(prep.X_test, prep.y_test)
+    stray = sorted(set(values) - {c.name for c in ALGORITHMS.get(algorithm).columns})
+    if stray:
+        raise ValueError(f"test_columns of learner `{algorithm}` returned {', '.join(stray)}, "
+                         "which its registry entry does not declare in `columns`")
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _tuned_columns(info: dict[str, Any], trace: list | None) -> dict[str, Any]:

@@ -278,14 +278,20 @@ def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note:
             fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels],
                        fontsize="small" if n_legend <= 12 else "x-small",
                        loc="outside right upper")
-    if note:  # along the figure's bottom edge, under the axes and the legend: the x label's
-        # blank lines (one per line of the note) make the room; the note itself is left out of
-        # the constrained layout, which would otherwise narrow the axes to the note's width
-        note = wrap(note, NOTE_WIDTH)
-        ax.set_xlabel(xlabel + "\n" * (note.count("\n") + 1), fontsize=9)
-        ax.annotate(note, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
-                    textcoords="offset points", fontsize=7, color="0.3", ha="left",
-                    va="bottom", annotation_clip=False).set_in_layout(False)
+    place_note(ax, xlabel, note)
+
+
+def place_note(ax: Any, xlabel: str, note: str) -> None:
+    """``note`` along the figure's bottom edge, under ``ax`` (the lowest axes) and the legend:
+    the x label's blank lines (one per line of the note) make the room; the note itself is left
+    out of the constrained layout, which would otherwise narrow the axes to the note's width."""
+    if not note:
+        return
+    note = wrap(note, NOTE_WIDTH)
+    ax.set_xlabel(xlabel + "\n" * (note.count("\n") + 1), fontsize=9)
+    ax.annotate(note, xy=(0.0, 0.0), xycoords="figure fraction", xytext=(4, 4),
+                textcoords="offset points", fontsize=7, color="0.3", ha="left",
+                va="bottom", annotation_clip=False).set_in_layout(False)
 
 
 #: label offsets (points) tried around a marker, in order, with the text's alignment

@@ -30,26 +30,25 @@ import pandas as pd
 
 from treebench.report.aggregate import (
     Results,
-    column_label,
     distinct,
-    fmt_value,
     normalized_keys,
+    params_text,
     varying_columns,
 )
 from treebench.report.figures import (
     DPI,
     LABEL_WIDTH,
     MARKERS,
-    NOTE_WIDTH,
     FigureJob,
     dataset_stems,
     line_colors,
     make_job,
+    place_note,
     register_figures,
     wide_range,
     wrap,
 )
-from treebench.results.values import NA, sort_key, value_token
+from treebench.results.values import sort_key, value_token
 
 KIND = "rashomon_set"
 CURVE = "rashomon_count_by_epsilon"
@@ -115,9 +114,8 @@ def settings_of(results: Results, rows: pd.DataFrame) -> list[tuple[str, pd.Data
     out = []
     for ix in sorted(groups.values(), key=order):
         first = keys.loc[ix[0]]
-        parts = [f"{column_label(c)}={fmt_value(first[c])}" for c in varying
-                 if first[c] is not NA]
-        label = str(first["algorithm_label"]) + (f" ({', '.join(parts)})" if parts else "")
+        params = params_text(first, varying)
+        label = str(first["algorithm_label"]) + (f" ({params})" if params else "")
         sub = rows.loc[ix]
         if "fold" in sub:
             sub = sub.iloc[sorted(range(len(sub)), key=lambda j: sort_key(sub["fold"].iloc[j]))]
@@ -184,7 +182,8 @@ def rashomon_figure(results: Results, dataset: str) -> Any | None:
                             markerfacecolor="white" if was_sampled else colors[g], zorder=4)
         ticks.append(g)
         tick_labels.append(wrap(label, 18))
-    ax_acc.set_xticks(ticks, tick_labels, fontsize="small")
+    # five settings' labels at "small" run into each other (their slots are ~14 characters)
+    ax_acc.set_xticks(ticks, tick_labels, fontsize="small" if len(groups) <= 4 else "x-small")
     ax_acc.set_xlim(-0.6, len(groups) - 0.4)
     ax_acc.set_ylabel("test accuracy")
     handles = [Line2D([], [], color="0.35", linewidth=3, alpha=0.55,
@@ -195,7 +194,7 @@ def rashomon_figure(results: Results, dataset: str) -> Any | None:
                   bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     if len(groups) <= 3:
         ax_size.legend(fontsize="small", loc="best")
-    else:  # beside the upper panel, under the title (the layout makes room for it)
+    else:  # beside the upper panel, under the title (a figure legend would reach the title)
         h, lab = ax_size.get_legend_handles_labels()
         ax_size.legend(h, [wrap(t, LABEL_WIDTH) for t in lab],
                        fontsize="small" if len(groups) <= 12 else "x-small",
@@ -210,9 +209,7 @@ def rashomon_figure(results: Results, dataset: str) -> Any | None:
                      "so the range drawn lies within the set's")
     if (rows["split"].astype(str) == "full").any():
         notes.append("split full: the test rows are the training rows")
-    note = wrap("; ".join(notes), NOTE_WIDTH)
-    ax_acc.set_xlabel("setting" + "\n" * (note.count("\n") + 1))
-    fig.text(0.01, 0.005, note, fontsize=7, color="0.3")
+    place_note(ax_acc, "setting", "; ".join(notes))
     return fig
 
 
