@@ -93,3 +93,17 @@ def test_status_of_a_folder_without_submissions_is_one_sentence(tmp_path):
     r = runner.invoke(app, ["status", str(tmp_path)])
     assert r.exit_code == 2
     assert "no SLURM submission here" in r.output
+
+
+def test_a_cell_file_stamped_just_before_the_planning_is_taken_as_this_runs_result():
+    # the kernel stamps files from a coarse clock: a file written just after the planning can
+    # carry a time a few ms before it, and must not count as an earlier result
+    from treebench.execute.slurm import MTIME_LAG_NS, _key_at_planning
+
+    planned = 10**18
+    assert _key_at_planning([1, 2, planned - 5_000_000], planned) is None
+    assert _key_at_planning([1, 2, planned + 1], planned) is None
+    old = [1, 2, planned - 2 * MTIME_LAG_NS]
+    assert _key_at_planning(old, planned) == old
+    assert _key_at_planning([1, 2, planned], 0) == [1, 2, planned]
+    assert _key_at_planning(None, planned) is None

@@ -210,13 +210,19 @@ def run_slurm(cells: list[Cell], out: Path, *, spec: SlurmSpec, data_dirs: list[
     return progress.counts
 
 
+#: how far a file's modification time may lag the clock that `planned_ns` reads: the kernel
+#: stamps files from a coarse clock (one scheduler tick, a few ms, behind `time.time_ns`), so a
+#: file written just after the planning may carry a time just before it
+MTIME_LAG_NS = 50_000_000
+
+
 def _key_at_planning(key: list[int] | None, planned_ns: int) -> list[int] | None:
     """The key `_follow` compares a cell file's `treebench.atomic.stat_key` ``key`` (read now)
-    with: None when the file was modified at or after ``planned_ns`` (0: never), by a task of
-    a submission still running then, so it is a result of this run; else ``key``, so the file
-    counts once it changes. From one status read of the file: a second could see a file
-    written in between and take it for an earlier one."""
-    if key is not None and planned_ns and key[2] >= planned_ns:  # stat_key[2]: st_mtime_ns
+    with: None when the file was modified at or after ``planned_ns`` less `MTIME_LAG_NS`
+    (``planned_ns`` 0: never), by a task of a submission still running then, so it is a result
+    of this run; else ``key``, so the file counts once it changes. From one status read of the
+    file: a second could see a file written in between and take it for an earlier one."""
+    if key is not None and planned_ns and key[2] >= planned_ns - MTIME_LAG_NS:  # st_mtime_ns
         return None
     return key
 
