@@ -100,3 +100,10 @@ def test_a_rerun_with_nothing_to_do_keeps_the_report(run_dir: Path, tmp_path: Pa
     res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(run_dir)])
     assert res.exit_code == 0, res.output
     assert _files(run_dir / "report") == before
+
+
+def test_a_damaged_manifest_is_never_answered_as_unchanged(run_dir: Path):
+    # the quick answer reads the manifest's selection; one it cannot read takes the full path
+    (run_dir / "manifest.json").write_text("{broken", encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert UNCHANGED not in res.output, res.output
