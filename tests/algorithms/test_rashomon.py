@@ -95,7 +95,7 @@ def test_the_memory_limit_stops_with_the_number_found():
     X, y = data(n=200, d=8, seed=2)
     full = RashomonClassifier(regularization=0.005, max_depth=3, epsilon=0.2).fit(X, y)
     part = RashomonClassifier(regularization=0.005, max_depth=3, epsilon=0.2,
-                              memory_limit_mb=0.05).fit(X, y)
+                              memory_limit_mb=0.15).fit(X, y)
     assert full.complete_ and not part.complete_
     assert part.solve_info_["rashomon_complete"] is False
     assert part.solve_info_["rashomon_stop"] == "memory"
