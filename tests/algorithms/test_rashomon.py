@@ -128,3 +128,33 @@ def test_the_size_curve_counts_the_smaller_sets():
         narrow = RashomonClassifier(regularization=0.02, max_depth=2,
                                     epsilon=float(excess) + 1e-6).fit(X, y)
         assert narrow.set_.count == size
+
+
+def test_a_set_of_billions_of_trees_is_counted_from_thousands_of_nodes():
+    # gosdt/monk2 (169 rows, 17 one-hot columns), depth 4, lam 0.005, epsilon 0.3: 7.9e9 trees
+    # from about 12,500 subproblems in under a second; its first and last trees decode, and
+    # their objectives are the optimum and within the bound
+    from fractions import Fraction
+
+    from treebench.data.base import load_dataset
+    from treebench.errors import DataError
+
+    try:
+        ds = load_dataset("gosdt/monk2", offline=True)
+    except DataError:
+        pytest.skip("gosdt/monk2 is not in TREEBENCH_DATA_DIR")
+    X, y = np.asarray(ds.X, dtype=float), np.asarray(ds.y).astype(int)
+    est = RashomonClassifier(regularization=0.005, max_depth=4, epsilon=0.3, max_analysed=50,
+                             random_state=0).fit(X, y)
+    s = est.set_
+    assert est.complete_ and s.count > 10**9
+    assert len(s.enum.memo) < 50_000
+    assert est.solve_info_["rashomon_sampled"] is True
+
+    def objective(t):
+        errors = int(np.sum(t.predict_index(X) != y))
+        return Fraction(errors, len(y)) + Fraction("0.005") * t.n_leaves
+
+    best, last = objective(s.tree(0)), objective(s.tree(s.count - 1))
+    assert best == Fraction(s.optimum, s.enum.prob.A * s.enum.prob.total)
+    assert best < last <= best * Fraction(13, 10)
