@@ -226,16 +226,22 @@ def test_treefarms_decides_trees_at_the_bound_in_float32():
     assert treefarms_count(X, y, 0.15, 0.75, 2, keep_redundant=True) == 3
 
 
-@pytest.fixture(scope="module")
-def compas():
+def dataset(name, dtype):
+    """Features (as ``dtype``) and labels of a catalog dataset; the test is skipped when its
+    file is not in the data directory."""
     from treebench.data.base import load_dataset
     from treebench.errors import DataError
 
     try:
-        ds = load_dataset("compas-binary", offline=True)
+        ds = load_dataset(name, offline=True)
     except DataError:
-        pytest.skip("compas-binary is not in TREEBENCH_DATA_DIR")
-    return np.asarray(ds.X, dtype=np.int8), np.asarray(ds.y).astype(int)
+        pytest.skip(f"{name} is not in TREEBENCH_DATA_DIR")
+    return np.asarray(ds.X, dtype=dtype), np.asarray(ds.y).astype(int)
+
+
+@pytest.fixture(scope="module")
+def compas():
+    return dataset("compas-binary", np.int8)
 
 
 @pytest.mark.peers
@@ -293,14 +299,7 @@ def test_arborenum_numeric_counts_are_ours_on_its_global_thresholds():
 def test_arborenum_numeric_counts_on_spiral():
     # gosdt/spiral: 100 rows, 2 numeric features of 93 and 89 values; depth 2, lam 0.02, x1.1
     pytest.importorskip("arborenum")
-    from treebench.data.base import load_dataset
-    from treebench.errors import DataError
-
-    try:
-        ds = load_dataset("gosdt/spiral", offline=True)
-    except DataError:
-        pytest.skip("gosdt/spiral is not in TREEBENCH_DATA_DIR")
-    X, y = np.asarray(ds.X, dtype=float), np.asarray(ds.y).astype(int)
+    X, y = dataset("gosdt/spiral", float)
     arb, bound = arborenum_numeric_count(X, y, 0.02, 0.1, 2)
     price = arborenum_price(0.02, len(y))
     assert arb == 5826
@@ -348,14 +347,8 @@ def test_treefarms_counts_trees_above_its_bound_on_monk1():
 
     pytest.importorskip("treefarms")
     from treebench.algorithms.peers_rashomon import _treefarms_fit
-    from treebench.data.base import load_dataset
-    from treebench.errors import DataError
 
-    try:
-        ds = load_dataset("gosdt/monk1", offline=True)
-    except DataError:
-        pytest.skip("gosdt/monk1 is not in TREEBENCH_DATA_DIR")
-    X, y = np.asarray(ds.X, dtype=np.int8), np.asarray(ds.y).astype(int)
+    X, y = dataset("gosdt/monk1", np.int8)
     model = _treefarms_fit(X, y, 0.02, 0.1, 4, keep_redundant=False)
     theirs = [_treefarms_shape(json.loads(model[i].json()))
               for i in range(model.get_tree_count())]
