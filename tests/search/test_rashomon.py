@@ -74,6 +74,26 @@ def test_counts_equal_brute_force_on_2000_problems(block):
         check_against_brute_force(seed, full=seed % 10 == 0)
 
 
+def test_counts_equal_brute_force_at_depth_3():
+    # depth 3 on tiny problems: nodes of depth 1 below the root's children, where the search
+    # takes a node's whole histogram once instead of a budgeted one again per caller
+    for seed in range(400):
+        rng = np.random.default_rng(50_000 + seed)
+        n, d, binary = int(rng.integers(3, 9)), int(rng.integers(1, 3)), bool(rng.integers(0, 2))
+        X = rng.integers(0, 2 if binary else 3, size=(n, d)).astype(float)
+        y = rng.integers(0, 2, size=n)
+        lam = float(rng.choice([0.0, 0.01, 0.05, 0.1]))
+        eps = float(rng.choice([0.0, 0.2, 0.5, 1.0, 3.0]))
+        keep = bool(rng.integers(0, 2))
+        rset = enumerate_set(X, y, np.ones(n), 2,
+                             SetSpec(3, lam, epsilon=eps, binary=binary, keep_redundant=keep))
+        prob = rset.enum.prob
+        every = naive_rashomon_trees(X, y, np.ones(n, int), 2, 3, prob.A, prob.P, binary, keep)
+        opt = min(c for c, _ in every)
+        bound = math.floor(opt * (1 + Fraction(repr(eps))))
+        assert rset.count == sum(c <= bound for c, _ in every), seed
+
+
 def test_an_absolute_bound_counts_every_tree_below_it():
     rng = np.random.default_rng(7)
     X = rng.integers(0, 2, size=(9, 3)).astype(float)
