@@ -71,7 +71,7 @@ test-nojit: $(TSTAMP)
 		-k "not time_limit and not timed_out and not deadline" -W "ignore:overflow encountered:RuntimeWarning" $(PYTEST_ARGS)
 
 test-all: $(TSTAMP)
-	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 -m "" $(PYTEST_ARGS)
+	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} $(BIN)/python -m pytest -q -n 2 --dist worksteal -m "" $(PYTEST_ARGS)
 
 # Each paper config's ci profile runs into $(REPRO_OUT)/<config>; then `treebench verify` checks
 # every experiment there, one at a time (exit 5 when an expectation fails). Failed cells do not

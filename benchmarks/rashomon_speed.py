@@ -1,11 +1,11 @@
 """Seconds of Rashomon-set fits (`RashomonClassifier`, the optimal tree for the first bound
-included) on fixed problems, with the `treefarms` package's fit of the same 0/1 problem when it
-is importable: the before/after table of a change to the enumeration.
+included) on fixed problems: the before/after table of a change to the enumeration. The
+comparison with the `treefarms` package, on one problem with its conventions and in fresh
+processes, is `rashomon_vs_treefarms.py`.
 
 Each fit is a ``<dataset>:<depth>:<features>:<lam>:<epsilon>`` with ``features`` ``binary`` or
-``numeric`` (raw features at midpoints; treefarms takes 0/1 features only). Every learner is
-warmed up once on a depth-1 fit (numba compiles or loads its kernels), then each fit is timed
-``--repeat`` times (wall clock, ``time.perf_counter``); the table gives the median and the
+``numeric`` (raw features at midpoints). Every version is warmed up once on a depth-1 fit
+(numba compiles or loads its kernels), then each fit is timed ``--repeat`` times (wall clock, ``time.perf_counter``); the table gives the median and the
 set's size, so that two versions can be checked to count the same trees.
 
 ``--baseline FILE`` times, in the same run, a second version of
@@ -60,14 +60,6 @@ def _ours(X, y, depth, features, lam, eps, enumerate_set):
     return est.set_.count
 
 
-def _treefarms(X, y, depth, lam, eps):
-    import numpy as np
-
-    from treebench.algorithms.peers_rashomon import treefarms_count
-
-    return treefarms_count(X.astype(np.int8), y, lam, eps, depth)
-
-
 def _median(fit, repeat):
     times, value = [], None
     for _ in range(repeat):
@@ -83,7 +75,6 @@ def run(fits: list[str], repeat: int, baseline: str | None) -> list[dict]:
     versions = {"current": learner.enumerate_set}
     if baseline:
         versions = {"baseline": _enumerate_from(baseline), **versions}
-    has_treefarms = importlib.util.find_spec("treefarms") is not None
     rows = []
     for spec in fits:
         parts = spec.split(":")
@@ -100,16 +91,12 @@ def run(fits: list[str], repeat: int, baseline: str | None) -> list[dict]:
                 lambda: _ours(X, y, depth, features, lam, eps, enum), repeat)
             print(f"{spec} {label}: {row[label]:.3f} s", file=sys.stderr, flush=True)
         learner.enumerate_set = versions["current"]
-        if has_treefarms and features == "binary":
-            _treefarms(X, y, 1, lam, eps)
-            row["treefarms"], row["treefarms count"] = _median(
-                lambda: _treefarms(X, y, depth, lam, eps), repeat)
         rows.append(row)
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    cols = [c for c in ("baseline", "current", "treefarms") if any(c in r for r in rows)]
+    cols = [c for c in ("baseline", "current") if any(c in r for r in rows)]
     out = ["| fit | " + " | ".join(f"{c} s | {c} trees" for c in cols) + " |",
            "|---|" + "---|---|" * len(cols)]
     for r in rows:

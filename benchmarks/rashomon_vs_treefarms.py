@@ -84,8 +84,6 @@ def _fitter(tool: str, X, y, lam: float, eps: float, analysed: int):
         from treebench.algorithms.peers_rashomon import treefarms_count
 
         return lambda depth: (treefarms_count(X, y, lam, eps, depth), None)
-    from fractions import Fraction
-
     from treebench.algorithms.rashomon import RashomonClassifier
 
     def fit(depth):
@@ -94,37 +92,23 @@ def _fitter(tool: str, X, y, lam: float, eps: float, analysed: int):
                                  memory_limit_mb=16384)
         est.fit(X, y)
         s = est.set_
-        bound = Fraction(s.bound, s.enum.prob.A * s.enum.prob.total)
-        return (s.count if s.complete else None), bound
+        return (s.count if s.complete else None), s.exact_objective(s.bound)
     return fit
 
 
-def _errors_leaves(node, X, y, rows):
-    """Misclassified rows and leaves of a tree in treefarms' JSON (its "true" branch: x = 1)."""
-    if "prediction" in node:
-        return int(np.sum(y[rows] != node["prediction"])), 1
-    ones = X[rows, node["feature"]] == 1
-    e1, l1 = _errors_leaves(node["true"], X, y, rows[ones])
-    e0, l0 = _errors_leaves(node["false"], X, y, rows[~ones])
-    return e0 + e1, l0 + l1
-
-
-def _above(X, y, lam, eps, depth, bound, sample=300):
-    """Of up to ``sample`` trees of treefarms' set (drawn with seed 0), how many have an
-    objective (exact, in rationals) above ``bound``, and how many were read."""
-    import json
+def _above(X, y, lam, eps, depth, bound, count, sample=300):
+    """Of up to ``sample`` trees of treefarms' set of ``count`` trees (drawn with seed 0), how
+    many have an objective (exact, in rationals) above ``bound``, and how many were read."""
     from fractions import Fraction
 
-    from treebench.algorithms.peers_rashomon import _treefarms_fit
+    from treebench.algorithms.peers_rashomon import treefarms_trees
 
-    model = _treefarms_fit(X, y, lam, eps, depth, keep_redundant=False)
-    n = model.get_tree_count()
-    picks = range(n) if n <= sample else np.random.default_rng(0).choice(n, sample, False)
-    price, rows, above = Fraction(repr(lam)), np.arange(len(y)), 0
-    for i in picks:
-        errors, leaves = _errors_leaves(json.loads(model[int(i)].json()), X, y, rows)
-        above += Fraction(errors, len(y)) + price * leaves > bound
-    return above, len(picks)
+    picks = None if count <= sample else np.random.default_rng(0).choice(count, sample, False)
+    _, trees = treefarms_trees(X, y, lam, eps, depth, picks=picks)
+    price, n, ones = Fraction(repr(lam)), len(y), np.ones(len(y))
+    above = sum(Fraction(round(t.training_error(X, y, ones)), n) + price * t.n_leaves > bound
+                for t in trees)
+    return above, len(trees)
 
 
 def _child(tool, name, depth, lam, eps, repeat, limit, analysed, check, conn):
@@ -144,7 +128,7 @@ def _child(tool, name, depth, lam, eps, repeat, limit, analysed, check, conn):
             break
     res = {"times": times, "count": count, "mem": vm_hwm_mb() - before, "bound": bound}
     if check is not None and count != check[0]:  # after the timing: which trees differ
-        res["above"] = _above(X, y, lam, eps, depth, check[1])
+        res["above"] = _above(X, y, lam, eps, depth, check[1], count)
     conn.send(res)
 
 

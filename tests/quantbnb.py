@@ -1,4 +1,5 @@
-"""The Quant-BnB training files of the data directory, for tests of the numeric solver."""
+"""The shared datasets of the data directory, for tests: the Quant-BnB training files (for the
+numeric solver) and any catalog dataset; a test whose file is missing is skipped."""
 
 from __future__ import annotations
 
@@ -20,3 +21,16 @@ def load_quantbnb(name: str) -> tuple[np.ndarray, np.ndarray]:
                 a = np.loadtxt(fh)
             return a[:, 1:], a[:, 0].astype(int)
     pytest.skip(f"quantbnb/train/{name} not in TREEBENCH_DATA_DIR")
+
+
+def catalog_dataset(name: str, dtype=float) -> tuple[np.ndarray, np.ndarray]:
+    """Features (as ``dtype``) and integer labels of the catalog dataset ``name``; the test is
+    skipped when its file is not in the data directory."""
+    from treebench.data.base import load_dataset
+    from treebench.errors import DataError
+
+    try:
+        ds = load_dataset(name, offline=True)
+    except DataError:
+        pytest.skip(f"{name} is not in TREEBENCH_DATA_DIR")
+    return np.asarray(ds.X, dtype=dtype), np.asarray(ds.y).astype(int)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from naive import naive_rashomon_trees
+from quantbnb import catalog_dataset
 from treebench.algorithms.peers_rashomon import (
     arborenum_numeric_count,
     arborenum_price,
@@ -226,22 +227,9 @@ def test_treefarms_decides_trees_at_the_bound_in_float32():
     assert treefarms_count(X, y, 0.15, 0.75, 2, keep_redundant=True) == 3
 
 
-def dataset(name, dtype):
-    """Features (as ``dtype``) and labels of a catalog dataset; the test is skipped when its
-    file is not in the data directory."""
-    from treebench.data.base import load_dataset
-    from treebench.errors import DataError
-
-    try:
-        ds = load_dataset(name, offline=True)
-    except DataError:
-        pytest.skip(f"{name} is not in TREEBENCH_DATA_DIR")
-    return np.asarray(ds.X, dtype=dtype), np.asarray(ds.y).astype(int)
-
-
 @pytest.fixture(scope="module")
 def compas():
-    return dataset("compas-binary", np.int8)
+    return catalog_dataset("compas-binary", np.int8)
 
 
 @pytest.mark.peers
@@ -299,7 +287,7 @@ def test_arborenum_numeric_counts_are_ours_on_its_global_thresholds():
 def test_arborenum_numeric_counts_on_spiral():
     # gosdt/spiral: 100 rows, 2 numeric features of 93 and 89 values; depth 2, lam 0.02, x1.1
     pytest.importorskip("arborenum")
-    X, y = dataset("gosdt/spiral", float)
+    X, y = catalog_dataset("gosdt/spiral", float)
     arb, bound = arborenum_numeric_count(X, y, 0.02, 0.1, 2)
     price = arborenum_price(0.02, len(y))
     assert arb == 5826
@@ -310,32 +298,12 @@ def test_arborenum_numeric_counts_on_spiral():
 
 # --- treefarms' count holds trees above its bound on MONK 1 -----------------------------------
 
-def _ours_shape(t, i=0):
-    """A tree of `RashomonSet.tree` as nested tuples: a leaf ("leaf", class), a split
-    (column, rows with x = 0, rows with x = 1)."""
+def _shape(t, i=0):
+    """A tree's splits as nested tuples (column, rows with x = 0, rows with x = 1): a set's
+    leaves are majority-labelled, so the splits name the tree."""
     if t.left[i] < 0:
-        return ("leaf", int(t.label[i]))
-    return (int(t.feature[i]), _ours_shape(t, int(t.left[i])), _ours_shape(t, int(t.right[i])))
-
-
-def _treefarms_shape(node):
-    """A tree of treefarms' JSON in the form of `_ours_shape` (its "true" branch is x = 1)."""
-    if "prediction" in node:
-        return ("leaf", int(node["prediction"]))
-    assert node["relation"] == "==" and node["reference"] in ("true", 1, True), node
-    return (int(node["feature"]), _treefarms_shape(node["false"]),
-            _treefarms_shape(node["true"]))
-
-
-def _errors_and_leaves(shape, X, y):
-    def label(row, s):
-        while s[0] != "leaf":
-            s = s[2] if row[s[0]] == 1 else s[1]
-        return s[1]
-
-    def leaves(s):
-        return 1 if s[0] == "leaf" else leaves(s[1]) + leaves(s[2])
-    return sum(label(r, shape) != c for r, c in zip(X, y)), leaves(shape)
+        return "leaf"
+    return (int(t.feature[i]), _shape(t, int(t.left[i])), _shape(t, int(t.right[i])))
 
 
 @pytest.mark.peers
@@ -343,25 +311,18 @@ def test_treefarms_counts_trees_above_its_bound_on_monk1():
     # gosdt/monk1 (124 rows, 17 one-hot columns), depth 4, lam 0.02, x1.1: treefarms counts 88
     # trees, but only 12 have an objective within 1.1 times the optimum 0.14 (72 have 8 leaves
     # and no error, 0.16; 4 have 8 leaves and one error); those 12 are exactly ours
-    import json
-
     pytest.importorskip("treefarms")
-    from treebench.algorithms.peers_rashomon import _treefarms_fit
+    from treebench.algorithms.peers_rashomon import treefarms_trees
 
-    X, y = dataset("gosdt/monk1", np.int8)
-    model = _treefarms_fit(X, y, 0.02, 0.1, 4, keep_redundant=False)
-    theirs = [_treefarms_shape(json.loads(model[i].json()))
-              for i in range(model.get_tree_count())]
-    lam, n = Fraction("0.02"), len(y)
-    objective = {}
-    for s in theirs:
-        errors, leaves = _errors_and_leaves(s, X, y)
-        objective[s] = Fraction(errors, n) + lam * leaves
+    X, y = catalog_dataset("gosdt/monk1", np.int8)
+    n = len(y)
+    count, theirs = treefarms_trees(X, y, 0.02, 0.1, 4)
+    lam = Fraction("0.02")
+    objective = {_shape(t): Fraction(round(t.training_error(X, y, np.ones(n))), n)
+                 + lam * t.n_leaves for t in theirs}
     bound = min(objective.values()) * Fraction(11, 10)
-    within = {s for s in theirs if objective[s] <= bound}
     got = enumerate_set(X, y, np.ones(n), 2, treefarms_spec(0.02, 0.1, 4))
-    ours = {_ours_shape(got.tree(i)) for i in range(got.count)}
-    assert (len(theirs), len(set(theirs)), len(within), got.count) == (88, 88, 12, 12)
-    assert min(objective.values()) == Fraction(14, 100)
-    assert within == ours
-    assert all(objective[s] <= bound for s in ours)
+    ours = {_shape(got.tree(i)) for i in range(got.count)}
+    assert (count, len(objective), got.count) == (88, 88, 12)
+    assert min(objective.values()) == Fraction(14, 100) == got.exact_objective(got.optimum)
+    assert {s for s, o in objective.items() if o <= bound} == ours

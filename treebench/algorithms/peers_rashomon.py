@@ -76,6 +76,19 @@ def treefarms_count(X01: np.ndarray, y: np.ndarray, regularization: float, multi
                               keep_redundant).get_tree_count())
 
 
+def treefarms_trees(X01: np.ndarray, y: np.ndarray, regularization: float, multiplier: float,
+                    max_depth: int, picks=None, keep_redundant: bool = False):
+    """TreeFARMS' count on 0/1 features ``X01`` and its trees of indices ``picks`` (every tree
+    when None) as `TreeArrays`, laid out by `describe_treefarms` with ``value`` counted from
+    ``(X01, y)``. Leaves are labelled by treebench's tie rule, which changes no training error:
+    only a leaf whose classes tie can be labelled otherwise."""
+    model = _treefarms_fit(X01, y, regularization, multiplier, max_depth, keep_redundant)
+    count = int(model.get_tree_count())
+    y = np.asarray(y).astype(np.int64)
+    return count, [adapters.from_nested(model[int(i)].source, describe_treefarms, 2, X01, y)
+                   for i in (range(count) if picks is None else picks)]
+
+
 def _treefarms_fit(X01, y, regularization: float, multiplier: float, max_depth: int,
                    keep_redundant: bool):
     """The fitted ``TREEFARMS`` model of 0/1 features ``X01`` and class indices ``y``."""

@@ -407,6 +407,11 @@ class RashomonSet:
         p = self.enum.prob
         return cost / (p.A * p.total)
 
+    def exact_objective(self, cost: int) -> Fraction:
+        """A cost in whole units as the objective rate, exactly."""
+        p = self.enum.prob
+        return Fraction(cost, p.A * p.total)
+
     def count_within(self, bound_cost: int) -> int:
         """Trees of the set with cost <= ``bound_cost`` (a smaller bound's set size)."""
         return sum(k for v, k in zip(*self.levels()) if v <= bound_cost)
