@@ -148,3 +148,21 @@ def test_gap_curves_from_final_values_keep_unsolved_fits():
     curves = F.gap_curves(p, "d", grid)
     assert curves["a"].tolist() == [[1.0, 0.0, 0.0]]
     assert curves["b"].tolist() == [[1.0, 1.0, 1.0]]  # no bound: 100 % until and after
+
+
+def test_solvers_follow_the_config_order_whatever_their_labels():
+    """The first solver of a problem, the ratio table's reference by default, is the first of
+    its algorithm entries in the config, not the first label in the table's (alphabetical)
+    order: the DL8.5 suite's config lists STreeD first, and `dl85` sorted before it."""
+    from types import SimpleNamespace
+
+    cfg = {"algorithms": [{"name": "streed", "label": "streed-errors"},
+                          {"name": "topk", "label": "topk-errors"}, {"name": "dl85"},
+                          {"name": "cart", "label": "cart (raw)"}]}
+    results = SimpleNamespace(manifest={"config": cfg})
+    given = ["cart (raw) (max_depth=3)", "dl85", "other", "streed-errors", "topk-errors (k=2)",
+             "topk-errors (k=1)"]
+    assert S._in_config_order(given, results) == [
+        "streed-errors", "topk-errors (k=2)", "topk-errors (k=1)", "dl85",
+        "cart (raw) (max_depth=3)", "other"]
+    assert S._in_config_order(["b", "a"], SimpleNamespace(manifest={})) == ["b", "a"]

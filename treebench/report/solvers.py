@@ -185,7 +185,7 @@ def _problems(results: Results) -> list[Problem]:
         if name not in PROBLEM_OBJECTIVES:
             continue
         fits = _fits(t[t["problem"].astype(str) == name])
-        solvers = list(dict.fromkeys(fits["solver"]))
+        solvers = _in_config_order(list(dict.fromkeys(fits["solver"])), results)
         if len(solvers) < 2:
             continue
         notes = []
@@ -198,6 +198,27 @@ def _problems(results: Results) -> list[Problem]:
                              f"ratios are against `{reference}`, the first solver")
         out.append(Problem(name, fits, solvers, reference, notes))
     return out
+
+
+def _in_config_order(solvers: list[str], results: Results) -> list[str]:
+    """``solvers`` in the order of their algorithm entries in the config (an entry's
+    ``label``, else its ``name``; a solver named ``label (param=value)`` sits with its
+    entry), then the solvers of no entry in the order given: the first is the ratio table's
+    reference unless ``report: {reference_solver: ...}`` names another."""
+    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
+    algs = cfg.get("algorithms") if isinstance(cfg, dict) else None
+    order: dict[str, int] = {}
+    for i, a in enumerate(algs if isinstance(algs, list) else []):
+        if isinstance(a, dict) and (a.get("label") or a.get("name")):
+            order.setdefault(str(a.get("label") or a.get("name")), i)
+
+    longest_first = sorted(order, key=len, reverse=True)
+
+    def entry(solver: str) -> int:
+        return next((order[label] for label in longest_first
+                     if solver == label or solver.startswith(label + " (")), len(order))
+
+    return sorted(solvers, key=entry)  # stable: ties keep the order given
 
 
 def _reference_option(results: Results) -> str | None:
