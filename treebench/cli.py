@@ -743,11 +743,12 @@ def entry() -> None:
     then an exit without the interpreter's teardown.
 
     Tearing down an interpreter that has loaded scikit-learn, SciPy, pandas and pyarrow frees
-    every module and object one by one: 0.4-0.5 s on a 2-core machine, as long as the whole
-    of a rerun with nothing to do, for memory the operating system takes back anyway. Every
-    result is on disk when `main` returns (cell files, tables and reports are written with
-    fsync and atomic renames), so, once the ``atexit`` functions have run (logging's flush,
-    multiprocessing's joining of its children, coverage's data) and stdout and stderr are
+    every module and object one by one: 0.3-0.6 s on a 2-core machine, longer than a whole
+    rerun with nothing to do, for memory the operating system takes back anyway. Every result
+    has been handed to the operating system when `main` returns (cell files, tables and
+    reports are written whole to temporary files, closed and renamed into place), so, once
+    the ``atexit`` functions have run (logging's flush, multiprocessing's joining of its
+    children, ``weakref.finalize`` callbacks, coverage's data) and stdout and stderr are
     flushed, the process ends with ``os._exit``. A non-daemon thread still running, or an exit
     with a message instead of a code, takes the ordinary way out, which waits for the thread
     or prints the message. `main` itself exits normally, for callers in the same process."""
