@@ -41,6 +41,21 @@ def sha256_of(fh: BinaryIO) -> str:
         h.update(block)
     return h.hexdigest()
 
+def files_key(root: Path, pattern: str = "*.py") -> str:
+    """A key of the files under ``root`` whose names match ``pattern``: each one's path
+    relative to ``root``, size and modification time, hashed (16 hex digits). An edited,
+    added, removed or reinstalled file changes it; for treebench's own modules it is about 150
+    stat calls, a millisecond. A file that vanishes while it is read counts as absent."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob(pattern)):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        h.update(f"{p.relative_to(root).as_posix()}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:16]
+
+
 #: the largest file `read_regular` reads (a cell record, a manifest or an index is far smaller)
 MAX_READ = 256 * 2**20
 

@@ -11,7 +11,6 @@ exit code (`exit_code_for`) live here because both paths produce them.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 from collections import Counter
@@ -23,7 +22,7 @@ import yaml
 
 from treebench import __version__, envvars, safe_yaml
 from treebench import experiments as xp
-from treebench.atomic import files_unchanged, read_json_object, write_json
+from treebench.atomic import files_key, files_unchanged, read_json_object, write_json
 from treebench.cell import canonical_json
 from treebench.errors import UserError
 from treebench.execute.jobs import check_n_jobs
@@ -237,13 +236,8 @@ def report_code_key() -> str:
     time of every module of the package (the report reads results, metrics and certificate
     code beside its own; an edited or upgraded treebench makes a report out of date even when
     its cells are not). About 150 stat calls: a millisecond."""
-    h = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
-    for p in sorted(package.rglob("*.py")):
-        with contextlib.suppress(OSError):
-            st = p.stat()
-            h.update(f"{p.relative_to(package)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()[:16]
+    key = f"{__version__}:{files_key(Path(__file__).resolve().parent)}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def report_files(report_dir: Path) -> dict[str, list[int]]:

@@ -323,6 +323,47 @@ def test_png_by_default_svg_on_request_and_unchanged_figures_are_kept(tmp_path):
     assert not list((res / "report" / "figures").glob(".*.tmp"))
 
 
+def test_figures_are_drawn_again_when_the_drawing_code_changes(tmp_path, monkeypatch):
+    """The drawing code is an input of every figure: a report made by an edited or upgraded
+    treebench (another key of its modules' files) draws each figure again instead of keeping
+    a picture the old code drew; the same code keeps them."""
+    from treebench.report import figures
+
+    table = synthetic_table()
+    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True))
+    paths = write_report(res, formats=["md"])
+    ours = [p for p in paths["png"] if "pareto" not in p.name and "critical_difference" not in p.name]
+    mtimes = {p: p.stat().st_mtime_ns for p in ours}
+    key = figures.files_key
+    monkeypatch.setattr(figures, "files_key", lambda root: key(root))  # same code: kept
+    write_report(res, formats=["md"])
+    assert {p: p.stat().st_mtime_ns for p in ours} == mtimes
+    monkeypatch.setattr(figures, "files_key", lambda root: "another version of treebench")
+    write_report(res, formats=["md"])
+    assert all(p.stat().st_mtime_ns != mtimes[p] for p in ours)
+
+
+def test_a_plugin_figure_kinds_drawing_file_is_part_of_the_key(tmp_path):
+    from treebench.report import figures
+
+    draw = tmp_path / "plugin_draw.py"
+    draw.write_text("def draw(results, job):\n    return None\n", encoding="utf-8")
+    ns: dict = {}
+    exec(compile(draw.read_text(), str(draw), "exec"), ns)
+    figures.register_figures("test-plugin-kind", lambda results: [], ns["draw"])
+    try:
+        before = figures.drawing_code_key({"test-plugin-kind"})
+        assert str(draw) in before and before == figures.drawing_code_key({"test-plugin-kind"})
+        draw.write_text("def draw(results, job):\n    return None  # edited\n",
+                        encoding="utf-8")
+        assert figures.drawing_code_key({"test-plugin-kind"}) != before
+        assert str(draw) not in figures.drawing_code_key({"axis"})  # built-in: the package key
+    finally:
+        from treebench.registry import FIGURES
+
+        FIGURES.unregister("test-plugin-kind")
+
+
 def test_a_damaged_figure_file_is_drawn_again(tmp_path):
     """A figure is reused only when its file is the one the report wrote: a truncated or
     overwritten file is drawn again like a deleted one, the others are kept."""

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treebench.atomic import read_json_object, temp_path, write_text
+from treebench.atomic import files_key, read_json_object, temp_path, write_text
 
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
@@ -677,9 +677,27 @@ def _jobs(results: Results) -> list[FigureJob]:
     return jobs
 
 
-def _signature(results: Results, job: FigureJob, formats: tuple[str, ...]) -> str:
+def drawing_code_key(kinds: set[str]) -> str:
+    """A key of the code that draws figures of ``kinds``: treebench's own modules (size and
+    modification time of each, `treebench.atomic.files_key`: an edited or upgraded treebench
+    draws every figure again) and, for a figure kind registered by a plug-in, the file of its
+    drawing function."""
+    package = Path(__file__).resolve().parents[1]
+    parts = [files_key(package)]
+    for kind in sorted(kinds):
+        src = inspect.getsourcefile(FIGURES.get(kind).obj.draw)
+        if src and not Path(src).resolve().is_relative_to(package):
+            try:
+                st = Path(src).stat()
+                parts.append(f"{kind}:{src}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                parts.append(f"{kind}:{src}:absent")
+    return ";".join(parts)
+
+
+def _signature(results: Results, job: FigureJob, formats: tuple[str, ...], code: str) -> str:
     """A hash of everything a figure is drawn from: its dataset's settings, the job, the
-    formats and the drawing code's version."""
+    formats and the drawing code (``code``: `drawing_code_key`; `STYLE_VERSION` besides)."""
     import hashlib
 
     if job.dataset == ALL_DATASETS:
@@ -687,7 +705,8 @@ def _signature(results: Results, job: FigureJob, formats: tuple[str, ...]) -> st
     else:
         sub = results.settings[results.settings["dataset"] == job.dataset]
     h = hashlib.sha256()
-    h.update(repr((STYLE_VERSION, job, formats, results.key_columns, results.metrics)).encode())
+    h.update(repr((STYLE_VERSION, code, job, formats, results.key_columns,
+                   results.metrics)).encode())
     h.update(sub.to_csv(index=False).encode())
     return h.hexdigest()
 
@@ -849,8 +868,9 @@ def write_figures(results: Results, out: Path, formats: tuple[str, ...] = ("png"
                   n_jobs: int = -1) -> list[FigureInfo]:
     """Draw and save every figure under ``out / "figures"``.
 
-    A figure whose inputs (its dataset's settings, the formats, the drawing code's version) did
-    not change since the last report, and whose files are still there, is not drawn again; the
+    A figure whose inputs (its dataset's settings, the formats, the drawing code: every module
+    of treebench and a plug-in kind's drawing file, `drawing_code_key`) did not change since
+    the last report, and whose files are still there, is not drawn again; the
     others are drawn in parallel (forked processes). Files of figures that no longer exist are
     removed."""
     return start_figures(results, out, formats, n_jobs).finish()
@@ -875,7 +895,8 @@ class PendingFigures:
         cache = read_json_object(cache_path)
         jobs = [] if results.settings.empty else figure_jobs(results)
         self.jobs = jobs
-        self.sigs = sigs = {j.stem: _signature(results, j, formats) for j in jobs}
+        code = drawing_code_key({j.kind for j in jobs}) if jobs else ""
+        self.sigs = sigs = {j.stem: _signature(results, j, formats, code) for j in jobs}
         self.done: dict[str, tuple[str, dict[str, Path]] | None] = {}
         todo = []
         for j in jobs:
