@@ -365,6 +365,7 @@ def place_labels(fig: Any, ax: Any, pk: PointKey) -> None:
 
     renderer = FigureCanvasAgg(fig).get_renderer()  # the figures are saved with Agg
     fig.draw_without_rendering()  # the layout: axes box and transforms as they will be saved
+    fig.set_layout_engine("none")  # kept as computed: `save` need not lay the figure out again
     inside = ax.get_window_extent(renderer)
     placed: list[Any] = []
     for g, text in zip(pk.groups, pk.labels):
