@@ -266,6 +266,22 @@ def test_error_bars_are_a_confidence_interval_that_stays_in_the_metrics_range():
     assert lo[0] == pytest.approx(0.01) and hi[0] > 0.5  # a time never goes below 0
 
 
+def test_error_bars_use_student_t_quantiles_exactly():
+    """The bars' quantile comes from scipy.special (lighter to import); it is the very number
+    `scipy.stats.t.ppf` gives, for every count of folds."""
+    import numpy as np
+    import pandas as pd
+    from scipy.stats import t
+
+    from treebench.report.aggregate import error_bars
+
+    n = np.arange(2, 300)
+    rows = pd.DataFrame({"x_mean": np.zeros(len(n)), "x_std": np.ones(len(n)), "x_n": n})
+    lo, hi = error_bars(rows, "x")
+    want = t.ppf(0.975, n - 1) / np.sqrt(n)
+    assert np.array_equal(lo, want) and np.array_equal(hi, want)
+
+
 def test_a_report_comparing_learners_opens_on_accuracy_against_size_and_time():
     from pathlib import Path
 
