@@ -583,8 +583,6 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
-#: bump when the drawing code changes, so that `write_figures` redraws unchanged inputs
-STYLE_VERSION = "5"
 CACHE_FILE = ".figures.json"
 
 
@@ -698,7 +696,7 @@ def drawing_code_key(kinds: set[str]) -> str:
 
 def _signature(results: Results, job: FigureJob, formats: tuple[str, ...], code: str) -> str:
     """A hash of everything a figure is drawn from: its dataset's settings, the job, the
-    formats and the drawing code (``code``: `drawing_code_key`; `STYLE_VERSION` besides)."""
+    formats and the drawing code (``code``: `drawing_code_key`)."""
     import hashlib
 
     if job.dataset == ALL_DATASETS:
@@ -706,8 +704,7 @@ def _signature(results: Results, job: FigureJob, formats: tuple[str, ...], code:
     else:
         sub = results.settings[results.settings["dataset"] == job.dataset]
     h = hashlib.sha256()
-    h.update(repr((STYLE_VERSION, code, job, formats, results.key_columns,
-                   results.metrics)).encode())
+    h.update(repr((code, job, formats, results.key_columns, results.metrics)).encode())
     h.update(sub.to_csv(index=False).encode())
     return h.hexdigest()
 

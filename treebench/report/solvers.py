@@ -205,8 +205,7 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     ``label``, else its ``name``; a solver named ``label (param=value)`` sits with its
     entry), then the solvers of no entry in the order given: the first is the ratio table's
     reference unless ``report: {reference_solver: ...}`` names another."""
-    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
-    algs = cfg.get("algorithms") if isinstance(cfg, dict) else None
+    algs = _config(results).get("algorithms")
     order: dict[str, int] = {}
     for i, a in enumerate(algs if isinstance(algs, list) else []):
         if isinstance(a, dict) and (a.get("label") or a.get("name")):
@@ -221,9 +220,14 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     return sorted(solvers, key=entry)  # stable: ties keep the order given
 
 
-def _reference_option(results: Results) -> str | None:
+def _config(results: Results) -> dict[str, Any]:
+    """The experiment's config as the manifest keeps it ({} when absent or not a mapping)."""
     cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
-    rep = cfg.get("report") if isinstance(cfg, dict) else None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _reference_option(results: Results) -> str | None:
+    rep = _config(results).get("report")
     ref = rep.get("reference_solver") if isinstance(rep, dict) else None
     return ref if isinstance(ref, str) else None
 
