@@ -319,6 +319,39 @@ def naive_topk(X, y, n_classes, k, depth, *, criterion="entropy", sample_weight=
     return rec(list(range(len(y))), depth)
 
 
+def naive_topk_widened(X, y, n_classes, w, depth, *, criterion="entropy"):
+    """The primal heuristic of the anytime Top-k search (`treebench.search.anytime`, a search
+    with ``k_top`` = ``w``): Figure 1 at k = all, except that a node with a depth budget of 3 or
+    more tries only the first ``w`` of its ranked features after dropping each feature whose
+    column on the node's rows equals or complements that of a feature ranked before it.
+    Returns ``(error, n_nodes, tree)`` as `naive_topk` (lower error, then fewer nodes, then the
+    first explored)."""
+    X = [[int(v) for v in row] for row in X]
+    y = [int(v) for v in y]
+    wt = [1.0] * len(y)
+
+    def rec(rows, h):
+        c = class_weights(rows, y, wt, n_classes)
+        leaf = (sum(c) - max(c), 1, None)
+        if h == 0 or sum(1 for v in c if v > 0) <= 1:
+            return leaf
+        order = naive_topk_order(X, y, wt, rows, n_classes, criterion)
+        if not order:
+            return leaf
+        if h > 2:
+            order = naive_drop_equivalent(X, rows, order)[0][:w]
+        best = None
+        for j in order:
+            e0, n0, t0 = rec([r for r in rows if X[r][j] == 0], h - 1)
+            e1, n1, t1 = rec([r for r in rows if X[r][j] == 1], h - 1)
+            cand = (e0 + e1, n0 + n1 + 1, (j, t0, t1))
+            if best is None or (cand[0], cand[1]) < (best[0], best[1]):
+                best = cand
+        return best
+
+    return rec(list(range(len(y))), depth)
+
+
 def naive_optimal_error(X, y, n_classes, depth, sample_weight=None):
     """Smallest training error of any tree of depth <= ``depth`` (exhaustive)."""
     X = [[int(v) for v in row] for row in X]

@@ -82,7 +82,11 @@ class TopKClassifier(TreeClassifierBase):
         node, as in Figure 1.
     time_limit : float > 0 or None
         Seconds; on timeout the best complete tree found so far is returned and
-        ``solve_info_["timed_out"]`` is True.
+        ``solve_info_["timed_out"]`` is True. With k = all and ``max_depth`` >= 3 the exact
+        search then runs beside a primal heuristic (`treebench.search.anytime`: Top-k searches
+        widened step by step, the best tree as the exact search's bound), so that a good tree
+        is held from the first milliseconds; a fit that finishes returns the same tree as
+        without a limit.
     cache_limit_mb : float > 0
         Memory cap of the (depth, row set) memo; when full, new entries are not stored (slower,
         never wrong).
@@ -168,10 +172,13 @@ class TopKClassifier(TreeClassifierBase):
         t0 = time.perf_counter()
         # the clock starts after compilation (if any happened here) and data packing
         deadline = -1.0 if self.time_limit is None else t0 + float(self.time_limit)
+        # k = all under a time limit: the exact search with a primal heuristic beside it
+        scheduled = kk == 0 and deadline > 0 and unproven is None and int(self.max_depth) >= 3
         clock: list = []
-        obj, M, feat, left, right, value, stats = fit_topk(K.topk_problem(
+        _, M, feat, left, right, value, stats = fit_topk(K.topk_problem(
             data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
-            max_entries, deadline, self.tie_break == "smaller"), clock)
+            max_entries, deadline, self.tie_break == "smaller",
+            time_limit=float(self.time_limit) if scheduled else 0.0), clock)
         search_s = time.perf_counter() - t0
         tree, err = to_tree(feat, left, right, value, unit, prior)
         timed_out = bool(stats[K.S_TIMED_OUT])

@@ -64,6 +64,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from treebench.search import anytime as AT
 from treebench.search import dpdt_layer as DL
 from treebench.search import gosdt as GK
 from treebench.search import topk as TK
@@ -71,7 +72,10 @@ from treebench.search.bitset import split_rows
 from treebench.search.cache import new_cache
 from treebench.search.criteria import INF
 from treebench.search.readback import emit, new_readback, next_node, tree_arrays
-from treebench.search.state import N_STATS, S_HITS, S_TIMED_OUT, bitset_data, full_set, new_scratch
+from treebench.search.clock import now_seconds
+from treebench.search.state import (
+    N_STATS, S_HITS, S_TIMED_OUT, S_WIDTH, bitset_data, full_set, new_scratch,
+)
 from treebench.search.trace import new_clock, record
 
 #: the objectives (``EngineState.kind``)
@@ -174,7 +178,11 @@ def solve(s, rows, h, ub, b):
     done, v, nd = _begin(s, rows, h, ub, b)
     if done:
         return v
-    if top:  # the anytime trace: the root's first incumbent (its leaf) and bound
+    # the anytime trace: the root's first incumbent (its leaf; Top-k's node opens with the
+    # bound its splits must beat, no tree) and bound; a widened search's bounds hold for its
+    # subset of trees only, so it records its incumbents alone
+    exact_root = top and s.stats[S_WIDTH] == 0
+    if top and s.kind != TOPK:
         record(s.clock, nd.best, nd.floor)
     h = nd.h
     hc = h - 1
@@ -259,7 +267,8 @@ def solve(s, rows, h, ub, b):
                 best_f = j
                 found = True
                 if top and s.stats[S_TIMED_OUT] == 0:  # after the limit, children answer
-                    record(s.clock, best, nd.floor)      # with bounds: no tree has this value
+                    # with bounds: no tree has this value
+                    record(s.clock, best, nd.floor if exact_root else 0.0)
         if s.stats[S_TIMED_OUT] != 0:
             saw = True
             if exact_floats or timed_out or found:
@@ -313,9 +322,25 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
     root = full_set(s.data.n_rows, s.data.F.shape[0])
     if nq > 0:
         H = 0  # no fit: a leaf stands in for the tree
-    obj = solve(s, root, H, INF, -1.0)
+    # the anytime schedule's best widened tree (none: value INF)
+    scheduled = kind == TOPK and nq == 0 and tp.time_limit > 0.0
+    best = INF
+    nc = s.data.C.shape[0]
+    bf, bl, br, bv = _empty_tree(nc)
+    proven = True
+    if scheduled:
+        obj, best, bf, bl, br, bv, proven = _anytime(s, tp, root, H)
+        if not proven:
+            s.stats[S_TIMED_OUT] = 1  # the read-back completes the exact search's tree
+    else:
+        obj = solve(s, root, H, tp.ub if kind == TOPK and nq == 0 else INF, -1.0)
     searched = s.stats.copy()  # before the read-back (its re-searches are not counted)
     feat, left, right, value = read_back(s, root, H)
+    if scheduled and not proven:
+        obj = AT.tree_value(feat, value, s.M, s.nu)
+        if best <= obj:  # ties to the incumbent found first
+            obj = best
+            feat, left, right, value = bf, bl, br, bv
     extra = 0.0
     if kind == TOPK:
         extra = s.M
@@ -324,6 +349,68 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
         if searched[S_TIMED_OUT] != 0:
             extra = GK.root_bound(s, root, H)
     return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers, s.clock
+
+
+@njit(cache=True, inline="always")
+def _empty_tree(nc):
+    return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+            np.zeros((0, nc)))
+
+
+@njit(cache=True, inline="always")
+def _anytime(s, tp, root, H):
+    """The anytime schedule of `treebench.search.anytime` on the search state ``s`` (Top-k
+    ``tp`` at k = all under its time limit): widened searches and slices of the exact search
+    in turn, all on ``s`` (the widened searches' levels under keys of their own, their depth-2
+    entries shared), until the exact search finishes or the deadline passes. Returns (the
+    exact search's last value, the best incumbent's value, its feature, left, right and class
+    totals, whether the exact search finished): the incumbents are the widened searches'
+    trees and those an exact slice held when its time ran out. Inlined into the entry, so that no
+    second compiled caller of the driver exists."""
+    final = tp.deadline
+    d = s.data.F.shape[1]
+    best = INF
+    bf, bl, br, bv = _empty_tree(s.data.C.shape[0])
+    w = 1
+    exact_s = 0.0
+    wide_s = 0.0
+    slice_s = AT.SLICE * tp.time_limit
+    obj = INF
+    while True:
+        # widened searches while their share of the time allows (the first always)
+        while w < d and (w == 1 or wide_s < AT.SHARE * exact_s):
+            t = now_seconds()
+            s.clock[0] = final if w == 1 else min(final, t + AT.SHARE * exact_s - wide_s)
+            s.stats[S_TIMED_OUT] = 0
+            s.stats[S_WIDTH] = w
+            solve(s, root, H, INF, -1.0)
+            f, lf, rt, val = read_back(s, root, H)
+            s.stats[S_WIDTH] = 0
+            v = AT.tree_value(f, val, s.M, s.nu)
+            wide_s += now_seconds() - t
+            if v < best:
+                best = v
+                bf, bl, br, bv = f, lf, rt, val
+                record(s.clock, best, 0.0)
+            if s.stats[S_TIMED_OUT] != 0:
+                break  # cut off by its budget: run again, with the next one
+            w = AT.next_width(w)
+        t = now_seconds()
+        if t >= final:
+            return obj, best, bf, bl, br, bv, False
+        s.clock[0] = min(final, t + slice_s)
+        s.stats[S_TIMED_OUT] = 0
+        obj = solve(s, root, H, best + 0.5, -1.0)
+        if s.stats[S_TIMED_OUT] == 0:
+            return obj, best, bf, bl, br, bv, True
+        if obj < best:  # the slice's own tree (a later slice may not find it again in time)
+            f, lf, rt, val = read_back(s, root, H)
+            v = AT.tree_value(f, val, s.M, s.nu)
+            if v < best:
+                best = v
+                bf, bl, br, bv = f, lf, rt, val
+        exact_s += now_seconds() - t
+        slice_s *= 2.0
 
 
 _SPARE = []  # [the placeholder problems of `_run`], made on first use
@@ -401,6 +488,7 @@ def topk_state(p):
     pairs = p.k <= 0 and not D.weighted and p.depth >= 2 and p.min_imp <= 0.0 \
         and nc * d * d <= 2**25
     stats, clock = _stats_clock(p.deadline)
+    stats[S_WIDTH] = p.k_top
     return EngineState(
         D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
         clock, TOPK, p.k, p.crit, p.msl, p.min_imp, TK.big_m(p.depth),

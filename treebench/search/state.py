@@ -20,10 +20,11 @@ from numba import njit
 
 from treebench.search.bitset import pack_classes, pack_columns
 
-# stats slots (int64)
-S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES, S_HITS = \
-    range(9)
-N_STATS = 9
+# stats slots (int64); S_WIDTH is a setting, not a count: the width of Top-k's widened search
+# (`treebench.search.anytime`; 0 for every other search)
+S_EXPANDED, S_SCORED, S_ENTRIES, S_PEAK_BYTES, S_TIMED_OUT, S_TICK, S_CAP_HIT, S_BYTES, S_HITS, \
+    S_WIDTH = range(10)
+N_STATS = 10
 
 Data = namedtuple("Data", ["F", "C", "Xd", "y", "sw", "weighted", "n_rows"])
 

@@ -75,13 +75,15 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
 from treebench.search.depth2 import Depth2Node, depth2_root_values, partner_list
 from treebench.search.equiv import drop_equivalent, equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
-    S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, Node, closed_node,
+    S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, S_WIDTH, Node,
+    closed_node,
 )
 
 #: the inputs of a search (`topk_problem` builds it with fixed field types)
 TopkProblem = namedtuple(
     "TopkProblem",
-    ["data", "depth", "k", "crit", "msl", "min_imp", "max_entries", "deadline", "smaller_trees"],
+    ["data", "depth", "k", "crit", "msl", "min_imp", "max_entries", "deadline", "smaller_trees",
+     "k_top", "ub", "time_limit"],
 )
 
 #: what a node's search proved, for `_finish`: the caller's bound ``ub``, the node's lower
@@ -423,9 +425,21 @@ def _sim_nodes(s):
 
 
 @njit(cache=True, inline="always")
+def _key(s, h):
+    """The cache key of a node with depth budget ``h``: ``h`` itself, except at the levels a
+    widened search of width ``w`` restricts (``h`` > 2), whose values hold for its subset of
+    trees only: ``h + 64 w``, apart from every exact entry and from other widths'. Below
+    them the widened and the exact searches share their (exact) entries."""
+    width = s.stats[S_WIDTH]
+    if width > 0 and h > 2:
+        return h + 64 * width
+    return h
+
+
+@njit(cache=True, inline="always")
 def _child_lb(s, rows, h, lb, sim):
     """Tighter child bound from the cache and (k = all) the similarity bound."""
-    lb, exact = cached_bound(s.cache, rows, h, lb)
+    lb, exact = cached_bound(s.cache, rows, _key(s, h), lb)
     if exact:
         return lb
     if sim:
@@ -434,9 +448,10 @@ def _child_lb(s, rows, h, lb, sim):
 
 
 @njit(cache=True, inline="always")
-def _finish(s, rows, h, hv, nb, best, best_f, sim):
-    """Remember the set for the similarity bound, cache and return the node's answer (best
-    split ``best_f`` of objective ``best``, or -1; the node's `NodeBounds` ``nb``)."""
+def _finish(s, rows, h, key, hv, nb, best, best_f, sim):
+    """Remember the set for the similarity bound, cache (under ``key``, `_key`) and return the
+    node's answer (best split ``best_f`` of objective ``best``, or -1; the node's `NodeBounds`
+    ``nb``)."""
     ub = nb.ub
     lbk = nb.lbk
     leaf_obj = nb.leaf_obj
@@ -448,18 +463,18 @@ def _finish(s, rows, h, hv, nb, best, best_f, sim):
         remember_similar(rows, h, np.floor(vb / s.M), s.scr.sim_rows, s.scr.sim_val)
     if best_f >= 0:
         st = ANYTIME if timed_out else EXACT
-        cache_put(s.cache, rows, h, hv, best, best_f, st)
+        cache_put(s.cache, rows, key, hv, best, best_f, st)
         s.scr.feat[h] = best_f
         return best
     if leaf:
         # no split improves enough: the leaf is this node's exact answer
         if not timed_out:
-            cache_put(s.cache, rows, h, hv, leaf_obj, -1, EXACT)
+            cache_put(s.cache, rows, key, hv, leaf_obj, -1, EXACT)
         s.scr.feat[h] = -1
         return leaf_obj
     lb = ub if ub > lbk else lbk
     if not timed_out:
-        cache_put(s.cache, rows, h, hv, lb, -1, LOWER)
+        cache_put(s.cache, rows, key, hv, lb, -1, LOWER)
     return lb
 
 
@@ -491,18 +506,24 @@ def begin(s, rows, h, ub):
     if h == 0 or npos <= 1:
         return True, leaf_obj, closed_node()
     timed_out = s.stats[S_TIMED_OUT] != 0
-    hv = row_hash(rows, h)
-    hit, val, lbk = cache_lookup(s.cache, rows, h, hv, ub, timed_out, s.scr.feat, h)
+    key = _key(s, h)
+    hv = row_hash(rows, key)
+    hit, val, lbk = cache_lookup(s.cache, rows, key, hv, ub, timed_out, s.scr.feat, h)
     if hit:
         return True, val, closed_node()
     check_time(s.stats, s.clock)
     timed_out = s.stats[S_TIMED_OUT] != 0
+    # a widened search's levels (`treebench.search.anytime`) search a subset of the trees: their
+    # values are no optima, so they neither use nor feed the similarity bound, and they are
+    # cached under keys of their own (`_key`)
+    width = s.stats[S_WIDTH]
+    narrow = width > 0 and h > 2
     # similarity lower bound (k = all, unweighted; Figure 1 or min_improvement 0)
-    sim = s.sim and not timed_out
+    sim = s.sim and not timed_out and not narrow
     if sim:
         lbk = similarity_bound(rows, h, lbk, M, _sim_nodes(s), s.scr.sim_rows, s.scr.sim_val)
         if lbk >= ub:
-            cache_put(s.cache, rows, h, hv, lbk, -1, LOWER)
+            cache_put(s.cache, rows, key, hv, lbk, -1, LOWER)
             return True, lbk, closed_node()
     nvalid = _score(s, rows, h, nnz, nrows)
     if nvalid == 0:
@@ -517,8 +538,11 @@ def begin(s, rows, h, ub):
             # no split lowers the error: the leaf is the exact answer, whatever ``ub``
             nb = NodeBounds(INF, lbk, leaf_err * M, leaf_obj)
             best_f = -1
-        return True, _finish(s, rows, h, hv, nb, best, best_f, sim), closed_node()
-    if h == 1 and not timed_out and (s.k <= 0 or s.k >= nvalid):
+        return True, _finish(s, rows, h, key, hv, nb, best, best_f, sim), closed_node()
+    if h == 1 and (s.k <= 0 or s.k >= nvalid):
+        # exact even after the deadline (one pass over the features, as the greedy step): the
+        # depth-2 solver caches no entries for its children, so a tree read back after the
+        # deadline finds its stumps here, and they must be the ones its value counted
         return True, _depth1_all(s, rows, h, hv, total, leaf_err, leaf_obj), closed_node()
     ncand = _rank(s, h, total)
     if ncand == 0:
@@ -528,6 +552,8 @@ def begin(s, rows, h, ub):
         ncand = drop_equivalent(rows, s.scr.nzw[h], nnz, s.data.F, s.scr.order[h], ncand,
                                 s.scr.valid[h])
     kk = ncand if s.k <= 0 or s.k > ncand else s.k
+    if narrow and width < kk:
+        kk = width
     if timed_out:
         kk = 1
     # the leaf competes only when min_improvement is active
@@ -542,10 +568,10 @@ def begin(s, rows, h, ub):
         floor = lbk
     if h == 1:
         best, best_f = _branch_leaves(s, h, kk, total, split_ub, floor)
-        return True, _finish(s, rows, h, hv, NodeBounds(ub, lbk, split_ub, leaf_obj), best,
+        return True, _finish(s, rows, h, key, hv, NodeBounds(ub, lbk, split_ub, leaf_obj), best,
                              best_f, sim), closed_node()
     return False, 0.0, Node(
-        np.int64(h), np.int64(h), np.int64(h), hv, ub, lbk, floor, split_ub, leaf_obj, total,
+        np.int64(h), np.int64(h), np.int64(key), hv, ub, lbk, floor, split_ub, leaf_obj, total,
         np.int64(kk), np.int64(ncand), timed_out, -1.0, nu, split_ub, np.int64(-1), False, sim,
         False)
 
@@ -582,7 +608,8 @@ def end(s, rows, nd, best, best_f, lbmin, stopped, timed_out):
             lbmin = min(lbmin, nd.leaf)
         if lbmin > lbk:
             lbk = lbmin
-    return _finish(s, rows, nd.h, nd.hv, NodeBounds(nd.ub, lbk, nd.split_ub, nd.leaf), best,
+    return _finish(s, rows, nd.h, nd.key, nd.hv, NodeBounds(nd.ub, lbk, nd.split_ub, nd.leaf),
+                   best,
                    best_f, nd.sim)
 
 
@@ -597,10 +624,16 @@ def big_m(H):
 
 
 def topk_problem(data, depth, k=0, crit=ENTROPY, msl=1, min_imp=-1.0, max_entries=1 << 20,
-                 deadline=-1.0, smaller_trees=True):
+                 deadline=-1.0, smaller_trees=True, k_top=0, ub=INF, time_limit=0.0):
     """The search's inputs as one record (`TopkProblem`), with the field types every fit and
     the warm-up share: ``data`` a `treebench.search.state.Data` (`bitset_data`), ``k`` = 0 for
     all features, ``min_imp`` < 0 for none, ``deadline`` an absolute ``perf_counter`` time
-    (<= 0: none)."""
+    (<= 0: none). ``k_top`` > 0 (with k = all) searches only the first ``k_top`` ranked
+    candidates at nodes with a depth budget of 3 or more, every feature below: the primal
+    heuristic of the anytime schedule (`treebench.search.anytime`). ``ub`` is the root's upper
+    bound: the root returns its optimum when that is below ``ub``, else a lower bound ``>=
+    ub``. ``time_limit`` > 0 (seconds, with k = all, whole-number values and the deadline
+    that limit sets) runs the anytime schedule."""
     return TopkProblem(data, int(depth), int(k), int(crit), int(msl), float(min_imp),
-                       int(max_entries), float(deadline), bool(smaller_trees))
+                       int(max_entries), float(deadline), bool(smaller_trees), int(k_top),
+                       float(ub), float(time_limit))
