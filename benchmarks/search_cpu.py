@@ -14,10 +14,13 @@ feature: minimum error), ``lex`` (k = all, ``min_improvement: 0``, ties to small
 error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01), ``glex``
 (GOSDT lexicographic) and ``dpdt`` (DPDT's exhaustive generator, α = 0.01: the layer search).
 
+``--time-limit S`` gives the 0/1 learners that take one that time limit (Top-k at k = all then
+runs its anytime schedule, `treebench.search.anytime`: the way to measure what it costs).
+
 Usage::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/search_cpu.py [--repeat 3] \\
-        [--fits num:raisin:3,numa:raisin:3:0.01,anneal:4:topk,...]
+        [--time-limit 60] [--fits num:raisin:3,numa:raisin:3:0.01,anneal:4:topk,...]
 
 Times are never asserted.
 """
@@ -76,7 +79,7 @@ def _numeric_alpha(name: str, depth: int, alpha: float):
     return fit
 
 
-def _binary(name: str, depth: int, learner: str):
+def _binary(name: str, depth: int, learner: str, time_limit: float | None = None):
     from topk_vs_peers import load_dl85
 
     from treebench.algorithms.dpdt import DPDTClassifier
@@ -97,6 +100,8 @@ def _binary(name: str, depth: int, learner: str):
     if learner not in make:
         raise SystemExit(f"unknown learner {learner!r}: one of {sorted(make)}")
     est = make[learner]()
+    if time_limit is not None and "time_limit" in est.get_params():
+        est.set_params(time_limit=time_limit)
 
     def fit():
         est.fit(X, y)
@@ -106,7 +111,7 @@ def _binary(name: str, depth: int, learner: str):
     return fit
 
 
-def run(fits: list[str], repeat: int) -> list[dict]:
+def run(fits: list[str], repeat: int, time_limit: float | None = None) -> list[dict]:
     rows = []
     for spec in fits:
         parts = spec.split(":")
@@ -115,7 +120,7 @@ def run(fits: list[str], repeat: int) -> list[dict]:
         elif parts[0] == "numa" and len(parts) == 4:
             fit = _numeric_alpha(parts[1], int(parts[2]), float(parts[3]))
         elif len(parts) == 3:
-            fit = _binary(parts[0], int(parts[1]), parts[2])
+            fit = _binary(parts[0], int(parts[1]), parts[2], time_limit)
         else:
             raise SystemExit(f"a fit is num:<file>:<depth>, numa:<file>:<depth>:<alpha> or "
                              f"<file>:<depth>:<learner>, got {spec!r}")
@@ -144,8 +149,13 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fits", default=DEFAULT_FITS)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds: the time_limit of the 0/1 learners that take one (Top-k at "
+                         "k = all then runs its anytime schedule)")
     args = ap.parse_args(argv)
-    print(table(run([f for f in args.fits.split(",") if f], args.repeat)))
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise SystemExit("--time-limit must be a positive number of seconds")
+    print(table(run([f for f in args.fits.split(",") if f], args.repeat, args.time_limit)))
 
 
 if __name__ == "__main__":

@@ -33,9 +33,9 @@ def _data(seed, n=60, d=7, n_classes=2):
     return X[order], y[order]
 
 
-def _fit(X, y, nc, depth, **kw):
+def _fit(X, y, nc, depth, k_top=0, ub=np.inf, **kw):
     p = K.topk_problem(bitset_data(X, y, nc), depth, 0, K.ENTROPY, **kw)
-    return fit_topk(p)
+    return fit_topk(K.anytime_problem(p, k_top=k_top, ub=ub))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -143,7 +143,7 @@ def test_the_schedule_runs_under_a_time_limit_only_where_it_applies(monkeypatch)
     real = fit_topk
 
     def spy(p, trace=None):
-        limits.append(p.time_limit)
+        limits.append(p.time_limit)  # 0 unless `anytime_problem` set it
         return real(p, trace)
 
     monkeypatch.setattr("treebench.algorithms.topk.fit_topk", spy)
@@ -167,8 +167,8 @@ def test_a_widened_search_stops_at_its_deadline():
     y = (X[:, 0] ^ X[:, 1] ^ (rng.random(600) < 0.3)).astype(np.int64)
     order = np.argsort(y, kind="stable")
     X, y = X[order], y[order]
-    p = K.topk_problem(bitset_data(X, y, 2), 6, 0, K.ENTROPY, k_top=30,
-                       deadline=time.perf_counter() + 0.02)
+    p = K.anytime_problem(K.topk_problem(bitset_data(X, y, 2), 6, 0, K.ENTROPY,
+                                         deadline=time.perf_counter() + 0.02), k_top=30)
     obj, M, feat, left, right, counts, stats = fit_topk(p)
     assert stats[S_TIMED_OUT]
     wrong = 0
@@ -194,7 +194,7 @@ def test_a_tree_read_back_after_the_deadline_has_the_value_the_search_returned(k
     order = np.argsort(y, kind="stable")
     data = bitset_data(X[order], y[order], 2)
     for limit in np.linspace(0.0005, 0.03, 25):
-        p = K.topk_problem(data, 5, 0, K.ENTROPY, k_top=k_top,
-                           deadline=time.perf_counter() + limit)
+        p = K.anytime_problem(K.topk_problem(data, 5, 0, K.ENTROPY,
+                                             deadline=time.perf_counter() + limit), k_top=k_top)
         obj, M, feat, left, right, counts, _ = fit_topk(p)
         assert A.tree_value(feat, counts, M, 1.0) == obj

@@ -175,10 +175,12 @@ class TopKClassifier(TreeClassifierBase):
         # k = all under a time limit: the exact search with a primal heuristic beside it
         scheduled = kk == 0 and deadline > 0 and unproven is None and int(self.max_depth) >= 3
         clock: list = []
-        _, M, feat, left, right, value, stats = fit_topk(K.topk_problem(
+        problem = K.topk_problem(
             data, self.max_depth, kk, CRITERIA[self.criterion], self.min_samples_leaf, min_imp,
-            max_entries, deadline, self.tie_break == "smaller",
-            time_limit=float(self.time_limit) if scheduled else 0.0), clock)
+            max_entries, deadline, self.tie_break == "smaller")
+        if scheduled:
+            problem = K.anytime_problem(problem, time_limit=self.time_limit)
+        _, M, feat, left, right, value, stats = fit_topk(problem, clock)
         search_s = time.perf_counter() - t0
         tree, err = to_tree(feat, left, right, value, unit, prior)
         timed_out = bool(stats[K.S_TIMED_OUT])

@@ -365,8 +365,8 @@ def _anytime(s, tp, root, H):
     entries shared), until the exact search finishes or the deadline passes. Returns (the
     exact search's last value, the best incumbent's value, its feature, left, right and class
     totals, whether the exact search finished): the incumbents are the widened searches'
-    trees and those an exact slice held when its time ran out. Inlined into the entry, so that no
-    second compiled caller of the driver exists."""
+    trees and those an exact slice held when its time ran out. Inlined into the entry, so that
+    no second compiled caller of the driver exists."""
     final = tp.deadline
     d = s.data.F.shape[1]
     best = INF
@@ -378,7 +378,7 @@ def _anytime(s, tp, root, H):
     obj = INF
     while True:
         # widened searches while their share of the time allows (the first always)
-        while w < d and (w == 1 or wide_s < AT.SHARE * exact_s):
+        while w < d and (w == 1 or wide_s < AT.SHARE * exact_s) and now_seconds() < final:
             t = now_seconds()
             s.clock[0] = final if w == 1 else min(final, t + AT.SHARE * exact_s - wide_s)
             s.stats[S_TIMED_OUT] = 0

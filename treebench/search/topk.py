@@ -624,16 +624,20 @@ def big_m(H):
 
 
 def topk_problem(data, depth, k=0, crit=ENTROPY, msl=1, min_imp=-1.0, max_entries=1 << 20,
-                 deadline=-1.0, smaller_trees=True, k_top=0, ub=INF, time_limit=0.0):
+                 deadline=-1.0, smaller_trees=True):
     """The search's inputs as one record (`TopkProblem`), with the field types every fit and
     the warm-up share: ``data`` a `treebench.search.state.Data` (`bitset_data`), ``k`` = 0 for
     all features, ``min_imp`` < 0 for none, ``deadline`` an absolute ``perf_counter`` time
-    (<= 0: none). ``k_top`` > 0 (with k = all) searches only the first ``k_top`` ranked
-    candidates at nodes with a depth budget of 3 or more, every feature below: the primal
-    heuristic of the anytime schedule (`treebench.search.anytime`). ``ub`` is the root's upper
-    bound: the root returns its optimum when that is below ``ub``, else a lower bound ``>=
-    ub``. ``time_limit`` > 0 (seconds, with k = all, whole-number values and the deadline
-    that limit sets) runs the anytime schedule."""
+    (<= 0: none); no anytime schedule (`anytime_problem` sets it)."""
     return TopkProblem(data, int(depth), int(k), int(crit), int(msl), float(min_imp),
-                       int(max_entries), float(deadline), bool(smaller_trees), int(k_top),
-                       float(ub), float(time_limit))
+                       int(max_entries), float(deadline), bool(smaller_trees), 0, INF, 0.0)
+
+
+def anytime_problem(p, k_top=0, ub=INF, time_limit=0.0):
+    """The problem ``p`` with the anytime schedule's fields (`treebench.search.anytime`):
+    ``k_top`` > 0 (with k = all) searches only the first ``k_top`` ranked candidates at nodes
+    with a depth budget of 3 or more, every feature below (a widened search); ``ub`` is the
+    root's upper bound (the root returns its optimum when that is below ``ub``, else a lower
+    bound ``>= ub``); ``time_limit`` > 0 (seconds, with k = all, whole-number values and the
+    deadline that limit sets) runs the schedule."""
+    return p._replace(k_top=int(k_top), ub=float(ub), time_limit=float(time_limit))
