@@ -10,9 +10,11 @@ feature below it (the exact depth-2 solver). Each widened search is exact on a s
 trees, so its tree is a valid incumbent of the whole problem; with ``w`` = 1 it is the greedy
 tree with optimal depth-2 subtrees.
 
-The schedule (`treebench.search.engine`'s entry runs it, on one search state for the exact
-search, so that the exact search resumes where it stopped: its cache keeps every set it
-solved or bounded):
+The schedule runs in `treebench.search.engine`'s entry, every search on one search state:
+the exact search resumes where it stopped (its cache keeps every set it solved or bounded),
+and the widened searches cache their restricted levels under keys of their own (the width is
+part of the key, `treebench.search.topk._key`) while sharing the exact depth-2 entries with
+the exact search and with each other. The steps:
 
 1. the widened search with ``w`` = 1, the first incumbent (a few depth-2 solves);
 2. the exact search with the best incumbent as its root's bound, for a slice of time: the
@@ -20,7 +22,8 @@ solved or bounded):
    finishes is done: the fit is proven optimal;
 3. otherwise widened searches, ``w`` = 2, 3, 5, 8, ... (`next_width`), for as long as the
    widened searches' time stays below ``SHARE`` of the exact search's; a widened search cut
-   off by that budget gives its tree and is run again, from scratch, with the next budget;
+   off by that budget gives its tree and is run again with the next budget (what it had
+   solved before the cut is in the cache);
 4. back to step 2 until the deadline; then the answer is the best of the incumbents and the
    exact search's own tree at the deadline (ties to the incumbent found first).
 
@@ -35,8 +38,10 @@ the same optimum and the same tree as without a bound (a split's subtree does no
 bound it is searched under; `treebench.search.topk`). What a search caches after a deadline is
 marked as anytime (`treebench.search.cache`), never read as exact by the resumed search.
 
-The trace (`treebench.search.trace`) is the exact search's: each incumbent a widened search
-improves on is recorded there, with the exact search's bound.
+The trace (`treebench.search.trace`) is the exact search's: the incumbents the widened
+searches find are recorded there too, with no bound of their own (theirs hold for their subset
+of trees only). Every recorded incumbent is a tree the fit can return: after a deadline the
+read-back solves depth-1 nodes exactly, as the depth-2 solver that valued them did.
 """
 
 from __future__ import annotations
