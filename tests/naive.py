@@ -1472,6 +1472,48 @@ def naive_numeric_optimal(X, y, n_classes, depth, sample_weight=None, lam=0.0, e
     return rec(rows0, depth)
 
 
+def naive_numeric_widened(X, y, n_classes, width, depth, lam=0.0):
+    """The primal heuristic of the anytime numeric search (a widened search,
+    `treebench.search.numeric_anytime`): the fewest errors + ``lam * W`` per leaf over the
+    trees of depth <= ``depth`` in which a node with three or more tests left splits at the
+    best Gini split (`naive_gini_seed`) of one of the ``width`` features of the best Gini
+    scores (`naive_gini_order`; a feature with a single value among the node's rows has
+    none), and a node with two or fewer tests left at any midpoint. Unit weights. Returns the
+    cost, or None when two features' scores tie at the ``width`` cut-off of some node (which
+    of them the search takes depends on rounding)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=np.int64)
+    pen = lam * len(y)
+    tied = []
+
+    def rec(rows, h):
+        c = np.bincount(y[rows], minlength=n_classes)
+        best = float(c.sum() - c.max()) + pen
+        if h == 0 or best == pen:
+            return best
+        if h <= 2:
+            splits = [(np.array(a), np.array(b)) for _, _, a, b in numeric_splits(X, rows)]
+        else:
+            w = np.ones(len(rows))
+            order = naive_gini_order(X[rows], y[rows], w, n_classes)
+            if width < len(order) and order[width - 1][0] >= 0 and abs(
+                    order[width - 1][0] - order[width][0]) <= 1e-9 * abs(order[width][0]):
+                tied.append(rows)
+            splits = []
+            for score, f in order[:width]:
+                k, i, _ = naive_gini_seed(X[rows, f], y[rows], w, n_classes)
+                if k >= 0:
+                    v = np.sort(X[rows, f], kind="stable")
+                    t = naive_numeric_midpoint(v[i - 1], v[i])
+                    splits.append((rows[X[rows, f] <= t], rows[X[rows, f] > t]))
+        for left, right in splits:
+            best = min(best, rec(left, h - 1) + rec(right, h - 1))
+        return best
+
+    cost = rec(np.arange(len(y)), depth)
+    return None if tied else cost
+
+
 def naive_numeric_lexicographic(X, y, n_classes, depth, sample_weight=None):
     """Brute force over the same trees as `naive_numeric_optimal` for the pair (weighted
     errors, leaves) compared lexicographically: a leaf unless a split's pair is smaller, then

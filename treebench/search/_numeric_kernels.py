@@ -79,8 +79,8 @@ from treebench.search.state import N_STATS, S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_
 from treebench.search.trace import new_clock, record
 
 # parameter slots (float64 vector ``par``)
-P_EPS, P_PEN, P_INT, P_UNIT = range(4)
-N_PAR = 4
+P_EPS, P_PEN, P_INT, P_UNIT, P_WIDTH = range(5)
+N_PAR = 5
 
 NumState = namedtuple(
     "NumState",
@@ -114,7 +114,8 @@ NumState = namedtuple(
         "sfloat",  # (1, 2) float64 per side of a depth-1 scan: weight to skip
         "sint",  # (2, 2) int64 per side of a depth-1 scan: the rank of its last row; with
         #          unit weights, the rows to skip (the floor of the weight to skip)
-        "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag
+        "par",  # (N_PAR,) float64 eps, leaf penalty, integer-costs flag, unit weights flag,
+        #         width of a widened search (0: the exact search; `solve_node`)
         "stats",  # (N_STATS,) int64 counters and the timeout flag
         "clock",  # (1,) float64 absolute deadline (<= 0: none)
         # records of the candidates' children (`memo_bounds`), one pool per level: a record is
@@ -1151,13 +1152,18 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     cost_only = h < 0  # False, but not a literal (see above)
     if lev == 0:  # the anytime trace: the root's first incumbent (its leaf) and bound
         record(st.clock, inc[I_COST], lb)
-    seeds = seed_count(lev, h, d)
+    # a widened search (the anytime schedule's primal heuristic, `numeric.solve_numeric`)
+    # tries, at nodes with three or more tests left, only the best Gini splits of the
+    # ``width`` features of the best Gini scores; nodes with two tests left are solved exactly
+    width = int(st.par[P_WIDTH])
+    narrow = width > 0 and h >= 3
+    seeds = min(width, d) if narrow else seed_count(lev, h, d)
     # first evaluate every feature's best Gini split (an early incumbent, and the order in
     # which features are then searched in full)
     for it in range(2 * d):
         phase, f = it // d, it % d
-        if known and phase == 0:
-            continue  # the first split of the known cost, in index order: no Gini seeds
+        if (known and phase == 0) or (narrow and phase == 1):
+            continue  # known: the first split of that cost, in index order, no Gini seeds
         if it == 0 and seeds < d:
             rank_seeds(st, lev)
         if phase == 0 and seeds < d and st.prek[lev, f] < -seeds:

@@ -19,6 +19,7 @@ import numpy as np
 
 from treebench.search import _numeric_alpha_kernels as KA
 from treebench.search import _numeric_kernels as K
+from treebench.search import numeric_anytime as A
 from treebench.search.exactness import EXACT_INT, on_grid, price_grid, whole_weights
 from treebench.search.state import S_EXPANDED, S_SCORED, S_TIMED_OUT
 from treebench.search.trace import read_trace
@@ -129,10 +130,20 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
                     f"numbers totalling at most 2**52, so the search compared costs within "
                     f"{eps:.3g} (1e-9 times the total weight) and a better tree may differ "
                     f"by less")
-    st = K.new_state(X, y_index, np.ascontiguousarray(w), n_classes,
-                     int(max_depth), eps, pen, integer, deadline)
+    w = np.ascontiguousarray(w)
     t0 = time.perf_counter()
-    cost = K.solve_node(st, 0, int(max_depth), np.inf, True, False, 0.0)
+    heur, expanded, scored = [], 0, 0
+    if A.scheduled(max_depth, deadline, integer):  # the anytime schedule (`numeric_anytime`)
+        heur, expanded, scored = A.widened(X, y_index, w, n_classes, int(max_depth),
+                                           (eps, pen, integer), deadline)
+    st = K.new_state(X, y_index, w, n_classes, int(max_depth), eps, pen, integer, deadline)
+    ub = heur[-1][1] + eps if heur else np.inf
+    A.seed_trace(st.clock, heur)
+    cost = K.solve_node(st, 0, int(max_depth), ub, True, False, 0.0)
+    if cost > ub:  # stopped at the deadline with no tree below the incumbent's bound
+        st.tf[0, 0, :], st.tt[0, 0, :] = -1, 0.0
+        st.tf[0, 0, :heur[-1][2].size], st.tt[0, 0, :heur[-1][3].size] = heur[-1][2:]
+        cost = heur[-1][1]
     found = bool(cost < np.inf)
     secs = time.perf_counter() - t0
     tree, errors, timed_out = _result(st, X, y_index, sw, n_classes, prior)
@@ -146,7 +157,8 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     return NumericSolution(
         tree=tree, objective=objective, errors=errors,
         optimal=bool(found) and not timed_out and unproven is None, timed_out=timed_out,
-        nodes_expanded=int(st.stats[S_EXPANDED]), splits_scored=int(st.stats[S_SCORED]),
+        nodes_expanded=expanded + int(st.stats[S_EXPANDED]),
+        splits_scored=scored + int(st.stats[S_SCORED]),
         search_seconds=secs, unproven=unproven, trace=rows,
     )
 
