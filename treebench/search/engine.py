@@ -358,6 +358,18 @@ def _empty_tree(nc):
 
 
 @njit(cache=True, inline="always")
+def _keep_better(s, root, H, best, bf, bl, br, bv):
+    """The search's tree read back and valued from its rows (`anytime.tree_value`), with its
+    value, when it is better than the incumbent ``best`` (``bf``, ``bl``, ``br``, ``bv``);
+    else the incumbent."""
+    f, lf, rt, val = read_back(s, root, H)
+    v = AT.tree_value(f, val, s.M, s.nu)
+    if v < best:
+        return v, f, lf, rt, val
+    return best, bf, bl, br, bv
+
+
+@njit(cache=True, inline="always")
 def _anytime(s, tp, root, H):
     """The anytime schedule of `treebench.search.anytime` on the search state ``s`` (Top-k
     ``tp`` at k = all under its time limit): widened searches and slices of the exact search
@@ -384,13 +396,11 @@ def _anytime(s, tp, root, H):
             s.stats[S_TIMED_OUT] = 0
             s.stats[S_WIDTH] = w
             solve(s, root, H, INF, -1.0)
-            f, lf, rt, val = read_back(s, root, H)
+            was = best
+            best, bf, bl, br, bv = _keep_better(s, root, H, best, bf, bl, br, bv)
             s.stats[S_WIDTH] = 0
-            v = AT.tree_value(f, val, s.M, s.nu)
             wide_s += now_seconds() - t
-            if v < best:
-                best = v
-                bf, bl, br, bv = f, lf, rt, val
+            if best < was:
                 record(s.clock, best, 0.0)
             if s.stats[S_TIMED_OUT] != 0:
                 break  # cut off by its budget: run again, with the next one
@@ -404,11 +414,7 @@ def _anytime(s, tp, root, H):
         if s.stats[S_TIMED_OUT] == 0:
             return obj, best, bf, bl, br, bv, True
         if obj < best:  # the slice's own tree (a later slice may not find it again in time)
-            f, lf, rt, val = read_back(s, root, H)
-            v = AT.tree_value(f, val, s.M, s.nu)
-            if v < best:
-                best = v
-                bf, bl, br, bv = f, lf, rt, val
+            best, bf, bl, br, bv = _keep_better(s, root, H, best, bf, bl, br, bv)
         exact_s += now_seconds() - t
         slice_s *= 2.0
 

@@ -428,11 +428,12 @@ def _sim_nodes(s):
 def _key(s, h):
     """The cache key of a node with depth budget ``h``: ``h`` itself, except at the levels a
     widened search of width ``w`` restricts (``h`` > 2), whose values hold for its subset of
-    trees only: ``h + 64 w``, apart from every exact entry and from other widths'. Below
-    them the widened and the exact searches share their (exact) entries."""
+    trees only: ``h + w * 2^32``, apart from every exact entry and from other widths' (a
+    depth budget is far below 2^32, and the widths below 2^31 keep the key in an int64).
+    Below them the widened and the exact searches share their (exact) entries."""
     width = s.stats[S_WIDTH]
     if width > 0 and h > 2:
-        return h + 64 * width
+        return h + (width << 32)
     return h
 
 
