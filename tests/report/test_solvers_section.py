@@ -166,3 +166,44 @@ def test_solvers_follow_the_config_order_whatever_their_labels():
         "streed-errors", "topk-errors (k=2)", "topk-errors (k=1)", "dl85",
         "cart (raw) (max_depth=3)", "other"]
     assert S._in_config_order(["b", "a"], SimpleNamespace(manifest={})) == ["b", "a"]
+
+
+def _timed_problem(rows, solvers=("a", "b")) -> S.Problem:
+    """A problem whose fits end with a tree of ``objective`` at ``seconds`` (no trace unless
+    ``trace_unit``), under a 10 s limit unless given."""
+    fits = pd.DataFrame(rows, columns=["solver", "instance", "seconds", "objective", "status",
+                                       "trace_unit", "limit"])
+    fits["solved"] = fits["status"] == "ok"
+    fits["time"] = fits["seconds"].where(fits["solved"])
+    fits["repeats"] = [[t] if ok else [] for t, ok in zip(fits["seconds"], fits["solved"])]
+    fits["label"], fits["dataset"] = fits["instance"], "d"
+    fits["cell_id"] = fits["solver"] + "-" + fits["instance"]
+    return S.Problem("min-errors", fits, list(solvers), solvers[0])
+
+
+def test_primal_integrals_measure_against_the_best_any_solver_reached(tmp_path, monkeypatch):
+    p = _timed_problem([("a", "i1", 2.0, 10.0, "ok", False, 10.0),
+                        ("b", "i1", 1.0, 12.0, "timeout", False, 10.0),
+                        ("a", "i2", 3.0, None, "error", False, 10.0),
+                        ("b", "i2", 10.0, 40.0, "timeout", True, 10.0)])
+    # b's trace on i2: 50 at 1 s, 40 at 5 s (and its final state)
+    monkeypatch.setattr(S, "read_traces", lambda d, cells: {
+        "b-i2": np.array([[1.0, 50.0, 0.0], [5.0, 40.0, 0.0], [10.0, 40.0, 0.0]])}
+        if cells == ["b-i2"] else {})
+    pis = S.primal_integrals(p, tmp_path)
+    assert pis[("a", "i1")] == pytest.approx(0.2)  # gap 1 for 2 s of 10, then 0
+    assert pis[("b", "i1")] == pytest.approx(0.1 + 0.9 * 2 / 12)  # then 12 against 10
+    assert pis[("a", "i2")] == 1.0  # no tree: the gap stays 1
+    assert pis[("b", "i2")] == pytest.approx(0.1 + 0.4 * 10 / 50)  # its trace, best 40
+    d = S.primal_display(p, tmp_path)
+    assert d.header == ["instance", "best objective", "a", "b"]
+    assert d.rows[0] == ["i1", "10", "0.2000", "0.2500"]
+    assert d.rows[-1][2:] == [f"{(0.2 + 1.0) / 2:.4f} (1)", f"{(0.25 + 0.18) / 2:.4f} (1)"]
+
+
+def test_no_primal_integrals_without_a_time_limit(tmp_path):
+    p = _timed_problem([("a", "i1", 2.0, 10.0, "ok", False, None),
+                        ("b", "i1", 1.0, 12.0, "ok", False, None)])
+    assert S.primal_integrals(p, tmp_path) is None and S.primal_display(p, tmp_path) is None
+    assert [d.title for d in S._displays(p, tmp_path)] == ["par2_min-errors",
+                                                           "ratios_min-errors"]

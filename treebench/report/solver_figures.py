@@ -15,8 +15,7 @@ import numpy as np
 from treebench.report.aggregate import Results
 from treebench.report.figures import (ALL_DATASETS, FigureJob, finish_figure, line_colors,
                                       make_job, new_figure, register_figures)
-from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile
-from treebench.results.cellfile import CellFileError, cells_dir, read_cell
+from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile, read_traces
 from treebench.text import slug
 
 #: the figure note of the gap curves while the results hold no anytime traces
@@ -85,32 +84,6 @@ def _draw_profile(results: Results, job: FigureJob):
                   "counted), so a solver's curve ends below 1 by its share of unsolved instances",
                   len(p.solvers))
     return fig, ax.get_title()
-
-
-#: the keys of a cell record (or of its ``solve_info``) that may hold its anytime trace: a list
-#: of ``[seconds since the fit started, incumbent objective, lower bound]``
-TRACE_KEYS = ("anytime_trace", "trace")
-
-
-def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
-    """cell id -> its anytime trace (n x 3: seconds, incumbent, bound) for the ``cells`` whose
-    record in ``directory`` holds one (`TRACE_KEYS`); cells without one are left out."""
-    out = {}
-    for cell in cells:
-        try:
-            rec, _ = read_cell(cells_dir(directory) / f"{cell}.json")
-        except (CellFileError, OSError):
-            continue
-        info = rec.get("solve_info") if isinstance(rec.get("solve_info"), dict) else {}
-        raw = next((src[k] for src in (rec, info) for k in TRACE_KEYS
-                    if isinstance(src.get(k), list) and src.get(k)), None)
-        try:
-            arr = np.asarray(raw, dtype=float) if raw is not None else None
-        except (TypeError, ValueError):
-            arr = None
-        if arr is not None and arr.ndim == 2 and arr.shape[1] >= 3:
-            out[cell] = arr[np.argsort(arr[:, 0], kind="stable"), :3]
-    return out
 
 
 def _trace_gap(trace: np.ndarray, grid: np.ndarray) -> np.ndarray:

@@ -21,6 +21,12 @@ dropped:
   where their records hold one (`treebench.report.solver_figures.read_traces`); without,
   from each cell's final time, bound and gap (100 % until the fit ends, then 0 for a proven
   optimum or gap / objective), and the figure says which;
+- a primal-integral table: per instance and solver, the primal integral over the cell's time
+  limit (Berthold 2013, `treebench.algorithms.traces.primal_integral`: the primal gap, 1 until
+  the first incumbent, integrated and divided by the limit) against the best objective any
+  solver of the problem reached on that instance; from the fit's anytime trace where its
+  record holds one in the problem's unit, else its final tree at the fit's end (a fit that
+  ended without a tree counts 1); shown when the fits have a time limit;
 - a per-fit ratio table against a reference solver (``report: {reference_solver: LABEL}`` in
   the config, default the first solver of the problem): the ratio of the median fit times,
   with the quartiles of the ratios of every pair of repeats (``repeat:``) as its spread, ``>``
@@ -46,9 +52,11 @@ import numpy as np
 import pandas as pd
 
 from treebench.algorithms.objectives import PROBLEM_OBJECTIVES
+from treebench.algorithms.traces import primal_integral
 from treebench.report.aggregate import Results
 from treebench.report.figures import FigureInfo
 from treebench.report.tables import Display, fmt_seconds, to_html, to_markdown
+from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.results.certificates import Certificates, check_certificates
 from treebench.results.values import normalize_value, value_token
 from treebench.text import slug
@@ -145,7 +153,11 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                     "limit": _num(r.get("time_limit")), "status": str(r.get("status")),
                     "repeats": _repeats(r, time) if solved else [],
                     "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id")),
-                    "finished_at": str(r.get("finished_at"))})
+                    "finished_at": str(r.get("finished_at")), "seconds": time,
+                    "objective": _num(r.get("problem_objective"))
+                    if r.get("status") in ("ok", "timeout") else None,
+                    "trace_unit": r.get("solver_objective_kind") is not None
+                    and r.get("solver_objective_kind") == r.get("problem_objective_kind")})
     return pd.DataFrame(out).drop_duplicates(["solver", "instance"], keep="last")
 
 
@@ -376,14 +388,103 @@ def ratio_display(p: Problem) -> Display:
                    [len(rows) - 1])
 
 
+#: the keys of a cell record (or of its ``solve_info``) that may hold its anytime trace: a list
+#: of ``[seconds since the fit started, incumbent objective, lower bound]``
+TRACE_KEYS = ("anytime_trace", "trace")
+
+
+def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
+    """cell id -> its anytime trace (n x 3: seconds, incumbent, bound) for the ``cells`` whose
+    record in ``directory`` holds one (`TRACE_KEYS`); cells without one are left out."""
+    out = {}
+    for cell in cells:
+        try:
+            rec, _ = read_cell(cells_dir(directory) / f"{cell}.json")
+        except (CellFileError, OSError):
+            continue
+        info = rec.get("solve_info") if isinstance(rec.get("solve_info"), dict) else {}
+        raw = next((src[k] for src in (rec, info) for k in TRACE_KEYS
+                    if isinstance(src.get(k), list) and src.get(k)), None)
+        try:
+            arr = np.asarray(raw, dtype=float) if raw is not None else None
+        except (TypeError, ValueError):
+            arr = None
+        if arr is not None and arr.ndim == 2 and arr.shape[1] >= 3:
+            out[cell] = arr[np.argsort(arr[:, 0], kind="stable"), :3]
+    return out
+
+
+def _flag(v: Any) -> bool:
+    """Whether a cell of a boolean column is true (a missing value is not)."""
+    return isinstance(v, bool | np.bool_) and bool(v)
+
+
+def primal_integrals(p: Problem, directory: Path) -> dict[tuple[str, str], float] | None:
+    """(solver, instance) -> the fit's primal integral over its time limit against the best
+    objective any solver reached on the instance (see the module's docstring); None when a
+    fit has no time limit. Traces are read from the cells of ``directory``."""
+    fits = p.fits.to_dict("records")
+    if not fits or any(_num(f.get("limit")) is None for f in fits):
+        return None
+    traces = read_traces(directory, [f["cell_id"] for f in fits if _flag(f.get("trace_unit"))])
+    best: dict[str, float] = {}
+    for f in fits:
+        if _num(f.get("objective")) is not None:
+            best[f["instance"]] = min(best.get(f["instance"], math.inf), _num(f["objective"]))
+    out = {}
+    for f in fits:
+        rows = traces.get(f["cell_id"]) if _flag(f.get("trace_unit")) else None
+        obj, secs = _num(f.get("objective")), _num(f.get("seconds"))
+        if rows is None and obj is not None and secs is not None:
+            rows = np.array([[secs, obj, 0.0]])  # its tree at the end
+        ref = best.get(f["instance"])
+        pi = None if rows is None or ref is None else primal_integral(rows, ref, f["limit"])
+        out[(f["solver"], f["instance"])] = 1.0 if pi is None else pi
+    return out
+
+
+def primal_display(p: Problem, directory: Path) -> Display | None:
+    """One row per instance: the best objective reached and each solver's primal integral;
+    the last row: each solver's mean and on how many instances its integral is the lowest
+    (ties count for each). None without time limits."""
+    pis = primal_integrals(p, directory)
+    if pis is None:
+        return None
+    instances = list(dict.fromkeys(p.fits["instance"]))
+    labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
+    best = p.fits.groupby("instance")["objective"].min() if "objective" in p.fits else {}
+    rows, lowest = [], dict.fromkeys(p.solvers, 0)
+    for inst in instances:
+        vals = {s: pis[(s, inst)] for s in p.solvers if (s, inst) in pis}
+        low = min(vals.values(), default=None)
+        for s, v in vals.items():
+            lowest[s] += v == low
+        b = normalize_value(best.get(inst)) if len(best) else None
+        rows.append([labels[inst], "" if b is None else f"{b:g}"]
+                    + [f"{vals[s]:.4f}" if s in vals else "" for s in p.solvers])
+    means = [np.mean([pis[(s, i)] for i in instances if (s, i) in pis] or [np.nan])
+             for s in p.solvers]
+    rows.append([f"mean (lowest on, of {len(instances)})", ""]
+                + [f"{m:.4f} ({lowest[s]})" for m, s in zip(means, p.solvers, strict=True)])
+    return Display(f"primal_{slug(p.name)}", ["instance", "best objective"] + p.solvers, rows,
+                   ["l"] + ["r"] * (len(p.solvers) + 1), [len(rows) - 1])
+
+
+def _displays(p: Problem, directory: Path) -> list[Display]:
+    """The section's tables of problem ``p``, in the order written."""
+    primal = primal_display(p, directory)
+    return [par2_display(p)] + ([] if primal is None else [primal]) + [ratio_display(p)]
+
+
 def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, list[Path]]:
-    """``tables/solvers_par2_<problem>.*`` and ``tables/solvers_ratios_<problem>.*`` (csv,
-    md) for each problem with two or more solvers."""
+    """``tables/solvers_par2_<problem>.*``, ``tables/solvers_primal_<problem>.*`` (with time
+    limits) and ``tables/solvers_ratios_<problem>.*`` (csv, md) for each problem with two or
+    more solvers."""
     written: dict[str, list[Path]] = {}
     tdir = out / "tables"
     for p in problems(results):
         tdir.mkdir(parents=True, exist_ok=True)
-        for d in (par2_display(p), ratio_display(p)):
+        for d in _displays(p, results.directory):
             base = tdir / f"solvers_{d.title}"
             if "csv" in formats:
                 path = base.with_name(base.name + ".csv")
@@ -418,6 +519,12 @@ def section(results: Results, figures: list[FigureInfo]) -> Section | None:
     return Section(probs, certs, figs)
 
 
+#: the sentence above the primal-integral table
+PRIMAL_NOTE = ("Primal integral over the time limit (Berthold 2013): the gap of the tree held "
+               "to the best objective any solver reached, 1 before the first tree, averaged "
+               "over the limit; lower is better.")
+
+
 def certificate_lines(certs: Certificates) -> list[str]:
     """The certificate check in sentences: one per disagreement, or one that all agree."""
     if certs.disagreements:
@@ -447,6 +554,10 @@ def section_html(results: Results, figures: list[FigureInfo], figure_html) -> st
         parts.append(f"<h3>{_esc(p.name)}: {_esc(', '.join(p.solvers))}</h3>")
         parts += [f'<p class="note">{_esc(n)}</p>' for n in p.notes]
         parts.append(f'<div class="wide">{to_html(par2_display(p))}</div>')
+        primal = primal_display(p, results.directory)
+        if primal is not None:
+            parts.append(f"<p>{_esc(PRIMAL_NOTE)}</p>")
+            parts.append(f'<div class="wide">{to_html(primal)}</div>')
         parts.append('<div class="figs">' + "".join(figure_html(f) for f in sec.figures[p.name])
                      + "</div>")
         parts.append(f"<details><summary>Fit time against {_esc(p.reference)}, per fit "
@@ -468,6 +579,9 @@ def section_markdown(results: Results, figures: list[FigureInfo], out: Path) -> 
         lines += [f"### {p.name}: {', '.join(p.solvers)}", ""]
         lines += [f"> {n}" for n in p.notes]
         lines += [to_markdown(par2_display(p)), ""]
+        primal = primal_display(p, results.directory)
+        if primal is not None:
+            lines += [PRIMAL_NOTE, "", to_markdown(primal), ""]
         for f in sec.figures[p.name]:
             img = f.paths.get("png") or f.paths.get("svg")
             if img is not None:
