@@ -18,9 +18,9 @@ dropped:
   twice its cell's time limit (no limit: PAR-2 is not given);
 - gap-over-time per dataset: the median (line) and quartiles (band) over the dataset's
   instances of each solver's relative gap at each time, from the cells' anytime traces
-  where their records hold one (`treebench.report.solver_figures.read_traces`); without,
-  from each cell's final time, bound and gap (100 % until the fit ends, then 0 for a proven
-  optimum or gap / objective), and the figure says which;
+  where their records hold one (`read_traces`); without, from each cell's final time, bound
+  and gap (100 % until the fit ends, then 0 for a proven optimum or gap / objective), and the
+  figure says which;
 - a primal-integral table: per instance and solver, the primal integral over the cell's time
   limit (Berthold 2013, `treebench.algorithms.traces.primal_integral`: the primal gap, 1 until
   the first incumbent, integrated and divided by the limit) against the best objective any

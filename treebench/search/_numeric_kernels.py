@@ -1152,7 +1152,7 @@ def solve_node(st, lev, h, ub, canon, known, lb):
     cost_only = h < 0  # False, but not a literal (see above)
     if lev == 0:  # the anytime trace: the root's first incumbent (its leaf) and bound
         record(st.clock, inc[I_COST], lb)
-    # a widened search (the anytime schedule's primal heuristic, `numeric.solve_numeric`)
+    # a widened search (the anytime schedule's primal heuristic, `numeric_anytime`)
     # tries, at nodes with three or more tests left, only the best Gini splits of the
     # ``width`` features of the best Gini scores; nodes with two tests left are solved exactly
     width = int(st.par[P_WIDTH])
