@@ -13,7 +13,7 @@ from naive import naive_numeric_optimal, naive_numeric_widened, naive_tree_tuple
 
 from treebench.search import _numeric_kernels as K
 from treebench.search import numeric_anytime as A
-from treebench.search.numeric import heap_to_tree, solve_numeric
+from treebench.search.numeric import heap_to_tree, solve_numeric, tree_cost
 
 pytestmark = pytest.mark.kernels
 
@@ -31,7 +31,7 @@ def _widened(X, y, n_classes, width, depth, ub=np.inf, pen=0.0):
     st = K.new_state(X, y, w, n_classes, depth, 0.5, pen, True, None)
     st.par[K.P_WIDTH] = width
     c = K.solve_node(st, 0, depth, ub, False, False, 0.0)
-    return c, A.tree_cost(st.tf[0, 0], st.tt[0, 0], X, y, w, n_classes, pen)
+    return c, tree_cost(st.tf[0, 0], st.tt[0, 0], X, y, w, n_classes, pen)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -113,7 +113,7 @@ def test_a_cut_exact_search_returns_the_best_incumbent(monkeypatch):
     greedy, _ = _widened(X, y, 2, 1, 4)
     real = A.widened
     monkeypatch.setattr(A, "FIRST_RATIO", 0.0)  # no width after the first
-    monkeypatch.setattr(A, "widened", lambda *a: real(*a[:-1], time.perf_counter() + 600))
+    monkeypatch.setattr(A, "widened", lambda *a: real(*a[:6], time.perf_counter() + 600, a[7]))
     t = time.perf_counter()
     sol = solve_numeric(X, y, None, 2, 4, deadline=t, t_start=t)
     assert sol.timed_out and not sol.optimal

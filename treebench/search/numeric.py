@@ -134,8 +134,9 @@ def solve_numeric(X, y_index, sample_weight, n_classes: int, max_depth: int, *,
     t0 = time.perf_counter()
     heur, expanded, scored = [], 0, 0
     if A.scheduled(max_depth, deadline, integer):  # the anytime schedule (`numeric_anytime`)
-        heur, expanded, scored = A.widened(X, y_index, w, n_classes, int(max_depth),
-                                           (eps, pen, integer), deadline)
+        heur, expanded, scored = A.widened(
+            X, y_index, w, n_classes, int(max_depth), (eps, pen, integer), deadline,
+            lambda hf, ht: tree_cost(hf, ht, X, y_index, w, n_classes, pen))
     st = K.new_state(X, y_index, w, n_classes, int(max_depth), eps, pen, integer, deadline)
     ub = heur[-1][1] + eps if heur else np.inf
     A.seed_trace(st.clock, heur)
@@ -271,6 +272,13 @@ def heap_to_tree(hf, ht, X, y_index, sw, n_classes: int, prior) -> TreeArrays:
     value = np.array(value, dtype=np.float64).reshape(len(feat), n_classes)
     return TreeArrays(np.array(feat), np.array(thr), np.array(left), np.array(right), value,
                       majority_labels(value, prior))
+
+
+def tree_cost(hf, ht, X, y_index, w, n_classes: int, pen: float) -> float:
+    """The search's cost of a heap-layout tree: its misclassified weight in ``w`` (the
+    search's unit) plus ``pen`` per leaf, counted on the rows (`heap_to_tree`)."""
+    tree = heap_to_tree(hf, ht, X, y_index, w, n_classes, np.ones(n_classes))
+    return tree.leaf_errors + pen * tree.n_leaves
 
 
 def warmup(alpha: bool = False) -> float:

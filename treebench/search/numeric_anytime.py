@@ -30,7 +30,8 @@ The search state is new for each search (the numeric search caches only nodes wi
 left, by their rows, and a deadline stops it storing them). The trace (`treebench.search.
 trace`) is the exact search's, with the widened searches' incumbents recorded first at the
 time each was found and no bound of their own (theirs hold for their subset of trees only).
-Every incumbent recorded is valued from its tree (`tree_cost`), not from the search's sums.
+Every incumbent recorded is valued from its tree (`treebench.search.numeric.tree_cost`),
+not from the search's sums.
 """
 
 from __future__ import annotations
@@ -59,36 +60,18 @@ def scheduled(max_depth: int, deadline: float | None, integer: bool) -> bool:
     return deadline is not None and integer and int(max_depth) >= MIN_DEPTH
 
 
-def tree_cost(hf: np.ndarray, ht: np.ndarray, X: np.ndarray, y: np.ndarray, w: np.ndarray,
-              n_classes: int, pen: float) -> float:
-    """The search's cost of a heap-layout tree (feature -1 at leaves): its misclassified weight
-    (``w``, the search's unit) plus ``pen`` per leaf, counted on the rows."""
-    cost = 0.0
-    stack = [(0, np.arange(X.shape[0]))]
-    while stack:
-        h, rows = stack.pop()
-        f = int(hf[h]) if h < len(hf) else -1
-        if f < 0:
-            counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            cost += float(counts.sum() - counts.max()) + pen if rows.size else pen
-            continue
-        go = X[rows, f] <= ht[h]
-        stack.append((2 * h + 1, rows[go]))
-        stack.append((2 * h + 2, rows[~go]))
-    return cost
-
-
 def widened(X, y, w, n_classes: int, max_depth: int, par: tuple[float, float, bool],
-            deadline: float) -> tuple[list, int, int]:
+            deadline: float, cost_of) -> tuple[list, int, int]:
     """The incumbents of the widened searches (step 1): ``(found, nodes expanded, splits
     scored)``, ``found`` a list of ``(time found, cost, heap features, heap thresholds)`` in
     the order found, each better than the one before, the first the root's leaf (``par``:
-    eps, price per leaf, integer costs; ``deadline``: the fit's)."""
+    eps, price per leaf, integer costs; ``deadline``: the fit's; ``cost_of(features,
+    thresholds)``: a heap-layout tree's cost counted on the rows, `numeric.tree_cost`)."""
     eps, pen, integer = par
     t0 = time.perf_counter()
     budget = t0 + SHARE * max(deadline - t0, 0.0)
     leaf = (np.full(1, -1, dtype=np.int64), np.zeros(1))
-    found = [(t0, tree_cost(*leaf, X, y, w, n_classes, pen), *leaf)]
+    found = [(t0, cost_of(*leaf), *leaf)]
     expanded = scored = 0
     width, first = 1, 0.0
     while True:
@@ -98,7 +81,7 @@ def widened(X, y, w, n_classes: int, max_depth: int, par: tuple[float, float, bo
         st.par[K.P_WIDTH] = width
         if K.solve_node(st, 0, max_depth, best + eps, False, False, 0.0) <= best + eps:
             hf, ht = st.tf[0, 0].copy(), st.tt[0, 0].copy()
-            cost = tree_cost(hf, ht, X, y, w, n_classes, pen)
+            cost = cost_of(hf, ht)
             if cost < best:
                 found.append((time.perf_counter(), cost, hf, ht))
         expanded += int(st.stats[S_EXPANDED])
