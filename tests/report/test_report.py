@@ -49,9 +49,10 @@ def test_report_writes_every_kind_of_file(report):
     for d in DATASETS:
         for stem in ("test_accuracy_vs_max_depth",  # Top-k Figure 2
                      "train_test_accuracy_vs_k",  # Top-k Figure 4
-                     "train_accuracy_vs_k", "n_leaves_vs_max_depth", "fit_seconds_vs_k",
-                     "test_accuracy_vs_n_leaves"):
+                     "n_leaves_vs_max_depth", "fit_seconds_vs_k", "test_accuracy_vs_n_leaves"):
             assert f"{d}__{stem}" in stems
+        # training accuracy is drawn with the test accuracy (dashed), not again on its own
+        assert not any(s.startswith(f"{d}__train_accuracy_vs_") for s in stems)
 
 
 def test_figures_are_valid_nonempty_images(report):

@@ -427,15 +427,16 @@ def error_bars(rows: pd.DataFrame, metric: str) -> np.ndarray:
     confidence interval of the mean (Student t with n - 1 degrees of freedom, from the
     settings' ``_std`` and ``_n``), clipped so that no bar leaves the metric's range; 0 where a
     setting has fewer than two values."""
-    # the quantile from scipy.special (what `scipy.stats.t.ppf` evaluates, bit for bit):
-    # scipy.stats takes 0.5 s more to import in each process that draws figures
-    from scipy.special import stdtrit
+    # the quantile SciPy gives (`scipy.special.stdtrit`, what `scipy.stats.t.ppf` evaluates),
+    # without importing SciPy in each drawing process for the usual numbers of folds
+    from treebench.report.student_t import t975
 
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
     std = rows[f"{metric}_std"].to_numpy(dtype=float)
     n = rows[f"{metric}_n"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(n >= 2, stdtrit(np.maximum(n - 1, 1), 0.975) * std / np.sqrt(n), 0.0)
+        df = np.where(np.isfinite(n), np.maximum(n - 1, 1), 1.0)
+        half = np.where(n >= 2, t975(np.floor(df)) * std / np.sqrt(n), 0.0)
     half = np.nan_to_num(half, nan=0.0)
     lo, hi = metric_range(metric)
     lower = np.clip(np.minimum(half, mean - lo), 0.0, None)
