@@ -1,7 +1,9 @@
 """What the CLI, notebooks and tests call: `run_experiment`, `sweep_overrides`, `write_report`,
 `report_tree` (a folder of experiments), `report_results` (either), `dry_run` and
 `check_inputs` (the dry run's data checks). What must answer without loading this module
-(the plan cache's answers, listings, reading cells) is in `treebench.api_light`.
+(the plan cache's answers, listings, reading cells, and the reports: `write_report`,
+`report_tree` and `report_results` are defined there and named here) is in
+`treebench.api_light`.
 
 No printing of science here beyond progress; return values carry the outcome.
 
@@ -12,7 +14,6 @@ directory, the tables are rebuilt from every cell file there, and rerunning fini
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -20,16 +21,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench import report
 from treebench import experiments as xp
 from treebench.api_light import (  # noqa: F401 - parse_axis, ResultsCheck, refresh_results...: API
     LOCK_HINT,
+    REPORT_HINT,
     ResultsCheck,
     SweepError,
     check_results,
+    check_writable,
+    experiment_dirs,
+    lock_results,
     parse_axis,
     refresh_results,
     report_page,
+    report_results,
+    report_tree,
+    write_report,
 )
 from treebench.atomic import read_json_object, write_json
 from treebench.cell import Cell, canonical_json
@@ -50,18 +57,16 @@ from treebench.execute.executor import ClusterTarget, run_cells
 from treebench.execute import fold
 from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 - API
 from treebench.execute.lifetime import exit_code_of
-from treebench.execute.lock import LOCK_NAME, holders, results_lock
 from treebench.execute.slurm import run_slurm
 from treebench.execute.slurm_submit import plan_lines
 from treebench.experiments import record_key
 from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
-    FAIL_STATUSES, REPORT_STAMP, RETRYABLE, RunOptions, RunSummary, answer, check_options,
-    exit_code_for, failure_kinds, remember_plan, report_stamp,
-    report_unchanged,
+    FAIL_STATUSES, RETRYABLE, RunOptions, RunSummary, answer, check_options,
+    exit_code_for, failure_kinds, remember_plan, report_unchanged,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import add_hashes, quarantine, read_index, refuse_foreign_tables, scan
+from treebench.results.index import add_hashes, quarantine, refuse_foreign_tables, scan
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
 from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
@@ -381,31 +386,6 @@ def note_cluster_run(out: Path, run: Any) -> None:
     write_json(p, manifest)
 
 
-def check_writable(path: Path, what: str = "results directory") -> None:
-    """Raise `UserError` (one sentence) when ``path`` cannot be created or written."""
-    import os
-    import tempfile
-
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=".treebench-probe-", dir=path)
-        os.close(fd)
-        os.unlink(name)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UserError(
-            f"{path}: cannot write to this {what} ({reason.lower()}); give a writable "
-            f"directory with --out."
-        ) from None
-
-
-def _lock(out: Path, hint: str = LOCK_HINT, optional: bool = False):
-    """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
-    writing the same results directory would remove each other's partial files and race on
-    the tables."""
-    return results_lock(out, hint=hint, optional=optional)
-
-
 def _remove_partial_files(out: Path) -> None:
     """Temporary files of a run that was killed (never a finished cell: those are renamed)."""
     for pattern in (".*.child", ".*.tmp"):
@@ -493,7 +473,7 @@ def _run_under_lock(exp: Experiment, pl: Plan, out_dir: Path,
     n_jobs = int(o.n_jobs)  # resolved by `resolve_execution`
     used = 1 if o.backend == "sequential" else max(1, min(effective_n_jobs(n_jobs), len(pl.to_run)))
     clusters: list[Any] = []  # a dask/ray run's `ClusterRun`, also when the run fails
-    with _lock(out_dir):  # released at the end, or by the kernel if this process is killed
+    with lock_results(out_dir):  # released at the end, or by the kernel if this process is killed
         current = scan(out_dir, save=True)  # under the lock: the index may be written
         notes = quarantine(out_dir, current)
         notes += add_hashes(out_dir, current)  # before this run writes files that carry them
@@ -605,86 +585,3 @@ def stale_note(out_dir: Path, current: Any) -> list[str]:
             f"`treebench results check {out_dir} --prune-stale` moves them to quarantine/"]
 
 
-REPORT_HINT = "wait for it to finish, then write the report."
-
-
-def write_report(results_dir: str | Path, out: str | Path | None = None,
-                 formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
-    """Write the report of a results directory; returns the report folder. With
-    ``keep_current``, a report in the default folder that is current
-    (`treebench.plan_cache.report_unchanged`) is kept as it is; the command line asks that
-    before it imports this module and passes False."""
-    results_dir = Path(results_dir)
-    target = Path(out) if out is not None else results_dir / "report"
-    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
-    check_writable(target, "report directory")
-    with _lock(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
-        if keep_current and out is None and report_unchanged(results_dir, tuple(formats)):
-            return target
-        try:
-            report.write_report(results_dir, target, formats=tuple(formats))
-        except OSError as exc:
-            reason = (exc.strerror or type(exc).__name__).lower()
-            raise UserError(
-                f"{target}: cannot write the report ({reason}); the results tables and cell "
-                f"files are complete: free space, then run `treebench report {results_dir}`."
-            ) from None
-        if out is None:
-            _stamp_report(results_dir, tuple(formats))
-    return target
-
-
-def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
-    """Record what the report was built from (`treebench.plan_cache.report_current`)."""
-    digest = (read_index(results_dir).get("tables") or {}).get("digest")
-    if digest:
-        with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
-            write_json(results_dir / "report" / REPORT_STAMP,
-                       report_stamp(digest, formats, results_dir / "report"))
-
-
-def experiment_dirs(root: str | Path) -> list[Path]:
-    """The experiment results directories directly under ``root`` (``results/<experiment>/``)."""
-    from treebench.report.index import experiment_dirs as _dirs
-
-    return _dirs(Path(root))
-
-
-def report_tree(root: str | Path, out: str | Path | None = None,
-                formats=("html", "md", "csv", "latex")) -> Path:
-    """Report every experiment under ``root`` and write a top-level index (and, when datasets
-    repeat, a cross-experiment summary); returns the folder of the index."""
-    from treebench.report.index import write_tree
-
-    root = Path(root)
-    target = Path(out) if out is not None else root
-    check_writable(target, "report directory")
-    from contextlib import ExitStack
-
-    with ExitStack() as locks:  # never beside a run's writes
-        for d in experiment_dirs(root):
-            locks.enter_context(_lock(d, hint=REPORT_HINT, optional=True))
-        return write_tree(root, target, report.parse_formats(list(formats)))
-
-
-def report_results(results_dir: str | Path, out: str | Path | None = None,
-                   formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
-    """The report of a results directory (`write_report`) or of a folder of them
-    (`report_tree`); returns the page to open (`treebench.api_light.report_page`). Raises
-    `UserError` for a folder with no results, naming the run that is writing its first cells."""
-    results_dir = Path(results_dir)
-    fmts = list(formats)
-    if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
-        written = write_report(results_dir, out, formats=fmts, keep_current=keep_current)
-        return report_page(written, fmts, False)
-    if results_dir.is_dir() and experiment_dirs(results_dir):
-        return report_page(report_tree(results_dir, out, formats=fmts), fmts, True)
-    writers = holders(results_dir / LOCK_NAME)
-    if writers:
-        raise UserError(
-            f"{results_dir}: a run (pid {writers[0]}) is writing this folder and has not "
-            f"written its results tables yet; {REPORT_HINT}")
-    raise UserError(
-        f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
-        f"written by `treebench run` (or the folder that holds several)."
-    )

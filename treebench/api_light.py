@@ -23,20 +23,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from treebench import atomic
 from treebench import experiments as xp
+from treebench import report
 from treebench.algorithms.objectives import askable, problem_of
 from treebench.errors import ConfigError, UserError
-from treebench.execute.lock import results_lock
+from treebench.execute.lock import LOCK_NAME, holders, results_lock
 from treebench.plan_cache import (  # noqa: F401 - the run options and the fast answers: API
+    REPORT_STAMP,
     RunOptions,
     answer,
     check_options,
+    report_stamp,
     report_unchanged,
 )
 from treebench.registry import ALGORITHMS, BINARIZERS, DATASETS, METRICS
 from treebench.results.cellfile import cells_dir
-from treebench.results.index import (add_hashes, foreign_tables, quarantine, refuse_foreign_tables,
-                                     scan, set_aside, tables_state)
+from treebench.results.index import (add_hashes, foreign_tables, quarantine, read_index,
+                                     refuse_foreign_tables, scan, set_aside, tables_state)
 from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
                                      refresh_tables, select)
 from treebench.sweeps import SweepFlagError, describe_applied  # noqa: F401 - describe_applied: API
@@ -495,3 +499,114 @@ def check_results(results_dir: str | Path, *, repair: bool = False,
         res.experiments.append((rec["key"], len(ids), sum(i not in current.cells for i in ids)))
     res.n_unclaimed = len(set(current.cells) - claimed) if res.experiments else 0
     return res
+
+
+# ----------------------------------------------------------------------------- reports
+def check_writable(path: Path, what: str = "results directory") -> None:
+    """Raise `UserError` (one sentence) when ``path`` cannot be created or written."""
+    import os
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".treebench-probe-", dir=path)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UserError(
+            f"{path}: cannot write to this {what} ({reason.lower()}); give a writable "
+            f"directory with --out."
+        ) from None
+
+
+def lock_results(out: Path, hint: str = LOCK_HINT, optional: bool = False):
+    """An exclusive lock on ``out`` (`treebench.execute.lock.results_lock`): two processes
+    writing the same results directory would remove each other's partial files and race on
+    the tables."""
+    return results_lock(out, hint=hint, optional=optional)
+
+
+REPORT_HINT = "wait for it to finish, then write the report."
+
+
+def write_report(results_dir: str | Path, out: str | Path | None = None,
+                 formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
+    """Write the report of a results directory; returns the report folder. With
+    ``keep_current``, a report in the default folder that is current
+    (`treebench.plan_cache.report_unchanged`) is kept as it is; the command line asks that
+    before it imports this module and passes False."""
+    results_dir = Path(results_dir)
+    target = Path(out) if out is not None else results_dir / "report"
+    refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
+    check_writable(target, "report directory")
+    with lock_results(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
+        if keep_current and out is None and report_unchanged(results_dir, tuple(formats)):
+            return target
+        try:
+            report.write_report(results_dir, target, formats=tuple(formats))
+        except OSError as exc:
+            reason = (exc.strerror or type(exc).__name__).lower()
+            raise UserError(
+                f"{target}: cannot write the report ({reason}); the results tables and cell "
+                f"files are complete: free space, then run `treebench report {results_dir}`."
+            ) from None
+        if out is None:
+            _stamp_report(results_dir, tuple(formats))
+    return target
+
+
+def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
+    """Record what the report was built from (`treebench.plan_cache.report_current`)."""
+    digest = (read_index(results_dir).get("tables") or {}).get("digest")
+    if digest:
+        with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
+            atomic.write_json(results_dir / "report" / REPORT_STAMP,
+                              report_stamp(digest, formats, results_dir / "report"))
+
+
+def experiment_dirs(root: str | Path) -> list[Path]:
+    """The experiment results directories directly under ``root`` (``results/<experiment>/``)."""
+    from treebench.report.index import experiment_dirs as _dirs
+
+    return _dirs(Path(root))
+
+
+def report_tree(root: str | Path, out: str | Path | None = None,
+                formats=("html", "md", "csv", "latex")) -> Path:
+    """Report every experiment under ``root`` and write a top-level index (and, when datasets
+    repeat, a cross-experiment summary); returns the folder of the index."""
+    from treebench.report.index import write_tree
+
+    root = Path(root)
+    target = Path(out) if out is not None else root
+    check_writable(target, "report directory")
+    from contextlib import ExitStack
+
+    with ExitStack() as locks:  # never beside a run's writes
+        for d in experiment_dirs(root):
+            locks.enter_context(lock_results(d, hint=REPORT_HINT, optional=True))
+        return write_tree(root, target, report.parse_formats(list(formats)))
+
+
+def report_results(results_dir: str | Path, out: str | Path | None = None,
+                   formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
+    """The report of a results directory (`write_report`) or of a folder of them
+    (`report_tree`); returns the page to open (`treebench.api_light.report_page`). Raises
+    `UserError` for a folder with no results, naming the run that is writing its first cells."""
+    results_dir = Path(results_dir)
+    fmts = list(formats)
+    if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
+        written = write_report(results_dir, out, formats=fmts, keep_current=keep_current)
+        return report_page(written, fmts, False)
+    if results_dir.is_dir() and experiment_dirs(results_dir):
+        return report_page(report_tree(results_dir, out, formats=fmts), fmts, True)
+    writers = holders(results_dir / LOCK_NAME)
+    if writers:
+        raise UserError(
+            f"{results_dir}: a run (pid {writers[0]}) is writing this folder and has not "
+            f"written its results tables yet; {REPORT_HINT}")
+    raise UserError(
+        f"{results_dir}: no results.parquet here or in its sub-folders; give a directory "
+        f"written by `treebench run` (or the folder that holds several)."
+    )

@@ -406,12 +406,10 @@ def report(
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
                        f"(unchanged: written from these cells, in these formats, by this version)")
             return
-        from treebench import api
-
         for note in api_light.refresh_results(results_dir):
             typer.echo(f"note: {note}")
-        # the current report was looked for above: api's own check would read the folder again
-        target = api.report_results(results_dir, out, fmts, keep_current=False)
+        # the current report was looked for above: its own check would read the folder again
+        target = api_light.report_results(results_dir, out, fmts, keep_current=False)
     typer.echo(f"report: {target}")
 
 

@@ -23,23 +23,24 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from treebench.errors import ConfigError, UserError
-from treebench.expectations import COLUMN_ALIASES, Expectation
 from treebench.results.values import (Indexed, MissingColumn, column, indexed, normalize_value,
                                       select_rows, sort_key, value_token)
-from treebench.cells import expand_all
-from treebench.config import error_location, load_config, pydantic_message  # one wording for config errors
 from treebench.experiments import make_record
 from treebench import experiments as xp
 from treebench.results.certificates import check_certificates
 from treebench.results.index import quarantined_cells
 from treebench.results import schema
+from treebench.results.schema import ALIASES  # the column aliases a claim may name
 from treebench.results.store import current_table, holds_results, results_dirs
+
+if TYPE_CHECKING:  # pydantic, which the claims' schema needs, loads when claims are parsed
+    from treebench.expectations import Expectation
 
 #: exit code of `treebench verify` (and `run --verify`) when an expectation fails
 EXIT_FAILED = 5
@@ -107,7 +108,7 @@ class _Fail(Exception):
 
 def _column(table: pd.DataFrame | Indexed, name: str) -> str:
     try:
-        return column(table, name, COLUMN_ALIASES)
+        return column(table, name, ALIASES)
     except MissingColumn as exc:
         raise _Fail(str(exc)) from None
 
@@ -120,10 +121,10 @@ def select(table: pd.DataFrame | Indexed, where: dict[str, Any],
     columns = None
     if wanted is not None:
         df = table.df if isinstance(table, Indexed) else table
-        columns = list(dict.fromkeys(c for c in (COLUMN_ALIASES.get(n, n) for n in wanted)
+        columns = list(dict.fromkeys(c for c in (ALIASES.get(n, n) for n in wanted)
                                      if c in df.columns))
     try:
-        return select_rows(table, where, COLUMN_ALIASES, columns)
+        return select_rows(table, where, ALIASES, columns)
     except MissingColumn as exc:
         raise _Fail(str(exc)) from None
 
@@ -303,9 +304,9 @@ def _present(table: pd.DataFrame | Indexed, where: dict[str, Any],
     for k, cond in shown.items():
         vals = cond if isinstance(cond, list) else cond.get("in") if isinstance(cond, dict) and \
             set(cond) == {"in"} else None
-        if vals is None or k not in rows.columns and COLUMN_ALIASES.get(k, k) not in rows.columns:
+        if vals is None or k not in rows.columns and ALIASES.get(k, k) not in rows.columns:
             continue
-        col = rows[COLUMN_ALIASES.get(k, k)]
+        col = rows[ALIASES.get(k, k)]
         have = {_token(v) for v in col}
         kept = [v for v in vals if _token(v) in have]
         out[k] = kept if isinstance(cond, list) else {"in": kept}
@@ -447,6 +448,9 @@ def certificate_verdicts(table: pd.DataFrame | Indexed) -> list[Verdict]:
 def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     from pydantic import ValidationError
 
+    from treebench.config import error_location, pydantic_message  # one wording for config errors
+    from treebench.expectations import Expectation
+
     out = []
     for i, item in enumerate(items or []):
         try:
@@ -460,6 +464,9 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
 
 def _records_from_config(config: str | Path, profile: str | None) -> list[dict[str, Any]]:
     """The experiment record of a config file: its claims and exactly the cells it defines."""
+    from treebench.cells import expand_all
+    from treebench.config import load_config
+
     exp = load_config(config, profile=profile)
     return [make_record(exp, expand_all(exp).cells, None, "verify")]
 

@@ -218,7 +218,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 from treebench import api
-with api._lock(Path(sys.argv[1])):  # as `treebench run` takes it
+with api.lock_results(Path(sys.argv[1])):  # as `treebench run` takes it
     print("locked", flush=True)
     time.sleep(60)
 """

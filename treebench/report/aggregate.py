@@ -27,6 +27,7 @@ from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
 from treebench import metrics as registry
 from treebench.results.schema import UNIT_INTERVAL
+from treebench.report.student_t import t975
 
 # Parameters that only pick replicates (like folds) and never define a grid point.
 REPLICATE_PARAMS = frozenset({"random_state", "seed"})
@@ -429,8 +430,6 @@ def error_bars(rows: pd.DataFrame, metric: str) -> np.ndarray:
     setting has fewer than two values."""
     # the quantile SciPy gives (`scipy.special.stdtrit`, what `scipy.stats.t.ppf` evaluates),
     # without importing SciPy in each drawing process for the usual numbers of folds
-    from treebench.report.student_t import t975
-
     mean = rows[f"{metric}_mean"].to_numpy(dtype=float)
     std = rows[f"{metric}_std"].to_numpy(dtype=float)
     n = rows[f"{metric}_n"].to_numpy(dtype=float)
