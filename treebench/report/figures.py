@@ -563,12 +563,16 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
             # after the dataset name's dot
             p = base.parent / f"{base.name}.{fmt}"
             tmp = temp_path(p)
+            extra: dict[str, Any] = {}
             if fmt == "svg":
                 meta = {"Date": None, "Creator": "treebench report", "Title": title}
             else:
                 meta = {"Software": None, "Title": title}
+                # zlib's fastest level: a third of the time of the default (6) for files about
+                # a tenth larger; encoding at 6 was a sixth of a figure's time
+                extra["pil_kwargs"] = {"compress_level": 1}
             try:
-                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
+                fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta, **extra)
                 os.replace(tmp, p)
             finally:
                 tmp.unlink(missing_ok=True)
