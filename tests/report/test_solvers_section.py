@@ -201,6 +201,22 @@ def test_primal_integrals_measure_against_the_best_any_solver_reached(tmp_path, 
     assert d.rows[-1][2:] == [f"{(0.2 + 1.0) / 2:.4f} (1)", f"{(0.25 + 0.18) / 2:.4f} (1)"]
 
 
+def test_primal_means_compare_the_solvers_on_the_instances_each_of_them_ran(tmp_path):
+    """A solver that ran an instance the others did not (a reference package that runs one
+    file of two) is not averaged over a different set: the last row's means and counts cover
+    the instances every solver ran, and say how many of all those are."""
+    p = _timed_problem([("a", "i1", 1.0, 10.0, "ok", False, 10.0),
+                        ("b", "i1", 5.0, 10.0, "ok", False, 10.0),
+                        ("a", "i2", 9.0, 10.0, "ok", False, 10.0)])
+    d = S.primal_display(p, tmp_path)
+    assert d.rows[1] == ["i2", "10", "0.9000", ""]
+    assert d.rows[-1] == ["mean over the 1 of 2 instances every solver ran (lowest on)", "",
+                          "0.1000 (1)", "0.5000 (0)"]  # a's 0.9 on i2 is left out
+    only = _timed_problem([("a", "i1", 1.0, 10.0, "ok", False, 10.0),
+                           ("b", "i2", 5.0, 10.0, "ok", False, 10.0)])
+    assert S.primal_display(only, tmp_path).rows[-1][2:] == ["", ""]  # nothing in common
+
+
 def test_no_primal_integrals_without_a_time_limit(tmp_path):
     p = _timed_problem([("a", "i1", 2.0, 10.0, "ok", False, None),
                         ("b", "i1", 1.0, 12.0, "ok", False, None)])

@@ -446,26 +446,32 @@ def primal_integrals(p: Problem, directory: Path) -> dict[tuple[str, str], float
 def primal_display(p: Problem, directory: Path) -> Display | None:
     """One row per instance: the best objective reached and each solver's primal integral;
     the last row: each solver's mean and on how many instances its integral is the lowest
-    (ties count for each). None without time limits."""
+    (ties count for each), both over the instances every solver ran, so that the solvers are
+    compared on one set (the row says so when some ran fewer). None without time limits."""
     pis = primal_integrals(p, directory)
     if pis is None:
         return None
     instances = list(dict.fromkeys(p.fits["instance"]))
     labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
     best = p.fits.groupby("instance")["objective"].min() if "objective" in p.fits else {}
+    common = [i for i in instances if all((s, i) in pis for s in p.solvers)]
     rows, lowest = [], dict.fromkeys(p.solvers, 0)
     for inst in instances:
         vals = {s: pis[(s, inst)] for s in p.solvers if (s, inst) in pis}
-        low = min(vals.values(), default=None)
-        for s, v in vals.items():
-            lowest[s] += v == low
+        if inst in common:
+            low = min(vals.values())
+            for s, v in vals.items():
+                lowest[s] += v == low
         b = normalize_value(best.get(inst)) if len(best) else None
         rows.append([labels[inst], "" if b is None else f"{b:g}"]
                     + [f"{vals[s]:.4f}" if s in vals else "" for s in p.solvers])
-    means = [np.mean([pis[(s, i)] for i in instances if (s, i) in pis] or [np.nan])
-             for s in p.solvers]
-    rows.append([f"mean (lowest on, of {len(instances)})", ""]
-                + [f"{m:.4f} ({lowest[s]})" for m, s in zip(means, p.solvers, strict=True)])
+    if len(common) == len(instances):
+        title = f"mean (lowest on, of {len(instances)})"
+    else:
+        title = (f"mean over the {len(common)} of {len(instances)} instances every solver ran "
+                 f"(lowest on)")
+    rows.append([title, ""] + [f"{np.mean([pis[(s, i)] for i in common]):.4f} ({lowest[s]})"
+                               if common else "" for s in p.solvers])
     return Display(f"primal_{slug(p.name)}", ["instance", "best objective"] + p.solvers, rows,
                    ["l"] + ["r"] * (len(p.solvers) + 1), [len(rows) - 1])
 
