@@ -80,7 +80,8 @@ def test_a_planted_disagreement_is_a_red_line(tmp_path):
     rec = json.loads(p.read_bytes())
     rec.pop("sha256", None)
     rec["row"]["problem_objective"] = float(row["problem_objective"]) - 1
-    rec["anytime_trace"] = [[0.001, 9.0, 3.0], [0.002, 6.0, 6.0]]  # as a trace would be kept
+    rec["solve_info"] = {**(rec.get("solve_info") or {}),  # where a learner's trace is kept
+                         "anytime_trace": [[0.001, 9.0, 3.0], [0.002, 6.0, 6.0]]}
     p.write_bytes(encode_record(rec)[0])
     traces = F.read_traces(out, [str(c) for c in t["cell_id"]])
     # the planted trace, and those our own searches keep in their cells' solve info

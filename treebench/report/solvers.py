@@ -58,6 +58,7 @@ from treebench.report.figures import FigureInfo
 from treebench.report.tables import Display, fmt_seconds, to_html, to_markdown
 from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.results.certificates import Certificates, check_certificates
+from treebench.results.traces import record_trace
 from treebench.results.values import normalize_value, value_token
 from treebench.text import slug
 
@@ -388,29 +389,19 @@ def ratio_display(p: Problem) -> Display:
                    [len(rows) - 1])
 
 
-#: the keys of a cell record (or of its ``solve_info``) that may hold its anytime trace: a list
-#: of ``[seconds since the fit started, incumbent objective, lower bound]``
-TRACE_KEYS = ("anytime_trace", "trace")
-
-
 def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
-    """cell id -> its anytime trace (n x 3: seconds, incumbent, bound) for the ``cells`` whose
-    record in ``directory`` holds one (`TRACE_KEYS`); cells without one are left out."""
+    """cell id -> its anytime trace (n x 3: seconds, incumbent, bound; `record_trace`), in
+    time order, for the ``cells`` of ``directory`` whose learner recorded one; cells without
+    one, or whose file cannot be used, are left out."""
     out = {}
     for cell in cells:
         try:
             rec, _ = read_cell(cells_dir(directory) / f"{cell}.json")
         except (CellFileError, OSError):
             continue
-        info = rec.get("solve_info") if isinstance(rec.get("solve_info"), dict) else {}
-        raw = next((src[k] for src in (rec, info) for k in TRACE_KEYS
-                    if isinstance(src.get(k), list) and src.get(k)), None)
-        try:
-            arr = np.asarray(raw, dtype=float) if raw is not None else None
-        except (TypeError, ValueError):
-            arr = None
-        if arr is not None and arr.ndim == 2 and arr.shape[1] >= 3:
-            out[cell] = arr[np.argsort(arr[:, 0], kind="stable"), :3]
+        arr = record_trace(rec)
+        if arr is not None:
+            out[cell] = arr[np.argsort(arr[:, 0], kind="stable")]
     return out
 
 
