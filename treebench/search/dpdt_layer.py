@@ -81,6 +81,13 @@ MARGIN = 1e-9
 #: relative slack of the similar-support bound (see `_similar`)
 SIM_SLACK = 1e-9
 
+#: the engine's traits of DPDT's layer objective (`treebench.search.engine`, "The objective
+#: plug-in"): the dynamic programme's own floats decide (a split is valued
+#: ``(alpha * |S| + first) + second``, a child's bound carries `margin`, a near-tie is searched
+#: again without a bound, and no candidate is dropped before its rows are split); children
+#: are searched in feature order; the root's leaf is the first incumbent
+EXACT_FLOATS, ORDERS_CHILDREN, ROOT_LEAF_INCUMBENT = True, False, True
+
 #: the inputs of a search (`layer_problem` builds it with fixed field types)
 LayerProblem = namedtuple(
     "LayerProblem", ["data", "depth", "alpha", "msl", "max_entries", "deadline", "pairs"],

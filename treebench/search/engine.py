@@ -25,7 +25,20 @@ objective:
    (EXACT, LOWER, or ANYTIME after the deadline) and the similar-support memory.
 
 The objective plug-in. Everything that depends on the objective sits in the learner's kernel
-module (`search.topk`, `search.gosdt`, `search.dpdt_layer`), chosen by ``s.kind``:
+module (`search.topk`, `search.gosdt`, `search.dpdt_layer`). Each module states
+
+* its four rules: ``begin`` (leaf, terminal rules, cache, floor, depth-1 and depth-2 solvers,
+  candidate order), ``static_bounds`` and ``refine_bounds`` (the children's lower bounds before
+  and after the rows are split) and ``end`` (cache entry, failed-search bound); the driver
+  calls the rules of the module ``s.kind`` names (`_begin`, `_static`, `_refine`, `_end`);
+* its traits, constants the state copies (``EXACT_FLOATS``: the dynamic programme's float
+  expression and first-argmin rule decide, as below; ``ORDERS_CHILDREN``: the objective picks
+  which child to search first; ``ROOT_LEAF_INCUMBENT``: the root's leaf is the first incumbent
+  of the anytime trace). The driver reads the traits, never the kind, for everything else.
+
+The rules are chosen by a branch on the kind inlined into the driver rather than passed as
+functions: numba compiles a driver per function it is handed (20-30 s each, cold), and a call
+through a function value is not inlined (see Speed). The objectives:
 
 ============  ==============================  ===============  ================================
 kind          value of a tree                 split cost       kept when
@@ -88,7 +101,10 @@ EngineState = namedtuple(
     "EngineState",
     [
         "data", "scr", "cache", "stats", "clock",
-        "kind",  # TOPK, GOSDT or LAYER
+        "kind",  # TOPK, GOSDT or LAYER: whose four rules (begin, bounds, end) the node runs
+        # the objective's traits, as its module declares them (EXACT_FLOATS, ORDERS_CHILDREN,
+        # ROOT_LEAF_INCUMBENT): what the driver does differently for it
+        "exact_floats", "orders_children", "root_leaf_incumbent",
         # Top-k
         "k",  # candidates per node (0: all)
         "crit",  # split criterion code (`treebench.search.criteria`)
@@ -158,15 +174,16 @@ def _end(s, rows, nd, best, best_f, found, lbmin, early, saw, timed_out):
 @njit(cache=True, inline="always")
 def _combine(s, cost, first, second):
     """A split's value from its children's (the first searched, then the other), in the
-    objective's float expression."""
-    if s.kind == LAYER:
+    objective's float expression: the cost first under the exact-float rule."""
+    if s.exact_floats:
         return (cost + first) + second
     return (first + second) + cost
 
 
 @njit(cache=True, inline="always")
 def _margin(s, bound):
-    return DL.margin(bound) if s.kind == LAYER else 0.0
+    """The slack of a child's bound under the exact-float rule (`search.dpdt_layer.margin`)."""
+    return DL.margin(bound) if s.exact_floats else 0.0
 
 
 @njit(cache=True)
@@ -182,7 +199,7 @@ def solve(s, rows, h, ub, b):
     # bound its splits must beat, no tree) and bound; a widened search's bounds hold for its
     # subset of trees only, so it records its incumbents alone
     exact_root = top and s.stats[S_WIDTH] == 0
-    if top and s.kind != TOPK:
+    if top and s.root_leaf_incumbent:
         record(s.clock, nd.best, nd.floor)
     h = nd.h
     hc = h - 1
@@ -190,7 +207,7 @@ def solve(s, rows, h, ub, b):
     r1 = s.scr.child[h, 1]
     order = s.scr.order[h]
     cost = nd.cost
-    exact_floats = s.kind == LAYER  # near-ties re-searched, splits kept on their floats
+    exact_floats = s.exact_floats  # near-ties re-searched, splits kept on their floats
     best = nd.best
     best_f = nd.best_f
     found = nd.found
@@ -218,7 +235,7 @@ def solve(s, rows, h, ub, b):
                     lbmin = min(lbmin, c)
                     continue
         # the order of the two searches (Top-k: the child more likely to fail first)
-        sw = s.kind == TOPK and TK.second_first(s, h, j, nd.total, lb0, lb1)
+        sw = s.orders_children and TK.second_first(s, h, j, nd.total, lb0, lb1)
         ra = r1 if sw else r0
         rb = r0 if sw else r1
         va = lb1 if sw else lb0
@@ -497,7 +514,8 @@ def topk_state(p):
     stats[S_WIDTH] = p.k_top
     return EngineState(
         D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
-        clock, TOPK, p.k, p.crit, p.msl, p.min_imp, TK.big_m(p.depth),
+        clock, TOPK, TK.EXACT_FLOATS, TK.ORDERS_CHILDREN, TK.ROOT_LEAF_INCUMBENT,
+        p.k, p.crit, p.msl, p.min_imp, TK.big_m(p.depth),
         1.0 if p.smaller_trees else 0.0,
         0.0, True, False, np.zeros((2, W), np.uint64), np.full((2, 1), -1, np.int64),
         np.zeros((1, nc)), 0.0, False, 0.0,
@@ -520,7 +538,8 @@ def gosdt_state(p):
     return EngineState(
         D, new_scratch(p.depth + 1, W, d, nc, pairs and p.use_ref),
         new_cache(W, p.max_entries, stats), stats,
-        clock, GOSDT, 0, 0, 1, -1.0, 1.0, 0.0,
+        clock, GOSDT, GK.EXACT_FLOATS, GK.ORDERS_CHILDREN, GK.ROOT_LEAF_INCUMBENT,
+        0, 0, 1, -1.0, 1.0, 0.0,
         p.lam, p.limited, p.use_ref, _masks(p.ref_wrong, p.eq_rows), _groups(p.grp, D.n_rows),
         np.zeros((max(p.n_groups, 1), nc)), 0.0, pairs and not p.use_ref, 0.0,
         not D.weighted and not p.use_ref,  # similar support: not from guessed values
@@ -537,7 +556,8 @@ def layer_state(p):
     stats, clock = _stats_clock(p.deadline)
     return EngineState(
         D, new_scratch(p.depth + 1, W, d, nc, pairs), new_cache(W, p.max_entries, stats), stats,
-        clock, LAYER, 0, 0, p.msl, -1.0, 1.0, 0.0,
+        clock, LAYER, DL.EXACT_FLOATS, DL.ORDERS_CHILDREN, DL.ROOT_LEAF_INCUMBENT,
+        0, 0, p.msl, -1.0, 1.0, 0.0,
         0.0, True, False, np.zeros((2, W), np.uint64), np.full((2, 1), -1, np.int64),
         np.zeros((1, nc)), p.alpha, pairs,
         DL.SIM_SLACK * (1.0 + D.n_rows * (1.0 + p.alpha * p.depth)),

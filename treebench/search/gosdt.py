@@ -84,6 +84,11 @@ from treebench.search.depth2 import (
 from treebench.search.equiv import drop_equivalent
 from treebench.search.state import S_SCORED, S_TIMED_OUT, Node, closed_node
 
+#: the engine's traits of the GOSDT objective (`treebench.search.engine`, "The objective
+#: plug-in"): a split is valued ``(first + second) + 0`` and decided on its children's bounds;
+#: children are searched in feature order; the root's leaf is the first incumbent
+EXACT_FLOATS, ORDERS_CHILDREN, ROOT_LEAF_INCUMBENT = False, False, True
+
 #: the inputs of a search (`gosdt_problem` builds it with fixed field types)
 GosdtProblem = namedtuple(
     "GosdtProblem",

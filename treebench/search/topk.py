@@ -79,6 +79,13 @@ from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     closed_node,
 )
 
+#: the engine's traits of the Top-k objective (`treebench.search.engine`, "The objective
+#: plug-in"): a split is valued ``(first + second) + nu`` and decided on its children's bounds
+#: (no exact-float rule); the child more likely to fail is searched first (`second_first`);
+#: the root has no incumbent before a split is found (its node opens with the bound its
+#: splits must beat)
+EXACT_FLOATS, ORDERS_CHILDREN, ROOT_LEAF_INCUMBENT = False, True, False
+
 #: the inputs of a search (`topk_problem` builds it with fixed field types)
 TopkProblem = namedtuple(
     "TopkProblem",
