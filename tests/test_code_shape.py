@@ -101,7 +101,7 @@ def test_every_allowed_exception_still_needs_its_place():
 HEAVY_PACKAGES = frozenset({
     "numpy", "pandas", "pyarrow", "matplotlib", "sklearn", "scipy", "numba", "dask", "distributed", "ray",
     "openml", "scikit_posthocs", "pydl85", "dl85", "gosdt", "pystreed", "pycontree", "licketysplit",
-    "pydantic",  # 0.1 s: the config and claims schemas (a report of a run without claims needs none)
+    "pydantic",  # 0.1 s: the config and claims schemas (typer loads it too, for every command)
 })
 
 #: files whose function-level treebench imports are allowed whatever they import, with the reason

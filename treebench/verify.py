@@ -454,7 +454,7 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     from treebench.expectations import Expectation
 
     out = []
-    for i, item in enumerate(items or []):
+    for i, item in enumerate(items):
         try:
             out.append(Expectation.model_validate(item))
         except ValidationError as exc:

@@ -434,8 +434,8 @@ def error_bars(rows: pd.DataFrame, metric: str) -> np.ndarray:
     std = rows[f"{metric}_std"].to_numpy(dtype=float)
     n = rows[f"{metric}_n"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        df = np.where(np.isfinite(n), np.maximum(n - 1, 1), 1.0)
-        half = np.where(n >= 2, t975(np.floor(df)) * std / np.sqrt(n), 0.0)
+        df = np.where(n >= 2, n - 1, 1.0)  # counts: whole numbers (NaN: no bar below)
+        half = np.where(n >= 2, t975(df) * std / np.sqrt(n), 0.0)
     half = np.nan_to_num(half, nan=0.0)
     lo, hi = metric_range(metric)
     lower = np.clip(np.minimum(half, mean - lo), 0.0, None)
