@@ -92,7 +92,7 @@ _LOOP = """
 import json, resource, shutil, sys, tempfile, time
 from pathlib import Path
 from treebench.config import load_config
-from treebench.cells import expand
+from treebench.config.cells import expand
 from treebench.execute.executor import run_cells
 from treebench.execute.fit import warm
 from treebench.execute.fold import dataset_for

@@ -145,7 +145,7 @@ executor._take = timed
 cfg, out, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t1 = time.perf_counter()
 try:
-    from treebench.plan_cache import RunOptions
+    from treebench.execute.plan_cache import RunOptions
     api.run_experiment(cfg, RunOptions(out=out, n_jobs=jobs, report=False, progress=False))
 except ImportError:  # a checkout from before RunOptions
     api.run_experiment(cfg, out=out, n_jobs=jobs, report=False, progress=False)

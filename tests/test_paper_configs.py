@@ -38,7 +38,7 @@ def _skeleton(exp) -> pd.DataFrame:
     """One finished row per cell of ``exp`` with made-up metric values (and values of the
     columns its learner declares): enough to see which cells each expectation selects, without
     running anything."""
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.registry import ALGORITHMS
     from treebench.results import schema
 
@@ -84,7 +84,7 @@ def test_every_expectation_selects_cells_of_its_grid(path, profile):
 def test_every_profile_validates_and_expands(path):
     import yaml
 
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import load_config
 
     profiles = yaml.safe_load(path.read_text(encoding="utf-8"))["profiles"]
@@ -125,7 +125,7 @@ def test_figure4_ci_profile_reproduces(tmp_path):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_config_validates_and_expands(path):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import load_config
 
     exp = load_config(path)

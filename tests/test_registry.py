@@ -96,7 +96,7 @@ def test_one_pairing_rule_for_validation_and_expansion():
     """Config validation and cell expansion pair learners with binarizations by the same rule:
     expansion skips exactly the pairs `accepts_binarization` refuses, and a config whose only
     binarization is refused for a learner is an error for exactly those learners."""
-    from treebench.cells import expand_all
+    from treebench.config.cells import expand_all
     from treebench.errors import ConfigError
     from treebench.registry import ALGORITHMS, accepts_binarization
 

@@ -1,4 +1,4 @@
-"""`treebench.tune`: the selection rules on a stub whose validation score is a table."""
+"""`treebench.execute.tune`: the selection rules on a stub whose validation score is a table."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from treebench.tune import check_steps, tune
+from treebench.execute.tune import check_steps, tune
 
 
 class Stub(ClassifierMixin, BaseEstimator):

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from treebench.cli import app
 from treebench.config import load_config
 from treebench.errors import ConfigError
-from treebench.expectations import Expectation
+from treebench.config.expectations import Expectation
 from treebench.results import schema, store
 from treebench.verify import EXIT_FAILED, measure, select, verify_table
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench import experiments as xp
+from treebench.execute import experiments as xp
 from treebench.api_light import (  # noqa: F401 - parse_axis, ResultsCheck, refresh_results...: API
     LOCK_HINT,
     REPORT_HINT,
@@ -38,9 +38,9 @@ from treebench.api_light import (  # noqa: F401 - parse_axis, ResultsCheck, refr
     report_tree,
     write_report,
 )
-from treebench.atomic import read_json_object, write_json
-from treebench.cell import Cell, canonical_json
-from treebench.cells import expand_all
+from treebench.utils.atomic import read_json_object, write_json
+from treebench.results.cell import Cell, canonical_json
+from treebench.config.cells import expand_all
 from treebench.config import (
     BACKENDS,
     Experiment,
@@ -59,8 +59,8 @@ from treebench.execute.jobs import check_n_jobs, effective_n_jobs  # noqa: F401 
 from treebench.execute.lifetime import exit_code_of
 from treebench.execute.slurm import run_slurm
 from treebench.execute.slurm_submit import plan_lines
-from treebench.experiments import record_key
-from treebench.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
+from treebench.execute.experiments import record_key
+from treebench.execute.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
     FAIL_STATUSES, RETRYABLE, RunOptions, RunSummary, answer, check_options,
     exit_code_for, failure_kinds, remember_plan, report_unchanged,
 )
@@ -69,9 +69,9 @@ from treebench.results.cellfile import cells_dir
 from treebench.results.index import add_hashes, quarantine, refuse_foreign_tables, scan
 from treebench.results.provenance import environment, provenance
 from treebench.results.store import existing_status, refresh_tables
-from treebench.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
-from treebench.sweeps import axis_integers, expand_axes, is_range
-from treebench.text import MAX_CHARS, clip, show
+from treebench.utils.sweeps import SWEEP_AXES, SweepFlagError, apply_axes, flag_name  # noqa: F401
+from treebench.utils.sweeps import axis_integers, expand_axes, is_range
+from treebench.utils.text import MAX_CHARS, clip, show
 
 
 @dataclass
@@ -179,7 +179,7 @@ def plan(exp: Experiment, out: Path, *, force: bool = False, retry: tuple[str, .
 def data_change_notes(exp: Experiment, cells: list[Cell], out: Path,
                       variant: dict[str, Any] | None = None) -> list[str]:
     """What a run of ``cells`` into ``out`` would say of data changed since the experiment's
-    last run there (`treebench.experiments.data_changes`)."""
+    last run there (`treebench.execute.experiments.data_changes`)."""
     try:
         man = xp.read_manifest(out)
     except xp.ManifestError:
@@ -332,7 +332,7 @@ def write_manifest(exp: Experiment, out: Path, n_cells: int, *, n_jobs: int | No
                    sweep: dict[str, list[Any]] | None = None, cells: list[Cell] | None = None,
                    variant: dict[str, Any] | None = None) -> list[str]:
     """Write ``manifest.json``: one experiment record per config (and profile) and per variant
-    of it that ran here, with the cells it defines (`treebench.experiments`), the
+    of it that ran here, with the cells it defines (`treebench.execute.experiments`), the
     environment, and one entry per run with the ``n_jobs`` asked for and the workers used.
     Returns notes (a damaged manifest is set aside and rewritten)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -405,7 +405,7 @@ def run_experiment(config: str | Path | Experiment, options: RunOptions | None =
     learner, so it takes a fraction of a second.
 
     Each run records in ``manifest.json`` the cells its config defines, so that the config's
-    claims are checked on exactly those (`treebench.experiments`)."""
+    claims are checked on exactly those (`treebench.execute.experiments`)."""
     o = options if options is not None else RunOptions()
     key, fast = answer(config, o)  # checks the options first (`check_options`)
     if fast is not None:

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench import atomic
-from treebench import experiments as xp
+from treebench.utils import atomic
+from treebench.execute import experiments as xp
 from treebench import report
 from treebench.algorithms.objectives import askable, problem_of
 from treebench.errors import ConfigError, UserError
 from treebench.execute.lock import LOCK_NAME, holders, results_lock
-from treebench.plan_cache import (  # noqa: F401 - the run options and the fast answers: API
+from treebench.execute.plan_cache import (  # noqa: F401 - the run options and the fast answers: API
     REPORT_STAMP,
     RunOptions,
     answer,
@@ -43,9 +43,9 @@ from treebench.results.index import (add_hashes, foreign_tables, quarantine, rea
                                      refuse_foreign_tables, scan, set_aside, tables_state)
 from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
                                      refresh_tables, select)
-from treebench.sweeps import SweepFlagError, describe_applied  # noqa: F401 - describe_applied: API
-from treebench.sweeps import expand_values, parse_scalar
-from treebench.sweeps import parse_axis as _parse
+from treebench.utils.sweeps import SweepFlagError, describe_applied  # noqa: F401 - describe_applied: API
+from treebench.utils.sweeps import expand_values, parse_scalar
+from treebench.utils.sweeps import parse_axis as _parse
 
 
 class SweepError(UserError):
@@ -534,7 +534,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
                  formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
     """Write the report of a results directory; returns the report folder. With
     ``keep_current``, a report in the default folder that is current
-    (`treebench.plan_cache.report_unchanged`) is kept as it is; the command line asks that
+    (`treebench.execute.plan_cache.report_unchanged`) is kept as it is; the command line asks that
     before it imports this module and passes False."""
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
@@ -557,7 +557,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
 
 
 def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
-    """Record what the report was built from (`treebench.plan_cache.report_current`)."""
+    """Record what the report was built from (`treebench.execute.plan_cache.report_current`)."""
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from treebench.text import MAX_CHARS, quote
+from treebench.utils.text import MAX_CHARS, quote
 
 
 class UserError(Exception):

@@ -1,6 +1,6 @@
 """Check a results table against the expectations of its config (docs/reproductions/index.md).
 
-`verify_table` evaluates `Expectation`s (schema in `treebench.expectations`) on a results table
+`verify_table` evaluates `Expectation`s (schema in `treebench.config.expectations`) on a results table
 and returns one `Verdict` per check: the measured value, the expected one, their difference and
 pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
 metric (metrics are already columns of the results table).
@@ -31,8 +31,8 @@ import pandas as pd
 from treebench.errors import ConfigError, UserError
 from treebench.results.values import (Indexed, MissingColumn, column, indexed, normalize_value,
                                       select_rows, sort_key, value_token)
-from treebench.experiments import make_record
-from treebench import experiments as xp
+from treebench.execute.experiments import make_record
+from treebench.execute import experiments as xp
 from treebench.results.certificates import check_certificates
 from treebench.results.index import quarantined_cells
 from treebench.results import schema
@@ -40,7 +40,7 @@ from treebench.results.schema import ALIASES  # the column aliases a claim may n
 from treebench.results.store import current_table, holds_results, results_dirs
 
 if TYPE_CHECKING:  # pydantic, which the claims' schema needs, loads when claims are parsed
-    from treebench.expectations import Expectation
+    from treebench.config.expectations import Expectation
 
 #: exit code of `treebench verify` (and `run --verify`) when an expectation fails
 EXIT_FAILED = 5
@@ -451,7 +451,7 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
     from pydantic import ValidationError
 
     from treebench.config import error_location, pydantic_message  # one wording for config errors
-    from treebench.expectations import Expectation
+    from treebench.config.expectations import Expectation
 
     out = []
     for i, item in enumerate(items):
@@ -466,7 +466,7 @@ def parse_expectations(items: list[Any], source: str) -> list[Expectation]:
 
 def _records_from_config(config: str | Path, profile: str | None) -> list[dict[str, Any]]:
     """The experiment record of a config file: its claims and exactly the cells it defines."""
-    from treebench.cells import expand_all
+    from treebench.config.cells import expand_all
     from treebench.config import load_config
 
     exp = load_config(config, profile=profile)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from treebench.report.aggregate import Results, distinct
 from treebench.report.figures import FigureJob, make_job, register_figures
-from treebench.text import slug
+from treebench.utils.text import slug
 
 
 def leaves_jobs(results: Results) -> list[FigureJob]:

@@ -124,7 +124,7 @@ def claims_table(items: list[Any]) -> str:
 
 def expectations(raw: dict[str, Any], profile: str | None = None) -> list[Any]:
     from treebench.config import apply_profile
-    from treebench.expectations import Expectation
+    from treebench.config.expectations import Expectation
 
     if profile is not None:
         raw = apply_profile(raw, profile)

@@ -52,7 +52,7 @@ def test_check_binary_matrix_finds_the_first_bad_value_in_any_block():
 
 def test_worker_rows_equal_binarizing_each_split():
     from treebench.binarize import make_binarizer
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import validate_config
     from treebench.data.base import load_dataset
     from treebench.data.splits import SplitOptions, make_split

@@ -1,5 +1,5 @@
 """The iris seed-42 fixture from the authors' code (ECART, θ = 0.005), reproduced
-with `treebench.tune`: λ scanned down with tolerance 0.01, then ccp α by validation AUC."""
+with `treebench.execute.tune`: λ scanned down with tolerance 0.01, then ccp α by validation AUC."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import KBinsDiscretizer, label_binarize
 
 from treebench.algorithms.ngi import NGIClassifier
-from treebench.tune import chosen_params, tune
+from treebench.execute.tune import chosen_params, tune
 
 LAMBDAS = [100, 10, 1, 0.1, 0.01]
 ALPHAS = [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1]

@@ -54,7 +54,7 @@ def test_the_groups_compile_every_warm_up_and_share_no_kernel():
 
 def test_a_failing_group_is_reported_and_the_other_still_runs(capsys, monkeypatch):
     monkeypatch.setattr(precompile, "GROUPS", (("treebench.search.numeric:no_such_step",),
-                                               ("treebench.text:show",)))
+                                               ("treebench.utils.text:show",)))
     out = precompile.precompile(precompile.GROUPS)
     assert [code for code, _, _ in out] == [1, 1]  # show() needs an argument: a failure too
     assert "no_such_step" in out[0][2] and "show" in out[1][2]

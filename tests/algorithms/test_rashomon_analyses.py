@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from treebench.algorithms.rashomon import EPSILON_GRID, RASHOMON_COLUMNS, RashomonClassifier
-from treebench.cells import expand
+from treebench.config.cells import expand
 from treebench.config import validate_config
 from treebench.execute import fit as fitting, fold
 

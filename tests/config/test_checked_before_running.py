@@ -28,7 +28,7 @@ def test_binary_learner_on_raw_features_is_a_config_error(write_config):
 
 
 def test_per_algorithm_binarization_pairs_learners_with_inputs_they_accept(write_config):
-    from treebench.cells import expand_all
+    from treebench.config.cells import expand_all
     from treebench.config import load_config
 
     cfg = tiny_config(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from treebench.cells import expand, expand_values, grid, parse_scalar
+from treebench.config.cells import expand, expand_values, grid, parse_scalar
 from treebench.config import load_config
 from treebench.errors import ConfigError
 

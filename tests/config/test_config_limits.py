@@ -441,7 +441,7 @@ def test_max_cells_sets_the_limit(write_config, tmp_path):
 
 
 def test_a_huge_sweep_flag_range_is_counted_not_listed(write_config, tmp_path, monkeypatch):
-    from treebench import sweeps
+    from treebench.utils import sweeps
 
     listed = sweeps.expand_values
 
@@ -477,7 +477,7 @@ def test_a_large_grid_warns_in_one_line(write_config, tmp_path, monkeypatch):
 
 
 def test_cell_count_matches_the_expansion(write_config):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import load_config
     from treebench.config.grid import count_cells
 

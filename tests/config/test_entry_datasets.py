@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from treebench.cells import expand
+from treebench.config.cells import expand
 from treebench.config import load_config
 from treebench.errors import ConfigError
 

@@ -223,7 +223,7 @@ def test_same_basename_in_two_folders_are_two_datasets(tmp_path):
     c = _write(tmp_path / "other.csv", WINE)
     exp = _exp([str(a), str(b), str(c)])
     assert exp.dataset_names() == ["red/wine.csv", "white/wine.csv", "other.csv"]
-    from treebench.cells import expand
+    from treebench.config.cells import expand
 
     cells = expand(exp)
     assert {c.dataset for c in cells} == {"red/wine.csv", "white/wine.csv", "other.csv"}
@@ -255,7 +255,7 @@ def test_a_dataset_with_a_test_file_uses_it_by_default(tmp_path):
     assert [exp.split_for(i).kind for i in range(3)] == ["predefined", "kfold", "predefined"]
     s = exp.split_summary()
     assert s["kdd99"].startswith("predefined") and s["iris"].startswith("kfold")
-    from treebench.cells import expand
+    from treebench.config.cells import expand
 
     kinds = {(c.dataset, c.split["kind"]) for c in expand(exp)}
     assert ("kdd99", "predefined") in kinds and ("iris", "kfold") in kinds
@@ -335,7 +335,7 @@ def test_datasets_info_binarization_on_a_catalog_name():
 
 
 def test_label_map_with_numeric_yaml_keys(tmp_path):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
 
     p = _write(tmp_path / "lm.csv", "a,y\n1,0\n2,1\n3,2\n4,0\n5,1\n6,2\n")
     exp = _exp([{"path": str(p), "label_map": {0: "neg", 1: "pos", "*": "other"}}], split={"kind": "kfold", "n_splits": 2})

@@ -265,7 +265,7 @@ def test_preflight_loads_each_dataset_once_and_lets_the_environment_decide_offli
     """Downloads may happen in the runner before cells start (never in workers): the preflight
     passes offline=None (``--offline``/``TREEBENCH_OFFLINE`` decide) and loads each dataset once."""
     import treebench.data.base as base
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import load_config
     from treebench.execute import fold
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
-from treebench.cells import expand
+from treebench.config.cells import expand
 from treebench.config import validate_config
 from treebench.errors import ConfigError
 from treebench.execute import fit as fitting, fold

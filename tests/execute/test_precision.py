@@ -71,7 +71,7 @@ def test_learner_policies():
 
 
 def _cell(dataset, algorithm, binarizer="raw", params=None):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import validate_config
 
     exp = validate_config({"name": "p", "seed": 0, "datasets": [dataset], "split": {"kind": "holdout"},

@@ -47,7 +47,7 @@ def _net(tmp_path, n=300, seed=3, test_rows=120):
 
 
 def _cell(ds, algorithm="cart", binarizer="raw", split=None, params=None):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import validate_config
 
     exp = validate_config({"name": "p", "seed": 0, "datasets": [ds], "split": split or {"kind": "predefined"},

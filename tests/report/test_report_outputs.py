@@ -17,7 +17,7 @@ runner = CliRunner()
 
 def test_report_files_are_written_atomically(monkeypatch, tmp_path):
     """Ctrl-C in the middle of writing a report file leaves the old file whole."""
-    from treebench import atomic
+    from treebench.utils import atomic
 
     p = tmp_path / "index.html"
     p.write_text("old report")

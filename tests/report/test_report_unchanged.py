@@ -11,9 +11,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from treebench import plan_cache
+from treebench.execute import plan_cache
 from treebench.cli import app
-from treebench.plan_cache import REPORT_STAMP, report_unchanged
+from treebench.execute.plan_cache import REPORT_STAMP, report_unchanged
 
 UNCHANGED = "(unchanged: written from these cells"
 CONFIG = {

@@ -222,7 +222,7 @@ def test_fingerprints_of_catalog_and_generated_datasets(tmp_path, monkeypatch):
 
 
 def test_a_worker_refuses_a_file_that_changed_after_planning(tmp_path):
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import load_config
     from treebench.execute import fold
 

@@ -132,7 +132,7 @@ def test_a_column_declared_twice_must_agree():
 
 
 def test_a_row_is_built_from_declared_parts_only():
-    from treebench.cells import expand
+    from treebench.config.cells import expand
     from treebench.config import validate_config
     from treebench.results.rows import build_row
 
@@ -150,7 +150,7 @@ def test_a_row_is_built_from_declared_parts_only():
 
 
 def test_a_claim_may_name_the_old_column_and_mixes_with_the_new(tmp_path):
-    from treebench.expectations import Expectation
+    from treebench.config.expectations import Expectation
 
     e = Expectation(source="s", where={"algorithm": "topk"}, metric="test_accuracy",
                     compare={"where": {"algorithm_label": "cart"}})

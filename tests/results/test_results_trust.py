@@ -228,7 +228,7 @@ def test_disk_full_while_writing_cells_keeps_what_was_written(tmp_path, monkeypa
                 raise OSError(errno.ENOSPC, "No space left on device")
         return real(src, dst, *a, **k)
 
-    import treebench.atomic as atomic
+    import treebench.utils.atomic as atomic
 
     monkeypatch.setattr(atomic.os, "replace", full)
     r = _run(cfg, out)

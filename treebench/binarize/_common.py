@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from treebench.binarize.base import Binarizer
 from treebench.tree.columns import BinaryColumn
 from treebench.errors import DataError, ParameterError
-from treebench.text import quote, show
+from treebench.utils.text import quote, show
 
 THRESHOLD_OPS = (">=", ">", "<=", "<")
 

@@ -1,5 +1,5 @@
 """The experiment config: its schema, reading it, and checking it (expansion into cells:
-`treebench.cells.expand`).
+`treebench.config.cells.expand`).
 
 A config is YAML. Everything is checked before anything runs: unknown keys, wrong types,
 unknown algorithm/dataset/binarizer names (with a "did you mean"), parameter values the

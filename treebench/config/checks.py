@@ -16,9 +16,9 @@ from treebench.config.schema import (
     AlgorithmSpec, BinarizationSpec, DatasetSpec, ExecutionSpec, Experiment, LimitsSpec, SplitSpec,
 )
 from treebench.errors import ConfigError
-from treebench.ranges import int_problem
-from treebench.sweeps import axis_integers, axis_length, expand_values, grid, grid_size
-from treebench.text import MAX_CHARS, clip, quote, quote_list, show
+from treebench.utils.ranges import int_problem
+from treebench.utils.sweeps import axis_integers, axis_length, expand_values, grid, grid_size
+from treebench.utils.text import MAX_CHARS, clip, quote, quote_list, show
 from treebench.errors import did_you_mean
 from treebench.registry import accepts_binarization, ALGORITHMS, BINARIZERS, DATASETS
 
@@ -49,7 +49,7 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> Experiment
 
 def check_integers(raw: Any, source: str = "<config>") -> None:
     """Every integer of a config as read from YAML lies in the range of its key
-    (`treebench.ranges.int_range`: seeds 0..2**32-1, any other integer a signed 64-bit one),
+    (`treebench.utils.ranges.int_range`: seeds 0..2**32-1, any other integer a signed 64-bit one),
     before the schema or a learner sees it; so do the integers a sweep axis string stands for
     (the ends of ``"a..b"``, the items of ``"1,2,4"``) in ``algorithms[*].params``,
     ``binarization[*].params`` and ``split.seeds``, counted without expanding them. Raise

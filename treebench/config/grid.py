@@ -1,7 +1,7 @@
 """The grid a config defines, without expanding it: which (binarization, learner) pairs make
 cells on a dataset (the registry's pairing rule, `treebench.registry.accepts_binarization`; the
 pairs left out are `Skipped`), and how many cells the grid holds (`count_cells`), checked
-against the limit before anything walks it (`check_grid_size`). `treebench.cells` expands the
+against the limit before anything walks it (`check_grid_size`). `treebench.config.cells` expands the
 grid into cells with the same pairs.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from treebench.data.splits import split_instances
 from treebench.errors import ConfigError, GridSizeWarning  # noqa: F401 - GridSizeWarning: raised here
 from treebench.registry import accepts_binarization
-from treebench.sweeps import grid_size
+from treebench.utils.sweeps import grid_size
 
 if TYPE_CHECKING:
     from treebench.config.schema import Experiment
@@ -39,7 +39,7 @@ MAX_CELLS = 1_000_000
 
 
 def count_cells(exp: Experiment) -> int:
-    """How many cells `treebench.cells.expand_all` makes at most (before merging duplicate
+    """How many cells `treebench.config.cells.expand_all` makes at most (before merging duplicate
     grid points), counted from the axes' lengths without expanding anything."""
     total = 0
     names = exp.dataset_names()

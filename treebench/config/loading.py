@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
-from treebench import safe_yaml
+from treebench.utils import safe_yaml
 from treebench.config.checks import validate_config
 from treebench.config.schema import NAME_PATTERN, Experiment
 from treebench.errors import ConfigError
-from treebench.text import quote, quote_list, show
+from treebench.utils.text import quote, quote_list, show
 from treebench.errors import did_you_mean
 
 

@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from treebench.config.datasets import looks_like_file, predefined_split_available, unique_dataset_names
-from treebench.expectations import Expectation
-from treebench.sweeps import expand_values
+from treebench.config.expectations import Expectation
+from treebench.utils.sweeps import expand_values
 from treebench.errors import did_you_mean
-from treebench.text import quote
+from treebench.utils.text import quote
 from treebench import metrics
 
 #: backends the executor can use: `fork` (workers forked from the warm driver), then joblib's (`treebench.execute.executor`)
@@ -308,7 +308,7 @@ class BinarizationSpec(_Strict):
 
 
 class TuneStepSpec(_Strict):
-    """One step of in-cell tuning (`treebench.tune`): choose ``param`` from ``grid`` by
+    """One step of in-cell tuning (`treebench.execute.tune`): choose ``param`` from ``grid`` by
     ``metric`` on the validation rows of a ``train-val-test`` split with ``rule``."""
 
     param: str
@@ -333,7 +333,7 @@ class AlgorithmSpec(_Strict):
     def _bin_list(cls, v: Any) -> Any:
         return _as_binarization_list(v)
 
-    #: in-cell tuning: one step or a list of steps run in order (`treebench.tune`)
+    #: in-cell tuning: one step or a list of steps run in order (`treebench.execute.tune`)
     tune: list[TuneStepSpec] | None = None
 
     #: run this entry only on these datasets (display names as in the run summary, e.g.

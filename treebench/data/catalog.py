@@ -26,8 +26,9 @@ from treebench.data.locate import FileSpec, cache_root, locate
 from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, write_parsed
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
-from treebench.text import quote, quote_list, show
-from treebench import envvars, safe_yaml
+from treebench.utils.text import quote, quote_list, show
+from treebench import envvars
+from treebench.utils import safe_yaml
 from treebench.errors import did_you_mean
 from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry

@@ -33,7 +33,7 @@ import pandas as pd
 from treebench.data.base import Dataset
 from treebench.data.splits import stratification_problem
 from treebench.errors import DataError
-from treebench.text import MAX_CHARS, MAX_VALUES, clip, show
+from treebench.utils.text import MAX_CHARS, MAX_VALUES, clip, show
 from treebench.registry import ALGORITHMS, binarizer_output
 from treebench.data.base import missing_per_column
 

@@ -28,7 +28,7 @@ from treebench.data.parsers import (
 )
 from treebench.errors import DataError, DataWarning, ParameterError
 from treebench.registry import DATASETS
-from treebench.text import show
+from treebench.utils.text import show
 
 
 def _file_kind(mode: int) -> str | None:

@@ -1,6 +1,6 @@
 """A dataset's fingerprint: what a cell read, as part of the cell's identity.
 
-A cell's id hashes its spec (`treebench.cell.cell_spec`), and the spec holds the fingerprint of
+A cell's id hashes its spec (`treebench.results.cell.cell_spec`), and the spec holds the fingerprint of
 the data the cell loads, so the same config on changed data gives other cells: a rerun after a
 data file was edited runs the new cells and the old ones are left out of the experiment's
 tables like any cell the config no longer defines. The fingerprint is computed on the driver
@@ -21,8 +21,8 @@ when the config is expanded, without parsing the data:
   ``fingerprint(params) -> str`` on its registered object to say more.
 
 `Fingerprint.files` lists the files the value depends on with their stat keys
-(`treebench.atomic.stat_key`), so that a rerun answered from the plan cache can tell in a few
-``stat`` calls that none changed (`treebench.atomic.files_unchanged`).
+(`treebench.utils.atomic.stat_key`), so that a rerun answered from the plan cache can tell in a few
+``stat`` calls that none changed (`treebench.utils.atomic.files_unchanged`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, sha256_of, stat_key, write_json
+from treebench.utils.atomic import read_json_object, sha256_of, stat_key, write_json
 from treebench.data.locate import cache_root, locate
 from treebench.errors import DataError
 from treebench.registry import DATASETS

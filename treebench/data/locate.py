@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from treebench import envvars
-from treebench.atomic import sha256_of
+from treebench.utils.atomic import sha256_of
 from treebench.errors import DataError
 
 _HASH_MEMO: dict[tuple[str, int, int, int, int], str] = {}

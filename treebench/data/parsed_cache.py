@@ -26,7 +26,7 @@ import pandas as pd
 
 from treebench.data.cachefile import CacheWarning, Damaged, check_content, discard, hash_range, remember
 from treebench.data.locate import sha256_file
-from treebench.text import slug
+from treebench.utils.text import slug
 
 
 def cache_key(version: str, options: dict[str, Any], paths: list[Path]) -> str:

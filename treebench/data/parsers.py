@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import DataError
-from treebench.text import MAX_CHARS, clip, quote_list, show
+from treebench.utils.text import MAX_CHARS, clip, quote_list, show
 
 FORMATS = ("csv", "tsv", "arff", "dl85", "parquet")
 HEADER_MODES = ("none", "auto", "first-row")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from treebench.text import show
+from treebench.utils.text import show
 
 SPLIT_KINDS = ("kfold", "holdout", "permutation", "train-val-test", "predefined", "full")
 

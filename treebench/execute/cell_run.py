@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute import fit, fold
 from treebench.execute.limits import Limits
 from treebench.results.rows import build_record

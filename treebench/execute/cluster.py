@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.errors import UserError
 from treebench.execute.cluster_worker import InStore, Shipment, cluster_cell, receive_datasets
 from treebench.execute.fold import dataset_for, dataset_key

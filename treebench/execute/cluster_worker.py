@@ -20,7 +20,7 @@ import threading
 from collections import Counter, OrderedDict
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute.fold import hold_dataset
 from treebench.execute.supervise import PREPARE_LOCK, run_cell
 

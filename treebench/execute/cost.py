@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.results.store import load_rows
 
 

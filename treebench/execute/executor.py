@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.errors import ConfigError
 from treebench.execute.jobs import effective_n_jobs  # noqa: F401 - also imported from here
 from treebench.execute.supervise import run_cell

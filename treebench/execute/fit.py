@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute.fold import Prepared
 from treebench.registry import ALGORITHMS
 from treebench.algorithms.context import FitContext
@@ -226,7 +226,7 @@ def _tuned_columns(info: dict[str, Any], trace: list | None) -> dict[str, Any]:
     ``tuned_params`` (the trace itself goes into ``info``)."""
     if trace is None:
         return {}
-    from treebench.tune import chosen_params
+    from treebench.execute.tune import chosen_params
 
     chosen = chosen_params(trace)
     out: dict[str, Any] = {f"param_{k}": v for k, v in chosen.items()}
@@ -248,9 +248,9 @@ def _payload(est, parts: dict[str, dict[str, Any]], classes: Any, prep: Prepared
 
 
 def _tuned(est, cell: Cell, prep: Prepared, fit_kw: dict[str, Any]):
-    """Fit with the cell's tuning plan on its validation rows (`treebench.tune`), every
+    """Fit with the cell's tuning plan on its validation rows (`treebench.execute.tune`), every
     candidate with the cell's fit context; fit time covers every candidate fit."""
-    from treebench.tune import tune
+    from treebench.execute.tune import tune
 
     if prep.X_val is None or prep.y_val is None or len(prep.y_val) == 0:
         raise ValueError("`tune` selects on validation rows; use `split: {kind: train-val-test}`.")

@@ -27,7 +27,7 @@ import numpy as np
 
 from treebench.data.cachefile import ALGORITHM, Damaged, check_content, discard, header, new_hash, read_header
 from treebench.execute.prepared import FIT_SUFFIX, VERSION, remove_file, cache_dir, cap_bytes, code_fingerprint
-from treebench.text import slug
+from treebench.utils.text import slug
 
 #: the first bytes of a fitted-binarizer file; a new format version gets a new magic
 FIT_MAGIC = b"TBFIT1\n\0"

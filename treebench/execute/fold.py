@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute.precision import float32_exact, float32_policy, matrix_dtype, numeric_part
 from treebench.registry import ALGORITHMS
-from treebench.cell import canonical_json
+from treebench.results.cell import canonical_json
 from treebench.data.splits import SplitOptions, make_split
 from treebench.errors import DataError
 from treebench.execute import fitted, prepared

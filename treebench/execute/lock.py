@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from treebench.atomic import kind_of, temp_path
+from treebench.utils.atomic import kind_of, temp_path
 from treebench.errors import UserError
 
 LOCK_NAME = ".lock"

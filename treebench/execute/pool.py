@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe, wait
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute.cell_run import CellRun, finished_record, note_peak
 from treebench.execute.lifetime import die_with_parent, stop_if_terminated
 from treebench.execute.limits import Limits, exit_verdict, interrupted, kill_pid

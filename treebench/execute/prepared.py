@@ -67,7 +67,7 @@ from treebench.data.cachefile import (
 )
 from treebench.data.locate import cache_root
 from treebench import envvars
-from treebench.text import slug
+from treebench.utils.text import slug
 
 #: bump to invalidate every prepared file after a change of the format or of the transforms
 VERSION = "2"

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_json
-from treebench.cell import Cell
+from treebench.utils.atomic import read_json_object, write_json
+from treebench.results.cell import Cell
 from treebench.config import SlurmSpec
 from treebench.execute import slurm_jobs as sj
 from treebench.execute.executor import CellProgress
@@ -217,7 +217,7 @@ MTIME_LAG_NS = 50_000_000
 
 
 def _key_at_planning(key: list[int] | None, planned_ns: int) -> list[int] | None:
-    """The key `_follow` compares a cell file's `treebench.atomic.stat_key` ``key`` (read now)
+    """The key `_follow` compares a cell file's `treebench.utils.atomic.stat_key` ``key`` (read now)
     with: None when the file was modified at or after ``planned_ns`` less `MTIME_LAG_NS`
     (``planned_ns`` 0: never), by a task of a submission still running then, so it is a result
     of this run; else ``key``, so the file counts once it changes. From one status read of the

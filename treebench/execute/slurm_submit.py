@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, write_json
-from treebench.cell import Cell
+from treebench.utils.atomic import read_json_object, write_json
+from treebench.results.cell import Cell
 from treebench.config import SlurmSpec
 from treebench.errors import UserError
 from treebench.execute import slurm_jobs as sj

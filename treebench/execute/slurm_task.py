@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import read_json_object, stat_key, write_json
+from treebench.utils.atomic import read_json_object, stat_key, write_json
 from treebench.execute.lifetime import TERMINATED, Terminated, sigterm_as_interrupt
 from treebench.execute.pool import run_pool
 from treebench.results.cellfile import cells_dir
@@ -40,7 +40,7 @@ TASKS = "tasks"
 
 
 def file_key(out: Path, cell_id: str) -> list[int] | None:
-    """The `treebench.atomic.stat_key` of a cell's file in ``out``, None when it has none."""
+    """The `treebench.utils.atomic.stat_key` of a cell's file in ``out``, None when it has none."""
     try:
         return stat_key(os.stat(cells_dir(out) / f"{cell_id}.json"))
     except OSError:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from treebench.cell import Cell
+from treebench.results.cell import Cell
 from treebench.execute.cell_run import CellRun
 from treebench.execute.lifetime import die_with_parent, stop_if_terminated
 from treebench.execute.limits import Limits, exit_verdict, interrupted, kill_pid

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.errors import UserError
-from treebench.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
+from treebench.execute.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table

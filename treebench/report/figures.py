@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from treebench.atomic import files_key, read_json_object, temp_path, write_text
+from treebench.utils.atomic import files_key, read_json_object, temp_path, write_text
 
 from treebench.report.aggregate import (
     ERROR_BAR_NOTE,
@@ -40,7 +40,7 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA, sort_key, value_token
 from treebench.report.tables import metric_label
-from treebench.text import slug
+from treebench.utils.text import slug
 from treebench.execute.lifetime import forked_worker_init
 from treebench.registry import FIGURES
 
@@ -688,7 +688,7 @@ def _jobs(results: Results) -> list[FigureJob]:
 
 def drawing_code_key(kinds: set[str]) -> str:
     """A key of the code that draws figures of ``kinds``: treebench's own modules (size and
-    modification time of each, `treebench.atomic.files_key`: an edited or upgraded treebench
+    modification time of each, `treebench.utils.atomic.files_key`: an edited or upgraded treebench
     draws every figure again) and, for a figure kind registered by a plug-in, the file of its
     drawing function."""
     package = Path(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ import html as _html
 from pathlib import Path
 
 from treebench.report.aggregate import Results
-from treebench.atomic import write_text as atomic_write_text
+from treebench.utils.atomic import write_text as atomic_write_text
 from treebench.report.figures import FigureInfo
 from treebench.report.provenance import (
     FAILURE_HEADER,

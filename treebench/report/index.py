@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from treebench.report.aggregate import Results, load_results, params_text
-from treebench.atomic import write_text as atomic_write_text
+from treebench.utils.atomic import write_text as atomic_write_text
 from treebench.report.tables import Display, mean_std, to_html, to_markdown
 from treebench.results import schema
 from treebench.results.store import results_dirs

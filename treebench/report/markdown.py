@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from treebench.report.aggregate import Results
-from treebench.atomic import write_text as atomic_write_text
+from treebench.utils.atomic import write_text as atomic_write_text
 from treebench.report.figures import FigureInfo
 from treebench.report.provenance import (
     FAILURE_HEADER,

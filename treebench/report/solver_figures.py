@@ -16,7 +16,7 @@ from treebench.report.aggregate import Results
 from treebench.report.figures import (ALL_DATASETS, FigureJob, finish_figure, line_colors,
                                       make_job, new_figure, register_figures)
 from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile, read_traces
-from treebench.text import slug
+from treebench.utils.text import slug
 
 #: the figure note of the gap curves while the results hold no anytime traces
 FINAL_ONLY = ("drawn from each cell's final time, bound and gap (these results hold no anytime "

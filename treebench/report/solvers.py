@@ -60,7 +60,7 @@ from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.results.certificates import Certificates, check_certificates
 from treebench.results.traces import record_trace
 from treebench.results.values import normalize_value, value_token
-from treebench.text import slug
+from treebench.utils.text import slug
 
 #: the columns of one instance of a problem (the problem weight is added per row)
 INSTANCE = ("dataset", "data_fingerprint", "split", "split_params", "fold", "seed",

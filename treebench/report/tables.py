@@ -24,8 +24,8 @@ from treebench.report.aggregate import (
     varying_columns,
 )
 from treebench.results.values import NA
-from treebench.atomic import write_text as atomic_write_text
-from treebench.text import fmt_seconds
+from treebench.utils.atomic import write_text as atomic_write_text
+from treebench.utils.text import fmt_seconds
 from treebench.results import schema
 
 METRIC_LABELS = {

@@ -1,1 +1,2 @@
-"""Result rows: schema, per-cell files, consolidation into tables, provenance."""
+"""Result rows: the cell record (`cell`), schema, per-cell files, consolidation into tables,
+provenance."""

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import MAX_READ, NotRegularFile, read_regular
+from treebench.utils.atomic import MAX_READ, NotRegularFile, read_regular
 from treebench.results.rows import upgrade_record
 from treebench.results.schema import check_row, shown
 
@@ -84,7 +84,7 @@ def decode_record(data: bytes, name: str,
 def read_cell(p: Path, verified: str | None = None) -> tuple[dict[str, Any], str]:
     """(record, content hash) of the cell file ``p``; `CellFileError` when it cannot be used,
     also when it is no regular file of the folder (a symbolic link, a FIFO, a device: never
-    followed or opened) or larger than any record (`treebench.atomic.read_regular`).
+    followed or opened) or larger than any record (`treebench.utils.atomic.read_regular`).
     ``verified``: as in `decode_record`."""
     try:
         data = read_regular(p, MAX_CELL_BYTES)

@@ -2,7 +2,7 @@
 
 ``manifest.json`` keeps one *experiment record* per config (and profile) that ran in the
 directory and one per sweep or variant of it, each with the ids of the cells it defines
-(`treebench.experiments` writes them). The results tables hold exactly the cells some record
+(`treebench.execute.experiments` writes them). The results tables hold exactly the cells some record
 defines; a usable cell that none defines is a cell of an earlier definition (a config since
 edited, or data since changed: a cell's id hashes its data's fingerprint), kept in ``cells/``
 and listed in ``results-earlier.parquet``/``.csv`` (`treebench.results.store`).

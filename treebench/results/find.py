@@ -25,7 +25,7 @@ from treebench.results.index import refuse_foreign_tables, scan
 from treebench.results.schema import ALIASES, SchemaError
 from treebench.results.store import current_table
 from treebench.results.values import select_rows
-from treebench.sweeps import parse_scalar
+from treebench.utils.sweeps import parse_scalar
 
 if TYPE_CHECKING:
     import pandas as pd

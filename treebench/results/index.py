@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from treebench.atomic import (check_regular, kind_of, read_json_object, sha256_of,
+from treebench.utils.atomic import (check_regular, kind_of, read_json_object, sha256_of,
                               write_bytes, write_json, write_text)
 from treebench.errors import UserError
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
@@ -278,7 +278,7 @@ OWN_COLUMNS = ("cell_id", "dataset", "status")
 
 def _table_columns(p: Path) -> list[str]:
     """The column names of the table file ``p`` (parquet or CSV); FileNotFoundError when there
-    is none, `treebench.atomic.NotRegularFile` when it is no regular file, ValueError when it
+    is none, `treebench.utils.atomic.NotRegularFile` when it is no regular file, ValueError when it
     cannot be read as a table."""
     check_regular(p)
     if p.suffix == ".csv":

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from treebench.algorithms.objectives import problem_of
-from treebench.cell import Cell, canonical_json, cell_spec
+from treebench.results.cell import Cell, canonical_json, cell_spec
 from treebench.registry import ALGORITHMS
 from treebench.results.schema import declared, is_param, upgrade_row
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from treebench.columns import Column, declare, merge
 from treebench.algorithms.objectives import PROBLEM_COLUMNS, PROBLEM_OBJECTIVE_COLUMNS
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMNS
-from treebench.ranges import INT_RANGE
+from treebench.utils.ranges import INT_RANGE
 from treebench.registry import ALGORITHMS
 
 if TYPE_CHECKING:  # pandas loads when a table is handled, not when the schema is read
@@ -54,7 +54,7 @@ _RUNNER = "the runner (`treebench.results.rows`)"
 IDENTITY = declare(
     _RUNNER, "identity",
     ("experiment", "string", "the experiment's name (its config's `name:`)"),
-    ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.cells`)"),
+    ("cell_id", "string", "the cell's id: a hash of what the cell is (`treebench.config.cells`)"),
     ("dataset", "string", "the dataset's name"),
     ("data_fingerprint", "string", "what the cell read (part of its id): `sha256:<hex>` of a "
      "data file (the value `sha256sum` prints; `+` joins a test file's), `catalog:<hex>` of a "

@@ -14,7 +14,7 @@ from treebench.errors import UserError
 from treebench.results.cellfile import CellFileError, read_cell
 from treebench.results.find import cell_file
 from treebench.results.traces import record_trace
-from treebench.text import fmt_seconds
+from treebench.utils.text import fmt_seconds
 from treebench.tree.arrays import TreeArrays
 from treebench.tree.export import conditions_from_columns, export_dict, export_dot, export_text
 

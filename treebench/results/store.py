@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from treebench.atomic import temp_path, write_bytes
+from treebench.utils.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 from treebench.results.rows import history_entry
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell

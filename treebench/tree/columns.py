@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from treebench.text import fmt_value as _fmt
+from treebench.utils.text import fmt_value as _fmt
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ expanded, and refuses it above the limits in `LIMITS` (documented in docs/input-
 * a key written twice in one mapping (the loader would keep the last one silently; the merge
   key ``<<`` and keys that override merged ones are not repeats);
 * a number written with more than ``digits`` digits (Python refuses to convert one of over
-  4,300 digits; the range checks of `treebench.ranges` report the shorter ones by key).
+  4,300 digits; the range checks of `treebench.utils.ranges` report the shorter ones by key).
 
 The pass costs one parse (milliseconds for the largest config) and no memory beyond the
 anchors' sizes.

@@ -1,4 +1,4 @@
-"""Grid expansion: a config's cells (the `Cell` record and its id live in `treebench.cell`).
+"""Grid expansion: a config's cells (the `Cell` record and its id live in `treebench.results.cell`).
 
 A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params) combination;
 its id is a hash of that canonical spec. Time and memory limits travel with the cell but are
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from treebench.cell import Cell, cell_id, derive_seed
+from treebench.results.cell import Cell, cell_id, derive_seed
 from treebench.config.grid import Skipped, check_grid_size
 from treebench.config.grid import pairs as config_pairs
 from treebench.data.fingerprint import FileHashes, fingerprint
 from treebench.data.locate import data_dirs_from_env
 from treebench.data.splits import split_instances
-from treebench.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
+from treebench.utils.sweeps import expand_values, grid, parse_scalar  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from treebench.config import Experiment

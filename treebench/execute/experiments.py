@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from treebench.cell import Cell, canonical_json
+from treebench.results.cell import Cell, canonical_json
 from treebench.errors import UserError
 from treebench.results.defined import (  # noqa: F401 - the experiments' records: API
     MANIFEST, STALE, ManifestError, cell_ids, read_manifest, records, stale_cells,

@@ -4,7 +4,7 @@ A cell is one (dataset, split fold/seed, binarizer + params, algorithm + params)
 with the limits it runs under; its id (`cell_id`) is a hash of its canonical spec
 (`cell_spec`), which leaves the limits out and holds the fingerprint of the data the cell reads
 (`treebench.data.fingerprint`), so the same config on changed data defines other cells.
-`treebench.cells` expands a config into cells, `treebench.execute` runs them and
+`treebench.config.cells` expands a config into cells, `treebench.execute` runs them and
 `treebench.results` files each result under its cell's id.
 """
 
@@ -36,7 +36,7 @@ class Cell:
     random_state: int
     experiment_seed: int = 0
     costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
-    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.tune`)
+    tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.execute.tune`)
     data: str = ""  # the data's fingerprint (`treebench.data.fingerprint`): part of the id
 
 

@@ -8,7 +8,7 @@
   of its parameter names that each algorithm has (`SWEEP_AXES`), and `apply_axes` reports which
   one it became per algorithm, so that ``--lambda`` is never silently CART's ``ccp_alpha``.
 
-This module sits below both `treebench.config` and `treebench.cells` (it imports neither), so the
+This module sits below both `treebench.config` and `treebench.config.cells` (it imports neither), so the
 two never import each other for sweep values.
 """
 
@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from treebench.ranges import int_problem
+from treebench.utils.ranges import int_problem
 
 #: ``a..b`` (ends of up to 4,000 digits: Python reads no longer integer from text)
 _RANGE = re.compile(r"^\s*(-?\d{1,4000})\s*\.\.\s*(-?\d{1,4000})\s*$")

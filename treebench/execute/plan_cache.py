@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from treebench import __version__, envvars, safe_yaml
-from treebench import experiments as xp
-from treebench.atomic import files_key, files_unchanged, read_json_object, write_json
-from treebench.cell import canonical_json
+from treebench import __version__, envvars
+from treebench.utils import safe_yaml
+from treebench.execute import experiments as xp
+from treebench.utils.atomic import files_key, files_unchanged, read_json_object, write_json
+from treebench.results.cell import canonical_json
 from treebench.errors import UserError
 from treebench.execute.jobs import check_n_jobs
-from treebench.ranges import int_problem
+from treebench.utils.ranges import int_problem
 from treebench.results.index import scan, tables_state
 from treebench.results.store import Selection, earlier_state, load_rows, select
 
@@ -112,7 +113,7 @@ def check_options(o: RunOptions) -> None:
     before anything else looks at the config or the folder: ``--retry`` and ``--fail-on``
     words, the environment variables (`treebench.envvars.check`), the limits (finite and
     positive), ``--n-jobs`` (not 0), and every integer of the options and overrides in the
-    range of its key (`treebench.ranges.int_problem`)."""
+    range of its key (`treebench.utils.ranges.int_problem`)."""
     envvars.check()
     if o.fail_on not in FAIL_ON:
         raise UserError(f"--fail-on must be {', '.join(FAIL_ON[:-1])} or {FAIL_ON[-1]} "
@@ -236,7 +237,7 @@ def report_code_key() -> str:
     time of every module of the package (the report reads results, metrics and certificate
     code beside its own; an edited or upgraded treebench makes a report out of date even when
     its cells are not). About 150 stat calls: a millisecond."""
-    key = f"{__version__}:{files_key(Path(__file__).resolve().parent)}"
+    key = f"{__version__}:{files_key(Path(__file__).resolve().parents[1])}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
