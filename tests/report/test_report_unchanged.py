@@ -107,3 +107,14 @@ def test_a_damaged_manifest_is_never_answered_as_unchanged(run_dir: Path):
     (run_dir / "manifest.json").write_text("{broken", encoding="utf-8")
     res = CliRunner().invoke(app, ["report", str(run_dir)])
     assert UNCHANGED not in res.output, res.output
+
+
+def test_the_report_code_key_covers_every_module_of_treebench(monkeypatch):
+    """The report reads results, metrics and certificate code beside its own: its code key
+    is taken over the whole package, wherever the plan cache's own module lives in it."""
+    import treebench
+
+    roots = []
+    monkeypatch.setattr(plan_cache, "files_key", lambda root: roots.append(root) or "k")
+    plan_cache.report_code_key()
+    assert roots == [Path(treebench.__file__).resolve().parent]
