@@ -36,7 +36,7 @@ from treebench.report.aggregate import (
     params_text,
     varying_columns,
 )
-from treebench.report.figures import keep_texts_inside
+from treebench.report.figures import agg_figure, keep_texts_inside
 from treebench.results.values import NA, normalize_value
 
 ALPHA = 0.05
@@ -180,10 +180,9 @@ def ranking(results: Results, metric: str, where: dict[str, Any], what: str) -> 
 def cd_figure(r: Ranking, metric_label: str = "test accuracy") -> Any:
     """The critical-difference diagram of ``r`` (scikit-posthocs draws it)."""
     import scikit_posthocs as sp
-    from matplotlib.figure import Figure
 
     n = len(r.ranks)
-    fig = Figure(figsize=(7.6, max(3.0, 1.6 + 0.22 * n)), dpi=110, layout="constrained")
+    fig = agg_figure((7.6, max(3.0, 1.6 + 0.22 * n)))
     ax = fig.add_subplot(1, 1, 1)
     sp.critical_difference_diagram(r.ranks, r.pvalues, alpha=ALPHA, ax=ax,
                                    label_props={"fontsize": 7})

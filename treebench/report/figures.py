@@ -178,10 +178,42 @@ def line_colors(n: int) -> list[Any]:
     return [cmap(x) for x in np.linspace(0.0, 0.92, n)]
 
 
-def new_figure() -> Any:
+def agg_figure(figsize: tuple[float, float], dpi: int = DPI) -> Any:
+    """A figure with the constrained layout, drawn by Agg from the start: its layout and its
+    PNG then share one renderer, so each text is measured once (a figure made without a canvas
+    is laid out on one renderer and saved on another, and every tick label, legend entry and
+    title is measured again, a tenth of a figure's time). The pixels are the same."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def agg_renderer(fig: Any) -> Any:
+    """The Agg renderer ``fig`` is saved with (its own canvas's, made by `agg_figure`)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    return canvas.get_renderer()
+
+
+def lay_out_once(fig: Any) -> None:
+    """Run ``fig``'s layout engine now and keep what it computed (axes boxes, and so the
+    transforms as the figure will be saved): texts can then be measured and placed against
+    it, and `save` lays the figure out no more."""
+    from treebench.report.ticks import unicode_log_ticks
+
+    unicode_log_ticks(fig)
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+    fig.set_layout_engine("none")
+
+
+def new_figure() -> Any:
+    fig = agg_figure(FIGSIZE)
     return fig, fig.add_subplot(1, 1, 1)
 
 
@@ -364,11 +396,8 @@ def place_labels(fig: Any, ax: Any, pk: PointKey) -> None:
     the labels stay out of the layout)."""
     if not pk.groups:
         return
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    renderer = FigureCanvasAgg(fig).get_renderer()  # the figures are saved with Agg
-    fig.draw_without_rendering()  # the layout: axes box and transforms as they will be saved
-    fig.set_layout_engine("none")  # kept as computed: `save` need not lay the figure out again
+    renderer = agg_renderer(fig)  # the figures are saved with Agg
+    lay_out_once(fig)
     inside = ax.get_window_extent(renderer)
     placed: list[Any] = []
     for g, text in zip(pk.groups, pk.labels):
@@ -402,11 +431,8 @@ def keep_texts_inside(fig: Any, ax: Any, rounds: int = 4) -> None:
     data (a critical-difference diagram's names, outside the axes' limits) are no part of
     the constrained layout, and the longest ran past the figure's edge. The layout is
     computed once and then kept (the figure has no layout engine afterwards)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    renderer = FigureCanvasAgg(fig).get_renderer()
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
+    renderer = agg_renderer(fig)
+    lay_out_once(fig)
     width = fig.bbox.width
     for _ in range(rounds):
         boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
@@ -548,12 +574,15 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
 
     import matplotlib
 
+    from treebench.report.ticks import unicode_log_ticks
+
     paths = {}
     with matplotlib.rc_context(RC):
         # lay the figure out once, here, and then save it without a layout engine: with one,
         # every `savefig` first draws the whole figure without rendering it just to run the
         # layout (about a tenth of a figure's Python calls); the files are byte for byte the
         # same either way
+        unicode_log_ticks(fig)  # before the layout: the labels' sizes are part of it
         engine = fig.get_layout_engine()
         if engine is not None:
             engine.execute(fig)

@@ -36,10 +36,10 @@ from treebench.report.aggregate import (
     varying_columns,
 )
 from treebench.report.figures import (
-    DPI,
     LABEL_WIDTH,
     MARKERS,
     FigureJob,
+    agg_figure,
     dataset_stems,
     line_colors,
     make_job,
@@ -125,14 +125,13 @@ def settings_of(results: Results, rows: pd.DataFrame) -> list[tuple[str, pd.Data
 
 def rashomon_figure(results: Results, dataset: str) -> Any | None:
     """The two-panel figure of ``dataset``; None when it has no finished Rashomon-set cell."""
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     rows = rashomon_rows(results, dataset)
     if rows.empty:
         return None
     groups = settings_of(results, rows)
-    fig = Figure(figsize=(7.6, 6.4), dpi=DPI, layout="constrained")
+    fig = agg_figure((7.6, 6.4))
     ax_size, ax_acc = fig.subplots(2, 1)
     colors = line_colors(len(groups))
     sizes: list[float] = []

@@ -32,7 +32,7 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA
 from treebench.report.figures import FigureJob, make_job, register_figures, slug
-from treebench.report.figures import line_colors, wrap, DPI, LABEL_WIDTH, MARKERS, NOTE_WIDTH
+from treebench.report.figures import line_colors, wrap, agg_figure, LABEL_WIDTH, MARKERS, NOTE_WIDTH
 from treebench.report.tables import metric_label
 
 LAM = "param_lam"
@@ -85,9 +85,6 @@ def tradeoff_lines(results: Results, dataset: str) -> tuple[list[tuple[str, pd.D
 
 def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     """The two-panel figure of ``dataset``; None when it has no λ sweep."""
-    from matplotlib.figure import Figure
-
-
     lines, tuned = tradeoff_lines(results, dataset)
     if not lines:
         return None
@@ -95,7 +92,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     auc = next((m for m in AUCS if _has_values(allrows, m)), None)
     if auc is None and not _has_values(allrows, COST):
         return None
-    fig = Figure(figsize=(7.6, 6.0), dpi=DPI, layout="constrained")
+    fig = agg_figure((7.6, 6.0))
     ax_auc, ax_cost = fig.subplots(2, 1, sharex=True)
     n_tuned = tuned["algorithm_label"].nunique() if len(tuned) else 0
     colors = line_colors(len(lines) + n_tuned)
