@@ -224,3 +224,19 @@ def test_no_primal_integrals_without_a_time_limit(tmp_path):
     assert S.primal_integrals(p, tmp_path) is None and S.primal_display(p, tmp_path) is None
     assert [d.title for d in S._displays(p, tmp_path)] == ["par2_min-errors",
                                                            "ratios_min-errors"]
+
+
+def test_the_primal_table_reads_the_traces_once_for_its_three_pages(tmp_path, monkeypatch):
+    """The tables, the HTML page and the Markdown page all show a problem's primal-integral
+    table: its fits' cell files are read once, and a new problem (another report) is read
+    again."""
+    reads = []
+    monkeypatch.setattr(S, "read_traces", lambda d, cells: reads.append(list(cells)) or {})
+    rows = [("a", "i1", 2.0, 10.0, "ok", True, 10.0), ("b", "i1", 1.0, 12.0, "ok", True, 10.0)]
+    p = _timed_problem(rows)
+    first = S.primal_display(p, tmp_path)
+    assert S.primal_display(p, tmp_path) is first and len(reads) == 1
+    again = _timed_problem(rows)
+    assert S.primal_display(again, tmp_path).rows == first.rows and len(reads) == 2
+    S.primal_display(again, tmp_path / "elsewhere")
+    assert len(reads) == 3

@@ -438,7 +438,22 @@ def primal_display(p: Problem, directory: Path) -> Display | None:
     """One row per instance: the best objective reached and each solver's primal integral;
     the last row: each solver's mean and on how many instances its integral is the lowest
     (ties count for each), both over the instances every solver ran, so that the solvers are
-    compared on one set (the row says so when some ran fewer). None without time limits."""
+    compared on one set (the row says so when some ran fewer). None without time limits.
+    Computed once per problem and folder: the tables, the HTML page and the Markdown page show
+    it, and each computation reads every fit's anytime trace from its cell file."""
+    hit = _PRIMAL.get(p.name)
+    if hit is not None and hit[0] is p and hit[1] == directory:
+        return hit[2]
+    out = _primal_display(p, directory)
+    _PRIMAL[p.name] = (p, directory, out)
+    return out
+
+
+#: problem name -> the last problem shown, its folder and its primal-integral table
+_PRIMAL: dict[str, tuple[Problem, Path, Display | None]] = {}
+
+
+def _primal_display(p: Problem, directory: Path) -> Display | None:
     pis = primal_integrals(p, directory)
     if pis is None:
         return None
