@@ -60,7 +60,7 @@ from treebench.execute.lifetime import exit_code_of
 from treebench.execute.slurm import run_slurm
 from treebench.execute.slurm_submit import plan_lines
 from treebench.execute.experiments import record_key
-from treebench.execute.plan_cache import (  # noqa: F401 - RunOptions, RunSummary, FAIL_STATUSES...: API
+from treebench.execute.plan_cache import (  # noqa: F401 - RunOptions, RunSummary...: API
     FAIL_STATUSES, RETRYABLE, RunOptions, RunSummary, answer, check_options,
     exit_code_for, failure_kinds, remember_plan, report_unchanged,
 )

@@ -43,7 +43,7 @@ from treebench.results.index import (add_hashes, foreign_tables, quarantine, rea
                                      refuse_foreign_tables, scan, set_aside, tables_state)
 from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
                                      refresh_tables, select)
-from treebench.utils.sweeps import SweepFlagError, describe_applied  # noqa: F401 - describe_applied: API
+from treebench.utils.sweeps import SweepFlagError, describe_applied  # noqa: F401 - API
 from treebench.utils.sweeps import expand_values, parse_scalar
 from treebench.utils.sweeps import parse_axis as _parse
 

@@ -1,8 +1,8 @@
 """Check a results table against the expectations of its config (docs/reproductions/index.md).
 
-`verify_table` evaluates `Expectation`s (schema in `treebench.config.expectations`) on a results table
-and returns one `Verdict` per check: the measured value, the expected one, their difference and
-pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
+`verify_table` evaluates `Expectation`s (schema in `treebench.config.expectations`) on a results
+table and returns one `Verdict` per check: the measured value, the expected one, their difference
+and pass/fail. It reads columns and aggregates them (mean, median, min, max, count); it computes no
 metric (metrics are already columns of the results table).
 
 Missing cells never pass silently: a value aggregate over a selection that holds cells whose

@@ -1,10 +1,10 @@
 """A dataset's fingerprint: what a cell read, as part of the cell's identity.
 
-A cell's id hashes its spec (`treebench.results.cell.cell_spec`), and the spec holds the fingerprint of
-the data the cell loads, so the same config on changed data gives other cells: a rerun after a
-data file was edited runs the new cells and the old ones are left out of the experiment's
-tables like any cell the config no longer defines. The fingerprint is computed on the driver
-when the config is expanded, without parsing the data:
+A cell's id hashes its spec (`treebench.results.cell.cell_spec`), and the spec holds the
+fingerprint of the data the cell loads, so the same config on changed data gives other cells: a
+rerun after a data file was edited runs the new cells and the old ones are left out of the
+experiment's tables like any cell the config no longer defines. The fingerprint is computed on
+the driver when the config is expanded, without parsing the data:
 
 * a user's file (the ``file`` loader): ``sha256:<hex>`` of the file's bytes, the same value
   ``sha256sum`` prints (with a ``test_path``, ``sha256:<train>+<test>``). Hashes are kept in

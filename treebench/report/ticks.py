@@ -26,7 +26,8 @@ def math_to_unicode(label: str) -> str:
     m = MATH_LABEL.fullmatch(label)
     if m is None:
         return label
-    body = POWER.sub(lambda p: p.group(1).translate(SUPERSCRIPT), m.group(1).replace(r"\times", "×"))
+    body = m.group(1).replace(r"\times", "×")
+    body = POWER.sub(lambda p: p.group(1).translate(SUPERSCRIPT), body)
     if any(c in body for c in "\\{}^$"):
         return label  # a form this function does not know: left to the math parser
     return body.replace("-", MINUS)

@@ -5,7 +5,8 @@ A seed (a key named ``seed``, ``seeds``, ``random_state`` or ending in ``_seed``
 from 0 to 2**32 - 1, what numpy and scikit-learn accept. Any other integer fits a signed 64-bit
 integer, the type of the results table's integer columns; a learner's own constraints (a depth
 of at least 1) are checked on top of it. One function, `int_problem`, decides both, so that every
-reader of integers (`treebench.config.checks`, `treebench.utils.sweeps`, the run options) says the same.
+reader of integers (`treebench.config.checks`, `treebench.utils.sweeps`, the run options) says
+the same.
 """
 
 from __future__ import annotations

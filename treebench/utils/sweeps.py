@@ -8,8 +8,8 @@
   of its parameter names that each algorithm has (`SWEEP_AXES`), and `apply_axes` reports which
   one it became per algorithm, so that ``--lambda`` is never silently CART's ``ccp_alpha``.
 
-This module sits below both `treebench.config` and `treebench.config.cells` (it imports neither), so the
-two never import each other for sweep values.
+This module imports neither the config's schema nor its expansion (`treebench.config.cells`),
+which both read sweep values from it.
 """
 
 from __future__ import annotations
