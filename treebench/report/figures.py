@@ -574,19 +574,13 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
 
     import matplotlib
 
-    from treebench.report.ticks import unicode_log_ticks
-
     paths = {}
     with matplotlib.rc_context(RC):
         # lay the figure out once, here, and then save it without a layout engine: with one,
         # every `savefig` first draws the whole figure without rendering it just to run the
         # layout (about a tenth of a figure's Python calls); the files are byte for byte the
         # same either way
-        unicode_log_ticks(fig)  # before the layout: the labels' sizes are part of it
-        engine = fig.get_layout_engine()
-        if engine is not None:
-            engine.execute(fig)
-            fig.set_layout_engine(None)
+        lay_out_once(fig)
         for fmt in formats:
             # never `with_suffix`: a stem like ``x.csv__test_accuracy`` would lose everything
             # after the dataset name's dot
