@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,15 +25,29 @@ def mkdocs_missing() -> str | None:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """`mkdocs build --strict` of this checkout into a temporary folder; the folder."""
+    """`mkdocs build --strict` of this checkout into a temporary folder; the folder.
+
+    Built once per test session: with pytest-xdist the workers share the folder of the
+    session's temporary directories, and the first worker to need the site builds it there
+    under a file lock while the others wait for it (a build is about 15 s of one core)."""
     reason = mkdocs_missing()
     if reason:
         pytest.skip(reason)
-    site = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                       cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert r.returncode == 0, f"mkdocs build --strict failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this session's folder, shared by its workers
+    site, done = root / "docs-site", root / "docs-site.built"
+    with open(root / "docs-site.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(site, ignore_errors=True)
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+            r = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False)
+            assert r.returncode == 0, \
+                f"mkdocs build --strict failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+            done.touch()
     return site
 
 

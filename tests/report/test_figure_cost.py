@@ -58,6 +58,24 @@ def test_the_layout_and_the_png_share_one_renderer():
         assert fig.axes[0].get_position().bounds == box  # laid out once, kept
 
 
+
+def test_a_figure_laid_out_once_is_drawn_once_when_saved_with_the_same_pixels(monkeypatch):
+    """A placeholder layout engine (``"none"``) would make `savefig` draw the figure twice
+    (a dry run, then the render); `lay_out_once` removes the engine, so saving draws once,
+    and the file is the one the constrained layout saves itself."""
+    with matplotlib.rc_context(RC):
+        engine_png = _png(_plot(agg_figure((7.6, 4.4))).figure)
+        fig = agg_figure((7.6, 4.4))
+        _plot(fig)
+        lay_out_once(fig)
+        assert fig.get_layout_engine() is None
+        draws = []
+        real = Figure.draw
+        monkeypatch.setattr(Figure, "draw", lambda self, r: (draws.append(1), real(self, r)))
+        ours = _png(fig)
+        assert len(draws) == 1
+        assert ours == engine_png
+
 @pytest.mark.parametrize(("math", "plain"), [
     (r"$\mathdefault{10^{-3}}$", "10⁻³"),
     (r"$\mathdefault{10^{12}}$", "10¹²"),

@@ -202,14 +202,24 @@ def agg_renderer(fig: Any) -> Any:
 def lay_out_once(fig: Any) -> None:
     """Run ``fig``'s layout engine now and keep what it computed (axes boxes, and so the
     transforms as the figure will be saved): texts can then be measured and placed against
-    it, and `save` lays the figure out no more."""
+    it, and `save` lays the figure out no more.
+
+    The engine is removed, not set to ``"none"``: ``"none"`` leaves a placeholder engine, and
+    with any engine in place `savefig` first draws the whole figure without rendering it (every
+    text measured and every tick made once more: 13 % of the Python calls that draw the 25
+    figures of a 120-cell CART grid). Without one it renders once. The pixels are the same."""
+    import matplotlib
+
     from treebench.report.ticks import unicode_log_ticks
 
     unicode_log_ticks(fig)
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.execute(fig)
-    fig.set_layout_engine("none")
+    # `set_layout_engine(None)` reads these two settings and removes the engine when both are off
+    with matplotlib.rc_context({"figure.autolayout": False,
+                                "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
 
 
 def new_figure() -> Any:
