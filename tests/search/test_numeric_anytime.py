@@ -5,6 +5,7 @@ does not)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -89,6 +90,9 @@ def _same_tree(a, b):
 def test_the_schedule_keeps_the_canonical_optimum(seed, mode):
     # a search that finishes under the schedule returns the tree it returns without it: the
     # root's bound (the incumbent plus one half) lets every tree as good as the incumbent in
+    if seed % 2 and os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        pytest.skip("depth 5 takes 5-12 s a search as plain Python; the depth-4 seeds run the "
+                    "same code there, and every seed runs compiled")
     rng, X, y = _data(1200 + seed, 40 + 4 * seed, 3, 2 + seed % 2, 6)
     w = rng.integers(1, 4, len(y)).astype(float) if mode == "integer" else None
     kw = {"lam": 0.02} if mode == "lam" else {"lexicographic": mode == "lexicographic"}
