@@ -322,7 +322,9 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
     so each further caller would add that much to the first run's compilation. Returns
     (value of the root search, the objective's extra value: Top-k's ``M``, the GOSDT lower
     bound, 0 for DPDT; feature, left, right, class totals of the tree in pre-order; the
-    statistics before and after the read-back; the queries' answers)."""
+    statistics before and after the read-back; the queries' answers; the search's clock
+    vector; per query, the feature the search left at the query's level and the features
+    valid there)."""
     if kind == TOPK:
         s = topk_state(tp)
         H = tp.depth
@@ -334,8 +336,12 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
         H = lp.depth
     nq = ubs.shape[0]
     answers = np.empty(nq)
+    feats = np.full(nq, -1, np.int64)
+    valid = np.zeros((nq, s.data.F.shape[1]), np.bool_)
     for q in range(nq):
         answers[q] = solve(s, sets[q], hs[q], ubs[q], -1.0)
+        feats[q] = s.scr.feat[hs[q]]
+        valid[q] = s.scr.valid[hs[q]]
     root = full_set(s.data.n_rows, s.data.F.shape[0])
     if nq > 0:
         H = 0  # no fit: a leaf stands in for the tree
@@ -365,7 +371,8 @@ def _run(kind, tp, gp, lp, sets, hs, ubs):
         extra = obj
         if searched[S_TIMED_OUT] != 0:
             extra = GK.root_bound(s, root, H)
-    return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers, s.clock
+    return obj, extra, feat, left, right, value, searched, s.stats.copy(), answers, s.clock, \
+        feats, valid
 
 
 @njit(cache=True, inline="always")
@@ -458,7 +465,7 @@ def fit_topk(p, trace=None):
     tree back. Returns (objective, M, feature, left, right, value, stats), the tree in
     pre-order. A list ``trace`` receives the search's clock vector, which holds its anytime
     trace (`treebench.search.trace.read_trace`)."""
-    obj, M, feat, left, right, value, _, stats, _, clock = _call(TOPK, p)
+    obj, M, feat, left, right, value, _, stats, _, clock, _, _ = _call(TOPK, p)
     if trace is not None:
         trace.append(clock)
     return obj, M, feat, left, right, value, stats
@@ -468,7 +475,7 @@ def fit_gosdt(p, trace=None):
     """Search the GOSDT problem ``p`` (`GK.gosdt_problem`) from the root and read the tree back.
     Returns (objective, lower bound, feature, left, right, value, stats), counts in weight
     units, the tree in pre-order. ``trace``: as in `fit_topk`."""
-    obj, lb, feat, left, right, value, _, stats, _, clock = _call(GOSDT, p)
+    obj, lb, feat, left, right, value, _, stats, _, clock, _, _ = _call(GOSDT, p)
     if trace is not None:
         trace.append(clock)
     return obj, lb, feat, left, right, value, stats
@@ -480,7 +487,7 @@ def fit_layer_search(p, trace=None):
     the tree in pre-order, stats, cache hits): the statistics of the search, except that a
     deadline passed while the tree was read back (a re-search of a state the capped cache did
     not keep) counts as timed out. ``trace``: as in `fit_topk`."""
-    v, _, feat, left, right, value, stats, after, _, clock = _call(LAYER, p)
+    v, _, feat, left, right, value, stats, after, _, clock, _, _ = _call(LAYER, p)
     if trace is not None:
         trace.append(clock)
     hits = stats[S_HITS]
@@ -495,9 +502,20 @@ def solve_queries(p, sets, hs, ubs):
     it that is ``>= ub``) with the bounds earlier queries left in the cache and the
     similar-support memory. The queries run through the fits' compiled entry (`_run`), so
     they compile nothing more."""
-    kind = TOPK if isinstance(p, TK.TopkProblem) else \
+    return _call(_kind(p), p, sets, hs, ubs)[8]
+
+
+def query_levels(p, sets, hs, ubs):
+    """`solve_queries`, with what each query left at its level of the search state: returns
+    (the answers, the feature the search chose there, the features valid there: one row per
+    query). Through the fits' compiled entry as well."""
+    out = _call(_kind(p), p, sets, hs, ubs)
+    return out[8], out[10], out[11]
+
+
+def _kind(p) -> int:
+    return TOPK if isinstance(p, TK.TopkProblem) else \
         GOSDT if isinstance(p, GK.GosdtProblem) else LAYER
-    return _call(kind, p, sets, hs, ubs)[8]
 
 
 # ----------------------------------------------------------------------------- states
