@@ -58,7 +58,6 @@ def test_the_layout_and_the_png_share_one_renderer():
         assert fig.axes[0].get_position().bounds == box  # laid out once, kept
 
 
-
 def test_a_figure_laid_out_once_is_drawn_once_when_saved_with_the_same_pixels(monkeypatch):
     """A placeholder layout engine (``"none"``) would make `savefig` draw the figure twice
     (a dry run, then the render); `lay_out_once` removes the engine, so saving draws once,
@@ -75,6 +74,7 @@ def test_a_figure_laid_out_once_is_drawn_once_when_saved_with_the_same_pixels(mo
         ours = _png(fig)
         assert len(draws) == 1
         assert ours == engine_png
+
 
 @pytest.mark.parametrize(("math", "plain"), [
     (r"$\mathdefault{10^{-3}}$", "10⁻³"),
