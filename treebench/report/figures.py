@@ -586,11 +586,7 @@ def save(fig: Any, base: Path, title: str, formats: tuple[str, ...] = ("png",)
 
     paths = {}
     with matplotlib.rc_context(RC):
-        # lay the figure out once, here, and then save it without a layout engine: with one,
-        # every `savefig` first draws the whole figure without rendering it just to run the
-        # layout (about a tenth of a figure's Python calls); the files are byte for byte the
-        # same either way
-        lay_out_once(fig)
+        lay_out_once(fig)  # then saved without a layout engine: one draw per file
         for fmt in formats:
             # never `with_suffix`: a stem like ``x.csv__test_accuracy`` would lose everything
             # after the dataset name's dot
