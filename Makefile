@@ -51,15 +51,18 @@ precompile: $(STAMP)
 	$(BIN)/python -m treebench.execute.precompile
 
 # The SLURM tests (one local cluster on the machine at a time, mostly waiting on its jobs) run
-# in a pytest process of their own beside the rest of the suite on two workers; their output
+# in a pytest process of their own beside the rest of the suite on $(TEST_WORKERS) workers; their output
 # follows the suite's. Exit 5 (no SLURM test selected) counts as success. The workers steal
 # tests from each other's queues (--dist worksteal): with the default handing-out, the last
-# minutes ran the queue of one worker while the other sat idle.
+# minutes ran the queue of one worker while the other sat idle. Three workers on two cores: the
+# suite waits on the processes its tests start (clusters, killed runs, subprocess CLIs) about a
+# fifth of its time, and a third worker runs tests in those gaps.
+TEST_WORKERS ?= 3
 test: $(TSTAMP)
 	-$(BIN)/python -m treebench.execute.precompile
 	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
 	$(BIN)/python -m pytest -q -m "slurm and not slow" $(PYTEST_ARGS) > $$log 2>&1 & slurm=$$!; \
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
 	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
 
