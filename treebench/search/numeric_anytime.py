@@ -47,7 +47,9 @@ from treebench.search.trace import N_HEAD, TRACE_CAPACITY
 
 #: the widened searches' time, at most this share of the time limit
 SHARE = 0.05
-#: ... and at most this many times the first widened search's
+#: ... and at most this many times the first widened search's. On the nine Quant-BnB files
+#: no solver finishes at depth 4 in 60 s, less time for them (2 %, 4 times) gave higher primal
+#: integrals and more (15 %, 64 times) none clearly lower (`benchmarks/numeric_schedule.py`)
 FIRST_RATIO = 16.0
 #: the schedule runs from this depth on (at depth 3 the exact search's root already evaluates
 #: every feature's best Gini split with exact depth-2 children first)
