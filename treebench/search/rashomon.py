@@ -117,12 +117,12 @@ class Problem:
 
     def __post_init__(self) -> None:
         self._prior = None if self.prior is None else [float(v) for v in self.prior]
-        #: with every count 1 (no sample weights), each class's rows, its one bit plane
+        #: with every count at most 1 (no sample weights), each class's rows: its one bit plane
         self._rows_of = ([pl[0] if pl else 0 for pl in self.planes]
                          if all(len(pl) <= 1 for pl in self.planes) else None)
 
     def class_weights(self, rows: int) -> list[int]:
-        if self._rows_of is not None:  # a count per class: a third of the time of the sum
+        if self._rows_of is not None:  # one popcount a class, no sum over bit planes
             return [(rows & p).bit_count() for p in self._rows_of]
         return [sum((rows & p).bit_count() << b for b, p in enumerate(pl))
                 for pl in self.planes]
