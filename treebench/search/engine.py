@@ -502,20 +502,17 @@ def solve_queries(p, sets, hs, ubs):
     it that is ``>= ub``) with the bounds earlier queries left in the cache and the
     similar-support memory. The queries run through the fits' compiled entry (`_run`), so
     they compile nothing more."""
-    return _call(_kind(p), p, sets, hs, ubs)[8]
+    return query_levels(p, sets, hs, ubs)[0]
 
 
 def query_levels(p, sets, hs, ubs):
     """`solve_queries`, with what each query left at its level of the search state: returns
     (the answers, the feature the search chose there, the features valid there: one row per
     query). Through the fits' compiled entry as well."""
-    out = _call(_kind(p), p, sets, hs, ubs)
-    return out[8], out[10], out[11]
-
-
-def _kind(p) -> int:
-    return TOPK if isinstance(p, TK.TopkProblem) else \
+    kind = TOPK if isinstance(p, TK.TopkProblem) else \
         GOSDT if isinstance(p, GK.GosdtProblem) else LAYER
+    out = _call(kind, p, sets, hs, ubs)
+    return out[8], out[10], out[11]
 
 
 # ----------------------------------------------------------------------------- states
