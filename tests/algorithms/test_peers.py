@@ -87,6 +87,40 @@ def test_gosdt_depth_budget_counts_like_us():
     assert leaf.tree_.depth == 0
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_gosdt_with_lambda_above_the_largest_class_share_is_a_proven_leaf(seed):
+    """gosdt 1.0.4 ends the process with a segmentation fault when every tree's objective is
+    above 1 (λ above the largest class's share: the lone leaf, 1 − share + λ, is then the one
+    optimum). The adapter returns that leaf as proven, without calling the package, with the
+    objective treebench's own GOSDT solver finds; at exactly 1 the package runs (and does not
+    crash)."""
+    pytest.importorskip("gosdt")
+    rng = np.random.default_rng(seed)
+    k = 2 + seed % 3
+    X = rng.integers(0, 2, (15 + 3 * seed, 4)).astype(float)
+    y = rng.integers(0, k, len(X))
+    share = np.bincount(y).max() / len(y)
+    lam = min(1.0, share + 0.01 + 0.2 * rng.random())
+    fit = ALGORITHMS.get("gosdt-ref").create(regularization=lam, max_depth=1 + seed % 3).fit(X, y)
+    info = fit.solve_info_
+    assert info["status"] == "LEAF_PROVEN" and info["optimal"] and info["gap"] == 0.0
+    assert fit.tree_.n_leaves == 1
+    assert info["objective"] == pytest.approx(1 - share + lam)
+    ours = ALGORITHMS.get("gosdt").create(regularization=lam, max_depth=1 + seed % 3).fit(X, y)
+    assert ours.tree_.n_leaves == 1
+    assert ours.solve_info_["objective"] == pytest.approx(info["objective"])
+
+
+@pytest.mark.parametrize(("k", "lam"), [(2, 0.5), (4, 0.25)])
+def test_gosdt_runs_when_the_lone_leaf_objective_is_exactly_one(k, lam):
+    pytest.importorskip("gosdt")
+    X = np.array([[i % 2, (i // 2) % 2, (i // 4) % 2] for i in range(8 * k)], dtype=float)
+    y = np.arange(8 * k) % k
+    fit = ALGORITHMS.get("gosdt-ref").create(regularization=lam, max_depth=2).fit(X, y)
+    assert fit.solve_info_["status"] == "CONVERGED"
+    assert fit.solve_info_["objective"] == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("depth", [2, 3])
 def test_optimal_solvers_agree_with_topk_all(seed, depth):
@@ -116,3 +150,52 @@ def test_integer_weights_are_repeated_rows_and_others_refused(name):
     check_tree(weighted.tree_, X=X, y_index=y, sample_weight=w)
     with pytest.raises(ValueError, match="whole-number sample weights"):
         entry.create(**params).fit(X, y, sample_weight=w + 0.5)
+
+
+#: 27 rows, 4 classes, on which pydl8.5 0.1.8 returns 13 training errors at depth 3, not timed
+#: out, where the optimum is 12 (docs/objectives.md, "Peers' known defects")
+DL85_MISS_X = [[1, 1, 0, 1], [0, 1, 1, 1], [0, 1, 0, 0], [1, 1, 0, 0], [1, 1, 0, 1], [0, 1, 0, 0],
+               [1, 1, 0, 1], [0, 1, 0, 1], [0, 1, 0, 1], [1, 1, 0, 1], [1, 1, 0, 1], [0, 1, 0, 0],
+               [1, 1, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1], [1, 1, 0, 1], [1, 0, 0, 1], [1, 1, 1, 1],
+               [1, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1], [1, 1, 0, 1], [0, 1, 0, 1], [1, 1, 0, 1],
+               [0, 0, 0, 1], [0, 1, 0, 1], [1, 1, 0, 1]]
+DL85_MISS_Y = [1, 1, 1, 2, 0, 2, 3, 1, 0, 3, 1, 3, 1, 2, 1, 1, 0, 3, 2, 0, 1, 3, 0, 3, 1, 1, 1]
+
+
+def test_a_dl85_optimum_that_is_not_one_fails_the_certificate_check(tmp_path):
+    """pydl8.5's wrong claim on the kept instance: the brute force says 12, and an experiment
+    running it beside STreeD fails `treebench verify` on the disagreement (exit 5)."""
+    pytest.importorskip("pydl85")
+    pytest.importorskip("pystreed")
+    import json
+
+    import pandas as pd
+    import yaml
+    from typer.testing import CliRunner
+
+    from naive import naive_optimal_error
+    from treebench.cli import app
+
+    X, y = np.array(DL85_MISS_X, dtype=float), np.array(DL85_MISS_Y)
+    assert naive_optimal_error(X, y, 4, 3) == 12
+    frame = pd.DataFrame(X.astype(int), columns=[f"f{j}" for j in range(4)]).assign(target=y)
+    frame.to_csv(tmp_path / "miss.csv", index=False)
+    cfg = {"name": "miss", "datasets": [{"path": "miss.csv", "label": "target"}],
+           "split": {"kind": "full"}, "binarization": {"method": "none"},
+           "algorithms": [{"name": n, "objective": "min-errors", "params": {"max_depth": 3}}
+                          for n in ("dl85", "streed")],
+           "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "miss.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(tmp_path / "miss.yaml"), "-o", str(out), "-q",
+                                 "--no-report"])
+    assert r.exit_code == 0, r.output
+    rows = pd.read_parquet(out / "results.parquet").set_index("algorithm_name")
+    assert rows.loc["streed", "problem_objective"] == 12
+    assert rows.loc["dl85", "problem_objective"] == 13 and rows.loc["dl85", "optimal"]
+    js = tmp_path / "verdicts.json"
+    r = CliRunner().invoke(app, ["verify", str(out), "--json", str(js)])
+    assert r.exit_code == 5, r.output
+    failed = [v for v in json.loads(js.read_text(encoding="utf-8"))["verdicts"]
+              if not v.get("passed", True)]
+    assert failed and "optim" in json.dumps(failed)

@@ -218,6 +218,20 @@ class STreeDPeerClassifier(_PeerClassifier):
         return est.get_tree(), {"optimal": optimal, "timed_out": optimal is False, "seconds": secs}
 
 
+#: ``solve_info_["status"]`` of a `GOSDTPeerClassifier` fit whose regularisation exceeds the
+#: largest class's share of the rows: the lone leaf is then the one optimum (`_solve` says why)
+#: and is returned without running gosdt 1.0.4, which crashes on such problems
+LEAF_PROVEN = "LEAF_PROVEN"
+
+
+class _Leaf:
+    """A lone leaf in gosdt's node shape (what `adapters.describe_gosdt` reads); its label is
+    recounted from the training rows like every translated tree's."""
+
+    def __init__(self, prediction: int):
+        self.prediction = prediction
+
+
 @ALGORITHMS.register(
     "gosdt-ref", requires=("gosdt",), tags=("optimal", "peer", "regularized"),
     inputs=("binary", "multiclass"), columns=(REFERENCE_BOUND,),
@@ -233,7 +247,10 @@ class GOSDTPeerClassifier(_PeerClassifier):
     compiled configuration's ``reference_LB`` flag, so the guess would be ignored or end in
     NON_CONVERGENCE: we set ``config_.reference_LB = True`` whenever ``y_ref`` is given (the
     upstream fix). λ is passed as given (``allow_small_reg=True``). The package prints its
-    warnings; they are captured and reported in ``solve_info_["status"]``.
+    warnings; they are captured and reported in ``solve_info_["status"]``. When λ exceeds the
+    largest class's share of the rows, the lone leaf is the one optimum and gosdt 1.0.4 would
+    crash the process (a segmentation fault whenever every tree's objective is above 1): the
+    leaf is returned without calling it, ``status`` `LEAF_PROVEN`.
     """
 
     _solver_name, _describe = "gosdt-ref", staticmethod(adapters.describe_gosdt)
@@ -266,6 +283,16 @@ class GOSDTPeerClassifier(_PeerClassifier):
         import pandas as pd
         from gosdt import GOSDTClassifier
 
+        counts = np.bincount(yr)
+        if self.regularization * len(yr) > counts.max():
+            # λ above the largest class's share: a tree of L leaves misclassifies at least
+            # 1 − (the L largest shares), so its objective is at least the lone leaf's,
+            # 1 − share + λ, plus λ − share for each further leaf, each positive: the lone
+            # leaf is the one optimum, and its objective is above 1. gosdt 1.0.4 ends the
+            # process with a segmentation fault when no tree's objective is at most 1, so it is
+            # not called; the leaf is returned as proven.
+            return _Leaf(int(np.argmax(counts))), {"est": None, "y_ref": None, "guess_seconds": 0.0,
+                                "seconds": 0.0, "rows": (Xr, yr)}
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
             from treebench.algorithms.gosdt import check_lb_guess, fit_reference
@@ -293,6 +320,11 @@ class GOSDTPeerClassifier(_PeerClassifier):
         est, y_ref = state["est"], state["y_ref"]
         err = tree.training_error(X, y_index, sample_weight)
         objective = err / sample_weight.sum() + self.regularization * tree.n_leaves
+        if est is None:  # the lone leaf, proven without the package (`_solve`)
+            return {"objective": float(objective), "objective_kind": "error_rate+lambda*leaves",
+                    "optimal": True, "optimality": "global", "status": LEAF_PROVEN,
+                    "timed_out": False, "bound": float(objective), "gap": 0.0, "leaves": 1,
+                    "reference_lb": False, "guess_seconds": 0.0, "solver_seconds": 0.0}
         status = str(est.result_.status).split(".")[-1]
         converged = status == "CONVERGED"
         info = {

@@ -224,13 +224,15 @@ def from_threshold_nested(
 
 
 def _nested_tree(root, describe, n_classes, X, y_index, sample_weight, with_threshold):
-    """`from_nested` (0/1 features, labels by the one tie rule) and `from_threshold_nested`
-    (real thresholds, the solver's own leaf labels kept)."""
+    """`from_nested` (0/1 features) and `from_threshold_nested` (real thresholds): the counts
+    recounted from the training rows and every node labelled by the one tie rule, so a leaf
+    whose classes tie predicts what every other learner's would (the solver's own label, e.g.
+    pycontree's lowest class index, is not kept)."""
     feature, threshold, left, right, label = _lay_out(root, describe, with_threshold)
     f = np.asarray(feature)
     thr = np.asarray(threshold) if with_threshold else binary_thresholds(f)
     tree = TreeArrays(f, thr, left, right, np.zeros((len(f), n_classes)), label)
-    recount(tree, X, y_index, sample_weight, keep_leaf_labels=with_threshold)
+    recount(tree, X, y_index, sample_weight)
     return tree
 
 
