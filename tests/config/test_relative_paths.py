@@ -53,3 +53,32 @@ def test_a_missing_file_is_named_as_the_config_names_it(tmp_path, monkeypatch):
     assert "sub/data/missing.csv" in r.output
     assert "starts at the config file's folder" in r.output
     assert "Traceback" not in r.output
+
+
+def test_the_same_config_gives_the_same_cells_from_any_folder(tmp_path, monkeypatch):
+    """A cell's identity holds the data paths as the config wrote them: run from the config's
+    folder, then named by an absolute path, a path through `..` and a path from its parent,
+    the config defines the same cells, and the reruns run none of them again."""
+    import json
+
+    from treebench.config.cells import expand
+
+    _write(tmp_path)
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path / "sub")
+    r = CliRunner().invoke(app, ["run", "cfg.yaml", "-o", str(out), "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    first = sorted(p.name for p in (out / "cells").iterdir())
+    ids = sorted(c.id for c in expand(load_config("cfg.yaml")))
+    assert [f"{i}.json" for i in ids] == first
+    for folder, spelling in ((tmp_path, str(tmp_path / "sub" / "cfg.yaml")),
+                             (tmp_path, "sub/../sub/cfg.yaml"), (tmp_path.parent,
+                                                                 f"{tmp_path.name}/sub/cfg.yaml")):
+        monkeypatch.chdir(folder)
+        assert sorted(c.id for c in expand(load_config(spelling))) == ids
+        r = CliRunner().invoke(app, ["run", spelling, "-o", str(out), "--no-report"])
+        assert r.exit_code == 0, r.output
+        assert "ran 0 now" in r.output and "belong to no recorded" not in r.output
+    assert sorted(p.name for p in (out / "cells").iterdir()) == first
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert len(manifest["experiments"]) == 1

@@ -103,7 +103,9 @@ def _dataset_cells(exp: Experiment, i: int, name: str, pairs: list[tuple[Any, An
     for b, _ in pairs:
         if all(b != o for o in order):
             order.append(b)
-    common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams, "split": split,
+    ident = ds.identity_params()
+    common = {"dataset": name, "dataset_loader": loader, "dataset_params": lparams,
+              "identity_params": None if ident == lparams else ident, "split": split,
               "limits": cell_limits(exp), "experiment_seed": exp.seed,
               "costs": (ds.costs or exp.costs).cell_spec(exp.seed), "data": data}
     grids = {id(x): grid(x.params) for pair in pairs for x in pair}  # each grid listed once

@@ -61,8 +61,10 @@ def load_config(
 def relative_to_config(exp: Experiment, folder: Path) -> Experiment:
     """``exp`` with the relative data paths of its file datasets (``path``, ``test_path``,
     and those of ``name: file``'s params) made to start at ``folder``, the config file's
-    folder: a config and its data travel together, wherever treebench runs. A config in the
-    current folder keeps its paths as written (so its cells keep their ids)."""
+    folder: a config and its data travel together, wherever treebench runs. Each dataset keeps
+    its paths as written too (`DatasetSpec.identity_params`): cells are identified by those,
+    so running the config from another folder, or naming it by another path, gives the same
+    cells."""
     if folder == Path("."):
         return exp
 
@@ -78,10 +80,16 @@ def relative_to_config(exp: Experiment, folder: Path) -> Experiment:
             continue
         update: dict[str, Any] = {k: moved(getattr(spec, k)) for k in ("path", "test_path")
                                   if getattr(spec, k) is not None}
+        written = {k: getattr(spec, k) for k in ("path", "test_path")
+                   if isinstance(getattr(spec, k), str)}
         if spec.name == "file" and spec.params:
             update["params"] = {k: moved(v) if k in ("path", "test_path") else v
                                 for k, v in spec.params.items()}
-        specs.append(spec.model_copy(update=update))
+            written.update({k: v for k, v in spec.params.items()
+                            if k in ("path", "test_path") and isinstance(v, str)})
+        new = spec.model_copy(update=update)
+        new._written = {**spec._written, **written}
+        specs.append(new)
     return exp.model_copy(update={"datasets": specs})
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, field_validator,
+                      model_validator)
 
 from treebench.config.datasets import looks_like_file, predefined_split_available, unique_dataset_names
 from treebench.config.expectations import Expectation
@@ -185,6 +186,19 @@ class DatasetSpec(_Strict):
         if self.name == "file" and self.params.get("path"):
             return str(self.params["path"])
         return None
+
+    #: the data paths as the config wrote them, where `relative_to_config` made them start at
+    #: the config's folder (key -> written path): a cell's identity holds these, so the same
+    #: config gives the same cells from whichever folder it is run
+    _written: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def identity_params(self) -> dict[str, Any]:
+        """The loader's parameters as a cell's identity holds them: those of `loader`, with
+        the data paths as the config wrote them (relative to its folder), not as they are
+        opened from the current folder."""
+        _, kw = self.loader()
+        return {k: self._written.get(k, v) if k in ("path", "test_path") else v
+                for k, v in kw.items()}
 
     def loader(self) -> tuple[str, dict[str, Any]]:
         """Registry name and keyword parameters of the loader."""

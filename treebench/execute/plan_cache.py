@@ -43,8 +43,9 @@ RETRYABLE = ("timeout", "oom", "error", "crashed")
 FAIL_ON = ("error", "timeout", "never")
 
 #: bump when cell ids are computed differently (the plan cache must not outlive the scheme;
-#: 3: ids hash the fingerprint of the data a cell reads)
-ID_SCHEME = 3
+#: 3: ids hash the fingerprint of the data a cell reads; 4: and the data paths as the config
+#: wrote them, not as they are opened from the current folder)
+ID_SCHEME = 4
 PLAN_CACHE = ".plan-cache.json"
 
 

@@ -38,6 +38,9 @@ class Cell:
     costs: dict[str, Any] = field(default_factory=dict)  # `CostsSpec.cell_spec`; {} = unit
     tune: list[dict[str, Any]] | None = None  # in-cell tuning plan (`treebench.execute.tune`)
     data: str = ""  # the data's fingerprint (`treebench.data.fingerprint`): part of the id
+    #: ``dataset_params`` as the id holds them (data paths as the config wrote them, see
+    #: `DatasetSpec.identity_params`); None: ``dataset_params`` themselves
+    identity_params: dict[str, Any] | None = None
 
 
 def canonical_json(obj: Any) -> str:
@@ -52,7 +55,8 @@ def derive_seed(*parts: Any) -> int:
 
 def cell_spec(c: Cell) -> dict[str, Any]:
     out = {
-        "dataset": {"loader": c.dataset_loader, "params": c.dataset_params},
+        "dataset": {"loader": c.dataset_loader,
+                    "params": c.dataset_params if c.identity_params is None else c.identity_params},
         "split": c.split,
         "fold": c.fold,
         "seed": c.seed,
