@@ -32,13 +32,52 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
         man = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         man = None
-    if not isinstance(man, dict):
+    why = "not a JSON object" if not isinstance(man, dict) else record_damage(man)
+    if why is not None:
         raise ManifestError(
-            f"{p}: damaged (not a JSON object), so treebench cannot tell which experiment these "
+            f"{p}: damaged ({why}), so treebench cannot tell which experiment these "
             f"cells belong to; run the experiment's config again into this folder (finished cells "
             f"are kept) to rewrite it, or verify with --config CONFIG."
         )
     return man
+
+
+#: the kinds of experiment record a run writes (`treebench.execute.experiments.make_record`)
+RECORD_KINDS = ("run", "variant")
+
+
+def record_damage(man: dict[str, Any]) -> str | None:
+    """What is wrong with the experiment records of ``man``, or None when they are whole: a
+    record that is no object, has no key, an unknown kind, no config, a config whose hash is
+    not the ``config_sha256`` written beside it (an edited claim would otherwise be checked as
+    the run's), or a cell list that is no list of ids. A manifest written before records
+    existed (a top-level ``config``) must hold a config object."""
+    import hashlib
+
+    from treebench.results.cell import canonical_json
+
+    if "experiments" not in man:
+        return None if isinstance(man.get("config"), dict) else "no experiment records"
+    recs = man["experiments"]
+    if not isinstance(recs, list):
+        return "`experiments` is not a list"
+    for i, rec in enumerate(recs):
+        where = f"experiment record {i}"
+        if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+            return f"{where} is not an object with a key"
+        if rec.get("kind") not in RECORD_KINDS:
+            return f"{where} has an unknown kind"
+        cfg = rec.get("config")
+        if not isinstance(cfg, dict):
+            return f"{where} has no config"
+        digest = rec.get("config_sha256")
+        if digest is not None and digest != hashlib.sha256(canonical_json(cfg).encode()).hexdigest():
+            return f"{where}'s config does not match the hash its run recorded"
+        cells = rec.get("cells")
+        if cells is not None and not (isinstance(cells, dict)
+                                      and isinstance(cells.get("cell_id"), list)):
+            return f"{where}'s cell list is damaged"
+    return None
 
 
 def records(man: dict[str, Any] | None) -> list[dict[str, Any]]:
