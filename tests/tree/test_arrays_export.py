@@ -75,6 +75,19 @@ def test_export_uses_binarizer_conditions():
     assert dot.startswith("digraph") and dot.count("->") == 4
 
 
+def test_rules_escape_characters_that_are_not_printable():
+    """A category or column name read from a data file with a NUL, a newline or an escape
+    character prints as Python escapes, so it cannot break a rule's line or a terminal."""
+    t = _stump()
+    cols = [BinaryColumn("a\nb", ">=", 1.5).to_dict(), BinaryColumn("c", "==", "x\x00y\x1b").to_dict()]
+    names, conds = conditions_from_columns(cols)
+    text = export_text(t, names, ["no", "yes"], conds)
+    assert "\x00" not in text and "\x1b" not in text
+    assert "c == x\\x00y\\x1b" in text and "a\\nb >= 1.5" in text
+    raw = export_text(t, ["p\x00q", "r"], ["no", "yes"])
+    assert "p\\x00q <=" in raw and "\x00" not in raw
+
+
 def test_export_raw_features():
     X, y = load_iris(return_X_y=True)
     est = CARTClassifier(max_depth=2).fit(X, y)

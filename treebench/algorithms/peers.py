@@ -291,8 +291,9 @@ class GOSDTPeerClassifier(_PeerClassifier):
             # leaf is the one optimum, and its objective is above 1. gosdt 1.0.4 ends the
             # process with a segmentation fault when no tree's objective is at most 1, so it is
             # not called; the leaf is returned as proven.
-            return _Leaf(int(np.argmax(counts))), {"est": None, "y_ref": None, "guess_seconds": 0.0,
-                                "seconds": 0.0, "rows": (Xr, yr)}
+            state = {"est": None, "y_ref": None, "guess_seconds": 0.0, "seconds": 0.0,
+                     "rows": (Xr, yr)}
+            return _Leaf(int(np.argmax(counts))), state
         y_ref, guess_s = None, 0.0
         if self.lb_guess is not None:
             from treebench.algorithms.gosdt import check_lb_guess, fit_reference

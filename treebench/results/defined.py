@@ -10,11 +10,13 @@ and listed in ``results-earlier.parquet``/``.csv`` (`treebench.results.store`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from treebench.errors import UserError
+from treebench.results.cell import canonical_json
 
 MANIFEST = "manifest.json"
 
@@ -52,10 +54,6 @@ def record_damage(man: dict[str, Any]) -> str | None:
     not the ``config_sha256`` written beside it (an edited claim would otherwise be checked as
     the run's), or a cell list that is no list of ids. A manifest written before records
     existed (a top-level ``config``) must hold a config object."""
-    import hashlib
-
-    from treebench.results.cell import canonical_json
-
     if "experiments" not in man:
         return None if isinstance(man.get("config"), dict) else "no experiment records"
     recs = man["experiments"]

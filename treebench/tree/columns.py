@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from treebench.utils.text import fmt_value as _fmt
+from treebench.utils.text import printable
 
 
 @dataclass(frozen=True)
@@ -42,25 +43,30 @@ class BinaryColumn:
     def split_text(self, threshold: float = 0.5) -> tuple[str, str]:
         """(text of the left branch ``x <= threshold``, text of the right branch)."""
         if self.op == "raw":
-            return f"{self.feature} <= {_fmt(threshold)}", f"{self.feature} > {_fmt(threshold)}"
+            name = printable(self.feature)
+            return f"{name} <= {_fmt(threshold)}", f"{name} > {_fmt(threshold)}"
         return self.false_text(), self.true_text()
 
     def true_text(self) -> str:
+        """The condition of the column's 1 side, as printed in rules (names and categories
+        with the characters that are not printable escaped)."""
+        name = printable(self.feature)
         if self.op == "raw":
-            return self.feature
+            return name
         if self.op == "is":
-            return f"{self.feature} = 1"
+            return f"{name} = 1"
         if self.op == "missing":
-            return f"{self.feature} is missing"
-        return f"{self.feature} {self.op} {_fmt(self.value)}"
+            return f"{name} is missing"
+        return f"{name} {self.op} {_fmt(self.value)}"
 
     def false_text(self) -> str:
+        name = printable(self.feature)
         if self.op == "raw":
-            raise ValueError(f"raw column `{self.feature}` has no fixed condition; use split_text")
+            raise ValueError(f"raw column `{name}` has no fixed condition; use split_text")
         if self.op == "missing":
-            return f"{self.feature} is not missing"
-        text = f"{self.feature} = 0" if self.op == "is" else f"{self.feature} {self.NEGATION[self.op]} {_fmt(self.value)}"
-        return f"{text} or {self.feature} is missing" if self.missing else text
+            return f"{name} is not missing"
+        text = f"{name} = 0" if self.op == "is" else f"{name} {self.NEGATION[self.op]} {_fmt(self.value)}"
+        return f"{text} or {name} is missing" if self.missing else text
 
     def to_dict(self) -> dict[str, Any]:
         v = self.value

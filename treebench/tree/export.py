@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from treebench.utils.text import fmt_value as _fmt
+from treebench.utils.text import printable
 from treebench.tree.arrays import TreeArrays
 from treebench.tree.columns import BinaryColumn
 
@@ -30,7 +31,8 @@ def branch_texts(
     cond = conditions[f] if conditions is not None and f < len(conditions) else None
     if cond is not None and t == 0.5:
         return cond[0], cond[1]
-    name = feature_names[f] if feature_names is not None and f < len(feature_names) else f"x[{f}]"
+    name = printable(str(feature_names[f])) if feature_names is not None and f < len(feature_names) \
+        else f"x[{f}]"
     left, right = f"{name} <= {_fmt(t)}", f"{name} > {_fmt(t)}"
     if tree.missing_left is not None:  # a learner that routes missing values: say where
         if t == float("inf") and not tree.missing_left[node]:  # scikit-learn's "is it missing?" split

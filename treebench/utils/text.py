@@ -34,7 +34,13 @@ def fmt_value(v: Any) -> str:
 
     if isinstance(v, float | np.floating):
         return f"{float(v):.6g}"
-    return str(v)
+    return printable(str(v))
+
+
+def printable(s: str) -> str:
+    """``s`` with the characters that are not printable (newlines, NULs, escapes) written as
+    Python escapes, so a value read from a data file cannot break a printed rule or line."""
+    return s if s.isprintable() else s.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 def fmt_seconds(x: float) -> str:
@@ -52,9 +58,7 @@ def clip(text: Any, limit: int = MAX_CHARS) -> str:
     """``text`` (any value: its ``str``) as a message may quote it: characters that are not
     printable (newlines, NULs, escapes) written as Python escapes, and cut to ``limit``
     characters with a trailing ``…``."""
-    s = str(_plain(text))
-    if not s.isprintable():
-        s = s.encode("unicode_escape", "backslashreplace").decode("ascii")
+    s = printable(str(_plain(text)))
     return s if len(s) <= limit else s[: max(limit - 1, 1)] + "…"
 
 
