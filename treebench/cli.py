@@ -100,7 +100,8 @@ def _one_line_warnings():
 
 
 # ----------------------------------------------------------------------------- run / sweep
-RunOut = Annotated[Path | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
+# a string, not a Path: typer turns an empty --out into ".", the current folder, silently
+RunOut = Annotated[str | None, typer.Option("--out", "-o", help="Results directory (default: results/<experiment name>).")]
 NJobs = Annotated[int | None, typer.Option("--n-jobs", "-j", help="Parallel workers (-1: all cores). Overrides the config.")]
 Backend = Annotated[str | None, typer.Option("--backend", help="Execution backend: fork (default: workers forked from the warm driver), loky, threading, sequential (dask or ray when installed), slurm (job arrays; execution.slurm in the config).")]
 Detach = Annotated[bool, typer.Option("--detach", help="With --backend slurm: submit the job arrays and return; `treebench status DIR` follows them, the same command again collects them.")]
@@ -137,7 +138,12 @@ def _run(
         overrides = {**(overrides or {}), "execution.max_cells": max_cells}
     with _user_errors(), _one_line_warnings():
         from treebench import api_light
+        from treebench.errors import UserError
 
+        if out is not None and not out.strip():
+            raise UserError("--out is empty; give the results folder (or leave --out out for "
+                            "results/<experiment name>).")
+        out = None if out is None else Path(out)
         retry_t = tuple(s.strip() for s in retry.split(",") if s.strip())
         options = api_light.RunOptions(
             out=out, n_jobs=n_jobs, backend=backend, time_limit=time_limit,

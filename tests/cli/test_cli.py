@@ -165,3 +165,19 @@ def test_bad_flags_exit_2_without_traceback(write_config, tmp_path, args, fragme
     r = runner.invoke(app, args)
     assert r.exit_code == 2, r.output
     assert fragment in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("command", [["run"], ["sweep", "--depth", "1"]])
+@pytest.mark.parametrize("out", ["", "  "])
+def test_an_empty_out_is_refused_not_the_current_folder(write_config, tmp_path, monkeypatch,
+                                                         command, out):
+    """An empty --out (an unset shell variable) would be the current folder, and the results
+    files would land among the user's own: refused with one sentence, nothing written."""
+    cfg = write_config(tiny_config())
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    r = runner.invoke(app, [command[0], str(cfg), *command[1:], "--out", out])
+    assert r.exit_code == 2, r.output
+    assert "--out is empty" in r.output and "Traceback" not in r.output
+    assert list(here.iterdir()) == []
