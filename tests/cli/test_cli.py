@@ -181,3 +181,14 @@ def test_an_empty_out_is_refused_not_the_current_folder(write_config, tmp_path, 
     assert r.exit_code == 2, r.output
     assert "--out is empty" in r.output and "Traceback" not in r.output
     assert list(here.iterdir()) == []
+
+
+def test_out_naming_a_file_and_a_folder_as_config_are_said_as_such(write_config, tmp_path):
+    cfg = write_config(tiny_config())
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    r = runner.invoke(app, ["run", str(cfg), "--out", str(afile)])
+    assert r.exit_code == 2 and "is a file, not a folder" in r.output, r.output
+    assert afile.read_text() == "mine\n"
+    r = runner.invoke(app, ["run", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "a folder, not a config file" in r.output, r.output

@@ -28,6 +28,9 @@ def load_config(
     ``overrides`` (dotted keys, from the command line) win over both. Every profile of the file
     is validated, so a broken profile fails even when another one is run."""
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"{p}: a folder, not a config file; give the path to a YAML "
+                          f"experiment config.")
     if not p.is_file():
         raise ConfigError(f"{p}: no such config file; give the path to a YAML experiment config.")
     try:
