@@ -566,7 +566,13 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         return summary
     summary.exit_code = exit_code_for(summary.counts, o.fail_on)
     if o.report and sum(counts.values()):
-        summary.report_dir = write_report(out_dir)
+        try:
+            summary.report_dir = write_report(out_dir)
+        except KeyboardInterrupt as exc:  # the cells and tables are whole: say so, and how
+            summary.interrupted = True
+            summary.exit_code = exit_code_of(exc)
+            summary.notes.append(f"the report was not finished; `treebench report {out_dir}` "
+                                 f"writes it")
     return summary
 
 

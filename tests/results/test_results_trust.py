@@ -316,6 +316,28 @@ def test_an_interrupted_run_does_not_verify_and_resumes(tmp_path, monkeypatch):
     assert _measured(out)[0] == 0
 
 
+def test_an_interrupt_while_the_report_is_written_says_so_and_keeps_the_results(tmp_path,
+                                                                              monkeypatch):
+    """Ctrl-C while the report is drawn, after every cell and the tables are written: exit
+    130 with the run's summary, the tables and an "interrupted" line, and a note saying how
+    to write the report; `treebench report` then writes it."""
+    import treebench.api as api
+
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "write_report", interrupt)
+    r = _cli("run", cfg, "--out", out, "-q")
+    assert r.exit_code == 130, r.output
+    assert "ran 6 now" in r.output and "results:" in r.output, r.output
+    assert "interrupted" in r.output and f"treebench report {out}" in r.output, r.output
+    assert len(read_table(out / "results.parquet")) == 6
+    monkeypatch.undo()
+    assert _cli("report", out).exit_code == 0 and (out / "report" / "index.html").is_file()
+
+
 def _settings(out: Path):
     from treebench.report.aggregate import load_results
 
