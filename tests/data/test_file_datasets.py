@@ -355,6 +355,17 @@ def test_auto_categorical_says_when_a_stray_string_made_a_column_text(tmp_path):
         load_dataset("file", {"path": str(_write(tmp_path / "t.csv", "c,y\nred,a\nblue,b\nred,a\n"))})
 
 
+def test_auto_categorical_says_when_integers_too_large_for_64_bits_made_a_column_text(tmp_path):
+    """Integers beyond 64 bits are kept as text by the reader, so the column is categorical:
+    every value a number, the load says why and how to read them as numbers."""
+    rows = "\n".join(f"{10**30 + i},{i * 0.5},{i % 2}" for i in range(12))
+    p = _write(tmp_path / "big.csv", "a,b,y\n" + rows + "\n")
+    with pytest.warns(DataWarning, match=r"column `a` is read as categorical: each of its 12 "
+                                         r"values is a number, .*integers too large for 64 bits"):
+        ds = load_dataset("file", {"path": str(p)})
+    assert ds.categorical == ["a"]
+
+
 def test_a_header_naming_a_column_twice_is_said(tmp_path):
     """`x,x`: the second column is read as `x.1` and the load says so (the label `x` would
     otherwise silently be the first of the two); a real column named `b.1` is no news."""

@@ -26,7 +26,7 @@ from treebench.data.locate import FileSpec, cache_root, locate
 from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, write_parsed
 from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
 from treebench.errors import DataError
-from treebench.utils.text import quote, quote_list, show
+from treebench.utils.text import clip, quote, quote_list, show
 from treebench import envvars
 from treebench.utils import safe_yaml
 from treebench.errors import did_you_mean
@@ -256,6 +256,8 @@ def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[
         conv = pd.to_numeric(s, errors="coerce")
         bad = np.flatnonzero((conv.isna() & present).to_numpy())
         n = int(present.sum())
+        if n and not bad.size:  # every value a number, kept as text
+            notes.append(_numbers_as_text(s, c, n, spans))
         if bad.size and n and bad.size <= 0.1 * n:
             i = int(bad[0])
             notes.append(
@@ -264,6 +266,28 @@ def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[
                 f"if it is numeric, list the categorical columns in `categorical:` (with `bad_values: missing`) "
                 f"or add the token to `missing:`"
             )
+
+
+def _too_big(v: Any) -> bool:
+    """Whether ``v`` is an integer written with more digits than a 64-bit integer holds."""
+    try:
+        return abs(int(str(v).strip())) > np.iinfo(np.int64).max
+    except ValueError:
+        return False
+
+
+def _numbers_as_text(s: pd.Series, c: str, n: int, spans: list[tuple[int, int, str]]) -> str:
+    """The note on a column read as categorical whose ``n`` values are all numbers: stored as
+    text, or integers too large for 64 bits (which a reader keeps as text)."""
+    present = np.flatnonzero(s.notna().to_numpy())
+    big = [i for i in present[:10_000] if _too_big(s.iloc[i])]
+    i = int(big[0] if big else present[0])
+    why = "integers too large for 64 bits" if big else "numbers stored as text"
+    rounding = " (floats, which round such integers)" if big else ""
+    return (f"column `{c}` is read as categorical: each of its {n} values is a number, but the "
+            f"file holds them as text ({why}, e.g. {_row_origin(i, spans)}: "
+            f"{clip(s.iloc[i])!r}); to read them as numbers{rounding}, list the categorical "
+            f"columns in `categorical:`")
 
 
 def frame_to_dataset(
