@@ -366,6 +366,17 @@ def test_auto_categorical_says_when_integers_too_large_for_64_bits_made_a_column
     assert ds.categorical == ["a"]
 
 
+def test_a_byte_that_is_not_utf8_is_named_where_it_is(tmp_path):
+    """The parser's own message counts bytes from the start of its buffer ("position 0");
+    the error says the byte, its line and its column in the file."""
+    from treebench.errors import DataError
+
+    p = tmp_path / "bad.csv"
+    p.write_bytes(b"a,b,y\n1,2,0\n3,\xff4,1\n5,6,0\n")
+    with pytest.raises(DataError, match=r"byte 0xff at line 3, column 3 is not UTF-8"):
+        load_dataset("file", {"path": str(p)})
+
+
 def test_a_header_naming_a_column_twice_is_said(tmp_path):
     """`x,x`: the second column is read as `x.1` and the load says so (the label `x` would
     otherwise silently be the first of the two); a real column named `b.1` is no news."""

@@ -169,9 +169,32 @@ def _parse(src: Any, path: Path, delimiter: str | None, kw: dict[str, Any]) -> p
     try:
         return pd.read_csv(src, **kw)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            bad = _first_bad_byte(path)
+            if bad is not None:
+                raise DataError(f"cannot read {_where(path)} as UTF-8 text: {bad} is not UTF-8; "
+                                f"save the file as UTF-8.") from None
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataError(f"cannot parse {_where(path)} as delimited text (delimiter "
                         f"{show(delimiter)}): {clip(msg, 4 * MAX_CHARS)}.") from None
+
+
+def _first_bad_byte(path: Path) -> str | None:
+    """The first byte of ``path`` that is not UTF-8, with its line and column (the parser's
+    own message counts from the start of its buffer, not of the file); None for a compressed
+    file, one that cannot be read again, or one that decodes."""
+    try:
+        if is_gzip(path):
+            return None
+        raw = Path(path).read_bytes()
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return f"byte 0x{raw[exc.start]:02x} at line {line}, column {column}"
+    except OSError:
+        return None
+    return None
 
 
 def _first_row_and_rest(
