@@ -78,3 +78,15 @@ def test_finite_numbers_still_pass(tmp_path):
     cfg = _config(tmp_path, "value", "1e300")
     res = runner.invoke(app, ["run", str(cfg), "--dry-run", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("x", ["true", "yes", "false"])
+@pytest.mark.parametrize("key", list(CHECKS))
+def test_a_boolean_is_no_number_of_a_claim(tmp_path, key, x):
+    """`abs: true` read as a tolerance of 1 let every claim pass: a boolean is refused
+    wherever a claim takes a number."""
+    cfg = _config(tmp_path, key, x)
+    res = runner.invoke(app, ["run", str(cfg), "--dry-run", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert f"key `expect[0].{key}`: expected a number, not a boolean" in text, text

@@ -78,7 +78,11 @@ def _check_where(where: dict[str, Any]) -> dict[str, Any]:
 
 def _finite(v: Any) -> Any:
     """Refuse ``.nan``, ``.inf`` and numbers too large for a float (``1e400``): no aggregate
-    can equal, reach or stay within them, and the verdicts could not be written."""
+    can equal, reach or stay within them, and the verdicts could not be written; and a YAML
+    boolean, which pydantic would read as 1 or 0 (``abs: true`` a tolerance of 1)."""
+    if isinstance(v, bool):
+        raise ValueError("expected a number, not a boolean (YAML reads true/false/yes/no/on/off "
+                         "as booleans)")
     try:
         x = float(v) if isinstance(v, int | float | str) and not isinstance(v, bool) else None
     except (ValueError, OverflowError):
