@@ -199,3 +199,12 @@ def test_a_dl85_optimum_that_is_not_one_fails_the_certificate_check(tmp_path):
     failed = [v for v in json.loads(js.read_text(encoding="utf-8"))["verdicts"]
               if not v.get("passed", True)]
     assert failed and "optim" in json.dumps(failed)
+
+
+def test_dl85_refuses_a_time_limit_of_zero_which_pydl85_reads_as_no_limit():
+    pytest.importorskip("pydl85")
+    X, y = _data(0, n=60, d=4)
+    with pytest.raises(ValueError, match="time_limit"):
+        ALGORITHMS.get("dl85").create(max_depth=2, time_limit=0).fit(X, y)
+    fit = ALGORITHMS.get("dl85").create(max_depth=2, time_limit=0.5).fit(X, y)
+    assert fit.solve_info_["optimal"]  # a fraction is rounded up to one whole second

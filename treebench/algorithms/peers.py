@@ -128,13 +128,16 @@ class _PeerClassifier(TreeClassifierBase):
     solves=Solves(fixed("min-errors"), {"min-errors": {}}, {}),
 )
 class DL85PeerClassifier(_PeerClassifier):
-    """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features."""
+    """DL8.5 optimal depth-limited tree (pydl8.5), on 0/1 features.
+
+    ``time_limit`` (seconds, above 0) is rounded up to whole seconds: pydl8.5 0.1.8 takes whole
+    seconds, reads 0 as no limit, and a fraction below 1 as 0."""
 
     _solver_name, _describe = "dl85", staticmethod(adapters.describe_dl85)
     _parameter_constraints = {
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "min_sup": [Interval(Integral, 1, None, closed="left")],
-        "time_limit": [Interval(Real, 0, None, closed="left"), None],
+        "time_limit": [Interval(Real, 0, None, closed="neither"), None],
         "paper_search": ["boolean"],
     }
 
@@ -250,7 +253,8 @@ class GOSDTPeerClassifier(_PeerClassifier):
     warnings; they are captured and reported in ``solve_info_["status"]``. When λ exceeds the
     largest class's share of the rows, the lone leaf is the one optimum and gosdt 1.0.4 would
     crash the process (a segmentation fault whenever every tree's objective is above 1): the
-    leaf is returned without calling it, ``status`` `LEAF_PROVEN`.
+    leaf is returned without calling it, ``status`` `LEAF_PROVEN`. ``time_limit`` is rounded
+    up to whole seconds (gosdt 1.0.4 takes whole seconds).
     """
 
     _solver_name, _describe = "gosdt-ref", staticmethod(adapters.describe_gosdt)
