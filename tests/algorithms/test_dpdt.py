@@ -420,3 +420,21 @@ def test_sklearn_tie_rule_reproduces_the_authors_procedure_on_tied_data(seed):
     info = est.fit(X, y).solve_info_
     assert info["training_error"] == err
     assert info["operations"] == ops
+
+
+@pytest.mark.parametrize("candidates", ["cart", "exhaustive"])
+def test_a_weighted_tie_goes_by_the_one_rule(candidates):
+    """Leaf counts from the training rows, not parent minus sibling: weights 1.2 - 0.2 made a
+    tie of 1.0 against 1.0000000000000002 and the leaf predicted the lighter class; the rule
+    (docs/conventions.md) gives the class heavier in the whole training set, as CART does."""
+    from treebench.algorithms.cart import CARTClassifier
+
+    X = np.array([[1], [1], [0], [0], [0], [0]], float)
+    y = np.array([0, 1, 0, 0, 1, 1])
+    w = np.array([1.0, 1.0, 0.1, 0.1, 5, 5])
+    est = DPDTClassifier(max_depth=1, candidates=candidates).fit(X, y, sample_weight=w)
+    leaf = est.tree_.apply(np.array([[1.0]]))[0]
+    assert est.tree_.value[leaf].tolist() == [1.0, 1.0]
+    assert est.predict(np.array([[1.0]]))[0] == 1
+    cart = CARTClassifier(max_depth=1).fit(X, y, sample_weight=w)
+    assert np.array_equal(est.predict(X), cart.predict(X))

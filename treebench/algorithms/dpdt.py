@@ -53,6 +53,7 @@ from treebench.registry import ALGORITHMS
 from treebench.search.exactness import EXACT_SUM, warn_unproven, whole_weights
 from treebench.search.numeric import warmup_both as numeric_warmups
 from treebench.search.trace import read_trace
+from treebench.tree.labels import recount
 
 GENERATORS = ("cart", "topb", "quantile", "exhaustive")
 #: the results column that says which search solved a fit (``solve_info_["search"]``)
@@ -465,6 +466,11 @@ class DPDTClassifier(_DPDTMixin, TreeClassifierBase):
         prior = np.bincount(y_index, weights=sw, minlength=n_classes)
         crit = K.ENTROPY if self.criterion in ("entropy", "log_loss") else K.GINI  # None: gini
         tree, info, path = self._solve(X, RS, crit, False, ctx, prior)
+        # the solver's counts of a child are its parent's minus its sibling's, which rounding
+        # can split (1.2 - 0.2 = 1.0000000000000002): counted again from the training rows,
+        # a tie is a tie and goes by the one rule, as for every learner
+        for t in [tree] + [seg["tree"] for seg in path or []]:
+            recount(t, X, y_index, sw, prior=prior)
         if path is not None:
             self.alpha_path_ = path
         return tree, info
