@@ -860,7 +860,7 @@ def naive_dpdt_best_split(X, RS, rows, crit, min_leaf, features=None):
 def _naive_pure(st, crit):
     if crit == "mse":
         w = st[0]
-        return w <= 0 or st[2] / w - (st[1] / w) ** 2 <= 1e-12 * max(1.0, st[2] / w)
+        return w <= 0 or st[2] / w - (st[1] / w) ** 2 <= 1e-12 * (st[2] / w)
     return sum(1 for c in st if c > 0) <= 1
 
 
@@ -933,7 +933,7 @@ def naive_dpdt(X, RS, rows, depth, generator, alpha=0.0, regression=False, min_l
     st = naive_dpdt_stats(rows, RS)
     err = naive_dpdt_leaf_error(st, regression)
     best = (err, ("leaf", st))
-    pure = err <= 1e-12 * max(1.0, abs(st[2])) if regression else err == 0
+    pure = err <= 1e-12 * abs(st[2]) if regression else err == 0
     if d >= depth or pure or len(rows) < 2 * min_leaf:
         return best
     W = st[0] if regression else sum(st)

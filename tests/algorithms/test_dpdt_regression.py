@@ -33,3 +33,30 @@ def test_dpdt_regressor_vs_cart(name, X, y, depth):
     r2 = (cart.score(Xtr, ytr), est.score(Xtr, ytr), cart.score(Xte, yte), est.score(Xte, yte))
     assert r2[1] >= r2[0] - 1e-12, r2
     assert r2[3] > r2[2] - 0.1, f"{name} d{depth} R2 train cart/dpdt, test cart/dpdt = {r2}"
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-6, 1e-10, 1e-150, 1e100])
+def test_scaling_the_targets_keeps_the_optimal_tree(scale):
+    """The squared error of every tree scales by s², so the optimum is the same tree: the
+    purity test is relative to the targets' mean square (an absolute floor of 1e-12 made
+    nodes of targets near 1e-6 "pure", and their trees, reported optimal, were not)."""
+    from treebench.algorithms.dpdt import DPDTRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 3)).round(2)
+    y = X[:, 0] + 0.1 * rng.normal(size=30)
+    ref = DPDTRegressor(max_depth=2, candidates="exhaustive").fit(X, y)
+    est = DPDTRegressor(max_depth=2, candidates="exhaustive").fit(X, y * scale)
+    assert est.solve_info_["optimal"]
+    assert est.tree_.feature.tolist() == ref.tree_.feature.tolist()
+    assert est.solve_info_["objective"] / scale**2 == pytest.approx(ref.solve_info_["objective"])
+
+
+def test_targets_whose_squares_overflow_are_refused():
+    from treebench.algorithms.cart import CARTRegressor
+    from treebench.algorithms.dpdt import DPDTRegressor
+
+    X = np.arange(10.0).reshape(-1, 1)
+    for est in (DPDTRegressor(max_depth=1), CARTRegressor(max_depth=1)):
+        with pytest.raises(ValueError, match="squares overflow a float"):
+            est.fit(X, np.arange(10.0) * 1e160)

@@ -109,9 +109,14 @@ class Solver:
 
     # ---------------------------------------------------------------- DP
     def terminal(self, st, m, d):
+        """Whether the node is a leaf: the depth is spent, it is too small to split, or it is
+        pure: no error (classification), or a squared error within rounding of its targets'
+        second moment Σw·y² (regression; relative, so scaling the targets by any factor keeps
+        the tree: an absolute floor made nodes of targets near 1e-6 "pure" and their trees not
+        optimal)."""
         err = self.leaf_err(st)
         return d >= self.D or m < 2 * self.min_leaf or err <= (
-            1e-12 * max(1.0, abs(st[2])) if self.regression else 0.0
+            1e-12 * abs(st[2]) if self.regression else 0.0
         )
 
     def leaf_entry(self, st, err=None):

@@ -177,6 +177,20 @@ class TreeClassifierBase(ClassifierMixin, _TreeModel, BaseEstimator):
         return _tags_from_inputs(self, super().__sklearn_tags__())
 
 
+def _check_target_squares(y: np.ndarray, sample_weight: np.ndarray | None) -> None:
+    """Refuse regression targets whose weighted squares overflow a float (|y| near 1e154 and
+    above): every squared error is then infinite or NaN, and a tree's error read as 0 would be
+    reported optimal. One sentence, as for the other input checks."""
+    w = np.ones(len(y)) if sample_weight is None else sample_weight
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(w * y * y))
+    if not np.isfinite(total):
+        big = float(np.max(np.abs(y)))
+        raise ValueError(f"the regression targets are too large: their weighted squares overflow "
+                         f"a float (largest |y| {big:.3g}); rescale them, e.g. divide by "
+                         f"{10.0 ** np.floor(np.log10(big)):.0e}.")
+
+
 class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
     """Base for regression estimators whose fitted model is one `TreeArrays` (``task ==
     "regression"``) in ``tree_``. Subclasses implement ``_fit_tree(X, y, ctx) -> (TreeArrays,
@@ -191,8 +205,10 @@ class TreeRegressorBase(RegressorMixin, _TreeModel, BaseEstimator):
         ctx = _context_with_weights(X, sample_weight, context)
         if self.binary_features_only:
             check_binary_matrix(X)
+        y = writable(np.asarray(y, dtype=np.float64))
+        _check_target_squares(y, ctx.sample_weight)
         self.trace_ = None  # a learner sets it in `_fit_tree` or hands it in its info
-        tree, info = self._fit_tree(X, writable(np.asarray(y, dtype=np.float64)), ctx)
+        tree, info = self._fit_tree(X, y, ctx)
         self.tree_ = tree
         self.solve_info_, self.trace_ = with_trace(info, self.trace_,
                                                    getattr(self, "time_limit", None))

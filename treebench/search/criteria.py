@@ -289,13 +289,14 @@ def stat_weight(tot, crit):
 @njit(cache=True)
 def stat_is_pure(tot, crit):
     """A node that no split improves: one class present, or (`MSE`) a variance within
-    ``1e-12`` (relative) of 0."""
+    ``1e-12`` of 0 relative to the mean square of its targets (no absolute floor: targets
+    scaled by 1e-6 keep their tree)."""
     if crit == MSE:
         w = tot[0]
         if w <= 0:
             return True
         var = tot[2] / w - (tot[1] / w) ** 2
-        return var <= 1e-12 * max(1.0, tot[2] / w)
+        return var <= 1e-12 * (tot[2] / w)
     nz = 0
     for k in range(tot.shape[0]):
         if tot[k] > 0:
