@@ -159,7 +159,7 @@ class RashomonClassifier(TreeClassifierBase):
             self.features == "auto" and bool(np.all((X == 0) | (X == 1))))
         sw = np.asarray(ctx.sample_weight, dtype=np.float64)
         deadline = ctx.deadline_for(self.time_limit)
-        upper = None
+        upper = ref = None
         compile_s = 0.0
         if self.bound is None:  # an optimal tree makes the first bound tight
             ref = (GOSDTClassifier(regularization=self.regularization, max_depth=self.max_depth,
@@ -194,10 +194,19 @@ class RashomonClassifier(TreeClassifierBase):
         tree = rset.tree(0)
         levels = rset.levels()[0]
         best = rset.objective(levels[0])
+        fitted, optimal = best, rset.complete
+        if not rset.complete and ref is not None:
+            if ref.solve_info_["objective"] < best and 0 <= rset.known < levels[0]:
+                # stopped before it reached a tree as good as the reference solver's: that
+                # tree is the fit (its predictions and objective)
+                tree, fitted = ref.tree_, float(ref.solve_info_["objective"])
+            # optimal when the fit's tree is as good as the reference solver's proven optimum
+            optimal = bool(ref.solve_info_.get("optimal", False)) and \
+                fitted <= float(ref.solve_info_["objective"])
         info = {
-            "objective": best,
+            "objective": fitted,
             "objective_kind": "error_rate+lambda*leaves",
-            "optimal": rset.complete,
+            "optimal": optimal,
             "timed_out": rset.stop_reason == "time",
             "regularization": float(self.regularization),
             "rashomon_count": float(count),
@@ -240,9 +249,12 @@ class RashomonClassifier(TreeClassifierBase):
         count), keyed by epsilon (``%g``): a smaller epsilon's set is the trees of cost at most
         ``floor(optimum * (1 + epsilon))`` (whole units, epsilon read as the decimal it prints
         as), the bound the enumeration would apply, so each entry is the count a fit at that
-        epsilon gives (of the trees found, when the set is incomplete)."""
+        epsilon gives (of the trees found, when the set is incomplete: its optimum is then the
+        least cost known, the reference solver's tree's when the set holds none as good)."""
         rset = self.set_
         opt = rset.optimum
+        if not rset.complete and 0 <= rset.known < opt:  # the set lacks the best tree known
+            opt = rset.known
         if self.bound is None:
             own = float(self.epsilon)
         elif opt > 0:

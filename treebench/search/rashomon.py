@@ -382,7 +382,9 @@ class RashomonSet:
 
     ``bound`` is the cost bound (whole units) of the set, ``optimum`` the least cost found;
     ``complete`` is False when the search stopped at a limit (the set then holds the trees found
-    before it stopped, every one of them within the bound)."""
+    before it stopped, every one of them within the bound). ``known`` is the least cost known
+    before the search (the best lone leaf, or the given tree's if lower; -1 with a fixed
+    bound): an incomplete set may hold no tree that good."""
 
     enum: Enumerator
     root: Node
@@ -395,6 +397,7 @@ class RashomonSet:
     prior: np.ndarray  # the leaf labels' tie order (`tie_order`)
     thresholds: np.ndarray  # per column
     X_numeric: np.ndarray | None  # training values of the original features (numeric input)
+    known: int = -1
 
     # ---------------------------------------------------------------- counting
     def levels(self) -> tuple[list[int], list[int]]:
@@ -585,6 +588,7 @@ def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray,
     scale = prob.A * prob.total
     enum = Enumerator(prob, spec.max_nodes, spec.deadline, spec.keep_redundant,
                       full_depth=1 if spec.binary else 0)
+    start = -1
     if bound is not None:
         B = math.floor(decimal(bound) * scale)
     else:
@@ -604,4 +608,4 @@ def enumerate_set(X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray,
     if bound is None and opt is not None:
         final = min(B, math.floor(opt * (1 + decimal(epsilon))))
     return RashomonSet(enum, root, final, opt if opt is not None else -1, complete, reason,
-                       unit, n_classes, prob.prior, thresholds, Xn)
+                       unit, n_classes, prob.prior, thresholds, Xn, known=start)
