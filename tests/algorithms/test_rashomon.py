@@ -183,3 +183,16 @@ def test_a_set_of_billions_of_trees_is_counted_from_thousands_of_nodes():
     best, last = objective(s.tree(0)), objective(s.tree(s.count - 1))
     assert best == s.exact_objective(s.optimum)
     assert best < last <= best * Fraction(13, 10)
+
+
+def test_a_tree_index_and_a_sample_size_are_whole_numbers():
+    X, y = data()
+    est = RashomonClassifier(regularization=0.02, max_depth=2, epsilon=0.1).fit(X, y)
+    assert est.set_.tree(np.int64(0)).n_nodes >= 1
+    for bad in (1.5, True, "1"):
+        with pytest.raises(TypeError, match="whole number"):
+            est.set_.tree(bad)
+    for bad in (-1, 2.5, False):
+        with pytest.raises(ValueError, match="whole number >= 0"):
+            est.set_.sample(bad)
+    assert est.set_.sample(0) == []

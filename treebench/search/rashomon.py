@@ -58,6 +58,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from fractions import Fraction
+from numbers import Integral
 
 import numpy as np
 
@@ -469,6 +470,8 @@ class RashomonSet:
 
     def tree_nodes(self, i: int) -> list[tuple[int, int]]:
         """Tree ``i`` (0 <= i < count; ordered by cost) as pre-order (column or -1, rows)."""
+        if isinstance(i, bool) or not isinstance(i, Integral):
+            raise TypeError(f"a tree index is a whole number, not {i!r}")
         i = int(i)
         if not 0 <= i < self.count:
             raise IndexError(f"tree index {i} is outside the set of {self.count} trees")
@@ -519,6 +522,8 @@ class RashomonSet:
     def sample(self, n: int, seed: int | None = None) -> list[int]:
         """``n`` tree indices drawn uniformly without replacement (all of them, in order, when
         the set has at most ``n`` trees)."""
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+            raise ValueError(f"the number of trees to sample is a whole number >= 0, not {n!r}")
         total = self.count
         if total <= n:
             return list(range(total))
