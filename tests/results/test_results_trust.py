@@ -171,7 +171,7 @@ def test_a_missing_or_damaged_manifest_never_passes(tmp_path):
     assert len(saved) > 0 and _cli("verify", out).exit_code == 0
 
 
-@pytest.mark.parametrize(("edit", "why"), [
+MANIFEST_EDITS = [
     (lambda m: m.__setitem__("experiments", ["x"]), "not an object with a key"),
     (lambda m: m.__setitem__("experiments", {"a": 1}), "not a list"),
     (lambda m: m["experiments"][0].__setitem__("kind", None), "unknown kind"),
@@ -181,26 +181,31 @@ def test_a_missing_or_damaged_manifest_never_passes(tmp_path):
     (lambda m: m["experiments"][0]["config"]["expect"][0].__setitem__("ge", 2.0),
      "does not match the hash"),
     (lambda m: m["experiments"][0].__setitem__("cells", [1, 2]), "cell list is damaged"),
-])
-def test_a_manifest_whose_records_were_damaged_or_edited_never_passes(tmp_path, edit, why):
+]
+
+
+def test_a_manifest_whose_records_were_damaged_or_edited_never_passes(tmp_path):
     """A record that is no object, of no known kind, without its config, with a config other
     than the one whose hash its run wrote (a claim removed or loosened by hand) or with a
     damaged cell list: `verify` exits 2 naming the damage (it used to pass with "nothing to
-    check", or trace back), `results check` does not say the manifest is fine, and running the
-    config again rewrites it."""
+    check", or trace back) and `results check` does not say the manifest is fine, for each
+    edit of a copy of one run's folder; running the config again rewrites it."""
     cfg, out = _cfg(tmp_path), tmp_path / "r"
     _run(cfg, out)
-    man = out / "manifest.json"
-    m = json.loads(man.read_text())
-    edit(m)
-    man.write_text(json.dumps(m))
-    r = _cli("verify", out)
-    assert r.exit_code == 2 and "damaged" in r.output and why in r.output, r.output
-    r = _cli("results", "check", out)
-    assert r.exit_code != 0 and "manifest: ok" not in r.output, r.output
-    r = _run(cfg, out)
+    for i, (edit, why) in enumerate(MANIFEST_EDITS):
+        copy = tmp_path / f"edit{i}"
+        shutil.copytree(out, copy)
+        man = copy / "manifest.json"
+        m = json.loads(man.read_text())
+        edit(m)
+        man.write_text(json.dumps(m))
+        r = _cli("verify", copy)
+        assert r.exit_code == 2 and "damaged" in r.output and why in r.output, (why, r.output)
+        r = _cli("results", "check", copy)
+        assert r.exit_code != 0 and "manifest: ok" not in r.output, (why, r.output)
+    r = _run(cfg, copy)
     assert r.exit_code == 0 and "was damaged" in r.output, r.output
-    assert _cli("verify", out).exit_code == 0
+    assert _cli("verify", copy).exit_code == 0
 
 
 def test_a_cell_file_under_another_cells_name_is_set_aside(tmp_path):
