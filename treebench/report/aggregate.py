@@ -13,6 +13,7 @@ over the rows with status ``ok``; the other rows are counted by status, never dr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -389,7 +390,8 @@ def failures(results: Results) -> pd.DataFrame:
         "cell_id": bad["cell_id"].astype(str),
         "dataset": keys["dataset"],
         "algorithm_label": keys["algorithm_label"],
-        "params": [params_text(keys.loc[i], results.key_columns) for i in bad.index],
+        "params": [params_text(r, results.key_columns)
+                   for r in keys[[c for c in results.key_columns if c in keys]].to_dict("records")],
         "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
         "status": bad["status"].astype(str),
         "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
@@ -398,7 +400,7 @@ def failures(results: Results) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def params_text(row: pd.Series, columns: list[str]) -> str:
+def params_text(row: Mapping[str, Any], columns: list[str]) -> str:
     """``k=2, max_depth=3`` for the applicable parameters of a row."""
     return ", ".join(f"{column_label(c)}={fmt_value(row[c])}" for c in columns
                      if c in row and row[c] is not NA)
