@@ -51,8 +51,16 @@ def declared_groups() -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(groups[name]) for name in sorted(groups))
 
 
-#: the groups of warm-up steps, one process each, in the order given
-GROUPS: tuple[tuple[str, ...], ...] = declared_groups()
+def __getattr__(name: str) -> Any:
+    """``GROUPS``, the groups of warm-up steps (one process each, in the order given), read
+    from the learners' declarations when first asked for and kept. Reading them imports every
+    learner's module (about 2.5 s with scikit-learn): a group's child process (``--steps``)
+    imports only the modules of its own steps."""
+    if name == "GROUPS":
+        groups = declared_groups()
+        globals()["GROUPS"] = groups
+        return groups
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_steps(steps: list[str], report: IO[str] | None = None) -> float:
@@ -193,13 +201,14 @@ def main(argv: list[str] | None = None) -> int:
         run_steps(args[1:], report=sys.stdout)
         return 0
     status = 0
-    progress = PrecompileProgress(GROUPS)
+    groups = sys.modules[__name__].GROUPS  # set by a caller, else declared (`__getattr__`)
+    progress = PrecompileProgress(groups)
     try:
-        results = precompile(GROUPS, progress)
+        results = precompile(groups, progress)
     finally:
         progress.close()
     for i, (code, secs, err) in enumerate(results):
-        what = ", ".join(step_name(s) for s in GROUPS[i])
+        what = ", ".join(step_name(s) for s in groups[i])
         if code:
             status = 1
             print(f"precompile: group {i + 1} ({what}) failed with exit code {code}:\n{err}",
