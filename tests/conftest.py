@@ -8,9 +8,6 @@ run as plain Python, except numba intrinsics, which have no Python body: every i
 in `PYTHON_TWINS` found in a loaded ``treebench`` module is replaced by its twin from
 ``tests/naive.py`` (kernels then look it up as a module global when called).
 
-Under pytest-xdist the collected tests are reordered for the workers (`_schedule`): the long
-tests of ``tests/durations.json`` first, spread over the workers' blocks by their durations.
-
 No test reaches the network: for the whole session, a connection (or a name lookup) to anything
 but the loopback address and unix sockets raises `NetworkBlockedError`, and so does
 treebench's OpenML download; a test during which one was attempted fails even when the code
@@ -59,11 +56,6 @@ def pytest_collection_modifyitems(config, items):
 
     if numba_config.DISABLE_JIT:
         _python_intrinsics()
-    workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    if workers > 1:  # under pytest-xdist: the long tests first, spread over the workers
-        from _schedule import load_durations, reorder
-
-        items[:] = reorder(items, [it.nodeid for it in items], load_durations(), workers)
 
 
 # ------------------------------------------------------------------ no test reaches the network
