@@ -112,3 +112,18 @@ def test_the_command_reports_progress_on_stderr():
     assert proc.returncode == 0, proc.stderr
     assert "group 1: 2/2 steps done" in proc.stderr and "elapsed" in proc.stderr
     assert "group 1 (os.getcwd, os.getpid) ready after" in proc.stdout
+
+
+def test_a_groups_child_imports_only_its_own_steps():
+    """A group's child (``--steps``) imports the modules of its steps, not every learner's
+    (reading the declared groups imports scikit-learn, about 2.5 s a process)."""
+    code = ("import sys; from treebench.execute import precompile as p; "
+            "p.main(['--steps', 'os:getcwd']); "
+            "print(sorted(m for m in ('sklearn', 'treebench.algorithms.topk') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines() == ["done 1", "[]"], proc.stdout
+    from treebench.execute.precompile import GROUPS  # the parent still reads them on demand
+
+    assert GROUPS and "treebench.algorithms.topk:warmup" in GROUPS[0]

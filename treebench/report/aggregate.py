@@ -391,7 +391,7 @@ def failures(results: Results) -> pd.DataFrame:
         "dataset": keys["dataset"],
         "algorithm_label": keys["algorithm_label"],
         "params": [params_text(r, results.key_columns)
-                   for r in keys[[c for c in results.key_columns if c in keys]].to_dict("records")],
+                   for r in keys[results.key_columns].to_dict("records")],
         "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
         "status": bad["status"].astype(str),
         "error": bad["error"].astype(object).where(bad["error"].notna(), ""),

@@ -117,7 +117,7 @@ def score_matrix(results: Results, metric: str = "test_accuracy",
     splits = _split_names(results, t)
     binarized = _binarizer_names(t)
     labels = []
-    # the label's columns only, as records: a row Series per cell cost ~50 µs a row
+    # the label's columns only, as records (a row Series per cell built every column)
     rows = t[["algorithm_label", *cols]].to_dict("records")
     for r, tp, sp, b in zip(rows, tuned, splits, binarized, strict=True):
         skip = {f"param_{p}" for p in str(tp).split(",")} if isinstance(tp, str) and tp else set()
