@@ -415,3 +415,73 @@ def test_a_value_is_shown_with_the_digits_its_tolerance_needs():
     assert v.expected_text.startswith("0.6123456 ±") and v.measured_text == "0.6100000"
     v = one(t, where={"dataset": "a", "param_k": 1}, value=0.61, abs=0.001)
     assert v.measured_text == "0.6100"
+
+
+def _measure_by_frames(t: pd.DataFrame, where: dict, metric: str, agg: str, across: dict,
+                       missing: str) -> tuple[float, int] | str:
+    """`measure` written plainly with pandas frames: the selected rows, the finished ones,
+    one groupby per stage of ``across`` (sorted keys, row order within a group). The reason
+    text when it cannot be measured."""
+    import numpy as np
+
+    rows = select(t, where, ["status", metric, *across])
+    if rows.empty:
+        return "empty"
+    status = rows["status"].astype(str)
+    usable = status == "ok"
+    if missing == "anytime":
+        usable |= (status == "timeout") & rows[metric].notna().to_numpy()
+    if (~usable).any() and missing != "ignore":
+        return f"{int((~usable).sum())} of {len(rows)}"
+    rows = rows[usable]
+    if rows.empty:
+        return "no selected cell finished"
+    vals = pd.to_numeric(rows[metric].astype("object"), errors="coerce").astype(float)
+    if vals.isna().any():
+        return "missing"
+    red = {"mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
+    if not across:
+        return float(red[agg](vals.to_numpy())), len(rows)
+    frame = pd.DataFrame({f"k{i}": rows[c].map(lambda v: json.dumps(v, default=str)).to_numpy()
+                          for i, c in enumerate(across)})
+    frame["v"] = vals.to_numpy()
+    names = list(frame.columns[:-1])
+    g = frame.groupby(names, sort=True)["v"].agg(lambda s: float(red[agg](s.to_numpy())))
+    for i, how in enumerate(across.values()):
+        if names[i + 1:]:
+            g = g.groupby(level=names[i + 1:], sort=True).agg(
+                lambda s, how=how: float(red[how](s.to_numpy())))
+    return float(red[list(across.values())[-1]](g.to_numpy())), len(rows)
+
+
+def test_measure_agrees_with_a_plain_frame_computation_on_random_tables():
+    """`measure` works on per-column arrays; on random tables (failed cells, missing values,
+    one to three stages across columns, every aggregate and missing rule) it gives the value,
+    bit for bit, and the row count of the computation with pandas frames, or fails where that
+    one cannot measure."""
+    import numpy as np
+
+    from treebench.verify import _Fail
+
+    rng = np.random.default_rng(0)
+    aggs = ["mean", "median", "min", "max"]
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        t = pd.DataFrame({
+            "dataset": rng.choice(["a", "b", "c"], n), "k": rng.choice([1, 2, 4], n),
+            "seed": rng.integers(0, 4, n), "fold": rng.integers(0, 3, n),
+            "status": rng.choice(["ok"] * 8 + ["timeout", "error"], n),
+            "test_accuracy": np.round(rng.random(n), int(rng.integers(1, 17))),
+        })
+        t.loc[rng.random(n) < 0.05, "test_accuracy"] = np.nan
+        cols = list(rng.permutation(["dataset", "seed", "fold"])[:int(rng.integers(0, 4))])
+        across = {c: str(rng.choice(aggs)) for c in cols}
+        where = {"k": [1, 2]} if rng.random() < 0.5 else {}
+        agg, missing = str(rng.choice(aggs)), str(rng.choice(["fail", "ignore", "anytime"]))
+        want = _measure_by_frames(t, where, "test_accuracy", agg, across, missing)
+        try:
+            got = measure(t, where, "test_accuracy", agg, across, missing)
+        except _Fail:
+            assert isinstance(want, str), (want, where, across, agg, missing)
+            continue
+        assert got == want, (where, across, agg, missing)

@@ -125,6 +125,7 @@ class Indexed:
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
         self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+        self._arrays: dict[tuple[str, str], np.ndarray] = {}
 
     def codes(self, col: str) -> tuple[np.ndarray, list[Any]]:
         if col not in self._codes:
@@ -136,6 +137,37 @@ class Indexed:
                 uniques.setdefault(int(c), vals[i])
             self._codes[col] = (codes, [uniques[i] for i in range(len(uniques))])
         return self._codes[col]
+
+    def tokens(self, col: str) -> np.ndarray:
+        """Each row's `value_token` of its normalised value in ``col`` (object array)."""
+        key = ("tokens", col)
+        if key not in self._arrays:
+            codes, uniques = self.codes(col)
+            toks = np.array([value_token(u) for u in uniques] or [""], dtype=object)
+            self._arrays[key] = toks[codes] if len(codes) else np.empty(0, dtype=object)
+        return self._arrays[key]
+
+    def texts(self, col: str) -> np.ndarray:
+        """``col`` as text, row by row (``astype(str)``)."""
+        key = ("texts", col)
+        if key not in self._arrays:
+            self._arrays[key] = self.df[col].astype(str).to_numpy()
+        return self._arrays[key]
+
+    def numbers(self, col: str) -> np.ndarray:
+        """``col`` as floats, row by row; NaN where a value is missing or not a number."""
+        key = ("numbers", col)
+        if key not in self._arrays:
+            self._arrays[key] = pd.to_numeric(self.df[col].astype("object"),
+                                              errors="coerce").astype(float).to_numpy()
+        return self._arrays[key]
+
+    def present(self, col: str) -> np.ndarray:
+        """Whether each row holds a value in ``col`` (``notna``)."""
+        key = ("present", col)
+        if key not in self._arrays:
+            self._arrays[key] = self.df[col].notna().to_numpy()
+        return self._arrays[key]
 
 
 def indexed(table: pd.DataFrame | Indexed) -> Indexed:
@@ -165,9 +197,17 @@ def select_rows(table: pd.DataFrame | Indexed, where: dict[str, Any],
     thousands of times, and copying every column of a wide table each time took most of its
     time (45 s for a 5,670-row table)."""
     ix = indexed(table)
+    mask = select_mask(ix, where, aliases)
+    return ix.df[mask] if columns is None else ix.df.loc[mask, columns]
+
+
+def select_mask(ix: Indexed, where: dict[str, Any],
+                aliases: Mapping[str, str] | None = None) -> np.ndarray:
+    """Which rows of ``ix`` match every condition of ``where`` (see `matches`), as a boolean
+    array: each condition is tested once per distinct value of its column."""
     mask = np.ones(len(ix.df), dtype=bool)
     for name, cond in where.items():
         codes, uniques = ix.codes(column(ix, name, aliases))
         hit = np.fromiter((matches(u, cond) for u in uniques), dtype=bool, count=len(uniques))
         mask &= hit[codes] if len(codes) else mask
-    return ix.df[mask] if columns is None else ix.df.loc[mask, columns]
+    return mask
