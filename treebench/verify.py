@@ -401,8 +401,8 @@ def _per_groups(table: pd.DataFrame, e: Expectation) -> list[dict[str, Any]]:
     rows = select(table, e.where, list(e.per))
     cols = [_column(table, c) for c in e.per]
     combos: dict[tuple[str, ...], tuple[Any, ...]] = {}
-    for _, r in rows[cols].iterrows():
-        vals = tuple(normalize_value(r[c]) for c in cols)
+    for r in rows[cols].itertuples(index=False, name=None):  # each column keeps its type
+        vals = tuple(normalize_value(v) for v in r)
         combos.setdefault(tuple(_token(v) for v in vals), vals)
     ordered = sorted(combos.values(), key=lambda vs: tuple(sort_key(v) for v in vs))
     return [{c: {"eq": v} for c, v in zip(cols, vals, strict=True)} for vals in ordered]
