@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -138,36 +138,32 @@ class Indexed:
             self._codes[col] = (codes, [uniques[i] for i in range(len(uniques))])
         return self._codes[col]
 
+    def _array(self, kind: str, col: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """The array ``kind`` of ``col``, made by ``make`` the first time and kept."""
+        key = (kind, col)
+        if key not in self._arrays:
+            self._arrays[key] = make()
+        return self._arrays[key]
+
     def tokens(self, col: str) -> np.ndarray:
         """Each row's `value_token` of its normalised value in ``col`` (object array)."""
-        key = ("tokens", col)
-        if key not in self._arrays:
+        def make() -> np.ndarray:
             codes, uniques = self.codes(col)
-            toks = np.array([value_token(u) for u in uniques] or [""], dtype=object)
-            self._arrays[key] = toks[codes] if len(codes) else np.empty(0, dtype=object)
-        return self._arrays[key]
+            return np.array([value_token(u) for u in uniques], dtype=object)[codes]
+        return self._array("tokens", col, make)
 
     def texts(self, col: str) -> np.ndarray:
         """``col`` as text, row by row (``astype(str)``)."""
-        key = ("texts", col)
-        if key not in self._arrays:
-            self._arrays[key] = self.df[col].astype(str).to_numpy()
-        return self._arrays[key]
+        return self._array("texts", col, lambda: self.df[col].astype(str).to_numpy())
 
     def numbers(self, col: str) -> np.ndarray:
         """``col`` as floats, row by row; NaN where a value is missing or not a number."""
-        key = ("numbers", col)
-        if key not in self._arrays:
-            self._arrays[key] = pd.to_numeric(self.df[col].astype("object"),
-                                              errors="coerce").astype(float).to_numpy()
-        return self._arrays[key]
+        return self._array("numbers", col, lambda: pd.to_numeric(
+            self.df[col].astype("object"), errors="coerce").astype(float).to_numpy())
 
     def present(self, col: str) -> np.ndarray:
         """Whether each row holds a value in ``col`` (``notna``)."""
-        key = ("present", col)
-        if key not in self._arrays:
-            self._arrays[key] = self.df[col].notna().to_numpy()
-        return self._arrays[key]
+        return self._array("present", col, lambda: self.df[col].notna().to_numpy())
 
 
 def indexed(table: pd.DataFrame | Indexed) -> Indexed:
