@@ -18,7 +18,10 @@ files, table builds, report parts) with the workers' own time per cell read from
 (preparation, fit, scoring and the rest of the cell), and the per-cell overhead: (run wall -
 the sum of the cells' worker wall / workers) / cells.
 
-Prints tables (medians over the rounds, with min-max); asserts nothing. Re-run:
+Then the floors: fresh interpreters importing only the libraries every run of these grids needs
+(scikit-learn's trees; pandas and matplotlib's Agg for a report), and the cells per second that
+such an import alone allows. Prints tables (medians over the rounds, with min-max); asserts
+nothing. Re-run:
 `.venv/bin/python benchmarks/runner_overhead.py --rounds 3 --checkout before=../before
 --checkout now=.` (a checkout is a work tree whose ``treebench`` package is measured, e.g. one
 made with `git worktree add ../before c491fba` beside this repository).
@@ -98,6 +101,30 @@ def _cli(args: list[str], checkout: Path) -> float:
                    env=_env(checkout), cwd=checkout, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+#: fresh-interpreter imports that bound a whole command from below, whatever the runner does:
+#: a CART cell cannot finish before some process has imported scikit-learn's trees, and a first
+#: report draws its figures with matplotlib's Agg backend and reads the table with pandas
+FLOORS = {
+    "import sklearn.tree (any process fitting CART)": "import sklearn.tree",
+    "import pandas + sklearn.tree": "import pandas, sklearn.tree",
+    "import pandas + matplotlib Agg (a report's figures)":
+        "import pandas, matplotlib.figure, matplotlib.backends.backend_agg",
+}
+
+
+def floors(n_rounds: int) -> dict[str, list[float]]:
+    """Wall seconds of each `FLOORS` import in a fresh interpreter, ``n_rounds`` times."""
+    out: dict[str, list[float]] = {}
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for _ in range(n_rounds):
+        for label, code in FLOORS.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            out.setdefault(label, []).append(time.perf_counter() - t0)
+    return out
 
 
 def rounds(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
@@ -283,6 +310,7 @@ def main() -> None:
             (work / f"{g}.yaml").write_text(yaml.safe_dump(GRIDS[g]))
         timelines(checkouts, grids, args.rounds, work)
         times = rounds(checkouts, grids, args.rounds, work)
+        bounds = floors(args.rounds)
         names = list(checkouts)
         print(f"\n{'grid':6s} {'step':18s} " + " ".join(f"{n:>22s}" for n in names)
               + ("   cells/s (" + names[-1] + ")"))
@@ -299,6 +327,13 @@ def main() -> None:
                 one = statistics.median(times[(grid, "run -j 1", n)])
                 two = statistics.median(times[(grid, "run -j 2", n)])
                 print(f"{n}: {grid}: -j 2 / -j 1 speed-up {one / two:.2f}x")
+        print("\nfloors (fresh interpreter, no treebench code; median [min-max] of the rounds):")
+        for label, v in bounds.items():
+            print(f"  {label:52s} {statistics.median(v):6.2f} s [{min(v):.2f}-{max(v):.2f}]")
+        cart = statistics.median(bounds["import sklearn.tree (any process fitting CART)"])
+        for grid in grids:
+            print(f"  {grid}: no run of its {N_CELLS[grid]} CART cells can end before that "
+                  f"import: at most {N_CELLS[grid] / cart:.0f} cells/s whatever the runner does")
         if not args.no_breakdown:
             for grid in grids:
                 print(f"\nbreakdown of {grid} ({N_CELLS[grid]} cells), this checkout:")

@@ -419,7 +419,7 @@ def report(
     typer.echo(f"report: {target}")
 
 
-Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values.")]
+Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values; quotes keep spaces and commas in a value: \"label='CART, deep'\".")]
 
 
 def _notes(notes: list[str]) -> None:

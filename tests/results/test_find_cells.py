@@ -70,3 +70,31 @@ def test_algorithms_says_which_input_each_learner_takes():
     assert "raw" in rows["cart"] and "missing" in rows["cart"]
     assert "0/1" in rows["topk"] and "raw" not in rows["topk"] and "missing" not in rows["topk"]
     assert "raw" in rows["dpdt"] and "weights" in rows["gosdt"]
+
+
+def test_quoted_values_keep_their_spaces_and_commas(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    raw = tiny_config(algorithms=[
+        {"name": "cart", "label": "CART (depth 1)", "params": {"max_depth": 1}},
+        {"name": "cart", "label": "CART, deep", "params": {"max_depth": 3}}])
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    out = tmp_path / "r"
+    run = CliRunner().invoke
+    r = run(app, ["run", str(cfg), "--out", str(out), "--quiet", "--no-report"])
+    assert r.exit_code == 0, r.output
+
+    def ids(*where):
+        r = run(app, ["cells", str(out), "--ids", *[a for w in where for a in ("-w", w)]])
+        assert r.exit_code == 0, r.output
+        return r.output.split()
+
+    assert len(ids()) == 6
+    shallow = ids("algorithm_label='CART (depth 1)'")
+    deep = ids('label="CART, deep" fold=0,1')
+    assert len(shallow) == 3 and len(deep) == 2 and not set(shallow) & set(deep)
+    # a quoted value is one value: the comma inside it separates nothing; outside, it does
+    assert sorted(ids("label='CART, deep','CART (depth 1)'")) == sorted(ids())
+    r = run(app, ["cells", str(out), "-w", "label=CART (depth 1)"])  # unquoted: `(depth` ...
+    assert r.exit_code == 2 and "goes in quotes" in r.output
+    r = run(app, ["cells", str(out), "-w", "label='CART (depth 1)"])
+    assert r.exit_code == 2 and "not closed" in r.output

@@ -5,7 +5,8 @@ A condition is ``KEY=VALUE`` (several values: ``KEY=a,b``, or the key given agai
 (``dataset``, ``algorithm_label`` (also ``algorithm`` or ``label``), ``fold, ``seed``, ``status``, ``param_max_depth``, …) or a
 learner or binarizer parameter by its own name (``k`` means ``param_k``, ``max_depth`` means
 ``param_max_depth``, then ``bparam_*``). Values are compared as the verification compares them
-(``4`` matches ``4.0``; ``all`` matches the text ``all``).
+(``4`` matches ``4.0``; ``all`` matches the text ``all``). Quotes keep spaces and commas inside
+a value (``label='CART, deep'``), which is then text.
 
 A cell is also found by its id, or a unique prefix of it (`cell_file`), as `treebench show`
 names one.
@@ -38,17 +39,60 @@ SHOWN = ("cell_id", "dataset", "algorithm_label", "algorithm_params", "binarizer
 def parse_where(items: list[str] | None) -> dict[str, Any]:
     """``["dataset=car", "k=1,2"]`` → ``{"dataset": "car", "k": [1, 2]}`` (keys unresolved).
     A key given twice means either value, as ``KEY=a,b`` does: ``algorithm=cart
-    algorithm=dpdt`` is ``algorithm=cart,dpdt`` (both at once would match no cell)."""
+    algorithm=dpdt`` is ``algorithm=cart,dpdt`` (both at once would match no cell).
+
+    Quotes, as a shell reads them, keep spaces and commas inside one value:
+    ``algorithm_label='Top-k (k=2)'`` or ``dataset="my data.csv",iris``. A quoted value is
+    compared as text (``k='4'`` is the text 4); an unquoted one is read as a number, a
+    boolean or ``none`` where it is one."""
     out: dict[str, Any] = {}
     for item in items or []:
-        for part in item.split():
+        for part in _split(item, " \t\n", item):
             key, sep, text = part.partition("=")
-            if not sep or not key:
+            if not sep or not key or any(q in key for q in "'\""):
+                hint = (" (a value with spaces goes in quotes: KEY='a b')"
+                        if out and not sep else "")
                 raise UserError(f"--where `{part[:60]}`: write conditions as KEY=VALUE, e.g. "
-                                f"--where dataset=topk/car k=all fold=0.")
-            vals = [parse_scalar(v) for v in text.split(",")] if text else [""]
+                                f"--where dataset=topk/car k=all fold=0{hint}.")
+            vals = [_value(v) for v in _split(text, ",", item)] if text else [""]
             _add(out, key.strip(), vals)
     return out
+
+
+def _split(text: str, separators: str, item: str) -> list[str]:
+    """``text`` cut at the ``separators`` that no quote encloses, each piece keeping its
+    quotes (`_value` reads them); empty pieces are dropped."""
+    pieces, current, quote = [], [], None
+    for ch in text:
+        if quote is not None:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in separators:
+            pieces.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quote is not None:
+        raise UserError(f"--where `{item[:60]}`: a quote ({quote}) is not closed.")
+    pieces.append("".join(current))
+    return [piece for piece in pieces if piece]
+
+
+def _value(piece: str) -> Any:
+    """A value as written: with quotes (quoted and unquoted parts joined, as a shell joins
+    them) → the text without its quotes; without → `parse_scalar`."""
+    if not any(q in piece for q in "'\""):
+        return parse_scalar(piece)
+    out, quote = [], None
+    for ch in piece:
+        if quote is None and ch in "'\"":
+            quote = ch
+        elif ch == quote:
+            quote = None
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _add(where: dict[str, Any], key: str, vals: Any) -> None:
