@@ -34,6 +34,7 @@ from treebench.execute.plan_cache import (  # noqa: F401 - the run options and t
     RunOptions,
     answer,
     check_options,
+    manifest_key,
     report_stamp,
     report_unchanged,
 )
@@ -559,10 +560,11 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
 def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
     """Record what the report was built from (`treebench.execute.plan_cache.report_current`)."""
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
+    manifest = manifest_key(results_dir)  # under the lock that kept runs out while it was read
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
             atomic.write_json(results_dir / "report" / REPORT_STAMP,
-                              report_stamp(digest, formats, results_dir / "report"))
+                              report_stamp(digest, formats, results_dir / "report", manifest))
 
 
 def experiment_dirs(root: str | Path) -> list[Path]:

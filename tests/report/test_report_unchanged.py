@@ -118,3 +118,27 @@ def test_the_report_code_key_covers_every_module_of_treebench(monkeypatch):
     monkeypatch.setattr(plan_cache, "files_key", lambda root: roots.append(root) or "k")
     plan_cache.report_code_key()
     assert roots == [Path(treebench.__file__).resolve().parent]
+
+
+def test_a_changed_claim_rewrites_the_report_though_no_cell_runs(run_dir: Path, tmp_path: Path):
+    """The report shows the experiments' claims and verdicts: a config whose `expect:` changed
+    runs no cell but rewrites the manifest, and the report (the run's own and a later
+    `treebench report`) must show the new verdict, not the one of the old claim."""
+    claim = {"name": "iris depth 2", "source": "a test",
+             "where": {"dataset": "iris", "param_max_depth": 2}, "metric": "test_accuracy",
+             "agg": "mean", "ge": 0.5}
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({**CONFIG, "expect": [claim]}))
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(run_dir), "-q"])
+    assert res.exit_code == 0, res.output
+    summary = run_dir / "report" / "summary.md"
+    assert "iris depth 2" in summary.read_text() and "| pass |" in summary.read_text()
+    cfg.write_text(yaml.safe_dump({**CONFIG, "expect": [{**claim, "ge": 0.999}]}))
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(run_dir), "-q", "--no-report"])
+    assert res.exit_code == 0, res.output
+    assert not report_unchanged(run_dir, ("html", "md", "csv", "latex"))
+    assert UNCHANGED not in _report(run_dir)
+    text = summary.read_text()
+    assert "| ≥ 0.9990 |" in text and "| FAIL: outside the bound |" in text, text
+    assert "| pass |" not in text
+    assert UNCHANGED in _report(run_dir)

@@ -255,20 +255,35 @@ def report_files(report_dir: Path) -> dict[str, list[int]]:
     return found
 
 
-def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path) -> dict[str, Any]:
-    """What a report records of what it was written from: the digest of the cells, the formats,
-    the drawing code (`report_code_key`) and its own files."""
-    return {"digest": digest, "formats": sorted(set(formats)), "code": report_code_key(),
-            "files": report_files(report_dir)}
+def manifest_key(out: Path) -> str:
+    """The sha256 of ``out``'s manifest.json ("" when there is none or it cannot be read): the
+    report shows the experiments' claims and verdicts from it, so an edited ``expect:`` (a
+    run of the changed config rewrites the manifest, often without running a cell) makes the
+    report out of date even when its cells are not."""
+    try:
+        return hashlib.sha256((Path(out) / xp.MANIFEST).read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path,
+                 manifest: str = "") -> dict[str, Any]:
+    """What a report records of what it was written from: the digest of the cells, the
+    manifest (`manifest_key`), the formats, the drawing code (`report_code_key`) and its own
+    files."""
+    return {"digest": digest, "manifest": manifest, "formats": sorted(set(formats)),
+            "code": report_code_key(), "files": report_files(report_dir)}
 
 
 def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None) -> bool:
     """The report in ``out / "report"`` was written from the cells whose digest is ``digest``
-    by this drawing code (and in ``formats`` when given), and its files are as it wrote them
+    and from ``out``'s manifest as it is now, by this drawing code (and in ``formats`` when given), and its files are as it wrote them
     (none missing, none changed)."""
     rdir = out / "report"
     stamp = read_json_object(rdir / REPORT_STAMP)
     if stamp.get("digest") != digest or stamp.get("code") != report_code_key():
+        return False
+    if stamp.get("manifest") != manifest_key(out):
         return False
     if formats is not None and stamp.get("formats") != sorted(set(formats)):
         return False
