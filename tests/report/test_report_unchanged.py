@@ -142,3 +142,48 @@ def test_a_changed_claim_rewrites_the_report_though_no_cell_runs(run_dir: Path, 
     assert "| ≥ 0.9990 |" in text and "| FAIL: outside the bound |" in text, text
     assert "| pass |" not in text
     assert UNCHANGED in _report(run_dir)
+
+
+def test_pages_and_tables_the_report_no_longer_writes_are_removed(run_dir: Path, tmp_path: Path):
+    """A report folder is one report: a claim removed, a format no longer asked for, or another
+    results folder reported into the same `--out` leaves no page or table of the earlier one."""
+    claim = {"name": "iris depth 2", "source": "a test",
+             "where": {"dataset": "iris", "param_max_depth": 2}, "metric": "test_accuracy",
+             "ge": 0.5}
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({**CONFIG, "expect": [claim]}))
+    assert CliRunner().invoke(app, ["run", str(cfg), "--out", str(run_dir), "-q"]).exit_code == 0
+    tables = run_dir / "report" / "tables"
+    assert (tables / "reproduction.csv").is_file() and (tables / "reproduction.md").is_file()
+    cfg.write_text(yaml.safe_dump(CONFIG))  # the claim removed
+    assert CliRunner().invoke(app, ["run", str(cfg), "--out", str(run_dir), "-q"]).exit_code == 0
+    assert not (tables / "reproduction.csv").exists() and not (tables / "reproduction.md").exists()
+    assert "iris depth 2" not in (run_dir / "report" / "summary.md").read_text()
+    _report(run_dir, "--format", "latex")
+    assert not (run_dir / "report" / "index.html").exists()
+    assert not (run_dir / "report" / "summary.md").exists()
+    assert sorted({p.suffix for p in tables.iterdir()}) == [".tex"]
+    outside = tmp_path / "kept.csv"
+    outside.write_text("mine\n")
+    (tables / "link.csv").symlink_to(outside)
+    _report(run_dir)
+    assert outside.read_text() == "mine\n" and not (tables / "link.csv").is_symlink()
+    assert (run_dir / "report" / "index.html").is_file() and (tables / "summary.csv").is_file()
+
+
+def test_a_rerun_of_an_earlier_config_records_that_config_again(run_dir: Path, tmp_path: Path):
+    """The fixture's config ran and its plan was remembered; a config with the same cells and
+    a failing claim then replaced the experiment's record. Running the first config again has
+    no cell to run, but must record it again: `verify` checks the claims of the config that
+    ran last, not those of the one before."""
+    cfg = tmp_path / "c.yaml"
+    failing = {"name": "impossible", "source": "a test", "where": {"dataset": "iris"},
+               "metric": "test_accuracy", "ge": 1.5}
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({**CONFIG, "expect": [failing]}))
+    for path in (other, cfg):
+        res = CliRunner().invoke(app, ["run", str(path), "--out", str(run_dir), "-q"])
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["verify", str(run_dir)])
+    assert res.exit_code == 0 and "impossible" not in res.output, res.output
+    assert "impossible" not in (run_dir / "report" / "summary.md").read_text()

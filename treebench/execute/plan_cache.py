@@ -208,11 +208,16 @@ def nothing_to_do(key: str, config: Any, out: Any, *, retry: tuple[str, ...], fa
     if not files_unchanged(data_files):  # a data file changed: its cells are other cells
         return None
     try:
-        recorded = {r["key"]: xp.cell_ids(r) for r in xp.records(xp.read_manifest(out_dir))}
+        recorded = {r["key"]: r for r in xp.records(xp.read_manifest(out_dir))}
     except xp.ManifestError:
         return None
-    if sorted(ids) != sorted(recorded.get(str(entry.get("record")), None) or []):
+    rec = recorded.get(str(entry.get("record")))
+    if rec is None or sorted(ids) != sorted(xp.cell_ids(rec) or []):
         return None  # the manifest does not record this run's cells (deleted, rewritten)
+    if entry.get("config_sha256") is None or rec.get("config_sha256") != entry["config_sha256"]:
+        # the record is another config's with the same cells (its claims edited since): the
+        # full path writes this config's record, which `verify` and the report then read
+        return None
     sel = current_selection(out_dir)
     if sel is None:
         return None
@@ -324,13 +329,19 @@ def current_selection(out: Path) -> Selection | None:
 
 def remember_plan(out: Path, key: str, ids: list[str], name: str, record: str,
                   data_files: dict[str, list[int]] | None = None) -> None:
-    """Remember the cell ids of the plan ``key`` and the data files (path → stat key) their
-    fingerprints were computed from: the plan is trusted only while none of them changed."""
+    """Remember the cell ids of the plan ``key``, the data files (path → stat key) their
+    fingerprints were computed from and the config hash of the manifest's record ``record``:
+    the plan is trusted only while none of them changed."""
     p = out / PLAN_CACHE
+    try:  # the config its record holds now: a later run of another config replaces it
+        sha = next((r.get("config_sha256") for r in xp.records(xp.read_manifest(out))
+                    if r.get("key") == record), None)
+    except xp.ManifestError:
+        sha = None
     cache = read_json_object(p)
     cache.pop(key, None)
     cache[key] = {"experiment": name, "cells": ids, "record": record,
-                  "data_files": dict(data_files or {})}
+                  "data_files": dict(data_files or {}), "config_sha256": sha}
     while len(cache) > 16:  # the most recent plans only
         cache.pop(next(iter(cache)))
     write_json(p, cache)

@@ -112,4 +112,27 @@ def write_report(
         from treebench.report.html import write_html
 
         written["html"] = [write_html(results, out_dir, infos)]
+    remove_stale(out_dir, [p for paths in written.values() for p in paths])
     return {k: written[k] for k in ("html", "md", "csv", "latex", "png", "svg") if k in written}
+
+
+#: the report's pages, and the suffixes of its tables (``tables/``), that a report replaces
+PAGES = ("index.html", "summary.md")
+TABLE_SUFFIXES = (".csv", ".md", ".tex")
+
+
+def remove_stale(out_dir: Path, written: list[Path]) -> None:
+    """Remove the pages and tables of ``out_dir`` that this report did not write: those of an
+    earlier report (of a format not asked for now, of a claim since removed, of another
+    results folder written into the same ``--out``) would sit beside the new ones and say
+    other things. Figures are pruned the same way where they are drawn."""
+    import os
+
+    keep = {os.path.abspath(p) for p in written}
+    tables = out_dir / "tables"
+    old = [out_dir / name for name in PAGES]
+    if tables.is_dir() and not tables.is_symlink():
+        old += [p for p in tables.iterdir() if p.suffix in TABLE_SUFFIXES]
+    for p in old:  # a link is removed, never its target
+        if (p.is_symlink() or p.is_file()) and os.path.abspath(p) not in keep:
+            p.unlink()
