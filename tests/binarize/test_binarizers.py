@@ -274,3 +274,27 @@ def test_zero_weight_rows_set_no_columns(method):
     b = make_binarizer(method, {}, ["c"]).fit(X, y, sample_weight=w)
     ref = make_binarizer(method, {}, ["c"]).fit(X.iloc[:3], y[:3])
     assert b.columns_ == ref.columns_
+
+
+@pytest.mark.parametrize("method", ["midpoints", "bucketize", "kmeans"])
+def test_values_near_the_largest_float_are_split_between_them(method):
+    """1.6e308 and 1.7e308 sum to infinity: a midpoint taken as (a + b) / 2 was a threshold no
+    value reaches (a constant column, a tree of one leaf), and k-means squared them (refused).
+    The threshold lies strictly between the two values."""
+    import numpy as np
+    import pandas as pd
+
+    from treebench.binarize import make_binarizer
+
+    x = np.array([1.6e308, 1.7e308] * 10 + [-1.7e308, 5.0])
+    y = np.array([0, 1] * 10 + [0, 1])
+    X = pd.DataFrame({"v": x})
+    with np.errstate(all="raise"):
+        b = make_binarizer(method, {}, []).fit(X, y)
+    # thresholds (``>=`` columns) or bin edges (``in`` intervals, k-means): finite inner cuts
+    cuts = [v for c in b.columns_ for v in (c.value if c.op == "in" else (c.value,))]
+    inner = [v for v in cuts if not np.isinf(v)]
+    assert inner and not np.isnan(cuts).any()
+    Z = b.transform(X)
+    # some column tells 1.6e308 from 1.7e308 apart
+    assert any(Z[0, k] != Z[1, k] for k in range(Z.shape[1]))

@@ -415,3 +415,27 @@ def test_a_data_warning_is_said_once_by_a_run(tmp_path):
         assert r.exit_code == 0, r.output
         assert r.output.count("more than once") == 1, r.output  # the summary's line
         assert not [w for w in shown if issubclass(w.category, DataWarning)]  # no second one
+
+
+def test_a_test_file_with_the_same_columns_in_another_order_is_lined_up_by_name(tmp_path):
+    tr = _write(tmp_path / "train.csv", "a,b,y\n0.5,100,1\n-0.5,-200,0\n1.5,300,1\n-1.5,-50,0\n")
+    te = _write(tmp_path / "test.csv", "b,a,y\n-7,0.25,1\n90,-0.75,0\n")
+    ds = load_dataset("file", {"path": str(tr), "test_path": str(te)})
+    test = ds.X.iloc[ds.test_index]
+    assert list(test["a"]) == [0.25, -0.75] and list(test["b"]) == [-7, 90]
+    # names of its own at every position (as MONK-3's test file has): matched by position
+    own = _write(tmp_path / "own.csv", "p,q,y\n0.25,-7,1\n-0.75,90,0\n")
+    ds = load_dataset("file", {"path": str(tr), "test_path": str(own)})
+    assert list(ds.X.iloc[ds.test_index]["a"]) == [0.25, -0.75]
+    # a shared name at another position, with other names beside it: refused
+    mixed = _write(tmp_path / "mixed.csv", "b,z,y\n-7,0.25,1\n90,-0.75,0\n")
+    with pytest.raises(DataError, match="column `b` at position 1 and the training file's at 2"):
+        load_dataset("file", {"path": str(tr), "test_path": str(mixed)})
+
+
+def test_whole_labels_beyond_2_to_53_stay_distinct(tmp_path):
+    rows = "".join(f"{i},{i % 5},{['1e20', '2e20', '-3e19', '0'][i % 4]}\n" for i in range(40))
+    ds = load_dataset("file", {"path": str(_write(tmp_path / "big.csv", "a,b,y\n" + rows))})
+    assert sorted(np.unique(ds.y).tolist()) == [-3e19, 0.0, 1e20, 2e20]
+    small = load_dataset("file", {"path": str(_write(tmp_path / "s.csv", "a,y\n1,0.0\n2,1.0\n3,1.0\n"))})
+    assert small.y.dtype.kind == "i" and sorted(set(small.y.tolist())) == [0, 1]

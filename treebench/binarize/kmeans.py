@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from treebench.binarize._common import TableBinarizer, check_int, numeric_values
+from treebench.binarize.thresholds import midpoints
 from treebench.tree.columns import BinaryColumn
 from treebench.registry import BINARIZERS
 
@@ -21,6 +22,11 @@ def kmeans_edges(x: np.ndarray, w: np.ndarray, n_bins: int, random_state) -> np.
     k = min(n_bins, distinct.size)
     if k <= 1:
         return np.empty(0)
+    # values near the largest float: k-means squares them (infinity, refused by scikit-learn);
+    # clustered divided by a power of two, which is exact, and the centres multiplied back
+    top = float(np.abs(distinct).max())
+    scale = 2.0 ** (np.frexp(top)[1] - 400) if top > 2.0 ** 400 else 1.0
+    x, distinct = x / scale, distinct / scale
     # start from uniform centres like scikit-learn's KBinsDiscretizer(strategy="kmeans")
     lo, hi = distinct[0], distinct[-1]
     init = (lo + (hi - lo) * (np.arange(k) + 0.5) / k).reshape(-1, 1)
@@ -29,7 +35,7 @@ def kmeans_edges(x: np.ndarray, w: np.ndarray, n_bins: int, random_state) -> np.
         km = KMeans(n_clusters=k, init=init, n_init=1, random_state=random_state)
         km.fit(x.reshape(-1, 1), sample_weight=w)
     centres = np.unique(km.cluster_centers_[:, 0])
-    return (centres[1:] + centres[:-1]) / 2.0
+    return midpoints(centres[:-1], centres[1:]) * scale
 
 
 @BINARIZERS.register("kmeans", tags=("numeric",))

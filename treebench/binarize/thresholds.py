@@ -27,9 +27,19 @@ def quantile_thresholds(distinct: np.ndarray, n_buckets: int) -> np.ndarray:
     return np.unique(np.quantile(distinct, q, method="linear"))
 
 
+def midpoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a + b) / 2`` elementwise, also where ``a + b`` overflows (two values near the
+    largest float, 1.6e308 and 1.7e308, summed to infinity, a threshold no value reaches):
+    there ``a / 2 + b / 2``, which lies between them. Elsewhere the same floats as before."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    with np.errstate(over="ignore"):
+        s = a + b
+    return np.where(np.isfinite(s), s / 2.0, a / 2.0 + b / 2.0)
+
+
 def midpoint_thresholds(distinct: np.ndarray) -> np.ndarray:
     """Every midpoint between consecutive distinct values (textbook §18.2.3)."""
-    return (distinct[:-1] + distinct[1:]) / 2.0
+    return midpoints(distinct[:-1], distinct[1:])
 
 
 def label_change_thresholds(x: np.ndarray, y_codes: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
 from treebench.data.base import data_dirs_from_env
 
-PARSER_VERSION = "3"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "4"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
     "bad_values",
@@ -349,15 +349,33 @@ def _stack_parts(
         order = [p for p in parts if p[0] == "train"] + [p for p in parts if p[0] == "test"]
         n_train = sum(len(p[1]) for p in order if p[0] == "train")
         cols = order[0][1].columns
-        for _, d, _ in order[1:]:
-            if list(d.columns) != list(cols):
-                if d.shape[1] == len(cols):
-                    d.columns = cols
-                else:
-                    raise DataError(f"{where}: train and test files have different columns.")
-        return pd.concat([d for _, d, _ in order], ignore_index=True), order[0][2], n_train
+        frames = [order[0][1]] + [_aligned(d, cols, where) for _, d, _ in order[1:]]
+        return pd.concat(frames, ignore_index=True), order[0][2], n_train
     df = pd.concat([d for _, d, _ in parts], ignore_index=True) if len(parts) > 1 else parts[0][1]
     return df, parts[0][2], None
+
+
+def _aligned(d: pd.DataFrame, cols: pd.Index, where: str) -> pd.DataFrame:
+    """The test part ``d`` with the training part's columns ``cols``. Headers that name the same
+    columns in another order are lined up by name (matching by position would feed each
+    feature another's values); headers with names of their own (MONK-3's test file says
+    ``a1, a2`` where its training file says ``head_shape, body_shape``) are matched by
+    position, as long as every name the two share sits at the same position."""
+    names, train = [str(c) for c in d.columns], [str(c) for c in cols]
+    if names == train:
+        return d
+    if d.shape[1] != len(cols):
+        raise DataError(f"{where}: train and test files have different columns "
+                        f"({len(cols)} and {d.shape[1]}).")
+    moved = [c for c in set(names) & set(train) if names.index(c) != train.index(c)]
+    if not moved:
+        return d.set_axis(cols, axis=1)
+    if sorted(names) == sorted(train) and len(set(names)) == len(names):
+        return d[[d.columns[names.index(c)] for c in train]].set_axis(cols, axis=1)
+    c = sorted(moved)[0]
+    raise DataError(f"{where}: the test file's header has column {quote(c)} at position "
+                    f"{names.index(c) + 1} and the training file's at {train.index(c) + 1}, "
+                    f"and their other names differ: give both files the same columns.")
 
 
 def _row_spans(parts: list[tuple[str, pd.DataFrame, dict[str, str]]], labels: list[str],
@@ -422,9 +440,12 @@ def _categorical_columns(df: pd.DataFrame, X: pd.DataFrame, kinds: dict[str, str
 
 
 def _label_values(y: pd.Series) -> np.ndarray:
-    """The label as an array: whole floats as integers, text labels as written."""
+    """The label as an array: whole floats as integers (up to 2**53 in size, where every
+    whole float is one integer; larger ones stay floats, which an int64 would wrap or merge),
+    text labels as written."""
     yv = y.to_numpy()
-    if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)):
+    if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)) \
+            and (not len(yv) or float(np.abs(yv).max()) <= 2.0 ** 53):
         yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
     if yv.dtype == object or pd.api.types.is_string_dtype(y.dtype):
         kind = pd.api.types.infer_dtype(y, skipna=False)
