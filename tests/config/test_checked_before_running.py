@@ -98,3 +98,22 @@ def test_lambda_says_which_parameter_it_became(write_config, tmp_path):
     r = runner.invoke(app, ["sweep", str(path), "--lambda", "0.0,0.01", "--dry-run", "-o", str(tmp_path / "o")])
     assert r.exit_code == 0, r.output
     assert "--lambda → ccp_alpha (cart)" in r.output
+
+
+def test_two_labels_for_one_cell_are_refused_before_anything_runs(write_config, tmp_path):
+    """The label is no part of a cell's id: a second entry with its own label and a point of
+    the first's grid made no cell of its own, and its rows (and a claim about it) were gone."""
+    path = write_config(tiny_config(algorithms=[
+        {"name": "cart", "label": "shallow", "params": {"max_depth": [1, 2]}},
+        {"name": "cart", "label": "baseline", "params": {"max_depth": 2}}]))
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["run", str(path), "--out", str(out), "-q"])
+    assert r.exit_code == 2, r.output
+    assert "`shallow` and `baseline` define the same cell" in r.output
+    assert "max_depth=2" in r.output and not (out / "cells").exists()
+    # the same entry twice (one label) is one cell, as a grid point listed twice is
+    same = write_config(tiny_config(algorithms=[
+        {"name": "cart", "params": {"max_depth": [1, 2]}},
+        {"name": "cart", "params": {"max_depth": 2}}]))
+    r = runner.invoke(app, ["run", str(same), "--out", str(tmp_path / "s"), "-q", "--no-report"])
+    assert r.exit_code == 0 and len(list((tmp_path / "s" / "cells").glob("*.json"))) == 6

@@ -312,9 +312,9 @@ def test_deep_nesting_is_refused(write_config, tmp_path):
 def test_ordinary_aliases_still_work(write_config, tmp_path):
     text = ("name: t\ndatasets: [iris]\nbinarization: raw\n"
             "algorithms:\n  - name: cart\n    params: &p {max_depth: [1, 2]}\n"
-            "  - name: cart\n    label: cart-b\n    params: *p\n")
+            "  - name: cart\n    params: *p\n")
     output = _accepted(write_config(text), tmp_path)
-    assert "t: 10 cells" in output  # the two entries are the same cells
+    assert "t: 10 cells" in output  # the two entries are the same cells (one label: allowed)
 
 
 def test_alias_bomb_in_a_catalog_file_is_refused(write_config, tmp_path, monkeypatch):

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from treebench.errors import ConfigError
 from treebench.results.cell import Cell, cell_id, derive_seed
+from treebench.utils.text import quote
 from treebench.config.grid import Skipped, check_grid_size
 from treebench.config.grid import pairs as config_pairs
 from treebench.data.fingerprint import FileHashes, fingerprint
@@ -55,7 +57,7 @@ def expand_all(exp: Experiment, data_dirs: list[str] | None = None) -> Expansion
     check_grid_size(exp)
     cells: list[Cell] = []
     skipped: dict[tuple[str, str, str], Skipped] = {}
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # cell id -> the label of the entry that defined it first
     names = exp.dataset_names()  # unique display names (a file's identity is its path)
     hashes = FileHashes()
     dirs = data_dirs_from_env(list(data_dirs or []))
@@ -70,12 +72,24 @@ def expand_all(exp: Experiment, data_dirs: list[str] | None = None) -> Expansion
             for c in _dataset_cells(exp, i, names[i], pairs, fp.value):
                 cid = cell_id(c)
                 if cid not in seen:
-                    seen.add(cid)
+                    seen[cid] = c.algorithm_label
                     cells.append(replace(c, id=cid))
+                elif seen[cid] != c.algorithm_label:
+                    raise _same_cell(seen[cid], c)
     finally:
         hashes.save()
     out.skipped = list(skipped.values())
     return out
+
+
+def _same_cell(first: str, c: Cell) -> ConfigError:
+    """Two algorithm entries of other labels that define one cell: the label is no part of what
+    a cell runs, so the second entry's rows would be the first's, its name nowhere."""
+    params = ", ".join(f"{k}={v!r}" for k, v in sorted(c.algorithm_params.items())) or "defaults"
+    return ConfigError(
+        f"algorithm entries {quote(first)} and {quote(c.algorithm_label)} define the same cell "
+        f"({c.algorithm} with {params} on {c.dataset}); a label names an entry's cells but "
+        f"does not make new ones: keep one entry, or give them different parameters.")
 
 
 def cell_limits(exp: Experiment) -> dict[str, Any]:
