@@ -295,6 +295,26 @@ def test_figure_files_of_dotted_dataset_names_are_distinct(tmp_path):
     assert "x.csv__test_accuracy_vs_max_depth.png" in on_disk
 
 
+def test_dollar_signs_are_text_and_names_sharing_a_slug_keep_their_figures(tmp_path):
+    """Labels are drawn as written: ``cost $\\x$`` was parsed as math (an error that stopped the
+    report before its pages) and ``$5 and $6`` drawn as a formula. Two dataset names with one
+    slug (``data set``, ``data-set``) get figure files of their own in every kind, the Pareto
+    plots included (they collided, and the report stopped)."""
+    table = synthetic_table()
+    table["dataset"] = table["dataset"].map({"car": "data set", "tic-tac-toe": "data-set"}) \
+        .astype("string")
+    table["algorithm_label"] = table["algorithm_label"].map(
+        {"cart": "cost $\\x$", "topk": "top $5 and $6"}).astype("string")
+    res = write_results(tmp_path / "res", table)
+    paths = write_report(res, formats=["html", "md"])
+    names = [p.name for p in paths["png"]]
+    assert len(names) == len(set(names))
+    pareto = [n for n in names if "__pareto_" in n]
+    assert len(pareto) == 2 and len({n.split("__")[0] for n in pareto}) == 2
+    html = (res / "report" / "index.html").read_text(encoding="utf-8")
+    assert "cost $\\x$" in html
+
+
 def test_dataset_stems_are_unique_and_stable():
     from treebench.report.figures import FigureInfo, check_unique, dataset_stems
 

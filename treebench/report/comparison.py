@@ -10,7 +10,7 @@ one shows is stored beside the figures); cross-dataset figures carry the dataset
 from __future__ import annotations
 
 from treebench.report.aggregate import Results, distinct
-from treebench.report.figures import ALL_DATASETS, FigureJob, make_job, register_figures, slug
+from treebench.report.figures import ALL_DATASETS, FigureJob, dataset_stem, make_job, register_figures, slug
 from treebench.report.critical_difference import cd_figure, ranking, ranking_groups
 from treebench.report.pareto import pareto_figure, SIZES
 
@@ -37,7 +37,7 @@ def comparison_jobs(results: Results) -> list[FigureJob]:
                                  (metric, label, tuple(where.items()), what)))
     for dataset in distinct(results.settings["dataset"]):
         for col, label, suffix in SIZES:
-            jobs.append(make_job(f"{slug(dataset)}__pareto_test_accuracy_vs_{suffix}", dataset,
+            jobs.append(make_job(f"{dataset_stem(results, dataset)}__pareto_test_accuracy_vs_{suffix}", dataset,
                                  "pareto", (col, label)))
     return jobs
 

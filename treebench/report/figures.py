@@ -58,6 +58,10 @@ RC = {
     "grid.alpha": 0.3,
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
+    # every text as written: a label or dataset name with dollar signs (`cost $\x$`, `$5 and
+    # $6`) was read as math (drawn as a formula, or a parse error that stopped the report);
+    # log-axis ticks are plain text already (`treebench.report.ticks`)
+    "text.parse_math": False,
 }
 PARTIAL_NOTE = "hollow marker: some cells of the setting failed (its mean is over fewer folds)"
 ALL_NOTE = "× on the bottom edge: every cell of the setting failed"
@@ -96,6 +100,16 @@ def dataset_stems(datasets: list[str]) -> dict[str, str]:
             else:
                 out[d] = slug(d)
     return out
+
+
+def dataset_stem(results: Results, dataset: Any) -> str:
+    """The file-name stem of ``dataset``'s figures of every kind (`dataset_stems` over every
+    dataset of the results): two names with one slug get a stem each in all of them."""
+    names = [str(d) for d in distinct(results.table["dataset"])] if "dataset" in results.table \
+        else []
+    if str(dataset) not in names:
+        names.append(str(dataset))
+    return dataset_stems(names)[str(dataset)]
 
 
 def check_unique(infos: list[FigureInfo]) -> None:
@@ -699,7 +713,7 @@ def _jobs(results: Results) -> list[FigureJob]:
             plans.remove((train, (train,)))
             plans.insert(0, (f"train_{test}", (test, train)))
     datasets = distinct(results.settings["dataset"])
-    stems = dataset_stems([str(d) for d in datasets])
+    stems = {str(d): dataset_stem(results, d) for d in datasets}
     jobs = []
     for dataset in datasets:
         sub = results.settings[results.settings["dataset"] == dataset]

@@ -13,10 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from treebench.report.aggregate import Results
-from treebench.report.figures import (ALL_DATASETS, FigureJob, finish_figure, line_colors,
-                                      make_job, new_figure, register_figures)
+from treebench.report.figures import (ALL_DATASETS, FigureJob, dataset_stem, finish_figure,
+                                      line_colors, make_job, new_figure, register_figures)
 from treebench.report.solvers import MIN_SECONDS, Problem, problems, profile, read_traces
-from treebench.utils.text import slug
 
 #: the figure note of the gap curves while the results hold no anytime traces
 FINAL_ONLY = ("drawn from each cell's final time, bound and gap (these results hold no anytime "
@@ -37,7 +36,7 @@ def solver_jobs(results: Results) -> list[FigureJob]:
         jobs.append(make_job(f"{p.stem}__cactus", ALL_DATASETS, "solvers_cactus", extra))
         jobs.append(make_job(f"{p.stem}__profile", ALL_DATASETS, "solvers_profile", extra))
         for d in dict.fromkeys(p.fits["dataset"]):
-            jobs.append(make_job(f"{p.stem}__gap__{slug(d)}", d, "solvers_gap", extra))
+            jobs.append(make_job(f"{p.stem}__gap__{dataset_stem(results, d)}", d, "solvers_gap", extra))
     return jobs
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from treebench.report.aggregate import Results, distinct, params_text, varying_columns
 from treebench.results.values import NA
-from treebench.report.figures import FigureJob, make_job, register_figures, slug
+from treebench.report.figures import FigureJob, dataset_stem, make_job, register_figures
 from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS
 from treebench.report.figures import place_labels, point_key
 
@@ -99,7 +99,7 @@ def time_accuracy_jobs(results: Results) -> list[FigureJob]:
     regularised optimal-tree settings)."""
     if results.settings.empty or GUESS_PARAM not in results.settings:
         return []
-    return [make_job(f"{slug(d)}__train_accuracy_vs_time", d, "train_accuracy_vs_time")
+    return [make_job(f"{dataset_stem(results, d)}__train_accuracy_vs_time", d, "train_accuracy_vs_time")
             for d in distinct(results.settings["dataset"])]
 
 

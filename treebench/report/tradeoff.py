@@ -31,7 +31,7 @@ from treebench.report.aggregate import (
     varying_columns,
 )
 from treebench.results.values import NA
-from treebench.report.figures import FigureJob, make_job, register_figures, slug
+from treebench.report.figures import FigureJob, dataset_stem, make_job, register_figures
 from treebench.report.figures import line_colors, wrap, agg_figure, LABEL_WIDTH, MARKERS, NOTE_WIDTH
 from treebench.report.tables import metric_label
 
@@ -160,7 +160,7 @@ def tradeoff_jobs(results: Results) -> list[FigureJob]:
     """``figures/<dataset>__lambda_tradeoff.*`` for every dataset (drawn when it sweeps λ)."""
     if LAM not in results.settings:
         return []
-    return [make_job(f"{slug(d)}__lambda_tradeoff", d, "lambda_tradeoff")
+    return [make_job(f"{dataset_stem(results, d)}__lambda_tradeoff", d, "lambda_tradeoff")
             for d in distinct(results.settings["dataset"])]
 
 
