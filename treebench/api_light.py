@@ -45,7 +45,7 @@ from treebench.results.index import (add_hashes, foreign_tables, quarantine, rea
 from treebench.results.store import (ResultsWriteError, earlier_state, existing_status,
                                      refresh_tables, select)
 from treebench.utils.sweeps import SweepFlagError, describe_applied  # noqa: F401 - API
-from treebench.utils.sweeps import expand_values, parse_scalar
+from treebench.utils.sweeps import SWEEP_AXES, expand_values, parse_scalar
 from treebench.utils.sweeps import parse_axis as _parse
 
 
@@ -70,14 +70,30 @@ def sweep_axes(k: str | None = None, depth: str | None = None, lambda_: str | No
     for flag, text in (("k", k), ("depth", depth), ("lambda", lambda_)):
         if text is not None:
             axes[flag] = parse_axis(text, flag)
+    flags = set(axes)
     for item in params or []:
         if "=" not in item:
             raise UserError(f"--param `{item}`: write it as NAME=VALUES, e.g. --param min_samples_leaf=1,5.")
         name, _, text = item.partition("=")
-        axes[name.strip()] = parse_axis(text, name.strip())
+        name = name.strip()
+        _no_second_setting(flags, name, [item.partition("=")[0].strip() for item in params or []])
+        axes[name] = parse_axis(text, name)
     if not axes:
         raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
     return axes
+
+
+def _no_second_setting(flags: set[str], name: str, param_names: list[str]) -> None:
+    """Refuse ``--param NAME=...`` when another flag sets the parameter ``NAME`` too
+    (``--param`` with the same name, or one of the ``flags`` given, ``--k``/``--depth``/
+    ``--lambda``, that stands for it): one of the two values would be dropped without a word."""
+    if param_names.count(name) > 1:
+        raise UserError(f"--param `{name}` is given twice; give its values once, e.g. "
+                        f"--param {name}=1,2.")
+    for flag in flags:
+        if name in SWEEP_AXES[flag]:
+            raise UserError(f"--{flag} and --param {name} both set `{name}`; give its values "
+                            f"with one of them.")
 
 
 def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:

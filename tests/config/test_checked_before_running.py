@@ -117,3 +117,18 @@ def test_two_labels_for_one_cell_are_refused_before_anything_runs(write_config, 
         {"name": "cart", "params": {"max_depth": 2}}]))
     r = runner.invoke(app, ["run", str(same), "--out", str(tmp_path / "s"), "-q", "--no-report"])
     assert r.exit_code == 0 and len(list((tmp_path / "s" / "cells").glob("*.json"))) == 6
+
+
+def test_two_sweep_flags_for_one_parameter_are_refused(write_config, tmp_path):
+    """`--param k=1 --k 2` ran k=1 while saying `--k → k`: one of two settings of a parameter
+    was dropped without a word. Every such pair is refused; different parameters combine."""
+    path = write_config(tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": 1}}]))
+    for flags, said in ((["--param", "max_depth=2", "--depth", "3"], "--depth and --param max_depth"),
+                        (["--lambda", "0.1", "--param", "ccp_alpha=0.2"], "--lambda and --param ccp_alpha"),
+                        (["--k", "2", "--param", "k=1"], "--k and --param k"),
+                        (["--param", "max_depth=1", "--param", "max_depth=2"], "`max_depth` is given twice")):
+        r = runner.invoke(app, ["sweep", str(path), *flags, "--dry-run"])
+        assert r.exit_code == 2 and said in r.output, (flags, r.output)
+    r = runner.invoke(app, ["sweep", str(path), "--depth", "2", "--param", "criterion=gini,entropy",
+                            "--dry-run"])
+    assert r.exit_code == 0, r.output
