@@ -115,7 +115,7 @@ def resolve_experiment(
             raw = apply_profile(raw, profile, source="<experiment>")
         for k, v in ov.items():
             set_dotted_key(raw, k, v)
-        exp = validate_config(raw, source="<experiment>")
+        exp = keep_written_paths(exp, validate_config(raw, source="<experiment>"))
     if sweep:
         source = str(config) if not isinstance(config, Experiment) else "<experiment>"
         exp, done = sweep_overrides(exp, sweep, source=source, with_applied=True)
@@ -141,8 +141,18 @@ def sweep_overrides(exp: Experiment, axes: dict[str, list[Any]], source: str = "
             pname = per_alg.get(alg.get("label") or alg["name"])
             if pname is not None:
                 _check_flag_values(flag, alg["name"], pname, axes[flag])
-    exp = validate_config(raw, source=source)
+    exp = keep_written_paths(exp, validate_config(raw, source=source))
     return (exp, applied) if with_applied else exp
+
+
+def keep_written_paths(old: Experiment, new: Experiment) -> Experiment:
+    """``new`` (``old`` validated again from its dump, with other algorithms or settings) with
+    each dataset's paths as its config wrote them, which the dump leaves out: cells are
+    identified by those (`DatasetSpec.identity_params`), so a sweep of a config finds the cells
+    its run made, from any folder."""
+    for a, b in zip(old.datasets, new.datasets, strict=True):
+        b._written = dict(a._written)
+    return new
 
 
 def _check_flag_values(flag: str, algorithm: str, pname: str, values: list[Any]) -> None:

@@ -82,3 +82,22 @@ def test_the_same_config_gives_the_same_cells_from_any_folder(tmp_path, monkeypa
     assert sorted(p.name for p in (out / "cells").iterdir()) == first
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert len(manifest["experiments"]) == 1
+
+
+def test_a_sweep_from_another_folder_finds_the_cells_of_the_run(tmp_path, monkeypatch):
+    """`treebench sweep` validates the config again with its axes: the datasets' paths as
+    written were lost there, so the sweep's cells had other ids from another folder and ran
+    again beside the run's (two rows for one cell)."""
+    _write(tmp_path)
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path / "sub")
+    r = CliRunner().invoke(app, ["run", "cfg.yaml", "-o", str(out), "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    first = sorted(p.name for p in (out / "cells").iterdir())
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["sweep", "sub/cfg.yaml", "-o", str(out), "--depth", "2,3",
+                                 "--no-report"])
+    assert r.exit_code == 0, r.output
+    now = sorted(p.name for p in (out / "cells").iterdir())
+    assert set(first) < set(now) and len(now) == 2 * len(first)  # depth 2 found, depth 3 new
+    assert "ran 2 now" in r.output
