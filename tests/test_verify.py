@@ -319,6 +319,24 @@ def test_verify_exit_codes_and_the_failing_item_is_named(tmp_path):
     assert data["n_failed"] == 1 and [v["passed"] for v in data["verdicts"]] == [True, False]
 
 
+def test_a_json_target_of_the_wrong_kind_is_one_sentence(tmp_path):
+    """`--json` naming a folder for one experiment, or a file for several, or a path that cannot
+    be written: exit 2 and a sentence (they were Python tracebacks)."""
+    runner = CliRunner()
+    ok = _results(tmp_path / "all", "ok", [GOOD])
+    _results(tmp_path / "all", "bad", [GOOD, BAD])
+    r = runner.invoke(app, ["verify", str(ok), "--json", str(tmp_path)])
+    assert r.exit_code == 2 and "this is a folder" in r.output, r.output
+    r = runner.invoke(app, ["verify", str(ok), "--json", str(tmp_path / "no" / "such" / "v.json")])
+    assert r.exit_code == 2 and "cannot write the verdicts" in r.output, r.output
+    (tmp_path / "one.json").write_text("{}")
+    r = runner.invoke(app, ["verify", str(tmp_path / "all"), "--json", str(tmp_path / "one.json")])
+    assert r.exit_code == 2 and "give a folder" in r.output, r.output
+    r = runner.invoke(app, ["verify", str(tmp_path / "all"), "--json", str(tmp_path / "many")])
+    assert r.exit_code == 5 and sorted(p.name for p in (tmp_path / "many").iterdir()) == [
+        "bad.json", "ok.json"]
+
+
 def test_missing_cells_fail_through_the_cli(tmp_path):
     d = _results(tmp_path, "lost", [GOOD], failed={("b", 2, 0): "timeout"})
     r = CliRunner().invoke(app, ["verify", str(d)])

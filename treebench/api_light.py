@@ -387,13 +387,25 @@ def write_verdicts(found: list[tuple[Path, Any]], json_out: Path) -> None:
     directory (per directory and experiment when a directory holds several)."""
     from treebench.verify import write_json
 
+    many = len(found) > 1
+    if many and json_out.exists() and not json_out.is_dir():
+        raise UserError(f"--json {json_out}: the verdicts of {len(found)} experiments go into a "
+                        f"folder, one file each, and this is a file; give a folder.")
+    if not many and json_out.is_dir():
+        raise UserError(f"--json {json_out}: this is a folder; give the file to write the "
+                        f"verdicts to, e.g. {json_out / 'verdicts.json'}.")
     for d, v in found:
-        if len(found) > 1:
-            json_out.mkdir(parents=True, exist_ok=True)
+        target = json_out
+        if many:
             name = d.name if sum(x is d for x, _ in found) == 1 else f"{d.name}-{v.experiment}"
-            write_json(v, json_out / f"{name}.json")
-        else:
-            write_json(v, json_out)
+            target = json_out / f"{name}.json"
+        try:
+            if many:
+                json_out.mkdir(parents=True, exist_ok=True)
+            write_json(v, target)
+        except OSError as exc:
+            reason = (exc.strerror or type(exc).__name__).lower()
+            raise UserError(f"--json {target}: cannot write the verdicts ({reason}).") from None
 
 
 # ----------------------------------------------------------------------------- results check
