@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 app = typer.Typer(
     name="treebench",
@@ -202,17 +203,17 @@ def _print_plan(dry) -> None:
 
     exp, pl = dry.experiment, dry.plan
     con = _console()
-    t = Table(title=f"{exp.name}: {len(pl.cells)} cells", show_lines=False)
+    t = Table(title=escape(f"{exp.name}: {len(pl.cells)} cells"), show_lines=False)
     for col in ("cell", "dataset", "fold", "seed", "binarizer", "algorithm", "params", "state"):
         t.add_column(col)
     state = {c.id: "done" for c in pl.done} | {c.id: "skip" for c in pl.skipped} | {c.id: "run" for c in pl.to_run}
     for c in pl.cells[:200]:
-        t.add_row(
+        t.add_row(*(escape(text) for text in (  # names and labels as written, never markup
             c.id, c.dataset, str(c.fold), str(c.seed),
             c.binarizer + (f" {c.binarizer_params}" if c.binarizer_params else ""),
             c.algorithm_label, ", ".join(f"{k}={v}" for k, v in sorted(c.algorithm_params.items())),
             state[c.id],
-        )
+        )))
     con.print(t)
     if len(pl.cells) > 200:
         con.print(f"... and {len(pl.cells) - 200} more cells")
@@ -342,7 +343,6 @@ def sweep(
 # ----------------------------------------------------------------------------- verify
 def _print_verification(v) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     from treebench import api_light
@@ -456,11 +456,11 @@ def cells(
     for c in cols:
         # the column names of the docs: `algorithm` for the entry's label
         name = "algorithm" if c == "algorithm_label" else c
-        t.add_column(c.split("_", 1)[1] if c in varying else name, no_wrap=c == "cell_id",
+        t.add_column(escape(c.split("_", 1)[1] if c in varying else name), no_wrap=c == "cell_id",
                      overflow="fold", justify="right" if c.endswith(("accuracy", "seconds", "leaves", "depth")) else "left")
     view = rows.head(limit) if limit else rows
     for i in range(len(view)):
-        t.add_row(*(api_light.cell_text(view[c].iloc[i]) for c in cols))
+        t.add_row(*(escape(api_light.cell_text(view[c].iloc[i])) for c in cols))
     Console(width=max(Console().width, 160)).print(t)
 
 
@@ -558,7 +558,7 @@ def algorithms(
             # a problem name is never cut in two
             t.add_column(col, overflow="fold", min_width=24 if col.startswith("solves") else None)
         for row in api_light.algorithm_rows(all_):
-            t.add_row(*row)
+            t.add_row(*(escape(str(x)) for x in row))
         Console(width=200).print(t)
     typer.echo("takes: 0/1 = binary features only (give a binarization such as quantile); raw = "
                "numeric features as they are; categorical = text categories; missing = NaN "
@@ -580,7 +580,7 @@ def binarizers() -> None:
         for col in ("name", "for", "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
         for row in api_light.binarizer_rows():
-            t.add_row(*row)
+            t.add_row(*(escape(str(x)) for x in row))
         con = Console(width=160)
         con.print(t)
         con.print(
@@ -604,7 +604,7 @@ def metrics() -> None:
         for col in ("name", "columns", "task", "better", "description"):
             t.add_column(col, overflow="fold")
         for row in api_light.metric_rows():
-            t.add_row(*row)
+            t.add_row(*(escape(str(x)) for x in row))
         Console(width=160).print(t)
         for name, why in api_light.metric_import_errors().items():  # a broken plug-in is shown
             typer.echo(f"plug-in metric `{name}` could not be imported: {why}")
@@ -635,7 +635,7 @@ def datasets_list(
                     "parameters (defaults)", "description"):
             t.add_column(col, overflow="fold")
         for row in rows:
-            t.add_row(*row)
+            t.add_row(*(escape(str(x)) for x in row))
         Console(width=200).print(t)
 
 

@@ -98,3 +98,21 @@ def test_quoted_values_keep_their_spaces_and_commas(tmp_path):
     assert r.exit_code == 2 and "goes in quotes" in r.output
     r = run(app, ["cells", str(out), "-w", "label='CART (depth 1)"])
     assert r.exit_code == 2 and "not closed" in r.output
+
+
+def test_labels_are_printed_as_written_never_as_markup(tmp_path):
+    """`cells` and `run --dry-run` print tables with rich: a label such as `cart[/b]` stopped
+    them with a markup error, and `[red]X[link=...]` hid its brackets (a hidden link)."""
+    cfg = tmp_path / "c.yaml"
+    raw = tiny_config(algorithms=[
+        {"name": "cart", "label": "cart[/b]", "params": {"max_depth": 1}},
+        {"name": "cart", "label": "cart[red]X[link=http://x]", "params": {"max_depth": 2}}])
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    run = CliRunner().invoke
+    r = run(app, ["run", str(cfg), "--out", str(tmp_path / "d"), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "cart[/b]" in r.output and "cart[red]X[link=http://x]" in r.output
+    out = tmp_path / "r"
+    assert run(app, ["run", str(cfg), "--out", str(out), "-q", "--no-report"]).exit_code == 0
+    r = run(app, ["cells", str(out), "-w", "max_depth=1"])
+    assert r.exit_code == 0 and "cart[/b]" in r.output, r.output
