@@ -148,3 +148,20 @@ def test_a_missing_file_without_a_public_download_names_where_to_get_it(monkeypa
                    "binarization: {method: none}\nalgorithms: [{name: cart}]\n")
     r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "get it from https://github.com/ubc-systopia/gosdt-guesses" in r.output, r.output
+
+
+def test_line_fix_options_take_one_value_or_a_list_and_bad_ones_are_one_sentence(tmp_path):
+    """`--option drop_columns=id` dropped the columns `i` and `d` (the letters of `id`) and kept
+    `id`; `skip_lines=12` and `label_map=...` were Python tracebacks."""
+    p = tmp_path / "ids.csv"
+    p.write_text("id,i,d,y\n" + "".join(f"{k},{k % 3}.5,{k % 5}.25,{k % 2}\n" for k in range(30)))
+    r = runner.invoke(app, ["datasets", "info", str(p), "--option", "drop_columns=id"])
+    assert r.exit_code == 0 and "2 features" in r.output, r.output
+    r = runner.invoke(app, ["datasets", "info", str(p), "--option", "skip_lines=12"])
+    assert r.exit_code == 0 and "29 rows" in r.output, r.output
+    for option, words in (("label_map={0:1}", "`label_map` maps labels to labels"),
+                          ("skip_lines=[12]", "`skip_lines` takes line numbers"),
+                          ("skip_lines=0", "numbers lines from 1"),
+                          ("drop_trailing_lines=-5", "a count of 0 or more")):
+        r = runner.invoke(app, ["datasets", "info", str(p), "--option", option])
+        assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output

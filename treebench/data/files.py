@@ -148,15 +148,7 @@ def _parse_options(o: FileOptions, p: Path) -> dict[str, Any]:
     categorical = o.categorical
     if isinstance(categorical, str) and categorical not in ("auto", "all", "none"):
         categorical = [categorical]
-    fixes: dict[str, Any] = {}
-    if o.drop_columns:
-        fixes["drop_columns"] = list(o.drop_columns)
-    if o.skip_lines:
-        fixes["skip_lines"] = list(o.skip_lines)
-    if o.drop_trailing_lines:
-        fixes["drop_trailing_lines"] = int(o.drop_trailing_lines)
-    if o.label_map:
-        fixes["label_map"] = {str(k): v for k, v in dict(o.label_map).items()}
+    fixes = _line_fixes(o)
     return {
         "format": fmt,
         "delimiter": o.delimiter,
@@ -168,6 +160,42 @@ def _parse_options(o: FileOptions, p: Path) -> dict[str, Any]:
         "split": "files" if o.test_path else None,
         "bad_values": o.bad_values,
     }
+
+
+def _items(value: Any, key: str, kinds: tuple[type, ...]) -> list[Any]:
+    """``value`` of option ``key`` as a list: one name or number is a list of one (``id`` is
+    the column `id`, never its letters), a list is checked item by item."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, kinds):
+            raise ParameterError(f"dataset `file`: `{key}` takes "
+                                 f"{'column names or positions' if str in kinds else 'line numbers'}"
+                                 f", got {show(v)}.")
+    return items
+
+
+def _line_fixes(o: FileOptions) -> dict[str, Any]:
+    """The catalog's line fixes that options ``o`` ask for, each value checked."""
+    fixes: dict[str, Any] = {}
+    if o.drop_columns not in ((), [], None):
+        fixes["drop_columns"] = _items(o.drop_columns, "drop_columns", (str, int))
+    if o.skip_lines not in ((), [], None):
+        lines = _items(o.skip_lines, "skip_lines", (int,))
+        if any(n < 1 for n in lines):
+            raise ParameterError("dataset `file`: `skip_lines` numbers lines from 1.")
+        fixes["skip_lines"] = lines
+    n = o.drop_trailing_lines
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ParameterError(f"dataset `file`: `drop_trailing_lines` takes a count of 0 or more, "
+                             f"got {show(n)}.")
+    if n:
+        fixes["drop_trailing_lines"] = n
+    if o.label_map is not None and not isinstance(o.label_map, dict):
+        raise ParameterError(f"dataset `file`: `label_map` maps labels to labels (in a config: "
+                             f"`label_map: {{0: neg, 1: pos}}`), got {show(o.label_map)}.")
+    if o.label_map:
+        fixes["label_map"] = {str(k): v for k, v in dict(o.label_map).items()}
+    return fixes
 
 
 @DATASETS.register("file", tags=("user",))
