@@ -575,14 +575,28 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
         try:
             report.write_report(results_dir, target, formats=tuple(formats))
         except OSError as exc:
-            reason = (exc.strerror or type(exc).__name__).lower()
-            raise UserError(
-                f"{target}: cannot write the report ({reason}); the results tables and cell "
-                f"files are complete: free space, then run `treebench report {results_dir}`."
-            ) from None
+            raise report_write_error(target, results_dir, exc) from None
         if out is None:
             _stamp_report(results_dir, tuple(formats))
     return target
+
+
+def report_write_error(target: Path, results_dir: Path, exc: OSError) -> UserError:
+    """The one sentence for a report that could not be written: the file at fault, the cause
+    and what to do about that cause (a full disk, a permission, a file or folder in the way)."""
+    import errno
+
+    where = Path(exc.filename2 or exc.filename) if (exc.filename2 or exc.filename) else target
+    if where.name.startswith(".") and where.name.endswith(".tmp"):  # `atomic.temp_path`'s name
+        where = where.with_name(where.name[1:].rsplit(".", 2)[0])
+    reason = (exc.strerror or type(exc).__name__).lower()
+    fix = {errno.ENOSPC: "free space", errno.EDQUOT: "free space",
+           errno.EACCES: "fix the permissions", errno.EPERM: "fix the permissions",
+           errno.EROFS: "give a writable --out"}.get(exc.errno or 0,
+                                                     f"move {where} out of the way")
+    return UserError(f"{where}: cannot write the report ({reason}); the results tables and "
+                     f"cell files are complete: {fix}, then run `treebench report "
+                     f"{results_dir}` again.")
 
 
 def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:

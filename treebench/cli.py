@@ -396,7 +396,7 @@ def verify(
 @app.command()
 def report(
     results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`, or a folder of them (e.g. results/).")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
+    out_text: Annotated[str | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
     format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex; add svg for SVG figures beside the PNGs.")] = "html,md,csv,latex",
 ) -> None:
     """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html.
@@ -407,6 +407,13 @@ def report(
     with _user_errors():
         from treebench import api_light
 
+        from treebench.errors import UserError
+
+        if out_text is not None and not out_text.strip():
+            # a string, not a Path: typer turns an empty --out into ".", the current folder
+            raise UserError("--out is empty; give the report folder (or leave --out out for "
+                            "RESULTS_DIR/report).")
+        out = Path(out_text) if out_text is not None else None
         fmts = [f.strip() for f in format.split(",") if f.strip()]
         if out is None and api_light.report_unchanged(results_dir, tuple(fmts)):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "

@@ -23,3 +23,20 @@ def test_api_guide_example_runs():
     # the output shown on the page is this script's (same seeds, same data)
     shown = page.split("One run printed:", 1)[1].split("```text", 1)[1].split("```", 1)[0]
     assert shown.strip() == out.strip()
+
+
+def test_the_claims_example_of_the_reproductions_page_is_a_valid_expect_list():
+    """Every item of the `expect:` example on the reproductions page passes the schema (the
+    `budget` item had no metric, so a user copying it got `metric: required key is missing`)."""
+    import re
+
+    import yaml
+
+    from treebench.config.expectations import Expectation
+
+    text = (DOCS / "reproductions" / "index.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "expect:" in b)
+    items = yaml.safe_load(block)["expect"]
+    assert len(items) == 4
+    for item in items:
+        Expectation.model_validate(item)

@@ -187,3 +187,19 @@ def test_a_rerun_of_an_earlier_config_records_that_config_again(run_dir: Path, t
     res = CliRunner().invoke(app, ["verify", str(run_dir)])
     assert res.exit_code == 0 and "impossible" not in res.output, res.output
     assert "impossible" not in (run_dir / "report" / "summary.md").read_text()
+
+
+def test_a_report_that_cannot_be_written_names_the_file_and_its_cause(run_dir: Path, tmp_path):
+    """Every write failure said "free space"; a folder where the page goes, or a file where a
+    folder goes, is named, with what to do. An empty --out is refused (it meant the current
+    folder)."""
+    import shutil
+
+    shutil.rmtree(run_dir / "report")
+    (run_dir / "report" / "index.html").mkdir(parents=True)
+    res = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert res.exit_code == 2, res.output
+    assert f"{run_dir / 'report' / 'index.html'}: cannot write the report (is a directory)" \
+        in res.output and "move " in res.output and "free space" not in res.output
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", ""])
+    assert res.exit_code == 2 and "--out is empty" in res.output, res.output

@@ -31,6 +31,8 @@ def test_cells_filters_by_column_and_parameter_name(tmp_path):
     assert len(r.output.split()) == 2
     r = run(app, ["cells", str(out), "--ids", "--status", "timeout"])
     assert r.exit_code == 0 and r.output.split() == []
+    r = run(app, ["cells", str(out), "--ids", "--status", "timout"])  # no cell has it, ever
+    assert r.exit_code == 2 and "did you mean `timeout`" in r.output, r.output
     r = run(app, ["cells", str(out), "--where", "max_dept=2"])
     assert r.exit_code == 2 and "did you mean `max_depth`" in r.output
     r = run(app, ["cells", str(out), "--where", "max_depth"])

@@ -23,7 +23,7 @@ from treebench.errors import UserError, did_you_mean
 from treebench.results.cellfile import cells_dir
 from treebench.results.defined import ManifestError, cell_ids, read_manifest, records
 from treebench.results.index import refuse_foreign_tables, scan
-from treebench.results.schema import ALIASES, SchemaError
+from treebench.results.schema import ALIASES, STATUSES, SchemaError
 from treebench.results.store import current_table
 from treebench.results.values import select_rows
 from treebench.utils.sweeps import parse_scalar
@@ -171,6 +171,10 @@ def matching_cells(results_dir: Path, where: list[str] | None, status: list[str]
     cell is left out). Raise `UserError` for a folder without results or with tables
     treebench did not write."""
     results_dir = Path(results_dir)
+    for s in status or []:
+        if s not in STATUSES:
+            raise UserError(f"--status `{s}` is no cell status{did_you_mean(s, STATUSES)}; "
+                            f"choose from {', '.join(STATUSES)}.")
     if not (results_dir / "cells").is_dir() and not (results_dir / "results.parquet").is_file():
         raise UserError(f"{results_dir}: no results here; give a directory written by "
                         f"`treebench run`.")
