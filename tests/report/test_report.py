@@ -315,6 +315,29 @@ def test_dollar_signs_are_text_and_names_sharing_a_slug_keep_their_figures(tmp_p
     assert "cost $\\x$" in html
 
 
+def test_markdown_pages_show_names_as_text(tmp_path):
+    """summary.md and the Markdown tables are rendered (the docs site builds pages from
+    reports): an HTML tag in a name stayed a tag, `*x*` became emphasis, and a name with a
+    blank line ended its heading and its figure's alt text."""
+    table = synthetic_table()
+    table["dataset"] = table["dataset"].map(
+        {"car": "<img src=x onerror=alert(1)>", "tic-tac-toe": "multi\n\nline *x* _u_"}) \
+        .astype("string")
+    table["algorithm_label"] = table["algorithm_label"].map(
+        {"cart": "cart [a](http://x)", "topk": "top|k"}).astype("string")
+    res = write_results(tmp_path / "res", table)
+    write_report(res, formats=["md"])
+    text = (res / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "### multi  line \\*x\\* \\_u\\_" in text
+    assert "[a](http://x)" not in text and "cart \\[a\\](http://x)" in text
+    assert "top\\|k" in text
+    for line in text.splitlines():
+        assert not line.startswith("line "), line  # no name broke onto a line of its own
+    tables = (res / "report" / "tables" / "summary.md").read_text(encoding="utf-8")
+    assert "<img" not in tables and "&lt;img" in tables
+
+
 def test_dataset_stems_are_unique_and_stable():
     from treebench.report.figures import FigureInfo, check_unique, dataset_stems
 

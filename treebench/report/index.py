@@ -18,7 +18,7 @@ import pandas as pd
 
 from treebench.report.aggregate import Results, load_results, params_text
 from treebench.utils.atomic import write_text as atomic_write_text
-from treebench.report.tables import Display, mean_std, to_html, to_markdown
+from treebench.report.tables import Display, Markup, mean_std, md_link, md_text, to_html, to_markdown
 from treebench.results import schema
 from treebench.results.store import results_dirs
 from treebench.report.reproduction import verification
@@ -90,9 +90,10 @@ def linked(idx: Display, fmt: str) -> Display:
     rows = []
     for row in idx.rows:
         row = list(row)
-        link = row[at].replace(" ", "%20")
-        row[claims] = f"[{row[claims]}]({link}#reproduction)" if link else row[claims]
-        row[at] = f"[report]({link})" if link else ""
+        link = md_link(row[at])
+        row[claims] = Markup(f"[{md_text(row[claims])}]({link}#reproduction)") if link \
+            else row[claims]
+        row[at] = Markup(f"[report]({link})") if link else ""
         rows.append(row)
     return Display(idx.title, idx.header, rows, idx.align, idx.group_starts)
 

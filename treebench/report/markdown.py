@@ -14,7 +14,7 @@ from treebench.report.provenance import (
     failure_rows,
     provenance_items,
 )
-from treebench.report.tables import Display, summary_display, to_markdown
+from treebench.report.tables import Display, md_link as _link, md_text, summary_display, to_markdown
 from treebench.report.reproduction import display, verification
 from treebench.report.html import headline_figures
 from treebench.report.solvers import section_markdown
@@ -22,18 +22,18 @@ from treebench.report.solvers import section_markdown
 
 def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
                     table_files: list[Path]) -> str:
-    lines = [f"# treebench report: {results.experiment}", ""]
+    lines = [f"# treebench report: {md_text(results.experiment)}", ""]
     if description(results):
-        lines += [description(results), ""]
-    lines += [f"> {note}" for note in results.notes]
+        lines += [md_text(description(results)), ""]
+    lines += [f"> {md_text(note)}" for note in results.notes]
     lines += ["", "## Reproduction", ""]
     v = verification(results)
     if v.verdicts:
-        lines += [f"**{v.headline()}**", ""]
-        lines += [f"- {n}" for n in v.note.split("; ") if n] + ([""] if v.note else [])
+        lines += [f"**{md_text(v.headline())}**", ""]
+        lines += [f"- {md_text(n)}" for n in v.note.split("; ") if n] + ([""] if v.note else [])
         lines += [to_markdown(display(v))]
     else:
-        lines += [v.note, ""]
+        lines += [md_text(v.note), ""]
     lines += section_markdown(results, figures, out)
     n_datasets = results.settings["dataset"].nunique() if not results.settings.empty else 0
     n_algorithms = results.settings["algorithm_label"].nunique() if not results.settings.empty else 0
@@ -43,7 +43,7 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
         for info in head:
             img = info.paths.get("png") or info.paths.get("svg")
             if img is not None:
-                lines += [f"![{info.title}]({Path(img).relative_to(out).as_posix()})", ""]
+                lines += [f"![{md_text(info.title)}]({_link(Path(img).relative_to(out).as_posix())})", ""]
     lines += ["## Summary", ""]
     if results.settings.empty:
         lines.append("The results table has no rows.")
@@ -60,20 +60,20 @@ def render_markdown(results: Results, figures: list[FigureInfo], out: Path,
         lines += ["No failed cells.", ""]
     if table_files:
         lines += ["## Tables", ""]
-        lines += [f"- [{p.name}]({p.relative_to(out).as_posix()})" for p in table_files]
+        lines += [f"- [{md_text(p.name)}]({_link(p.relative_to(out).as_posix())})" for p in table_files]
         lines.append("")
     if figures:
         lines += ["## Figures", ""]
         current = None
         for info in figures:
             if info.dataset != current:
-                lines += [f"### {info.dataset}", ""]
+                lines += [f"### {md_text(info.dataset)}", ""]
                 current = info.dataset
             img = info.paths.get("png") or info.paths.get("svg")
             if img is not None:
-                lines += [f"![{info.title}]({Path(img).relative_to(out).as_posix()})", ""]
+                lines += [f"![{md_text(info.title)}]({_link(Path(img).relative_to(out).as_posix())})", ""]
     lines += ["## Provenance", ""]
-    lines += [f"- **{k}**: {v}" for k, v in provenance_items(results)]
+    lines += [f"- **{md_text(k)}**: {md_text(v)}" for k, v in provenance_items(results)]
     return "\n".join(lines).rstrip() + "\n"
 
 

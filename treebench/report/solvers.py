@@ -55,7 +55,7 @@ from treebench.algorithms.objectives import PROBLEM_OBJECTIVES
 from treebench.algorithms.traces import primal_integral
 from treebench.report.aggregate import Results
 from treebench.report.figures import FigureInfo
-from treebench.report.tables import Display, fmt_seconds, to_html, to_markdown
+from treebench.report.tables import Display, fmt_seconds, md_link, md_text, to_html, to_markdown
 from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.results.certificates import Certificates, check_certificates
 from treebench.results.traces import record_trace
@@ -586,10 +586,10 @@ def section_markdown(results: Results, figures: list[FigureInfo], out: Path) -> 
         return []
     lines = ["## Solvers", ""]
     for line in certificate_lines(sec.certificates):
-        lines += [f"**{line}**" if sec.certificates.disagreements else line, ""]
+        lines += [f"**{md_text(line)}**" if sec.certificates.disagreements else md_text(line), ""]
     for p in sec.problems:
-        lines += [f"### {p.name}: {', '.join(p.solvers)}", ""]
-        lines += [f"> {n}" for n in p.notes]
+        lines += [f"### {md_text(p.name)}: {md_text(', '.join(p.solvers))}", ""]
+        lines += [f"> {md_text(n)}" for n in p.notes]
         lines += [to_markdown(par2_display(p)), ""]
         primal = primal_display(p, results.directory)
         if primal is not None:
@@ -597,8 +597,8 @@ def section_markdown(results: Results, figures: list[FigureInfo], out: Path) -> 
         for f in sec.figures[p.name]:
             img = f.paths.get("png") or f.paths.get("svg")
             if img is not None:
-                lines += [f"![{f.title}]({Path(img).relative_to(out).as_posix()})", ""]
-        lines += [f"Fit time against `{p.reference}`, per fit (ratio of medians [quartiles "
+                lines += [f"![{md_text(f.title)}]({md_link(Path(img).relative_to(out).as_posix())})", ""]
+        lines += [f"Fit time against {md_text(p.reference)}, per fit (ratio of medians [quartiles "
                   "over repeats]; > and <: censored at the time limit):", ""]
         lines += [to_markdown(ratio_display(p)), ""]
     return lines

@@ -229,8 +229,45 @@ def summary_frame(results: Results) -> pd.DataFrame:
 
 # ---- renderers -------------------------------------------------------------------------------
 
+class Markup(str):
+    """Markdown written on purpose (a link whose text went through `md_text`): `to_markdown`
+    keeps it as it is, but for the table's own ``|``."""
+
+
+#: characters that Markdown reads as syntax anywhere in a line (emphasis, code, links, escapes,
+#: strike-through, headings' closing marks, table cells)
+_MD_SYNTAX = frozenset("\\`*[]~#|")
+
+
+def md_text(text: object) -> str:
+    """``text`` as Markdown that renders as the text itself: HTML tags and entities as text
+    (a dataset named ``<script>`` is no script in a site built from the report), emphasis,
+    code, link and table characters escaped, line breaks as spaces (a name with a blank line
+    ended its heading). ``_`` is escaped where it could open or close emphasis, not inside a
+    word (``max_depth`` stays readable in the raw file)."""
+    s = " ".join(str(text).splitlines())
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = []
+    for i, ch in enumerate(s):
+        if ch in _MD_SYNTAX:
+            out.append("\\" + ch)
+        elif ch == "_" and not (0 < i < len(s) - 1 and s[i - 1].isalnum() and s[i + 1].isalnum()):
+            out.append("\\_")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def md_link(target: str) -> str:
+    """A relative path as a Markdown link target: spaces and parentheses percent-encoded (a
+    figure of the dataset ``a (b)`` kept its link)."""
+    return target.replace("%", "%25").replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    if isinstance(text, Markup):
+        return " ".join(text.splitlines()).replace("|", "\\|")
+    return md_text(text)
 
 
 def to_markdown(d: Display) -> str:
