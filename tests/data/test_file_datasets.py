@@ -439,3 +439,14 @@ def test_whole_labels_beyond_2_to_53_stay_distinct(tmp_path):
     assert sorted(np.unique(ds.y).tolist()) == [-3e19, 0.0, 1e20, 2e20]
     small = load_dataset("file", {"path": str(_write(tmp_path / "s.csv", "a,y\n1,0.0\n2,1.0\n3,1.0\n"))})
     assert small.y.dtype.kind == "i" and sorted(set(small.y.tolist())) == [0, 1]
+
+
+def test_label_map_keys_name_whole_number_labels_as_they_are_read(tmp_path):
+    """Labels written 0.0/1.0/2.0 are the classes 0, 1, 2: a map `{0: neg, 1: neg, 2: pos}`
+    matched nothing (its keys were compared with the text `0.0`) and every cell then failed
+    in scikit-learn. A map none of whose keys is a label is refused."""
+    p = _write(tmp_path / "f.csv", "a,y\n" + "".join(f"{i},{i % 3}.0\n" for i in range(30)))
+    ds = load_dataset("file", {"path": str(p), "label_map": {0: "neg", 1: "neg", 2: "pos"}})
+    assert sorted(set(ds.y.tolist())) == ["neg", "pos"]
+    with pytest.raises(DataError, match="none of its labels .`a`. is a label of the data"):
+        load_dataset("file", {"path": str(p), "label_map": {"a": "neg"}})

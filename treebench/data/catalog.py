@@ -191,7 +191,7 @@ def parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str
     return df, {}
 
 
-def _map_labels(y: pd.Series, fixes: dict[str, Any]) -> pd.Series:
+def _map_labels(y: pd.Series, fixes: dict[str, Any], where: str = "the data") -> pd.Series:
     suffix = fixes.get("label_strip_suffix")
     if suffix:
         s = y.astype(str)
@@ -200,10 +200,25 @@ def _map_labels(y: pd.Series, fixes: dict[str, Any]) -> pd.Series:
     if mapping:
         default = mapping.get("*")
         keys = {str(k): v for k, v in mapping.items() if k != "*"}
-        s = y.astype(str)
+        s = _label_tokens(y)
         mapped = s.map(keys)  # hash lookups, vectorised
+        if keys and not mapped.notna().any():
+            seen = quote_list(sorted(set(s)), max_values=8)
+            raise DataError(f"{where}: `label_map`: none of its labels ({quote_list(sorted(keys), max_values=8)}) "
+                            f"is a label of the data ({seen}); write the labels as the file has them.")
         y = mapped.where(mapped.notna(), default if default is not None else y)
     return y
+
+
+def _label_tokens(y: pd.Series) -> pd.Series:
+    """The labels as the keys of a ``label_map`` name them: whole numbers without a fraction
+    (a file's ``1.0`` is the class 1, as `_label_values` reads it, so the key ``1`` maps it),
+    anything else as text."""
+    v = y.to_numpy()
+    if v.dtype.kind == "f" and len(v) and np.all(np.isfinite(v)) and np.all(v == np.round(v)) \
+            and float(np.abs(v).max()) <= 2.0 ** 53:
+        return pd.Series(v.astype(np.int64), index=y.index).astype(str)
+    return y.astype(str)
 
 
 def _row_origin(i: int, spans: list[tuple[int, int, str]]) -> str:
@@ -314,7 +329,7 @@ def frame_to_dataset(
     if y.isna().any():
         i = int(np.flatnonzero(y.isna().to_numpy())[0])
         raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
-    y = _map_labels(y, fixes)
+    y = _map_labels(y, fixes, where)
     categorical = _categorical_columns(df, X, kinds, opts, where, spans, notes)
     if X.shape[1] == 0:
         raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
