@@ -450,3 +450,20 @@ def test_label_map_keys_name_whole_number_labels_as_they_are_read(tmp_path):
     assert sorted(set(ds.y.tolist())) == ["neg", "pos"]
     with pytest.raises(DataError, match="none of its labels .`a`. is a label of the data"):
         load_dataset("file", {"path": str(p), "label_map": {"a": "neg"}})
+
+
+@pytest.mark.parametrize("kind,sizes", [("holdout", {"test_size": 0.05}),
+                                        ("holdout", {"test_size": 0.95}),
+                                        ("train-val-test", {"test_size": 0.1, "valid_size": 0.05})])
+def test_a_part_smaller_than_the_number_of_classes_is_drawn_unstratified_with_a_warning(kind, sizes):
+    """21 rows of 3 classes: a stratified test (or training, or validation) part of 2 rows
+    cannot hold every class, and scikit-learn refused the split in every cell; the problem is
+    named before the run (`stratification_problem`) and the split drawn unstratified."""
+    y = np.array([0, 1, 2] * 7)
+    opts = SplitOptions(kind=kind, **sizes)
+    sp = make_split(opts, y, fold=0, seed=0)
+    assert len(sp.train) + len(sp.test) + (len(sp.valid) if sp.valid is not None else 0) == 21
+    assert sp.warning and "fewer" in sp.warning
+    if kind == "holdout":
+        assert stratification_problem(kind, y, test_size=sizes["test_size"]) == sp.warning
+    assert stratification_problem("holdout", y, test_size=0.3) is None  # 7 test rows: fine

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from treebench.data.base import Dataset
-from treebench.data.splits import stratification_problem
+from treebench.data.splits import SplitOptions, stratification_problem
 from treebench.errors import DataError
 from treebench.utils.text import MAX_CHARS, MAX_VALUES, clip, show
 from treebench.registry import ALGORITHMS, binarizer_output
@@ -149,7 +149,9 @@ def check_dataset_split(ds: Dataset, name: str, split: dict[str, Any]) -> list[s
         return notes
     check_folds(ds, name, split)
     problem = stratification_problem(
-        kind, np.asarray(ds.y), n_splits=int(split.get("n_splits", 5)), stratify=bool(split.get("stratify", True))
+        kind, np.asarray(ds.y), n_splits=int(split.get("n_splits", 5)),
+        stratify=bool(split.get("stratify", True)),
+        test_size=float(split.get("test_size", SplitOptions.test_size)),
     )
     if problem is None:
         return notes

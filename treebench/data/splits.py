@@ -89,7 +89,8 @@ def make_split(
         cut = int(options.train_size * n)
         return Split(order[:cut], order[cut:])
     stratify = options.stratify and task != "regression"
-    problem = stratification_problem(kind, y, n_splits=n_splits, stratify=stratify)
+    problem = stratification_problem(kind, y, n_splits=n_splits, stratify=stratify,
+                                      test_size=test_size)
     strat = y if stratify and problem is None else None
     if kind == "kfold":
         from sklearn.model_selection import KFold, StratifiedKFold
@@ -107,22 +108,27 @@ def make_split(
         return Split(np.sort(tr), np.sort(te), warning=problem)
     if kind == "train-val-test":
         rest, te = train_test_split(idx, test_size=test_size, random_state=seed, stratify=strat)
-        s2 = y[rest] if strat is not None and _can_stratify(y[rest], options.valid_size, 2) else None
+        valid = options.valid_size / (1.0 - test_size)
+        s2 = y[rest] if strat is not None and _can_stratify(y[rest], valid, 2) else None
         if strat is not None and s2 is None:
-            problem = "the validation rows are not stratified: a class has fewer than 2 rows left after the test split"
+            problem = ("the validation rows are not stratified: after the test split a class has "
+                       "fewer than 2 rows, or the validation or training part fewer rows than "
+                       "there are classes")
         tr, va = train_test_split(
-            rest, test_size=options.valid_size / (1.0 - test_size), random_state=seed, stratify=s2
+            rest, test_size=valid, random_state=seed, stratify=s2
         )
         return Split(np.sort(tr), np.sort(te), np.sort(va), warning=problem)
     raise ValueError(f"unknown split kind {kind!r}; expected one of {', '.join(SPLIT_KINDS)}")
 
 
 def stratification_problem(
-    kind: str, y: np.ndarray, *, n_splits: int = 5, stratify: bool = True, task: str = "classification"
+    kind: str, y: np.ndarray, *, n_splits: int = 5, stratify: bool = True,
+    task: str = "classification", test_size: float | None = None,
 ) -> str | None:
     """Why a stratified ``kind`` split of labels ``y`` cannot be stratified, or None.
 
-    ``kfold`` needs ``n_splits`` rows of every class, ``holdout`` and ``train-val-test`` 2; the
+    ``kfold`` needs ``n_splits`` rows of every class, ``holdout`` and ``train-val-test`` 2, and
+    (given ``test_size``) a test part and a training part of at least one row per class; the
     other kinds, ``stratify: false`` and regression targets never stratify, so they have no problem.
     """
     if not stratify or task == "regression" or kind not in ("kfold", "holdout", "train-val-test"):
@@ -133,7 +139,8 @@ def stratification_problem(
         return None  # a single class is refused before anything runs (treebench.data.checks)
     small = [(c, int(k)) for c, k in zip(classes, counts, strict=True) if k < need]
     if not small:
-        return None
+        return None if kind == "kfold" or test_size is None else _parts_problem(
+            len(y), len(classes), test_size, "test")
     listed = ", ".join(f"{_label(c)} ({k} row{'s' if k != 1 else ''})" for c, k in small[:5])
     more = f" and {len(small) - 5} more" if len(small) > 5 else ""
     what = f"the {need} folds" if kind == "kfold" else "the 2 rows a stratified split needs"
@@ -142,10 +149,25 @@ def stratification_problem(
     return f"not stratified ({how}): {who} fewer rows than {what}"
 
 
+def _parts_problem(n: int, n_classes: int, part_size: float, part: str) -> str | None:
+    """Why a stratified cut of ``n`` rows into a ``part`` of ``part_size`` and the rest cannot
+    hold a row of each of ``n_classes`` classes (the part has ``ceil(part_size * n)`` rows, as
+    scikit-learn counts them), or None."""
+    import math
+
+    n_part = math.ceil(part_size * n)
+    small = min((n_part, part), (n - n_part, "training"))
+    if small[0] >= n_classes:
+        return None
+    return (f"not stratified (an unstratified random split): its {small[1]} part has "
+            f"{small[0]} row{'s' if small[0] != 1 else ''}, fewer than the {n_classes} classes")
+
+
 def _label(c) -> str:
     return show(c)  # clipped: a class may be a whole line of a file
 
 
 def _can_stratify(y: np.ndarray, test_size: float, n_splits: int) -> bool:
     _, counts = np.unique(y, return_counts=True)
-    return bool(counts.min() >= n_splits) and len(counts) > 1
+    return bool(counts.min() >= n_splits) and len(counts) > 1 \
+        and _parts_problem(len(y), len(counts), test_size, "validation") is None
