@@ -12,6 +12,7 @@ import sys
 
 import pandas as pd
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from treebench.cli import app
@@ -145,3 +146,20 @@ def test_rerun_finds_the_default_folder_by_the_yaml_name(tmp_path):
                            check=True, cwd=tmp_path)
     assert again.stdout.strip().splitlines()[-1].split() == ["0"], again.stdout
     assert "ran 0 now" in again.stdout
+
+
+def test_a_binarization_that_makes_no_column_says_so_in_its_rows(tmp_path):
+    """Every feature constant on the training rows: `midpoints` has no threshold, and each cell
+    failed with scikit-learn's "0 feature(s)"; the row names the binarization and why."""
+    data = tmp_path / "const.csv"
+    data.write_text("c,d,y\n" + "".join(f"5,7,{i % 2}\n" for i in range(30)))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(tiny_config(
+        datasets=[str(data)], binarization={"method": "midpoints"},
+        algorithms=[{"name": "cart", "params": {"max_depth": 1}}])))
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "-q", "--no-report"])
+    assert r.exit_code == 3, r.output
+    t = read_table(out / "results.parquet")
+    assert set(t["status"]) == {"error"}
+    assert all("binarization `midpoints` made no column" in e for e in t["error"])

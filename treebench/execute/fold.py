@@ -176,6 +176,13 @@ def _binarized_fold(cell: Cell, ds: Any, binz_key: str, policy: str) -> Prepared
         binz, X_all, shared_seconds = _binarized_on_all(binz_key, binz, ds, y)
     else:
         binz = _fit_on_train(binz, ds, y, split.train, binz_key)
+    if int(getattr(binz, "n_columns_", 1)) == 0:
+        from treebench.errors import DataError
+
+        raise DataError(
+            f"binarization `{cell.binarizer}` made no column of {cell.dataset}'s training rows "
+            f"(every feature is constant there, so it has no threshold to offer): no tree can "
+            f"split them; `quantile` and `kmeans` keep such a feature as a constant column.")
     output_dtype = np.dtype(getattr(binz, "output_dtype_", np.uint8))
     exact: list[bool] = []
 
