@@ -203,3 +203,13 @@ def test_a_report_that_cannot_be_written_names_the_file_and_its_cause(run_dir: P
         in res.output and "move " in res.output and "free space" not in res.output
     res = CliRunner().invoke(app, ["report", str(run_dir), "--out", ""])
     assert res.exit_code == 2 and "--out is empty" in res.output, res.output
+
+
+def test_format_names_are_read_as_the_report_reads_them(run_dir: Path, tmp_path: Path):
+    """`--format HTML` wrote index.html but the command pointed at the folder, and the quick
+    answer compared the names as typed; aliases and case are read as the report reads them."""
+    out = tmp_path / "ff"
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(out), "--format", "HTML"])
+    assert res.exit_code == 0 and res.output.strip() == f"report: {out / 'index.html'}"
+    _report(run_dir)
+    assert UNCHANGED in _report(run_dir, "--format", "CSV,tex,markdown,htm")
