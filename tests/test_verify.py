@@ -337,6 +337,28 @@ def test_a_json_target_of_the_wrong_kind_is_one_sentence(tmp_path):
         "bad.json", "ok.json"]
 
 
+def test_a_text_column_as_a_metric_is_named_as_text(tmp_path):
+    """`metric: dataset` failed with "`dataset` is missing in 18 of 18 finished cells": it is
+    refused as a definition (exit 2) unless the claim counts rows; a parameter column of text,
+    whose type no schema knows, fails saying it holds text."""
+    with pytest.raises(ValueError, match="metric `dataset` holds text, not numbers"):
+        Expectation.model_validate({"source": "s", "metric": "dataset", "ge": 0.5})
+    Expectation.model_validate({"source": "s", "metric": "status", "agg": "count", "ge": 1})
+    with pytest.raises(ValueError, match="metric `algorithm_label` holds text"):
+        Expectation.model_validate({"source": "s", "metric": "test_accuracy",
+                                    "compare": {"metric": "algorithm_label"}})
+    t = table()
+    t["param_criterion"] = pd.array(["gini"] * len(t), dtype="string")
+    d = tmp_path / "p"
+    d.mkdir()
+    store.write_tables(d, t)
+    cfg = {"name": "p", "expect": [{"source": "s", "metric": "param_criterion", "ge": 0.5}],
+           "profile": None, "profiles": {}}
+    (d / "manifest.json").write_text(json.dumps({"experiment": "p", "config": cfg}))
+    r = CliRunner().invoke(app, ["verify", str(d)])
+    assert r.exit_code == 5 and "holds text, not numbers" in r.output, r.output
+
+
 def test_missing_cells_fail_through_the_cli(tmp_path):
     d = _results(tmp_path, "lost", [GOOD], failed={("b", 2, 0): "timeout"})
     r = CliRunner().invoke(app, ["verify", str(d)])

@@ -189,6 +189,11 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
     vals = ix.numbers(col)[idx]
     nan = np.isnan(vals)
     if nan.any():
+        text = nan & ix.present(col)[idx]  # a value that is there, and no number
+        if text.any():
+            example = ix.texts(col)[idx][np.flatnonzero(text)[0]]
+            raise _Fail(f"`{col}` holds text, not numbers, in {int(text.sum())} of {len(vals)} "
+                        f"finished cells (e.g. {example!r}); a claim measures a number column")
         raise _Fail(f"`{col}` is missing in {int(nan.sum())} of {len(vals)} finished cells")
     if not across:
         return _reduce(vals, agg), len(idx)

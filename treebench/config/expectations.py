@@ -55,6 +55,20 @@ def check_column(name: str, what: str = "column") -> str:
     )
 
 
+def check_numeric(col: str, agg: str) -> None:
+    """Refuse a text column (``dataset``, ``status``, ...) as a claim's metric unless the claim
+    counts rows: a mean or a bound of names has no number, and the verdict said the column was
+    "missing" in every cell."""
+    if agg == "count":
+        return
+    kinds = {c.name: c.dtype for c in schema.learner_columns(None)} | {
+        n: c.dtype for n, c in schema.declared(None).items()}
+    if kinds.get(col) in ("string", "str", "object"):
+        raise ValueError(f"metric `{col}` holds text, not numbers; a claim measures a number "
+                         f"column such as test_accuracy (with `agg: count` any column counts "
+                         f"the selected rows)")
+
+
 def _check_where(where: dict[str, Any]) -> dict[str, Any]:
     """``where`` with each key as the column it names (an alias such as ``algorithm`` becomes
     ``algorithm_label``, so that an item's and its comparison's conditions merge by column)."""
@@ -195,6 +209,9 @@ class Expectation(_Strict):
                 "give exactly one check: `value` (with `abs` or `rel`), `ge`/`le`, `compare` "
                 f"or `monotone` (got {got})"
             )
+        check_numeric(self.metric, self.agg)
+        if self.compare is not None:
+            check_numeric(self.compare.metric or self.metric, self.compare.agg or self.agg)
         if (self.abs is not None or self.rel is not None) and self.value is None:
             raise ValueError("`abs` and `rel` are tolerances of `value`; give `value` too")
         if self.value is not None and self.abs is not None and self.rel is not None:
