@@ -569,7 +569,8 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
     target = Path(out) if out is not None else results_dir / "report"
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
-    with lock_results(results_dir, hint=REPORT_HINT, optional=True):  # never beside a run's writes
+    with lock_results(results_dir, hint=REPORT_HINT, optional=True), \
+            _out_lock(target, out is not None):  # never beside a run's writes, or a report's
         if keep_current and out is None and report_unchanged(results_dir, tuple(formats)):
             return target
         try:
@@ -579,6 +580,16 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
         if out is None:
             _stamp_report(results_dir, tuple(formats))
     return target
+
+
+def _out_lock(target: Path, given: bool):
+    """The lock of a report folder given with ``--out`` (`lock_results`, reentrant when it is
+    the results folder itself): two reports written into one folder at once left one's pages
+    beside the other's tables and figures, and both said they were done."""
+    if not given:
+        return contextlib.nullcontext()  # RESULTS_DIR/report: the results folder's lock holds it
+    target.mkdir(parents=True, exist_ok=True)
+    return lock_results(target, hint="wait for it, or give another --out.", optional=True)
 
 
 def report_write_error(target: Path, results_dir: Path, exc: OSError) -> UserError:

@@ -213,3 +213,30 @@ def test_format_names_are_read_as_the_report_reads_them(run_dir: Path, tmp_path:
     assert res.exit_code == 0 and res.output.strip() == f"report: {out / 'index.html'}"
     _report(run_dir)
     assert UNCHANGED in _report(run_dir, "--format", "CSV,tex,markdown,htm")
+
+
+def test_a_report_folder_another_report_is_writing_is_refused(run_dir: Path, tmp_path: Path):
+    """Two reports into one --out at once left one's page beside the other's tables, and both
+    said they were done: the folder is locked while a report writes it."""
+    import subprocess
+    import sys
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    code = ("import sys, time\nfrom treebench.execute.lock import results_lock\n"
+            "with results_lock(sys.argv[1]):\n    print('ready', flush=True)\n    time.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(shared)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(shared)])
+        assert res.exit_code == 2 and f"pid {holder.pid}" in res.output, res.output
+        assert not (shared / "index.html").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(shared)])
+    assert res.exit_code == 0 and (shared / "index.html").is_file(), res.output
+    # the results folder itself as --out: its own lock, taken once
+    res = CliRunner().invoke(app, ["report", str(run_dir), "--out", str(run_dir)])
+    assert res.exit_code == 0, res.output
