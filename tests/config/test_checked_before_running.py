@@ -132,3 +132,12 @@ def test_two_sweep_flags_for_one_parameter_are_refused(write_config, tmp_path):
     r = runner.invoke(app, ["sweep", str(path), "--depth", "2", "--param", "criterion=gini,entropy",
                             "--dry-run"])
     assert r.exit_code == 0, r.output
+
+
+def test_an_empty_item_in_a_sweep_list_is_refused(write_config):
+    """`--depth 1,,2` ran depths 1 and 2 as if the empty item were not there (a value left out
+    by a typo); `--param` lists are read the same way."""
+    path = write_config(tiny_config())
+    for flags in (["--depth", "1,,2"], ["--param", "max_depth=1,,2"], ["--depth", "1,2,"]):
+        r = runner.invoke(app, ["sweep", str(path), *flags, "--dry-run"])
+        assert r.exit_code == 2 and "is empty" in r.output, (flags, r.output)

@@ -467,3 +467,14 @@ def test_a_part_smaller_than_the_number_of_classes_is_drawn_unstratified_with_a_
     if kind == "holdout":
         assert stratification_problem(kind, y, test_size=sizes["test_size"]) == sp.warning
     assert stratification_problem("holdout", y, test_size=0.3) is None  # 7 test rows: fine
+
+
+@pytest.mark.parametrize("value", [None, True, [1, 2], float("nan")])
+def test_a_label_map_value_that_is_no_label_is_refused(tmp_path, value):
+    """`{0: null}` did nothing, `{0: [1, 2]}` made a class named `[1, 2]`, `{0: true}` a class
+    `True` beside the class 1."""
+    from treebench.errors import ParameterError
+
+    p = _write(tmp_path / "f.csv", "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
+    with pytest.raises(ParameterError, match="a label is a text or a number"):
+        load_dataset("file", {"path": str(p), "label_map": {0: value}})

@@ -194,6 +194,11 @@ def _line_fixes(o: FileOptions) -> dict[str, Any]:
         raise ParameterError(f"dataset `file`: `label_map` maps labels to labels (in a config: "
                              f"`label_map: {{0: neg, 1: pos}}`), got {show(o.label_map)}.")
     if o.label_map:
+        for k, v in o.label_map.items():
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)) or v != v:
+                raise ParameterError(f"dataset `file`: `label_map` maps {show(k)} to {show(v)}; "
+                                     f"a label is a text or a number (true, null, NaN and lists "
+                                     f"are not labels).")
         fixes["label_map"] = {str(k): v for k, v in dict(o.label_map).items()}
     return fixes
 

@@ -126,7 +126,12 @@ def parse_axis(flag: str, text: str) -> list[Any]:
     vals: list[Any] = []
     key = SWEEP_AXES.get(flag, (flag,))[0]
     try:
-        for part in [p.strip() for p in text.split(",") if p.strip()]:
+        parts = [p.strip() for p in text.split(",")]
+        if any(not p for p in parts) and any(parts):
+            # `1,,2`: a value left out by a typo, not a list of two
+            raise ValueError("an item between its commas is empty; give each value once, "
+                             "e.g. 1,2,4")
+        for part in [p for p in parts if p]:
             m = _RANGE.match(part)
             items = [int(m.group(1)), int(m.group(2))] if m else [parse_scalar(part)]
             for v in items:
