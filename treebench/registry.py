@@ -234,9 +234,12 @@ class Registry:
         try:
             return self._entries[name]
         except KeyError:
+            from treebench.utils.text import quote
+
+            command = "datasets list" if self.kind == "dataset" else f"{self.kind}s"
             raise ConfigError(
-                f"unknown {self.kind} `{name}`{did_you_mean(name, self._entries)}; "
-                f"run `treebench {self.kind}s` to list them."
+                f"unknown {self.kind} {quote(str(name))}{did_you_mean(str(name), self._entries)}; "
+                f"run `treebench {command}` to list them."
             ) from None
 
     def registered(self, name: str) -> bool:

@@ -165,3 +165,15 @@ def test_line_fix_options_take_one_value_or_a_list_and_bad_ones_are_one_sentence
                           ("drop_trailing_lines=-5", "a count of 0 or more")):
         r = runner.invoke(app, ["datasets", "info", str(p), "--option", option])
         assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
+
+
+def test_a_long_delimiter_and_an_unknown_name_are_said_plainly(tmp_path):
+    """A two-character delimiter gave pandas' engine-fallback warning as the error; an unknown
+    dataset name printed its newline raw and pointed at `treebench datasets` (a group)."""
+    p = tmp_path / "d.csv"
+    p.write_text("a,b,y\n1,2,0\n3,4,1\n5,6,0\n7,8,1\n")
+    r = runner.invoke(app, ["datasets", "info", str(p), "--delimiter", "ab"])
+    assert r.exit_code == 2 and "delimiter 'ab' is 2 characters" in r.output, r.output
+    r = runner.invoke(app, ["datasets", "info", "a\nb"])
+    assert r.exit_code == 2 and "unknown dataset `a\\nb`" in r.output, r.output
+    assert "`treebench datasets list`" in r.output

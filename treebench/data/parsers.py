@@ -263,6 +263,9 @@ def read_delimited(
     mode = header_mode(header)
     header = mode == "first-row"
     sep = r"\s+" if delimiter in (None, "space", " ", "whitespace") else ("\t" if delimiter == "tab" else delimiter)
+    if isinstance(sep, str) and len(sep) != 1 and sep != r"\s+":
+        raise DataError(f"{path}: delimiter {show(delimiter)} is {len(sep)} characters; give one "
+                        f"character (`,`, `;`, `|`), or tab or space.")
     src: Any
     if skip_lines or drop_trailing_lines or unquote_lines:
         src = io.StringIO(apply_line_fixes(read_text(path), skip_lines, drop_trailing_lines, unquote_lines))
