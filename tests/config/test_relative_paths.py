@@ -55,6 +55,17 @@ def test_a_missing_file_is_named_as_the_config_names_it(tmp_path, monkeypatch):
     assert "Traceback" not in r.output
 
 
+def _run_in_its_folder(tmp_path, monkeypatch):
+    """Write the config and its data, run it from its own folder; (results folder, its cell
+    file names)."""
+    _write(tmp_path)
+    out = tmp_path / "out"
+    monkeypatch.chdir(tmp_path / "sub")
+    r = CliRunner().invoke(app, ["run", "cfg.yaml", "-o", str(out), "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    return out, sorted(p.name for p in (out / "cells").iterdir())
+
+
 def test_the_same_config_gives_the_same_cells_from_any_folder(tmp_path, monkeypatch):
     """A cell's identity holds the data paths as the config wrote them: run from the config's
     folder, then named by an absolute path, a path through `..` and a path from its parent,
@@ -63,12 +74,7 @@ def test_the_same_config_gives_the_same_cells_from_any_folder(tmp_path, monkeypa
 
     from treebench.config.cells import expand
 
-    _write(tmp_path)
-    out = tmp_path / "out"
-    monkeypatch.chdir(tmp_path / "sub")
-    r = CliRunner().invoke(app, ["run", "cfg.yaml", "-o", str(out), "-q", "--no-report"])
-    assert r.exit_code == 0, r.output
-    first = sorted(p.name for p in (out / "cells").iterdir())
+    out, first = _run_in_its_folder(tmp_path, monkeypatch)
     ids = sorted(c.id for c in expand(load_config("cfg.yaml")))
     assert [f"{i}.json" for i in ids] == first
     for folder, spelling in ((tmp_path, str(tmp_path / "sub" / "cfg.yaml")),
@@ -88,12 +94,7 @@ def test_a_sweep_from_another_folder_finds_the_cells_of_the_run(tmp_path, monkey
     """`treebench sweep` validates the config again with its axes: the datasets' paths as
     written were lost there, so the sweep's cells had other ids from another folder and ran
     again beside the run's (two rows for one cell)."""
-    _write(tmp_path)
-    out = tmp_path / "out"
-    monkeypatch.chdir(tmp_path / "sub")
-    r = CliRunner().invoke(app, ["run", "cfg.yaml", "-o", str(out), "-q", "--no-report"])
-    assert r.exit_code == 0, r.output
-    first = sorted(p.name for p in (out / "cells").iterdir())
+    out, first = _run_in_its_folder(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["sweep", "sub/cfg.yaml", "-o", str(out), "--depth", "2,3",
                                  "--no-report"])
