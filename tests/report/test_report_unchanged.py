@@ -163,11 +163,15 @@ def test_pages_and_tables_the_report_no_longer_writes_are_removed(run_dir: Path,
     assert not (run_dir / "report" / "index.html").exists()
     assert not (run_dir / "report" / "summary.md").exists()
     assert sorted({p.suffix for p in tables.iterdir()}) == [".tex"]
-    outside = tmp_path / "kept.csv"
-    outside.write_text("mine\n")
-    (tables / "link.csv").symlink_to(outside)
+    # a file no report wrote is never removed (a user's own page in an --out folder)
+    (tables / "mine.csv").write_text("mine\n")
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "index.html").write_text("my page")
+    _report(run_dir, "--out", str(own), "--format", "csv")
+    assert (own / "index.html").read_text() == "my page"
     _report(run_dir)
-    assert outside.read_text() == "mine\n" and not (tables / "link.csv").is_symlink()
+    assert (tables / "mine.csv").read_text() == "mine\n"
     assert (run_dir / "report" / "index.html").is_file() and (tables / "summary.csv").is_file()
 
 

@@ -282,8 +282,8 @@ def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path,
 
 def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None) -> bool:
     """The report in ``out / "report"`` was written from the cells whose digest is ``digest``
-    and from ``out``'s manifest as it is now, by this drawing code (and in ``formats`` when given), and its files are as it wrote them
-    (none missing, none changed)."""
+    and from ``out``'s manifest as it is now, by this drawing code (and in ``formats`` when
+    given), and its files are as it wrote them (none missing, none changed)."""
     rdir = out / "report"
     stamp = read_json_object(rdir / REPORT_STAMP)
     if stamp.get("digest") != digest or stamp.get("code") != report_code_key():

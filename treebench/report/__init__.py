@@ -116,23 +116,33 @@ def write_report(
     return {k: written[k] for k in ("html", "md", "csv", "latex", "png", "svg") if k in written}
 
 
-#: the report's pages, and the suffixes of its tables (``tables/``), that a report replaces
-PAGES = ("index.html", "summary.md")
-TABLE_SUFFIXES = (".csv", ".md", ".tex")
+#: the list of pages and tables the last report wrote into its folder (what `remove_stale` may
+#: remove: a file the report never wrote, a user's own page in an --out folder, is never touched)
+WRITTEN_RECORD = ".report-files.json"
+#: the suffixes of the files `remove_stale` removes (pages and tables; figures are pruned where
+#: they are drawn)
+STALE_SUFFIXES = (".html", ".md", ".csv", ".tex")
 
 
 def remove_stale(out_dir: Path, written: list[Path]) -> None:
-    """Remove the pages and tables of ``out_dir`` that this report did not write: those of an
-    earlier report (of a format not asked for now, of a claim since removed, of another
-    results folder written into the same ``--out``) would sit beside the new ones and say
-    other things. Figures are pruned the same way where they are drawn."""
+    """Remove the pages and tables the previous report wrote into ``out_dir`` and this one did
+    not (a format not asked for now, a claim since removed, another results folder reported
+    into the same ``--out``): they would sit beside the new ones and say other things. Only
+    files listed in `WRITTEN_RECORD` by a report are removed; a link is removed, never its
+    target. Then records what this report wrote."""
     import os
 
-    keep = {os.path.abspath(p) for p in written}
-    tables = out_dir / "tables"
-    old = [out_dir / name for name in PAGES]
-    if tables.is_dir() and not tables.is_symlink():
-        old += [p for p in tables.iterdir() if p.suffix in TABLE_SUFFIXES]
-    for p in old:  # a link is removed, never its target
-        if (p.is_symlink() or p.is_file()) and os.path.abspath(p) not in keep:
+    from treebench.utils.atomic import read_json_object, write_json
+
+    root = os.path.abspath(out_dir)
+    keep = sorted({os.path.relpath(os.path.abspath(p), root) for p in written})
+    before = read_json_object(out_dir / WRITTEN_RECORD).get("files")
+    for rel in before if isinstance(before, list) else []:
+        parts = Path(str(rel)).parts
+        if (not isinstance(rel, str) or rel in keep or Path(rel).is_absolute() or ".." in parts
+                or Path(rel).suffix not in STALE_SUFFIXES):
+            continue
+        p = out_dir / rel
+        if p.is_symlink() or p.is_file():
             p.unlink()
+    write_json(out_dir / WRITTEN_RECORD, {"files": keep})
