@@ -109,6 +109,12 @@ def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
+def report_formats(text: str) -> list[str]:
+    """``--format`` of `treebench report` as the report reads it (`report.parse_formats`:
+    case, aliases such as ``tex``; an unknown name is a `UserError`)."""
+    return report.parse_formats(text)
+
+
 def report_page(folder: Path, formats: list[str], tree: bool) -> Path:
     """The page to open in a report folder: index.html, else the Markdown index (``index.md``
     of a folder of experiments, ``summary.md`` of one), else the folder."""

@@ -414,9 +414,7 @@ def report(
             raise UserError("--out is empty; give the report folder (or leave --out out for "
                             "RESULTS_DIR/report).")
         out = Path(out_text) if out_text is not None else None
-        from treebench.report import parse_formats
-
-        fmts = parse_formats(format)  # `HTML`, `tex`: the names the page and the stamp use
+        fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
         if out is None and api_light.report_unchanged(results_dir, tuple(fmts)):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
                        f"(unchanged: written from these cells, in these formats, by this version)")

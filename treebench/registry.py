@@ -32,6 +32,7 @@ from typing import Any
 
 from treebench.errors import ConfigError, did_you_mean
 from treebench.columns import Column
+from treebench.utils.text import quote
 
 #: what a learner may accept (declared with ``inputs=`` when registering it): 0/1 features,
 #: real-valued features, categorical features as such, sample weights, more than two classes,
@@ -234,8 +235,6 @@ class Registry:
         try:
             return self._entries[name]
         except KeyError:
-            from treebench.utils.text import quote
-
             command = "datasets list" if self.kind == "dataset" else f"{self.kind}s"
             raise ConfigError(
                 f"unknown {self.kind} {quote(str(name))}{did_you_mean(str(name), self._entries)}; "

@@ -177,8 +177,6 @@ def _binarized_fold(cell: Cell, ds: Any, binz_key: str, policy: str) -> Prepared
     else:
         binz = _fit_on_train(binz, ds, y, split.train, binz_key)
     if int(getattr(binz, "n_columns_", 1)) == 0:
-        from treebench.errors import DataError
-
         raise DataError(
             f"binarization `{cell.binarizer}` made no column of {cell.dataset}'s training rows "
             f"(every feature is constant there, so it has no threshold to offer): no tree can "

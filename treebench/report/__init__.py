@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from treebench.errors import UserError, did_you_mean
+from treebench.utils.atomic import read_json_object, write_json
 
 FORMATS = ("html", "md", "csv", "latex")
 #: formats chosen only on request: figures are PNG, and also SVG when ``svg`` is asked for
@@ -131,8 +132,6 @@ def remove_stale(out_dir: Path, written: list[Path]) -> None:
     files listed in `WRITTEN_RECORD` by a report are removed; a link is removed, never its
     target. Then records what this report wrote."""
     import os
-
-    from treebench.utils.atomic import read_json_object, write_json
 
     root = os.path.abspath(out_dir)
     keep = sorted({os.path.relpath(os.path.abspath(p), root) for p in written})
