@@ -594,7 +594,6 @@ def _out_lock(target: Path, given: bool):
     beside the other's tables and figures, and both said they were done."""
     if not given:
         return contextlib.nullcontext()  # RESULTS_DIR/report: the results folder's lock holds it
-    target.mkdir(parents=True, exist_ok=True)
     return lock_results(target, hint="wait for it, or give another --out.", optional=True)
 
 

@@ -215,10 +215,17 @@ def _label_tokens(y: pd.Series) -> pd.Series:
     (a file's ``1.0`` is the class 1, as `_label_values` reads it, so the key ``1`` maps it),
     anything else as text."""
     v = y.to_numpy()
-    if v.dtype.kind == "f" and len(v) and np.all(np.isfinite(v)) and np.all(v == np.round(v)) \
-            and float(np.abs(v).max()) <= 2.0 ** 53:
+    if whole_labels(v):
         return pd.Series(v.astype(np.int64), index=y.index).astype(str)
     return y.astype(str)
+
+
+def whole_labels(v: np.ndarray) -> bool:
+    """Whether labels ``v`` are floats that are whole numbers of at most 2**53 in size (where
+    every whole float is one integer): they are read as the integer classes (``1.0`` is 1);
+    larger ones stay floats, which an int64 would wrap or merge."""
+    return bool(v.dtype.kind == "f" and np.all(np.isfinite(v)) and np.all(v == np.round(v))
+                and (not len(v) or float(np.abs(v).max()) <= 2.0 ** 53))
 
 
 def _row_origin(i: int, spans: list[tuple[int, int, str]]) -> str:
@@ -455,12 +462,10 @@ def _categorical_columns(df: pd.DataFrame, X: pd.DataFrame, kinds: dict[str, str
 
 
 def _label_values(y: pd.Series) -> np.ndarray:
-    """The label as an array: whole floats as integers (up to 2**53 in size, where every
-    whole float is one integer; larger ones stay floats, which an int64 would wrap or merge),
-    text labels as written."""
+    """The label as an array: whole floats as integers (`whole_labels`), text labels as
+    written."""
     yv = y.to_numpy()
-    if yv.dtype.kind == "f" and np.all(np.isfinite(yv)) and np.all(yv == np.round(yv)) \
-            and (not len(yv) or float(np.abs(yv).max()) <= 2.0 ** 53):
+    if whole_labels(yv):
         yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
     if yv.dtype == object or pd.api.types.is_string_dtype(y.dtype):
         kind = pd.api.types.infer_dtype(y, skipna=False)

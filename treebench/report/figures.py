@@ -102,14 +102,16 @@ def dataset_stems(datasets: list[str]) -> dict[str, str]:
     return out
 
 
+def results_stems(results: Results) -> dict[str, str]:
+    """`dataset_stems` over every dataset of the results: the stems all figure kinds use."""
+    names = distinct(results.table["dataset"]) if "dataset" in results.table else []
+    return dataset_stems([str(d) for d in names])
+
+
 def dataset_stem(results: Results, dataset: Any) -> str:
-    """The file-name stem of ``dataset``'s figures of every kind (`dataset_stems` over every
-    dataset of the results): two names with one slug get a stem each in all of them."""
-    names = [str(d) for d in distinct(results.table["dataset"])] if "dataset" in results.table \
-        else []
-    if str(dataset) not in names:
-        names.append(str(dataset))
-    return dataset_stems(names)[str(dataset)]
+    """The file-name stem of ``dataset``'s figures of every kind (`results_stems`): two names
+    with one slug get a stem each in all of them."""
+    return results_stems(results).get(str(dataset)) or dataset_stems([str(dataset)])[str(dataset)]
 
 
 def check_unique(infos: list[FigureInfo]) -> None:
@@ -713,7 +715,7 @@ def _jobs(results: Results) -> list[FigureJob]:
             plans.remove((train, (train,)))
             plans.insert(0, (f"train_{test}", (test, train)))
     datasets = distinct(results.settings["dataset"])
-    stems = {str(d): dataset_stem(results, d) for d in datasets}
+    stems = results_stems(results)
     jobs = []
     for dataset in datasets:
         sub = results.settings[results.settings["dataset"] == dataset]
