@@ -103,9 +103,11 @@ def dataset_stems(datasets: list[str]) -> dict[str, str]:
 
 
 def results_stems(results: Results) -> dict[str, str]:
-    """`dataset_stems` over every dataset of the results: the stems all figure kinds use."""
-    names = distinct(results.table["dataset"]) if "dataset" in results.table else []
-    return dataset_stems([str(d) for d in names])
+    """`dataset_stems` over every dataset of the results, those with rows and those of the
+    settings alone (a cell that never ran): the stems all figure kinds use."""
+    names = [str(d) for frame in (results.table, results.settings) if "dataset" in frame
+             for d in distinct(frame["dataset"])]
+    return dataset_stems(list(dict.fromkeys(names)))
 
 
 def dataset_stem(results: Results, dataset: Any) -> str:

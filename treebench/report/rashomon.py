@@ -40,11 +40,11 @@ from treebench.report.figures import (
     MARKERS,
     FigureJob,
     agg_figure,
-    dataset_stems,
     line_colors,
     make_job,
     place_note,
     register_figures,
+    results_stems,
     wide_range,
     wrap,
 )
@@ -276,7 +276,7 @@ def rashomon_jobs(results: Results) -> list[FigureJob]:
     if rows.empty:
         return []
     datasets = distinct(rows["dataset"])
-    stems = dataset_stems([str(d) for d in datasets])
+    stems = results_stems(results)
     jobs = []
     for d in datasets:
         sub = rows[rows["dataset"].astype(str) == str(d)]
