@@ -422,3 +422,20 @@ def test_a_damaged_figure_file_is_drawn_again(tmp_path):
     assert ours[0].read_bytes() == good
     assert ours[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert {p: p.stat().st_mtime_ns for p in ours[2:]} == kept
+
+
+def test_the_failures_table_names_each_failed_cells_seed(tmp_path, no_figures):
+    """Holdout cells of several seeds share fold 0: the failures table (CSV, Markdown, HTML)
+    gives each failed cell's seed, so two failures of one setting are told apart."""
+    table = synthetic_table()
+    failed = table["status"] != "ok"
+    table.loc[failed, "seed"] = range(11, 11 + int(failed.sum()))
+    res = write_results(tmp_path / "results", table)
+    write_report(res, formats=["html", "md", "csv"])
+    fcsv = pd.read_csv(res / "report" / "tables" / "failures.csv")
+    want = dict(zip(table.loc[failed, "cell_id"], table.loc[failed, "seed"], strict=True))
+    assert dict(zip(fcsv["cell_id"], fcsv["seed"], strict=True)) == want
+    md = (res / "report" / "summary.md").read_text(encoding="utf-8")
+    assert "| fold | seed | status |" in md
+    for cid, seed in want.items():
+        assert any(cid in line and f"| {seed} |" in line for line in md.splitlines()), cid

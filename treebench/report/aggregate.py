@@ -382,7 +382,8 @@ def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list
 
 
 def failures(results: Results) -> pd.DataFrame:
-    """The rows whose status is not ``ok``, with their identity and error."""
+    """The rows whose status is not ``ok``, with their identity (the split's fold and seed: the
+    holdout cells of ten seeds share fold 0) and error."""
     t = results.table
     bad = t[t["status"] != "ok"]
     keys = normalized_keys(bad, results.key_columns)
@@ -393,11 +394,19 @@ def failures(results: Results) -> pd.DataFrame:
         "params": [params_text(r, results.key_columns)
                    for r in keys[results.key_columns].to_dict("records")],
         "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
+        "seed": _blank_missing(bad, "seed"),
         "status": bad["status"].astype(str),
         "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
     })
     out = out.sort_values(["dataset", "algorithm_label", "cell_id"], kind="stable")
     return out.reset_index(drop=True)
+
+
+def _blank_missing(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A column's values with missing ones (and a column older results lack) as ``""``."""
+    if column not in rows:
+        return pd.Series([""] * len(rows), index=rows.index, dtype=object)
+    return rows[column].astype(object).where(rows[column].notna(), "")
 
 
 def params_text(row: Mapping[str, Any], columns: list[str]) -> str:

@@ -75,10 +75,11 @@ def short_error(text: str) -> str:
 
 
 def failure_rows(results: Results) -> list[list[str]]:
-    """Failed cells as rows: cell id, dataset, algorithm, parameters, fold, status, error."""
+    """Failed cells as rows: cell id, dataset, algorithm, parameters, fold, seed, status, error."""
     f = failures(results)
     return [[str(r.cell_id), str(r.dataset), str(r.algorithm_label), str(r.params), str(r.fold),
-             str(r.status), short_error(r.error)] for r in f.itertuples()]
+             str(r.seed), str(r.status), short_error(r.error)] for r in f.itertuples()]
 
 
-FAILURE_HEADER = ["cell_id", "dataset", "algorithm", "parameters", "fold", "status", "error"]
+FAILURE_HEADER = ["cell_id", "dataset", "algorithm", "parameters", "fold", "seed", "status",
+                  "error"]
