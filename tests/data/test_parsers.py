@@ -65,8 +65,8 @@ def test_csv_round_trip(tmp_path_factory, df, delim, header, gz, crlf):
         e, o = exp.dropna().tolist(), out.dropna().tolist()
         if all(isinstance(v, float) for v in e):
             np.testing.assert_allclose(np.asarray(o, dtype=float), np.asarray(e, dtype=float))
-        else:
-            assert [str(v) for v in o] == [str(v) for v in e]
+        else:  # whitespace around a text value, quoted or not, is not part of it
+            assert [str(v) for v in o] == [str(v).strip() for v in e]
 
 
 def _arff_quote(v: str) -> str:
@@ -171,3 +171,18 @@ def test_a_line_with_too_few_fields_is_named_not_read_as_missing_values(tmp_path
     p.write_text("x1,x2,y\n1,2,a\n3,,\n5,6,b\n")
     df = read_delimited(p, header=True)
     assert df.shape == (3, 3) and df["y"].isna().sum() == 1 and df["x2"].isna().sum() == 1
+
+
+@pytest.mark.parametrize("delim", [",", ";", "\t"])
+def test_whitespace_around_a_text_value_is_not_part_of_it(tmp_path, delim):
+    """``yes``, ``yes `` and ``"yes "`` are one class, ``? `` is missing, and a column of
+    numbers with one padded missing token is numeric (it was text, ``? `` a category)."""
+    rows = [["1", "2 ", "yes"], ["2", "? ", "yes "], ["3", "1", '"no "'], ["4", "4", " no"],
+            ["5", "5", "no\t" if delim != "\t" else "no"], ["6", "1", '" yes"']]
+    p = tmp_path / "t.csv"
+    p.write_text("\n".join(delim.join(r) for r in [["a", "b", "y"], *rows]) + "\n")
+    got = read_delimited(p, delimiter=delim, header="auto")
+    assert got["y"].tolist() == ["yes", "yes", "no", "no", "no", "yes"]
+    assert pd.api.types.is_numeric_dtype(got["b"])
+    assert got["b"].isna().tolist() == [False, True, False, False, False, False]
+    assert got["b"].dropna().tolist() == [2, 1, 4, 5, 1]

@@ -254,8 +254,8 @@ def read_delimited(
     ``header``: ``first-row`` (or true) takes the first (remaining) line as column names
     (surrounding spaces stripped); ``none`` (or false) reads every line as data, columns named
     ``x0, x1, ...`` unless ``names`` is given; ``auto`` decides with `detect_header`. Values in
-    ``missing`` become NaN, and so do empty fields. Numeric-looking columns become numbers, the
-    others text. The positions of the columns the header line leaves without a name are in
+    ``missing`` become NaN, and so do empty fields. Whitespace around a text value is not part
+    of it (`_strip_spaces`). Numeric-looking columns become numbers, the others text. The positions of the columns the header line leaves without a name are in
     ``df.attrs[UNNAMED_COLUMNS]`` (such a column is named ``x<position>`` under ``auto`` and
     ``Unnamed: <position>`` under ``first-row``).
     """
@@ -317,8 +317,32 @@ def read_delimited(
         df.columns = [f"x{j}" for j in range(df.shape[1])]
     if unnamed:
         df.attrs[UNNAMED_COLUMNS] = unnamed
+    if sep != r"\s+":
+        df = _strip_spaces(df, kw["na_values"])
     if df.shape[1] and df.iloc[:, -1].isna().any():
         _check_short_lines(src, path, sep, quotechar, df.shape[1])
+    return df
+
+
+def _strip_spaces(df: pd.DataFrame, missing: Sequence[str]) -> pd.DataFrame:
+    """Text values without the whitespace around them, quoted or not (as header names):
+    ``yes``, ``yes `` and ``" yes"`` are one value (one class, one category), ``? `` is
+    missing, and a column whose texts are then all numbers is numeric."""
+    tokens = set(missing)
+    for j in range(df.shape[1]):
+        col = df.iloc[:, j]
+        if not (col.dtype == object or isinstance(col.dtype, pd.StringDtype)):
+            continue
+        padded = col.map(lambda v: isinstance(v, str) and v != v.strip())
+        if not padded.any():
+            continue
+        stripped = col.map(lambda v: v.strip() if isinstance(v, str) else v)
+        stripped = stripped.where(~stripped.isin(tokens), np.nan)
+        try:
+            stripped = pd.to_numeric(stripped)
+        except (ValueError, TypeError):
+            stripped = stripped.astype(col.dtype)
+        df.isetitem(j, stripped)
     return df
 
 
