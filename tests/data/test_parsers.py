@@ -118,6 +118,23 @@ def test_arff_errors_name_the_file(tmp_path):
         read_arff(p)
 
 
+@pytest.mark.parametrize("last", ["{p,n}", "numeric", "string"])
+def test_an_arff_line_with_too_few_values_is_named(tmp_path, last):
+    """A data line that lacks values is named with its line number in the file (comments and
+    blank lines counted); it was read with missing last values, and a numeric attribute then
+    "held" the label. A ``?`` or an empty quoted value is no short line."""
+    p = tmp_path / "s.arff"
+    head = f"@relation t\n@attribute a numeric\n@attribute b numeric\n@attribute y {last}\n@data\n"
+    value = "p" if last != "numeric" else "1"
+    p.write_text(head + f"1,2,{value}\n% a comment\n\n2,{value}\n3,1,{value}\n")
+    with pytest.raises(DataError, match=r"line 9 of `.*s\.arff` has 2 value\(s\) where its "
+                                        r"@attribute lines declare 3"):
+        read_arff(p)
+    p.write_text(head + f"1,2,{value}\n2,?,?\n")
+    df, _ = read_arff(p)
+    assert df.shape == (2, 3) and df["y"].isna().tolist() == [False, True]
+
+
 def test_dl85_format_and_errors(tmp_path):
     p = tmp_path / "d.txt"
     p.write_text("1 0 1 1 \n0 1 0 0\n")  # trailing space on a line, as in the DL8.5 files

@@ -472,6 +472,21 @@ def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str
     raise DataError(f"{_where(path)} has no @data line; expected an ARFF file.")
 
 
+def _short_arff_line(lines: list[str], start: int, path: Path, quote: str, width: int) -> None:
+    """Raise `DataError` for the first data line with fewer values than the @attribute lines
+    declare (pandas reads the values it lacks as missing, so the last attribute's check named
+    another value)."""
+    for n in range(start, len(lines)):
+        ln = lines[n]
+        if not ln.strip() or ln.lstrip().startswith("%"):
+            continue
+        fields = next(csv.reader([ln], quotechar=quote, escapechar="\\", skipinitialspace=True))
+        if len(fields) < width:
+            raise DataError(f"line {n + 1} of {_where(path)} has {len(fields)} value(s) where its "
+                            f"@attribute lines declare {width}; fix or remove that line (a "
+                            f"missing value is written ?).")
+
+
 def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.DataFrame, dict[str, str]]:
     """ARFF (numeric, nominal with quotes, string; ``?`` missing; ``%`` comments; CRLF; gzip).
 
@@ -504,6 +519,10 @@ def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.
         raise DataError(f"cannot parse the @data section of {_where(path)}: {str(exc).strip()}.") from None
     if df.shape[0] != len(body):
         raise DataError(f"{_where(path)}: read {df.shape[0]} rows from {len(body)} data lines; check its quoting.")
+    last = df.iloc[:, -1] if df.shape[1] else None
+    if last is not None and (last.isna() | (last.astype(object) == "")).any():
+        # a short line: pandas reads the values it lacks as missing or empty
+        _short_arff_line(lines, start, path, quote, len(names))
     kinds = {}
     for name, kind, values in attrs:
         kinds[name] = kind
