@@ -274,3 +274,76 @@ def test_results_rows_name_the_problem_of_each_cell(tmp_path):
     df = pd.read_csv(tmp_path / "r" / "results.csv")
     got = dict(zip(df["algorithm_label"], df["problem"]))
     assert got == {"topk": "min-errors", "fig1": "topk-figure1", "cart": "greedy"}
+
+
+# --------------------------------------------------------------------- leaf-size restrictions
+#: the optimal learners with a smallest leaf size, and its parameter
+LEAF_SIZE = [("topk", "min_samples_leaf", {"k": "all", "tie_break": "first"}), ("dpdt", "min_samples_leaf",
+             {"candidates": "exhaustive"}), ("streed", "min_samples_leaf", {}),
+             ("dl85", "min_sup", {}), ("pytrees-dl85", "min_sup", {}),
+             ("pytrees-contree", "min_sup", {})]
+
+
+@pytest.mark.parametrize("name, param, base", LEAF_SIZE)
+def test_a_leaf_size_above_one_is_a_restricted_problem(name, param, base):
+    """With leaves of at least m > 1 rows the optimum may have more errors than over all
+    trees: the problem is `leaf-size-restricted`, measured by the unrestricted objective
+    (errors); at m = 1 the problem is the learner's usual one."""
+    if name not in ALGORITHMS:
+        pytest.skip(f"{name} is not registered in this build")
+    params = {**ALGORITHMS.get(name).parameters(), **base}
+    assert O.problem_of(name, {**params, param: 1}) == "min-errors"
+    assert O.problem_of(name, {**params, param: 3}) == "leaf-size-restricted"
+    assert O.objective_of(name, {**params, param: 3}) == O.Objective("errors")
+    with pytest.raises(ValueError, match=f"needs `{param}` at 1 for `{name}`"):
+        O.ask(name, "min-errors", {param: 3})
+    assert O.ask(name, "min-errors", {param: 1})[param] == 1
+    assert param not in O.ask(name, "min-errors", {})  # the cell's parameters as given
+
+
+def test_a_config_asking_min_errors_with_a_leaf_size_is_refused():
+    with pytest.raises(ConfigError) as info:
+        validate_config(_config({"name": "topk", "objective": "min-errors",
+                                 "params": {"min_samples_leaf": 3}}))
+    assert "algorithms[0].objective" in str(info.value)
+    assert "needs `min_samples_leaf` at 1" in str(info.value)
+
+
+@pytest.mark.peers
+def test_leaf_size_restricted_optima_are_not_certificates(tmp_path):
+    """STreeD, Top-k (k = all) and DPDT with leaves of at least 2 or 3 rows prove optima of
+    their restricted spaces (1 and 3 errors here, where the optimum over all trees has 0):
+    their rows say `leaf-size-restricted`, and neither they nor two leaf sizes of one learner
+    (one instance of the certificate check: the leaf size is no part of it) break a
+    certificate; `treebench verify` passes."""
+    pytest.importorskip("pystreed")
+    import pandas as pd
+    import yaml
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    rows = ["0,0,0"] * 4 + ["0,1,1"] * 2 + ["1,0,1"] + ["1,1,0"] * 2
+    (tmp_path / "msl.csv").write_text("a,b,y\n" + "\n".join(rows) + "\n")
+    entries = [{"name": n, "params": {"max_depth": 2, "min_samples_leaf": [1, 2, 3], **extra}}
+               for n, extra in (("streed", {}), ("topk", {"k": "all", "tie_break": "first"}),
+                                ("dpdt", {"candidates": "exhaustive"}))]
+    cfg = {"name": "msl", "datasets": [{"path": "msl.csv", "label": "y"}],
+           "split": {"kind": "full"}, "binarization": {"method": "none"},
+           "algorithms": entries, "execution": {"n_jobs": 1, "backend": "sequential"}}
+    (tmp_path / "msl.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(tmp_path / "msl.yaml"), "-o", str(out), "-q",
+                                 "--no-report"])
+    assert r.exit_code == 0, r.output
+    df = pd.read_parquet(out / "results.parquet")
+    assert (df["status"] == "ok").all()
+    free, held = df[df["param_min_samples_leaf"] == 1], df[df["param_min_samples_leaf"] > 1]
+    assert set(free["problem"]) == {"min-errors"} and set(free["problem_objective"]) == {0.0}
+    assert set(held["problem"]) == {"leaf-size-restricted"}
+    assert (held["problem_objective"] > 0).all()
+    by_size = held.groupby("param_min_samples_leaf")["problem_objective"].agg(set).to_dict()
+    assert by_size == {2: {1.0}, 3: {3.0}}  # each learner proves each restricted optimum
+    assert held["optimal"].all()
+    r = CliRunner().invoke(app, ["verify", str(out)])
+    assert r.exit_code == 0, r.output

@@ -46,7 +46,7 @@ from treebench.algorithms import _dpdt_layer_fit as LAYER
 from treebench.algorithms import _dpdt_numeric as NUMERIC
 from treebench.algorithms._dpdt_solver import Solver, to_arrays, tree_stats
 from treebench.algorithms.base import TreeClassifierBase, TreeRegressorBase
-from treebench.algorithms.objectives import Solves
+from treebench.algorithms.objectives import Solves, leaf_size
 from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.columns import Column
 from treebench.registry import ALGORITHMS
@@ -604,16 +604,17 @@ PRECOMPILE = {"0/1-search": LAYER.warmup_kernels, "other": (numeric_warmups, war
 ALGORITHMS.register(
     "dpdt", tags=("dpdt", "anytime"), inputs=("binary", "numeric", "weights", "multiclass"),
     columns=(SEARCH,),
-    solves=Solves(problem, {
+    solves=Solves(leaf_size(problem, "min_samples_leaf"), {
         "min-errors": {"candidates": "exhaustive", "alpha": 0.0},
         "errors+alpha*path": {"candidates": "exhaustive"},
-    }, {"errors+alpha*path": "alpha"}, unrestricted={"candidates": "exhaustive"}),
+    }, {"errors+alpha*path": "alpha"},
+        unrestricted={"candidates": "exhaustive", "min_samples_leaf": 1}),
     warmup=warmup, precompile=PRECOMPILE,
 )(DPDTClassifier)
 ALGORITHMS.register(
     "dpdt-regressor", tags=("dpdt",), inputs=("binary", "numeric", "weights", "regression"),
     columns=(SEARCH,),
-    solves=Solves(regression_problem, {}, {"sse+alpha*path": "alpha"},
-                  unrestricted={"candidates": "exhaustive"}),
+    solves=Solves(leaf_size(regression_problem, "min_samples_leaf"), {}, {"sse+alpha*path": "alpha"},
+                  unrestricted={"candidates": "exhaustive", "min_samples_leaf": 1}),
     warmup=warmup, precompile=PRECOMPILE,
 )(DPDTRegressor)

@@ -53,6 +53,9 @@ PROBLEMS: dict[str, str] = {
                           "optimal over all splits)",
     "guessed-bound": "GOSDT's objective relative to a reference model's lower-bound guess "
                      "(Theorem 4.3: at most the reference bound, not necessarily optimal)",
+    "leaf-size-restricted": "the learner's objective among trees whose leaves hold at least "
+                            "min_samples_leaf (min_sup) training rows (not optimal over all "
+                            "trees)",
     "greedy": "top-down induction by a split criterion; no global objective",
     "lookahead": "greedy with a lookahead on the first levels; no global optimum",
     "ensemble": "an ensemble of trees; no tree objective",
@@ -98,7 +101,7 @@ PROBLEM_OBJECTIVES: dict[str, str] = {
 #: problems that search a restricted space (candidate splits, Top-k's k, a guessed bound) for
 #: an objective: measured by the objective of the same learner without the restriction
 #: (`Solves.unrestricted`), so their rows compare with the unrestricted problem's
-RESTRICTED = ("topk-search-space", "candidate-split-dp", "guessed-bound")
+RESTRICTED = ("topk-search-space", "candidate-split-dp", "guessed-bound", "leaf-size-restricted")
 
 
 #: the results column this module fills (in the row's settings: it follows from the parameters,
@@ -154,6 +157,20 @@ def by_cost(param: str) -> Callable[[Mapping[str, Any]], str]:
             return "min-errors-then-nodes"
         return "errors+lambda*leaves" if float(p.get(param) or 0.0) > 0 else "min-errors"
     return problem
+
+
+def leaf_size(problem: Callable[[Mapping[str, Any]], str],
+              param: str) -> Callable[[Mapping[str, Any]], str]:
+    """The problem function of a learner whose parameter ``param`` is the fewest training rows
+    a leaf may hold: ``leaf-size-restricted`` above 1 (the optimum over such trees may have
+    more errors than the optimum over all trees), else ``problem``'s. The learner's `Solves`
+    lists ``param: 1`` in ``unrestricted``."""
+    def restricted(p: Mapping[str, Any]) -> str:
+        size = p.get(param)
+        if isinstance(size, int | float) and not isinstance(size, bool) and size > 1:
+            return "leaf-size-restricted"
+        return problem(p)
+    return restricted
 
 
 def gosdt_problem(p: Mapping[str, Any]) -> str:
@@ -264,4 +281,9 @@ def ask(name: str, problem: str, params: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"the objective {problem!r} sets `{key}` to {value!r} for "
                              f"`{name}`; remove `{key}` from params (it is {out[key]!r})")
         out[key] = value
+    for key, value in entry.unrestricted.items():  # e.g. a leaf size, left as given when free
+        if key in out and out[key] != value and key not in entry.asks[problem]:
+            raise ValueError(f"the objective {problem!r} needs `{key}` at {value!r} for "
+                             f"`{name}` ({out[key]!r} restricts its trees, which is another "
+                             f"problem); remove `{key}` from params")
     return out

@@ -44,7 +44,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.objectives import Solves
+from treebench.algorithms.objectives import Solves, fixed, leaf_size
 from treebench.algorithms.peers import replicate
 from treebench.registry import ALGORITHMS
 from treebench.tree import adapters
@@ -54,7 +54,8 @@ from treebench.tree.arrays import TreeArrays
 DL85_SEARCHES = ("plain", "lds", "restarts", "topk")
 
 #: one problem, whatever the parameters: the fewest errors at the depth limit
-_MIN_ERRORS = Solves(lambda p: "min-errors", {"min-errors": {}}, {})
+_MIN_ERRORS = Solves(leaf_size(fixed("min-errors"), "min_sup"), {"min-errors": {}}, {},
+                     unrestricted={"min_sup": 1})
 
 
 def monotone_trace(points: list[tuple[float, float]], seconds: float, errors: float,

@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from treebench.search import topk as K
 from treebench.search.engine import fit_topk
 from treebench.algorithms.base import TreeClassifierBase
-from treebench.algorithms.objectives import Solves
+from treebench.algorithms.objectives import Solves, leaf_size
 from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.search.bitset import warmup_problem
 from treebench.search.cache import entries_for_mb
@@ -294,9 +294,9 @@ def problem(p) -> str:
 
 ALGORITHMS.register(
     "topk", tags=("topk", "greedy-generalisation", "optimal"),
-    solves=Solves(problem, {
+    solves=Solves(leaf_size(problem, "min_samples_leaf"), {
         "min-errors": {"k": "all", "tie_break": "first", "min_improvement": None},
         "min-errors-then-nodes": {"k": "all", "tie_break": "smaller", "min_improvement": 0.0},
-    }, {}, unrestricted={"k": "all"}),
+    }, {}, unrestricted={"k": "all", "min_samples_leaf": 1}),
     warmup=warmup, precompile={"0/1-search": warmup},
 )(TopKClassifier)

@@ -5,7 +5,8 @@ must report the same objective. Within one results table, the rows of one *insta
 ``problem``, objective kind and weight, data, split, fold, seed, binarization, missing-value
 handling and ``max_depth``; `INSTANCE`) are checked three ways (docs/objectives.md):
 
-- every proven optimum (``optimal`` true, status ``ok``) has the same ``problem_objective``
+- every proven optimum (``optimal`` true, status ``ok``, a problem that is not `RESTRICTED`)
+  has the same ``problem_objective``
   (and, for ``errors-then-nodes``, the same ``problem_tiebreak``);
 - no tree that is not proven optimal (an anytime solver's incumbent, a timed-out search)
   has a better objective than a proven optimum;
@@ -27,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from treebench.algorithms.objectives import RESTRICTED
 from treebench.results.values import normalize_value, value_token
 
 #: the columns whose values make one instance of a problem: rows equal on all of them solved
@@ -120,9 +122,12 @@ def _rows(group: pd.DataFrame) -> list[_Row]:
         if bound is not None and r.get("problem_objective_kind") not in \
                 BOUND_UNITS.get(str(r.get("solver_objective_kind")), ()):
             bound = None  # a bound in the solver's own unit says nothing of this objective
+        # a restricted problem's "optimal" is over the learner's restricted space (Top-k's k,
+        # DPDT's candidates, a leaf size), which the instance does not name: no proven optimum
+        proven = r.get("optimal") is True and r.get("problem") not in RESTRICTED
         out.append(_Row(str(r.get("cell_id")), str(r.get("algorithm_label")),
                         (obj, tie) if usable else None,
-                        bool(usable and status == "ok" and r.get("optimal") is True), bound))
+                        bool(usable and status == "ok" and proven), bound))
     return out
 
 
