@@ -196,3 +196,20 @@ def test_a_tree_index_and_a_sample_size_are_whole_numbers():
         with pytest.raises(ValueError, match="whole number >= 0"):
             est.set_.sample(bad)
     assert est.set_.sample(0) == []
+
+
+def test_a_set_stopped_before_any_tree_is_fitted_by_the_reference_tree():
+    """The search stops at its memory limit before it finds a tree of the set: the fit is the
+    reference solver's tree (its objective, its proof), beside an empty incomplete set; it
+    raised ValueError before."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 2, (60, 8))
+    y = (X[:, 0] ^ X[:, 1] ^ (rng.random(60) < 0.2)).astype(int)
+    fit = RashomonClassifier(max_depth=3, regularization=0.01, memory_limit_mb=0.01).fit(X, y)
+    ref = GOSDTClassifier(max_depth=3, regularization=0.01).fit(X, y)
+    info = fit.solve_info_
+    assert info["rashomon_count"] == 0 and not info["rashomon_complete"]
+    assert info["rashomon_stop"] == "memory" and not fit.complete_
+    assert info["objective"] == ref.solve_info_["objective"] and info["optimal"]
+    assert np.array_equal(fit.predict(X), ref.predict(X))
+    assert fit.analysed_ == [] and json.loads(info["rashomon_count_by_epsilon"]) == {"0.05": 0}

@@ -182,6 +182,9 @@ class RashomonClassifier(TreeClassifierBase):
         self.set_ = rset
         self.complete_ = rset.complete
         count = rset.count
+        if count == 0 and not self.complete_ and ref is not None:
+            return self._reference_fit(ref, rset, search_s, time.perf_counter() - t_start - compile_s,
+                                       compile_s)
         if count == 0:
             raise ValueError(
                 f"the Rashomon set is empty: no tree of depth <= {self.max_depth} has an "
@@ -230,6 +233,32 @@ class RashomonClassifier(TreeClassifierBase):
             "compile_seconds": compile_s,
         }
         return tree, info
+
+    def _reference_fit(self, ref, rset, search_s: float, seconds: float, compile_s: float):
+        """The fit of a search that stopped at its limit before it found any tree of the set:
+        the reference solver's tree, with its objective and optimality, beside an empty,
+        incomplete set (no tree analysed, every count 0)."""
+        self.analysed_ = []
+        self.feature_usage_ = {}
+        epsilon = "inf" if self.bound is not None else f"{float(self.epsilon):g}"
+        info = {
+            "objective": float(ref.solve_info_["objective"]),
+            "objective_kind": "error_rate+lambda*leaves",
+            "optimal": bool(ref.solve_info_.get("optimal", False)),
+            "timed_out": rset.stop_reason == "time",
+            "regularization": float(self.regularization),
+            "rashomon_count": 0.0, "rashomon_count_exact": "0",
+            "rashomon_complete": False, "rashomon_stop": rset.stop_reason,
+            "rashomon_bound": rset.objective(rset.bound),
+            "rashomon_objective_min": None, "rashomon_objective_max": None,
+            "rashomon_count_by_epsilon": json.dumps({epsilon: 0}),
+            "rashomon_trees_analysed": 0, "rashomon_sampled": False,
+            "rashomon_sample_seed": 0 if self.random_state is None else int(self.random_state),
+            "rashomon_dag_nodes": len(rset.enum.memo),
+            "rashomon_size_curve": {}, "rashomon_feature_usage": json.dumps({}),
+            "search_seconds": search_s, "seconds": seconds, "compile_seconds": compile_s,
+        }
+        return ref.tree_, info
 
     def _size_curve(self) -> dict[str, int]:
         """Set size against the bound: for each objective value of the set (ascending), the
