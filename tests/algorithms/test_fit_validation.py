@@ -86,3 +86,37 @@ def test_refit_on_an_array_forgets_the_frames_feature_names():
     assert list(est.feature_names_in_) == ["a", "b", "c"]
     est.fit(XF, Y)
     assert not hasattr(est, "feature_names_in_") and est.n_features_in_ == 3
+
+
+def _numeric_parameters():
+    """(learner, parameter) for every registered single-tree learner's parameter that takes a
+    number and not a boolean."""
+    from sklearn.utils._param_validation import Interval
+
+    from treebench.registry import ALGORITHMS
+
+    out = []
+    for entry in ALGORITHMS:
+        if not entry.available or "test" in entry.tags:
+            continue
+        cls = entry.cls if hasattr(entry, "cls") else type(entry.create())
+        if not issubclass(cls, base._TreeModel):
+            continue
+        for name, options in getattr(cls, "_parameter_constraints", {}).items():
+            if isinstance(options, list) and "boolean" not in options and bool not in options \
+                    and any(isinstance(o, Interval) for o in options):
+                out.append((entry.name, name))
+    return out
+
+
+@pytest.mark.parametrize("name, param", _numeric_parameters())
+def test_a_boolean_for_a_number_is_refused(name, param):
+    """``True`` is the integer 1 to Python: ``TopKClassifier(k=True)`` ran as k = 1, where a
+    config refuses the same value. Every number parameter of every single-tree learner now
+    refuses a boolean before anything is fitted."""
+    from treebench.registry import ALGORITHMS
+
+    est = ALGORITHMS.get(name).create(**{param: True})
+    X = XB if est.binary_features_only else XF
+    with pytest.raises(ValueError, match=f"'{param}' parameter .* not the boolean True"):
+        est.fit(X, Y)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _assert_all_finite, _check_sample_weight, check_is_fitted, validate_data,
@@ -56,6 +57,19 @@ class _TreeModel:
     #: the learner rounds its input to float32 itself (scikit-learn's trees), "exact" when
     #: every value is a float32 exactly, "never" (float64)
     float32_input: str = "never"
+
+    def _validate_params(self) -> None:
+        """scikit-learn's parameter checks, with a boolean refused where a number is expected
+        and a boolean is not (to Python ``True`` is the integer 1: ``k=True`` ran as k = 1, and
+        a config refuses it)."""
+        for name, options in getattr(self, "_parameter_constraints", {}).items():
+            value = getattr(self, name, None)
+            if isinstance(value, bool | np.bool_) and isinstance(options, list) and \
+                    "boolean" not in options and bool not in options and \
+                    any(isinstance(o, Interval) for o in options):
+                raise ValueError(f"The {name!r} parameter of {type(self).__name__} must be a "
+                                 f"number, not the boolean {value!r}.")
+        super()._validate_params()  # type: ignore[misc]
 
     @staticmethod
     def warmup() -> None:
