@@ -478,3 +478,25 @@ def test_a_label_map_value_that_is_no_label_is_refused(tmp_path, value):
     p = _write(tmp_path / "f.csv", "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(20)))
     with pytest.raises(ParameterError, match="a label is a text or a number"):
         load_dataset("file", {"path": str(p), "label_map": {0: value}})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff", "dl85"])
+@pytest.mark.parametrize("damage", ["truncated", "garbled"])
+def test_a_damaged_gzip_file_is_a_clear_error(tmp_path, fmt, damage):
+    """A truncated or garbled ``.gz`` data file is one sentence naming the file (`treebench`
+    printed only "Aborted!" and exited 1: click read the EOFError as Ctrl-D)."""
+    import gzip
+
+    from treebench.data.catalog import parse_file
+
+    text = {"csv": "a,b,y\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(400)),
+            "arff": "@relation r\n@attribute a numeric\n@attribute y {p,n}\n@data\n"
+                    + "".join(f"{i},{'pn'[i % 2]}\n" for i in range(400)),
+            "dl85": "".join(f"{i % 2} {i % 3 % 2} {i % 5 % 2}\n" for i in range(400))}[fmt]
+    packed = gzip.compress(text.encode())
+    bad = packed[: len(packed) // 2] if damage == "truncated" else packed[:10] + b"x" * 60
+    p = tmp_path / f"d.{'txt' if fmt == 'dl85' else fmt}.gz"
+    p.write_bytes(bad)
+    with pytest.raises(DataError, match=r"cannot read `.*d\..*\.gz`: the compressed file is "
+                                        r"damaged or truncated \(.+\); copy or download it again"):
+        parse_file(p, {"format": fmt})

@@ -13,6 +13,8 @@ options, so a second load skips parsing.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -159,7 +161,17 @@ def _resolve_column(df: pd.DataFrame, key: Any, what: str, where: str) -> str:
 
 
 def parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Parse one file with catalog options; returns the table and ARFF kinds (empty otherwise)."""
+    """Parse one file with catalog options; returns the table and ARFF kinds (empty otherwise).
+    A damaged compressed file (truncated, or not gzip past its first bytes) is a `DataError`."""
+    try:
+        return _parse_file(path, opts)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        why = str(exc).strip().rstrip(".") or type(exc).__name__
+        raise DataError(f"cannot read `{path}`: the compressed file is damaged or truncated "
+                        f"({why}); copy or download it again.") from None
+
+
+def _parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, str]]:
     fmt = opts.get("format") or guess_format(path)
     fixes = opts.get("fixes") or {}
     missing = opts.get("missing")
