@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from treebench.data.catalog import build_dataset, load_catalog
 from treebench.errors import DataError
@@ -163,3 +164,36 @@ def test_fico_1000_distinct_values_give_1407_features(tmp_path):
     assert ds.X.shape == (1000, 23)
     assert make_binarizer("onehot", {}, list(ds.X.columns)).fit(ds.X).n_columns_ == 1407
     assert make_binarizer("midpoints", {}, []).fit(ds.X).n_columns_ == 1407 - 23
+
+
+@pytest.mark.parametrize("where, key, hint", [
+    ("file", "sha256_typo", "sha256"), ("entry", "lable", "label"),
+    ("entry", "drop_columns", None), ("fixes", "drop_colums", "drop_columns")])
+def test_an_unknown_catalog_key_is_refused(tmp_path, monkeypatch, where, key, hint):
+    """A misspelt or misplaced key of an entry, a file or `fixes` was ignored: a misspelt
+    `sha256` turned the file's check off, `drop_columns` beside `fixes` did nothing."""
+    from treebench.data.catalog import load_catalog
+
+    entry = {"name": "mine", "title": "t", "format": "csv", "label": "y",
+             "files": [{"path": "mine/mine.csv", "role": "full"}], "fixes": {}}
+    target = {"file": entry["files"][0], "entry": entry, "fixes": entry["fixes"]}[where]
+    target[key] = ["x"]
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(entry), encoding="utf-8")
+    monkeypatch.setenv("TREEBENCH_CATALOG", str(tmp_path))
+    with pytest.raises(DataError, match=f"entry `mine`: .* unknown key `{key}`") as info:
+        load_catalog()
+    assert (hint is None) or f"did you mean `{hint}`" in str(info.value)
+
+
+def test_catalog_setting_errors_are_one_sentence(tmp_path, monkeypatch):
+    from treebench.data.catalog import load_catalog
+
+    (tmp_path / "bad.yaml").write_text("name: bad\ntitle: [unclosed\n", encoding="utf-8")
+    monkeypatch.setenv("TREEBENCH_CATALOG", str(tmp_path))
+    with pytest.raises(DataError, match=r"`.*bad\.yaml` is not valid YAML: .* at line 3, "
+                                        r"column 1; fix it or move it") as info:
+        load_catalog()
+    assert "\n" not in str(info.value)
+    monkeypatch.setenv("TREEBENCH_CATALOG", str(tmp_path / "bad.yaml"))
+    with pytest.raises(DataError, match="TREEBENCH_CATALOG names .* which is a file"):
+        load_catalog()

@@ -49,6 +49,10 @@ def catalog_dirs() -> list[Path]:
     """Where catalog YAML files live: ``TREEBENCH_CATALOG`` (path list), the repo's ``datasets/``,
     and the copy installed inside the package (``treebench/_catalog``)."""
     out = envvars.path_list("TREEBENCH_CATALOG")
+    for d in out:
+        if d.exists() and not d.is_dir():
+            raise DataError(f"TREEBENCH_CATALOG names `{d}`, which is a file; give the folders "
+                            f"that hold catalog YAML files (a path list).")
     here = Path(__file__).resolve().parent
     out += [here.parents[1] / "datasets", here.parent / "_catalog"]
     return [d for d in out if d.is_dir()]
@@ -86,12 +90,40 @@ class CatalogEntry:
         }
 
 
+#: the keys of a catalog entry (datasets/README.md, "Entry schema"), of its files and of its
+#: ``fixes``: any other key is refused (a misspelt ``sha256`` would turn its check off)
+ENTRY_KEYS = (*PARSE_KEYS, "name", "title", "task", "tags", "aliases", "files", "shape",
+              "n_classes", "n_train", "origin", "citation", "licence", "notes",
+              "unseen_test_labels", "openml_label")
+FILE_KEYS = ("path", "role", "sha256", "bytes", "alt_paths", "url", "url_sha256")
+FIX_KEYS = ("skip_lines", "drop_trailing_lines", "unquote_lines", "column_names", "drop_columns",
+            "label_map", "label_strip_suffix", "label_from_onehot")
+
+
+def _known_keys(d: Any, known: tuple[str, ...], what: str, where: str) -> None:
+    """Refuse a mapping that is not one, or a key of it that is not ``known``."""
+    if not isinstance(d, dict):
+        raise DataError(f"{where}: {what} must be a mapping, got {show(d)}.")
+    for key in d:
+        if key not in known:
+            raise DataError(f"{where}: {what} has an unknown key {quote(key)}"
+                            f"{did_you_mean(str(key), known)}; the keys are listed in the "
+                            f"catalog's entry schema (datasets/README.md).")
+
+
 def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEntry:
     where = f"catalog file `{source}`" if source else "catalog entry"
     if not isinstance(d, dict) or "name" not in d:
         raise DataError(f"{where} must be a mapping with a `name`.")
+    where = f"{where}, entry {quote(d['name'])}"
+    _known_keys(d, ENTRY_KEYS, "the entry", where)
+    if d.get("fixes") is not None:
+        _known_keys(d["fixes"], FIX_KEYS, "`fixes`", where)
+    if not isinstance(d.get("files", []) or [], list):
+        raise DataError(f"{where}: `files` must be a list of files, got {show(d['files'])}.")
     files = []
     for f in d.get("files", []) or []:
+        _known_keys(f, FILE_KEYS, "a file", where)
         if "path" not in f:
             raise DataError(f"{where}: every file needs a `path`.")
         role = f.get("role", "full")
@@ -109,6 +141,14 @@ def entry_from_dict(d: dict[str, Any], source: Path | None = None) -> CatalogEnt
     return CatalogEntry(name=d["name"], spec=d, files=files, source=source, aliases=list(d.get("aliases", [])))
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """PyYAML's error as one clause: its problem and where (line and column, 1-based)."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{str(problem).rstrip('.')}{at}"
+
+
 @lru_cache(maxsize=1)
 def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
     import yaml
@@ -120,7 +160,8 @@ def _load_catalog_cached(dirs: tuple[str, ...]) -> dict[str, CatalogEntry]:
             try:
                 docs = safe_yaml.load_all(p.read_text())
             except yaml.YAMLError as exc:
-                raise DataError(f"catalog file `{p}` is not valid YAML: {str(exc).rstrip('.')}.") from None
+                raise DataError(f"catalog file `{p}` is not valid YAML: {_yaml_problem(exc)}; "
+                                f"fix it or move it out of the catalog folder.") from None
             for doc in docs:
                 if doc is None:
                     continue
