@@ -498,7 +498,7 @@ def check_results(results_dir: str | Path, *, repair: bool = False,
         refuse_foreign_tables(d, "rewriting the tables would replace it: move it away first.")
     res.foreign = foreign_tables(d)
     with results_lock(d, hint=LOCK_HINT) if repair else contextlib.nullcontext():
-        current = scan(d, save=repair)
+        current = scan(d, save=repair, full=True)  # every file read: the index is not evidence
         res.problems = dict(current.problems)
         if prune_stale:
             try:

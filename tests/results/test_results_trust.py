@@ -556,3 +556,44 @@ def test_report_on_a_folder_whose_first_run_is_writing_says_so(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def _edit_index(out: Path, name: str, field: int, value, *, keep_digest: bool) -> None:
+    """Change field ``field`` of the index entry of the cell file ``name``; with
+    ``keep_digest`` the index's digest is recomputed as treebench writes it (a careful edit)."""
+    p = out / ".cells-index.json"
+    idx = json.loads(p.read_text())
+    idx["files"][name][field] = value
+    if keep_digest:
+        from treebench.results.index import _files_digest
+
+        idx["digest"] = _files_digest(idx["files"])
+    p.write_text(json.dumps(idx))
+
+
+def test_an_edited_index_is_never_evidence(tmp_path):
+    """The index caches each cell file's stat key and verified status. An index whose entries
+    were edited is not used (its digest no longer matches): the run reads the files again and
+    reports no failure that did not happen. An edit that also rewrote the digest, hiding a
+    truncated file behind its new stat key, is caught by `treebench results check`, which
+    reads every file, and its repair sets the file aside."""
+    cfg, out = _cfg(tmp_path), tmp_path / "r"
+    _run(cfg, out)
+    names = sorted(p.name for p in (out / "cells").glob("*.json"))
+    _edit_index(out, names[0], 6, "error", keep_digest=False)
+    r = _cli("run", cfg, "--out", out, "--no-report")
+    assert r.exit_code == 0 and "error" not in r.output.lower(), r.output
+    assert "0 cell(s)" in _cli("cells", out, "--status", "error").output
+
+    victim = out / "cells" / names[1]
+    victim.write_bytes(victim.read_bytes()[:100])
+    st = os.stat(victim)
+    p = out / ".cells-index.json"
+    idx = json.loads(p.read_text())
+    idx["files"][names[1]][:4] = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    p.write_text(json.dumps(idx))
+    _edit_index(out, names[1], 0, st.st_ino, keep_digest=True)
+    r = _cli("results", "check", out)
+    assert r.exit_code != 0 and f"unusable: cells/{names[1]}: it is not valid JSON" in r.output, r.output
+    r = _cli("results", "check", out, "--repair")
+    assert list((out / "quarantine").glob(f"{Path(names[1]).stem}.*.json")), r.output

@@ -11,7 +11,9 @@ files' hashes still match (`tables_state`). No timestamp is ever compared with a
 copied in with old timestamps, a table replaced by garbage or a truncated table are all seen.
 
 ``.cells-index.json`` caches, per cell file, its (inode, size, mtime, ctime) and the verified
-id, hash and status, so a scan of an unchanged directory stats files without reading them. The
+id, hash and status, so a scan of an unchanged directory stats files without reading them; a
+sha256 of these entries is written with them, and an index whose entries do not match it is
+not used. ``treebench results check`` reads every file whatever the index says. The
 ctime is set by the kernel on every change and cannot be copied with a file (``cp -p``,
 ``rsync -a`` copy the mtime only), so a changed file is always read again. The index is only a
 cache: deleting it costs one full read.
@@ -128,18 +130,28 @@ def remember_written(path: Path, cell_id: str, digest: str, status: str) -> None
         folder[Path(path).name] = _stat_key(st) + [cell_id, digest, status, True]
 
 
+def _files_digest(files: Any) -> str:
+    """The sha256 of the index's file entries (canonical JSON), kept beside them."""
+    return hashlib.sha256(json.dumps(files, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
+
+
 def read_index(out: Path) -> dict[str, Any]:
+    """The index of ``out``; empty (every cell file is read) when it is missing, of another
+    version, or its file entries do not match the digest written with them (an edited or
+    damaged index is never trusted)."""
     idx = read_json_object(Path(out) / INDEX)
     if idx.get("version") != INDEX_VERSION:
         return {}
-    if not isinstance(idx.get("files"), dict):
-        idx["files"] = {}
+    if not isinstance(idx.get("files"), dict) or idx.get("digest") != _files_digest(idx["files"]):
+        return {}
     return idx
 
 
 def write_index(out: Path, idx: dict[str, Any]) -> None:
     """Write the index atomically; a failure (read-only folder, full disk) only costs speed."""
     idx["version"] = INDEX_VERSION
+    idx["digest"] = _files_digest(idx.get("files", {}))
     with contextlib.suppress(OSError):
         write_json(Path(out) / INDEX, idx)
 
@@ -155,9 +167,10 @@ def own_folder(out: Path, name: str) -> Path:
     return p
 
 
-def scan(out: Path, *, save: bool = False) -> Scan:
+def scan(out: Path, *, save: bool = False, full: bool = False) -> Scan:
     """The usable and unusable cell files of ``out``. Files unchanged since the index saw them
-    are not read again. ``save`` writes the refreshed index (the caller holds the lock).
+    are not read again, unless ``full`` (``treebench results check`` reads every file against
+    its content hash). ``save`` writes the refreshed index (the caller holds the lock).
 
     Only regular files are read, without following a link: a symbolic link, a FIFO, a device
     or a directory named like a cell file is unusable, with what it is as the reason, and is
@@ -167,8 +180,8 @@ def scan(out: Path, *, save: bool = False) -> Scan:
     if not d.is_dir():
         return result
     idx = read_index(out)
-    known: dict[str, Any] = idx.get("files", {})
-    written = _WRITTEN.get(str(d.resolve()), {})
+    known: dict[str, Any] = {} if full else idx.get("files", {})
+    written = {} if full else _WRITTEN.get(str(d.resolve()), {})
     fresh: dict[str, Any] = {}
     try:
         with os.scandir(d) as it:
