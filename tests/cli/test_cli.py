@@ -167,6 +167,16 @@ def test_bad_flags_exit_2_without_traceback(write_config, tmp_path, args, fragme
     assert fragment in r.output and "Traceback" not in r.output
 
 
+def test_a_bad_backend_is_refused_on_a_finished_folder_too(write_config, tmp_path):
+    """A rerun with nothing to do is answered from the remembered plan; its options are
+    checked all the same (`--backend bogus` exited 0 on a finished folder, 2 on a fresh one)."""
+    cfg = write_config(tiny_config())
+    out = str(tmp_path / "o")
+    assert runner.invoke(app, ["run", str(cfg), "--out", out, "-q", "--no-report"]).exit_code == 0
+    r = runner.invoke(app, ["run", str(cfg), "--out", out, "--backend", "bogus", "--no-report"])
+    assert r.exit_code == 2 and "--backend must be one of" in r.output, r.output
+
+
 @pytest.mark.parametrize("command", [["run"], ["sweep", "--depth", "1"]])
 @pytest.mark.parametrize("out", ["", "  "])
 def test_an_empty_out_is_refused_not_the_current_folder(write_config, tmp_path, monkeypatch,

@@ -113,7 +113,7 @@ def check_options(o: RunOptions) -> None:
     """Refuse options that no config or results folder can make valid, one sentence each,
     before anything else looks at the config or the folder: ``--retry`` and ``--fail-on``
     words, the environment variables (`treebench.envvars.check`), the limits (finite and
-    positive), ``--n-jobs`` (not 0), ``--out`` naming a file, and every integer of the options and overrides in the
+    positive), ``--n-jobs`` (not 0), ``--backend`` (a known one), ``--out`` naming a file, and every integer of the options and overrides in the
     range of its key (`treebench.utils.ranges.int_problem`)."""
     envvars.check()
     if o.fail_on not in FAIL_ON:
@@ -135,6 +135,12 @@ def check_options(o: RunOptions) -> None:
             raise UserError(f"{flag}: {problem}.")
     if o.n_jobs is not None:
         check_n_jobs(o.n_jobs)
+    if o.backend is not None:
+        from treebench.config.schema import BACKENDS  # the config layer only when asked
+
+        if o.backend not in BACKENDS:
+            raise UserError(f"--backend must be one of {', '.join(BACKENDS)} "
+                            f"(got {o.backend!r}).")
     if o.out is not None and Path(o.out).exists() and not Path(o.out).is_dir():
         raise UserError(f"--out {o.out} is a file, not a folder; give the results folder.")
 
