@@ -56,6 +56,12 @@ def test_value_expansion():
     assert expand_values("1,2,all") == [1, 2, "all"]
     assert expand_values(7) == [7]
     assert parse_scalar("none") is None and parse_scalar("0.5") == 0.5 and parse_scalar("x") == "x"
+    # numbers in ASCII digits only: Python's int() reads `1_0` as 10 and `٣` as 3, so a typo
+    # on the command line became another number
+    assert parse_scalar("1_0") == "1_0" and parse_scalar("٣") == "٣" and parse_scalar("1e3") == 1e3
+    assert parse_scalar("-7") == -7 and parse_scalar(".5") == 0.5 and parse_scalar("0x10") == "0x10"
+    assert expand_values("٣..٥") == ["٣..٥"] and expand_values("3..5") == [3, 4, 5]
+    assert parse_scalar("9" * 5000) == "9" * 5000  # longer than Python reads: left as text
     assert grid({"b": [1, 2], "a": "x"}) == [{"a": "x", "b": 1}, {"a": "x", "b": 2}]
     with pytest.raises(ValueError):
         expand_values("5..2")

@@ -22,7 +22,12 @@ from typing import Any
 from treebench.utils.ranges import int_problem
 
 #: ``a..b`` (ends of up to 4,000 digits: Python reads no longer integer from text)
-_RANGE = re.compile(r"^\s*(-?\d{1,4000})\s*\.\.\s*(-?\d{1,4000})\s*$")
+_RANGE = re.compile(r"^\s*(-?[0-9]{1,4000})\s*\.\.\s*(-?[0-9]{1,4000})\s*$")
+#: the numbers a command-line value may be written as: ASCII digits only (Python's int() also
+#: reads ``1_0`` as 10 and other scripts' digits, so a typo would be another number)
+_INT = re.compile(r"^[+-]?[0-9]+$")
+_FLOAT = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+_FLOAT_WORDS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan")
 
 #: command-line sweep flags → algorithm parameter names they set (first match per algorithm)
 SWEEP_AXES: dict[str, tuple[str, ...]] = {
@@ -60,18 +65,21 @@ def expand_values(v: Any) -> list[Any]:
 
 
 def parse_scalar(s: str) -> Any:
-    """Parse a command-line value: int, float, true/false, none/null, else the string."""
+    """Parse a command-line value: int, float (ASCII digits, `_INT` and `_FLOAT`), true/false,
+    none/null, else the string."""
     s = s.strip()
     low = s.lower()
     if low in ("none", "null"):
         return None
     if low in ("true", "false"):
         return low == "true"
-    for conv in (int, float):
+    if _INT.match(s):
         try:
-            return conv(s)
-        except ValueError:
-            pass
+            return int(s)
+        except ValueError:  # longer than Python reads from text (4,300 digits)
+            return s
+    if _FLOAT.match(s) or low in _FLOAT_WORDS:
+        return float(s)
     return s
 
 
