@@ -500,3 +500,18 @@ def test_a_damaged_gzip_file_is_a_clear_error(tmp_path, fmt, damage):
     with pytest.raises(DataError, match=r"cannot read `.*d\..*\.gz`: the compressed file is "
                                         r"damaged or truncated \(.+\); copy or download it again"):
         parse_file(p, {"format": fmt})
+
+
+def test_whole_labels_beyond_64_bits_are_distinct_classes(tmp_path):
+    """Labels 1, 10**30 and 10**30 + 1: pandas keeps the big ones as Python integers, which
+    scikit-learn took for an unknown target type (every cell failed while `--dry-run` refused
+    the file); they are their decimal text, each one a class."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    big = 10**30
+    labels = [1, big, big + 1] * 10
+    p = tmp_path / "big.csv"
+    p.write_text("a,y\n" + "".join(f"{i % 3},{v}\n" for i, v in enumerate(labels)))
+    ds = load_dataset("file", {"path": str(p)})
+    assert sorted(set(ds.y.tolist())) == sorted({"1", str(big), str(big + 1)})
+    assert DecisionTreeClassifier().fit(ds.X, ds.y).score(ds.X, ds.y) == 1.0

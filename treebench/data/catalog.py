@@ -36,7 +36,7 @@ from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
 from treebench.data.base import data_dirs_from_env
 
-PARSER_VERSION = "5"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "6"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
     "bad_values",
@@ -516,7 +516,7 @@ def _categorical_columns(df: pd.DataFrame, X: pd.DataFrame, kinds: dict[str, str
 
 def _label_values(y: pd.Series) -> np.ndarray:
     """The label as an array: whole floats as integers (`whole_labels`), text labels as
-    written."""
+    written, and whole numbers beyond 64 bits as their decimal text."""
     yv = y.to_numpy()
     if whole_labels(yv):
         yv = yv.astype(np.int64)  # labels written as 0.0/1.0 are the classes 0/1
@@ -524,8 +524,10 @@ def _label_values(y: pd.Series) -> np.ndarray:
         kind = pd.api.types.infer_dtype(y, skipna=False)
         # "string", or labels of several types (numbers in one file, text in the other): the
         # classes are the tokens as written, so "1" in a test file is the class 1 of training
-        yv = y.astype(str).to_numpy(dtype=str) if kind == "string" or kind.startswith("mixed") \
-            else y.to_numpy(dtype=object)
+        # "integer" in an object column: whole numbers beyond 64 bits, which no numeric type
+        # holds exactly: their decimal text keeps every one distinct
+        yv = y.astype(str).to_numpy(dtype=str) if kind in ("string", "integer") or \
+            kind.startswith("mixed") else y.to_numpy(dtype=object)
     return np.asarray(yv)
 
 
