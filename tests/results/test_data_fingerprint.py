@@ -98,6 +98,27 @@ def test_an_edited_data_file_runs_new_cells_and_says_so(tmp_path):
     assert "ran 0 now" in again.output
 
 
+def test_a_changed_test_file_is_named_with_its_own_fingerprint(tmp_path):
+    """A dataset with a test file: the note says its test file changed and shows the part of
+    the fingerprint that changed (both fingerprints were cut to the training file's hash, so
+    they read the same)."""
+    data, test, out = tmp_path / "d.csv", tmp_path / "t.csv", tmp_path / "r"
+    _data(data)
+    _data(test, n=60)
+    cfg = _file_config(tmp_path, datasets=[{"path": str(data), "label": "y",
+                                            "test_path": str(test)}])
+    cfg_text = cfg.read_text(encoding="utf-8").replace("split:\n  kind: kfold\n  n_splits: 3\n", "")
+    cfg.write_text(cfg_text, encoding="utf-8")
+    assert _cli("run", cfg, "--out", out, "--no-report").exit_code == 0
+    old = _sha(test)
+    _data(test, n=60, flip=True)
+    r = _cli("run", cfg, "--out", out, "--no-report")
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "the test file of dataset `d.csv` changed since the last run" in said, said
+    assert f"+{old[:12]}… -> sha256:{_sha(data)[:12]}…+{_sha(test)[:12]}…" in said, said
+
+
 def test_a_change_that_keeps_size_and_modification_time_is_seen(tmp_path):
     """The plan cache and the hash cache key on the change time too: flipping labels in place
     with the size and mtime restored still runs new cells."""

@@ -97,16 +97,30 @@ def data_changes(man: dict[str, Any] | None, key: str, data: dict[str, str]) -> 
     for name, value in data.items():
         was = before.get(name)
         if isinstance(was, str) and was != value:
-            notes.append(f"the data of dataset `{name}` changed since the last run "
-                         f"({_short(was)} -> {_short(value)}): its cells are new cells and run; "
+            notes.append(f"the {_which_file(was, value)} of dataset `{name}` changed since the "
+                         f"last run ({_short(was)} -> {_short(value)}): its "
+                         f"cells are new cells and run; "
                          f"the results of the old data stay in cells/ but are left out of "
                          f"results.parquet and results.csv (results-earlier.csv lists them)")
     return notes
 
 
 def _short(fingerprint: str) -> str:
+    """``kind:`` and the first 12 characters of each ``+``-joined part (a data file and its
+    test file), so that the part that changed shows."""
     kind, _, rest = fingerprint.partition(":")
-    return f"{kind}:{rest[:12]}…" if len(rest) > 12 else fingerprint
+    return f"{kind}:" + "+".join(f"{p[:12]}…" if len(p) > 12 else p for p in rest.split("+"))
+
+
+def _which_file(was: str, now: str) -> str:
+    """``test file`` or ``training file`` when two fingerprints of a data file and its test
+    file (``sha256:<file>+<test file>``) differ in that part only, else ``data``."""
+    a, b = was.partition(":")[2].split("+"), now.partition(":")[2].split("+")
+    if len(a) != 2 or len(b) != 2 or was.partition(":")[0] != now.partition(":")[0]:
+        return "data"
+    if a[0] == b[0]:
+        return "test file"
+    return "training file" if a[1] == b[1] else "data"
 
 
 def upsert(man: dict[str, Any], rec: dict[str, Any]) -> dict[str, Any]:
