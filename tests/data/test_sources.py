@@ -177,3 +177,17 @@ def test_coalesce_merges_identical_rows_with_majority_and_weight():
         assert np.isclose(w[m].sum(), tot)
         per = np.bincount(y[m], weights=w[m], minlength=3)
         assert per[lab] == per.max()
+
+
+def test_fetching_a_local_file_says_it_needs_none(tmp_path, monkeypatch):
+    """`treebench datasets fetch mine.csv` said "unknown dataset"; a local file needs no
+    fetching, and the message says which command reads it."""
+    from typer.testing import CliRunner
+
+    from treebench.cli import app
+
+    (tmp_path / "mine.csv").write_text("a,y\n1,0\n2,1\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["datasets", "fetch", "mine.csv", "--offline"])
+    assert r.exit_code == 2 and "`mine.csv` is a local file, which needs no fetching" in r.output
+    assert "treebench datasets info mine.csv" in " ".join(r.output.split())

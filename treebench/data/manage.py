@@ -149,6 +149,10 @@ def fetch(
     rows = []
     for name in names:
         try:
+            if name not in DATASETS and Path(name).is_file():
+                raise DataError(f"`{name}` is a local file, which needs no fetching (`treebench "
+                                f"datasets fetch` gets catalog datasets); `treebench datasets "
+                                f"info {name}` shows what treebench reads from it.")
             entry = DATASETS.get(name)
             cname = entry.extra.get("catalog")
             if cname is None:
