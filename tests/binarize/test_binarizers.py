@@ -262,7 +262,7 @@ def test_output_size_cap_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TREEBENCH_MAX_MATRIX_GB", "0.000001")  # about 1 KiB
     X = pd.DataFrame({"a": np.arange(2000, dtype=float)})
     b = make_binarizer("quantile", {"max_splits": 10}, []).fit(X)
-    with pytest.raises(ParameterError, match="GiB cap"):
+    with pytest.raises(ParameterError, match=r"needs 19.5 KiB, more than the 1.05 KiB cap"):
         b.transform(X)
 
 

@@ -47,6 +47,30 @@ def max_output_bytes() -> float:
     return envvars.number("TREEBENCH_MAX_MATRIX_GB") * 2**30
 
 
+_UNITS = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "bytes"))
+
+
+def sizes_apart(larger: float, smaller: float) -> tuple[str, str]:
+    """Two sizes in bytes as text, each in its unit (bytes, KiB, MiB, GiB or TiB) with 3
+    significant digits, or more where fewer would make the larger read as no larger than the
+    smaller (4.0001 GiB and 4 GiB, or 1 GiB and 1024 MiB)."""
+    def text(n: float, digits: int) -> tuple[str, float]:
+        scale, name = next((u for u in _UNITS if n >= u[0]), _UNITS[-1])
+        x = n / scale
+        if x < 1:  # a cap below one byte
+            shown = f"{x:.{digits}g}"
+        else:
+            shown = f"{x:.{max(digits - len(str(int(x))), 0)}f}"
+            shown = shown.rstrip("0").rstrip(".") if "." in shown else shown
+        return f"{shown} {name}", float(shown) * scale
+
+    for digits in range(3, 18):
+        (a, va), (b, vb) = text(larger, digits), text(smaller, digits)
+        if va > vb:
+            break
+    return a, b
+
+
 class ColumnBinarizer(Binarizer):
     """Numeric columns through ``numeric``, categorical ones through ``categorical_binarizer``.
 
@@ -160,10 +184,11 @@ class ColumnBinarizer(Binarizer):
         X = check_width(self, X)
         need = X.shape[0] * self.n_columns_ * np.dtype(self.output_dtype_).itemsize
         if need > max_output_bytes():
+            need_text, cap_text = sizes_apart(need, max_output_bytes())
             raise ParameterError(
-                f"binarizing {X.shape[0]} rows into {self.n_columns_} columns needs {need / 2**30:.1f} GiB, more than "
-                f"the {max_output_bytes() / 2**30:.1f} GiB cap (TREEBENCH_MAX_MATRIX_GB); use fewer thresholds "
-                f"(e.g. `quantile` with a smaller max_splits) or raise the cap."
+                f"binarizing {X.shape[0]} rows into {self.n_columns_} columns needs "
+                f"{need_text}, more than the {cap_text} cap (TREEBENCH_MAX_MATRIX_GB); use fewer "
+                f"thresholds (e.g. `quantile` with a smaller max_splits) or raise the cap."
             )
         out = zeroed((X.shape[0], self.n_columns_), self.output_dtype_)
         return self.fill(X, out)
