@@ -5,6 +5,13 @@ driver.
   main thread. It is a `KeyboardInterrupt`, so it takes Ctrl-C's path everywhere: workers are
   stopped, finished cells are kept, the tables are rebuilt from them, and the command exits
   with 143 (128 + 15) instead of Ctrl-C's 130. A second SIGTERM ends the process at once.
+* **Never inside a fork hook.** ``os.fork`` runs hooks (``os.register_at_fork``: logging
+  takes its lock before the fork and releases it after); an exception raised in one is printed
+  as "Exception ignored in ..." and lost, and the hook is left half done (logging's lock still
+  held). So, while the handler is installed, a thread that forks blocks SIGTERM around the
+  hooks, and a handler that runs inside one all the same (a SIGTERM received just before the
+  fork, or by another thread) sends the signal back to its thread, where it waits out the
+  fork: `Terminated` is raised in the code that called ``os.fork``, right after it returns.
 * **Workers die with the driver.** Processes forked without exec ask the kernel to kill them
   when the process that forked them dies (``PR_SET_PDEATHSIG``) and check that it has not
   died already; processes started by exec (loky's workers) get `watch_parent`, a thread that
@@ -16,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
+import logging  # noqa: F401 - its fork hooks must be registered before `_watch_forks`'s
 import os
 import signal
 import threading
@@ -57,7 +66,56 @@ def stop_if_terminated() -> None:
         raise Terminated()
 
 
+_FORKING: set[int] = set()  # the threads running os.fork's hooks
+
+
+def _fork_begins() -> None:
+    _FORKING.add(threading.get_ident())
+
+
+def _fork_ends() -> None:
+    _FORKING.discard(threading.get_ident())
+
+
+_FORK_HOOKS = (_fork_begins.__code__, _fork_ends.__code__)
+_WATCHING = {"hooks": False, "blocking": False}  # what `_watch_forks` registered
+
+
+def _watch_forks() -> None:
+    """Register the fork hooks, once per process. Before-hooks run in the reverse order of
+    their registration and after-hooks in order, so those registered here enclose every hook
+    registered earlier (logging's, imported with this module, among them): first SIGTERM is
+    blocked in the forking thread, then `_fork_begins` marks it; after the fork `_fork_ends`
+    unmarks it, then SIGTERM is unblocked. Blocking and unblocking are calls into the C library
+    with no Python code around them: Python runs signal handlers only between its own
+    instructions, so the handler of a SIGTERM waiting for the unblocking runs once ``os.fork``
+    has returned. Where the C library is not at hand, SIGTERM is not blocked and a SIGTERM
+    met in a hook is only recorded (`stop_if_terminated` raises it at the next safe point)."""
+    if _WATCHING["hooks"]:
+        return
+    _WATCHING["hooks"] = True
+    os.register_at_fork(before=_fork_begins, after_in_parent=_fork_ends, after_in_child=_fork_ends)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        sigterm = ctypes.create_string_buffer(1024)  # a sigset_t (128 bytes with glibc)
+        libc.sigemptyset(sigterm)
+        libc.sigaddset(sigterm, signal.SIGTERM)
+        block, unblock = (functools.partial(libc.pthread_sigmask, how, sigterm, None)
+                          for how in (signal.SIG_BLOCK, signal.SIG_UNBLOCK))
+    except (OSError, AttributeError):  # pragma: no cover - no C library with these functions
+        return
+    os.register_at_fork(before=block, after_in_parent=unblock, after_in_child=unblock)
+    _WATCHING["blocking"] = True
+
+
 def _on_sigterm(signum, frame) -> None:
+    if threading.get_ident() in _FORKING or (frame is not None and frame.f_code in _FORK_HOOKS):
+        if _WATCHING["blocking"]:  # blocked in this thread until the hooks are done
+            signal.pthread_kill(threading.get_ident(), signum)
+        else:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _RECEIVED.append(signum)
+        return
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
     _RECEIVED.append(signum)
     raise Terminated()
@@ -69,6 +127,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _watch_forks()
     old = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         yield
