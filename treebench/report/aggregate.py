@@ -24,6 +24,7 @@ import pandas as pd
 from treebench.errors import UserError
 from treebench.execute.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
+from treebench.results.defined import check_records
 from treebench.results.values import NA, normalize_value, sort_key, value_token
 from treebench.results.store import current_table, read_table
 from treebench import metrics as registry
@@ -164,6 +165,8 @@ def _read_manifest(path: Path) -> tuple[dict[str, Any], list[str]]:
         return {}, [f"manifest.json could not be read ({exc})."]
     if not isinstance(data, dict):
         return {}, ["manifest.json does not hold a JSON object; it is ignored."]
+    # damaged experiment records cannot tell which cells the report shows or counts as missing
+    check_records(path, data, also="")
     return data, []
 
 

@@ -34,14 +34,30 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
         man = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         man = None
-    why = "not a JSON object" if not isinstance(man, dict) else record_damage(man)
-    if why is not None:
-        raise ManifestError(
-            f"{p}: damaged ({why}), so treebench cannot tell which experiment these "
-            f"cells belong to; run the experiment's config again into this folder (finished cells "
-            f"are kept) to rewrite it, or verify with --config CONFIG."
-        )
+    if not isinstance(man, dict):
+        raise ManifestError(damaged_message(p, "not a JSON object"))
+    check_records(p, man)
     return man
+
+
+#: the way out of a damaged manifest that `treebench verify` adds
+VERIFY_WITH_CONFIG = ", or verify with --config CONFIG"
+
+
+def damaged_message(path: Path, why: str, also: str = VERIFY_WITH_CONFIG) -> str:
+    """The sentence saying that the manifest at ``path`` is damaged (``why``) and what to do;
+    ``also`` is another way out where there is one."""
+    return (f"{path}: damaged ({why}), so treebench cannot tell which experiment these cells "
+            f"belong to; run the experiment's config again into this folder (finished cells are "
+            f"kept) to rewrite it{also}.")
+
+
+def check_records(path: Path, man: dict[str, Any], also: str = VERIFY_WITH_CONFIG) -> None:
+    """Raise `ManifestError` when the experiment records of the manifest ``man`` (read from
+    ``path``) are damaged (`record_damage`)."""
+    why = record_damage(man)
+    if why is not None:
+        raise ManifestError(damaged_message(path, why, also))
 
 
 #: the kinds of experiment record a run writes (`treebench.execute.experiments.make_record`)
@@ -52,7 +68,7 @@ def record_damage(man: dict[str, Any]) -> str | None:
     """What is wrong with the experiment records of ``man``, or None when they are whole: a
     record that is no object, has no key, an unknown kind, no config, a config whose hash is
     not the ``config_sha256`` written beside it (an edited claim would otherwise be checked as
-    the run's), or a cell list that is no list of ids. A manifest written before records
+    the run's), or a damaged cell list (`cell_list_damage`). A manifest written before records
     existed (a top-level ``config``) must hold a config object."""
     if "experiments" not in man:
         return None if isinstance(man.get("config"), dict) else "no experiment records"
@@ -72,9 +88,35 @@ def record_damage(man: dict[str, Any]) -> str | None:
         if digest is not None and digest != hashlib.sha256(canonical_json(cfg).encode()).hexdigest():
             return f"{where}'s config does not match the hash its run recorded"
         cells = rec.get("cells")
-        if cells is not None and not (isinstance(cells, dict)
-                                      and isinstance(cells.get("cell_id"), list)):
-            return f"{where}'s cell list is damaged"
+        why = None if cells is None else cell_list_damage(cells)
+        if why is not None:
+            return f"{where}'s cell list is damaged: {why}"
+    return None
+
+
+#: the identity columns of a record's cell list, in every layout a run wrote (the learner's
+#: label is `algorithm` in the first one); `treebench.execute.experiments.identity_columns`
+CELL_LIST_COLUMNS = ("dataset", "split", "fold", "seed", "binarizer", "binarizer_params",
+                     ("algorithm_label", "algorithm"), "algorithm_params")
+
+
+def cell_list_damage(cells: Any) -> str | None:
+    """What is wrong with the cell list of an experiment record, or None when it is whole: an
+    object of columns, each a list with one value per cell, ``cell_id`` a list of ids
+    (non-empty strings), every column of `CELL_LIST_COLUMNS` present."""
+    if not isinstance(cells, dict) or not isinstance(cells.get("cell_id"), list):
+        return "it is not an object with a `cell_id` list"
+    ids = cells["cell_id"]
+    bad = next((i for i, c in enumerate(ids) if not isinstance(c, str) or not c), None)
+    if bad is not None:
+        return f"its cell id number {bad + 1} is not a non-empty string"
+    for col in CELL_LIST_COLUMNS:
+        names = col if isinstance(col, tuple) else (col,)
+        if not any(n in cells for n in names):
+            return f"it has no `{names[0]}` column"
+    odd = next((k for k, v in cells.items() if not isinstance(v, list) or len(v) != len(ids)), None)
+    if odd is not None:
+        return f"its `{odd}` column does not hold one value per cell"
     return None
 
 
