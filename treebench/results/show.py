@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from treebench.errors import UserError
-from treebench.results.cellfile import CellFileError, read_cell
+from treebench.results.cellfile import CellFileError, cells_dir, read_cell
 from treebench.results.find import cell_file
 from treebench.results.traces import record_trace
 from treebench.utils.text import fmt_seconds
@@ -54,7 +54,8 @@ def check_request(cell_id: str | None, where: list[str] | None, format: str) -> 
 def read_shown(results_dir: Path, cell_id: str) -> ShownCell:
     """The cell whose id is ``cell_id`` or starts with it (`treebench.results.find.cell_file`).
     Raise `UserError` when no cell or several match, the cell file cannot be used, or the cell
-    has no tree (it timed out or failed)."""
+    has no tree (it timed out or failed, or its learner keeps no single tree)."""
+    check_folder(results_dir)
     path = cell_file(results_dir, cell_id)
     try:
         rec = read_cell(path)[0]
@@ -64,15 +65,42 @@ def read_shown(results_dir: Path, cell_id: str) -> ShownCell:
                         f"it.") from None
     row = rec.get("row", {})
     if rec.get("tree") is None:
-        status = row.get("status")
-        what = "timed out" if status == "timeout" else f"ended with status {status}"
-        error = f" ({row.get('error')})" if row.get("error") else ""
-        raise UserError(f"cell {path.stem} {what} and has no tree{error}; algorithm "
-                        f"{row.get('algorithm_label')}, time limit "
-                        f"{_limit(row.get('time_limit'))}.")
+        raise UserError(no_tree(path.stem, row))
     names, conds = conditions_from_columns(rec.get("columns"))
     return ShownCell(path, row, TreeArrays.from_dict(rec["tree"]), names, conds,
                      rec.get("classes"), record_trace(rec))
+
+
+def check_folder(results_dir: Path) -> None:
+    """Raise `UserError` when ``results_dir`` is not a results folder (none, a file, or a
+    folder without ``cells/``)."""
+    d = Path(results_dir)
+    if not d.exists():
+        what = "does not exist"
+    elif not d.is_dir():
+        what = "is not a folder"
+    elif not cells_dir(d).is_dir():
+        what = "holds no cells/ folder, so it is not a results folder"
+    else:
+        return
+    raise UserError(f"{d} {what}; give a directory written by `treebench run`.")
+
+
+def no_tree(cell_id: str, row: dict[str, Any]) -> str:
+    """Why the cell ``cell_id`` (results row ``row``) has no tree to show: its learner keeps no
+    single tree (an ensemble), or the cell did not finish (the time limit is named for a
+    timeout, the error for a failure)."""
+    status, label = row.get("status"), row.get("algorithm_label")
+    if status == "ok":
+        what = ("is an ensemble of trees" if row.get("problem") == "ensemble"
+                else "keeps no single tree")
+        return (f"cell {cell_id}: its learner {label} {what}, so there is no tree to show; "
+                f"its scores are in results.csv.")
+    if status == "timeout":
+        return (f"cell {cell_id} timed out (time limit {_limit(row.get('time_limit'))}) before "
+                f"{label} had a tree, so there is no tree to show.")
+    error = f" ({row.get('error')})" if row.get("error") else ""
+    return f"cell {cell_id} ended with status {status}{error}, so {label} has no tree to show."
 
 
 def tree_text(cell: ShownCell, format: str = "text") -> str:
