@@ -179,3 +179,20 @@ def test_constructor_bugs_are_not_config_errors():
         check_entry_params("x.yaml", "algorithms[0]", Entry("buggy", Buggy, "algorithm"), {"a": 1})
     with pytest.raises(ConfigError, match="a must be >= 0"):
         check_entry_params("x.yaml", "algorithms[0]", Entry("picky", Picky, "algorithm"), {"a": -1})
+
+
+def test_more_folds_than_rows_is_refused_before_the_cells_are_made(monkeypatch):
+    """`n_splits: 1000000` on iris expanded a million cells (41 s, 750 MB) before the data
+    checks refused it: a split of many folds has its dataset's rows counted first."""
+    from treebench.config import cells as cells_module
+    from treebench.config import validate_config
+    from treebench.errors import DataError
+
+    exp = validate_config({"name": "kf", "datasets": ["iris"],
+                           "split": {"kind": "kfold", "n_splits": 5000},
+                           "binarization": {"method": "raw"},
+                           "algorithms": [{"name": "cart", "params": {"max_depth": 2}}]})
+    monkeypatch.setattr(cells_module, "_dataset_cells",
+                        lambda *a, **k: pytest.fail("cells made before the fold check"))
+    with pytest.raises(DataError, match="has 150 rows, fewer than the 5000 folds"):
+        cells_module.expand_all(exp)
