@@ -329,10 +329,9 @@ def _strip_spaces(df: pd.DataFrame, missing: Sequence[str]) -> pd.DataFrame:
     ``yes``, ``yes `` and ``" yes"`` are one value (one class, one category), ``? `` is
     missing, and a column whose texts are then all numbers is numeric."""
     tokens = set(missing)
-    for j in range(df.shape[1]):
+    texts = [j for j, t in enumerate(df.dtypes) if t == object or isinstance(t, pd.StringDtype)]
+    for j in texts:  # (the dtypes read once: a file may have 10^5 numeric columns)
         col = df.iloc[:, j]
-        if not (col.dtype == object or isinstance(col.dtype, pd.StringDtype)):
-            continue
         padded = col.map(lambda v: isinstance(v, str) and v != v.strip())
         if not padded.any():
             continue
