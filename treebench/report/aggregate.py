@@ -78,6 +78,9 @@ class Results:
     notes: list[str] = field(default_factory=list)
     #: the claims' verdicts, computed once by `treebench.report.reproduction.verification`
     claims: Any = None
+    #: the figures' file-name stems by dataset, computed once by
+    #: `treebench.report.figures.results_stems` (every figure kind asks for them)
+    stems: dict[str, str] | None = None
 
 
 def load_results(results_dir: Path) -> Results:

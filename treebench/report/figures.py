@@ -104,10 +104,13 @@ def dataset_stems(datasets: list[str]) -> dict[str, str]:
 
 def results_stems(results: Results) -> dict[str, str]:
     """`dataset_stems` over every dataset of the results, those with rows and those of the
-    settings alone (a cell that never ran): the stems all figure kinds use."""
-    names = [str(d) for frame in (results.table, results.settings) if "dataset" in frame
-             for d in distinct(frame["dataset"])]
-    return dataset_stems(list(dict.fromkeys(names)))
+    settings alone (a cell that never ran): the stems all figure kinds use, computed once per
+    results (``Results.stems``)."""
+    if results.stems is None:
+        names = [str(d) for frame in (results.table, results.settings) if "dataset" in frame
+                 for d in distinct(frame["dataset"])]
+        results.stems = dataset_stems(list(dict.fromkeys(names)))
+    return results.stems
 
 
 def dataset_stem(results: Results, dataset: Any) -> str:
