@@ -54,6 +54,30 @@ def test_metrics_match_sklearn(n_classes, seed, weighted):
         assert metrics.roc_auc_ovo(y, proba, classes) == pytest.approx(ovo)
 
 
+def _ovo_pair_by_pair(P, C):
+    """The one-vs-one macro AUC over node groups one class pair and one direction at a time
+    (the definition; the production code ranks each class's scores once for all pairs)."""
+    K = P.shape[1]
+    return float(np.mean([0.5 * (metrics._auc_grouped(P[:, a], C[:, a], C[:, b])
+                                 + metrics._auc_grouped(P[:, b], C[:, b], C[:, a]))
+                          for a in range(K) for b in range(a + 1, K)]))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ovo_over_groups_is_bit_identical_to_pair_by_pair(seed):
+    rng = np.random.default_rng(seed)
+    G, K = int(rng.integers(1, 120)), int(rng.integers(2, 11))
+    C = rng.integers(0, 5, size=(G, K)).astype(float)
+    if seed % 2:  # weighted counts: sums that depend on their order
+        C *= rng.random((G, K)) * 3
+    if seed % 3 == 0:  # a class with no rows: its pairs are undefined
+        C[:, int(rng.integers(K))] = 0.0
+    # coarse scores tie across groups, as leaves of one tree do
+    P = rng.integers(0, 4, size=(G, K)) / 4 if seed % 4 < 2 else rng.random((G, K))
+    got, want = metrics._auc_ovo_grouped(P, C), _ovo_pair_by_pair(P, C)
+    assert got == want or (np.isnan(got) and np.isnan(want))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_regression_metrics_match_sklearn(seed):
     rng = np.random.default_rng(seed)
