@@ -19,9 +19,12 @@ files, table builds, report parts) with the workers' own time per cell read from
 the sum of the cells' worker wall / workers) / cells.
 
 Then the floors: fresh interpreters importing only the libraries every run of these grids needs
-(scikit-learn's trees; pandas and matplotlib's Agg for a report), and the cells per second that
-such an import alone allows. Prints tables (medians over the rounds, with min-max); asserts
-nothing. Re-run:
+(scikit-learn's trees; pandas and matplotlib's Agg for a report), and the CPU of the cheapest
+figure matplotlib draws at the report's size; from them the bounds no runner can beat here: the
+cells per second such an import alone allows, the ``-j 2 / -j 1`` speed-up when that import
+does not divide among workers and everything else halves, and the first report when its
+figures cost no more than the cheapest one. Prints tables (medians over the rounds, with
+min-max); asserts nothing. Re-run:
 `.venv/bin/python benchmarks/runner_overhead.py --rounds 3 --checkout before=../before
 --checkout now=.` (a checkout is a work tree whose ``treebench`` package is measured, e.g. one
 made with `git worktree add ../before c491fba` beside this repository).
@@ -114,6 +117,65 @@ FLOORS = {
 }
 
 
+#: figures drawn by the first report, by (grid, checkout), as `rounds` saw them
+FIGURES: dict[tuple[str, str], int] = {}
+
+#: the CPU seconds of the cheapest figure a report could draw with matplotlib at the report's
+#: size and resolution (four short lines with markers, axis labels, a title, a legend, no
+#: layout engine, saved as PNG), per figure, after one warm-up figure in the same process
+MINIMAL_FIGURE = """
+import io, time
+import matplotlib
+matplotlib.use("Agg")
+from matplotlib.figure import Figure
+from treebench.report.figures import DPI, FIGSIZE
+def one():
+    fig = Figure(figsize=FIGSIZE, dpi=DPI)
+    ax = fig.add_subplot()
+    for k in range(4):
+        ax.plot([1, 2, 3], [0.9, 0.92 - 0.01 * k, 0.95], marker="o", label=f"cart {k}")
+    ax.set_xlabel("max_depth"); ax.set_ylabel("test accuracy"); ax.set_title("iris")
+    ax.legend()
+    fig.savefig(io.BytesIO(), format="png")
+one()
+t = time.process_time()
+for _ in range(10):
+    one()
+print((time.process_time() - t) / 10)
+"""
+
+
+def minimal_figure_seconds(n_rounds: int) -> list[float]:
+    """`MINIMAL_FIGURE`'s CPU seconds per figure in a fresh interpreter, ``n_rounds`` times."""
+    return [float(subprocess.run([sys.executable, "-c", MINIMAL_FIGURE], check=True,
+                                 env=_env(HERE), cwd=HERE, capture_output=True,
+                                 text=True).stdout.split()[-1]) for _ in range(n_rounds)]
+
+
+def print_bounds(times: dict[tuple[str, str, str], list[float]], bounds: dict[str, list[float]],
+                 figure_cpu: list[float], grids: list[str], name: str) -> None:
+    """What no runner can beat on this machine, from the floors: cells per second (the
+    import of scikit-learn's trees), the ``-j 2 / -j 1`` speed-up (that import does not
+    divide among workers, the rest at best halves: ``T1 / (S + (T1 - S) / 2)`` with ``T1``
+    the measured ``-j 1`` wall), and the first report (its imports, then its figures at the
+    minimal figure's CPU each on two drawing processes)."""
+    cart = statistics.median(bounds["import sklearn.tree (any process fitting CART)"])
+    both = statistics.median(bounds["import pandas + sklearn.tree"])
+    plot = statistics.median(bounds["import pandas + matplotlib Agg (a report's figures)"])
+    fig = statistics.median(figure_cpu)
+    print(f"  a minimal matplotlib figure of the report's size, PNG, CPU per figure "
+          f"{fig:6.3f} s [{min(figure_cpu):.3f}-{max(figure_cpu):.3f}]")
+    cores = min(2, os.cpu_count() or 1)
+    for grid in grids:
+        t1 = statistics.median(times[(grid, "run -j 1", name)])
+        n_fig = FIGURES.get((grid, name), 0)
+        print(f"  {grid}: no run of its {N_CELLS[grid]} CART cells can end before that "
+              f"import: at most {N_CELLS[grid] / cart:.0f} cells/s whatever the runner does; "
+              f"-j 2 / -j 1 at most {t1 / (both + (t1 - both) / cores):.2f}x with a perfect "
+              f"second worker; a first report of its {n_fig} figures at least "
+              f"{plot + n_fig * fig / cores:.2f} s")
+
+
 def floors(n_rounds: int) -> dict[str, list[float]]:
     """Wall seconds of each `FLOORS` import in a fresh interpreter, ``n_rounds`` times."""
     out: dict[str, list[float]] = {}
@@ -149,6 +211,7 @@ def rounds(checkouts: dict[str, Path], grids: list[str], n_rounds: int,
                     out.setdefault((grid, f"run -j {jobs}", name), []).append(t)
                 t = _cli(["report", str(res)], co)
                 out.setdefault((grid, "report, first", name), []).append(t)
+                FIGURES[(grid, name)] = len(list((res / "report" / "figures").glob("*.png")))
                 t = _cli(["report", str(res)], co)
                 out.setdefault((grid, "report, unchanged", name), []).append(t)
                 shutil.rmtree(res, ignore_errors=True)
@@ -330,10 +393,7 @@ def main() -> None:
         print("\nfloors (fresh interpreter, no treebench code; median [min-max] of the rounds):")
         for label, v in bounds.items():
             print(f"  {label:52s} {statistics.median(v):6.2f} s [{min(v):.2f}-{max(v):.2f}]")
-        cart = statistics.median(bounds["import sklearn.tree (any process fitting CART)"])
-        for grid in grids:
-            print(f"  {grid}: no run of its {N_CELLS[grid]} CART cells can end before that "
-                  f"import: at most {N_CELLS[grid] / cart:.0f} cells/s whatever the runner does")
+        print_bounds(times, bounds, minimal_figure_seconds(args.rounds), grids, names[-1])
         if not args.no_breakdown:
             for grid in grids:
                 print(f"\nbreakdown of {grid} ({N_CELLS[grid]} cells), this checkout:")
