@@ -52,6 +52,39 @@ def test_scaling_the_targets_keeps_the_optimal_tree(scale):
     assert est.solve_info_["objective"] / scale**2 == pytest.approx(ref.solve_info_["objective"])
 
 
+@pytest.mark.parametrize("offset", [1e6, -1e8, 3e9])
+@pytest.mark.parametrize("candidates", ["exhaustive", "quantile"])
+def test_shifting_the_targets_keeps_the_optimal_tree(offset, candidates):
+    """A constant added to every target changes no tree's squared error, so the tree, its
+    objective and its alpha path stay and the predictions move by the constant. Sums of
+    shifted targets cancel: at offset 1e6 every node was "pure" and a lone leaf (squared error
+    0.171875) was claimed optimal where one split has 0.15625."""
+    X = np.array([[1.0], [0.0], [1.0], [0.0]])
+    y = np.array([0.5, 0.75, 0.75, 0.25])
+    est = DPDTRegressor(max_depth=1, candidates="exhaustive").fit(X, y + offset)
+    assert est.tree_.feature.tolist()[0] == 0 and est.solve_info_["optimal"]
+    assert est.solve_info_["objective"] == pytest.approx(0.15625, rel=1e-6)
+    np.testing.assert_allclose(est.predict(X) - offset, [0.625, 0.5, 0.625, 0.5], atol=1e-6)
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3)).round(1)
+    y = X[:, 0] - X[:, 1] ** 2 + 0.25 * rng.integers(0, 4, size=40)
+    w = rng.integers(1, 4, size=40).astype(float)
+    kw = dict(max_depth=2, candidates=candidates, alpha_path=True)
+    ref = DPDTRegressor(**kw).fit(X, y, sample_weight=w)
+    est = DPDTRegressor(**kw).fit(X, y + offset, sample_weight=w)
+    assert est.tree_.feature.tolist() == ref.tree_.feature.tolist()
+    assert est.tree_.threshold.tolist() == ref.tree_.threshold.tolist()
+    assert est.solve_info_["objective"] == pytest.approx(ref.solve_info_["objective"], rel=1e-6)
+    np.testing.assert_allclose(est.predict(X) - offset, ref.predict(X), atol=1e-6 * abs(offset))
+    assert len(est.alpha_path_) == len(ref.alpha_path_)
+    for a, b in zip(est.alpha_path_, ref.alpha_path_):
+        assert a["tree"].feature.tolist() == b["tree"].feature.tolist()
+        np.testing.assert_allclose(a["tree"].value[:, 1] / a["tree"].value[:, 0] - offset,
+                                   b["tree"].value[:, 1] / b["tree"].value[:, 0],
+                                   atol=1e-6 * abs(offset))
+
+
 def test_targets_whose_squares_overflow_are_refused():
     from treebench.algorithms.cart import CARTRegressor
     from treebench.algorithms.dpdt import DPDTRegressor
