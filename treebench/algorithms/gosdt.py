@@ -37,7 +37,7 @@ from treebench.search import gosdt as G
 from treebench.search.engine import fit_gosdt
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.objectives import Solves, gosdt_problem
-from treebench.algorithms.solve_info import REFERENCE_BOUND
+from treebench.algorithms.solve_info import REFERENCE_BOUND, bound_fields
 from treebench.algorithms.traces import TRACE_KEY, fit_trace
 from treebench.registry import ALGORITHMS
 from treebench.search.bitset import pack_rows, warmup_problem
@@ -287,10 +287,8 @@ class GOSDTClassifier(TreeClassifierBase):
             "objective": objective,
             "objective_kind": ("error_rate+penalty*leaves" if self.lexicographic
                                else "error_rate+lambda*leaves"),
-            "bound": bound,
-            "lower_bound": bound,
+            **bound_fields(bound, objective, use_ref),
             "upper_bound": objective,
-            "gap": objective - bound,
             "optimal": optimality == "global",
             "optimality": optimality,
             "regularization": lam_rate,
@@ -315,6 +313,8 @@ class GOSDTClassifier(TreeClassifierBase):
             warn_unproven("gosdt", unproven)
         rows = read_trace(clock[0], t_start + compile_s)
         rows[:, 1:] /= w_total  # count units to the objective's rate
+        if use_ref:  # a guessed bound bounds no objective: the trace's bound is the trivial 0
+            rows[:, 2] = 0.0
         info[TRACE_KEY] = fit_trace(rows, info)
         return tree, info
 

@@ -33,7 +33,7 @@ from sklearn.utils._param_validation import Interval
 
 from treebench.algorithms.base import TreeClassifierBase
 from treebench.algorithms.objectives import Solves, by_cost, fixed, gosdt_problem, leaf_size
-from treebench.algorithms.solve_info import REFERENCE_BOUND
+from treebench.algorithms.solve_info import REFERENCE_BOUND, bound_fields
 from treebench.registry import ALGORITHMS
 from treebench.search.exactness import warn_unproven
 from treebench.tree import adapters
@@ -373,8 +373,7 @@ class GOSDTPeerClassifier(_PeerClassifier):
             "optimality": ("reference" if y_ref is not None else "global") if converged else "none",
             "status": status,
             "timed_out": status == "TIMEOUT",
-            "bound": float(est.result_.lowerbound),
-            "gap": float(objective - est.result_.lowerbound),
+            **bound_fields(float(est.result_.lowerbound), float(objective), y_ref is not None),
             "leaves": int(tree.n_leaves),
             "reference_lb": y_ref is not None,
             "guess_seconds": state["guess_seconds"],

@@ -23,7 +23,9 @@ SOLVE_INFO_COLUMNS = declare(
      "results. Compare learners by `problem_objective`"),
     ("solver_objective_kind", "string", "what `solver_objective` measures (one of the "
      "solver objective kinds below); was `objective_kind` in older results"),
-    ("bound", "Float64", "the solver's lower bound on its objective"),
+    ("bound", "Float64", "the solver's lower bound on its objective (empty after a "
+     "lower-bound guess, whose bound is relative to the reference: the cell file keeps it as "
+     "`guessed_bound`)"),
     ("gap", "Float64", "objective minus bound, as the solver reports it"),
     ("operations", "Int64", "the learner's own count of its unit of work (e.g. states "
      "expanded, splits scored)"),
@@ -50,3 +52,15 @@ SOLVE_INFO_COLUMN = {"objective": "solver_objective", "objective_kind": "solver_
 REFERENCE_BOUND = Column(
     "reference_bound", "Float64", "GOSDT's lower-bound guess: Theorem 4.3's right-hand side for "
     "the returned tree (McTavish et al. 2022)", "the learner (`solve_info_`)", "solver")
+
+
+def bound_fields(bound: float, objective: float, guessed: bool) -> dict:
+    """The ``solve_info_`` bound keys of a GOSDT search that ended with ``bound``. With a
+    lower-bound guess the search's bound is relative to the reference (Theorem 4.3), not a
+    lower bound on the objective of every tree, so ``bound``, ``lower_bound`` and ``gap`` are
+    None (no valid bound is known) and the guessed bound and its gap are ``guessed_bound`` and
+    ``guessed_gap`` (0 when the guessed search finished)."""
+    if guessed:
+        return {"bound": None, "lower_bound": None, "gap": None,
+                "guessed_bound": bound, "guessed_gap": objective - bound}
+    return {"bound": bound, "lower_bound": bound, "gap": objective - bound}
