@@ -270,14 +270,19 @@ def test_axes_are_per_dataset_and_stale_figures_go(tmp_path):
     table["bparam_max_splits"] = [100 if d == DATASETS[0] else 200 for d in table["dataset"]]
     table["binarizer_params"] = pd.Series([json.dumps({"max_splits": v}) for v in table["bparam_max_splits"]],
                                           dtype="string", index=table.index)
-    res = write_results(tmp_path / "results", table)
+    earlier = table.copy()
+    earlier["dataset"] = earlier["dataset"].replace({DATASETS[0]: "olddata"}).astype("string")
+    res = write_results(tmp_path / "results", earlier)
+    write_report(res, formats=("md",))
     figs = res / "report" / "figures"
-    figs.mkdir(parents=True)
-    (figs / "stale__old.png").write_bytes(b"x")
+    assert any(p.name.startswith("olddata__") for p in figs.iterdir())
+    (figs / "mine.png").write_bytes(b"x")  # a user's own image: no report wrote it
+    res = write_results(tmp_path / "results", table)
     write_report(res, formats=("md",))
     names = [p.name for p in figs.iterdir()]
     assert names and not any("max_splits" in n for n in names)
-    assert "stale__old.png" not in names
+    assert not any(n.startswith("olddata__") for n in names)
+    assert (figs / "mine.png").read_bytes() == b"x"
 
 
 def test_figure_files_of_dotted_dataset_names_are_distinct(tmp_path):

@@ -950,7 +950,7 @@ class PendingFigures:
         fdir.mkdir(parents=True, exist_ok=True)
         self.formats = formats
         cache_path = fdir / CACHE_FILE
-        cache = read_json_object(cache_path)
+        self.cache = cache = read_json_object(cache_path)
         jobs = [] if results.settings.empty else figure_jobs(results)
         self.jobs = jobs
         code = drawing_code_key({j.kind for j in jobs}) if jobs else ""
@@ -984,8 +984,8 @@ class PendingFigures:
                  for j in jobs if done[j.stem] is not None]
         check_unique(infos)
         keep = {p.name for i in infos for p in i.paths.values()}
-        for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:  # no stale figure of an earlier report
-            if old.name not in keep:
+        for old in [*fdir.glob("*.png"), *fdir.glob("*.svg")]:
+            if old.name not in keep and self._wrote(old):  # a stale figure of an earlier report
                 old.unlink()
         new_cache = {j.stem: {"signature": self.sigs[j.stem],
                               "title": None if done[j.stem] is None else done[j.stem][0],
@@ -994,6 +994,14 @@ class PendingFigures:
                      for j in jobs}
         write_text(fdir / CACHE_FILE, json.dumps(new_cache, sort_keys=True, indent=0))
         return infos
+
+    def _wrote(self, path: Path) -> bool:
+        """Whether an earlier report wrote the figure file ``path`` (its cache lists the stem
+        with that format): a file no report wrote, a user's own image in an ``--out`` folder,
+        is never removed."""
+        entry = self.cache.get(path.stem)
+        files = entry.get("files") if isinstance(entry, dict) else None
+        return isinstance(files, dict) and path.suffix[1:] in files
 
     def close(self) -> None:
         """Stop drawing at once (an error or an interrupt elsewhere in the report)."""
