@@ -337,6 +337,28 @@ def test_a_json_target_of_the_wrong_kind_is_one_sentence(tmp_path):
         "bad.json", "ok.json"]
 
 
+def test_json_verdicts_never_replace_results_or_other_files(tmp_path):
+    """`--json` naming a file inside the results directory (a cell file, the manifest, a
+    table) or an existing file that holds no verdicts (the config) is refused with exit 2 and
+    leaves the file as it was; an earlier verdicts file is replaced."""
+    runner = CliRunner()
+    ok = _results(tmp_path, "ok", [GOOD])
+    config = tmp_path / "config.yaml"
+    config.write_text("name: mine\n")
+    inside = [ok / "manifest.json", *sorted(ok.glob("results.*")), *sorted((ok / "cells").glob("*.json"))[:1]]
+    for target in [*inside, ok / "verdicts.json", config]:
+        before = target.read_bytes() if target.exists() else None
+        r = runner.invoke(app, ["verify", str(ok), "--json", str(target)])
+        assert r.exit_code == 2, (target, r.output)
+        assert ("inside the results directory" in r.output
+                or "holds no verdicts" in r.output), r.output
+        assert (target.read_bytes() if target.exists() else None) == before
+    out = tmp_path / "v.json"
+    for _ in range(2):  # the second run replaces the first one's verdicts
+        assert runner.invoke(app, ["verify", str(ok), "--json", str(out)]).exit_code == 0
+    assert json.loads(out.read_text())["passed"] is True
+
+
 def test_a_text_column_as_a_metric_is_named_as_text(tmp_path):
     """`metric: dataset` failed with "`dataset` is missing in 18 of 18 finished cells": it is
     refused as a definition (exit 2) unless the claim counts rows; a parameter column of text,

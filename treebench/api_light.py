@@ -18,6 +18,7 @@ Modules that load numpy or pandas are imported inside the functions that need th
 from __future__ import annotations
 
 import contextlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -400,11 +401,15 @@ def write_verdicts(found: list[tuple[Path, Any]], json_out: Path) -> None:
     if not many and json_out.is_dir():
         raise UserError(f"--json {json_out}: this is a folder; give the file to write the "
                         f"verdicts to, e.g. {json_out / 'verdicts.json'}.")
+    targets = []
     for d, v in found:
         target = json_out
         if many:
             name = d.name if sum(x is d for x, _ in found) == 1 else f"{d.name}-{v.experiment}"
             target = json_out / f"{name}.json"
+        _check_verdicts_target(target, [x for x, _ in found])
+        targets.append(target)
+    for (d, v), target in zip(found, targets):
         try:
             if many:
                 json_out.mkdir(parents=True, exist_ok=True)
@@ -412,6 +417,25 @@ def write_verdicts(found: list[tuple[Path, Any]], json_out: Path) -> None:
         except OSError as exc:
             reason = (exc.strerror or type(exc).__name__).lower()
             raise UserError(f"--json {target}: cannot write the verdicts ({reason}).") from None
+
+
+def _check_verdicts_target(target: Path, results_dirs: list[Path]) -> None:
+    """Refuse to write verdicts to ``target`` when it lies inside a results directory (a cell
+    file, the manifest or a table would be replaced) or is an existing file that holds no
+    verdicts (a config, a table, a user's file): `write_verdicts` replaces only its own files."""
+    where = target.resolve()
+    for d in results_dirs:
+        if where.is_relative_to(Path(d).resolve()):
+            raise UserError(f"--json {target}: this is inside the results directory {d}, whose "
+                            f"files only treebench run writes; give a path outside it.")
+    if target.is_file():
+        try:
+            data = json.loads(target.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            data = None
+        if not (isinstance(data, dict) and {"experiment", "verdicts"} <= data.keys()):
+            raise UserError(f"--json {target}: this file exists and holds no verdicts of "
+                            f"`treebench verify`, so it is not replaced; give a new path.")
 
 
 # ----------------------------------------------------------------------------- results check
