@@ -296,6 +296,30 @@ def test_a_run_into_a_folder_with_another_tools_tables_is_refused(finished, tmp_
     assert not (out / "cells").exists()
 
 
+def test_a_run_stopped_before_its_first_cell_resumes(finished, tmp_path, monkeypatch):
+    """A run interrupted before any cell finished leaves its manifest, empty tables and an
+    index without cell entries, and no cells/ folder; the same command then runs every cell
+    (it was refused: the index without entries was not trusted, and empty tables were taken
+    for results without their cell files)."""
+    import treebench.api as api
+
+    cfg, _ = finished
+    out = tmp_path / "stopped"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(api, "run_cells", stopped)
+        r = _cli("run", cfg, "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 130, r.output
+    assert (out / "results.parquet").is_file() and not (out / "cells").exists()
+    r = _cli("run", cfg, "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    assert len(list((out / "cells").glob("*.json"))) == 6
+    assert len(pd.read_parquet(out / "results.parquet")) == 6
+
+
 def test_a_run_into_a_folder_with_a_table_exported_without_its_cells_is_refused(finished,
                                                                                tmp_path):
     cfg, src = finished

@@ -143,7 +143,8 @@ def read_index(out: Path) -> dict[str, Any]:
     idx = read_json_object(Path(out) / INDEX)
     if idx.get("version") != INDEX_VERSION:
         return {}
-    if not isinstance(idx.get("files"), dict) or idx.get("digest") != _files_digest(idx["files"]):
+    files = idx.get("files", {})  # none before the first cell file (a run stopped before it)
+    if not isinstance(files, dict) or idx.get("digest") != _files_digest(files):
         return {}
     return idx
 
@@ -313,6 +314,20 @@ def _table_columns(p: Path) -> list[str]:
         raise ValueError("it cannot be read as a parquet table") from None
 
 
+def _has_rows(p: Path) -> bool:
+    """Whether the table file ``p`` (parquet or CSV) holds a row; True when that cannot be
+    told (an unreadable file is kept as if it held results)."""
+    try:
+        if p.suffix == ".csv":
+            with open(p, "rb") as fh:
+                return sum(1 for line in fh if line.strip()) > 1
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(p).metadata.num_rows > 0
+    except Exception:  # pyarrow raises many types for files that are not parquet
+        return True
+
+
 def foreign_tables(out: Path) -> dict[str, str]:
     """The table files of ``out`` (`TABLES`) that treebench cannot recognise as its own, each
     with why. Where treebench recorded the tables it wrote (`record_tables`), files under
@@ -350,7 +365,7 @@ def refuse_foreign_tables(out: Path, hint: str, *, unbacked: bool = False) -> No
         name, why = sorted(foreign.items())[0]
         raise UserError(f"{out / name} is not a results table treebench wrote ({why}); {hint}")
     if unbacked and not cells_dir(out).is_dir() and not read_index(out).get("tables"):
-        have = [t for t in TABLES if _is_regular(out / t)]
+        have = [t for t in TABLES if _is_regular(out / t) and _has_rows(out / t)]
         if have:
             raise UserError(f"{out / have[0]} holds results whose cell files are not here (no "
                             f"cells/ folder), and a run rebuilds the tables from the cell files "
