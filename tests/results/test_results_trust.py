@@ -181,6 +181,19 @@ MANIFEST_EDITS = [
     (lambda m: m["experiments"][0]["config"]["expect"][0].__setitem__("ge", 2.0),
      "does not match the hash"),
     (lambda m: m["experiments"][0].__setitem__("cells", [1, 2]), "cell list is damaged"),
+    # a hash removed by setting it to null, then the claim edited
+    (lambda m: (m["experiments"][0].__setitem__("config_sha256", None),
+                m["experiments"][0]["config"]["expect"][0].__setitem__("ge", 0.0)),
+     "does not match the hash"),
+    # every column of the cell list cut to its first 3 cells: verify checked a third of them
+    (lambda m: [m["experiments"][0]["cells"].__setitem__(k, v[:3])
+                for k, v in list(m["experiments"][0]["cells"].items())],
+     "lists 3 cells where its run recorded 6"),
+    # the same cut with the count edited to match: the ids' hash tells
+    (lambda m: ([m["experiments"][0]["cells"].__setitem__(k, v[:3])
+                 for k, v in list(m["experiments"][0]["cells"].items())],
+                m["experiments"][0].__setitem__("n_cells", 3)),
+     "cell ids do not match the hash"),
 ]
 
 

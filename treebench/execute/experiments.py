@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from treebench.results.cell import Cell, canonical_json
 from treebench.errors import UserError
 from treebench.results.defined import (  # noqa: F401 - the experiments' records: API
-    MANIFEST, STALE, ManifestError, cell_ids, read_manifest, records, stale_cells,
+    MANIFEST, STALE, ManifestError, cell_ids, cell_ids_digest, read_manifest, records,
+    stale_cells,
 )
 from treebench.results.rows import identity
 from treebench.results.schema import RENAMED
@@ -74,6 +75,7 @@ def make_record(exp: Experiment, cells: list[Cell], variant: dict[str, Any] | No
         "config": config,
         "n_cells": len(cells),
         "data": data_of(cells),
+        "cells_sha256": cell_ids_digest([c.id for c in cells]),
         "cells": identity_columns(cells, exp.name),
         "first_at": now,
         "last_at": now,

@@ -84,13 +84,42 @@ def record_damage(man: dict[str, Any]) -> str | None:
         cfg = rec.get("config")
         if not isinstance(cfg, dict):
             return f"{where} has no config"
-        digest = rec.get("config_sha256")
-        if digest is not None and digest != hashlib.sha256(canonical_json(cfg).encode()).hexdigest():
-            return f"{where}'s config does not match the hash its run recorded"
+        why = _hash_damage(rec, "config_sha256", lambda: canonical_json(cfg), "config")
+        if why is not None:
+            return f"{where}'s {why}"
         cells = rec.get("cells")
         why = None if cells is None else cell_list_damage(cells)
+        if why is None and cells is not None:
+            why = _count_damage(rec, cells["cell_id"])
         if why is not None:
             return f"{where}'s cell list is damaged: {why}"
+    return None
+
+
+def cell_ids_digest(ids: list[str]) -> str:
+    """The SHA-256 of a record's cell ids in their order (a cell's id hashes all it is)."""
+    return hashlib.sha256("\n".join(ids).encode()).hexdigest()
+
+
+def _hash_damage(rec: dict[str, Any], key: str, text: Any, what: str) -> str | None:
+    """What is wrong with the hash ``rec[key]`` of ``text()``: absent is an older record's
+    layout (accepted); present, it must be the hash (null is an edited record)."""
+    if key not in rec:
+        return None
+    digest = rec[key]
+    if digest != hashlib.sha256(text().encode()).hexdigest():
+        return f"{what} does not match the hash its run recorded"
+    return None
+
+
+def _count_damage(rec: dict[str, Any], ids: list[str]) -> str | None:
+    """What is wrong with a whole cell list against the count and the hash its run wrote
+    beside it (``n_cells``, ``cells_sha256``; an older record without them is accepted)."""
+    n = rec.get("n_cells")
+    if isinstance(n, int) and not isinstance(n, bool) and n != len(ids):
+        return f"it lists {len(ids)} cells where its run recorded {n}"
+    if "cells_sha256" in rec and rec["cells_sha256"] != cell_ids_digest(ids):
+        return "its cell ids do not match the hash its run recorded"
     return None
 
 
