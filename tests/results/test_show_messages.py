@@ -63,3 +63,20 @@ def test_a_cell_that_did_not_finish_says_why_it_has_no_tree():
     assert "status error (ValueError: bad)" in text and "time limit" not in text
     row = {"status": "ok", "algorithm_label": "mine", "problem": "unstated"}
     assert "mine keeps no single tree" in shown.no_tree("ab12", row)
+
+
+def test_a_label_filter_that_matches_no_cell_points_to_the_learner_column(tmp_path):
+    """`--where algorithm=cart` selects by an entry's label; when the cart entries carry
+    labels it lists no cell, and says that `algorithm_name=cart` selects by learner."""
+    cfg = tiny_config(split={"kind": "kfold", "n_splits": 2},
+                      algorithms=[{"name": "cart", "label": "CART, deep",
+                                   "params": {"max_depth": [2]}}])
+    folder = run_folder(tmp_path, cfg)
+    r = CliRunner().invoke(app, ["cells", str(folder), "--where", "algorithm=cart"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0 and "0 cell(s)" in out, out
+    assert "--where algorithm_name=cart` selects by learner" in out, out
+    r = CliRunner().invoke(app, ["cells", str(folder), "--where", "algorithm=gosdt"])
+    assert "selects by learner" not in r.output, r.output
+    r = CliRunner().invoke(app, ["cells", str(folder), "--where", "algorithm_name=cart"])
+    assert "2 cell(s)" in r.output and "selects by learner" not in r.output, r.output

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import glob
+import re
 
 from treebench.errors import UserError, did_you_mean
 from treebench.results.cellfile import cells_dir
@@ -183,9 +184,26 @@ def matching_cells(results_dir: Path, where: list[str] | None, status: list[str]
              f"sets the file aside)" for note in scan(results_dir).problem_notes(results_dir)]
     try:
         rows = folder_cells(results_dir, parse_where(where), status, all_cells=all_cells)
+        if rows.empty:
+            notes += _label_hint(results_dir, where or [], status, all_cells)
     except SchemaError as exc:
         raise UserError(f"{results_dir}: its results table cannot be read ({exc}).") from None
     return rows, notes
+
+
+def _label_hint(results_dir: Path, where: list[str], status: list[str] | None,
+                all_cells: bool) -> list[str]:
+    """A note when ``algorithm=NAME`` matched no cell while ``algorithm_name=NAME`` would:
+    ``algorithm`` is an entry's label, which a labelled entry sets apart from its learner."""
+    values = [m.group(1) for w in where for m in re.finditer(r"(?:^|\s)algorithm=([^\s'\"]+)", w)]
+    if not values:
+        return []
+    alt = [re.sub(r"(^|\s)algorithm=", r"\1algorithm_name=", w) for w in where]
+    if folder_cells(results_dir, parse_where(alt), status, all_cells=all_cells).empty:
+        return []
+    return [f"no cell's `algorithm` (its entry's label) is {', '.join(values)}, but cells of "
+            f"that learner are here under other labels: `--where algorithm_name="
+            f"{values[0]}` selects by learner"]
 
 
 def one_cell_id(rows: pd.DataFrame, results_dir: Path, where: list[str]) -> str:
