@@ -509,3 +509,22 @@ def test_a_tune_entry_on_a_kfold_dataset_is_still_refused(write_config, tmp_path
                          "algorithms[1].tune", "`iris`", "kfold")
     _one_sentence_exit_2(_dry_run(write_config(_tune_config(datasets=["iris", "wine"])), tmp_path),
                          "algorithms[1].tune", "`iris`")
+
+
+def test_numbers_in_exponent_notation_are_numbers(tmp_path):
+    """`ccp_alpha: 1e-3` is the float 0.001 (YAML 1.2); PyYAML's YAML 1.1 rules read it as the
+    text "1e-3", which the learner refused with "must be a float ... Got '1e-3'"."""
+    from treebench.utils import safe_yaml
+
+    got = safe_yaml.load("a: 1e-3\nb: 1.0e3\nc: -2E5\nd: '1e-3'\ne: 1e\nf: 10\ng: .5e1\n")
+    assert got == {"a": 0.001, "b": 1000.0, "c": -200000.0, "d": "1e-3", "e": "1e", "f": 10,
+                   "g": 5.0}
+    assert isinstance(got["f"], int)
+    cfg = tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": 1,
+                                                              "ccp_alpha": "__X__"}}])
+    path = tmp_path / "c.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(cfg).replace("__X__", "1e-3"))
+    r = _dry_run(path, tmp_path)
+    assert r.exit_code == 0, r.output

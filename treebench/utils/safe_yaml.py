@@ -32,7 +32,21 @@ LIMITS = {"bytes": 10_000_000, "nodes": 100_000, "depth": 100, "digits": 1_000}
 
 _NUMBER = re.compile(r"^[-+]?[0-9][0-9_]*$")
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader, reading numbers in exponent notation as YAML 1.2 does: ``1e-3``,
+    ``2E5`` and ``1.0e3`` are floats (YAML 1.1 wants a dot and a signed exponent, and read them
+    as text, which a learner then refused as "must be a float, got '1e-3'"). Quoted, they stay
+    text."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+_LOADER = _Loader
 
 
 class YAMLLimitError(yaml.YAMLError):
