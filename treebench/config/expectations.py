@@ -33,6 +33,7 @@ from pydantic import (
 
 from treebench.results import schema
 from treebench.errors import did_you_mean
+from treebench.utils.text import show
 
 AGGS = ("mean", "median", "min", "max", "count")
 REDUCERS = ("mean", "median", "min", "max")
@@ -71,7 +72,8 @@ def check_numeric(col: str, agg: str) -> None:
 
 def _check_where(where: dict[str, Any]) -> dict[str, Any]:
     """``where`` with each key as the column it names (an alias such as ``algorithm`` becomes
-    ``algorithm_label``, so that an item's and its comparison's conditions merge by column)."""
+    ``algorithm_label``, so that an item's and its comparison's conditions merge by column),
+    each condition checked by `_check_condition`."""
     out: dict[str, Any] = {}
     for col, cond in where.items():
         canon = check_column(col, "where column")
@@ -79,15 +81,72 @@ def _check_where(where: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"where names the column `{canon}` twice (`{col}` is another "
                              f"name for it)")
         out[canon] = cond
-        if isinstance(cond, dict):
-            bad = [op for op in cond if op not in WHERE_OPS]
-            if bad:
-                raise ValueError(
-                    f"where `{col}`: unknown operator `{bad[0]}`; use {', '.join(WHERE_OPS)}"
-                )
-            if "in" in cond and not isinstance(cond["in"], list):
-                raise ValueError(f"where `{col}`: `in` takes a list of values")
+        _check_condition(col, canon, cond)
     return out
+
+
+#: the operators that order numbers
+ORDER_OPS = ("ge", "gt", "le", "lt")
+#: the pandas dtypes of declared columns that hold numbers
+NUMBER_DTYPES = ("Int64", "Float64", "int64", "float64")
+
+
+def _is_condition(x: Any) -> bool:
+    """Whether ``x`` is a mapping of where operators (``{ge: 2}``)."""
+    return isinstance(x, dict) and bool(x) and all(op in WHERE_OPS for op in x)
+
+
+def number_column(col: str) -> bool:
+    """Whether the declared column ``col`` holds numbers (False for text, true/false and
+    parameter columns, whose values are whatever the config gives)."""
+    kinds = {c.name: c.dtype for c in schema.learner_columns(None)} | {
+        n: c.dtype for n, c in schema.declared(None).items()}
+    return kinds.get(col) in NUMBER_DTYPES
+
+
+def condition_values(cond: Any) -> list[Any]:
+    """The values a where condition compares with: the value itself, a list's items, or an
+    operator mapping's values (the items of its ``in`` list)."""
+    if isinstance(cond, dict):
+        return [x for op, x in cond.items() if op != "in"] + list(cond.get("in") or [])
+    return list(cond) if isinstance(cond, list) else [cond]
+
+
+def written(x: Any) -> str:
+    """``x`` as a message quotes it: a boolean as YAML writes it (``true``), else `show`."""
+    return str(x).lower() if isinstance(x, bool) else show(x)
+
+
+def _check_condition(col: str, canon: str, cond: Any) -> None:
+    """Refuse a condition that would select nothing, or everything, by mistake: an empty
+    operator mapping (it would drop the condition), ``.nan`` (no value equals or orders with
+    it), an order operator (ge/gt/le/lt) given anything but a number, a condition nested in
+    ``eq``, ``ne`` or ``in``, and a boolean compared with a declared column of numbers."""
+    if isinstance(cond, dict):
+        if not cond:
+            raise ValueError(f"where `{col}`: empty condition `{{}}`; give a value or operators "
+                             f"such as {{ge: 4}} ({', '.join(WHERE_OPS)})")
+        bad = [op for op in cond if op not in WHERE_OPS]
+        if bad:
+            raise ValueError(
+                f"where `{col}`: unknown operator `{bad[0]}`; use {', '.join(WHERE_OPS)}"
+            )
+        if "in" in cond and not isinstance(cond["in"], list):
+            raise ValueError(f"where `{col}`: `in` takes a list of values")
+        for op in ORDER_OPS:
+            if op in cond and (not isinstance(cond[op], int | float) or isinstance(cond[op], bool)):
+                raise ValueError(f"where `{col}`: `{op}` orders numbers, so it takes a number, "
+                                 f"not {written(cond[op])}")
+    for x in condition_values(cond):
+        if isinstance(x, float) and math.isnan(x):
+            raise ValueError(f"where `{col}`: `.nan` is no value a row can hold or be ordered "
+                             f"by; select rows without a value with `null`")
+        if _is_condition(x):
+            raise ValueError(f"where `{col}`: a condition cannot nest inside another "
+                             f"({show(x)}); write its operators side by side, as {{ge: 2, le: 4}}")
+        if isinstance(x, bool) and number_column(canon):
+            raise ValueError(f"where `{col}`: the column holds numbers, not a boolean (YAML "
+                             f"reads true/false/yes/no/on/off as booleans)")
 
 
 def _finite(v: Any) -> Any:

@@ -14,8 +14,8 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
                       model_validator)
 
 from treebench.config.datasets import looks_like_file, predefined_split_available, unique_dataset_names
-from treebench.config.expectations import Expectation
-from treebench.utils.sweeps import expand_values
+from treebench.config.expectations import Expectation, condition_values, written
+from treebench.utils.sweeps import expand_values, is_range
 from treebench.errors import did_you_mean
 from treebench.utils.text import quote
 from treebench import metrics
@@ -265,6 +265,44 @@ class SplitSpec(_Strict):
     def _expand(cls, v: Any) -> Any:
         return expand_values(v) if v is not None and not isinstance(v, list) else v
 
+    @model_validator(mode="after")
+    def _kind_keys(self) -> SplitSpec:
+        """Refuse a key given that ``kind`` does not read: it would change the cells'
+        ``split_params`` and ids and nothing else. A key at its default value passes (it
+        changes nothing, and a config validated again from its dump, as a sweep does, gives
+        every key). A ``train-val-test`` split draws ``test_size`` of the rows, then
+        ``valid_size / (1 - test_size)`` of the rest, which must be a fraction below 1."""
+        takes = SPLIT_KEYS[self.kind]
+        extra = [k for k in SPLIT_KEYS_ALL if k in self.model_fields_set and k not in takes
+                 and getattr(self, k) != type(self).model_fields[k].default]
+        if extra:
+            where = [k for k in SPLIT_KEYS if extra[0] in SPLIT_KEYS[k]]
+            raise ValueError(
+                f"{' and '.join(f'`{k}`' for k in extra)} {'does' if len(extra) == 1 else 'do'} "
+                f"not apply to `kind: {self.kind}`, which takes "
+                f"{', '.join((*takes, 'seeds', 'test_files'))} (`{extra[0]}` goes with kind "
+                f"{' or '.join([', '.join(where[:-1]), where[-1]] if len(where) > 1 else where)})")
+        if self.kind == "train-val-test" and self.test_size + self.valid_size >= 1:
+            raise ValueError(
+                f"`test_size` ({self.test_size:g}) and `valid_size` ({self.valid_size:g}) add up "
+                f"to {self.test_size + self.valid_size:g}, leaving no training rows; keep their "
+                f"sum below 1")
+        return self
+
+
+#: the keys of `SplitSpec` each split kind reads besides ``kind``, ``seeds`` and ``test_files``
+#: (`treebench.data.splits.make_split`; ``unstratifiable`` goes with the stratified kinds)
+SPLIT_KEYS: dict[str, tuple[str, ...]] = {
+    "kfold": ("n_splits", "stratify", "unstratifiable"),
+    "holdout": ("test_size", "stratify", "unstratifiable"),
+    "permutation": ("train_size",),
+    "train-val-test": ("test_size", "valid_size", "stratify", "unstratifiable"),
+    "predefined": (),
+    "full": (),
+}
+SPLIT_KEYS_ALL = ("n_splits", "test_size", "valid_size", "train_size", "stratify",
+                  "unstratifiable")
+
 
 class CostsSpec(_Strict):
     """Per-test costs (NGI, Ma et al. 2023, §3: ``c(d)``), charged by the ``expected_cost``
@@ -453,6 +491,46 @@ class ReportSpec(_Strict):
         "the first solver of each problem."))
 
 
+def _axis_kinds(v: Any) -> set[str]:
+    """What the values of the sweep axis ``v`` are: ``number`` (not a boolean), ``bool`` or
+    ``other``; an integer range ``"a..b"`` is numbers without being listed."""
+    if is_range(v):
+        return {"number"}
+    if isinstance(v, list):
+        return set().union(*(_axis_kinds(x) if is_range(x) else _value_kind(x) for x in v)) \
+            if v else set()
+    return set().union(*(_value_kind(x) for x in expand_values(v)))
+
+
+def _value_kind(x: Any) -> set[str]:
+    if isinstance(x, bool):
+        return {"bool"}
+    return {"number"} if isinstance(x, int | float) else {"other"}
+
+
+def _number_params(data: dict[str, Any]) -> set[str]:
+    """The ``param_*`` and ``bparam_*`` columns to which the validated config fields ``data``
+    give numbers only (learner and binarizer parameters, tuning grids)."""
+    kinds: dict[str, set[str]] = {}
+
+    def add(prefix: str, name: str, values: set[str]) -> None:
+        kinds.setdefault(prefix + name, set()).update(values)
+
+    bins = list(data.get("binarization") or [])
+    for ds in data.get("datasets") or []:
+        bins += ds.binarization or []
+    for a in data.get("algorithms") or []:
+        bins += a.binarization or []
+        for k, v in a.params.items():
+            add("param_", k, _axis_kinds(v))
+        for t in a.tune or []:
+            add("param_", t.param, _axis_kinds(list(t.grid)))
+    for b in bins:
+        for k, v in b.params.items():
+            add("bparam_", k, _axis_kinds(v))
+    return {col for col, ks in kinds.items() if ks == {"number"}}
+
+
 #: experiment and profile names become folder names (``results/<name>-<profile>``): letters,
 #: digits, ``_ . -``, starting with a letter or digit (so never ``..`` or a path)
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
@@ -508,6 +586,27 @@ class Experiment(_Strict):
     def _metrics(cls, v: list[str]) -> list[str]:
         for m in v:
             metrics.get(m)  # ValueError naming the known metrics
+        return v
+
+    @field_validator("expect")
+    @classmethod
+    def _claims_bool(cls, v: list[Expectation], info: Any) -> list[Expectation]:
+        """Refuse a claim comparing a parameter column with a boolean when the config gives
+        that parameter numbers only: such a condition matches no row."""
+        numeric = _number_params(info.data)
+        for i, e in enumerate(v):
+            wheres = [("where", e.where)] + (
+                [("compare.where", e.compare.where)] if e.compare is not None else [])
+            for key, col, cond in ((k, c, x) for k, w in wheres for c, x in w.items()):
+                if col not in numeric:
+                    continue
+                flags = [x for x in condition_values(cond) if isinstance(x, bool)]
+                if flags:
+                    name = f" (`{e.name}`)" if e.name else ""
+                    raise ValueError(
+                        f"expect[{i}]{name}: {key} `{col}` compares {written(flags[0])} with "
+                        f"{col.split('_', 1)[1]}, which this config gives numbers, not booleans "
+                        f"(YAML reads true/false/yes/no/on/off as booleans)")
         return v
 
     @model_validator(mode="after")
