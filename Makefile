@@ -43,7 +43,7 @@ install-test: $(TSTAMP)
 install-docs: $(DSTAMP)
 
 # precompile: the learners' numba kernels into numba's cache, two processes at once (a fresh
-# machine's first compilation in about 4.5 minutes instead of 6.5; about 3 s when cached)
+# machine's first compilation in about 4.5 minutes instead of 6.5; about 9 s when cached)
 run: precompile
 	$(BIN)/treebench run configs/quickstart.yaml --out results/quickstart
 
