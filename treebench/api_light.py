@@ -77,6 +77,9 @@ def sweep_axes(k: str | None = None, depth: str | None = None, lambda_: str | No
             raise UserError(f"--param `{item}`: write it as NAME=VALUES, e.g. --param min_samples_leaf=1,5.")
         name, _, text = item.partition("=")
         name = name.strip()
+        if not name:
+            raise UserError(f"--param `{item}` names no parameter; write it as NAME=VALUES, e.g. "
+                            f"--param min_samples_leaf=1,5.")
         _no_second_setting(flags, name, [item.partition("=")[0].strip() for item in params or []])
         axes[name] = parse_axis(text, name)
     if not axes:

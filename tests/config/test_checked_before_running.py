@@ -134,6 +134,15 @@ def test_two_sweep_flags_for_one_parameter_are_refused(write_config, tmp_path):
     assert r.exit_code == 0, r.output
 
 
+def test_a_param_flag_without_a_name_is_refused(write_config):
+    """`--param =1` said "`--param ` sets parameter , which none of the config's algorithms
+    takes": a blank name in the sentence."""
+    path = write_config(tiny_config(algorithms=[{"name": "cart", "params": {"max_depth": 1}}]))
+    for item in ("=1", " =1,2"):
+        r = runner.invoke(app, ["sweep", str(path), "--param", item, "--dry-run"])
+        assert r.exit_code == 2 and "names no parameter" in r.output, (item, r.output)
+
+
 def test_an_empty_item_in_a_sweep_list_is_refused(write_config):
     """`--depth 1,,2` ran depths 1 and 2 as if the empty item were not there (a value left out
     by a typo); `--param` lists are read the same way."""

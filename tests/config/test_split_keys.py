@@ -98,3 +98,15 @@ def test_a_dump_of_a_split_validates_again():
         assert SplitSpec.model_validate(spec.model_dump()) == spec
     with pytest.raises(ValidationError, match="`train_size` does not apply"):
         SplitSpec.model_validate({**SplitSpec(kind="holdout").model_dump(), "train_size": 0.5})
+
+
+def test_a_seed_written_twice_is_one_seed(tmp_path):
+    """`seeds: [0, 0]` made the same cells twice over and the summary said "2 seeds"; a seed
+    is kept once, in the order first written."""
+    assert SplitSpec(kind="kfold", seeds=[3, 0, 3, 1.0, 1]).seeds == [3, 0, 1]
+    p = tmp_path / "base.yaml"
+    p.write_text(CONFIG.format(split="{kind: holdout, seeds: [0, 0]}"), encoding="utf-8")
+    res = runner.invoke(app, ["run", str(p), "--no-report", "--out", str(tmp_path / "o")])
+    out = " ".join(res.output.split())
+    assert res.exit_code == 0, out
+    assert "x 1 seed" in out and "2 seeds" not in out and "4 cells" in out, out

@@ -263,7 +263,20 @@ class SplitSpec(_Strict):
     @field_validator("seeds", mode="before")
     @classmethod
     def _expand(cls, v: Any) -> Any:
-        return expand_values(v) if v is not None and not isinstance(v, list) else v
+        """Ranges listed; a seed written twice is kept once (its cells would be the same
+        cells, and the run summary counted it twice)."""
+        v = expand_values(v) if v is not None and not isinstance(v, list) else v
+        if not isinstance(v, list):
+            return v
+        out, seen = [], set()
+        for x in v:
+            kind = "bool" if isinstance(x, bool) else (
+                "number" if isinstance(x, int | float) else type(x).__name__)
+            key = (kind, x) if _hashable(x) else None
+            if key is None or key not in seen:
+                out.append(x)
+                seen.add(key)
+        return out
 
     @model_validator(mode="after")
     def _kind_keys(self) -> SplitSpec:
@@ -288,6 +301,14 @@ class SplitSpec(_Strict):
                 f"to {self.test_size + self.valid_size:g}, leaving no training rows; keep their "
                 f"sum below 1")
         return self
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 #: the keys of `SplitSpec` each split kind reads besides ``kind``, ``seeds`` and ``test_files``
