@@ -85,6 +85,25 @@ def test_shifting_the_targets_keeps_the_optimal_tree(offset, candidates):
                                    atol=1e-6 * abs(offset))
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e6, -1e8])
+def test_cart_candidates_under_an_offset_do_no_worse_than_cart(offset):
+    """With CART candidates the DP can always keep CART's own tree, so its training squared
+    error is at most CART's. Under an offset of 1e6 its sums made every node "pure" and it
+    returned a lone leaf where scikit-learn's CART splits."""
+    rng = np.random.default_rng(5)
+    for X, y in ((np.array([[1.0], [0.0], [1.0], [0.0]]), np.array([0.5, 0.75, 0.75, 0.25])),
+                 (rng.normal(size=(60, 3)).round(1), None)):
+        if y is None:
+            y = X[:, 0] - X[:, 1] ** 2 + 0.25 * rng.integers(0, 4, size=len(X))
+        y = y + offset
+        for depth in (1, 2):
+            dp = DPDTRegressor(max_depth=depth, candidates="cart").fit(X, y)
+            cart = DecisionTreeRegressor(max_depth=depth, random_state=0).fit(X, y)
+            sse = [float(np.sum((y - m.predict(X)) ** 2)) for m in (dp, cart)]
+            assert sse[0] <= sse[1] * (1 + 1e-9) + 1e-9, (offset, depth, sse)
+            assert dp.solve_info_["objective"] == pytest.approx(sse[0], rel=1e-6, abs=1e-6)
+
+
 def test_targets_whose_squares_overflow_are_refused():
     from treebench.algorithms.cart import CARTRegressor
     from treebench.algorithms.dpdt import DPDTRegressor

@@ -504,7 +504,7 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
 
     def _fit_tree(self, X, y, ctx):
         sw = ctx.sample_weight
-        shift = _target_shift(y, sw, self.candidates)
+        shift = _target_shift(y, sw)
         yc = y - shift
         RS = np.column_stack([sw, sw * yc, sw * yc * yc])
         tree, info, path = self._solve(X, RS, K.MSE, True, ctx, None)
@@ -516,23 +516,25 @@ class DPDTRegressor(_DPDTMixin, TreeRegressorBase):
         return tree, info
 
 
-def _target_shift(y: np.ndarray, sw: np.ndarray, candidates: str) -> float:
-    """The constant subtracted from the targets before the search: their weighted mean, except
-    with CART candidates (0: the generator's splits and the leaf rule then round as on the
-    targets as given, as the DPDT programme's scikit-learn trees do).
+def _target_shift(y: np.ndarray, sw: np.ndarray) -> float:
+    """The constant the DP subtracts from the targets before summing them: their weighted mean
+    when it is more than 1,000 times their weighted standard deviation, else 0.
 
-    A node's squared error is computed from its sums as ``Σw·y² - (Σw·y)² / Σw``, and a node is
-    pure when that is within ``1e-12 · Σw·y²``; both lose the error to cancellation when the
-    targets share a large offset (targets ``1e6 + 0.25 k``: every node pure, a lone leaf
-    claimed optimal). The squared error of every tree is the same after the shift, so the
-    searches that claim an optimum work on centred targets."""
-    if candidates == "cart" or not len(y):
-        return 0.0
+    The DP computes a node's squared error from its sums, ``Σw·y² - (Σw·y)² / Σw``, and calls
+    a node pure when that is within ``1e-12 · Σw·y²``. Both lose the error to cancellation when
+    the targets share an offset large against their spread: targets ``1e6 + 0.25 k`` made every
+    node pure, and a lone leaf was claimed optimal. The sums of centred targets keep those
+    digits. No tree's squared error depends on the shift. The candidate generators read the
+    same centred sums: on such targets CART's splitter rounds its choices away too
+    (scikit-learn's own CART returns a lone leaf on targets ``1e8 + 0.25 k``). Targets of
+    ordinary spread are summed as given, so their rounding and tie-breaking, and every tree on
+    them, stay as before."""
     keep = sw > 0
     if not keep.any():
         return 0.0
-    shift = float(np.average(y[keep], weights=sw[keep]))
-    return shift if np.isfinite(shift) else 0.0
+    mean = float(np.average(y[keep], weights=sw[keep]))
+    std = float(np.sqrt(np.average((y[keep] - mean) ** 2, weights=sw[keep])))
+    return mean if np.isfinite(mean) and abs(mean) > 1e3 * std else 0.0
 
 
 def _unshift(tree, shift: float) -> None:
