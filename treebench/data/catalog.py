@@ -36,7 +36,7 @@ from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
 from treebench.data.base import data_dirs_from_env
 
-PARSER_VERSION = "6"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "7"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
     "bad_values",

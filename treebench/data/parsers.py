@@ -300,6 +300,12 @@ def read_delimited(
             unnamed = [j for j, v in enumerate(first.tolist()) if pd.isna(v) or not str(v).strip()]
     if df is None:
         df = _one_block_per_dtype(_parse(src, path, delimiter, kw))
+        if not df.index.equals(pd.RangeIndex(df.shape[0])):  # rows longer than the header line
+            raise DataError(
+                f"the data rows of {_where(path)} have more fields than its header line has "
+                f"names ({df.shape[1]}), so the first field would be read as row labels, every column "
+                f"shifted by one; name every column in the header (a column of row "
+                f"names too, then drop it with drop_columns).")
     if df.shape[0] == 0:
         raise DataError(f"{_where(path)} holds no data rows; expected {('a header and ' if header else '')}delimited rows.")
     if names is not None:
@@ -471,19 +477,71 @@ def parse_arff_header(lines: list[str], path: Path) -> tuple[list[tuple[str, str
     raise DataError(f"{_where(path)} has no @data line; expected an ARFF file.")
 
 
-def _short_arff_line(lines: list[str], start: int, path: Path, quote: str, width: int) -> None:
+def _short_arff_line(lines: list[str], start: int, path: Path, quote: str, width: int,
+                     longer: bool = False) -> None:
     """Raise `DataError` for the first data line with fewer values than the @attribute lines
     declare (pandas reads the values it lacks as missing, so the last attribute's check named
-    another value)."""
+    another value), or with ``longer`` with another number of values (pandas takes the extra
+    leading values of lines one value too long as row labels and shifts every column)."""
     for n in range(start, len(lines)):
         ln = lines[n]
         if not ln.strip() or ln.lstrip().startswith("%"):
             continue
         fields = next(csv.reader([ln], quotechar=quote, escapechar="\\", skipinitialspace=True))
-        if len(fields) < width:
+        if len(fields) < width or (longer and len(fields) != width):
             raise DataError(f"line {n + 1} of {_where(path)} has {len(fields)} value(s) where its "
                             f"@attribute lines declare {width}; fix or remove that line (a "
-                            f"missing value is written ?).")
+                            f"missing value is written ?, a value holding a comma is quoted).")
+
+
+_QUOTED_START = {q: re.compile(r"(?:^|,)\s*" + q) for q in ("'", '"')}
+
+
+def _arff_quotes(body: list[str]) -> tuple[str, str | None]:
+    """The quote the parser reads (the one that opens more values of the data lines; ``'``
+    when none does) and the other quote when some value opens with it too (ARFF allows both:
+    `_unquote_other` removes it), else None."""
+    counts = {q: sum(1 for ln in body if q in ln and rx.search(ln)) for q, rx in _QUOTED_START.items()}
+    quote = '"' if counts['"'] > counts["'"] else "'"
+    other = "'" if quote == '"' else '"'
+    return quote, (other if counts[other] else None)
+
+
+def _unquote_other(df: pd.DataFrame, other: str) -> pd.DataFrame:
+    """``df`` with text values wrapped whole in the ``other`` quote unwrapped (their
+    backslash escapes read): the parser reads one quote character, and ARFF lines may quote a
+    value with either. A value in the other quote that held a comma was split and made its line
+    too long, which `read_arff` refuses."""
+    for c in df.columns:
+        col = df[c]
+        if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
+            continue
+        def unwrap(v: Any) -> Any:
+            if isinstance(v, str) and len(v) >= 2 and v[0] == other and v[-1] == other:
+                return re.sub(r"\\(.)", r"\1", v[1:-1])
+            return v
+        df[c] = col.map(unwrap)
+    return df
+
+
+def _read_arff_body(body: list[str], names: list[str], attrs: list, quote: str,
+                    missing: Sequence[str]) -> pd.DataFrame:
+    """The data lines ``body`` parsed, one column per attribute (a line with more values than
+    attributes is cut with a ParserWarning, which `read_arff` turns into an error)."""
+    return pd.read_csv(
+        io.StringIO("\n".join(body)),
+        header=None,
+        names=names,
+        index_col=False,
+        sep=",",
+        quotechar=quote,
+        escapechar="\\",
+        skipinitialspace=True,
+        na_values=list(missing),
+        keep_default_na=False,
+        dtype={n: str for n, kind, _ in attrs if kind != "numeric"},
+        low_memory=False,
+    )
 
 
 def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -499,23 +557,18 @@ def read_arff(path: str | Path, *, missing: Sequence[str] = ("?",)) -> tuple[pd.
     if body and body[0].lstrip().startswith("{"):
         raise DataError(f"{_where(path)} is a sparse ARFF file, which treebench does not read; convert it to dense.")
     names = [a[0] for a in attrs]
-    quote = "'" if any("'" in ln for ln in body[:50]) or not any('"' in ln for ln in body[:50]) else '"'
+    quote, other = _arff_quotes(body)
     try:
-        df = pd.read_csv(
-            io.StringIO("\n".join(body)),
-            header=None,
-            names=names,
-            sep=",",
-            quotechar=quote,
-            escapechar="\\",
-            skipinitialspace=True,
-            na_values=list(missing),
-            keep_default_na=False,
-            dtype={n: str for n, kind, _ in attrs if kind != "numeric"},
-            low_memory=False,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            df = _read_arff_body(body, names, attrs, quote, missing)
     except (pd.errors.ParserError, ValueError) as exc:
+        _short_arff_line(lines, start, path, quote, len(names), longer=True)
         raise DataError(f"cannot parse the @data section of {_where(path)}: {str(exc).strip()}.") from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        _short_arff_line(lines, start, path, quote, len(names), longer=True)  # a longer line
+    if other is not None:
+        df = _unquote_other(df, other)
     if df.shape[0] != len(body):
         raise DataError(f"{_where(path)}: read {df.shape[0]} rows from {len(body)} data lines; check its quoting.")
     last = df.iloc[:, -1] if df.shape[1] else None
@@ -575,7 +628,19 @@ def read_dl85(path: str | Path) -> pd.DataFrame:
 
 
 def read_parquet(path: str | Path) -> pd.DataFrame:
+    """A parquet table; a column of lists, arrays or records (no value treebench can split on)
+    is refused, naming it."""
     try:
-        return pd.read_parquet(path)
+        df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types
-        raise DataError(f"cannot read {_where(Path(path))} as parquet: {exc}.") from None
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot read {_where(Path(path))} as parquet: {clip(msg, 4 * MAX_CHARS)}.") from None
+    for c in df.columns:
+        if df[c].dtype == object:
+            nested = df[c].map(lambda v: isinstance(v, list | tuple | dict | np.ndarray))
+            if nested.any():
+                kind = type(df[c][nested].iloc[0]).__name__
+                raise DataError(f"column {show(str(c))} of {_where(Path(path))} holds nested values "
+                                f"({kind}); treebench reads numbers, text or true/false in each "
+                                f"cell of a table.")
+    return df
