@@ -63,3 +63,16 @@ def test_a_parquet_column_of_nested_values_is_refused(tmp_path, values):
     flat = tmp_path / "flat.parquet"
     pd.DataFrame({"a": ["u", "v", None, "u"], "y": np.arange(4)}).to_parquet(flat)
     assert read_parquet(flat).shape == (4, 2)
+
+
+def test_a_parquet_categorical_of_numbers_is_categorical(tmp_path):
+    """A column stored as pandas categories is a categorical feature even when its categories
+    are numbers (it was read back as a numeric column)."""
+    p = tmp_path / "cat.parquet"
+    pd.DataFrame({"a": pd.Categorical([10, 20, 10, 20, 30, 30]), "b": [1.5, 2.5, 1.0, 0.5, 2.0, 3.0],
+                  "y": [0, 0, 0, 1, 1, 1]}).to_parquet(p)
+    r = CliRunner().invoke(app, ["datasets", "info", str(p), "--label", "y"])
+    assert r.exit_code == 0, r.output
+    rows = {line.split()[0]: line.split()[1] for line in r.output.splitlines()
+            if line.split()[:1] in (["a"], ["b"])}
+    assert rows == {"a": "categorical", "b": "numeric"}, r.output

@@ -26,7 +26,9 @@ import pandas as pd
 from treebench.data.base import Dataset
 from treebench.data.locate import FileSpec, cache_root, locate
 from treebench.data.parsed_cache import SUFFIX, cache_key, read_parsed, slug, write_parsed
-from treebench.data.parsers import guess_format, header_mode, read_arff, read_delimited, read_dl85, read_parquet
+from treebench.data.parsers import (
+    guess_format, header_mode, parquet_kinds, read_arff, read_delimited, read_dl85, read_parquet,
+)
 from treebench.errors import DataError
 from treebench.utils.text import clip, quote, quote_list, show
 from treebench import envvars
@@ -36,7 +38,7 @@ from treebench.data.openml_source import find_cached, load_openml
 from treebench.registry import DATASETS, Entry
 from treebench.data.base import data_dirs_from_env
 
-PARSER_VERSION = "7"  # bump to invalidate parsed caches after a parsing change
+PARSER_VERSION = "8"  # bump to invalidate parsed caches after a parsing change
 PARSE_KEYS = (
     "format", "delimiter", "header", "label", "categorical", "missing", "fixes", "split", "quotechar",
     "bad_values",
@@ -222,7 +224,7 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> tuple[pd.DataFrame, dict[st
     if fmt == "dl85":
         return read_dl85(path), {}
     if fmt == "parquet":
-        return read_parquet(path), {}
+        return read_parquet(path), parquet_kinds(path)
     if fmt not in ("csv", "tsv"):
         raise DataError(f"unknown format {fmt!r} for `{path}`; expected csv, tsv, arff, dl85 or parquet.")
     delim = opts.get("delimiter") or ("\t" if fmt == "tsv" else ",")

@@ -644,3 +644,22 @@ def read_parquet(path: str | Path) -> pd.DataFrame:
                                 f"({kind}); treebench reads numbers, text or true/false in each "
                                 f"cell of a table.")
     return df
+
+
+def parquet_kinds(path: str | Path) -> dict[str, str]:
+    """``{column: "nominal"}`` for the columns a parquet file stores as categories (a
+    dictionary type, pandas's ``Categorical``): categorical features even when their categories
+    are numbers, which the table read back holds as plain numbers."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+    except Exception:  # read_parquet has said what is wrong with the file
+        return {}
+    kinds = {f.name: "nominal" for f in schema if pa.types.is_dictionary(f.type)}
+    meta = schema.pandas_metadata or {}
+    for col in meta.get("columns") or []:
+        if isinstance(col, dict) and col.get("pandas_type") == "categorical" and col.get("name"):
+            kinds[str(col["name"])] = "nominal"
+    return kinds
