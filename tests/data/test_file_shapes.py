@@ -76,3 +76,13 @@ def test_a_parquet_categorical_of_numbers_is_categorical(tmp_path):
     rows = {line.split()[0]: line.split()[1] for line in r.output.splitlines()
             if line.split()[:1] in (["a"], ["b"])}
     assert rows == {"a": "categorical", "b": "numeric"}, r.output
+
+
+def test_a_trailing_delimiter_on_every_line_is_named(tmp_path):
+    """Every line ending in a delimiter makes an empty last column, taken for the label: the
+    message blamed "the label is missing in data row 1"."""
+    p = tmp_path / "trail.csv"
+    p.write_text("a,b,y,\n1,2,0,\n3,4,1,\n5,6,0,\n7,8,1,\n")
+    r = CliRunner().invoke(app, ["datasets", "info", str(p)])
+    assert r.exit_code == 2 and "is empty in every row" in r.output, r.output
+    assert "trailing delimiters" in r.output and "data row 1" not in r.output, r.output

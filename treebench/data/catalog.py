@@ -388,6 +388,10 @@ def frame_to_dataset(
     df, y, label = _take_label(df, fixes, opts, where)
     drops = [_resolve_column(df, c, "column to drop", where) for c in fixes.get("drop_columns", [])]
     X = df.drop(columns=[c for c in [label, *drops] if c is not None])
+    if len(y) and y.isna().all():
+        raise DataError(f"{where}: the label column {quote(str(label))} is empty in every row (a "
+                        f"delimiter at the end of each line makes an empty last column); set "
+                        f"`label:` to the label's column, or remove the trailing delimiters.")
     if y.isna().any():
         i = int(np.flatnonzero(y.isna().to_numpy())[0])
         raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
