@@ -86,3 +86,18 @@ def test_a_trailing_delimiter_on_every_line_is_named(tmp_path):
     r = CliRunner().invoke(app, ["datasets", "info", str(p)])
     assert r.exit_code == 2 and "is empty in every row" in r.output, r.output
     assert "trailing delimiters" in r.output and "data row 1" not in r.output, r.output
+
+
+def test_a_label_of_numbers_with_a_missing_value_spelling_is_noted(tmp_path):
+    """A 0/1 label with one row of `NA` is a three-class problem (only `?` and empty fields are
+    missing by default): said in a note, with the row; `missing_tokens` makes it missing."""
+    p = tmp_path / "nalab.csv"
+    p.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30)) + "5,1,NA\n")
+    r = CliRunner().invoke(app, ["datasets", "info", str(p)])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0 and "holding 'NA' (first: data row 31" in out, out
+    assert "`missing_tokens:`" in out
+    q = tmp_path / "plain.csv"
+    q.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{['no', 'yes', 'NA'][i % 3]}\n" for i in range(30)))
+    r = CliRunner().invoke(app, ["datasets", "info", str(q)])  # a text label: NA is a class
+    assert r.exit_code == 0 and "holding" not in r.output, r.output

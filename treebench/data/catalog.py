@@ -341,8 +341,29 @@ def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[
                 f"column `{c}` is read as categorical because {bad.size} of its {n} values "
                 f"{'is' if bad.size == 1 else 'are'} not a number (first: {_row_origin(i, spans)}: {s.iloc[i]!r}); "
                 f"if it is numeric, list the categorical columns in `categorical:` (with `bad_values: missing`) "
-                f"or add the token to `missing:`"
+                f"or add the token to `missing_tokens:`"
             )
+
+
+#: texts that files write for a missing value, which are no missing token unless `missing:`
+#: lists them (only ``?`` and the empty field are, by default)
+MISSING_SPELLINGS = frozenset({"na", "nan", "n/a", "null", "none", "-", "--", "missing", "#n/a"})
+
+
+def _note_label_spellings(y: pd.Series, spans: list[tuple[int, int, str]], notes: list[str]) -> None:
+    """Say when a label of numbers also holds a text that files write for a missing value
+    (``NA``, ``nan``, ``null``, ...): it is then a class of its own."""
+    if y.dtype.kind in "biuf" or not len(y):
+        return
+    text = y.astype(str).str.strip()
+    odd = text.str.lower().isin(MISSING_SPELLINGS).to_numpy()
+    if not odd.any() or pd.to_numeric(y[~odd], errors="coerce").isna().any():
+        return
+    i = int(np.flatnonzero(odd)[0])
+    notes.append(f"the label is numbers but for {int(odd.sum())} row(s) holding "
+                 f"{sorted(set(text[odd]))[0]!r} (first: {_row_origin(i, spans)}), which is a class "
+                 f"of its own; if it stands for a missing label, add it to `missing_tokens:` (a row "
+                 f"without a label is then refused)")
 
 
 def _too_big(v: Any) -> bool:
@@ -396,6 +417,7 @@ def frame_to_dataset(
         i = int(np.flatnonzero(y.isna().to_numpy())[0])
         raise DataError(f"{where}: the label is missing in data row {i + 1}; remove the row or fix the file.")
     y = _map_labels(y, fixes, where)
+    _note_label_spellings(y, spans, notes)
     categorical = _categorical_columns(df, X, kinds, opts, where, spans, notes)
     if X.shape[1] == 0:
         raise DataError(f"{where}: no feature column besides the label; check the delimiter, the "
