@@ -101,3 +101,16 @@ def test_a_label_of_numbers_with_a_missing_value_spelling_is_noted(tmp_path):
     q.write_text("a,b,y\n" + "".join(f"{i},{i % 3},{['no', 'yes', 'NA'][i % 3]}\n" for i in range(30)))
     r = CliRunner().invoke(app, ["datasets", "info", str(q)])  # a text label: NA is a class
     assert r.exit_code == 0 and "holding" not in r.output, r.output
+
+
+def test_numbers_with_a_decimal_comma_are_noted(tmp_path):
+    """A `;`-delimited file with decimal commas (`1,5`) has a categorical column of one
+    category per value: said in a note; a text column gets none."""
+    p = tmp_path / "dec.csv"
+    p.write_text("a;b;c;y\n" + "".join(f"{i},{i % 7};{i % 5};{['x', 'y'][i % 2]};{i % 2}\n"
+                                      for i in range(30)))
+    r = CliRunner().invoke(app, ["datasets", "info", str(p), "--delimiter", ";"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0 and "column `a` is read as categorical, but its values look like " \
+        "numbers written with a decimal comma" in out, out
+    assert "column `c`" not in out, out

@@ -14,6 +14,7 @@ options, so a second load skips parsing.
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -328,6 +329,7 @@ def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[
         s = X[c]
         head = s.dropna().iloc[:200]
         if len(head) and pd.to_numeric(head, errors="coerce").isna().mean() > 0.5:
+            _note_comma_numbers(c, head, notes)
             continue  # mostly text among the first values: a real text column (fast on big files)
         present = s.notna()
         conv = pd.to_numeric(s, errors="coerce")
@@ -343,6 +345,23 @@ def _note_nearly_numeric(X: pd.DataFrame, columns: list[str], spans: list[tuple[
                 f"if it is numeric, list the categorical columns in `categorical:` (with `bad_values: missing`) "
                 f"or add the token to `missing_tokens:`"
             )
+
+
+_COMMA_NUMBER = re.compile(r"^[-+]?(?:\d+,\d+|\d{1,3}(?:[,.]\d{3})+(?:[.,]\d+)?)$")
+
+
+def _note_comma_numbers(c: str, head: pd.Series, notes: list[str]) -> None:
+    """Say when a text column's values are numbers written with a decimal comma (``1,5``) or
+    thousands separators (``1,000``): treebench reads them as categories, one per value."""
+    text = head.astype(str).str.strip()
+    comma = text.str.match(_COMMA_NUMBER).to_numpy(dtype=bool)
+    plain = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    if len(text) and comma.any() and (comma | plain).mean() >= 0.9:
+        notes.append(f"column `{c}` is read as categorical, but its values look like numbers "
+                     f"written with a decimal comma or thousands separators (first: "
+                     f"{text[comma].iloc[0]!r}); treebench reads numbers with a decimal point and no "
+                     f"separators, so convert the file, or list the column in `categorical:` "
+                     f"to keep it as categories")
 
 
 #: texts that files write for a missing value, which are no missing token unless `missing:`
