@@ -183,6 +183,20 @@ def test_count_of_a_status():
     assert one(t, where={"status": "oom"}, agg="count", le=0).passed is False  # empty selection
 
 
+def test_a_count_fails_when_its_cells_did_not_finish():
+    """`agg: count` counted the rows it selected, placeholders of cells without a result
+    included: a config's "4 cells" claim passed with every cell file deleted. Like every other
+    claim it fails on cells that did not finish, counts the finished ones with `missing:
+    ignore`, and counts cells by their status when it selects by status."""
+    t = table({("a", "all", 1): "missing", ("a", "all", 2): "error"})
+    sel = {"dataset": "a", "param_k": "all"}
+    v = one(t, where=sel, agg="count", value=3)
+    assert not v.passed and "2 of 3 selected cells did not finish" in v.reason, v.reason
+    assert "missing 1" in v.reason and "error 1" in v.reason
+    assert one(t, where=sel, agg="count", value=1, missing="ignore").passed
+    assert one(t, where={"status": ["missing", "error"]}, agg="count", value=2).passed
+
+
 # ----------------------------------------------------------------------------- missing cells
 def test_missing_cells_fail_their_expectations_with_the_reason():
     t = table({("a", "all", 1): "timeout", ("a", "all", 2): "crashed"})

@@ -172,13 +172,13 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
         raise _Fail(str(exc)) from None
     if not len(idx):
         raise _Fail(f"no results row matches {_where_text(where) or 'the (empty) selection'}")
-    if agg == "count":
+    if agg == "count" and "status" in where:  # counts cells by their status, as they are
         return float(len(idx)), len(idx)
-    col = _column(ix, metric)
+    col = None if agg == "count" else _column(ix, metric)
     status = ix.texts("status")[idx]
     usable = status == "ok"
     if missing == "anytime":  # a timed-out anytime solver still returned its best tree
-        usable |= (status == "timeout") & ix.present(col)[idx]
+        usable |= (status == "timeout") & (True if col is None else ix.present(col)[idx])
     if missing != "ignore" and not usable.all():
         bad = Counter(status[~usable].tolist())
         counts = ", ".join(f"{s} {n}" for s, n in sorted(bad.items()))
@@ -186,6 +186,8 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
     idx = idx[usable]
     if not len(idx):
         raise _Fail("no selected cell finished")
+    if col is None:  # count: the finished cells (every selected one, unless `missing: ignore`)
+        return float(len(idx)), len(idx)
     vals = ix.numbers(col)[idx]
     nan = np.isnan(vals)
     if nan.any():
