@@ -610,3 +610,26 @@ def test_an_edited_index_is_never_evidence(tmp_path):
     assert r.exit_code != 0 and f"unusable: cells/{names[1]}: it is not valid JSON" in r.output, r.output
     r = _cli("results", "check", out, "--repair")
     assert list((out / "quarantine").glob(f"{Path(names[1]).stem}.*.json")), r.output
+
+
+def test_claims_select_by_the_labels_the_config_gives_now(tmp_path):
+    """An entry's label is no part of a cell's id: renaming it reruns nothing, and each cell
+    keeps the label it was written with. The claims of the renamed config select by its new
+    label (they found no row), and so do those of a second experiment sharing the cells under
+    another label."""
+    def config(label: str, name: str = "tiny") -> Path:
+        claim = {"name": "six cells", "source": "test", "metric": "test_accuracy",
+                 "where": {"algorithm": label}, "agg": "count", "value": 6}
+        raw = tiny_config(name=name, expect=[claim],
+                          algorithms=[{"name": "cart", "label": label, "params": {"max_depth": [1, 2]}}])
+        p = tmp_path / f"{name}-{label}.yaml"
+        p.write_text(yaml.safe_dump(raw), encoding="utf-8")
+        return p
+
+    out = tmp_path / "r"
+    assert _run(config("C"), out).exit_code == 0
+    r = _run(config("D"), out, "--verify")
+    assert r.exit_code == 0 and "ran 0 now" in r.output, r.output
+    r = _run(config("X", "other"), out, "--add-experiment", "--verify")
+    assert r.exit_code == 0, r.output
+    assert _cli("verify", out).exit_code == 0

@@ -181,6 +181,24 @@ def absent_cells(rec: dict[str, Any], absent: set[str]) -> pd.DataFrame:
     return extra
 
 
+def _labels_of(rows: pd.DataFrame, rec: dict[str, Any]) -> pd.DataFrame:
+    """``rows`` with the entry labels ``rec`` gives their cells: a label is no part of a
+    cell's id, so a cell keeps the label it was written with when a config renames its entry,
+    or when another experiment shares the cell under its own label; the claims of ``rec``
+    select by the labels of its config."""
+    cells = rec.get("cells") if isinstance(rec.get("cells"), dict) else {}
+    if "algorithm_label" not in cells or "algorithm_label" not in rows.columns or rows.empty:
+        return rows
+    labels = dict(zip(cells["cell_id"], cells["algorithm_label"], strict=False))
+    new = rows["cell_id"].astype(str).map(labels)
+    differs = (new.notna() & (new.astype(object) != rows["algorithm_label"].astype(object))).to_numpy()
+    if not differs.any():
+        return rows
+    rows = rows.copy()
+    rows.loc[differs, "algorithm_label"] = new[differs].astype(str).to_numpy()
+    return rows
+
+
 def claim_table(table: pd.DataFrame, rec: dict[str, Any],
                 unusable: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``table`` that ``rec`` defines, plus one row of status `MISSING` (identity
@@ -195,7 +213,7 @@ def claim_table(table: pd.DataFrame, rec: dict[str, Any],
                        f"config again to record them)"]
     wanted = set(ids)
     have = table["cell_id"].astype(str)
-    mine = table[have.isin(wanted)]
+    mine = _labels_of(table[have.isin(wanted)], rec)
     notes = []
     n_other = int((~have.isin(wanted)).sum())
     if n_other:
