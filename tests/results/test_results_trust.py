@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import pandas as pd
 import yaml
 from typer.testing import CliRunner
 
@@ -633,3 +634,31 @@ def test_claims_select_by_the_labels_the_config_gives_now(tmp_path):
     r = _run(config("X", "other"), out, "--add-experiment", "--verify")
     assert r.exit_code == 0, r.output
     assert _cli("verify", out).exit_code == 0
+
+
+def test_a_sweep_on_data_since_changed_leaves_the_tables(tmp_path):
+    """A sweep's cells are defined by its variant record, made on the data of its day: after
+    the data file changed and the config ran again, the sweep's cells of the old data stayed
+    in results.csv beside the config's cells of the new data. They are cells of an earlier
+    definition now, in results-earlier.csv."""
+    from sklearn.datasets import load_iris
+
+    data = tmp_path / "iris.csv"
+    load_iris(as_frame=True).frame.to_csv(data, index=False)
+    raw = tiny_config(datasets=[{"path": str(data), "label": "target"}],
+                      split={"kind": "kfold", "n_splits": 2})
+    cfg = tmp_path / "a.yaml"
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    out = tmp_path / "r"
+    assert _run(cfg, out).exit_code == 0
+    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    assert set(pd.read_csv(out / "results.csv")["param_max_depth"]) == {1, 2, 3}
+    text = data.read_text().splitlines()
+    text[1] = text[1].replace("5.1", "5.4", 1)
+    data.write_text("\n".join(text) + "\n")
+    assert _run(cfg, out).exit_code == 0
+    now = pd.read_csv(out / "results.csv")
+    assert set(now["param_max_depth"]) == {1, 2} and now["data_fingerprint"].nunique() == 1
+    earlier = pd.read_csv(out / "results-earlier.csv")
+    assert 3 in set(earlier["param_max_depth"])

@@ -186,7 +186,27 @@ def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
     lists = [cell_ids(r) for r in recs]
     if not recs or any(ids is None for ids in lists):
         return set()
-    defined = {i for ids in lists for i in ids or []}
+    old = outdated_variants(recs)
+    defined = {i for r, ids in zip(recs, lists, strict=True) if r["key"] not in old
+               for i in ids or []}
     return {str(c) for c in usable} - defined
+
+
+def outdated_variants(recs: list[dict[str, Any]]) -> set[str]:
+    """The keys of the variant records (sweeps) made on data that has changed since: a variant
+    whose data fingerprint of a dataset differs from the one that the run record of its
+    experiment (same name and profile) holds now. Such a sweep's cells are of an earlier
+    definition, like the run's own cells of the old data."""
+    runs = {(r.get("name"), r.get("profile")): r.get("data") for r in recs
+            if r.get("kind") == "run" and isinstance(r.get("data"), dict)}
+    out = set()
+    for r in recs:
+        now = runs.get((r.get("name"), r.get("profile")))
+        data = r.get("data")
+        if r.get("kind") != "variant" or not isinstance(now, dict) or not isinstance(data, dict):
+            continue
+        if any(name in now and now[name] != fp for name, fp in data.items()):
+            out.add(r["key"])
+    return out
 
 
