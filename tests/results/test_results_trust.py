@@ -662,3 +662,24 @@ def test_a_sweep_on_data_since_changed_leaves_the_tables(tmp_path):
     assert set(now["param_max_depth"]) == {1, 2} and now["data_fingerprint"].nunique() == 1
     earlier = pd.read_csv(out / "results-earlier.csv")
     assert 3 in set(earlier["param_max_depth"])
+
+
+def test_a_sweep_of_an_earlier_protocol_leaves_the_tables(tmp_path):
+    """A sweep made on the config's 2-fold split stayed in results.csv after the config was
+    edited to 3 folds, pooling two protocols; so did a run with another `--seed` (a variant
+    that overrides the seed, not the split)."""
+    raw = tiny_config(split={"kind": "kfold", "n_splits": 2})
+    cfg = tmp_path / "a.yaml"
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    out = tmp_path / "r"
+    assert _run(cfg, out).exit_code == 0
+    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    assert _cli("run", cfg, "--out", out, "--quiet", "--no-report", "--seed", "7").exit_code == 0
+    raw["split"]["n_splits"] = 3
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    assert _run(cfg, out).exit_code == 0
+    now = pd.read_csv(out / "results.csv")
+    assert set(now["param_max_depth"]) == {1, 2}
+    assert set(now["split_params"].map(lambda s: json.loads(s)["n_splits"])) == {3}
+    assert 3 in set(pd.read_csv(out / "results-earlier.csv")["param_max_depth"])

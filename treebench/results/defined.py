@@ -192,21 +192,37 @@ def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
     return {str(c) for c in usable} - defined
 
 
+#: the config keys that define a cell's protocol (its data, split, binarization, seeds, test
+#: costs) besides the learners, which a sweep changes
+PROTOCOL_KEYS = ("datasets", "split", "binarization", "seed", "costs")
+
+
 def outdated_variants(recs: list[dict[str, Any]]) -> set[str]:
-    """The keys of the variant records (sweeps) made on data that has changed since: a variant
-    whose data fingerprint of a dataset differs from the one that the run record of its
-    experiment (same name and profile) holds now. Such a sweep's cells are of an earlier
-    definition, like the run's own cells of the old data."""
-    runs = {(r.get("name"), r.get("profile")): r.get("data") for r in recs
-            if r.get("kind") == "run" and isinstance(r.get("data"), dict)}
-    out = set()
-    for r in recs:
-        now = runs.get((r.get("name"), r.get("profile")))
-        data = r.get("data")
-        if r.get("kind") != "variant" or not isinstance(now, dict) or not isinstance(data, dict):
-            continue
-        if any(name in now and now[name] != fp for name, fp in data.items()):
-            out.add(r["key"])
-    return out
+    """The keys of the variant records (sweeps, overrides) made on an earlier definition of
+    their experiment: data whose fingerprint differs from the one the run record of the
+    experiment (same name and profile) holds now, or a protocol key (`PROTOCOL_KEYS`) the
+    variant did not override that differs from the run's config now (the config was edited
+    from 2 folds to 3 after the sweep). Such a variant's cells are of an earlier definition,
+    like the run's own cells of the old data or protocol."""
+    runs = {(r.get("name"), r.get("profile")): r for r in recs if r.get("kind") == "run"}
+    return {r["key"] for r in recs if r.get("kind") == "variant"
+            and _outdated(r, runs.get((r.get("name"), r.get("profile"))))}
+
+
+def _outdated(var: dict[str, Any], run: dict[str, Any] | None) -> bool:
+    if run is None:
+        return False
+    now, data = run.get("data"), var.get("data")
+    if isinstance(now, dict) and isinstance(data, dict) and any(
+            name in now and now[name] != fp for name, fp in data.items()):
+        return True
+    how = var.get("variant") if isinstance(var.get("variant"), dict) else {}
+    overridden = {str(k).split(".")[0] for k in (how.get("overrides") or {})}
+    if "seed" in how:
+        overridden.add("seed")
+    cfg, base = var.get("config"), run.get("config")
+    if not isinstance(cfg, dict) or not isinstance(base, dict):
+        return False
+    return any(cfg.get(k) != base.get(k) for k in PROTOCOL_KEYS if k not in overridden)
 
 
