@@ -178,7 +178,8 @@ def measure(table: pd.DataFrame | Indexed, where: dict[str, Any], metric: str, a
     status = ix.texts("status")[idx]
     usable = status == "ok"
     if missing == "anytime":  # a timed-out anytime solver still returned its best tree
-        usable |= (status == "timeout") & (True if col is None else ix.present(col)[idx])
+        timed_out = status == "timeout"
+        usable |= timed_out if col is None else timed_out & ix.present(col)[idx]
     if missing != "ignore" and not usable.all():
         bad = Counter(status[~usable].tolist())
         counts = ", ".join(f"{s} {n}" for s, n in sorted(bad.items()))

@@ -636,6 +636,17 @@ def test_claims_select_by_the_labels_the_config_gives_now(tmp_path):
     assert _cli("verify", out).exit_code == 0
 
 
+def _run_then_sweep(tmp_path: Path, raw: dict) -> tuple[Path, Path]:
+    """The config ``raw`` run into ``tmp_path/r``, then swept to depth 3 into the same folder."""
+    cfg = tmp_path / "a.yaml"
+    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    out = tmp_path / "r"
+    assert _run(cfg, out).exit_code == 0
+    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
+    assert r.exit_code == 0, r.output
+    return cfg, out
+
+
 def test_a_sweep_on_data_since_changed_leaves_the_tables(tmp_path):
     """A sweep's cells are defined by its variant record, made on the data of its day: after
     the data file changed and the config ran again, the sweep's cells of the old data stayed
@@ -647,12 +658,7 @@ def test_a_sweep_on_data_since_changed_leaves_the_tables(tmp_path):
     load_iris(as_frame=True).frame.to_csv(data, index=False)
     raw = tiny_config(datasets=[{"path": str(data), "label": "target"}],
                       split={"kind": "kfold", "n_splits": 2})
-    cfg = tmp_path / "a.yaml"
-    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    out = tmp_path / "r"
-    assert _run(cfg, out).exit_code == 0
-    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
-    assert r.exit_code == 0, r.output
+    cfg, out = _run_then_sweep(tmp_path, raw)
     assert set(pd.read_csv(out / "results.csv")["param_max_depth"]) == {1, 2, 3}
     text = data.read_text().splitlines()
     text[1] = text[1].replace("5.1", "5.4", 1)
@@ -669,12 +675,7 @@ def test_a_sweep_of_an_earlier_protocol_leaves_the_tables(tmp_path):
     edited to 3 folds, pooling two protocols; so did a run with another `--seed` (a variant
     that overrides the seed, not the split)."""
     raw = tiny_config(split={"kind": "kfold", "n_splits": 2})
-    cfg = tmp_path / "a.yaml"
-    cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")
-    out = tmp_path / "r"
-    assert _run(cfg, out).exit_code == 0
-    r = _cli("sweep", cfg, "--depth", "3", "--out", out, "--quiet", "--no-report")
-    assert r.exit_code == 0, r.output
+    cfg, out = _run_then_sweep(tmp_path, raw)
     assert _cli("run", cfg, "--out", out, "--quiet", "--no-report", "--seed", "7").exit_code == 0
     raw["split"]["n_splits"] = 3
     cfg.write_text(yaml.safe_dump(raw), encoding="utf-8")

@@ -514,14 +514,16 @@ def _unquote_other(df: pd.DataFrame, other: str) -> pd.DataFrame:
     too long, which `read_arff` refuses."""
     for c in df.columns:
         col = df[c]
-        if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)):
-            continue
-        def unwrap(v: Any) -> Any:
-            if isinstance(v, str) and len(v) >= 2 and v[0] == other and v[-1] == other:
-                return re.sub(r"\\(.)", r"\1", v[1:-1])
-            return v
-        df[c] = col.map(unwrap)
+        if col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            df[c] = col.map(lambda v: _unwrap(v, other))
     return df
+
+
+def _unwrap(v: Any, q: str) -> Any:
+    """``v`` without the quotes ``q`` around it, its backslash escapes read; else ``v``."""
+    if isinstance(v, str) and len(v) >= 2 and v[0] == q and v[-1] == q:
+        return re.sub(r"\\(.)", r"\1", v[1:-1])
+    return v
 
 
 def _read_arff_body(body: list[str], names: list[str], attrs: list, quote: str,
