@@ -101,3 +101,23 @@ def test_a_wide_file_reads_with_its_header_detected(tmp_path, header):
     assert (ds.X.dtypes == np.float64).all()
     np.testing.assert_array_equal(ds.X.to_numpy(), X)
     assert list(ds.y[:2]) == ["a", "b"]
+
+
+def test_header_names_are_pandas_names_of_a_header_line():
+    """`header_names` names a first row as pandas's parser names a header line (empty fields
+    `Unnamed: j`, repeats suffixed, a suffix held by another name skipped, unnamed columns
+    last), on random lines of colliding names."""
+    import io
+    import random
+
+    from treebench.data.parsers import header_names
+
+    rng = random.Random(0)
+    alphabet = ["a", "a.1", "a.2", "a.1.1", "b", "", "1", "1.1", "Unnamed: 2", "x"]
+    for _ in range(2000):
+        fields = [rng.choice(alphabet) for _ in range(rng.randint(1, 9))]
+        if not "".join(fields):
+            continue  # a blank line: no header line at all
+        text = ",".join(fields) + "\n" + ",".join("0" for _ in fields) + "\n"
+        want = list(pd.read_csv(io.StringIO(text), header=0, keep_default_na=False).columns)
+        assert header_names(fields) == want, fields

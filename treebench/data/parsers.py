@@ -14,6 +14,7 @@ import gzip
 import io
 import re
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -205,22 +206,76 @@ def _first_row_and_rest(
     rows after the first have more fields than it (the file is then read again without a
     header, and that error said).
 
-    The file is parsed once, its first row as pandas's column names: parsing that row as
-    data makes every column text, and converting a hundred thousand columns back to numbers
-    one by one took minutes where the parser takes seconds. pandas names an empty field of
-    that row ``Unnamed: <position>`` and a repeated one ``x.1``: the first is read as empty,
-    the second keeps its suffix (`_repeated_names` reads the line again for the note)."""
+    The rows after the first are parsed apart from it: parsing that row as data makes every
+    column text, and converting a hundred thousand columns back to numbers one by one took
+    minutes where the parser takes seconds. The first row is read as text on its own and named
+    as pandas names a header line (`header_names`): an empty field is read as empty, a
+    repeated one keeps its suffix (`_repeated_names` reads the line again for the note). The
+    rest skips the first line rather than take it as pandas's header wherever that is the same
+    row: pandas's renaming of a header's repeated names is quadratic in the repeats (7 s for
+    a header-less line of 20,000 small integers, hours for 100,000 0/1 values)."""
+    head = _parse(src, path, delimiter, {**kw, "header": None, "nrows": 1, "dtype": str,
+                                         "na_filter": False})
+    fields = [str(v) for v in head.iloc[0]] if len(head) else []
+    if _starts_with_data(src, path) and not any("\n" in f or "\r" in f for f in fields):
+        # the first line is the first row: skipped as a line, so pandas names no header
+        skip = {"header": None, "skiprows": 1, "names": list(range(len(fields)))}
+    else:  # blank lines before it, or a quoted line break in it: skipped as pandas's header
+        skip = {"header": 0}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        rest = _parse(src, path, delimiter, {**kw, "header": 0, "index_col": False})
+        rest = _parse(src, path, delimiter, {**kw, **skip, "index_col": False})
     missing = {str(t).strip() for t in kw["na_values"]}
     row = pd.Series([np.nan if _unnamed(j, c) or str(c).strip() in missing else str(c)
-                     for j, c in enumerate(rest.columns)], dtype=object)
+                     for j, c in enumerate(header_names(fields))], dtype=object)
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         return row, None  # a longer row: pandas dropped its extra fields
     rest = _one_block_per_dtype(rest)
     rest.columns = pd.RangeIndex(rest.shape[1])
     return row, rest
+
+
+def _starts_with_data(src: Any, path: Path) -> bool:
+    """Whether the first line of ``src`` (a path, plain or gzip, or a `io.StringIO`) holds
+    more than spaces and tabs: pandas then reads it as the first row, and skipping one line
+    skips that row."""
+    if isinstance(src, io.StringIO):
+        start = src.getvalue()[:65536]
+    else:
+        try:
+            with (gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")) as f:
+                start = f.read(65536).decode("utf-8", errors="replace")
+        except (OSError, EOFError, gzip.BadGzipFile):
+            return False
+    text = start.lstrip(" \t")
+    return bool(text) and text[0] not in "\r\n"
+
+
+def header_names(fields: Sequence[str]) -> list[str]:
+    """The column names pandas's parser gives a header line of these fields (as its parser
+    splits them): an empty field is ``Unnamed: <position>``, and the second and later ``x``
+    are ``x.1``, ``x.2``, ..., a suffix that a name of the line already holds being skipped;
+    the unnamed columns are renamed after the named ones. The same names as pandas 2-3, in
+    linear time: pandas looks each suffixed name up in the list of names, quadratic in the
+    repeats (7 s for a header-less line of 20,000 small integers, hours for 100,000 0/1
+    values)."""
+    names = [f if f != "" else f"Unnamed: {j}" for j, f in enumerate(fields)]
+    unnamed = [j for j, f in enumerate(fields) if f == ""]
+    held = Counter(names)  # the names of the line as renamed so far
+    counts: dict[str, int] = {}
+    skip = set(unnamed)
+    for j in [j for j in range(len(names)) if j not in skip] + unnamed:
+        name = base = names[j]
+        seen = counts.get(base, 0)
+        while seen > 0:
+            counts[base] = seen + 1
+            name = f"{base}.{seen}"
+            seen = seen + 1 if held[name] > 0 else counts.get(name, 0)
+        held[base] -= 1
+        held[name] += 1
+        names[j] = name
+        counts[name] = seen + 1
+    return names
 
 
 def _one_block_per_dtype(df: pd.DataFrame) -> pd.DataFrame:
