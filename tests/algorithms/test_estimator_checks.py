@@ -91,8 +91,10 @@ def _entries():
 CHECK_PARAMS: dict[str, dict] = {
     # the set within 5 % of the optimum, enumerated at every midpoint of the checks'
     # real-valued data, takes about 15 s of plain Python a check; the optimal trees alone
-    # (epsilon 0) exercise the same estimator API
-    "rashomon": {"epsilon": 0.0},
+    # (epsilon 0) exercise the same estimator API, and a cost of 0.05 a leaf (instead of 0.01)
+    # prunes the enumeration to a third of its time while the trees still pass the checks'
+    # accuracy floors
+    "rashomon": {"epsilon": 0.0, "regularization": 0.05},
 }
 
 

@@ -23,32 +23,44 @@ def mkdocs_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """`mkdocs build --strict` of this checkout into a temporary folder; the folder.
+def once_per_session(tmp_path_factory, name: str, make) -> Path:
+    """The folder ``name`` made by ``make(folder)`` once per test session; the folder.
 
-    Built once per test session: with pytest-xdist the workers share the folder of the
-    session's temporary directories, and the first worker to need the site builds it there
-    under a file lock while the others wait for it (a build is about 15 s of one core)."""
-    reason = mkdocs_missing()
-    if reason:
-        pytest.skip(reason)
+    With pytest-xdist the workers share the folder of the session's temporary directories: the
+    first worker to need the folder makes it there under a file lock while the others wait for
+    it, and a failed ``make`` is made again by the next test that asks (its error is that
+    test's failure)."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         root = root.parent  # this session's folder, shared by its workers
-    site, done = root / "docs-site", root / "docs-site.built"
-    with open(root / "docs-site.lock", "a") as lock:
+    folder, done = root / name, root / f"{name}.made"
+    with open(root / f"{name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            shutil.rmtree(site, ignore_errors=True)
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
-            r = subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False)
-            assert r.returncode == 0, \
-                f"mkdocs build --strict failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
             done.touch()
-    return site
+    return folder
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """`mkdocs build --strict` of this checkout into a temporary folder, once per test session
+    (a build is about 15 s of one core); the folder."""
+    reason = mkdocs_missing()
+    if reason:
+        pytest.skip(reason)
+
+    def build(site: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
+        r = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+            cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=False)
+        assert r.returncode == 0, \
+            f"mkdocs build --strict failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+
+    return once_per_session(tmp_path_factory, "docs-site", build)
 
 
 @pytest.fixture(autouse=True)

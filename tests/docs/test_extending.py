@@ -149,10 +149,18 @@ def test_catalog_recipe_lists_and_validates_a_user_catalog(tmp_path):
 
 
 # ------------------------------------------------------------------ plug-ins through entry points
-def _install(tmp_path, example: str, group: str, name: str):
-    """A folder holding the example module as a tiny installed package ``toy-<stem>`` whose
-    entry point ``name`` of ``group`` names the module; the folder, to put on PYTHONPATH."""
-    site = tmp_path / "site"
+_PLUGINS = (  # (example module, entry-point group, name)
+    ("stump_learner.py", "treebench.algorithms", "stump"),
+    ("median_binarizer.py", "treebench.binarizers", "median"),
+    ("misclassified_metric.py", "treebench.metrics", "misclassified"),
+    ("two_moons_dataset.py", "treebench.datasets", "two-moons"),
+    ("leaves_figure.py", "treebench.figures", "leaves_by_algorithm"),
+)
+
+
+def _install(site, example: str, group: str, name: str) -> None:
+    """The example module as a tiny installed package ``toy-<stem>`` in the folder ``site``,
+    whose entry point ``name`` of ``group`` names the module."""
     site.mkdir(exist_ok=True)
     module = f"toy_{example.removesuffix('.py')}"
     shutil.copy(EXAMPLES / example, site / f"{module}.py")
@@ -160,106 +168,105 @@ def _install(tmp_path, example: str, group: str, name: str):
     dist.mkdir()
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
-    return site
 
 
-def _treebench(tmp_path, site, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+def _treebench(cwd, site, *args: str, ok: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
            "MPLBACKEND": "Agg", "TREEBENCH_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-c", "from treebench.cli import main; main()", *args],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+                       capture_output=True, text=True, env=env, cwd=cwd, timeout=300,
                        check=False)
     if ok:
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return r
 
 
-def _run_and_report(tmp_path, site, config: str) -> list[dict[str, str]]:
-    """`treebench run` of ``config`` (then `treebench report`); the rows of results.csv."""
-    (tmp_path / "exp.yaml").write_text(textwrap.dedent(config))
-    _treebench(tmp_path, site, "run", "exp.yaml", "--out", "out", "--no-report")
-    _treebench(tmp_path, site, "report", "out")
-    with open(tmp_path / "out" / "results.csv", newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
-
-_TINY = """\
-    name: tiny
-    datasets: [iris]
-    split: {kind: holdout, test_size: 0.3}
-    execution: {n_jobs: 1, backend: sequential}
+# One experiment uses all five plug-ins (each installed as its own package): the plug-in
+# learner and CART on the binarizer's 0/1 columns of a built-in and the plug-in dataset, with
+# the plug-in metric's columns and the plug-in figure in the report. Run once for the tests below.
+_CONFIG = """\
+name: plugins
+datasets: [iris, {name: two-moons, params: {n_samples: 120, noise: 0.3}}]
+split: {kind: holdout, test_size: 0.25}
+binarization: {method: median}
+algorithms: [{name: stump}, {name: cart, params: {max_depth: [1, 2]}}]
+execution: {n_jobs: 1, backend: sequential}
 """
 
 
-def _report_text(tmp_path) -> str:
-    return (tmp_path / "out" / "report" / "index.html").read_text(encoding="utf-8")
+class _Run:
+    def __init__(self, folder):
+        self.folder, self.site, self.out = folder, folder / "site", folder / "out"
+        with open(self.out / "results.csv", newline="", encoding="utf-8") as f:
+            self.rows = list(csv.DictReader(f))
+        self.report = (self.out / "report" / "index.html").read_text(encoding="utf-8")
+
+    def of(self, **where) -> list[dict[str, str]]:
+        return [r for r in self.rows if all(r[k] == v for k, v in where.items())]
 
 
-def test_learner_plugin_runs_from_its_entry_point(tmp_path):
-    site = _install(tmp_path, "stump_learner.py", "treebench.algorithms", "stump")
-    rows = _run_and_report(tmp_path, site, _TINY + """\
-    binarization: {method: quantile}
-    algorithms: [{name: stump}, {name: cart, params: {max_depth: 1}}]
-    """)
-    stump = [r for r in rows if r["algorithm_name"] == "stump"]
-    assert len(stump) == 1 and stump[0]["status"] == "ok" and stump[0]["algorithm_label"] == "stump"
-    assert stump[0]["n_leaves"] == "2" and float(stump[0]["train_accuracy"]) > 0.6
-    assert stump[0]["operations"] != ""  # its solve_info_ reached the shared solver columns
-    assert stump[0]["stump_feature"] != "" and stump[0]["problem"] == "greedy"
-    assert "stump" in _report_text(tmp_path)
-    listing = _treebench(tmp_path, site, "algorithms").stdout
+@pytest.fixture(scope="module")
+def plugin_run(tmp_path_factory) -> _Run:
+    """`treebench run` (then `treebench report`) of the experiment above, plug-ins installed."""
+    from .conftest import once_per_session
+
+    def make(folder):
+        for plugin in _PLUGINS:
+            _install(folder / "site", *plugin)
+        (folder / "exp.yaml").write_text(_CONFIG)
+        _treebench(folder, folder / "site", "run", "exp.yaml", "--out", "out", "--no-report")
+        _treebench(folder, folder / "site", "report", "out")
+
+    return _Run(once_per_session(tmp_path_factory, "plugin-run", make))
+
+
+def test_learner_plugin_runs_from_its_entry_point(plugin_run):
+    stump = plugin_run.of(algorithm_name="stump")
+    assert len(stump) == 2 and {r["status"] for r in stump} == {"ok"}
+    for r in stump:
+        assert r["algorithm_label"] == "stump" and r["n_leaves"] == "2"
+        assert r["operations"] != ""  # its solve_info_ reached the shared solver columns
+        assert r["stump_feature"] != "" and r["problem"] == "greedy"
+    assert float(plugin_run.of(algorithm_name="stump", dataset="iris")[0]["train_accuracy"]) > 0.6
+    assert all(r["stump_feature"] == "" for r in plugin_run.of(algorithm_name="cart"))
+    assert "stump" in plugin_run.report
+    listing = _treebench(plugin_run.folder, plugin_run.site, "algorithms").stdout
     line = next(x for x in listing.splitlines() if "│ stump" in x or x.startswith("stump"))
     assert "greedy" in line and "0/1" in line
 
 
-def test_binarizer_plugin_runs_from_its_entry_point(tmp_path):
-    site = _install(tmp_path, "median_binarizer.py", "treebench.binarizers", "median")
-    rows = _run_and_report(tmp_path, site, _TINY + """\
-    binarization: {method: median}
-    algorithms: [{name: cart, params: {max_depth: 2}}]
-    """)
-    assert [r["binarizer"] for r in rows] == ["median"] and rows[0]["status"] == "ok"
-    assert rows[0]["n_binary_features"] == "4"  # one `x >= median` column per iris feature
-    assert "median" in _report_text(tmp_path)
+def test_binarizer_plugin_runs_from_its_entry_point(plugin_run):
+    assert {r["binarizer"] for r in plugin_run.rows} == {"median"}
+    assert {r["status"] for r in plugin_run.rows} == {"ok"}
+    iris = plugin_run.of(dataset="iris")
+    assert {r["n_binary_features"] for r in iris} == {"4"}  # one `x >= median` column a feature
+    assert "median" in plugin_run.report
 
 
-def test_metric_plugin_columns_reach_the_results_table(tmp_path):
-    site = _install(tmp_path, "misclassified_metric.py", "treebench.metrics", "misclassified")
-    rows = _run_and_report(tmp_path, site, _TINY + """\
-    algorithms: [{name: cart, params: {max_depth: [1, 2]}}]
-    """)
-    assert len(rows) == 2
-    for r in rows:
+def test_metric_plugin_columns_reach_the_results_table(plugin_run):
+    assert len(plugin_run.rows) == 6
+    for r in plugin_run.rows:
         for split in ("train", "test"):
             n = int(r[f"n_{split}"])
             wrong = (1 - float(r[f"{split}_accuracy"])) * n
             assert float(r[f"{split}_misclassified"]) == pytest.approx(wrong)
         assert r["val_misclassified"] == ""  # declared, but a holdout split has no val rows
-    listed = _treebench(tmp_path, site, "metrics")
+    listed = _treebench(plugin_run.folder, plugin_run.site, "metrics")
     assert "misclassified" in listed.stdout
 
 
-def test_dataset_plugin_runs_from_its_entry_point(tmp_path):
-    site = _install(tmp_path, "two_moons_dataset.py", "treebench.datasets", "two-moons")
-    rows = _run_and_report(tmp_path, site, """\
-    name: moons
-    datasets: [{name: two-moons, params: {n_samples: 120, noise: 0.3}}]
-    split: {kind: holdout, test_size: 0.25}
-    algorithms: [{name: cart, params: {max_depth: 2}}]
-    execution: {n_jobs: 1, backend: sequential}
-    """)
-    assert len(rows) == 1 and rows[0]["status"] == "ok"
-    assert rows[0]["dataset"].startswith("two-moons")
-    assert int(rows[0]["n_train"]) + int(rows[0]["n_test"]) == 120
-    assert rows[0]["dataset"] in _report_text(tmp_path)
+def test_dataset_plugin_runs_from_its_entry_point(plugin_run):
+    moons = [r for r in plugin_run.rows if r["dataset"].startswith("two-moons")]
+    assert len(moons) == 3 and {r["status"] for r in moons} == {"ok"}
+    assert {int(r["n_train"]) + int(r["n_test"]) for r in moons} == {120}
+    assert moons[0]["dataset"] in plugin_run.report
 
 
-def test_figure_plugin_draws_in_the_report(tmp_path):
-    site = _install(tmp_path, "leaves_figure.py", "treebench.figures", "leaves_by_algorithm")
-    _run_and_report(tmp_path, site, _TINY + """\
-    algorithms: [{name: cart, params: {max_depth: [1, 2]}}]
-    """)
-    assert (tmp_path / "out" / "report" / "figures" / "iris__leaves_by_algorithm.png").is_file()
+def test_figure_plugin_draws_in_the_report(plugin_run):
+    figures = plugin_run.out / "report" / "figures"
+    assert (figures / "iris__leaves_by_algorithm.png").is_file()
+    assert any(p.name.endswith("__leaves_by_algorithm.png") and p.name.startswith("two-moons")
+               for p in figures.iterdir())
 
 
 def test_broken_plugin_is_listed_not_raised(tmp_path):

@@ -5,6 +5,7 @@ takes the full path and the report is written again."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,14 +30,29 @@ def _files(report: Path) -> dict[str, int]:
             for p in report.rglob("*") if p.is_file()}
 
 
-@pytest.fixture
-def run_dir(tmp_path: Path) -> Path:
-    cfg = tmp_path / "c.yaml"
+def _run(tmp: Path) -> Path:
+    """`treebench run` of CONFIG from ``tmp``/c.yaml into ``tmp``/o; the results folder."""
+    cfg = tmp / "c.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
-    out = tmp_path / "o"
+    out = tmp / "o"
     res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(out), "-q"])
     assert res.exit_code == 0, res.output
     return out
+
+
+@pytest.fixture(scope="module")
+def _first_run(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("unchanged")
+    _run(tmp)
+    return tmp
+
+
+@pytest.fixture
+def run_dir(_first_run: Path, tmp_path: Path) -> Path:
+    """A copy of one run of CONFIG (config and results folder, modification times kept) in
+    this test's folder: the report answers a copied folder as it answers the run's own."""
+    shutil.copytree(_first_run, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "o"
 
 
 def _report(out: Path, *extra: str) -> str:
@@ -95,7 +111,8 @@ def test_new_drawing_code_takes_the_full_path(run_dir: Path, monkeypatch):
     assert UNCHANGED in _report(run_dir)
 
 
-def test_a_rerun_with_nothing_to_do_keeps_the_report(run_dir: Path, tmp_path: Path):
+def test_a_rerun_with_nothing_to_do_keeps_the_report(tmp_path: Path):
+    run_dir = _run(tmp_path)  # its own run: the config's path is part of the run's record
     before = _files(run_dir / "report")
     res = CliRunner().invoke(app, ["run", str(tmp_path / "c.yaml"), "--out", str(run_dir)])
     assert res.exit_code == 0, res.output
