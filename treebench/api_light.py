@@ -54,10 +54,11 @@ class SweepError(UserError):
     """A `treebench sweep` flag is wrong (reported as a flag error, not a config error)."""
 
 
-def parse_axis(text: str, flag: str = "param") -> list[Any]:
-    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``."""
+def parse_axis(text: str, flag: str = "param", written: str | None = None) -> list[Any]:
+    """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``; an error names
+    the flag as ``written`` before its values (``--param k=``; default ``--flag ``)."""
     try:
-        return _parse(flag, text)
+        return _parse(flag, text, written)
     except SweepFlagError as exc:
         raise SweepError(str(exc)) from None
 
@@ -81,7 +82,7 @@ def sweep_axes(k: str | None = None, depth: str | None = None, lambda_: str | No
             raise UserError(f"--param `{item}` names no parameter; write it as NAME=VALUES, e.g. "
                             f"--param min_samples_leaf=1,5.")
         _no_second_setting(flags, name, [item.partition("=")[0].strip() for item in params or []])
-        axes[name] = parse_axis(text, name)
+        axes[name] = parse_axis(text, name, f"--param {name}=")
     if not axes:
         raise UserError("sweep needs at least one axis: --k, --depth, --lambda or --param NAME=VALUES.")
     return axes

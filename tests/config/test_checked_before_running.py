@@ -150,3 +150,18 @@ def test_an_empty_item_in_a_sweep_list_is_refused(write_config):
     for flags in (["--depth", "1,,2"], ["--param", "max_depth=1,,2"], ["--depth", "1,2,"]):
         r = runner.invoke(app, ["sweep", str(path), *flags, "--dry-run"])
         assert r.exit_code == 2 and "is empty" in r.output, (flags, r.output)
+
+
+def test_a_sweep_value_error_names_the_flag_as_written(write_config):
+    """`--param k=` said "`--k ` is empty": the alias flag the user did not write, and a blank
+    where the values were. An error names `--param NAME=` or the alias flag as written."""
+    path = write_config(tiny_config())
+    said = {
+        ("--param", "k="): "`--param k=` gives no values",
+        ("--param", "max_depth=1,,2"): "`--param max_depth=1,,2`: an item between its commas",
+        ("--k", ""): "`--k` gives no values",
+        ("--depth", "3..1"): "`--depth 3..1`: range `3..1` is empty",
+    }
+    for flags, text in said.items():
+        r = runner.invoke(app, ["sweep", str(path), *flags, "--dry-run"])
+        assert r.exit_code == 2 and text in r.output, (flags, r.output)

@@ -125,12 +125,14 @@ def grid_size(params: dict[str, Any]) -> int:
     return n
 
 
-def parse_axis(flag: str, text: str) -> list[Any]:
+def parse_axis(flag: str, text: str, written: str | None = None) -> list[Any]:
     """Parse a command-line sweep value: ``1,2,4,all``, ``2..6`` or ``2..4,8``. A range stays
     one ``"a..b"`` item of the list (`expand_values` and `axis_length` read it), so that a
     grid too large to run is counted and refused before anything lists its values; `expand_axes`
     lists them. Integers are checked against the range of the parameter (`int_problem`). Raises
-    `SweepFlagError` naming ``--flag``."""
+    `SweepFlagError` naming the flag as the user wrote it before its values, ``written``
+    (``--param k=``; default ``--flag `` or ``--param NAME ``)."""
+    written = written if written is not None else flag_name(flag) + " "
     vals: list[Any] = []
     key = SWEEP_AXES.get(flag, (flag,))[0]
     try:
@@ -151,11 +153,10 @@ def parse_axis(flag: str, text: str) -> list[Any]:
             vals.append(f"{items[0]}..{items[1]}" if m else items[0])
     except ValueError as exc:
         shown = text if len(text) <= 40 else text[:40] + "…"
-        raise SweepFlagError(f"`{flag_name(flag)} {shown}`: {exc}.") from None
+        raise SweepFlagError(f"`{written}{shown}`: {exc}.") from None
     if not vals:
-        raise SweepFlagError(
-            f"`{flag_name(flag)} {text}` is empty; give a comma list like 1,2,4 or a range like 2..6."
-        )
+        raise SweepFlagError(f"`{written.strip()}` gives no values; give a comma list like 1,2,4 "
+                             f"or a range like 2..6.")
     return vals
 
 
