@@ -23,8 +23,10 @@ def test_wrap_breaks_at_spaces_within_the_width():
     assert wrap("", 10) == ""
 
 
-@pytest.mark.parametrize("n_refs", [4, 8])
+@pytest.mark.parametrize("n_refs", [1, 4, 8])
 def test_long_labels_and_note_keep_the_layout(tmp_path, n_refs):
+    """With one long label among two entries too: a legend inside the axes (for three entries
+    or fewer) was never wrapped, and covered the data; a long label puts it outside."""
     fig, ax = new_figure()
     x = np.array([0.01, 0.1, 1.0, 10.0, 100.0])
     for i in range(n_refs):

@@ -337,14 +337,26 @@ def finish_figure(fig: Any, ax: Any, title: str, ylabel: str, xlabel: str, note:
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)
     if n_legend:
-        if n_legend <= 3:
-            ax.legend(fontsize="small", loc="best")
-        else:  # outside, right of the axes, so it never hides data
-            handles, labels = ax.get_legend_handles_labels()
-            fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels],
-                       fontsize="small" if n_legend <= 12 else "x-small",
-                       loc="outside right upper")
+        handles, labels = ax.get_legend_handles_labels()
+        add_legend(fig, ax, handles, labels, n_legend)
     place_note(ax, xlabel, note)
+
+
+def fits_inside(labels: list[str], n: int) -> bool:
+    """Whether a legend of ``n`` entries with these labels goes inside the axes: at most three
+    entries, none longer than a legend line (a long one would cover the data)."""
+    return n <= 3 and all(len(t) <= LABEL_WIDTH for t in labels)
+
+
+def add_legend(fig: Any, ax: Any, handles: list[Any], labels: list[str], n: int) -> None:
+    """The legend of ``n`` entries: inside the axes at matplotlib's best place when it
+    `fits_inside`, else outside, right of the axes, where it never hides data (the figure's
+    constrained layout makes room), its labels wrapped at ``LABEL_WIDTH`` characters."""
+    if fits_inside(labels, n):
+        ax.legend(handles, labels, fontsize="small", loc="best")
+    else:
+        fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels],
+                   fontsize="small" if n <= 12 else "x-small", loc="outside right upper")
 
 
 def place_note(ax: Any, xlabel: str, note: str) -> None:

@@ -40,6 +40,7 @@ from treebench.report.figures import (
     MARKERS,
     FigureJob,
     agg_figure,
+    fits_inside,
     line_colors,
     make_job,
     place_note,
@@ -191,10 +192,10 @@ def rashomon_figure(results: Results, dataset: str) -> Any | None:
                       label="best-objective tree")]
     ax_acc.legend(handles=handles, fontsize="small", loc="upper left",
                   bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    if len(groups) <= 3:
+    h, lab = ax_size.get_legend_handles_labels()
+    if fits_inside(lab, len(groups)):
         ax_size.legend(fontsize="small", loc="best")
     else:  # beside the upper panel, under the title (a figure legend would reach the title)
-        h, lab = ax_size.get_legend_handles_labels()
         ax_size.legend(h, [wrap(t, LABEL_WIDTH) for t in lab],
                        fontsize="small" if len(groups) <= 12 else "x-small",
                        loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)

@@ -27,7 +27,7 @@ from treebench.report.aggregate import Results, distinct, params_text, varying_c
 from treebench.results.values import NA
 from treebench.report.figures import FigureJob, dataset_stem, make_job, register_figures
 from treebench.report.figures import line_colors, finish_figure, new_figure, MARKERS
-from treebench.report.figures import place_labels, point_key
+from treebench.report.figures import add_legend, place_labels, point_key
 
 X, Y = "fit_seconds", "train_accuracy"
 GUESS_PARAM = "param_regularization"
@@ -85,11 +85,7 @@ def time_accuracy_figure(results: Results, dataset: str) -> Any | None:
             f"settings: {key.key}")
     finish_figure(fig, ax, f"{dataset}: training accuracy vs fit time",
             "train accuracy", "fit time (s, log scale)", note, 0)
-    if len(uniq) <= 3:
-        ax.legend(list(uniq.values()), list(uniq.keys()), fontsize="small", loc="best")
-    else:
-        fig.legend(list(uniq.values()), list(uniq.keys()), fontsize="x-small",
-                   loc="outside right upper")
+    add_legend(fig, ax, list(uniq.values()), list(uniq.keys()), len(uniq))
     place_labels(fig, ax, key)
     return fig
 

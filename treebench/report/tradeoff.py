@@ -32,7 +32,7 @@ from treebench.report.aggregate import (
 )
 from treebench.results.values import NA
 from treebench.report.figures import FigureJob, dataset_stem, make_job, register_figures
-from treebench.report.figures import line_colors, wrap, agg_figure, LABEL_WIDTH, MARKERS, NOTE_WIDTH
+from treebench.report.figures import line_colors, wrap, add_legend, agg_figure, MARKERS, NOTE_WIDTH
 from treebench.report.tables import metric_label
 
 LAM = "param_lam"
@@ -143,11 +143,7 @@ def tradeoff_figure(results: Results, dataset: str) -> Any | None:
     # a line without AUC values is named on the cost panel (the AUC panel may be empty)
     (h_auc, l_auc), (h_cost, l_cost) = (ax.get_legend_handles_labels() for ax in (ax_auc, ax_cost))
     handles, labels = h_auc + h_cost, l_auc + l_cost
-    if len(lines) + n_tuned <= 3:
-        (ax_auc if h_auc else ax_cost).legend(handles, labels, fontsize="small", loc="best")
-    else:
-        fig.legend(handles, [wrap(t, LABEL_WIDTH) for t in labels], fontsize="small",
-                   loc="outside right upper")
+    add_legend(fig, ax_auc if h_auc else ax_cost, handles, labels, len(lines) + n_tuned)
     note = f"mean over folds and seeds, {ERROR_BAR_NOTE}" + (
         "; ★: entries that tune λ, at their mean chosen λ" if len(tuned) else "")
     note = wrap(note + " (Zhang & Gionis 2023, Fig. 2)", NOTE_WIDTH)
