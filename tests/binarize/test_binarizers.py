@@ -298,3 +298,38 @@ def test_values_near_the_largest_float_are_split_between_them(method):
     Z = b.transform(X)
     # some column tells 1.6e308 from 1.7e308 apart
     assert any(Z[0, k] != Z[1, k] for k in range(Z.shape[1]))
+
+
+def test_threshold_guess_columns_split_as_the_float32_reference_does():
+    """The boosted reference compares float32 copies of the features: an odd integer above
+    2**24 rounds to the even float32 above it and goes right of the threshold between its two
+    neighbours, where `x <= t` on the float64 values sent it left, so no column expressed the
+    reference's split (rows of class 1 fell on the class-0 side)."""
+    v = np.array([16777216, 16777218, 16777219, 16777220, 16777222] * 8, dtype=np.float64)
+    y = np.array([0, 0, 1, 1, 1] * 8)
+    b = make_binarizer("threshold-guess", {"n_estimators": 5, "max_depth": 1})
+    Z = b.fit(pd.DataFrame({"a": v}), y).transform(pd.DataFrame({"a": v}))
+    assert Z.shape[1] >= 1
+    assert any(set(y[Z[:, j] == 1]) == {0} and set(y[Z[:, j] == 0]) == {1}
+               for j in range(Z.shape[1]))
+
+
+def test_float32_tie_cut_keeps_the_reference_rows_on_their_side():
+    """For float32 neighbours a < b in the data and t = a/2 + b/2: every float64 value that
+    rounds to a or b falls on the side of the cut its float32 copy falls of t."""
+    from treebench.binarize.threshold_guess import float32_tie_cut
+
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        a = np.float32(rng.choice([rng.normal() * 10.0 ** rng.integers(-3, 9),
+                                   rng.integers(2**24, 2**27)]))
+        b = a
+        for _ in range(int(rng.integers(1, 4))):
+            b = np.nextafter(b, np.float32(np.inf))
+        t = float(a) / 2 + float(b) / 2
+        cut = float32_tie_cut(t)
+        assert cut == t or cut == np.nextafter(t, -np.inf)  # only a tie moves it, by one step
+        for v in (t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf), float(a), float(b)):
+            if np.float32(v) in (a, b):
+                assert (v <= cut) == (float(np.float32(v)) <= t), (a, b, v)
+    assert float32_tie_cut(1e300) == 1e300 and float32_tie_cut(0.5) == 0.5

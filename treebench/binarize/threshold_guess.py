@@ -20,6 +20,28 @@ def _accuracy(model, X, y, w) -> float:
     return float(np.average(model.predict(X) == y, weights=w))
 
 
+def float32_tie_cut(t: float) -> float:
+    """The float64 cut that splits the rows as the reference's threshold ``t`` does.
+
+    scikit-learn's trees compare float32 copies of the features with ``t``, the midpoint (exact
+    in float64) of two float32 values. When those two are adjacent float32 numbers, ``t`` is
+    where float32 rounding turns, and a float64 value at exactly ``t`` rounds to the even of
+    the two: to the upper one (the reference sends it right) when ``t`` rounds up. ``x <= t``
+    on the float64 values would send it left, so the column could not express the
+    reference's split (odd integers above 2**24 are such values). The cut is then the float64
+    just below ``t``; every other threshold is ``t`` itself, since no float64 value that
+    rounds to either neighbour lies on the other side of it."""
+    if not abs(t) < float(np.finfo(np.float32).max):
+        return t  # beyond float32 (or not a number): no float32 value rounds to it
+    up = np.float32(t)
+    if float(up) <= t:
+        return t
+    down = np.nextafter(up, np.float32(-np.inf))
+    if (float(down) + float(up)) / 2 != t:
+        return t
+    return float(np.nextafter(t, -np.inf))
+
+
 @BINARIZERS.register("threshold-guess", tags=("numeric",))
 class ThresholdGuess(TableBinarizer):
     """Thresholds of a gradient-boosted reference, pruned by column elimination (GOSDT-guesses §4.1).
@@ -82,7 +104,7 @@ class ThresholdGuess(TableBinarizer):
             t = est.tree_
             internal = t.children_left >= 0
             pairs.update(zip(t.feature[internal].tolist(), t.threshold[internal].tolist(), strict=True))
-        pairs = sorted(pairs)
+        pairs = sorted((j, float32_tie_cut(t)) for j, t in pairs)
         self.n_reference_thresholds_ = len(pairs)
         if not pairs:
             self._record(self.reference_accuracy_, self.reference_accuracy_, self.reference_accuracy_, 0, 0)
