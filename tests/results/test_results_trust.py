@@ -684,3 +684,23 @@ def test_a_sweep_of_an_earlier_protocol_leaves_the_tables(tmp_path):
     assert set(now["param_max_depth"]) == {1, 2}
     assert set(now["split_params"].map(lambda s: json.loads(s)["n_splits"])) == {3}
     assert 3 in set(pd.read_csv(out / "results-earlier.csv")["param_max_depth"])
+
+
+def test_a_renamed_entry_shows_its_cells_under_the_new_label(tmp_path):
+    """A label is no part of a cell's id, so a config that renames an entry keeps its cells;
+    the tables kept the label the cell files were written with, while the report and the
+    claims used the config's (two names for one setting)."""
+    algos = [{"name": "cart", "label": "first", "params": {"max_depth": [1, 2]}}]
+    cfg, out = _cfg(tmp_path, algorithms=algos), tmp_path / "r"
+    assert _run(cfg, out).exit_code == 0
+    assert set(read_table(out / "results.parquet")["algorithm_label"]) == {"first"}
+    algos[0]["label"] = "second"
+    cfg = _cfg(tmp_path, algorithms=algos)
+    r = _run(cfg, out)
+    assert r.exit_code == 0 and "ran 0 now" in r.output, r.output
+    assert set(read_table(out / "results.parquet")["algorithm_label"]) == {"second"}
+    assert set(pd.read_csv(out / "results.csv")["algorithm_label"]) == {"second"}
+    # the cell files keep what they were written with; only the tables show the config's label
+    files = list((out / "cells").glob("*.json"))
+    assert len(files) == 6
+    assert all(json.loads(p.read_text())["row"]["algorithm_label"] == "first" for p in files)

@@ -192,6 +192,24 @@ def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
     return {str(c) for c in usable} - defined
 
 
+def current_labels(man: dict[str, Any] | None) -> dict[str, str]:
+    """Cell id -> the entry label of the cell in the record that last ran it among the
+    current ones (not `outdated_variants`). A label is no part of a cell's id, so a config that
+    renames an entry keeps its cells: the tables show them under the config's label now, not
+    the one the cell file was written with."""
+    recs = records(man)
+    old = outdated_variants(recs) if recs else set()
+    labels: dict[str, str] = {}
+    for r in sorted((r for r in recs if r["key"] not in old),
+                    key=lambda r: str(r.get("last_at") or "")):
+        cells = r.get("cells")
+        if isinstance(cells, dict) and isinstance(cells.get("cell_id"), list) \
+                and isinstance(cells.get("algorithm_label"), list):
+            labels.update((str(c), str(lab)) for c, lab in zip(
+                cells["cell_id"], cells["algorithm_label"], strict=False) if lab is not None)
+    return labels
+
+
 #: the config keys that define a cell's protocol (its data, split, binarization, seeds, test
 #: costs) besides the learners, which a sweep changes
 PROTOCOL_KEYS = ("datasets", "split", "binarization", "seed", "costs")

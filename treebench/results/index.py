@@ -61,7 +61,7 @@ INDEX = ".cells-index.json"
 #: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
 #: refused; 3: a whole-number column holds whole numbers up to 2**53, text is UTF-8, every
 #: column is declared), so that files verified under older rules are read and checked again
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 #: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
 #: raised when a column read from older cell files changes (2: ``split_params``); tables and
 #: reports built under another layout are rebuilt
@@ -79,6 +79,7 @@ class CellEntry:
     hash: str
     status: str
     hashed: bool = True
+    label: str | None = None  # the entry label the cell file was written with
 
 
 #: why a cell file without a content hash is refused in a folder whose cell files carry one
@@ -116,7 +117,8 @@ def _stat_key(st: os.stat_result) -> list[int]:
 _WRITTEN: dict[str, dict[str, list[Any]]] = {}
 
 
-def remember_written(path: Path, cell_id: str, digest: str, status: str) -> None:
+def remember_written(path: Path, cell_id: str, digest: str, status: str,
+                     label: str | None = None) -> None:
     """Note that this process has just written the cell file ``path`` (atomically: the file on
     disk is exactly what it encoded, and its record passed the schema when it was built): the
     next `scan` of its folder takes its entry without reading it, as long as its status (inode,
@@ -127,7 +129,7 @@ def remember_written(path: Path, cell_id: str, digest: str, status: str) -> None
         return
     if stat.S_ISREG(st.st_mode):
         folder = _WRITTEN.setdefault(str(Path(path).parent.resolve()), {})
-        folder[Path(path).name] = _stat_key(st) + [cell_id, digest, status, True]
+        folder[Path(path).name] = _stat_key(st) + [cell_id, digest, status, True, label]
 
 
 def _files_digest(files: Any) -> str:
@@ -200,10 +202,10 @@ def scan(out: Path, *, save: bool = False, full: bool = False) -> Scan:
             continue
         key = _stat_key(st)
         hit = known.get(e.name)
-        if not (isinstance(hit, list) and len(hit) == 8 and hit[:4] == key):
+        if not (isinstance(hit, list) and len(hit) == 9 and hit[:4] == key):
             hit = written.get(e.name)
-        if isinstance(hit, list) and len(hit) == 8 and hit[:4] == key:
-            cid, digest, status, hashed = hit[4:]
+        if isinstance(hit, list) and len(hit) == 9 and hit[:4] == key:
+            cid, digest, status, hashed, label = hit[4:]
         else:
             try:
                 rec, digest = read_cell(d / e.name)
@@ -211,8 +213,10 @@ def scan(out: Path, *, save: bool = False, full: bool = False) -> Scan:
                 result.problems[e.name] = str(exc)
                 continue
             cid, status, hashed = rec["row"]["cell_id"], rec["row"]["status"], "sha256" in rec
-        fresh[e.name] = key + [cid, digest, status, bool(hashed)]
-        result.cells[cid] = CellEntry(e.name, digest, status, bool(hashed))
+            label = rec["row"].get("algorithm_label")
+        label = None if label is None else str(label)
+        fresh[e.name] = key + [cid, digest, status, bool(hashed), label]
+        result.cells[cid] = CellEntry(e.name, digest, status, bool(hashed), label)
     if any(e.hashed for e in result.cells.values()):  # hashless files are legacy only alone
         for cid, e in list(result.cells.items()):
             if not e.hashed:
@@ -241,7 +245,7 @@ def add_hashes(out: Path, current: Scan) -> list[str]:
             write_bytes(d / e.file, data)
         except (CellFileError, OSError):
             continue  # left as it is: read again (and judged) by the next scan
-        current.cells[rec["row"]["cell_id"]] = CellEntry(e.file, digest, e.status, True)
+        current.cells[rec["row"]["cell_id"]] = CellEntry(e.file, digest, e.status, True, e.label)
         done += 1
     return [f"added content hashes to {done} cell file(s) written before treebench recorded "
             f"them (their results are unchanged)"] if done else []

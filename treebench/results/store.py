@@ -35,7 +35,7 @@ from treebench.utils.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 from treebench.results.rows import history_entry
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
-from treebench.results.defined import ManifestError, read_manifest, stale_cells
+from treebench.results.defined import ManifestError, current_labels, read_manifest, stale_cells
 from treebench.results.index import record_tables, remember_written, scan, Scan, tables_state
 from treebench.results import schema
 
@@ -83,7 +83,9 @@ def write_cell(out: Path, record: dict[str, Any]) -> Path:
     except OSError as exc:
         raise write_error(p, exc) from None
     if schema.check_row(row) is None:  # else the next scan reads it and sets it aside
-        remember_written(p, str(row["cell_id"]), digest, str(row["status"]))
+        label = row.get("algorithm_label")
+        remember_written(p, str(row["cell_id"]), digest, str(row["status"]),
+                         None if label is None else str(label))
     return p
 
 
@@ -258,17 +260,25 @@ class Selection:
     """The usable cells of a scan split by the manifest's records: ``cells`` (those some
     record defines: the tables' rows) and ``earlier`` (those none defines any more). Without a
     manifest, or with one that does not list its cells, every cell is in ``cells``. Its
-    ``digest`` covers both parts, so moving a cell from one to the other rebuilds the tables."""
+    ``digest`` covers both parts, so moving a cell from one to the other rebuilds the tables.
+    ``labels`` (cell id -> the entry label its current record gives it, `current_labels`,
+    where that differs from the label its file was written with) relabels the rows of
+    ``cells``; the digest covers them, so a renamed entry rebuilds the tables too."""
 
-    def __init__(self, current: Scan, stale: set[str]):
+    def __init__(self, current: Scan, stale: set[str], labels: dict[str, str] | None = None):
         self.scan = current
         self.cells = {c: e for c, e in current.cells.items() if c not in stale}
         self.earlier = {c: e for c, e in current.cells.items() if c in stale}
+        self.labels = {c: lab for c, lab in (labels or {}).items()
+                       if c in self.cells and self.cells[c].label != lab}
         self.problems = current.problems
 
     @property
     def digest(self) -> str:
         main = Scan(cells=self.cells).digest
+        if self.labels:
+            shown = json.dumps(sorted(self.labels.items()), ensure_ascii=False)
+            main = hashlib.sha256(f"{main}\nlabels {shown}".encode()).hexdigest()
         if not self.earlier:
             return main
         return hashlib.sha256(f"{main}\nearlier {Scan(cells=self.earlier).digest}".encode()
@@ -279,13 +289,17 @@ def select(out: Path, current: Scan) -> Selection:
     """`Selection` of the usable cells of ``current`` by the manifest of ``out`` (a damaged
     manifest selects every cell)."""
     try:
-        stale = stale_cells(read_manifest(out), current.cells)
+        man = read_manifest(out)
+        stale, labels = stale_cells(man, current.cells), current_labels(man)
     except ManifestError:
-        stale = set()
-    return Selection(current, stale)
+        stale, labels = set(), {}
+    return Selection(current, stale, labels)
 
 
-def _rows(out: Path, cells: dict[str, Any], current: Scan) -> list[dict[str, Any]]:
+def _rows(out: Path, cells: dict[str, Any], current: Scan,
+          labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The rows of the cell files of ``cells``, each under the entry label ``labels`` gives
+    its cell (where it gives one)."""
     d = cells_dir(out)
     rows = []
     for cid in sorted(cells):
@@ -295,15 +309,21 @@ def _rows(out: Path, cells: dict[str, Any], current: Scan) -> list[dict[str, Any
         except CellFileError as exc:  # changed since the scan: leave it to the next one
             current.problems[entry.file] = str(exc)
             continue
-        rows.append(rec["row"])
+        row = rec["row"]
+        label = (labels or {}).get(cid)
+        if label is not None and row.get("algorithm_label") != label:
+            row = {**row, "algorithm_label": label}
+        rows.append(row)
     return rows
 
 
 def build_table(out: Path, current: Any, experiment: str | None = None) -> pd.DataFrame:
     """The results table of the cells of ``current`` (a `Selection`, or a
     `treebench.results.index.Scan` for every usable cell)."""
-    scan_ = current.scan if isinstance(current, Selection) else current
-    return to_frame(_rows(out, current.cells, scan_), experiment=experiment)
+    if isinstance(current, Selection):
+        return to_frame(_rows(out, current.cells, current.scan, current.labels),
+                        experiment=experiment)
+    return to_frame(_rows(out, current.cells, current), experiment=experiment)
 
 
 def earlier_state(out: Path, sel: Selection) -> str | None:
