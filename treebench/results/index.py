@@ -60,7 +60,8 @@ from treebench.results.cellfile import CellFileError, cells_dir, encode_record, 
 INDEX = ".cells-index.json"
 #: raised when the rules a cell file is checked against change (2: integers beyond 64 bits are
 #: refused; 3: a whole-number column holds whole numbers up to 2**53, text is UTF-8, every
-#: column is declared), so that files verified under older rules are read and checked again
+#: column is declared; 4: an entry keeps the label its cell file was written with), so that
+#: files verified under older rules are read and checked again
 INDEX_VERSION = 4
 #: the layout of the rows a cell file reads as (`treebench.results.rows.upgrade_record`),
 #: raised when a column read from older cell files changes (2: ``split_params``); tables and
