@@ -182,32 +182,30 @@ def stale_cells(man: dict[str, Any] | None, usable: Any) -> set[str]:
     from a config since edited or data since changed (its record now lists its new cells). Empty when the manifest
     has no record, or one that does not list its cells (written before records did), since
     then nothing tells which cells are current."""
-    recs = records(man)
-    lists = [cell_ids(r) for r in recs]
-    if not recs or any(ids is None for ids in lists):
-        return set()
-    old = outdated_variants(recs)
-    defined = {i for r, ids in zip(recs, lists, strict=True) if r["key"] not in old
-               for i in ids or []}
-    return {str(c) for c in usable} - defined
+    return stale_and_labels(man, usable)[0]
 
 
-def current_labels(man: dict[str, Any] | None) -> dict[str, str]:
-    """Cell id -> the entry label of the cell in the record that last ran it among the
-    current ones (not `outdated_variants`). A label is no part of a cell's id, so a config that
-    renames an entry keeps its cells: the tables show them under the config's label now, not
-    the one the cell file was written with."""
+def stale_and_labels(man: dict[str, Any] | None, usable: Any) -> tuple[set[str], dict[str, str]]:
+    """`stale_cells` of ``usable``, and cell id -> the entry label of the cell in the current
+    record (not one of the `outdated_variants`) that ran it last. A label is no part of a
+    cell's id, so a config that renames an entry keeps its cells: the tables show them under
+    the config's label now, not the one the cell file was written with."""
     recs = records(man)
     old = outdated_variants(recs) if recs else set()
+    now = [r for r in recs if r["key"] not in old]
     labels: dict[str, str] = {}
-    for r in sorted((r for r in recs if r["key"] not in old),
-                    key=lambda r: str(r.get("last_at") or "")):
+    for r in sorted(now, key=lambda r: str(r.get("last_at") or "")):
         cells = r.get("cells")
         if isinstance(cells, dict) and isinstance(cells.get("cell_id"), list) \
                 and isinstance(cells.get("algorithm_label"), list):
             labels.update((str(c), str(lab)) for c, lab in zip(
                 cells["cell_id"], cells["algorithm_label"], strict=False) if lab is not None)
-    return labels
+    lists = [cell_ids(r) for r in recs]
+    if not recs or any(ids is None for ids in lists):
+        return set(), labels
+    defined = {i for r, ids in zip(recs, lists, strict=True) if r["key"] not in old
+               for i in ids or []}
+    return {str(c) for c in usable} - defined, labels
 
 
 #: the config keys that define a cell's protocol (its data, split, binarization, seeds, test

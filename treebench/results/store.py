@@ -35,7 +35,7 @@ from treebench.utils.atomic import temp_path, write_bytes
 from treebench.errors import UserError
 from treebench.results.rows import history_entry
 from treebench.results.cellfile import CellFileError, cells_dir, encode_record, read_cell
-from treebench.results.defined import ManifestError, current_labels, read_manifest, stale_cells
+from treebench.results.defined import ManifestError, read_manifest, stale_and_labels
 from treebench.results.index import record_tables, remember_written, scan, Scan, tables_state
 from treebench.results import schema
 
@@ -261,7 +261,7 @@ class Selection:
     record defines: the tables' rows) and ``earlier`` (those none defines any more). Without a
     manifest, or with one that does not list its cells, every cell is in ``cells``. Its
     ``digest`` covers both parts, so moving a cell from one to the other rebuilds the tables.
-    ``labels`` (cell id -> the entry label its current record gives it, `current_labels`,
+    ``labels`` (cell id -> the entry label its current record gives it, `stale_and_labels`,
     where that differs from the label its file was written with) relabels the rows of
     ``cells``; the digest covers them, so a renamed entry rebuilds the tables too."""
 
@@ -289,8 +289,7 @@ def select(out: Path, current: Scan) -> Selection:
     """`Selection` of the usable cells of ``current`` by the manifest of ``out`` (a damaged
     manifest selects every cell)."""
     try:
-        man = read_manifest(out)
-        stale, labels = stale_cells(man, current.cells), current_labels(man)
+        stale, labels = stale_and_labels(read_manifest(out), current.cells)
     except ManifestError:
         stale, labels = set(), {}
     return Selection(current, stale, labels)
