@@ -63,11 +63,14 @@ precompile: $(STAMP)
 # minutes ran the queue of one worker while the other sat idle. Three workers on two cores: the
 # suite waits on the processes its tests start (clusters, killed runs, subprocess CLIs) about a
 # fifth of its time, and a third worker runs tests in those gaps.
+# The SLURM process collects only the files that mark tests `slurm` (collecting the whole suite
+# to select them took about 25 s of CPU).
 TEST_WORKERS ?= 3
+SLURM_TEST_FILES = $(shell grep -rl --include='test_*.py' 'mark.slurm' tests | sort)
 test: $(TSTAMP)
 	-$(BIN)/python -m treebench.execute.precompile
 	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
-	$(BIN)/python -m pytest -q -m "slurm and not slow" $(PYTEST_ARGS) > $$log 2>&1 & slurm=$$!; \
+	$(BIN)/python -m pytest -q -m "slurm and not slow" $(SLURM_TEST_FILES) $(PYTEST_ARGS) > $$log 2>&1 & slurm=$$!; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
 	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }

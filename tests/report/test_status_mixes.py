@@ -214,12 +214,16 @@ def _mix(subset: tuple[str, ...], rng: random.Random) -> list[str]:
 
 
 SUBSETS = [c for n in range(1, len(STATUSES) + 1) for c in itertools.combinations(STATUSES, n)]
+#: the fixed mixes: each status alone, every pair, every mix without one status, and all six
+#: (28 of the 63; the property test below draws from all 63)
+FIXED = [c for c in SUBSETS if len(c) <= 2 or len(c) >= len(STATUSES) - 1]
 
 
-@pytest.mark.parametrize("subset", SUBSETS, ids=["+".join(c) for c in SUBSETS])
+@pytest.mark.parametrize("subset", FIXED, ids=["+".join(c) for c in FIXED])
 def test_every_status_mix_goes_through_every_part_of_the_report(tmp_path, subset):
-    """All 63 mixes of the six statuses (each present at least once), with 0 to 3 metric
-    columns empty in every row (seeded by the mix)."""
+    """Each status alone, every pair of statuses, every mix without one of them and all six
+    (each present at least once), with 0 to 3 metric columns empty in every row (seeded by
+    the mix)."""
     rng = random.Random("+".join(subset))
     statuses = _mix(subset, rng)
     empty = frozenset(rng.sample(METRICS, rng.randint(0, 3)))
@@ -262,8 +266,8 @@ def test_the_lambda_figure_names_its_lines_when_no_cell_recorded_an_auc(tmp_path
     assert sorted(t.get_text() for t in legends[0].get_texts()) == ["ngi", "ngi-tuned (tuned)"]
 
 
-# eight random draws a run (about 2 s each): the 63 mixes above go through every part already;
-# these add random empty metric columns and solver time limits on top of them
+# eight random draws a run (about 2 s each) from all 63 mixes: they add the mixes of three and
+# four statuses, random empty metric columns and solver time limits to the fixed mixes above
 @settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(subset=st.sampled_from(SUBSETS), seed=st.integers(0, 2**16),

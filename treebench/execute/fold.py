@@ -123,13 +123,20 @@ def _large(ds: Any) -> bool:
     return ds.X.shape[0] * max(ds.X.shape[1], 1) > CHUNKED_ABOVE
 
 
-def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
-    """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
-    key = (  # the data's fingerprint too: a long-lived worker never reuses an old file's fold
+def fold_key(cell: Cell) -> tuple[str, str]:
+    """What names ``cell``'s binarized fold in a process's cache: its data (the fingerprint
+    too: a long-lived worker never reuses an old file's fold), split, fold and seed, and its
+    binarizer. Cells with one key share one fold, whatever their learners."""
+    return (
         canonical_json([cell.dataset_loader, cell.dataset_params, cell.data, cell.split,
                         cell.fold, cell.seed]),
         canonical_json([cell.binarizer, cell.binarizer_params]),
     )
+
+
+def prepare(cell: Cell, data_dirs: list[str] | None = None) -> Prepared:
+    """Dataset, split and fitted binarizer for ``cell`` (cached per fold and binarizer)."""
+    key = fold_key(cell)
     policy = learner_float32_policy(cell.algorithm)
     if key in _PREPARED:
         cached = _PREPARED[key]
