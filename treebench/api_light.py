@@ -593,26 +593,40 @@ def lock_results(out: Path, hint: str = LOCK_HINT, optional: bool = False):
 REPORT_HINT = "wait for it to finish, then write the report."
 
 
+#: the mark a report written without figures adds to the formats its stamp records, so that a
+#: report asked for with figures is not taken for it (`stamp_formats`)
+NO_FIGURES = "no-figures"
+
+
+def stamp_formats(formats, figures: bool = True) -> tuple[str, ...]:
+    """What a report's stamp records of how it was asked for: its formats, and `NO_FIGURES`
+    when it was written without figures."""
+    return tuple(formats) + (() if figures else (NO_FIGURES,))
+
+
 def write_report(results_dir: str | Path, out: str | Path | None = None,
-                 formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
-    """Write the report of a results directory; returns the report folder. With
+                 formats=("html", "md", "csv", "latex"), *, keep_current: bool = True,
+                 figures: bool = True) -> Path:
+    """Write the report of a results directory (its figures unless ``figures`` is False: the
+    tables and pages alone, without matplotlib); returns the report folder. With
     ``keep_current``, a report in the default folder that is current
-    (`treebench.execute.plan_cache.report_unchanged`) is kept as it is; the command line asks that
-    before it imports this module and passes False."""
+    (`treebench.execute.plan_cache.report_unchanged`) and was asked for alike is kept as it
+    is; the command line asks that before it imports this module and passes False."""
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
     with lock_results(results_dir, hint=REPORT_HINT, optional=True), \
             _out_lock(target, out is not None):  # never beside a run's writes, or a report's
-        if keep_current and out is None and report_unchanged(results_dir, tuple(formats)):
+        if keep_current and out is None and report_unchanged(
+                results_dir, stamp_formats(formats, figures)):
             return target
         try:
-            report.write_report(results_dir, target, formats=tuple(formats))
+            report.write_report(results_dir, target, formats=tuple(formats), figures=figures)
         except OSError as exc:
             raise report_write_error(target, results_dir, exc) from None
         if out is None:
-            _stamp_report(results_dir, tuple(formats))
+            _stamp_report(results_dir, stamp_formats(formats, figures))
     return target
 
 
@@ -661,9 +675,10 @@ def experiment_dirs(root: str | Path) -> list[Path]:
 
 
 def report_tree(root: str | Path, out: str | Path | None = None,
-                formats=("html", "md", "csv", "latex")) -> Path:
-    """Report every experiment under ``root`` and write a top-level index (and, when datasets
-    repeat, a cross-experiment summary); returns the folder of the index."""
+                formats=("html", "md", "csv", "latex"), figures: bool = True) -> Path:
+    """Report every experiment under ``root`` (with figures unless ``figures`` is False) and
+    write a top-level index (and, when datasets repeat, a cross-experiment summary); returns
+    the folder of the index."""
     from treebench.report.index import write_tree
 
     root = Path(root)
@@ -674,21 +689,25 @@ def report_tree(root: str | Path, out: str | Path | None = None,
     with ExitStack() as locks:  # never beside a run's writes
         for d in experiment_dirs(root):
             locks.enter_context(lock_results(d, hint=REPORT_HINT, optional=True))
-        return write_tree(root, target, report.parse_formats(list(formats)))
+        return write_tree(root, target, report.parse_formats(list(formats)), figures=figures)
 
 
 def report_results(results_dir: str | Path, out: str | Path | None = None,
-                   formats=("html", "md", "csv", "latex"), *, keep_current: bool = True) -> Path:
+                   formats=("html", "md", "csv", "latex"), *, keep_current: bool = True,
+                   figures: bool = True) -> Path:
     """The report of a results directory (`write_report`) or of a folder of them
-    (`report_tree`); returns the page to open (`treebench.api_light.report_page`). Raises
+    (`report_tree`), with figures unless ``figures`` is False; returns the page to open
+    (`treebench.api_light.report_page`). Raises
     `UserError` for a folder with no results, naming the run that is writing its first cells."""
     results_dir = Path(results_dir)
     fmts = list(formats)
     if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
-        written = write_report(results_dir, out, formats=fmts, keep_current=keep_current)
+        written = write_report(results_dir, out, formats=fmts, keep_current=keep_current,
+                               figures=figures)
         return report_page(written, fmts, False)
     if results_dir.is_dir() and experiment_dirs(results_dir):
-        return report_page(report_tree(results_dir, out, formats=fmts), fmts, True)
+        return report_page(report_tree(results_dir, out, formats=fmts, figures=figures), fmts,
+                           True)
     writers = holders(results_dir / LOCK_NAME)
     if writers:
         raise UserError(

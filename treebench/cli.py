@@ -398,6 +398,7 @@ def report(
     results_dir: Annotated[Path, typer.Argument(help="A results directory written by `treebench run`, or a folder of them (e.g. results/).")],
     out_text: Annotated[str | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
     format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex; add svg for SVG figures beside the PNGs.")] = "html,md,csv,latex",
+    figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Draw the figures (most of a report's time); --no-figures writes the tables and pages alone and leaves the figures/ folder of an earlier report as it was.")] = True,
 ) -> None:
     """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html.
 
@@ -415,14 +416,16 @@ def report(
                             "RESULTS_DIR/report).")
         out = Path(out_text) if out_text is not None else None
         fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
-        if out is None and api_light.report_unchanged(results_dir, tuple(fmts)):
+        if out is None and api_light.report_unchanged(
+                results_dir, api_light.stamp_formats(fmts, figures)):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
                        f"(unchanged: written from these cells, in these formats, by this version)")
             return
         for note in api_light.refresh_results(results_dir):
             typer.echo(f"note: {note}")
         # the current report was looked for above: its own check would read the folder again
-        target = api_light.report_results(results_dir, out, fmts, keep_current=False)
+        target = api_light.report_results(results_dir, out, fmts, keep_current=False,
+                                          figures=figures)
     typer.echo(f"report: {target}")
 
 

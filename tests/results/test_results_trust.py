@@ -246,7 +246,7 @@ def test_a_cell_off_the_schema_is_named_not_a_traceback(tmp_path, field, value, 
     rec = json.loads(p.read_text())
     rec["row"][field] = value
     p.write_bytes(encode_record(rec)[0])  # a consistent checksum: only the schema objects
-    r = _cli("report", out)
+    r = _cli("report", out, "--no-figures")
     assert r.exit_code == 0, r.output
     r = _cli("results", "check", out)
     assert r.exit_code == 1 and words in r.output and p.name in r.output, r.output
@@ -387,7 +387,7 @@ def test_two_splits_of_one_kind_in_a_folder_are_never_pooled(tmp_path, first, se
     assert sorted(s["split_label"]) == sorted(
         f"{first['kind']} {k}={v}" for k in ("n_splits", "test_size") if k in first
         for v in (first[k], second[k]))
-    r = _cli("report", out, "--format", "md,csv")
+    r = _cli("report", out, "--format", "md,csv", "--no-figures")
     assert r.exit_code == 0, r.output
     summary = (out / "report" / "summary.md").read_text()
     assert f"| {s['split_label'].iloc[0]} |" in summary and f"| {s['split_label'].iloc[1]} |" in summary
@@ -433,8 +433,8 @@ def test_a_cell_file_with_an_integer_beyond_64_bits_is_unusable_not_a_crash(tmp_
     r = _cli("results", "check", out)
     assert r.exit_code == 1 and f"cells/{p.name}" in r.output, r.output
     assert "outside the 64-bit integer range" in r.output, r.output
-    for cmd in (("report", out, "--format", "md"), ("cells", out, "--where", "fold=0"),
-                ("verify", out)):
+    for cmd in (("report", out, "--format", "md", "--no-figures"),
+                ("cells", out, "--where", "fold=0"), ("verify", out)):
         r = _cli(*cmd)
         assert r.exception is None or isinstance(r.exception, SystemExit), r.output
         assert r.exit_code in (0, 5) and "Traceback" not in r.output, (cmd, r.output)
@@ -527,7 +527,7 @@ def test_a_setting_whose_cells_are_all_missing_keeps_its_row(tmp_path):
                       s["n_failed"])) == [(1, 3, 3, 0, 0), (2, 0, 3, 3, 0)]
     row = s[s["param_max_depth"] == 2].iloc[0]
     assert row["test_accuracy_n"] == 0 and row["test_accuracy_mean"] != row["test_accuracy_mean"]
-    r = _cli("report", out, "--format", "md")
+    r = _cli("report", out, "--format", "md", "--no-figures")
     assert r.exit_code == 0, r.output
     md = (out / "report" / "summary.md").read_text(encoding="utf-8")
     assert "| 0/3 (3 missing) |" in md, md
@@ -540,7 +540,7 @@ def test_report_names_an_unusable_cell_file_on_the_console(tmp_path):
     _run(cfg, out)
     victim = sorted((out / "cells").glob("*.json"))[1]
     victim.write_bytes(victim.read_bytes()[:100])
-    r = _cli("report", out, "--format", "md")
+    r = _cli("report", out, "--format", "md", "--no-figures")
     assert r.exit_code == 0, r.output
     assert f"cells/{victim.name} cannot be used" in r.output
     assert "missing from the tables and the report" in r.output

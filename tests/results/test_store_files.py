@@ -81,7 +81,7 @@ def _rows(out: Path) -> int:
 
 # ----------------------------------------------------------------------------- the lock file
 @pytest.mark.parametrize("link", ["symbolic", "hard"])
-@pytest.mark.parametrize("command", [("verify",), ("report", "--format", "md"),
+@pytest.mark.parametrize("command", [("verify",), ("report", "--format", "md", "--no-figures"),
                                      ("results", "check", "--repair"), ("run",)])
 def test_a_lock_file_linked_elsewhere_is_replaced_and_its_target_left_alone(folder, tmp_path,
                                                                            link, command):
@@ -217,7 +217,7 @@ def test_a_value_no_table_column_holds_makes_its_cell_unusable_not_a_stuck_folde
     r = _cli("results", "check", out)
     assert r.exit_code == 1, r.output
     assert f"unusable: cells/{victim.name}: " in r.output and words in r.output, r.output
-    for args in (("verify", out), ("report", out, "--format", "md"),
+    for args in (("verify", out), ("report", out, "--format", "md", "--no-figures"),
                  ("cells", out, "--where", "fold=0")):
         r = _cli(*args)
         assert r.exit_code in (0, 5), (args, r.output)
@@ -380,7 +380,7 @@ def test_report_of_a_folder_whose_tables_cannot_be_written_reads_the_cells(folde
         return real(src, dst, *a, **k)
 
     monkeypatch.setattr(os, "replace", refuse)
-    r = _cli("report", out, "--out", tmp_path / "rep", "--format", "md")
+    r = _cli("report", out, "--out", tmp_path / "rep", "--format", "md", "--no-figures")
     assert r.exit_code == 0, r.output
     assert f"cannot write this file ({os.strerror(code).lower()})" in r.output
     assert "the results are read from the cell files" in r.output

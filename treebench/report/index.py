@@ -161,11 +161,12 @@ def across_display(df: pd.DataFrame) -> Display:
     return Display("across experiments", header, rows, ["l"] * 6 + ["r"] * 3, starts)
 
 
-def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("html", "md", "csv", "latex")
-               ) -> Path:
-    """Write each experiment's report (``<experiment>/report/`` or ``out/<experiment>/``), then
-    ``index.html``, ``index.md`` and, when datasets repeat, ``across.csv``/``across.md`` in
-    ``out`` (default ``root``). Returns the index folder."""
+def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("html", "md", "csv", "latex"),
+               figures: bool = True) -> Path:
+    """Write each experiment's report (``<experiment>/report/`` or ``out/<experiment>/``; with
+    its figures unless ``figures`` is False), then ``index.html``, ``index.md`` and, when
+    datasets repeat, ``across.csv``/``across.md`` in ``out`` (default ``root``). Returns the
+    index folder."""
     root = Path(root)
     out = Path(out) if out is not None else root
     out.mkdir(parents=True, exist_ok=True)
@@ -173,7 +174,7 @@ def write_tree(root: Path, out: Path | None = None, formats: Sequence[str] = ("h
     for d in experiment_dirs(root):
         rel = d.resolve().relative_to(root.resolve())
         target = (out / rel) if out != root else d / "report"
-        write_report(d, target, formats=formats)
+        write_report(d, target, formats=formats, figures=figures)
         link = (target / "index.html").resolve().relative_to(out.resolve()).as_posix() \
             if "html" in formats else target.resolve().relative_to(out.resolve()).as_posix()
         items.append((load_results(d), link))
