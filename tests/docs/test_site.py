@@ -1,7 +1,8 @@
 """The documentation site as a reader meets it: every page loaded in headless Chromium.
 
 The site is built with `mkdocs build --strict` (conftest.py); each page is opened from disk in
-headless Chromium and its rendered DOM is read back. Every page must render its content, and
+one headless Chromium (driven through the DevTools protocol, `tests/browser.py`) and its
+rendered DOM is read back. Every page must render its content, and
 every relative `<a href>` and `<img src>` in it must resolve to a file of the site (a
 `#fragment` to an element id of the target page); images must be real image files. Skipped with
 a reason when mkdocs or Chromium is missing (Debian: `apt-get install chromium`).
@@ -9,21 +10,15 @@ a reason when mkdocs or Chromium is missing (Debian: `apt-get install chromium`)
 
 from __future__ import annotations
 
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.browser import browser
+from tests.browser import Session, browser
 
 IMAGE_MAGIC = (b"\x89PNG", b"<svg", b"<?xml", b"GIF8", b"\xff\xd8\xff")
-
-
-def _browser() -> str:
-    return browser()
 
 
 class _Refs(HTMLParser):
@@ -48,17 +43,6 @@ class _Refs(HTMLParser):
             self.article = True
 
 
-def _dump(browser: str, page: Path, profile: Path) -> str:
-    """The DOM of ``page`` after Chromium rendered it (scripts run)."""
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom",
-           page.resolve().as_uri()]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
-    assert r.returncode == 0 and "<html" in r.stdout, f"{page.name}: exit {r.returncode} {r.stderr[-1500:]}"
-    return r.stdout
-
-
 def _local(ref: str) -> tuple[str, str] | None:
     """(path, fragment) of a relative reference; None for absolute URLs and other schemes."""
     parts = urlsplit(ref)
@@ -69,19 +53,22 @@ def _local(ref: str) -> tuple[str, str] | None:
 
 @pytest.fixture(scope="module")
 def rendered(built_site: Path, tmp_path_factory) -> dict[Path, _Refs]:
-    """Every HTML page of the site, rendered by Chromium, parsed (two browsers at a time)."""
-    browser = _browser()
+    """Every HTML page of the site, rendered by one headless Chromium (each page loaded, its
+    scripts run, its DOM read back), parsed."""
+    browser()  # skip when there is none
     pages = sorted(p for p in built_site.rglob("*.html") if p.name != "404.html")
-    root = tmp_path_factory.mktemp("chromium")
-
-    def one(i_page: tuple[int, Path]) -> tuple[Path, _Refs]:
-        i, page = i_page
-        refs = _Refs()
-        refs.feed(_dump(browser, page, root / f"profile{i % 2}-{i}"))
-        return page, refs
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, enumerate(pages)))
+    chromium = Session(tmp_path_factory.mktemp("chromium"))
+    out = {}
+    try:
+        for page in pages:
+            refs = _Refs()
+            dom = chromium.dom(page)
+            assert "<html" in dom, f"{page.name}: no page rendered"
+            refs.feed(dom)
+            out[page] = refs
+    finally:
+        chromium.close()
+    return out
 
 
 def test_every_page_renders_its_content(rendered):
