@@ -6,7 +6,9 @@
 Under ``NUMBA_DISABLE_JIT=1`` (`make test-nojit`, the coverage pass over compiled code) kernels
 run as plain Python, except numba intrinsics, which have no Python body: every intrinsic named
 in `PYTHON_TWINS` found in a loaded ``treebench`` module is replaced by its twin from
-``tests/naive.py`` (kernels then look it up as a module global when called).
+``tests/naive.py`` (kernels then look it up as a module global when called). The pass is for
+coverage: a test parametrized by ``seed`` runs its first `NOJIT_SEEDS` seeds there, with every
+other parameter (depth, criterion, objective, ...) kept; the compiled suite runs every seed.
 
 No test reaches the network: for the whole session, a connection (or a name lookup) to anything
 but the loopback address and unix sockets raises `NetworkBlockedError`, and so does
@@ -51,11 +53,24 @@ def _python_intrinsics() -> None:
                 setattr(mod, twin, getattr(naive, twin))
 
 
+#: the seeds a test parametrized by ``seed`` runs in the plain-Python pass: its first two (every
+#: other parameter combination kept); the compiled suite runs them all
+NOJIT_SEEDS = 2
+
+
 def pytest_collection_modifyitems(config, items):
     from numba.core import config as numba_config
 
     if numba_config.DISABLE_JIT:
         _python_intrinsics()
+        keep, drop = [], []
+        for item in items:
+            seed = getattr(getattr(item, "callspec", None), "params", {}).get("seed")
+            later = isinstance(seed, int) and not isinstance(seed, bool) and seed >= NOJIT_SEEDS
+            (drop if later else keep).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
 
 # ------------------------------------------------------------------ no test reaches the network

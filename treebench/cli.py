@@ -392,6 +392,50 @@ def verify(
     raise typer.Exit(api_light.verify_exit_code([v for _, v in found]))
 
 
+def _exit_code(call) -> int:
+    """The exit code ``call()`` ends with (a command body that raises `typer.Exit`)."""
+    try:
+        call()
+    except (typer.Exit, SystemExit) as exc:
+        return int(getattr(exc, "exit_code", getattr(exc, "code", 1)) or 0)
+    return 0
+
+
+#: exit codes that stop `reproduce` at once: Ctrl-C and SIGTERM during a run
+_STOPS = (130, 143)
+
+
+@app.command()
+def reproduce(
+    configs: Annotated[list[Path], typer.Argument(help="The configs to reproduce, e.g. the paper configs of configs/.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder of the runs: each config's results go into OUT/<config file name without .yaml>.")] = Path("results/reproduce"),
+    profile: Profile = None,
+) -> None:
+    """Run each config (with --profile, its named reduction) into OUT/<config name>, one after
+    the other in this process, then verify every experiment in OUT (the verdicts also as JSON
+    in OUT/verify). Failed cells are recorded and verified against the claims they touch; a
+    config that cannot run is named and the others still run. Exit 5 when an expectation
+    fails, 2 when a config could not run."""
+    failed = []
+    for config in configs:
+        typer.echo(f"== {config}" + (f" (profile {profile})" if profile else ""))
+        options = {**_run_options(), "out": str(out / config.stem), "profile": profile,
+                   "quiet": True, "fail_on": "never"}
+        code = _exit_code(lambda: _run(config, **options))
+        if code in _STOPS:
+            raise typer.Exit(code)
+        if code:
+            failed.append(config.stem)
+    status = 0
+    if out.is_dir():
+        status = _exit_code(lambda: verify(out, None, None, out / "verify", False))
+    if failed:
+        typer.echo(f"reproduce: {len(failed)} of {len(configs)} configs could not run (data or "
+                   f"config): {' '.join(failed)}; nothing of theirs was verified", err=True)
+        status = status or 2
+    raise typer.Exit(status)
+
+
 # ----------------------------------------------------------------------------- report / show
 @app.command()
 def report(
