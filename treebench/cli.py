@@ -397,7 +397,8 @@ def _exit_code(call) -> int:
     try:
         call()
     except (typer.Exit, SystemExit) as exc:
-        return int(getattr(exc, "exit_code", getattr(exc, "code", 1)) or 0)
+        code = getattr(exc, "exit_code", getattr(exc, "code", 1))
+        return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
 
 
@@ -416,6 +417,14 @@ def reproduce(
     in OUT/verify). Failed cells are recorded and verified against the claims they touch; a
     config that cannot run is named and the others still run. Exit 5 when an expectation
     fails, 2 when a config could not run."""
+    with _user_errors():
+        from treebench.errors import UserError
+
+        stems = [c.stem for c in configs]
+        twice = sorted({s for s in stems if stems.count(s) > 1})
+        if twice:
+            raise UserError(f"two configs would run into one folder ({', '.join(twice)}, under "
+                            f"{out}); give configs whose file names differ.")
     failed = []
     for config in configs:
         typer.echo(f"== {config}" + (f" (profile {profile})" if profile else ""))

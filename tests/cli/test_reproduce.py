@@ -66,3 +66,12 @@ def test_a_broken_config_is_named_and_the_others_run_and_are_verified(tmp_path):
     assert r.exit_code == 2 and "could not run" in r.output, r.output
     r = _reproduce(good, "--out", tmp_path / "third")
     assert r.exit_code == 0, r.output
+
+
+def test_two_configs_of_one_file_name_are_refused_before_anything_runs(tmp_path):
+    (tmp_path / "x").mkdir()
+    a = _config(tmp_path, "same", HOLDS)
+    b = _config(tmp_path / "x", "same", HOLDS)
+    r = _reproduce(a, b, "--out", tmp_path / "out")
+    assert r.exit_code == 2 and "two configs would run into one folder (same" in r.output
+    assert not (tmp_path / "out").exists()
