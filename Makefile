@@ -18,6 +18,7 @@ help:
 	@echo "make test  - install the test extras and run the test suite"
 	@echo "make precompile - compile the numba kernels into numba's cache (make run and make test do it)"
 	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
+	@echo "make test-slurm - run the SLURM tests alone (make test runs them too)"
 	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
 	@echo "make reproduce-full - the same with the full configs (hours)"
 	@echo "make docs  - install the docs extra and build the site into site/ (warnings are errors)"
