@@ -72,16 +72,13 @@ SLURM_TEST_FILES = $(shell grep -rl --include='test_*.py' 'mark.slurm' tests | s
 # when its own background compilation succeeded (checking the full cache again took two
 # interpreters about 12 s of CPU).
 PRECOMPILE ?= $(BIN)/python -m treebench.execute.precompile
-# SLURM_TESTS=separate leaves the SLURM tests to `make test-slurm` (CI runs them earlier, while
-# the kernels compile: they need none).
-SLURM_TESTS ?= with
 SLURM_PYTEST = $(BIN)/python -m pytest -q -m "slurm and not slow" $(SLURM_TEST_FILES) $(PYTEST_ARGS)
 test: $(TSTAMP)
 	-$(PRECOMPILE)
-	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); slurm=; \
-	if [ "$(SLURM_TESTS)" != separate ]; then $(SLURM_PYTEST) > $$log 2>&1 & slurm=$$!; fi; \
+	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
+	$(SLURM_PYTEST) > $$log 2>&1 & slurm=$$!; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
-	s=0; if [ -n "$$slurm" ]; then wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; fi; rm -f $$log; \
+	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
 
 # The SLURM tests alone (exit 5, no SLURM test selected, counts as success).

@@ -437,7 +437,8 @@ def reproduce(
             failed.append(config.stem)
     status = 0
     if out.is_dir():
-        status = _exit_code(lambda: verify(out, None, None, out / "verify", False))
+        status = _exit_code(lambda: verify(out, config=None, profile=None,
+                                           json_out=out / "verify", all_cells=False))
     if failed:
         typer.echo(f"reproduce: {len(failed)} of {len(configs)} configs could not run (data or "
                    f"config): {' '.join(failed)}; nothing of theirs was verified", err=True)
