@@ -510,6 +510,19 @@ class ReportSpec(_Strict):
         "The algorithm entry's label (its `label:`, else its name) that the report's solvers "
         "section compares every other solver of the same problem with, fit by fit. Default: "
         "the first solver of each problem."))
+    figures: list[str] = Field(default_factory=lambda: ["*"], min_length=1, description=(
+        "The figures the report draws, as shell-style patterns (`*`, `?`, `[...]`) on a "
+        "figure's name: its file name without the dataset prefix and the extension, e.g. "
+        "`test_accuracy_vs_k`, `pareto_*`, `critical_difference*`. A figure is drawn when "
+        "one pattern matches its name. Default: every figure."))
+
+    @field_validator("figures")
+    @classmethod
+    def _patterns(cls, v: list[str]) -> list[str]:
+        for p in v:
+            if not p.strip():
+                raise ValueError("a figure pattern is an empty string; write `*` for every figure")
+        return v
 
 
 def _axis_kinds(v: Any) -> set[str]:
@@ -575,7 +588,8 @@ class Experiment(_Strict):
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
     report: ReportSpec = Field(ReportSpec(), description=(
-        "Report options: `reference_solver` (docs/results.md, the solvers section)."))
+        "Report options: `reference_solver` (docs/results.md, the solvers section) and "
+        "`figures`, the figures drawn (docs/results.md, Figures)."))
     # reproductions: checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)

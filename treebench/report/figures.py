@@ -18,6 +18,7 @@ import inspect
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -713,6 +714,31 @@ def figure_jobs(results: Results) -> list[FigureJob]:
     return jobs
 
 
+def figure_name(stem: str) -> str:
+    """A figure's name: its file stem without the dataset prefix (``<dataset>__``), e.g.
+    ``test_accuracy_vs_k`` or ``critical_difference_all-settings``."""
+    return stem.split("__", 1)[-1]
+
+
+def figure_patterns(results: Results) -> list[str]:
+    """The experiment's ``report: {figures: [...]}`` patterns (every figure when absent)."""
+    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
+    rep = cfg.get("report") if isinstance(cfg, dict) else None
+    pats = rep.get("figures") if isinstance(rep, dict) else None
+    if isinstance(pats, list) and pats and all(isinstance(p, str) for p in pats):
+        return pats
+    return ["*"]
+
+
+def chosen_jobs(results: Results, jobs: list[FigureJob]) -> list[FigureJob]:
+    """The ``jobs`` whose figure name (`figure_name`) one of the experiment's figure patterns
+    matches (shell-style, case-sensitive)."""
+    pats = figure_patterns(results)
+    if pats == ["*"]:
+        return jobs
+    return [j for j in jobs if any(fnmatchcase(figure_name(j.stem), p) for p in pats)]
+
+
 def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> FigureJob:
     return FigureJob(stem, dataset, None, (), kind, extra)
 
@@ -963,7 +989,7 @@ class PendingFigures:
         self.formats = formats
         cache_path = fdir / CACHE_FILE
         self.cache = cache = read_json_object(cache_path)
-        jobs = [] if results.settings.empty else figure_jobs(results)
+        jobs = [] if results.settings.empty else chosen_jobs(results, figure_jobs(results))
         self.jobs = jobs
         code = drawing_code_key({j.kind for j in jobs}) if jobs else ""
         self.sigs = sigs = {j.stem: _signature(results, j, formats, code) for j in jobs}
