@@ -732,11 +732,17 @@ def figure_patterns(results: Results) -> list[str]:
 
 def chosen_jobs(results: Results, jobs: list[FigureJob]) -> list[FigureJob]:
     """The ``jobs`` whose figure name (`figure_name`) one of the experiment's figure patterns
-    matches (shell-style, case-sensitive)."""
+    matches (shell-style, case-sensitive). A pattern that matches no figure (a misspelt name)
+    is a note of the report."""
     pats = figure_patterns(results)
     if pats == ["*"]:
         return jobs
-    return [j for j in jobs if any(fnmatchcase(figure_name(j.stem), p) for p in pats)]
+    names = [figure_name(j.stem) for j in jobs]
+    for p in pats:
+        if not any(fnmatchcase(n, p) for n in names):
+            results.notes.append(f"`report: figures:` the pattern `{p}` matches no figure of "
+                                 f"this experiment")
+    return [j for j, n in zip(jobs, names, strict=True) if any(fnmatchcase(n, p) for p in pats)]
 
 
 def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> FigureJob:
