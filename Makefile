@@ -11,7 +11,7 @@ DATA   ?= $(firstword $(wildcard ../shared/datasets))
 PAPER_CONFIGS ?= $(shell grep -l '^profiles:' configs/*.yaml)
 REPRO_OUT     ?= results/reproduce
 
-.PHONY: run precompile test test-early test-slurm test-nojit test-all install install-test install-docs docs bench clean help reproduce reproduce-full
+.PHONY: run precompile test test-slurm test-nojit test-all install install-test install-docs docs bench clean help reproduce reproduce-full
 
 help:
 	@echo "make run   - install into $(VENV) and run configs/quickstart.yaml"
@@ -19,7 +19,6 @@ help:
 	@echo "make precompile - compile the numba kernels into numba's cache (make run and make test do it)"
 	@echo "make test-nojit - run the numba kernel tests without compilation (CI runs it too)"
 	@echo "make test-slurm - run the SLURM tests alone (make test runs them too)"
-	@echo "make test-early - run the tests that call no numba kernel alone (make test runs them too)"
 	@echo "make reproduce      - run every paper config's ci profile and verify its expectations"
 	@echo "make reproduce-full - the same with the full configs (hours)"
 	@echo "make docs  - install the docs extra and build the site into site/ (warnings are errors)"
@@ -74,33 +73,13 @@ SLURM_TEST_FILES = $(shell grep -rl --include='test_*.py' 'mark.slurm' tests | s
 # interpreters about 12 s of CPU).
 PRECOMPILE ?= $(BIN)/python -m treebench.execute.precompile
 SLURM_PYTEST = $(BIN)/python -m pytest -q -m "slurm and not slow" $(SLURM_TEST_FILES) $(PYTEST_ARGS)
-# The test files that need no compiled kernel: reports, data files, configs, the documentation
-# and the code's shape (a kernel they reach runs as plain Python there: tiny data). CI runs them
-# with `make test-early` while the kernels compile, then `make test` with EARLY_DONE set, which
-# leaves them out.
-EARLY_TEST_FILES = $(filter-out $(EARLY_EXCEPT),$(sort $(wildcard tests/report/test_*.py \
-	tests/data/test_*.py tests/config/test_*.py tests/docs/test_*.py)) tests/test_code_shape.py)
-# but Chromium's pages (CI installs Chromium in the background) and the files whose tests fit
-# learners on bitset data in processes of their own or of the learner's, where plain Python
-# has no numba intrinsic (popcount)
-EARLY_EXCEPT = tests/report/test_browser.py tests/docs/test_site.py tests/data/test_missing_values.py \
-	tests/docs/test_examples.py tests/docs/test_extending.py tests/docs/test_readme_example.py \
-	tests/report/test_solvers_section.py
-EARLY_DONE ?=
 test: $(TSTAMP)
 	-$(PRECOMPILE)
 	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
 	$(SLURM_PYTEST) > $$log 2>&1 & slurm=$$!; \
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" \
-	  $(if $(EARLY_DONE),$(addprefix --ignore=,$(EARLY_TEST_FILES))) $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
 	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
-
-# The tests that call no numba kernel (EARLY_TEST_FILES) alone, under NUMBA_DISABLE_JIT=1: none
-# can start a compilation, so they run beside the kernels' compilation.
-test-early: $(TSTAMP)
-	TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)} NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -n 2 \
-	  --dist worksteal -m "not slurm and not slow" $(EARLY_TEST_FILES) $(PYTEST_ARGS)
 
 # The SLURM tests alone (exit 5, no SLURM test selected, counts as success).
 test-slurm: $(TSTAMP)

@@ -7,10 +7,8 @@ Under ``NUMBA_DISABLE_JIT=1`` (`make test-nojit`, the coverage pass over compile
 run as plain Python, except numba intrinsics, which have no Python body: every intrinsic named
 in `PYTHON_TWINS` found in a loaded ``treebench`` module is replaced by its twin from
 ``tests/naive.py`` (kernels then look it up as a module global when called). The pass is for
-coverage: a kernel test (marked ``kernels``) parametrized by ``seed`` runs its first
-`NOJIT_SEEDS` seeds there, with every other parameter (depth, criterion, objective, ...) kept;
-the compiled suite runs every seed. The tests that call no kernel (`make test-early`) also run
-under ``NUMBA_DISABLE_JIT=1``, so that none can start a compilation, and keep every seed.
+coverage: a test parametrized by ``seed`` runs its first `NOJIT_SEEDS` seeds there, with every
+other parameter (depth, criterion, objective, ...) kept; the compiled suite runs every seed.
 
 No test reaches the network: for the whole session, a connection (or a name lookup) to anything
 but the loopback address and unix sockets raises `NetworkBlockedError`, and so does
@@ -68,8 +66,7 @@ def pytest_collection_modifyitems(config, items):
         keep, drop = [], []
         for item in items:
             seed = getattr(getattr(item, "callspec", None), "params", {}).get("seed")
-            later = isinstance(seed, int) and not isinstance(seed, bool) and \
-                seed >= NOJIT_SEEDS and item.get_closest_marker("kernels") is not None
+            later = isinstance(seed, int) and not isinstance(seed, bool) and seed >= NOJIT_SEEDS
             (drop if later else keep).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)
