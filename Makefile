@@ -66,17 +66,21 @@ precompile: $(STAMP)
 # fifth of its time, and a third worker runs tests in those gaps.
 # The SLURM process collects only the files that mark tests `slurm` (collecting the whole suite
 # to select them took about 25 s of CPU).
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 4
 SLURM_TEST_FILES = $(shell grep -rl --include='test_*.py' 'mark.slurm' tests | sort)
 # PRECOMPILE is the command that fills numba's cache before the suite; CI sets it to `true`
 # when its own background compilation succeeded (checking the full cache again took two
 # interpreters about 12 s of CPU).
 PRECOMPILE ?= $(BIN)/python -m treebench.execute.precompile
 SLURM_PYTEST = $(BIN)/python -m pytest -q -m "slurm and not slow" $(SLURM_TEST_FILES) $(PYTEST_ARGS)
+# SLURM_SEPARATE: set when the caller runs `make test-slurm` itself (CI starts it earlier, beside
+# the kernels' compilation: the SLURM tests need no compiled kernel); `make test` leaves them out
+SLURM_SEPARATE ?=
+SLURM_IN_TEST = $(if $(SLURM_SEPARATE),true,$(SLURM_PYTEST))
 test: $(TSTAMP)
 	-$(PRECOMPILE)
 	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
-	$(SLURM_PYTEST) > $$log 2>&1 & slurm=$$!; \
+	$(SLURM_IN_TEST) > $$log 2>&1 & slurm=$$!; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
 	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
