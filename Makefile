@@ -61,14 +61,14 @@ precompile: $(STAMP)
 # in a pytest process of their own beside the rest of the suite on $(TEST_WORKERS) workers; their output
 # follows the suite's. Exit 5 (no SLURM test selected) counts as success. The workers steal
 # tests from each other's queues (--dist worksteal): with the default handing-out, the last
-# minutes ran the queue of one worker while the other sat idle. Four workers on two cores: the
+# minutes ran the queue of one worker while the other sat idle. Three workers on two cores: the
 # suite waits on the processes its tests start (clusters, killed runs, subprocess CLIs) about a
-# fifth of its time, and the third and fourth workers run tests in those gaps (a third worker
-# took 952 s against 1,086 s on two; the fourth was measured within the machine's noise, with
-# the SLURM tests no longer beside the suite in CI).
+# fifth of its time, and a third worker runs tests in those gaps (952 s against 1,086 s on two).
+# A fourth did not help: 1,043 s against 1,035 s on three, though the SLURM tests no longer ran
+# beside it and `make reproduce` was lighter.
 # The SLURM process collects only the files that mark tests `slurm` (collecting the whole suite
 # to select them took about 25 s of CPU).
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 SLURM_TEST_FILES = $(shell grep -rl --include='test_*.py' 'mark.slurm' tests | sort)
 # PRECOMPILE is the command that fills numba's cache before the suite; CI sets it to `true`
 # when its own background compilation succeeded (checking the full cache again took two
