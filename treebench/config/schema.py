@@ -589,7 +589,7 @@ class Experiment(_Strict):
     costs: CostsSpec = CostsSpec()
     report: ReportSpec = Field(ReportSpec(), description=(
         "Report options: `reference_solver` (docs/results.md, the solvers section) and "
-        "`figures`, the figures drawn (docs/results.md, Figures)."))
+        "`figures`, the figures drawn (docs/results.md, Choosing the figures)."))
     # reproductions: checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -83,6 +83,19 @@ class Results:
     stems: dict[str, str] | None = None
 
 
+def experiment_config(results: Results) -> dict[str, Any]:
+    """The experiment's config as the manifest keeps it ({} when absent or not a mapping)."""
+    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def report_option(results: Results, key: str) -> Any:
+    """The experiment's ``report: {key: ...}`` option as its run recorded it (None when
+    absent)."""
+    rep = experiment_config(results).get("report")
+    return rep.get(key) if isinstance(rep, dict) else None
+
+
 def load_results(results_dir: Path) -> Results:
     """Read ``results.parquet`` and ``manifest.json`` from ``results_dir`` and aggregate them."""
     results_dir = Path(results_dir)

@@ -36,6 +36,7 @@ from treebench.report.aggregate import (
     error_bars,
     fmt_value,
     is_number,
+    report_option,
     sweep_axes,
     varying_columns,
 )
@@ -722,9 +723,7 @@ def figure_name(stem: str) -> str:
 
 def figure_patterns(results: Results) -> list[str]:
     """The experiment's ``report: {figures: [...]}`` patterns (every figure when absent)."""
-    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
-    rep = cfg.get("report") if isinstance(cfg, dict) else None
-    pats = rep.get("figures") if isinstance(rep, dict) else None
+    pats = report_option(results, "figures")
     if isinstance(pats, list) and pats and all(isinstance(p, str) for p in pats):
         return pats
     return ["*"]
@@ -737,12 +736,12 @@ def chosen_jobs(results: Results, jobs: list[FigureJob]) -> list[FigureJob]:
     pats = figure_patterns(results)
     if pats == ["*"]:
         return jobs
-    names = [figure_name(j.stem) for j in jobs]
-    for p in pats:
-        if not any(fnmatchcase(n, p) for n in names):
+    hits = {p: [fnmatchcase(figure_name(j.stem), p) for j in jobs] for p in pats}
+    for p, matched in hits.items():
+        if not any(matched):
             results.notes.append(f"`report: figures:` the pattern `{p}` matches no figure of "
                                  f"this experiment")
-    return [j for j, n in zip(jobs, names, strict=True) if any(fnmatchcase(n, p) for p in pats)]
+    return [j for i, j in enumerate(jobs) if any(m[i] for m in hits.values())]
 
 
 def make_job(stem: str, dataset: str, kind: str, extra: tuple = ()) -> FigureJob:

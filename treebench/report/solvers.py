@@ -53,7 +53,7 @@ import pandas as pd
 
 from treebench.algorithms.objectives import PROBLEM_OBJECTIVES
 from treebench.algorithms.traces import primal_integral
-from treebench.report.aggregate import Results
+from treebench.report.aggregate import Results, experiment_config, report_option
 from treebench.report.figures import FigureInfo
 from treebench.report.tables import Display, fmt_seconds, md_link, md_text, to_html, to_markdown
 from treebench.results.cellfile import CellFileError, cells_dir, read_cell
@@ -218,7 +218,7 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     ``label``, else its ``name``; a solver named ``label (param=value)`` sits with its
     entry), then the solvers of no entry in the order given: the first is the ratio table's
     reference unless ``report: {reference_solver: ...}`` names another."""
-    algs = _config(results).get("algorithms")
+    algs = experiment_config(results).get("algorithms")
     order: dict[str, int] = {}
     for i, a in enumerate(algs if isinstance(algs, list) else []):
         if isinstance(a, dict) and (a.get("label") or a.get("name")):
@@ -233,15 +233,8 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     return sorted(solvers, key=entry)  # stable: ties keep the order given
 
 
-def _config(results: Results) -> dict[str, Any]:
-    """The experiment's config as the manifest keeps it ({} when absent or not a mapping)."""
-    cfg = results.manifest.get("config") if isinstance(results.manifest, dict) else None
-    return cfg if isinstance(cfg, dict) else {}
-
-
 def _reference_option(results: Results) -> str | None:
-    rep = _config(results).get("report")
-    ref = rep.get("reference_solver") if isinstance(rep, dict) else None
+    ref = report_option(results, "reference_solver")
     return ref if isinstance(ref, str) else None
 
 
