@@ -84,7 +84,7 @@ test: $(TSTAMP)
 	@export TREEBENCH_DATA_DIR=$${TREEBENCH_DATA_DIR:-$(DATA)}; log=$$(mktemp); \
 	$(SLURM_IN_TEST) > $$log 2>&1 & slurm=$$!; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slurm and not slow" $(PYTEST_ARGS); status=$$?; \
-	wait $$slurm; s=$$?; echo "== the SLURM tests"; cat $$log; rm -f $$log; \
+	wait $$slurm; s=$$?; if [ -s $$log ]; then echo "== the SLURM tests"; cat $$log; fi; rm -f $$log; \
 	[ $$status -eq 0 ] && { [ $$s -eq 0 ] || [ $$s -eq 5 ]; }
 
 # The SLURM tests alone (exit 5, no SLURM test selected, counts as success).

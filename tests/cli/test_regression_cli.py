@@ -24,6 +24,7 @@ def _reg_config(**over):
         split={"kind": "kfold", "n_splits": 3},
         algorithms=[{"name": "cart-regressor", "params": {"max_depth": [1, 2]}}],
         metrics=["r2", "mse", "accuracy"],
+        report={"figures": ["*"]},
     )
     cfg.update(over)
     return cfg

@@ -73,8 +73,11 @@ def synthetic_table(experiment: str = "topk_fig2") -> pd.DataFrame:
     return schema.conform(pd.DataFrame(rows))
 
 
-def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = None) -> Path:
-    """Write the table as the runner does (`treebench.results.store.write_tables`)."""
+def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = None,
+                  figures: list[str] | None = None) -> Path:
+    """Write the table as the runner does (`treebench.results.store.write_tables`).
+    ``figures``: the config's ``report: {figures: [...]}`` patterns, for tests that need a few
+    of the figures only (a report's figures are most of its time)."""
     directory.mkdir(parents=True, exist_ok=True)
     store.write_tables(directory, table)
     if manifest is None:
@@ -83,6 +86,9 @@ def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = 
                     "config": {"name": "topk_fig2", "description": "Top-k vs CART, depth sweep",
                                "metrics": ["accuracy", "n_leaves", "fit_seconds"]},
                     "environment": {"python": "3.11.2", "numpy": "2.4.6", "host": "test"}}
+    if figures is not None:
+        manifest = {**manifest, "config": {**manifest.get("config", {}),
+                                           "report": {"figures": figures}}}
     (directory / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return directory
 
@@ -90,6 +96,18 @@ def write_results(directory: Path, table: pd.DataFrame, manifest: dict | None = 
 @pytest.fixture
 def results_dir(tmp_path: Path) -> Path:
     return write_results(tmp_path / "results", synthetic_table())
+
+
+#: one figure of each kind the synthetic table has (axis, leaves, Pareto, critical difference)
+ONE_OF_EACH_KIND = ["test_accuracy_vs_max_depth", "test_accuracy_vs_n_leaves",
+                    "pareto_test_accuracy_vs_n_leaves", "critical_difference_max_depth-4"]
+
+
+@pytest.fixture
+def few_figures_dir(tmp_path: Path) -> Path:
+    """`results_dir` whose config chooses `ONE_OF_EACH_KIND` (seven figures instead of 23),
+    for tests of how figures are drawn rather than of what each shows."""
+    return write_results(tmp_path / "results", synthetic_table(), figures=ONE_OF_EACH_KIND)
 
 
 @pytest.fixture

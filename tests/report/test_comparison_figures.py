@@ -67,10 +67,14 @@ def test_rankings_per_depth_and_pareto_table(results_dir):
     assert len(front) >= 1 and front["test_accuracy_mean"].is_monotonic_increasing
 
 
-def test_comparison_figures_are_written(tmp_path, results_dir):
+def test_comparison_figures_are_written(tmp_path):
     from treebench.report import write_report
 
-    paths = write_report(results_dir, tmp_path / "r")
+    from .conftest import synthetic_table, write_results
+
+    res = write_results(tmp_path / "res", synthetic_table(),
+                        figures=["critical_difference*", "pareto_*"])
+    paths = write_report(res, tmp_path / "r")
     for stem in ("critical_difference_max_depth-2", "pareto_test_accuracy_vs_n_leaves"):
         assert any(stem in p.name for p in paths["png"]), stem
 

@@ -27,7 +27,7 @@ def _report(out: Path) -> None:
 
 def test_the_report_draws_the_chosen_figures_and_drops_the_others(tmp_path):
     cfg = tmp_path / "exp.yaml"
-    cfg.write_text(yaml.safe_dump(tiny_config()), encoding="utf-8")
+    cfg.write_text(yaml.safe_dump(tiny_config(report={"figures": ["*"]})), encoding="utf-8")
     out = tmp_path / "r"
     run_quiet(cfg, out)
     _report(out)
@@ -62,3 +62,22 @@ def test_an_empty_figure_pattern_is_a_config_error(tmp_path):
     r = CliRunner().invoke(app, ["run", str(cfg), "-o", str(tmp_path / "r"), "-q"])
     assert r.exit_code == 2, r.output
     assert "figure pattern" in r.output and "Traceback" not in r.output
+
+
+def test_a_pattern_chooses_the_figure_of_datasets_whose_stem_holds_underscores(tmp_path):
+    """A dataset's file stem may hold ``__`` or end in ``_`` (``multi _u_`` becomes
+    ``multi-_u_``): a pattern is matched against the name after the whole dataset prefix, so
+    each dataset gets its chosen figure (the first ``__`` of the file name was taken as the
+    prefix's end, and such a dataset silently lost its figures)."""
+    from treebench.report import write_report
+
+    from .conftest import DATASETS, synthetic_table, write_results
+
+    table = synthetic_table()
+    names = {DATASETS[0]: "a__b", DATASETS[1]: "multi _u_"}
+    table["dataset"] = table["dataset"].map(names).astype("string")
+    res = write_results(tmp_path / "res", table, figures=["test_accuracy_vs_n_leaves"])
+    paths = write_report(res, formats=["md"])
+    drawn = sorted(p.name for p in paths["png"])
+    assert len(drawn) == 2 and all(n.endswith("__test_accuracy_vs_n_leaves.png") for n in drawn)
+    assert drawn[0].startswith("a__b__") and drawn[1].startswith("multi-_u_")

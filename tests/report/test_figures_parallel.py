@@ -13,8 +13,8 @@ def _files(d):
     return {p.name: p.read_bytes() for p in sorted((d / "figures").glob("*.png"))}
 
 
-def test_parallel_drawing_gives_the_sequential_files(results_dir, tmp_path):
-    results = load_results(results_dir)
+def test_parallel_drawing_gives_the_sequential_files(few_figures_dir, tmp_path):
+    results = load_results(few_figures_dir)
     seq = F.write_figures(results, tmp_path / "seq", n_jobs=1)
     pending = F.start_figures(results, tmp_path / "par", n_jobs=2)
     assert pending.drawing.pool is not None  # really drawn by workers
@@ -25,8 +25,8 @@ def test_parallel_drawing_gives_the_sequential_files(results_dir, tmp_path):
     assert F._POOL_STATE is None  # nothing left for a later fork
 
 
-def test_unchanged_figures_are_not_drawn_again(results_dir, tmp_path):
-    results = load_results(results_dir)
+def test_unchanged_figures_are_not_drawn_again(few_figures_dir, tmp_path):
+    results = load_results(few_figures_dir)
     F.write_figures(results, tmp_path / "r")
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "r" / "figures").glob("*.png")}
     pending = F.start_figures(results, tmp_path / "r")
@@ -35,8 +35,8 @@ def test_unchanged_figures_are_not_drawn_again(results_dir, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "r" / "figures").glob("*.png")} == before
 
 
-def test_close_stops_the_workers(results_dir, tmp_path):
-    results = load_results(results_dir)
+def test_close_stops_the_workers(few_figures_dir, tmp_path):
+    results = load_results(few_figures_dir)
     pending = F.start_figures(results, tmp_path / "x", n_jobs=2)
     pids = list(pending.drawing.pool._processes)
     pending.close()
@@ -56,7 +56,7 @@ def test_workers_one_per_core_and_none_for_one_figure():
     assert F._workers(-1, 50) == (cores if cores >= 2 else 0)
 
 
-def test_an_interrupt_while_the_pool_starts_is_the_error_raised(results_dir, tmp_path,
+def test_an_interrupt_while_the_pool_starts_is_the_error_raised(few_figures_dir, tmp_path,
                                                                  monkeypatch):
     """A signal landing in the first submission, after the pool made its manager thread and
     before it started it, reaches the caller as itself (a killed run exits 143), not as
@@ -72,17 +72,18 @@ def test_an_interrupt_while_the_pool_starts_is_the_error_raised(results_dir, tmp
         raise Interrupted()
 
     monkeypatch.setattr(cfp._ExecutorManagerThread, "start", start)
-    results = load_results(results_dir)
+    results = load_results(few_figures_dir)
     with pytest.raises(Interrupted):
         F.start_figures(results, tmp_path / "i", n_jobs=2)
     assert F._POOL_STATE is None
 
 
-def test_the_dearest_kinds_are_handed_out_first(results_dir, tmp_path, monkeypatch):
+def test_the_dearest_kinds_are_handed_out_first(few_figures_dir, tmp_path, monkeypatch):
     from concurrent.futures import ProcessPoolExecutor
 
-    results = load_results(results_dir)
-    kinds = [j.kind for j in F.figure_jobs(results)]
+    results = load_results(few_figures_dir)
+    chosen = F.chosen_jobs(results, F.figure_jobs(results))
+    kinds = [j.kind for j in chosen]
     assert "axis" in kinds and "pareto" in kinds and kinds.index("pareto") > kinds.index("axis")
     handed: list[str] = []
     submit = ProcessPoolExecutor.submit
@@ -97,6 +98,6 @@ def test_the_dearest_kinds_are_handed_out_first(results_dir, tmp_path, monkeypat
     assert sorted(handed) == sorted(kinds) and rank == sorted(rank)
     # handed out dearest first, listed in the report's order (the sequential drawing's order
     # and files: test_parallel_drawing_gives_the_sequential_files)
-    stems = [j.stem for j in F.figure_jobs(results)]
+    stems = [j.stem for j in chosen]
     assert [i.stem for i in par] == [s for s in stems if s in {i.stem for i in par}]
     assert len(par) >= 2

@@ -17,6 +17,10 @@ from treebench.report import parse_formats, write_report
 from .conftest import DATASETS, DEPTHS, FAILED, FOLDS, KS, accuracy, synthetic_table, write_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+#: the figures of the figure-cache tests: three per-dataset figures and the comparison figures
+#: (drawn each time); all of them would only repeat the check
+CACHED_FIGURES = ["test_accuracy_vs_max_depth", "n_leaves_vs_max_depth",
+                  "test_accuracy_vs_n_leaves", "pareto_*"]
 
 
 @pytest.fixture(scope="module")
@@ -289,11 +293,12 @@ def test_figure_files_of_dotted_dataset_names_are_distinct(tmp_path):
     """File datasets are named like ``x.csv``; every figure keeps its own file."""
     table = synthetic_table()
     table["dataset"] = table["dataset"].map({"car": "car.data.csv", "tic-tac-toe": "x.csv"}).astype("string")
-    res = write_results(tmp_path / "res", table)
+    res = write_results(tmp_path / "res", table,
+                        figures=["test_accuracy_vs_max_depth", "pareto_*", "test_accuracy_vs_n_leaves"])
     paths = write_report(res, formats=["html", "svg"])
     for kind in ("png", "svg"):
         names = [p.name for p in paths[kind]]
-        assert len(names) == len(set(names)) > 10
+        assert len(names) == len(set(names)) >= 3 * len(DATASETS)
         assert all(p.is_file() for p in paths[kind])
     on_disk = {p.name for p in (res / "report" / "figures").glob("*.png")}
     assert on_disk == {p.name for p in paths["png"]}
@@ -310,7 +315,8 @@ def test_dollar_signs_are_text_and_names_sharing_a_slug_keep_their_figures(tmp_p
         .astype("string")
     table["algorithm_label"] = table["algorithm_label"].map(
         {"cart": "cost $\\x$", "topk": "top $5 and $6"}).astype("string")
-    res = write_results(tmp_path / "res", table)
+    # the figures that draw the labels: the Pareto plots and one per-dataset figure
+    res = write_results(tmp_path / "res", table, figures=["pareto_*", "test_accuracy_vs_k"])
     paths = write_report(res, formats=["html", "md"])
     names = [p.name for p in paths["png"]]
     assert len(names) == len(set(names))
@@ -330,7 +336,7 @@ def test_markdown_pages_show_names_as_text(tmp_path):
         .astype("string")
     table["algorithm_label"] = table["algorithm_label"].map(
         {"cart": "cart [a](http://x)", "topk": "top|k"}).astype("string")
-    res = write_results(tmp_path / "res", table)
+    res = write_results(tmp_path / "res", table, figures=["test_accuracy_vs_n_leaves"])
     write_report(res, formats=["md"])
     text = (res / "report" / "summary.md").read_text(encoding="utf-8")
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
@@ -358,7 +364,8 @@ def test_dataset_stems_are_unique_and_stable():
 
 def test_png_by_default_svg_on_request_and_unchanged_figures_are_kept(tmp_path):
     table = synthetic_table()
-    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True))
+    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True),
+                        figures=CACHED_FIGURES)
     paths = write_report(res, formats=["md"])
     assert "svg" not in paths and paths["png"]
     # the per-dataset figures of `figures.py` (the comparison figures are drawn each time)
@@ -379,7 +386,8 @@ def test_figures_are_drawn_again_when_the_drawing_code_changes(tmp_path, monkeyp
     from treebench.report import figures
 
     table = synthetic_table()
-    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True))
+    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True),
+                        figures=CACHED_FIGURES)
     paths = write_report(res, formats=["md"])
     ours = [p for p in paths["png"] if "pareto" not in p.name and "critical_difference" not in p.name]
     mtimes = {p: p.stat().st_mtime_ns for p in ours}
@@ -415,7 +423,8 @@ def test_a_damaged_figure_file_is_drawn_again(tmp_path):
     """A figure is reused only when its file is the one the report wrote: a truncated or
     overwritten file is drawn again like a deleted one, the others are kept."""
     table = synthetic_table()
-    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True))
+    res = write_results(tmp_path / "res", table[table["dataset"] == "car"].reset_index(drop=True),
+                        figures=CACHED_FIGURES)
     paths = write_report(res, formats=["md"])
     ours = [p for p in paths["png"] if "pareto" not in p.name and "critical_difference" not in p.name]
     good = ours[0].read_bytes()

@@ -22,6 +22,8 @@ CONFIG = {
     "split": {"kind": "kfold", "n_splits": 2}, "binarization": {"method": "raw"},
     "algorithms": [{"name": "cart", "params": {"max_depth": [1, 2]}}],
     "execution": {"n_jobs": 1, "backend": "sequential"},
+    # one figure per dataset: whether a report is written again does not depend on how many
+    "report": {"figures": ["test_accuracy_vs_max_depth"]},
 }
 
 

@@ -64,8 +64,8 @@ def test_one_marker_per_setting_on_a_log_time_axis(tmp_path):
 def test_report_writes_the_figure_file(tmp_path):
     from treebench.report import write_report
 
-    paths = write_report(write_results(tmp_path / "r", _table()), tmp_path / "out",
-                         formats=["html"])
+    paths = write_report(write_results(tmp_path / "r", _table(), figures=["train_accuracy_vs_time"]),
+                         tmp_path / "out", formats=["html"])
     names = [p.name for p in paths["png"] if "train_accuracy_vs_time" in p.name]
     assert names == ["compas__train_accuracy_vs_time.png"]
     assert (tmp_path / "out" / "figures" / names[0]).stat().st_size > 10_000

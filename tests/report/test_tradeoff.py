@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from tests.report.conftest import write_results
+from tests.report.conftest import synthetic_table, write_results
 from treebench.report.aggregate import load_results
 from treebench.report.tradeoff import tradeoff_lines, tuned_labels
 from treebench.results import schema
@@ -75,8 +75,9 @@ def test_lines_are_sweeps_and_tuned_entries_are_markers(tmp_path):
 def test_report_draws_one_tradeoff_figure_per_dataset_with_a_sweep(tmp_path):
     from treebench.report import write_report
 
-    paths = write_report(write_results(tmp_path / "r", _table(), _manifest()), tmp_path / "out",
-                         formats=["html"])
+    paths = write_report(write_results(tmp_path / "r", _table(), _manifest(),
+                                       figures=["lambda_tradeoff"]),
+                         tmp_path / "out", formats=["html"])
     names = sorted(p.name for p in paths["png"] if "lambda_tradeoff" in p.name)
     assert names == ["iris__lambda_tradeoff.png", "wine__lambda_tradeoff.png"]
     assert all(p.stat().st_size > 10_000 for p in paths["png"] if "lambda" in p.name)
@@ -84,10 +85,15 @@ def test_report_draws_one_tradeoff_figure_per_dataset_with_a_sweep(tmp_path):
     assert "lambda_tradeoff" in html
 
 
-def test_no_tradeoff_figure_without_a_lambda_sweep(tmp_path, results_dir):
+def test_no_tradeoff_figure_without_a_lambda_sweep(tmp_path):
     from treebench.report import write_report
 
-    paths = write_report(results_dir, tmp_path / "out", formats=["html"])
+    # a trade-off figure would match the pattern and be drawn; the other figure shows the
+    # report drew what it was asked for
+    res = write_results(tmp_path / "r", synthetic_table(),
+                        figures=["lambda_tradeoff", "test_accuracy_vs_n_leaves"])
+    paths = write_report(res, tmp_path / "out", formats=["html"])
+    assert paths["png"]
     assert not [p for p in paths["png"] if "lambda_tradeoff" in p.name]
 
 

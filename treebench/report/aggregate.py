@@ -13,6 +13,7 @@ over the rows with status ``ok``; the other rows are counted by status, never dr
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_numeric_dtype
 
 from treebench.errors import UserError
 from treebench.execute.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
@@ -223,7 +225,8 @@ def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.
             cache[js] = isinstance(d, dict) and name in d
         return cache[js]
 
-    present = source.map(lambda js: has(js) if js is not pd.NA else False)
+    # a list, not Series.map: map over a string[pyarrow] column costs more than the JSON
+    present = [has(js) if js is not pd.NA else False for js in source]
     return pd.Series([v if (v is not None or p) else NA for v, p in zip(values, present)],
                      index=values.index, dtype=object)
 
@@ -231,6 +234,8 @@ def with_not_applicable(table: pd.DataFrame, col: str, values: pd.Series) -> pd.
 #: the columns that, with the parameter values, make a setting
 SETTING_KEYS = ("dataset", "split", "split_params", "binarizer", "binarizer_params",
                 "algorithm_label")
+#: the columns `with_not_applicable` (and so `normalized_keys`) reads besides the values
+KEY_SOURCES = ("algorithm_params", "binarizer_params")
 
 
 def split_labels(kinds: list[Any], params: list[Any]) -> list[str]:
@@ -259,17 +264,27 @@ def split_labels(kinds: list[Any], params: list[Any]) -> list[str]:
 
 def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     """The identity columns of every row, with normalised parameter values."""
-    out = pd.DataFrame(index=table.index)
-    for c in SETTING_KEYS:
-        if c not in table.columns:  # a table written before the column existed (split_params)
-            out[c] = ""
-            continue
-        out[c] = table[c].astype(object).where(table[c].notna(), "")
+    # one frame at the end: column inserts one by one cost more
+    out: dict[str, Any] = {c: _setting_key(table, c) for c in SETTING_KEYS}
     for c in key_columns:
-        # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
-        vals = pd.Series([normalize_value(v) for v in table[c]], index=table.index, dtype=object)
-        out[c] = with_not_applicable(table, c, vals)
-    return out
+        out[c] = _param_values(table, c)
+    return pd.DataFrame(out, index=table.index)
+
+
+def _setting_key(table: pd.DataFrame, column: str) -> pd.Series | str:
+    """A `SETTING_KEYS` column of `normalized_keys`: the values as objects, ``""`` where
+    missing; ``""`` alone when the table lacks the column (written before it existed:
+    split_params)."""
+    return _blanked(table[column]) if column in table.columns else ""
+
+
+def _param_values(table: pd.DataFrame, column: str) -> pd.Series:
+    """A parameter column of `normalized_keys`: `normalize_value` of each value, `NA` where
+    the parameter does not exist for the row (`with_not_applicable`)."""
+    # a list, not Series.map: pandas would infer float64 from [None, 50] and bring NaN back
+    vals = pd.Series([normalize_value(v) for v in table[column]], index=table.index,
+                     dtype=object)
+    return with_not_applicable(table, column, vals)
 
 
 def defined_missing(manifest: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame | None:
@@ -309,7 +324,12 @@ def aggregate(table: pd.DataFrame, key_columns: list[str],
     includes them (``4/5``: one of five folds has no result). Rows are sorted by dataset,
     split, algorithm, binarizer, then parameter values."""
     metrics = [m for m in schema.METRIC_COLUMNS if m in table.columns]
-    if missing is not None and not missing.empty:
+    missing = missing if missing is not None and not missing.empty else None
+    values = _metric_values(table, missing, metrics)
+    # the columns read below only (the table may have a hundred, each concatenated and taken)
+    used = {"status", "timed_out", *SETTING_KEYS, *KEY_SOURCES, *key_columns}
+    table = table[[c for c in table.columns if c in used]]
+    if missing is not None:
         # the missing cells join the groups as rows of their own status: a setting all of whose
         # cells are missing still gets its row (0/n, n missing) instead of vanishing
         table = pd.concat([table, missing.reindex(columns=table.columns)], ignore_index=True)
@@ -331,23 +351,24 @@ def aggregate(table: pd.DataFrame, key_columns: list[str],
     def count(mask: np.ndarray) -> np.ndarray:
         return np.bincount(codes[mask], minlength=n_groups)
 
-    out = pd.DataFrame(index=range(n_groups))
+    cols: dict[str, Any] = {}  # made into one frame: inserting columns one by one costs more
     for c in ident:  # object columns: keep None, NA and ints as they are (no float NaN)
         vals = keys[c].to_numpy(dtype=object)
-        out[c] = pd.Series([vals[i] for i in first], dtype=object)
-    out["split_label"] = split_labels(list(out["split"]), list(out["split_params"]))
+        cols[c] = pd.Series([vals[i] for i in first], dtype=object)
+    cols["split_label"] = split_labels(list(cols["split"]), list(cols["split_params"]))
     status = table["status"].astype(str).to_numpy()
-    out["n_total"] = np.bincount(codes, minlength=n_groups)
+    cols["n_total"] = np.bincount(codes, minlength=n_groups)
     for st in schema.STATUSES:
-        out[f"n_{st}"] = count(status == st)
-    out["n_missing"] = count(status == MISSING)
-    out["n_failed"] = out["n_total"] - out["n_ok"] - out["n_missing"]
+        cols[f"n_{st}"] = count(status == st)
+    cols["n_missing"] = count(status == MISSING)
+    cols["n_failed"] = cols["n_total"] - cols["n_ok"] - cols["n_missing"]
     ok = status == "ok"
     timed_out = table["timed_out"].fillna(False).to_numpy(dtype=bool)
-    out["n_solver_timed_out"] = count(ok & timed_out)
+    cols["n_solver_timed_out"] = count(ok & timed_out)
+    out = pd.DataFrame(cols, index=range(n_groups))
     stats: dict[str, np.ndarray] = {}  # joined at once: many single inserts fragment the frame
     for m in metrics:
-        v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        v = values[m]
         valid = ok & np.isfinite(v)
         g, x = codes[valid], v[valid]
         n = np.bincount(g, minlength=n_groups)
@@ -366,17 +387,43 @@ def aggregate(table: pd.DataFrame, key_columns: list[str],
     stats["folds_differ"] = ((out["n_ok"] > 0)
                              & (out["n_ok"] < out.groupby(group)["n_ok"].transform("max"))).to_numpy()
     out = pd.concat([out, pd.DataFrame(stats, index=out.index)], axis=1)[columns]
-    order = sorted(range(len(out)), key=lambda i: _setting_sort_key(out, i, key_columns))
-    return out.iloc[order].reset_index(drop=True)
+    return out.iloc[_setting_order(out, key_columns)].reset_index(drop=True)
 
 
-def _setting_sort_key(out: pd.DataFrame, i: int, key_columns: list[str]) -> tuple:
-    def at(c: str) -> Any:
-        return out[c].iat[i]
+def _numbers(values: pd.Series) -> np.ndarray:
+    """``values`` as floats, NaN where missing or not a number (``pd.to_numeric`` with
+    ``errors="coerce"``, which leaves a column of numbers as it is)."""
+    if not is_numeric_dtype(values.dtype):
+        values = pd.to_numeric(values, errors="coerce")
+    return values.to_numpy(dtype=float, na_value=np.nan)
 
-    return (str(at("dataset")), str(at("split")), str(at("split_params")),
-            str(at("algorithm_label")), str(at("binarizer")),
-            str(at("binarizer_params")), tuple(sort_key(at(c)) for c in key_columns))
+
+def _metric_values(table: pd.DataFrame, missing: pd.DataFrame | None,
+                   metrics: list[str]) -> dict[str, np.ndarray]:
+    """Each metric's values in ``table`` (`_numbers`) followed by those of the ``missing`` rows
+    (NaN where ``missing`` lacks the column, as ``missing.reindex`` fills it): what the metric
+    columns of the two frames concatenated hold, without concatenating them."""
+    out = {}
+    for m in metrics:
+        v = _numbers(table[m])
+        if missing is not None:
+            more = (_numbers(missing[m]) if m in missing.columns
+                    else np.full(len(missing), np.nan))
+            v = np.concatenate([v, more])
+        out[m] = v
+    return out
+
+
+def _setting_order(out: pd.DataFrame, key_columns: list[str]) -> list[int]:
+    """The positions of ``out``'s settings sorted by dataset, split, split parameters,
+    algorithm, binarizer, binarizer parameters, then parameter values (`sort_key`)."""
+    # the columns read once (a cell at a time, each read built a Series)
+    names = [out[c].tolist() for c in ("dataset", "split", "split_params", "algorithm_label",
+                                       "binarizer", "binarizer_params")]
+    params = [out[c].tolist() for c in key_columns]
+    keys = [(*(str(col[i]) for col in names), tuple(sort_key(col[i]) for col in params))
+            for i in range(len(out))]
+    return sorted(range(len(out)), key=keys.__getitem__)
 
 
 def distinct(values: Any) -> list[Any]:
@@ -389,7 +436,20 @@ def distinct(values: Any) -> list[Any]:
 
 def varying_columns(settings: pd.DataFrame, columns: list[str]) -> list[str]:
     """The columns of ``columns`` that take more than one value in ``settings``."""
-    return [c for c in columns if c in settings and len(distinct(settings[c])) > 1]
+    return [c for c in columns if c in settings and _several(settings[c])]
+
+
+def _several(values: Any) -> bool:
+    """Whether ``values`` hold more than one distinct value (`distinct`), read up to the
+    second one (the displays ask for every parameter column each time)."""
+    first = None
+    for v in values:
+        token = value_token(v)
+        if first is None:
+            first = token
+        elif token != first:
+            return True
+    return False
 
 
 def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list[str]]:
@@ -405,19 +465,24 @@ def sweep_axes(settings: pd.DataFrame, key_columns: list[str]) -> dict[str, list
 def failures(results: Results) -> pd.DataFrame:
     """The rows whose status is not ``ok``, with their identity (the split's fold and seed: the
     holdout cells of ten seeds share fold 0) and error."""
-    t = results.table
-    bad = t[t["status"] != "ok"]
-    keys = normalized_keys(bad, results.key_columns)
+    t, cols = results.table, results.key_columns
+    # the rows and, of the table's hundred columns, those read below, taken at once
+    used = {"cell_id", "fold", "seed", "status", "error", "dataset", "algorithm_label",
+            *KEY_SOURCES, *cols}
+    rows = np.flatnonzero((t["status"] != "ok").to_numpy(dtype=bool, na_value=False))
+    bad = t.iloc[rows, [i for i, c in enumerate(t.columns) if c in used]]
+    # the columns of `normalized_keys` read here only, the parameters' as lists
+    params = [list(_param_values(bad, c)) for c in cols]
     out = pd.DataFrame({
         "cell_id": bad["cell_id"].astype(str),
-        "dataset": keys["dataset"],
-        "algorithm_label": keys["algorithm_label"],
-        "params": [params_text(r, results.key_columns)
-                   for r in keys[results.key_columns].to_dict("records")],
-        "fold": bad["fold"].astype(object).where(bad["fold"].notna(), ""),
+        "dataset": _setting_key(bad, "dataset"),
+        "algorithm_label": _setting_key(bad, "algorithm_label"),
+        "params": [params_text(dict(zip(cols, r)), cols)
+                   for r in (zip(*params) if params else [()] * len(bad))],
+        "fold": _blanked(bad["fold"]),
         "seed": _blank_missing(bad, "seed"),
         "status": bad["status"].astype(str),
-        "error": bad["error"].astype(object).where(bad["error"].notna(), ""),
+        "error": _blanked(bad["error"]),
     })
     out = out.sort_values(["dataset", "algorithm_label", "cell_id"], kind="stable")
     return out.reset_index(drop=True)
@@ -427,7 +492,15 @@ def _blank_missing(rows: pd.DataFrame, column: str) -> pd.Series:
     """A column's values with missing ones (and a column older results lack) as ``""``."""
     if column not in rows:
         return pd.Series([""] * len(rows), index=rows.index, dtype=object)
-    return rows[column].astype(object).where(rows[column].notna(), "")
+    return _blanked(rows[column])
+
+
+def _blanked(values: pd.Series) -> pd.Series:
+    """``values`` as objects (``Series.astype(object)``), with the missing ones as ``""``."""
+    # an object array filled in place: astype(object).where(notna, "") costs four times more
+    out = values.to_numpy(dtype=object, copy=True)
+    out[values.isna().to_numpy(dtype=bool)] = ""
+    return pd.Series(out, index=values.index, dtype=object, name=values.name)
 
 
 def params_text(row: Mapping[str, Any], columns: list[str]) -> str:
@@ -437,8 +510,9 @@ def params_text(row: Mapping[str, Any], columns: list[str]) -> str:
 
 
 def status_counts(table: pd.DataFrame) -> dict[str, int]:
-    st = table["status"].astype(str)
-    return {s: int((st == s).sum()) for s in schema.STATUSES}
+    # counted once, not compared once per status
+    counts = Counter(table["status"].astype(str).tolist())
+    return {s: int(counts[s]) for s in schema.STATUSES}
 
 
 #: what every error bar of the report's figures is (said in each figure's note)

@@ -715,9 +715,13 @@ def figure_jobs(results: Results) -> list[FigureJob]:
     return jobs
 
 
-def figure_name(stem: str) -> str:
+def figure_name(stem: str, prefix: str | None = None) -> str:
     """A figure's name: its file stem without the dataset prefix (``<dataset>__``), e.g.
-    ``test_accuracy_vs_k`` or ``critical_difference_all-settings``."""
+    ``test_accuracy_vs_k`` or ``critical_difference_all-settings``. ``prefix`` is the stem of
+    the figure's dataset when known: a dataset's stem may itself hold ``__`` (``a__b``) or end
+    in ``_``, where the first ``__`` of the file stem is not where the name starts."""
+    if prefix and stem.startswith(f"{prefix}__"):
+        return stem[len(prefix) + 2:]
     return stem.split("__", 1)[-1]
 
 
@@ -736,7 +740,9 @@ def chosen_jobs(results: Results, jobs: list[FigureJob]) -> list[FigureJob]:
     pats = figure_patterns(results)
     if pats == ["*"]:
         return jobs
-    hits = {p: [fnmatchcase(figure_name(j.stem), p) for j in jobs] for p in pats}
+    stems = results_stems(results)
+    names = [figure_name(j.stem, stems.get(str(j.dataset))) for j in jobs]
+    hits = {p: [fnmatchcase(n, p) for n in names] for p in pats}
     for p, matched in hits.items():
         if not any(matched):
             results.notes.append(f"`report: figures:` the pattern `{p}` matches no figure of "

@@ -44,7 +44,9 @@ def provenance_items(results: Results) -> list[tuple[str, str]]:
     t = results.table
     seen = {k for k, _ in items}
     for col in PROVENANCE_COLUMNS:
-        vals = sorted({str(v) for v in t[col].dropna()})
+        values = t[col]
+        # the missing ones skipped by mask, not Series.dropna (a new Series per column)
+        vals = sorted({str(v) for v, na in zip(values, values.isna().to_numpy()) if not na})
         if vals and col not in seen and f"environment.{col}" not in seen:
             items.append((f"{col} (from results)", ", ".join(vals)))
     items.append(("cells", str(len(t))))

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -78,7 +80,7 @@ def mean_std(metric: str, mean: float, std: float) -> str:
     return f"{fmt_number(metric, mean)} ± {fmt_number(metric, std)}"
 
 
-def failures_text(row: pd.Series) -> str:
+def failures_text(row: Mapping[str, Any]) -> str:
     """``2 timeout, 1 error`` (empty when every cell is ok); ok cells whose solver stopped at
     its own time limit are added as ``1 ok at solver time limit``."""
     parts = [f"{int(row[f'n_{s}'])} {s}" for s in FAILED_STATUSES if row[f"n_{s}"]]
@@ -90,7 +92,7 @@ def failures_text(row: pd.Series) -> str:
 FOLDS_MARK = "†"
 
 
-def ok_total(row: pd.Series) -> str:
+def ok_total(row: Mapping[str, Any]) -> str:
     """``3/5``, with `FOLDS_MARK` when the setting's mean is over fewer folds than other
     settings of its dataset."""
     mark = FOLDS_MARK if bool(row.get("folds_differ", False)) else ""
@@ -129,7 +131,7 @@ def _identity_columns(results: Results) -> tuple[list[str], list[str]]:
     return ident, params
 
 
-def _identity_cells(row: pd.Series, ident: list[str], params: list[str]) -> list[str]:
+def _identity_cells(row: Mapping[str, Any], ident: list[str], params: list[str]) -> list[str]:
     cells = []
     for c in ident:
         if c == "binarizer+params" and row["binarizer_params"] not in ("", "{}", "null"):
@@ -143,6 +145,23 @@ def _identity_cells(row: pd.Series, ident: list[str], params: list[str]) -> list
 
 def _header(ident: list[str]) -> list[str]:
     return [_SHOWN_AS.get(c, c) for c in ident]
+
+
+#: the count columns `ok_total` and `failures_text` read
+_COUNT_COLUMNS = ("n_ok", "n_total", "n_missing", "folds_differ", "n_solver_timed_out",
+                  *(f"n_{s}" for s in FAILED_STATUSES))
+
+
+def _setting_rows(settings: pd.DataFrame, ident: list[str], params: list[str],
+                  values: list[str]) -> list[dict[str, Any]]:
+    """The settings' rows as dicts of the columns a display reads (the identity shown, the
+    parameters, ``values`` and the counts), in order."""
+    wanted = {*ident, "binarizer", "binarizer_params", *params, *values, *_COUNT_COLUMNS}
+    cols = [c for c in settings.columns if c in wanted]
+    # lists of these columns zipped, not iterrows (a row Series per setting over every
+    # metric's mean, std and n) nor to_dict (a Series per column): the values are the same
+    # Python objects iterrows gave
+    return [dict(zip(cols, vals)) for vals in zip(*(settings[c].tolist() for c in cols))]
 
 
 #: identity columns under the header people read (the label is what the config calls the
@@ -163,7 +182,7 @@ def _group_starts(settings: pd.DataFrame) -> list[int]:
 def metric_display(results: Results, metric: str) -> Display:
     ident, params = _identity_columns(results)
     rows = []
-    for _, r in results.settings.iterrows():
+    for r in _setting_rows(results.settings, ident, params, [f"{metric}_mean", f"{metric}_std"]):
         rows.append(_identity_cells(r, ident, params) + [
             mean_std(metric, r[f"{metric}_mean"], r[f"{metric}_std"]),
             ok_total(r), failures_text(r)])
@@ -178,7 +197,8 @@ def summary_display(results: Results) -> Display:
     ident, params = _identity_columns(results)
     mets = [m for m in SUMMARY_METRICS if m in results.metrics]
     rows = []
-    for _, r in results.settings.iterrows():
+    values = [f"{m}_{k}" for m in mets for k in ("mean", "std")]
+    for r in _setting_rows(results.settings, ident, params, values):
         rows.append(_identity_cells(r, ident, params)
                     + [mean_std(m, r[f"{m}_mean"], r[f"{m}_std"]) for m in mets]
                     + [ok_total(r), failures_text(r)])
@@ -189,32 +209,40 @@ def summary_display(results: Results) -> Display:
                    _failed_rows(results.settings))
 
 
-def _csv_identity(results: Results) -> pd.DataFrame:
+def _csv_identity_columns(results: Results) -> dict[str, Any]:
+    """The identity columns of the CSV tables by name, in order."""
     s = results.settings
-    out = s[["dataset", "split", "split_params", "binarizer", "binarizer_params",
-             "algorithm_label"]].copy()
-    out = out.rename(columns={"algorithm_label": "algorithm"})
+    # a dict, made into a frame at once: inserting a frame's columns one by one costs more
+    cols: dict[str, Any] = {
+        "algorithm" if c == "algorithm_label" else c: s[c]
+        for c in ("dataset", "split", "split_params", "binarizer", "binarizer_params",
+                  "algorithm_label")}
     for c in results.key_columns:
-        out[column_label(c)] = [fmt_value(v) if v is not NA else "" for v in s[c]]
-    return out
+        cols[column_label(c)] = [fmt_value(v) if v is not NA else "" for v in s[c]]
+    return cols
+
+
+def _csv_identity(results: Results) -> pd.DataFrame:
+    return pd.DataFrame(_csv_identity_columns(results), index=results.settings.index)
 
 
 def _counts(results: Results) -> pd.DataFrame:
+    s = results.settings
     cols = ["n_total", "n_missing"] + [f"n_{st}" for st in schema.STATUSES] + [
         "n_failed", "n_solver_timed_out"]
-    out = results.settings[cols].astype(int)
-    out["folds_differ"] = results.settings["folds_differ"].astype(bool)
-    return out
+    out = {c: s[c].astype(int) for c in cols}
+    out["folds_differ"] = s["folds_differ"].astype(bool)
+    return pd.DataFrame(out, index=s.index)
 
 
 def metric_frame(results: Results, metric: str) -> pd.DataFrame:
     """The CSV form of a per-metric table: identity, every parameter, mean, std, n, counts."""
     s = results.settings
-    out = _csv_identity(results)
+    out = _csv_identity_columns(results)
     out["mean"] = s[f"{metric}_mean"].astype(float)
     out["std"] = s[f"{metric}_std"].astype(float)
     out["n"] = s[f"{metric}_n"].astype(int)
-    return pd.concat([out, _counts(results)], axis=1)
+    return pd.concat([pd.DataFrame(out, index=s.index), _counts(results)], axis=1)
 
 
 def summary_frame(results: Results) -> pd.DataFrame:
