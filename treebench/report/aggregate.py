@@ -265,17 +265,11 @@ def split_labels(kinds: list[Any], params: list[Any]) -> list[str]:
 def normalized_keys(table: pd.DataFrame, key_columns: list[str]) -> pd.DataFrame:
     """The identity columns of every row, with normalised parameter values."""
     # one frame at the end: column inserts one by one cost more
-    out: dict[str, Any] = {c: _setting_key(table, c) for c in SETTING_KEYS}
+    # (a table written before a column existed, split_params, gets "" in every row)
+    out: dict[str, Any] = {c: _blank_missing(table, c) for c in SETTING_KEYS}
     for c in key_columns:
         out[c] = _param_values(table, c)
     return pd.DataFrame(out, index=table.index)
-
-
-def _setting_key(table: pd.DataFrame, column: str) -> pd.Series | str:
-    """A `SETTING_KEYS` column of `normalized_keys`: the values as objects, ``""`` where
-    missing; ``""`` alone when the table lacks the column (written before it existed:
-    split_params)."""
-    return _blanked(table[column]) if column in table.columns else ""
 
 
 def _param_values(table: pd.DataFrame, column: str) -> pd.Series:
@@ -475,8 +469,8 @@ def failures(results: Results) -> pd.DataFrame:
     params = [list(_param_values(bad, c)) for c in cols]
     out = pd.DataFrame({
         "cell_id": bad["cell_id"].astype(str),
-        "dataset": _setting_key(bad, "dataset"),
-        "algorithm_label": _setting_key(bad, "algorithm_label"),
+        "dataset": _blank_missing(bad, "dataset"),
+        "algorithm_label": _blank_missing(bad, "algorithm_label"),
         "params": [params_text(dict(zip(cols, r)), cols)
                    for r in (zip(*params) if params else [()] * len(bad))],
         "fold": _blanked(bad["fold"]),
