@@ -127,3 +127,26 @@ def test_a_groups_child_imports_only_its_own_steps():
     from treebench.execute.precompile import GROUPS  # the parent still reads them on demand
 
     assert GROUPS and "treebench.algorithms.topk:warmup" in GROUPS[0]
+
+
+def test_the_longest_group_keeps_the_priority_the_others_yield(tmp_path):
+    """The first group (the longest: when it ends, every kernel is ready) runs at the caller's
+    priority; every other group's process lowers its own by `OTHERS_NICE`, so that on a busy
+    machine the shorter groups, not the longest, give way."""
+    (tmp_path / "nice_probe.py").write_text(
+        "import os, sys\n"
+        "def record():\n"
+        "    with open(os.environ['NICE_LOG'], 'a') as f:\n"
+        "        f.write(f\"{' '.join(sys.argv[1:3])} {os.nice(0)}\\n\")\n")
+    groups = (("nice_probe:record",), ("nice_probe:record", "os:getcwd"))
+    log = tmp_path / "nice.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)]),
+           "NICE_LOG": str(log)}
+    code = ("import sys; from treebench.execute import precompile as p; "
+            f"p.GROUPS = {groups!r}; sys.exit(p.main([]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    base, lower = os.nice(0), precompile.OTHERS_NICE
+    assert sorted(log.read_text().splitlines()) == sorted(
+        [f"--steps nice_probe:record {base}", f"--nice {lower} {min(base + lower, 19)}"])
