@@ -365,9 +365,10 @@ def validate(df: pd.DataFrame) -> None:
     if missing:
         raise SchemaError(f"results table lacks the column(s) {', '.join(missing)}")
     _undeclared(df, cols)
+    dtypes = {col: str(t) for col, t in df.dtypes.items()}  # not a column taken out per name
     for col, c in cols.items():
-        if col in df.columns and str(df[col].dtype) != c.dtype:
-            raise SchemaError(f"results column `{col}` has dtype {df[col].dtype}, expected {c.dtype}")
+        if col in dtypes and dtypes[col] != c.dtype:
+            raise SchemaError(f"results column `{col}` has dtype {dtypes[col]}, expected {c.dtype}")
     bad = set(df["status"].dropna()) - set(STATUSES)
     if bad:
         raise SchemaError(f"results column `status` has unknown value(s) {sorted(bad)}")
