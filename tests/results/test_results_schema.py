@@ -44,7 +44,8 @@ def test_round_trip_parquet_and_csv(tmp_path):
         (lambda d: d.assign(status=pd.Series(["ok", "ok", "exploded"], dtype="string")), "unknown value"),
         (lambda d: d.assign(cell_id=pd.Series(["a", "a", "c"], dtype="string")), "duplicate"),
         (lambda d: d.assign(test_accuracy=pd.Series([1.5, 0.2, None], dtype="Float64")), "outside"),
-        (lambda d: d.assign(fold=d["fold"].astype("float64")), "dtype"),
+        (lambda d: d.assign(fold=d["fold"].astype("float64")),
+         "column `fold` has dtype float64, expected Int64"),
     ],
 )
 def test_schema_rejects(mutate, fragment):
