@@ -62,7 +62,7 @@ from treebench.execute.slurm_submit import plan_lines
 from treebench.execute.experiments import record_key
 from treebench.execute.plan_cache import (  # noqa: F401 - RunOptions, RunSummary...: API
     FAIL_STATUSES, RETRYABLE, RunOptions, RunSummary, answer, check_options,
-    exit_code_for, failure_kinds, remember_plan, report_unchanged,
+    count_warnings, exit_code_for, failure_kinds, remember_plan, report_unchanged,
 )
 from treebench.registry import ALGORITHMS
 from treebench.results.cellfile import cells_dir
@@ -532,8 +532,11 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
         if clusters is not None:
             clusters.append(run)
 
-    def _count(_row: dict[str, Any]) -> None:
+    warned: Counter = Counter()
+
+    def _count(row: dict[str, Any]) -> None:
         summary.n_ran += 1
+        count_warnings(warned, row)
 
     if pl.to_run:
         context = {"experiment": exp.name, "provenance": provenance()}
@@ -565,6 +568,7 @@ def _run_locked(exp: Experiment, pl: Plan, out_dir: Path, o: RunOptions,
     counts = Counter(e.status for c, e in current.cells.items() if c in mine)
     summary.failures = failure_kinds(out_dir, [c for c, e in current.cells.items()
                                                if e.status != "ok" and c in mine])
+    summary.fit_warnings = [(label, text, n) for (label, text), n in warned.most_common()]
     summary.notes += stale_note(out_dir, current)
     summary.tables = tables
     summary.counts = counts

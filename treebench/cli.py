@@ -247,6 +247,11 @@ def _print_summary(s) -> None:
         typer.echo(f"split:   {name}: {how}")
     for note in getattr(s, "data_warnings", []):
         typer.echo(f"warning: {note}")
+    for label, text, n in getattr(s, "fit_warnings", [])[:8]:
+        typer.echo(f"warning: {n} cell(s) of `{label}`: {text}")
+    if len(getattr(s, "fit_warnings", [])) > 8:
+        typer.echo(f"... and {len(s.fit_warnings) - 8} other warning(s): the results table's "
+                   f"`fit_warnings` column lists each cell's.")
     for note in getattr(s, "notes", []):
         typer.echo(f"note:    {note}")
     for status, message, n in getattr(s, "failures", [])[:8]:

@@ -11,7 +11,10 @@ Nothing here loads data (`treebench.execute.fold`) or enforces limits
 from __future__ import annotations
 
 import json
+import threading
 import time
+import warnings
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -27,6 +30,10 @@ from treebench.algorithms.objectives import objective_of
 from treebench.algorithms.solve_info import SOLVE_INFO_COLUMN, SOLVE_INFO_KEYS
 
 _WARM: set[str] = set()
+
+#: a row keeps at most this many distinct warnings, each cut to `WARNING_CHARS` characters
+MAX_WARNINGS = 20
+WARNING_CHARS = 300
 
 
 def warm(algorithm: str) -> float:
@@ -80,7 +87,46 @@ def fit_context(cell: Cell, prep: Prepared):
 def fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     """Fit the cell's estimator and compute every metric. Returns the result payload: the
     row's measured parts (``parts``: data, tuned, metrics, solver, cost; assembled by
-    `treebench.results.rows.build_row`), the tree, classes, columns and further solver info."""
+    `treebench.results.rows.build_row`), the tree, classes, columns and further solver info.
+    The warnings raised meanwhile (by the learner, its peer library or a metric) are the
+    row's ``fit_warnings`` rather than lines printed by every fit (`recorded_warnings`)."""
+    with recorded_warnings() as caught:
+        payload = _fit_and_score(cell, prep)
+    column = warnings_column(caught)
+    if column is not None:
+        payload["parts"]["data"]["fit_warnings"] = column
+    return payload
+
+
+@contextmanager
+def recorded_warnings():
+    """The warnings raised inside the block, recorded instead of printed, as a list of
+    `warnings.WarningMessage`: under the filters in force, so what would be printed once per
+    place is recorded once, and what is ignored stays ignored. Only on the process's main
+    thread: the warnings module's filters are the process's, and changing them from two
+    threads at once can lose them, so on any other thread (the threading backend, a dask
+    worker's threads) warnings print as before and the list stays empty."""
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        yield caught
+
+
+def warnings_column(caught: list) -> str | None:
+    """The row's ``fit_warnings``: a JSON list of the distinct warnings ``caught``, each as
+    ``Category: first line of its message`` (at most `WARNING_CHARS` characters), in the
+    order first raised, at most `MAX_WARNINGS` of them; None without any."""
+    seen: dict[str, None] = {}
+    for w in caught:
+        lines = str(w.message).strip().splitlines()
+        seen[f"{w.category.__name__}: {lines[0] if lines else ''}"[:WARNING_CHARS]] = None
+        if len(seen) == MAX_WARNINGS:
+            break
+    return json.dumps(list(seen)) if seen else None
+
+
+def _fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     est = make_estimator(cell)
     ctx = fit_context(cell, prep)
     est, trace, fit_seconds = _fitted(est, cell, prep, ctx)

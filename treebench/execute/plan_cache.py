@@ -12,6 +12,7 @@ exit code (`exit_code_for`) live here because both paths produce them.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -67,6 +68,9 @@ class RunSummary:
     data_warnings: list[str] = field(default_factory=list)  # e.g. splits that are not stratified
     notes: list[str] = field(default_factory=list)  # what the results store found and did
     failures: list[tuple[str, str, int]] = field(default_factory=list)  # status, message, cells
+    #: warnings the cells run now raised (their rows' ``fit_warnings``): learner label,
+    #: warning, number of cells; most frequent first
+    fit_warnings: list[tuple[str, str, int]] = field(default_factory=list)
     cluster: Any = None  # a dask/ray run: its `treebench.execute.cluster.ClusterRun`
 
 
@@ -163,6 +167,21 @@ def failure_kinds(out: Path, cell_ids: list[str]) -> list[tuple[str, str, int]]:
         first = str(row.get("error") or "").strip().splitlines()
         kinds[(str(row.get("status")), first[0][:200] if first else "")] += 1
     return [(st, msg, n) for (st, msg), n in kinds.most_common()]
+
+
+def count_warnings(kinds: Counter, row: dict[str, Any]) -> None:
+    """Add the finished cell's ``row`` to ``kinds``: one per (learner label, warning) of its
+    ``fit_warnings`` (a JSON list; a value that is not one counts as itself)."""
+    text = row.get("fit_warnings")
+    if not text:
+        return
+    try:
+        items = json.loads(text)
+    except (TypeError, ValueError):
+        items = [text]
+    label = str(row.get("algorithm_label") or row.get("algorithm") or "")
+    for item in items if isinstance(items, list) else [items]:
+        kinds[(label, str(item))] += 1
 
 
 def plan_key(config: Any, *, seed: int | None, overrides: dict[str, Any] | None,

@@ -91,6 +91,9 @@ DATA = declare(
      "columns}"),
     ("data_warnings", "string", "data or split caveats of the cell, e.g. a split that is not "
      "stratified, or the dataset's missing values and how the cell treated them"),
+    ("fit_warnings", "string", "JSON list of the distinct warnings raised during the cell's "
+     "fits and scoring (`Category: message`), e.g. a peer that cannot prove its tree optimal "
+     "on this data; `treebench run` prints each once with its number of cells"),
     ("missing_handling", "string", "how the cell treated missing feature values: none (there "
      "are none), indicator, impute, learner (NaN routed by the learner), learner+indicator, "
      "drop-rows (docs/missing-values.md)"),
