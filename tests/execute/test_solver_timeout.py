@@ -20,7 +20,9 @@ def test_a_dpdt_timeout_says_what_happened(tmp_path):
     cfg = tmp_path / "t.yaml"
     cfg.write_text(f"name: t\ndatasets: [{{path: {data}, label: y}}]\nsplit: {{kind: holdout}}\n"
                    "binarization: raw\nalgorithms: [{name: dpdt, params: {max_depth: 4, "
-                   "candidates: exhaustive, search: dp, time_limit: 0.05}}]\n"
+                   "candidates: exhaustive, search: dp, time_limit: 0.05}}, "
+                   "{name: dpdt, label: dpdt-again, params: {max_depth: 4, "
+                   "candidates: exhaustive, search: dp, time_limit: 0.04}}]\n"
                    "execution: {n_jobs: 1, backend: sequential}\n")
     res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--no-report"])
     assert res.exit_code == 0, res.output
@@ -29,6 +31,10 @@ def test_a_dpdt_timeout_says_what_happened(tmp_path):
     said = ("`dpdt` stopped at its time budget (time_limit 0.05 s) and returned the best tree "
             "it had then; the metrics are that tree's")
     assert f"timeout: 1 cell(s): {said}" in text
-    row = pd.read_parquet(tmp_path / "o" / "results.parquet").iloc[0]
+    # a second entry of the learner is named by its label, on a line of its own
+    assert ("timeout: 1 cell(s): `dpdt-again` stopped at its time budget (time_limit 0.04 s)"
+            in text)
+    table = pd.read_parquet(tmp_path / "o" / "results.parquet")
+    row = table[table["algorithm_label"] == "dpdt"].iloc[0]
     assert row["status"] == "timeout" and row["error"] == said
     assert bool(row["timed_out"]) and row["n_leaves"] >= 1 and 0 <= row["test_accuracy"] <= 1

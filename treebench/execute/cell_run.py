@@ -34,14 +34,18 @@ def _one_line(exc: BaseException) -> str:
 
 def stopped_message(cell: Cell) -> str:
     """A row's ``error`` when the learner itself stopped at its time budget (``timed_out`` in
-    its solve info): it returned the best tree it had, so the cell has a tree and metrics."""
+    its solve info): it returned the best tree it had, so the cell has a tree and metrics. The
+    learner is named by its config entry's label (the learner's name unless the entry gives
+    one), so two entries of one learner (e.g. with and without an anytime mode) are told
+    apart in the run's summary."""
     budgets = []
     if cell.limits.get("time") is not None:
         budgets.append(f"limits.time {float(cell.limits['time']):g} s")
     if cell.algorithm_params.get("time_limit") is not None:
         budgets.append(f"time_limit {float(cell.algorithm_params['time_limit']):g} s")
     given = f" ({', '.join(budgets)})" if budgets else ""
-    return (f"`{cell.algorithm}` stopped at its time budget{given} and returned the best tree "
+    return (f"`{cell.algorithm_label or cell.algorithm}` stopped at its time budget{given} "
+            f"and returned the best tree "
             f"it had then; the metrics are that tree's")
 
 
