@@ -58,7 +58,13 @@ def test_two_solvers_of_one_problem_get_the_section(tmp_path):
     assert (par2["solved"] == 3).all() and (par2["instances"] == 3).all()
     ratios = pd.read_csv(rep / "tables" / "solvers_ratios_min-errors.csv")
     assert list(ratios.columns) == ["instance", "peer time (s)", "ours / peer"]
-    assert len(ratios) == 4 and ratios["instance"].iloc[-1].startswith("geometric mean")
+    assert len(ratios) == 5 and ratios["instance"].iloc[-2].startswith("geometric mean")
+    assert ratios["instance"].iloc[-1].startswith("largest ratio")
+    fastest = pd.read_csv(rep / "tables" / "solvers_fastest_min-errors.csv")
+    assert list(fastest.columns) == ["instance", "fastest (s)", "ours / fastest other",
+                                     "peer / fastest other"]
+    assert fastest["ours / fastest other"].iloc[0].endswith(" vs peer")
+    assert "fastest other solver" in page
     t = read_table(out / "results.parquet")
     ours = t[t["algorithm_label"] == "ours"].sort_values("fold")
     peer = t[t["algorithm_label"] == "peer"].sort_values("fold")
@@ -105,6 +111,17 @@ def test_an_unknown_reference_solver_is_refused(tmp_path):
     assert r.exit_code == 2 and "reference_solver" in r.output and "peer" in r.output
 
 
+@pytest.mark.parametrize("floor", [-0.05, ".inf", True])
+def test_a_floor_that_is_no_duration_is_refused(tmp_path, floor):
+    path = _config(tmp_path, report={"min_reference_seconds": 0.05})
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        "min_reference_seconds: 0.05", f"min_reference_seconds: {str(floor).lower()}"),
+        encoding="utf-8")
+    r = CliRunner().invoke(app, ["run", str(path), "--dry-run"])
+    assert r.exit_code == 2 and "min_reference_seconds" in r.output, r.output
+    assert "Traceback" not in r.output
+
+
 def _problem(rows) -> S.Problem:
     fits = pd.DataFrame(rows, columns=["solver", "instance", "time", "solved", "limit",
                                        "status", "repeats"])
@@ -130,6 +147,55 @@ def test_timeouts_are_censored_never_dropped():
     d = S.ratio_display(p)
     assert [r[2] for r in d.rows[:3]] == ["2", "> 2.5", "< 0.5"]
     assert d.rows[3][2] == "2; 2 censored"
+
+
+def _three_solvers(rows, min_seconds=0.0) -> S.Problem:
+    p = _problem(rows)
+    return S.Problem("min-errors", p.fits, ["a", "b", "c"], "a", min_seconds=min_seconds)
+
+
+def test_each_solver_meets_the_fastest_other_solver_of_each_fit():
+    """The fastest-other table measures every solver, the reference too, against its
+    strongest rival on each instance: a rival that did not finish is passed over for one that
+    did, and only when none finished is the ratio censored (at the shortest limit)."""
+    p = _three_solvers([("a", "i1", 1.0, True, 10.0, "ok", [1.0]),
+                        ("b", "i1", 4.0, True, 10.0, "ok", [4.0]),
+                        ("c", "i1", 2.0, True, 10.0, "ok", [2.0]),
+                        ("a", "i2", 3.0, True, 10.0, "ok", [3.0]),
+                        ("b", "i2", 6.0, True, 10.0, "ok", [6.0]),
+                        ("c", "i2", None, False, 5.0, "timeout", []),
+                        ("a", "i3", 2.0, True, 10.0, "ok", [2.0]),
+                        ("b", "i3", None, False, 10.0, "timeout", []),
+                        ("c", "i3", None, False, 5.0, "timeout", [])])
+    d = S.fastest_display(p)
+    assert d.header == ["instance", "fastest (s)", "a / fastest other", "b / fastest other",
+                        "c / fastest other"]
+    assert d.rows[0] == ["i1", "1 (a)", "0.5 vs c", "4 vs a", "2 vs a"]
+    assert d.rows[1][2:] == ["0.5 vs b", "2 vs a", "> 1.67 vs a"]
+    assert d.rows[2][2:] == ["< 0.4 vs c", "> 5 vs a", "> 2.5 vs a"]
+    assert d.rows[3][2:] == ["0.5; 1 censored", "2.83; 1 censored", "2; 2 censored"]
+    assert d.rows[4][2:] == ["0.5 (0 of 2)", "4 (2 of 2)", "2 (1 of 1)"]
+    # the reference table is unchanged by the new one: b and c against a only
+    assert S.ratio_display(p).rows[2][2:] == ["> 5", "> 2.5"]
+
+
+def test_ratios_of_fits_under_the_floor_stay_in_the_rows_but_not_in_the_means():
+    rows = [("a", "i1", 0.01, True, 10.0, "ok", [0.01]),
+            ("b", "i1", 0.03, True, 10.0, "ok", [0.03]),
+            ("c", "i1", 0.02, True, 10.0, "ok", [0.02]),
+            ("a", "i2", 1.0, True, 10.0, "ok", [1.0]),
+            ("b", "i2", 0.5, True, 10.0, "ok", [0.5]),
+            ("c", "i2", 2.0, True, 10.0, "ok", [2.0])]
+    d = S.fastest_display(_three_solvers(rows, min_seconds=0.05))
+    assert d.rows[0][2:] == ["0.5 vs c", "3 vs a", "2 vs a"]  # shown all the same
+    assert d.rows[2][2:] == ["2; 1 left out (reference under 0.05 s)",
+                             "0.5; 1 left out (reference under 0.05 s)",
+                             "4; 1 left out (reference under 0.05 s)"]
+    assert d.rows[3][2:] == ["2 (1 of 1)", "0.5 (0 of 1)", "4 (1 of 1)"]
+    r = S.ratio_display(_three_solvers(rows, min_seconds=0.05))
+    assert r.rows[2][2:] == ["0.5; 1 left out (reference under 0.05 s)",
+                             "2; 1 left out (reference under 0.05 s)"]
+    assert S.ratio_display(_three_solvers(rows)).rows[2][2] == "1.22"  # no floor: both
 
 
 def test_ratio_spread_comes_from_the_repeats():
@@ -222,8 +288,8 @@ def test_no_primal_integrals_without_a_time_limit(tmp_path):
     p = _timed_problem([("a", "i1", 2.0, 10.0, "ok", False, None),
                         ("b", "i1", 1.0, 12.0, "ok", False, None)])
     assert S.primal_integrals(p, tmp_path) is None and S.primal_display(p, tmp_path) is None
-    assert [d.title for d in S._displays(p, tmp_path)] == ["par2_min-errors",
-                                                           "ratios_min-errors"]
+    assert [d.title for d in S._displays(p, tmp_path)] == [
+        "par2_min-errors", "ratios_min-errors", "fastest_min-errors"]
 
 
 def test_the_primal_table_reads_the_traces_once_for_its_three_pages(tmp_path, monkeypatch):

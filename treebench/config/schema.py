@@ -510,6 +510,11 @@ class ReportSpec(_Strict):
         "The algorithm entry's label (its `label:`, else its name) that the report's solvers "
         "section compares every other solver of the same problem with, fit by fit. Default: "
         "the first solver of each problem."))
+    min_reference_seconds: Float = Field(0.0, ge=0.0, allow_inf_nan=False, description=(
+        "The shortest time, in seconds, a reference fit (the reference solver's, or the "
+        "fastest other solver's) must take for its ratio to enter the solvers section's "
+        "geometric means and largest ratios; shorter fits stay in the rows. Timer noise "
+        "dominates a ratio of two millisecond fits: 0.05 is a common floor. Default 0."))
     figures: list[str] = Field(default_factory=lambda: ["*"], min_length=1, description=(
         "The figures the report draws, as shell-style patterns (`*`, `?`, `[...]`) on a "
         "figure's name: its file name without the dataset prefix and the extension, e.g. "
@@ -588,7 +593,8 @@ class Experiment(_Strict):
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
     report: ReportSpec = Field(ReportSpec(), description=(
-        "Report options: `reference_solver` (docs/results.md, the solvers section) and "
+        "Report options: `reference_solver` and `min_reference_seconds` (docs/results.md, the "
+        "solvers section) and "
         "`figures`, the figures drawn (docs/results.md, Choosing the figures)."))
     # reproductions: checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)

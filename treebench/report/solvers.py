@@ -32,7 +32,12 @@ dropped:
   with the quartiles of the ratios of every pair of repeats (``repeat:``) as its spread, ``>``
   or ``<`` where one side did not solve the instance (censored at its time limit), and per
   solver the geometric mean of the uncensored ratios with a 95 % bootstrap interval
-  (`scipy.stats.bootstrap`).
+  (`scipy.stats.bootstrap`) and the largest of them;
+- a per-fit ratio table of every solver against the fastest *other* solver of each instance
+  (`fastest_other`), in the same form: what a claim "faster than the fastest peer" needs.
+  ``report: {min_reference_seconds: S}`` leaves the ratios whose reference fit took under S
+  seconds out of both tables' means and largest ratios (they stay in the rows): timer noise
+  dominates a ratio of two millisecond fits.
 
 The section also shows the certificate check (`treebench.results.certificates`): a
 disagreement between proven optima is a red line. Nothing here computes a metric: times,
@@ -73,13 +78,15 @@ MIN_SECONDS = 1e-6
 class Problem:
     """One problem's comparison: ``fits`` has one row per (solver, instance) with ``time``
     (median fit seconds), ``solved``, ``limit``, ``repeats`` (list of seconds), ``status``,
-    ``gap_final``; ``solvers`` in config order; ``reference`` the ratio table's solver."""
+    ``gap_final``; ``solvers`` in config order; ``reference`` the ratio table's solver;
+    ``min_seconds`` the shortest reference time a ratio needs to enter a geometric mean."""
 
     name: str
     fits: pd.DataFrame
     solvers: list[str]
     reference: str
     notes: list[str] = field(default_factory=list)
+    min_seconds: float = 0.0
 
     @property
     def stem(self) -> str:
@@ -193,6 +200,7 @@ def _problems(results: Results) -> list[Problem]:
     if t.empty or "problem" not in t.columns:
         return []
     ref = _reference_option(results)
+    floor = _num(report_option(results, "min_reference_seconds")) or 0.0
     out = []
     for name in dict.fromkeys(str(p) for p in t["problem"].dropna()):
         if name not in PROBLEM_OBJECTIVES:
@@ -209,7 +217,7 @@ def _problems(results: Results) -> list[Problem]:
             else:
                 notes.append(f"the reference solver `{ref}` does not solve {name} here; the "
                              f"ratios are against `{reference}`, the first solver")
-        out.append(Problem(name, fits, solvers, reference, notes))
+        out.append(Problem(name, fits, solvers, reference, notes, floor))
     return out
 
 
@@ -354,32 +362,106 @@ def par2_display(p: Problem) -> Display:
 
 def ratio_display(p: Problem) -> Display:
     """One row per instance, one column per other solver: its ratio to the reference; the
-    last row: geometric means with their bootstrap intervals."""
+    last rows: geometric means with their bootstrap intervals, and the largest ratios."""
     others = [s for s in p.solvers if s != p.reference]
-    by = {(r["solver"], r["instance"]): r for r in p.fits.to_dict("records")}
-    instances = list(dict.fromkeys(p.fits["instance"]))
-    labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
-    rows, kept = [], {s: [] for s in others}
-    for inst in instances:
+    by = _by_fit(p)
+
+    def reference(solver: str, inst: str) -> dict[str, Any] | None:
+        return by.get((p.reference, inst))
+
+    def second(inst: str) -> str:
         ref = by.get((p.reference, inst))
-        row = [labels[inst], "" if ref is None or not ref["solved"] else fmt_seconds(ref["time"])]
-        for s in others:
-            r = ratio(by.get((s, inst)), ref)
-            row.append(r.text())
-            if r.value is not None and not r.censor:
-                kept[s].append(r.value)
-        rows.append(row)
-    summary = ["geometric mean (95 % bootstrap CI)", ""]
-    for s in others:
-        gm, lo, hi = geometric_mean(kept[s])
-        n_cens = sum(1 for inst in instances
-                     if ratio(by.get((s, inst)), by.get((p.reference, inst))).censor)
-        text = "" if gm is None else f"{gm:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo else "")
-        summary.append(text + (f"; {n_cens} censored" if n_cens else ""))
-    rows.append(summary)
+        return "" if ref is None or not ref["solved"] else fmt_seconds(ref["time"])
+
+    rows = _ratio_rows(p, others, reference, second, name_reference=False)
     header = ["instance", f"{p.reference} time (s)"] + [f"{s} / {p.reference}" for s in others]
     return Display(f"ratios_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
-                   [len(rows) - 1])
+                   [len(rows) - 2])
+
+
+def fastest_other(p: Problem, by: dict[tuple[str, str], dict[str, Any]], solver: str,
+                  inst: str) -> dict[str, Any] | None:
+    """The fit of ``inst`` that ``solver`` is measured against in `fastest_display`: the
+    fastest of the other solvers that solved it; when none did, the other fit with the
+    shortest time limit (the ratio is then censored at that limit); None when no other
+    solver ran it."""
+    others = [by[(o, inst)] for o in p.solvers if o != solver and (o, inst) in by]
+    solved = [r for r in others if r["solved"]]
+    if solved:
+        return min(solved, key=lambda r: r["time"])
+    limited = [r for r in others if _num(r["limit"]) is not None]
+    if limited:
+        return min(limited, key=lambda r: _num(r["limit"]))
+    return others[0] if others else None
+
+
+def fastest_display(p: Problem) -> Display:
+    """One row per instance, one column per solver: its ratio to the fastest *other* solver
+    of the instance (named in the cell), so that every solver meets its strongest rival on
+    each fit; the last rows: geometric means with their bootstrap intervals, and the largest
+    ratios."""
+    by = _by_fit(p)
+
+    def reference(solver: str, inst: str) -> dict[str, Any] | None:
+        return fastest_other(p, by, solver, inst)
+
+    def second(inst: str) -> str:
+        done = [by[(s, inst)] for s in p.solvers if (s, inst) in by and by[(s, inst)]["solved"]]
+        if not done:
+            return ""
+        best = min(done, key=lambda r: r["time"])
+        return f"{fmt_seconds(best['time'])} ({best['solver']})"
+
+    rows = _ratio_rows(p, p.solvers, reference, second, name_reference=True)
+    header = ["instance", "fastest (s)"] + [f"{s} / fastest other" for s in p.solvers]
+    return Display(f"fastest_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
+                   [len(rows) - 2])
+
+
+def _by_fit(p: Problem) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(r["solver"], r["instance"]): r for r in p.fits.to_dict("records")}
+
+
+def _ratio_rows(p: Problem, solvers: list[str], reference, second,
+                name_reference: bool) -> list[list[str]]:
+    """The rows of a ratio table: per instance its label, ``second(instance)`` and for each
+    of ``solvers`` its `ratio` to ``reference(solver, instance)`` (named when
+    ``name_reference``); then a geometric-mean row and a largest-ratio row over the uncensored
+    ratios whose reference took at least ``p.min_seconds``."""
+    by = _by_fit(p)
+    instances = list(dict.fromkeys(p.fits["instance"]))
+    labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
+    rows, kept = [], {s: [] for s in solvers}
+    censored, short = dict.fromkeys(solvers, 0), dict.fromkeys(solvers, 0)
+    for inst in instances:
+        row = [labels[inst], second(inst)]
+        for s in solvers:
+            ref = reference(s, inst)
+            r = ratio(by.get((s, inst)), ref)
+            text = r.text()
+            if name_reference and text and r.censor != "both":
+                text += f" vs {ref['solver']}"
+            row.append(text)
+            if r.censor and r.censor != "both":
+                censored[s] += 1
+            elif r.value is not None and ref["time"] < p.min_seconds:
+                short[s] += 1
+            elif r.value is not None:
+                kept[s].append(r.value)
+        rows.append(row)
+    means = ["geometric mean (95 % bootstrap CI)", ""]
+    largest = ["largest ratio (how many of those in the mean are above 1)", ""]
+    for s in solvers:
+        gm, lo, hi = geometric_mean(kept[s])
+        text = "" if gm is None else f"{gm:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo else "")
+        if censored[s]:
+            text += f"; {censored[s]} censored"
+        if short[s]:
+            text += f"; {short[s]} left out (reference under {fmt_seconds(p.min_seconds)} s)"
+        means.append(text.lstrip("; "))
+        largest.append(f"{max(kept[s]):.3g} ({sum(v > 1 for v in kept[s])} of {len(kept[s])})"
+                       if kept[s] else "")
+    return rows + [means, largest]
 
 
 def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
@@ -478,13 +560,14 @@ def _primal_display(p: Problem, directory: Path) -> Display | None:
 def _displays(p: Problem, directory: Path) -> list[Display]:
     """The section's tables of problem ``p``, in the order written."""
     primal = primal_display(p, directory)
-    return [par2_display(p)] + ([] if primal is None else [primal]) + [ratio_display(p)]
+    return ([par2_display(p)] + ([] if primal is None else [primal])
+            + [ratio_display(p), fastest_display(p)])
 
 
 def write_tables(results: Results, out: Path, formats: set[str]) -> dict[str, list[Path]]:
     """``tables/solvers_par2_<problem>.*``, ``tables/solvers_primal_<problem>.*`` (with time
-    limits) and ``tables/solvers_ratios_<problem>.*`` (csv, md) for each problem with two or
-    more solvers."""
+    limits), ``tables/solvers_ratios_<problem>.*`` and ``tables/solvers_fastest_<problem>.*``
+    (csv, md) for each problem with two or more solvers."""
     written: dict[str, list[Path]] = {}
     tdir = out / "tables"
     for p in problems(results):
@@ -569,6 +652,8 @@ def section_html(results: Results, figures: list[FigureInfo], figure_html) -> st
                      "(ratio of medians [quartiles over repeats]; &gt;/&lt;: censored at "
                      "the time limit)</summary>"
                      f'<div class="wide">{to_html(ratio_display(p))}</div></details>')
+        parts.append(f"<details><summary>{_esc(fastest_note(p))}</summary>"
+                     f'<div class="wide">{to_html(fastest_display(p))}</div></details>')
     return "\n".join(parts)
 
 
@@ -594,4 +679,14 @@ def section_markdown(results: Results, figures: list[FigureInfo], out: Path) -> 
         lines += [f"Fit time against {md_text(p.reference)}, per fit (ratio of medians [quartiles "
                   "over repeats]; > and <: censored at the time limit):", ""]
         lines += [to_markdown(ratio_display(p)), ""]
+        lines += [md_text(fastest_note(p)) + ":", "", to_markdown(fastest_display(p)), ""]
     return lines
+
+
+def fastest_note(p: Problem) -> str:
+    """The sentence above `fastest_display`."""
+    floor = (f"; the means leave out ratios whose rival took under {fmt_seconds(p.min_seconds)}"
+             " s" if p.min_seconds > 0 else "")
+    return ("Fit time against the fastest other solver of each fit (ratio of medians "
+            "[quartiles over repeats], the rival named; > and <: censored at the time limit"
+            f"{floor})")
