@@ -198,6 +198,28 @@ def test_ratios_of_fits_under_the_floor_stay_in_the_rows_but_not_in_the_means():
     assert S.ratio_display(_three_solvers(rows)).rows[2][2] == "1.22"  # no floor: both
 
 
+def test_a_fit_that_ends_past_its_time_limit_is_a_timeout():
+    """A search that looks at its clock now and then can prove its optimum a little after its
+    limit (a 60 s fit of the Quant-BnB config had repeats of 57.8 to 60.04 s, median 60.005):
+    the comparison counts it as a timeout, as the peers stopped at 60 s are, not as solved."""
+    rows = pd.DataFrame({
+        "algorithm_label": ["ours", "peer", "ours", "peer"], "dataset": ["d"] * 4,
+        "param_max_depth": [3, 3, 2, 2], "status": ["ok", "timeout", "ok", "ok"],
+        "optimal": [True, False, True, True], "fit_seconds": [60.005, 60.007, 0.5, 1.0],
+        "fit_seconds_repeats": ["[57.8, 58.9, 60.005, 60.03, 60.04]", None, "[0.5]", "[1.0]"],
+        "time_limit": [60.0] * 4, "algorithm_params": ["{}"] * 4, "problem_weight": [0.0] * 4,
+        "cell_id": ["a", "b", "c", "d"], "finished_at": [""] * 4,
+        "problem_objective": [3495.0, 3587.0, 10.0, 10.0]})
+    fits = S._fits(rows).set_index(["solver", "label"])
+    late = fits.loc[("ours", "d · d3")]
+    assert not late["solved"] and late["status"] == "timeout" and pd.isna(late["time"])
+    assert late["objective"] == 3495.0  # its tree still counts for the primal integral
+    assert fits.loc[("ours", "d · d2"), "solved"] and fits.loc[("peer", "d · d2"), "solved"]
+    p = S.Problem("min-errors", S._fits(rows), ["ours", "peer"], "peer")
+    assert S.par2(p.fits[p.fits["solver"] == "ours"]) == pytest.approx((120.0 + 0.5) / 2)
+    assert S.par2_display(p).rows[0][3] == "1"  # counted with the timeouts
+
+
 def test_ratio_spread_comes_from_the_repeats():
     r = S.ratio({"solved": True, "time": 2.0, "repeats": [1.0, 2.0, 3.0], "limit": None},
                 {"solved": True, "time": 1.0, "repeats": [1.0, 1.0, 1.0], "limit": None})

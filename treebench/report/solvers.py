@@ -5,9 +5,10 @@ solvers of the experiment solve. A *solver* is a config entry (``algorithm_label
 parameters that vary within the entry on one instance, when there are such); an *instance* is
 one fit of the problem: dataset, its fingerprint, split, fold, seed, binarization, problem
 weight and ``max_depth``. An instance is *solved* by a solver when its cell finished (status
-``ok``) and the solver did not say its tree is unproven (``optimal`` false); every other cell
-(timeout, error, crash, memory) is unsolved and is kept as a censored observation, never
-dropped:
+``ok``) within its time limit (the median fit time at most ``time_limit``) and the solver did
+not say its tree is unproven (``optimal`` false); every other cell (timeout, error, crash,
+memory) is unsolved and is kept as a censored observation, never dropped, and a fit that
+finished past its limit counts as a timeout:
 
 - a cactus plot: instances solved (y) within a time (x, log scale), one line per solver;
 - a performance profile (Dolan & Moré 2002, Math. Program. 91, §2): for each instance the
@@ -153,12 +154,14 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
     df["_solver"] = _solver_names(df, keys)
     out = []
     for r in df.to_dict("records"):
-        time = _num(r.get("fit_seconds"))
-        solved = r.get("status") == "ok" and r.get("optimal") is not False and time is not None
+        time, limit = _num(r.get("fit_seconds")), _num(r.get("time_limit"))
+        late = r.get("status") == "ok" and _over_limit(time, limit)
+        solved = (r.get("status") == "ok" and r.get("optimal") is not False and time is not None
+                  and not late)
         out.append({"solver": r["_solver"], "instance": r["_instance"],
                     "dataset": str(r.get("dataset")), "label": _instance_label(r, keys),
                     "time": max(time, MIN_SECONDS) if solved else None, "solved": solved,
-                    "limit": _num(r.get("time_limit")), "status": str(r.get("status")),
+                    "limit": limit, "status": "timeout" if late else str(r.get("status")),
                     "repeats": _repeats(r, time) if solved else [],
                     "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id")),
                     "finished_at": str(r.get("finished_at")), "seconds": time,
@@ -167,6 +170,13 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                     "trace_unit": r.get("solver_objective_kind") is not None
                     and r.get("solver_objective_kind") == r.get("problem_objective_kind")})
     return pd.DataFrame(out).drop_duplicates(["solver", "instance"], keep="last")
+
+
+def _over_limit(time: float | None, limit: float | None) -> bool:
+    """Whether a finished fit's (median) time exceeds its time limit: it then counts as a
+    timeout, whatever it returned, as a solver competition counts a run past its limit (a
+    search that looks at its clock now and then can end a little after the limit)."""
+    return time is not None and limit is not None and time > limit
 
 
 def _instance_label(r: dict[str, Any], keys: list[str]) -> str:
