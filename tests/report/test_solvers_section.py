@@ -179,6 +179,30 @@ def test_each_solver_meets_the_fastest_other_solver_of_each_fit():
     assert S.ratio_display(p).rows[2][2:] == ["> 5", "> 2.5"]
 
 
+def test_the_rivals_option_measures_every_solver_against_the_named_entries_only():
+    """With two solvers of one's own (a, b) and one peer (c), `rivals: [c]` measures a and b
+    against c alone, and c against nobody; a solver named with its varying parameter is the
+    rival its entry names."""
+    rows = [("a", "i1", 1.0, True, 10.0, "ok", [1.0]),
+            ("b", "i1", 0.5, True, 10.0, "ok", [0.5]),
+            ("c (k=2)", "i1", 4.0, True, 10.0, "ok", [4.0])]
+    base = _problem(rows)
+    p = S.Problem("min-errors", base.fits, ["a", "b", "c (k=2)"], "a", rivals=["c"])
+    d = S.fastest_display(p)
+    assert d.header[1:] == ["fastest rival (s)", "a / fastest rival", "b / fastest rival",
+                            "c (k=2) / fastest rival"]
+    assert d.rows[0][1:] == ["4 (c (k=2))", "0.25 vs c (k=2)", "0.125 vs c (k=2)", ""]
+    assert "among c" in S.fastest_note(p)
+    everyone = S.fastest_display(S.Problem("min-errors", base.fits, ["a", "b", "c (k=2)"], "a"))
+    assert everyone.rows[0][2:] == ["2 vs b", "0.5 vs a", "8 vs b"]
+
+
+def test_an_unknown_rival_is_refused(tmp_path):
+    r = CliRunner().invoke(app, ["run", str(_config(tmp_path, report={
+        "rivals": ["peer", "ours2"]})), "--dry-run"])
+    assert r.exit_code == 2 and "report.rivals names `ours2`" in r.output, r.output
+
+
 def test_ratios_of_fits_under_the_floor_stay_in_the_rows_but_not_in_the_means():
     rows = [("a", "i1", 0.01, True, 10.0, "ok", [0.01]),
             ("b", "i1", 0.03, True, 10.0, "ok", [0.03]),

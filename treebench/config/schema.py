@@ -515,6 +515,11 @@ class ReportSpec(_Strict):
         "fastest other solver's) must take for its ratio to enter the solvers section's "
         "geometric means and largest ratios; shorter fits stay in the rows. Timer noise "
         "dominates a ratio of two millisecond fits: 0.05 is a common floor. Default 0."))
+    rivals: list[str] | None = Field(None, min_length=1, description=(
+        "The algorithm entries' labels the solvers section's fastest-rival table measures "
+        "every solver against: on each fit, the fastest of these other than the solver "
+        "itself (e.g. the peers, when an experiment runs several solvers of its own). "
+        "Default: every solver of the problem."))
     figures: list[str] = Field(default_factory=lambda: ["*"], min_length=1, description=(
         "The figures the report draws, as shell-style patterns (`*`, `?`, `[...]`) on a "
         "figure's name: its file name without the dataset prefix and the extension, e.g. "
@@ -593,9 +598,9 @@ class Experiment(_Strict):
     execution: ExecutionSpec = ExecutionSpec()
     costs: CostsSpec = CostsSpec()
     report: ReportSpec = Field(ReportSpec(), description=(
-        "Report options: `reference_solver` and `min_reference_seconds` (docs/results.md, the "
-        "solvers section) and "
-        "`figures`, the figures drawn (docs/results.md, Choosing the figures)."))
+        "Report options: `reference_solver`, `rivals` and `min_reference_seconds` "
+        "(docs/results.md, the solvers section) and `figures`, the figures drawn "
+        "(docs/results.md, Choosing the figures)."))
     # reproductions: checked claims, named partial overrides, the profile applied
     expect: list[Expectation] = Field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -657,6 +662,11 @@ class Experiment(_Strict):
         if ref is not None and ref not in labels:
             raise ValueError(f"report.reference_solver `{ref}` is no algorithm entry's label"
                              f"{did_you_mean(ref, labels)}; give one of {', '.join(labels)}")
+        for rival in self.report.rivals or []:
+            if rival not in labels:
+                raise ValueError(f"report.rivals names `{rival}`, no algorithm entry's label"
+                                 f"{did_you_mean(rival, labels)}; give labels of "
+                                 f"{', '.join(labels)}")
         return self
 
     def dataset_names(self) -> list[str]:

@@ -36,7 +36,8 @@ finished past its limit counts as a timeout:
   (`scipy.stats.bootstrap`) and the largest of them;
 - a per-fit ratio table of every solver against the fastest *other* solver of each instance
   (`fastest_other`), in the same form: what a claim "faster than the fastest peer" needs.
-  ``report: {min_reference_seconds: S}`` leaves the ratios whose reference fit took under S
+  ``report: {rivals: [LABEL, ...]}`` restricts the rivals to those entries (the peers, when
+  the experiment holds several solvers of one's own); ``report: {min_reference_seconds: S}`` leaves the ratios whose reference fit took under S
   seconds out of both tables' means and largest ratios (they stay in the rows): timer noise
   dominates a ratio of two millisecond fits.
 
@@ -80,7 +81,8 @@ class Problem:
     """One problem's comparison: ``fits`` has one row per (solver, instance) with ``time``
     (median fit seconds), ``solved``, ``limit``, ``repeats`` (list of seconds), ``status``,
     ``gap_final``; ``solvers`` in config order; ``reference`` the ratio table's solver;
-    ``min_seconds`` the shortest reference time a ratio needs to enter a geometric mean."""
+    ``min_seconds`` the shortest reference time a ratio needs to enter a geometric mean;
+    ``rivals`` the entries' labels the fastest-rival table measures against (None: all)."""
 
     name: str
     fits: pd.DataFrame
@@ -88,6 +90,12 @@ class Problem:
     reference: str
     notes: list[str] = field(default_factory=list)
     min_seconds: float = 0.0
+    rivals: list[str] | None = None
+
+    def is_rival(self, solver: str) -> bool:
+        """Whether ``solver`` (a label, or ``label (param=value)``) is one of ``rivals``."""
+        return self.rivals is None or any(solver == r or solver.startswith(r + " (")
+                                          for r in self.rivals)
 
     @property
     def stem(self) -> str:
@@ -211,6 +219,8 @@ def _problems(results: Results) -> list[Problem]:
         return []
     ref = _reference_option(results)
     floor = _num(report_option(results, "min_reference_seconds")) or 0.0
+    rivals = report_option(results, "rivals")
+    rivals = [str(r) for r in rivals] if isinstance(rivals, list) and rivals else None
     out = []
     for name in dict.fromkeys(str(p) for p in t["problem"].dropna()):
         if name not in PROBLEM_OBJECTIVES:
@@ -227,7 +237,7 @@ def _problems(results: Results) -> list[Problem]:
             else:
                 notes.append(f"the reference solver `{ref}` does not solve {name} here; the "
                              f"ratios are against `{reference}`, the first solver")
-        out.append(Problem(name, fits, solvers, reference, notes, floor))
+        out.append(Problem(name, fits, solvers, reference, notes, floor, rivals))
     return out
 
 
@@ -392,10 +402,11 @@ def ratio_display(p: Problem) -> Display:
 def fastest_other(p: Problem, by: dict[tuple[str, str], dict[str, Any]], solver: str,
                   inst: str) -> dict[str, Any] | None:
     """The fit of ``inst`` that ``solver`` is measured against in `fastest_display`: the
-    fastest of the other solvers that solved it; when none did, the other fit with the
-    shortest time limit (the ratio is then censored at that limit); None when no other
-    solver ran it."""
-    others = [by[(o, inst)] for o in p.solvers if o != solver and (o, inst) in by]
+    fastest of the other solvers (of ``p.rivals`` when given) that solved it; when none did,
+    the other fit with the shortest time limit (the ratio is then censored at that limit);
+    None when no other solver ran it."""
+    others = [by[(o, inst)] for o in p.solvers
+              if o != solver and p.is_rival(o) and (o, inst) in by]
     solved = [r for r in others if r["solved"]]
     if solved:
         return min(solved, key=lambda r: r["time"])
@@ -416,14 +427,17 @@ def fastest_display(p: Problem) -> Display:
         return fastest_other(p, by, solver, inst)
 
     def second(inst: str) -> str:
-        done = [by[(s, inst)] for s in p.solvers if (s, inst) in by and by[(s, inst)]["solved"]]
+        done = [by[(s, inst)] for s in p.solvers
+                if p.is_rival(s) and (s, inst) in by and by[(s, inst)]["solved"]]
         if not done:
             return ""
         best = min(done, key=lambda r: r["time"])
         return f"{fmt_seconds(best['time'])} ({best['solver']})"
 
     rows = _ratio_rows(p, p.solvers, reference, second, name_reference=True)
-    header = ["instance", "fastest (s)"] + [f"{s} / fastest other" for s in p.solvers]
+    word = "fastest other" if p.rivals is None else "fastest rival"
+    header = ["instance", "fastest (s)" if p.rivals is None else "fastest rival (s)"] + [
+        f"{s} / {word}" for s in p.solvers]
     return Display(f"fastest_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
                    [len(rows) - 2])
 
@@ -697,6 +711,8 @@ def fastest_note(p: Problem) -> str:
     """The sentence above `fastest_display`."""
     floor = (f"; the means leave out ratios whose rival took under {fmt_seconds(p.min_seconds)}"
              " s" if p.min_seconds > 0 else "")
-    return ("Fit time against the fastest other solver of each fit (ratio of medians "
+    whom = ("the fastest other solver" if p.rivals is None else
+            "the fastest other solver among " + ", ".join(p.rivals))
+    return (f"Fit time against {whom} of each fit (ratio of medians "
             "[quartiles over repeats], the rival named; > and <: censored at the time limit"
             f"{floor})")
