@@ -257,8 +257,10 @@ def _print_summary(s) -> None:
     for status, message, n in getattr(s, "failures", [])[:8]:
         typer.echo(f"{status}: {n} cell(s): {message or '(no message)'}", err=True)
     if len(getattr(s, "failures", [])) > 8:
+        rest = list(dict.fromkeys(status for status, _, _ in s.failures[8:]))
+        flags = " ".join(f"--status {status}" for status in rest)
         typer.echo(f"... and {len(s.failures) - 8} other kind(s) of failure; `treebench cells "
-                   f"{s.out} --status error` lists the cells.", err=True)
+                   f"{s.out} {flags}` lists the cells.", err=True)
     if s.tables:
         typer.echo(f"results: {s.tables[0]} and {s.tables[1].name}")
     if s.report_dir:

@@ -78,6 +78,22 @@ def test_the_summary_prints_each_warning_once_with_its_cells(capsys, tmp_path):
     assert any(line.startswith("... and 2 other warning(s)") for line in out)
 
 
+def test_the_summary_names_the_statuses_of_the_failures_it_leaves_out(capsys, tmp_path):
+    """Past eight kinds of failure the summary points to `treebench cells` with the statuses
+    of the kinds it did not print (a run with eight kinds of timeout and one of memory once
+    pointed to `--status error`, which lists nothing)."""
+    from treebench.cli import _print_summary
+    from treebench.execute.plan_cache import RunSummary
+
+    s = RunSummary(experiment="e", out=tmp_path, n_cells=10, n_ran=10)
+    s.failures = [("timeout", f"`l{i}` stopped at its time budget", 1) for i in range(8)]
+    s.failures += [("oom", "killed above 4000 MB", 2), ("timeout", "`m` stopped", 1)]
+    _print_summary(s)
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == (f"... and 2 other kind(s) of failure; `treebench cells {tmp_path} "
+                       "--status oom --status timeout` lists the cells.")
+
+
 def test_warnings_column_keeps_distinct_first_lines_in_order_and_bounded():
     def msg(text, cat=UserWarning):
         return warnings.WarningMessage(text, cat, "f.py", 1)
