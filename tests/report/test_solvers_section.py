@@ -197,6 +197,26 @@ def test_the_rivals_option_measures_every_solver_against_the_named_entries_only(
     assert everyone.rows[0][2:] == ["2 vs b", "0.5 vs a", "8 vs b"]
 
 
+def test_the_ratio_tables_summarise_each_depth_when_there_are_several():
+    p = _problem([("a", "i1", 1.0, True, 10.0, "ok", [1.0]),
+                  ("b", "i1", 2.0, True, 10.0, "ok", [2.0]),
+                  ("a", "i2", 1.0, True, 10.0, "ok", [1.0]),
+                  ("b", "i2", 8.0, True, 10.0, "ok", [8.0]),
+                  ("a", "i3", 1.0, True, 10.0, "ok", [1.0]),
+                  ("b", "i3", 0.5, True, 10.0, "ok", [0.5])])
+    p.fits["depth"] = [2, 2, 3, 3, 3, 3]
+    d = S.ratio_display(p)
+    assert [r[0] for r in d.rows[3:]] == [
+        "geometric mean (95 % bootstrap CI)",
+        "largest ratio (how many of those in the mean are above 1)",
+        "max_depth 2: geometric mean [95 % CI]; largest (fits)",
+        "max_depth 3: geometric mean [95 % CI]; largest (fits)"]
+    assert d.rows[5][2] == "2; 2 (1)" and d.rows[6][2] == "2; 8 (2)"
+    assert d.group_starts == [3]
+    p.fits["depth"] = 3
+    assert len(S.ratio_display(p).rows) == 5  # one depth: no rows of its own
+
+
 def test_an_unknown_rival_is_refused(tmp_path):
     r = CliRunner().invoke(app, ["run", str(_config(tmp_path, report={
         "rivals": ["peer", "ours2"]})), "--dry-run"])

@@ -39,7 +39,8 @@ finished past its limit counts as a timeout:
   ``report: {rivals: [LABEL, ...]}`` restricts the rivals to those entries (the peers, when
   the experiment holds several solvers of one's own); ``report: {min_reference_seconds: S}`` leaves the ratios whose reference fit took under S
   seconds out of both tables' means and largest ratios (they stay in the rows): timer noise
-  dominates a ratio of two millisecond fits.
+  dominates a ratio of two millisecond fits. When the instances have several ``max_depth``,
+  both tables add the mean and the largest ratio of each depth.
 
 The section also shows the certificate check (`treebench.results.certificates`): a
 disagreement between proven optima is a red line. Nothing here computes a metric: times,
@@ -168,6 +169,7 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                   and not late)
         out.append({"solver": r["_solver"], "instance": r["_instance"],
                     "dataset": str(r.get("dataset")), "label": _instance_label(r, keys),
+                    "depth": normalize_value(r.get("param_max_depth")),
                     "time": max(time, MIN_SECONDS) if solved else None, "solved": solved,
                     "limit": limit, "status": "timeout" if late else str(r.get("status")),
                     "repeats": _repeats(r, time) if solved else [],
@@ -393,10 +395,10 @@ def ratio_display(p: Problem) -> Display:
         ref = by.get((p.reference, inst))
         return "" if ref is None or not ref["solved"] else fmt_seconds(ref["time"])
 
-    rows = _ratio_rows(p, others, reference, second, name_reference=False)
+    rows, first = _ratio_rows(p, others, reference, second, name_reference=False)
     header = ["instance", f"{p.reference} time (s)"] + [f"{s} / {p.reference}" for s in others]
     return Display(f"ratios_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
-                   [len(rows) - 2])
+                   [first])
 
 
 def fastest_other(p: Problem, by: dict[tuple[str, str], dict[str, Any]], solver: str,
@@ -434,12 +436,12 @@ def fastest_display(p: Problem) -> Display:
         best = min(done, key=lambda r: r["time"])
         return f"{fmt_seconds(best['time'])} ({best['solver']})"
 
-    rows = _ratio_rows(p, p.solvers, reference, second, name_reference=True)
+    rows, first = _ratio_rows(p, p.solvers, reference, second, name_reference=True)
     word = "fastest other" if p.rivals is None else "fastest rival"
     header = ["instance", "fastest (s)" if p.rivals is None else "fastest rival (s)"] + [
         f"{s} / {word}" for s in p.solvers]
     return Display(f"fastest_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
-                   [len(rows) - 2])
+                   [first])
 
 
 def _by_fit(p: Problem) -> dict[tuple[str, str], dict[str, Any]]:
@@ -447,16 +449,20 @@ def _by_fit(p: Problem) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _ratio_rows(p: Problem, solvers: list[str], reference, second,
-                name_reference: bool) -> list[list[str]]:
-    """The rows of a ratio table: per instance its label, ``second(instance)`` and for each
-    of ``solvers`` its `ratio` to ``reference(solver, instance)`` (named when
-    ``name_reference``); then a geometric-mean row and a largest-ratio row over the uncensored
-    ratios whose reference took at least ``p.min_seconds``."""
+                name_reference: bool) -> tuple[list[list[str]], int]:
+    """The rows of a ratio table and the index of its first summary row: per instance its
+    label, ``second(instance)`` and for each of ``solvers`` its `ratio` to
+    ``reference(solver, instance)`` (named when ``name_reference``); then a geometric-mean row
+    and a largest-ratio row over the uncensored ratios whose reference took at least
+    ``p.min_seconds``, and, when the instances have several ``max_depth``, one such row per
+    depth."""
     by = _by_fit(p)
     instances = list(dict.fromkeys(p.fits["instance"]))
     labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
+    depths = (dict(zip(p.fits["instance"], p.fits["depth"], strict=True))
+              if "depth" in p.fits.columns else {})
     rows, kept = [], {s: [] for s in solvers}
-    censored, short = dict.fromkeys(solvers, 0), dict.fromkeys(solvers, 0)
+    counts = {"censored": dict.fromkeys(solvers, 0), "short": dict.fromkeys(solvers, 0)}
     for inst in instances:
         row = [labels[inst], second(inst)]
         for s in solvers:
@@ -467,25 +473,46 @@ def _ratio_rows(p: Problem, solvers: list[str], reference, second,
                 text += f" vs {ref['solver']}"
             row.append(text)
             if r.censor and r.censor != "both":
-                censored[s] += 1
+                counts["censored"][s] += 1
             elif r.value is not None and ref["time"] < p.min_seconds:
-                short[s] += 1
+                counts["short"][s] += 1
             elif r.value is not None:
-                kept[s].append(r.value)
+                kept[s].append((depths.get(inst), r.value))
         rows.append(row)
+    return rows + _summary_rows(p, solvers, kept, counts), len(rows)
+
+
+def _summary_rows(p: Problem, solvers: list[str], kept: dict[str, list[tuple[Any, float]]],
+                  counts: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The geometric-mean and largest-ratio rows of `_ratio_rows` (``kept``: per solver its
+    (depth, ratio) pairs in the means), then one row per depth when there are several."""
     means = ["geometric mean (95 % bootstrap CI)", ""]
     largest = ["largest ratio (how many of those in the mean are above 1)", ""]
     for s in solvers:
-        gm, lo, hi = geometric_mean(kept[s])
-        text = "" if gm is None else f"{gm:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo else "")
-        if censored[s]:
-            text += f"; {censored[s]} censored"
-        if short[s]:
-            text += f"; {short[s]} left out (reference under {fmt_seconds(p.min_seconds)} s)"
+        vals = [v for _, v in kept[s]]
+        text = _mean_text(vals)
+        if counts["censored"][s]:
+            text += f"; {counts['censored'][s]} censored"
+        if counts["short"][s]:
+            text += (f"; {counts['short'][s]} left out (reference under "
+                     f"{fmt_seconds(p.min_seconds)} s)")
         means.append(text.lstrip("; "))
-        largest.append(f"{max(kept[s]):.3g} ({sum(v > 1 for v in kept[s])} of {len(kept[s])})"
-                       if kept[s] else "")
-    return rows + [means, largest]
+        largest.append(f"{max(vals):.3g} ({sum(v > 1 for v in vals)} of {len(vals)})"
+                       if vals else "")
+    out = [means, largest]
+    depths = sorted({d for s in solvers for d, _ in kept[s] if d is not None})
+    for d in depths if len(depths) > 1 else []:
+        row = [f"max_depth {d}: geometric mean [95 % CI]; largest (fits)", ""]
+        for s in solvers:
+            vals = [v for dd, v in kept[s] if dd == d]
+            row.append(f"{_mean_text(vals)}; {max(vals):.3g} ({len(vals)})" if vals else "")
+        out.append(row)
+    return out
+
+
+def _mean_text(values: list[float]) -> str:
+    gm, lo, hi = geometric_mean(values)
+    return "" if gm is None else f"{gm:.3g}" + (f" [{lo:.3g}, {hi:.3g}]" if lo else "")
 
 
 def read_traces(directory: Path, cells: list[str]) -> dict[str, np.ndarray]:
