@@ -656,16 +656,15 @@ class Experiment(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _reference_solver(self) -> Experiment:
+    def _report_labels(self) -> Experiment:
         ref = self.report.reference_solver
         labels = [a.label or a.name for a in self.algorithms]
-        if ref is not None and ref not in labels:
-            raise ValueError(f"report.reference_solver `{ref}` is no algorithm entry's label"
-                             f"{did_you_mean(ref, labels)}; give one of {', '.join(labels)}")
-        for rival in self.report.rivals or []:
-            if rival not in labels:
-                raise ValueError(f"report.rivals names `{rival}`, no algorithm entry's label"
-                                 f"{did_you_mean(rival, labels)}; give labels of "
+        named = [("report.reference_solver", ref)] if ref is not None else []
+        named += [("report.rivals", rival) for rival in self.report.rivals or []]
+        for key, name in named:
+            if name not in labels:
+                raise ValueError(f"{key} names `{name}`, no algorithm entry's label"
+                                 f"{did_you_mean(name, labels)}; give one of "
                                  f"{', '.join(labels)}")
         return self
 

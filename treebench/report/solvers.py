@@ -37,9 +37,10 @@ finished past its limit counts as a timeout:
 - a per-fit ratio table of every solver against the fastest *other* solver of each instance
   (`fastest_other`), in the same form: what a claim "faster than the fastest peer" needs.
   ``report: {rivals: [LABEL, ...]}`` restricts the rivals to those entries (the peers, when
-  the experiment holds several solvers of one's own); ``report: {min_reference_seconds: S}`` leaves the ratios whose reference fit took under S
-  seconds out of both tables' means and largest ratios (they stay in the rows): timer noise
-  dominates a ratio of two millisecond fits. When the instances have several ``max_depth``,
+  the experiment holds several solvers of one's own); ``report: {min_reference_seconds: S}``
+  leaves the ratios whose reference fit took under S seconds out of both tables' means and
+  largest ratios (they stay in the rows): timer noise dominates a ratio of two millisecond
+  fits. When the instances have several ``max_depth``,
   both tables add the mean and the largest ratio of each depth.
 
 The section also shows the certificate check (`treebench.results.certificates`): a
@@ -95,8 +96,7 @@ class Problem:
 
     def is_rival(self, solver: str) -> bool:
         """Whether ``solver`` (a label, or ``label (param=value)``) is one of ``rivals``."""
-        return self.rivals is None or any(solver == r or solver.startswith(r + " (")
-                                          for r in self.rivals)
+        return self.rivals is None or any(_of_entry(solver, r) for r in self.rivals)
 
     @property
     def stem(self) -> str:
@@ -257,10 +257,16 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     longest_first = sorted(order, key=len, reverse=True)
 
     def entry(solver: str) -> int:
-        return next((order[label] for label in longest_first
-                     if solver == label or solver.startswith(label + " (")), len(order))
+        return next((order[label] for label in longest_first if _of_entry(solver, label)),
+                    len(order))
 
     return sorted(solvers, key=entry)  # stable: ties keep the order given
+
+
+def _of_entry(solver: str, label: str) -> bool:
+    """Whether ``solver`` (`_solver_names`: a label, or ``label (param=value, ...)``) is of
+    the algorithm entry labelled ``label``."""
+    return solver == label or solver.startswith(label + " (")
 
 
 def _reference_option(results: Results) -> str | None:
@@ -395,7 +401,7 @@ def ratio_display(p: Problem) -> Display:
         ref = by.get((p.reference, inst))
         return "" if ref is None or not ref["solved"] else fmt_seconds(ref["time"])
 
-    rows, first = _ratio_rows(p, others, reference, second, name_reference=False)
+    rows, first = _ratio_rows(p, by, others, (reference, second), name_reference=False)
     header = ["instance", f"{p.reference} time (s)"] + [f"{s} / {p.reference}" for s in others]
     return Display(f"ratios_{slug(p.name)}", header, rows, ["l"] + ["r"] * (len(header) - 1),
                    [first])
@@ -436,7 +442,7 @@ def fastest_display(p: Problem) -> Display:
         best = min(done, key=lambda r: r["time"])
         return f"{fmt_seconds(best['time'])} ({best['solver']})"
 
-    rows, first = _ratio_rows(p, p.solvers, reference, second, name_reference=True)
+    rows, first = _ratio_rows(p, by, p.solvers, (reference, second), name_reference=True)
     word = "fastest other" if p.rivals is None else "fastest rival"
     header = ["instance", "fastest (s)" if p.rivals is None else "fastest rival (s)"] + [
         f"{s} / {word}" for s in p.solvers]
@@ -448,15 +454,16 @@ def _by_fit(p: Problem) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["solver"], r["instance"]): r for r in p.fits.to_dict("records")}
 
 
-def _ratio_rows(p: Problem, solvers: list[str], reference, second,
-                name_reference: bool) -> tuple[list[list[str]], int]:
-    """The rows of a ratio table and the index of its first summary row: per instance its
-    label, ``second(instance)`` and for each of ``solvers`` its `ratio` to
+def _ratio_rows(p: Problem, by: dict[tuple[str, str], dict[str, Any]], solvers: list[str],
+                columns, name_reference: bool) -> tuple[list[list[str]], int]:
+    """The rows of a ratio table and the index of its first summary row. ``by`` is
+    `_by_fit`; ``columns`` is ``(reference, second)``: per instance its label,
+    ``second(instance)`` and for each of ``solvers`` its `ratio` to
     ``reference(solver, instance)`` (named when ``name_reference``); then a geometric-mean row
     and a largest-ratio row over the uncensored ratios whose reference took at least
     ``p.min_seconds``, and, when the instances have several ``max_depth``, one such row per
     depth."""
-    by = _by_fit(p)
+    reference, second = columns
     instances = list(dict.fromkeys(p.fits["instance"]))
     labels = dict(zip(p.fits["instance"], p.fits["label"], strict=True))
     depths = (dict(zip(p.fits["instance"], p.fits["depth"], strict=True))
