@@ -598,35 +598,40 @@ REPORT_HINT = "wait for it to finish, then write the report."
 NO_FIGURES = "no-figures"
 
 
-def stamp_formats(formats, figures: bool = True) -> tuple[str, ...]:
-    """What a report's stamp records of how it was asked for: its formats, and `NO_FIGURES`
-    when it was written without figures."""
-    return tuple(formats) + (() if figures else (NO_FIGURES,))
+def stamp_formats(formats, figures: bool = True, options=None) -> tuple[str, ...]:
+    """What a report's stamp records of how it was asked for: its formats, `NO_FIGURES` when
+    it was written without figures, and ``key=value`` for each report option given on the
+    command line (``options``: None values are not given; such a report is not the run's, see
+    `treebench.execute.plan_cache.report_current`)."""
+    given = sorted(f"{k}={v}" for k, v in (options or {}).items() if v is not None)
+    return tuple(formats) + (() if figures else (NO_FIGURES,)) + tuple(given)
 
 
 def write_report(results_dir: str | Path, out: str | Path | None = None,
                  formats=("html", "md", "csv", "latex"), *, keep_current: bool = True,
-                 figures: bool = True) -> Path:
+                 figures: bool = True, options=None) -> Path:
     """Write the report of a results directory (its figures unless ``figures`` is False: the
-    tables and pages alone, without matplotlib); returns the report folder. With
-    ``keep_current``, a report in the default folder that is current
+    tables and pages alone, without matplotlib; ``options``: report options over the run's,
+    `treebench.report.write_report`); returns the report folder. With ``keep_current``, a
+    report in the default folder that is current
     (`treebench.execute.plan_cache.report_unchanged`) and was asked for alike is kept as it
     is; the command line asks that before it imports this module and passes False."""
     results_dir = Path(results_dir)
     target = Path(out) if out is not None else results_dir / "report"
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
+    stamp = stamp_formats(formats, figures, options)
     with lock_results(results_dir, hint=REPORT_HINT, optional=True), \
             _out_lock(target, out is not None):  # never beside a run's writes, or a report's
-        if keep_current and out is None and report_unchanged(
-                results_dir, stamp_formats(formats, figures)):
+        if keep_current and out is None and report_unchanged(results_dir, stamp):
             return target
         try:
-            report.write_report(results_dir, target, formats=tuple(formats), figures=figures)
+            report.write_report(results_dir, target, formats=tuple(formats), figures=figures,
+                                options=options)
         except OSError as exc:
             raise report_write_error(target, results_dir, exc) from None
         if out is None:
-            _stamp_report(results_dir, stamp_formats(formats, figures))
+            _stamp_report(results_dir, stamp)
     return target
 
 
@@ -694,18 +699,24 @@ def report_tree(root: str | Path, out: str | Path | None = None,
 
 def report_results(results_dir: str | Path, out: str | Path | None = None,
                    formats=("html", "md", "csv", "latex"), *, keep_current: bool = True,
-                   figures: bool = True) -> Path:
-    """The report of a results directory (`write_report`) or of a folder of them
-    (`report_tree`), with figures unless ``figures`` is False; returns the page to open
+                   figures: bool = True, options=None) -> Path:
+    """The report of a results directory (`write_report`, with the report ``options`` given)
+    or of a folder of them (`report_tree`; options name one experiment's solvers, so they
+    are refused there), with figures unless ``figures`` is False; returns the page to open
     (`treebench.api_light.report_page`). Raises
     `UserError` for a folder with no results, naming the run that is writing its first cells."""
     results_dir = Path(results_dir)
     fmts = list(formats)
     if (results_dir / "results.parquet").is_file() or (results_dir / "cells").is_dir():
         written = write_report(results_dir, out, formats=fmts, keep_current=keep_current,
-                               figures=figures)
+                               figures=figures, options=options)
         return report_page(written, fmts, False)
     if results_dir.is_dir() and experiment_dirs(results_dir):
+        flags = [f for k, f in report.OPTION_FLAGS.items() if (options or {}).get(k) is not None]
+        if flags:
+            raise UserError(f"{results_dir} is a folder of experiments' results, and "
+                            f"{flags[0]} names the solvers of one experiment; give that "
+                            f"experiment's results folder.")
         return report_page(report_tree(results_dir, out, formats=fmts, figures=figures), fmts,
                            True)
     writers = holders(results_dir / LOCK_NAME)

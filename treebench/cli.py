@@ -460,12 +460,16 @@ def report(
     out_text: Annotated[str | None, typer.Option("--out", "-o", help="Report directory (default: RESULTS_DIR/report).")] = None,
     format: Annotated[str, typer.Option("--format", help="Comma-separated formats: html, md, csv, latex; add svg for SVG figures beside the PNGs.")] = "html,md,csv,latex",
     figures: Annotated[bool, typer.Option("--figures/--no-figures", help="Draw the figures (most of a report's time); --no-figures writes the tables and pages alone and leaves the figures/ folder of an earlier report as it was.")] = True,
+    reference_solver: Annotated[str | None, typer.Option("--reference-solver", help="The solvers section's reference: an algorithm entry's label (overrides the config's report.reference_solver for this report).")] = None,
+    rivals: Annotated[str | None, typer.Option("--rivals", help="Comma-separated entry labels the fastest-rival table measures against (overrides report.rivals).")] = None,
+    min_reference_seconds: Annotated[float | None, typer.Option("--min-reference-seconds", help="Ratios whose reference fit took less than this many seconds stay out of the means (overrides report.min_reference_seconds).")] = None,
 ) -> None:
     """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html.
 
     Given a folder of experiments (``results/`` with ``results/<experiment>/``), write each
     experiment's report, a top-level index.html and, when datasets repeat across experiments,
-    a cross-experiment summary table."""
+    a cross-experiment summary table. The solvers section's options (reference solver, rivals,
+    floor) are the config's as its run recorded them unless given here."""
     with _user_errors():
         from treebench import api_light
 
@@ -477,8 +481,10 @@ def report(
                             "RESULTS_DIR/report).")
         out = Path(out_text) if out_text is not None else None
         fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
+        options = {"reference_solver": reference_solver, "rivals": _label_list(rivals),
+                   "min_reference_seconds": min_reference_seconds}
         if out is None and api_light.report_unchanged(
-                results_dir, api_light.stamp_formats(fmts, figures)):
+                results_dir, api_light.stamp_formats(fmts, figures, options)):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
                        f"(unchanged: written from these cells, in these formats, by this version)")
             return
@@ -486,8 +492,22 @@ def report(
             typer.echo(f"note: {note}")
         # the current report was looked for above: its own check would read the folder again
         target = api_light.report_results(results_dir, out, fmts, keep_current=False,
-                                          figures=figures)
+                                          figures=figures, options=options)
     typer.echo(f"report: {target}")
+
+
+def _label_list(text: str | None) -> list[str] | None:
+    """``--rivals a,b`` as a list of labels (None when not given); an empty label is a
+    `UserError`."""
+    if text is None:
+        return None
+    from treebench.errors import UserError
+
+    labels = [part.strip() for part in text.split(",")]
+    if not all(labels):
+        raise UserError(f"--rivals has an empty label ({text!r}); give entry labels separated "
+                        f"by commas.")
+    return labels
 
 
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values; quotes keep spaces and commas in a value: \"label='CART, deep'\".")]

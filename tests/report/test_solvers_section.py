@@ -372,3 +372,70 @@ def test_the_primal_table_reads_the_traces_once_for_its_three_pages(tmp_path, mo
     assert S.primal_display(again, tmp_path).rows == first.rows and len(reads) == 2
     S.primal_display(again, tmp_path / "elsewhere")
     assert len(reads) == 3
+
+
+def _own_pair(tmp_path):
+    """A run of two of treebench's solvers of one problem (no peer needed)."""
+    algs = [{"name": "topk", "label": "a", "objective": "min-errors-then-nodes",
+             "params": {"max_depth": 2}},
+            {"name": "gosdt", "label": "b", "objective": "min-errors-then-nodes",
+             "params": {"max_depth": 2}}]
+    cfg = tiny_config(split={"kind": "kfold", "n_splits": 2}, algorithms=algs,
+                      binarization={"method": "quantile", "params": {"max_splits": 2}},
+                      limits={"time": 30}, report={"figures": ["none"]})
+    path = tmp_path / "pair.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    return path, out
+
+
+def _headers(out):
+    tables = out / "report" / "tables"
+    return (list(pd.read_csv(tables / "solvers_ratios_min-errors-then-nodes.csv").columns),
+            list(pd.read_csv(tables / "solvers_fastest_min-errors-then-nodes.csv").columns))
+
+
+def test_the_report_command_overrides_the_solvers_options_for_one_report(tmp_path):
+    """`treebench report --reference-solver/--rivals/--min-reference-seconds` replace the
+    options the run recorded for that report; the next report without them, and the next run
+    that has nothing to do, write the run's report again."""
+    path, out = _own_pair(tmp_path)
+    runs = CliRunner()
+    assert _headers(out)[0] == ["instance", "a time (s)", "b / a"]
+    r = runs.invoke(app, ["report", str(out), "--no-figures", "--reference-solver", "b",
+                          "--rivals", "a", "--min-reference-seconds", "0.5"])
+    assert r.exit_code == 0, r.output
+    ratios, fastest = _headers(out)
+    assert ratios == ["instance", "b time (s)", "a / b"]
+    assert fastest == ["instance", "fastest rival (s)", "a / fastest rival",
+                       "b / fastest rival"]
+    mean = pd.read_csv(out / "report" / "tables" / "solvers_ratios_min-errors-then-nodes.csv")
+    assert "left out (reference under 0.5 s)" in mean["a / b"].iloc[2]  # iris fits: < 0.5 s
+    again = runs.invoke(app, ["report", str(out), "--no-figures", "--reference-solver", "b",
+                              "--rivals", "a", "--min-reference-seconds", "0.5"])
+    assert "unchanged" in again.output  # asked alike: kept
+    r = runs.invoke(app, ["report", str(out), "--no-figures"])
+    assert r.exit_code == 0 and "unchanged" not in r.output, r.output
+    assert _headers(out)[0] == ["instance", "a time (s)", "b / a"]
+    runs.invoke(app, ["report", str(out), "--no-figures", "--reference-solver", "b"])
+    r = runs.invoke(app, ["run", str(path), "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert _headers(out)[0] == ["instance", "a time (s)", "b / a"]  # the run's report again
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--reference-solver", "c"], "--reference-solver names `c`"),
+    (["--rivals", "a,,b"], "--rivals has an empty label"),
+    (["--rivals", "a,bb"], "--rivals names `bb`, no algorithm entry of experiment `tiny`"),
+    (["--min-reference-seconds", "-0.5"], "finite number of seconds >= 0"),
+    (["--min-reference-seconds", "inf"], "finite number of seconds >= 0")])
+def test_a_report_option_that_names_no_entry_is_refused(tmp_path, flags, words):
+    _, out = _own_pair(tmp_path)
+    before = (out / "report" / "index.html").read_bytes()
+    r = CliRunner().invoke(app, ["report", str(out), "--no-figures", *flags])
+    assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output
+    assert (out / "report" / "index.html").read_bytes() == before  # the report is kept
+    folder = CliRunner().invoke(app, ["report", str(tmp_path), "--rivals", "a"])
+    assert folder.exit_code == 2 and "give that experiment's results folder" in folder.output

@@ -308,14 +308,20 @@ def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path,
 def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None) -> bool:
     """The report in ``out / "report"`` was written from the cells whose digest is ``digest``
     and from ``out``'s manifest as it is now, by this drawing code (and in ``formats`` when
-    given), and its files are as it wrote them (none missing, none changed)."""
+    given), and its files are as it wrote them (none missing, none changed). Without
+    ``formats`` (a run asking whether to write its report) a report written with options of
+    its own (``key=value`` in its formats, `treebench report --reference-solver ...`) is not
+    the run's report, so not current."""
     rdir = out / "report"
     stamp = read_json_object(rdir / REPORT_STAMP)
     if stamp.get("digest") != digest or stamp.get("code") != report_code_key():
         return False
     if stamp.get("manifest") != manifest_key(out):
         return False
-    if formats is not None and stamp.get("formats") != sorted(set(formats)):
+    asked = stamp.get("formats")
+    if formats is not None and asked != sorted(set(formats)):
+        return False
+    if formats is None and any("=" in str(f) for f in (asked or [])):
         return False
     files = stamp.get("files")
     try:

@@ -10,13 +10,18 @@ Importing this package is cheap; pandas and matplotlib load when `write_report` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from treebench.errors import UserError, did_you_mean
 from treebench.utils.atomic import read_json_object, write_json
 
 FORMATS = ("html", "md", "csv", "latex")
+#: the report options `treebench report` can give over those the run recorded (the config's
+#: ``report:`` keys), with their flags (`treebench.report.aggregate.check_report_options`)
+OPTION_FLAGS = {"reference_solver": "--reference-solver", "rivals": "--rivals",
+                "min_reference_seconds": "--min-reference-seconds"}
 #: formats chosen only on request: figures are PNG, and also SVG when ``svg`` is asked for
 EXTRA_FORMATS = ("svg",)
 _ALIASES = {"tex": "latex", "markdown": "md", "htm": "html"}
@@ -52,6 +57,7 @@ def write_report(
     out: Path | None = None,
     formats: Sequence[str] = FORMATS,
     figures: bool = True,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, list[Path]]:
     """Write the report of ``results_dir`` into ``out`` (default ``results_dir / "report"``).
 
@@ -60,13 +66,16 @@ def write_report(
     (``tables/*.tex``); ``figures`` adds ``figures/*.png`` (and ``figures/*.svg`` when
     ``svg`` is among the formats). Files are written atomically; unchanged figures are kept.
     Return the written paths by kind: ``html``, ``md``, ``csv``, ``latex``, ``png``, ``svg``
-    (kinds with no file are left out). Raise `UserError` when ``results.parquet`` is missing or
-    unreadable or a format is unknown.
+    (kinds with no file are left out). ``options`` (``reference_solver``, ``rivals``,
+    ``min_reference_seconds``; None: not given) replace the report options the run recorded.
+    Raise `UserError` when ``results.parquet`` is missing or unreadable, a format is unknown or
+    an option names no algorithm entry of the experiment.
     """
     fmts = parse_formats(formats)
-    from treebench.report.aggregate import load_results
+    from treebench.report.aggregate import check_report_options, load_results
 
     results = load_results(Path(results_dir))
+    results.options = check_report_options(results, options or {})
     out_dir = Path(out) if out is not None else results.directory / "report"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
 
-from treebench.errors import UserError
+from treebench.errors import UserError, did_you_mean
 from treebench.execute.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
 from treebench.results.defined import check_records
@@ -83,6 +83,9 @@ class Results:
     #: the figures' file-name stems by dataset, computed once by
     #: `treebench.report.figures.results_stems` (every figure kind asks for them)
     stems: dict[str, str] | None = None
+    #: report options given when the report is written (`treebench report
+    #: --reference-solver ...`), over those the run recorded (`check_report_options`)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 def experiment_config(results: Results) -> dict[str, Any]:
@@ -92,10 +95,38 @@ def experiment_config(results: Results) -> dict[str, Any]:
 
 
 def report_option(results: Results, key: str) -> Any:
-    """The experiment's ``report: {key: ...}`` option as its run recorded it (None when
-    absent)."""
+    """The experiment's ``report: {key: ...}`` option: as given when the report is written
+    (``results.options``), else as its run recorded it (None when absent)."""
+    if key in results.options:
+        return results.options[key]
     rep = experiment_config(results).get("report")
     return rep.get(key) if isinstance(rep, dict) else None
+
+
+def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The report options ``options`` (keys of `treebench.report.OPTION_FLAGS`; None: not
+    given) checked
+    against the experiment: a reference solver and rivals must be labels of its algorithm
+    entries (a `UserError` naming them otherwise), the floor a finite number of seconds >= 0.
+    Returns the options given."""
+    algs = experiment_config(results).get("algorithms")
+    labels = [str(a.get("label") or a.get("name")) for a in algs if isinstance(a, dict)] \
+        if isinstance(algs, list) else []
+    if not labels and "algorithm_label" in results.table.columns:
+        labels = [str(v) for v in dict.fromkeys(results.table["algorithm_label"].dropna())]
+    given = {k: v for k, v in options.items() if v is not None}
+    named = [given.get("reference_solver")] + list(given.get("rivals") or [])
+    for name in (n for n in named if n is not None):
+        if name not in labels:
+            flag = "--rivals" if name != given.get("reference_solver") else "--reference-solver"
+            raise UserError(f"{flag} names `{name}`, no algorithm entry of experiment "
+                            f"`{results.experiment}`{did_you_mean(name, labels)}; give one of "
+                            f"{', '.join(labels) or '(none)'}.")
+    floor = given.get("min_reference_seconds")
+    if floor is not None and not (np.isfinite(floor) and floor >= 0.0):
+        raise UserError(f"--min-reference-seconds must be a finite number of seconds >= 0 "
+                        f"(got {floor}).")
+    return given
 
 
 def load_results(results_dir: Path) -> Results:
