@@ -481,6 +481,8 @@ def report(
                             "RESULTS_DIR/report).")
         out = Path(out_text) if out_text is not None else None
         fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
+        if reference_solver is not None and not reference_solver.strip():
+            raise UserError("--reference-solver is empty; give an algorithm entry's label.")
         options = {"reference_solver": reference_solver, "rivals": _label_list(rivals),
                    "min_reference_seconds": min_reference_seconds}
         if out is None and api_light.report_unchanged(

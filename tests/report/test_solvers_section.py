@@ -427,6 +427,7 @@ def test_the_report_command_overrides_the_solvers_options_for_one_report(tmp_pat
 
 @pytest.mark.parametrize("flags, words", [
     (["--reference-solver", "c"], "--reference-solver names `c`"),
+    (["--reference-solver", " "], "--reference-solver is empty"),
     (["--rivals", "a,,b"], "--rivals has an empty label"),
     (["--rivals", "a,bb"], "--rivals names `bb`, no algorithm entry of experiment `tiny`"),
     (["--min-reference-seconds", "-0.5"], "finite number of seconds >= 0"),
