@@ -598,13 +598,10 @@ REPORT_HINT = "wait for it to finish, then write the report."
 NO_FIGURES = "no-figures"
 
 
-def stamp_formats(formats, figures: bool = True, options=None) -> tuple[str, ...]:
-    """What a report's stamp records of how it was asked for: its formats, `NO_FIGURES` when
-    it was written without figures, and ``key=value`` for each report option given on the
-    command line (``options``: None values are not given; such a report is not the run's, see
-    `treebench.execute.plan_cache.report_current`)."""
-    given = sorted(f"{k}={v}" for k, v in (options or {}).items() if v is not None)
-    return tuple(formats) + (() if figures else (NO_FIGURES,)) + tuple(given)
+def stamp_formats(formats, figures: bool = True) -> tuple[str, ...]:
+    """What a report's stamp records of how it was asked for: its formats, and `NO_FIGURES`
+    when it was written without figures."""
+    return tuple(formats) + (() if figures else (NO_FIGURES,))
 
 
 def write_report(results_dir: str | Path, out: str | Path | None = None,
@@ -620,10 +617,10 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
     target = Path(out) if out is not None else results_dir / "report"
     refuse_foreign_tables(results_dir, "give a directory written by `treebench run`.")
     check_writable(target, "report directory")
-    stamp = stamp_formats(formats, figures, options)
+    stamp = stamp_formats(formats, figures)
     with lock_results(results_dir, hint=REPORT_HINT, optional=True), \
             _out_lock(target, out is not None):  # never beside a run's writes, or a report's
-        if keep_current and out is None and report_unchanged(results_dir, stamp):
+        if keep_current and out is None and report_unchanged(results_dir, stamp, options):
             return target
         try:
             report.write_report(results_dir, target, formats=tuple(formats), figures=figures,
@@ -631,7 +628,7 @@ def write_report(results_dir: str | Path, out: str | Path | None = None,
         except OSError as exc:
             raise report_write_error(target, results_dir, exc) from None
         if out is None:
-            _stamp_report(results_dir, stamp)
+            _stamp_report(results_dir, stamp, options)
     return target
 
 
@@ -662,14 +659,16 @@ def report_write_error(target: Path, results_dir: Path, exc: OSError) -> UserErr
                      f"{results_dir}` again.")
 
 
-def _stamp_report(results_dir: Path, formats: tuple[str, ...]) -> None:
-    """Record what the report was built from (`treebench.execute.plan_cache.report_current`)."""
+def _stamp_report(results_dir: Path, formats: tuple[str, ...], options=None) -> None:
+    """Record what the report was built from, and the report ``options`` given
+    (`treebench.execute.plan_cache.report_current`)."""
     digest = (read_index(results_dir).get("tables") or {}).get("digest")
     manifest = manifest_key(results_dir)  # under the lock that kept runs out while it was read
     if digest:
         with contextlib.suppress(OSError):  # a read-only folder: the report is redrawn next time
             atomic.write_json(results_dir / "report" / REPORT_STAMP,
-                              report_stamp(digest, formats, results_dir / "report", manifest))
+                              report_stamp(digest, formats, results_dir / "report", manifest,
+                                           options))
 
 
 def experiment_dirs(root: str | Path) -> list[Path]:

@@ -481,12 +481,10 @@ def report(
                             "RESULTS_DIR/report).")
         out = Path(out_text) if out_text is not None else None
         fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
-        if reference_solver is not None and not reference_solver.strip():
-            raise UserError("--reference-solver is empty; give an algorithm entry's label.")
         options = {"reference_solver": reference_solver, "rivals": _label_list(rivals),
                    "min_reference_seconds": min_reference_seconds}
         if out is None and api_light.report_unchanged(
-                results_dir, api_light.stamp_formats(fmts, figures, options)):
+                results_dir, api_light.stamp_formats(fmts, figures), options):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "
                        f"(unchanged: written from these cells, in these formats, by this version)")
             return
@@ -499,17 +497,8 @@ def report(
 
 
 def _label_list(text: str | None) -> list[str] | None:
-    """``--rivals a,b`` as a list of labels (None when not given); an empty label is a
-    `UserError`."""
-    if text is None:
-        return None
-    from treebench.errors import UserError
-
-    labels = [part.strip() for part in text.split(",")]
-    if not all(labels):
-        raise UserError(f"--rivals has an empty label ({text!r}); give entry labels separated "
-                        f"by commas.")
-    return labels
+    """``--rivals a,b`` as a list of labels (None when not given; the report checks them)."""
+    return None if text is None else [part.strip() for part in text.split(",")]
 
 
 Where = Annotated[list[str] | None, typer.Option("--where", "-w", help="Conditions KEY=VALUE (repeatable, or space-separated in one quoted value): a results column or a parameter by its name, e.g. dataset=topk/car k=all fold=0; KEY=a,b (or KEY=a KEY=b) for either of several values; quotes keep spaces and commas in a value: \"label='CART, deep'\".")]

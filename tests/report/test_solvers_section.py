@@ -425,15 +425,22 @@ def test_the_report_command_overrides_the_solvers_options_for_one_report(tmp_pat
     assert _headers(out)[0] == ["instance", "a time (s)", "b / a"]  # the run's report again
 
 
+@pytest.fixture(scope="module")
+def refusing_pair(tmp_path_factory):
+    """One run for every refused option below (a refusal changes nothing in the folder)."""
+    tmp_path = tmp_path_factory.mktemp("refused")
+    return tmp_path, _own_pair(tmp_path)[1]
+
+
 @pytest.mark.parametrize("flags, words", [
     (["--reference-solver", "c"], "--reference-solver names `c`"),
-    (["--reference-solver", " "], "--reference-solver is empty"),
+    (["--reference-solver", " "], "--reference-solver has an empty label"),
     (["--rivals", "a,,b"], "--rivals has an empty label"),
-    (["--rivals", "a,bb"], "--rivals names `bb`, no algorithm entry of experiment `tiny`"),
+    (["--rivals", "a,bb"], "--rivals names `bb`, no algorithm entry's label (did you mean"),
     (["--min-reference-seconds", "-0.5"], "finite number of seconds >= 0"),
     (["--min-reference-seconds", "inf"], "finite number of seconds >= 0")])
-def test_a_report_option_that_names_no_entry_is_refused(tmp_path, flags, words):
-    _, out = _own_pair(tmp_path)
+def test_a_report_option_that_names_no_entry_is_refused(refusing_pair, flags, words):
+    tmp_path, out = refusing_pair
     before = (out / "report" / "index.html").read_bytes()
     r = CliRunner().invoke(app, ["report", str(out), "--no-figures", *flags])
     assert r.exit_code == 2 and words in r.output and "Traceback" not in r.output, r.output

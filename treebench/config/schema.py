@@ -580,6 +580,17 @@ def _number_params(data: dict[str, Any]) -> set[str]:
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 
+def check_entry_labels(named: list[tuple[str, str]], labels: list[str]) -> None:
+    """A ValueError naming the first ``(key, label)`` of ``named`` whose label is none of the
+    algorithm entries' ``labels`` (the report's reference solver and rivals, in a config or
+    on `treebench report`'s command line)."""
+    for key, name in named:
+        if name not in labels:
+            raise ValueError(f"{key} names `{name}`, no algorithm entry's label"
+                             f"{did_you_mean(name, labels)}; give one of "
+                             f"{', '.join(labels) or '(none)'}")
+
+
 class Experiment(_Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = ""
@@ -658,14 +669,9 @@ class Experiment(_Strict):
     @model_validator(mode="after")
     def _report_labels(self) -> Experiment:
         ref = self.report.reference_solver
-        labels = [a.label or a.name for a in self.algorithms]
         named = [("report.reference_solver", ref)] if ref is not None else []
         named += [("report.rivals", rival) for rival in self.report.rivals or []]
-        for key, name in named:
-            if name not in labels:
-                raise ValueError(f"{key} names `{name}`, no algorithm entry's label"
-                                 f"{did_you_mean(name, labels)}; give one of "
-                                 f"{', '.join(labels)}")
+        check_entry_labels(named, [a.label or a.name for a in self.algorithms])
         return self
 
     def dataset_names(self) -> list[str]:

@@ -297,31 +297,36 @@ def manifest_key(out: Path) -> str:
 
 
 def report_stamp(digest: str, formats: tuple[str, ...], report_dir: Path,
-                 manifest: str = "") -> dict[str, Any]:
+                 manifest: str = "", options: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a report records of what it was written from: the digest of the cells, the
-    manifest (`manifest_key`), the formats, the drawing code (`report_code_key`) and its own
-    files."""
+    manifest (`manifest_key`), the formats, the report options given over the run's
+    (`report_options`), the drawing code (`report_code_key`) and its own files."""
     return {"digest": digest, "manifest": manifest, "formats": sorted(set(formats)),
-            "code": report_code_key(), "files": report_files(report_dir)}
+            "options": report_options(options), "code": report_code_key(),
+            "files": report_files(report_dir)}
 
 
-def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None) -> bool:
+def report_options(options: dict[str, Any] | None) -> dict[str, str]:
+    """The report options given (`treebench report --reference-solver ...`; None values are
+    not given) as a report's stamp records them: {} for the report of the run's own."""
+    return {k: str(v) for k, v in sorted((options or {}).items()) if v is not None}
+
+
+def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = None,
+                   options: dict[str, Any] | None = None) -> bool:
     """The report in ``out / "report"`` was written from the cells whose digest is ``digest``
-    and from ``out``'s manifest as it is now, by this drawing code (and in ``formats`` when
-    given), and its files are as it wrote them (none missing, none changed). Without
-    ``formats`` (a run asking whether to write its report) a report written with options of
-    its own (``key=value`` in its formats, `treebench report --reference-solver ...`) is not
-    the run's report, so not current."""
+    and from ``out``'s manifest as it is now, by this drawing code, with these report
+    ``options`` (none: the run's own report; `report_options`) (and in ``formats`` when
+    given), and its files are as it wrote them (none missing, none changed)."""
     rdir = out / "report"
     stamp = read_json_object(rdir / REPORT_STAMP)
     if stamp.get("digest") != digest or stamp.get("code") != report_code_key():
         return False
     if stamp.get("manifest") != manifest_key(out):
         return False
-    asked = stamp.get("formats")
-    if formats is not None and asked != sorted(set(formats)):
+    if formats is not None and stamp.get("formats") != sorted(set(formats)):
         return False
-    if formats is None and any("=" in str(f) for f in (asked or [])):
+    if stamp.get("options", {}) != report_options(options):
         return False
     files = stamp.get("files")
     try:
@@ -330,7 +335,8 @@ def report_current(out: Path, digest: str, formats: tuple[str, ...] | None = Non
         return False
 
 
-def report_unchanged(out: Path, formats: tuple[str, ...]) -> bool:
+def report_unchanged(out: Path, formats: tuple[str, ...],
+                     options: dict[str, Any] | None = None) -> bool:
     """Whether ``treebench report out`` would write the report that is there: the tables match
     the usable cell files (none damaged, none stale), the manifest can be read and the report
     is current (`report_current`) in these ``formats``. Reads no table and imports no learner,
@@ -345,7 +351,7 @@ def report_unchanged(out: Path, formats: tuple[str, ...]) -> bool:
     sel = current_selection(out)
     if sel is None or sel.earlier:  # cells of earlier definitions: the full path says so
         return False
-    return report_current(out, sel.digest, formats)
+    return report_current(out, sel.digest, formats, options)
 
 
 def current_selection(out: Path) -> Selection | None:

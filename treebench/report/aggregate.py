@@ -22,8 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
+from pydantic import ValidationError
 
-from treebench.errors import UserError, did_you_mean
+from treebench.config.schema import ReportSpec, check_entry_labels
+from treebench.errors import UserError
+from treebench.report import OPTION_FLAGS
 from treebench.execute.experiments import MISSING, absent_cells, cell_ids, records, stale_cells
 from treebench.results import schema
 from treebench.results.defined import check_records
@@ -105,28 +108,39 @@ def report_option(results: Results, key: str) -> Any:
 
 def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[str, Any]:
     """The report options ``options`` (keys of `treebench.report.OPTION_FLAGS`; None: not
-    given) checked
-    against the experiment: a reference solver and rivals must be labels of its algorithm
-    entries (a `UserError` naming them otherwise), the floor a finite number of seconds >= 0.
-    Returns the options given."""
-    algs = experiment_config(results).get("algorithms")
-    labels = [str(a.get("label") or a.get("name")) for a in algs if isinstance(a, dict)] \
-        if isinstance(algs, list) else []
-    if not labels and "algorithm_label" in results.table.columns:
-        labels = [str(v) for v in dict.fromkeys(results.table["algorithm_label"].dropna())]
+    given) checked against the experiment by the config's own rules (`ReportSpec`,
+    `check_entry_labels`): a reference solver and rivals must be labels of its algorithm
+    entries, the floor a finite number of seconds >= 0; a `UserError` naming the flag
+    otherwise. Returns the options given."""
     given = {k: v for k, v in options.items() if v is not None}
-    named = [given.get("reference_solver")] + list(given.get("rivals") or [])
-    for name in (n for n in named if n is not None):
-        if name not in labels:
-            flag = "--rivals" if name != given.get("reference_solver") else "--reference-solver"
-            raise UserError(f"{flag} names `{name}`, no algorithm entry of experiment "
-                            f"`{results.experiment}`{did_you_mean(name, labels)}; give one of "
-                            f"{', '.join(labels) or '(none)'}.")
-    floor = given.get("min_reference_seconds")
-    if floor is not None and not (np.isfinite(floor) and floor >= 0.0):
-        raise UserError(f"--min-reference-seconds must be a finite number of seconds >= 0 "
-                        f"(got {floor}).")
+    named = [(OPTION_FLAGS["reference_solver"], given["reference_solver"])] \
+        if "reference_solver" in given else []
+    named += [(OPTION_FLAGS["rivals"], rival) for rival in given.get("rivals") or []]
+    try:
+        for flag, name in named:
+            if not str(name).strip():
+                raise ValueError(f"{flag} has an empty label; give algorithm entries' labels")
+        table = results.table.get("algorithm_label", pd.Series(dtype=object))
+        # a folder without a recorded config: the labels its rows carry
+        labels = entry_labels(results) or [str(v) for v in dict.fromkeys(table.dropna())]
+        check_entry_labels(named, labels)
+        ReportSpec.model_validate({k: given[k] for k in ("min_reference_seconds",) if k in given})
+    except ValidationError:
+        raise UserError(f"{OPTION_FLAGS['min_reference_seconds']} must be a finite number of "
+                        f"seconds >= 0 (got {given['min_reference_seconds']}).") from None
+    except ValueError as exc:
+        raise UserError(f"{exc}.") from None
     return given
+
+
+def entry_labels(results: Results) -> list[str]:
+    """The experiment's algorithm entries' labels (``label``, else ``name``) in config order,
+    as its run recorded the config ([] without one)."""
+    algs = experiment_config(results).get("algorithms")
+    labels = [str(a.get("label") or a.get("name")) for a in algs
+              if isinstance(a, dict) and (a.get("label") or a.get("name"))] \
+        if isinstance(algs, list) else []
+    return list(dict.fromkeys(labels))
 
 
 def load_results(results_dir: Path) -> Results:

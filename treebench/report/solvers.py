@@ -62,7 +62,7 @@ import pandas as pd
 
 from treebench.algorithms.objectives import PROBLEM_OBJECTIVES
 from treebench.algorithms.traces import primal_integral
-from treebench.report.aggregate import Results, experiment_config, report_option
+from treebench.report.aggregate import Results, entry_labels, report_option
 from treebench.report.figures import FigureInfo
 from treebench.report.tables import Display, fmt_seconds, md_link, md_text, to_html, to_markdown
 from treebench.results.cellfile import CellFileError, cells_dir, read_cell
@@ -248,12 +248,7 @@ def _in_config_order(solvers: list[str], results: Results) -> list[str]:
     ``label``, else its ``name``; a solver named ``label (param=value)`` sits with its
     entry), then the solvers of no entry in the order given: the first is the ratio table's
     reference unless ``report: {reference_solver: ...}`` names another."""
-    algs = experiment_config(results).get("algorithms")
-    order: dict[str, int] = {}
-    for i, a in enumerate(algs if isinstance(algs, list) else []):
-        if isinstance(a, dict) and (a.get("label") or a.get("name")):
-            order.setdefault(str(a.get("label") or a.get("name")), i)
-
+    order = {label: i for i, label in enumerate(entry_labels(results))}
     longest_first = sorted(order, key=len, reverse=True)
 
     def entry(solver: str) -> int:
