@@ -61,32 +61,38 @@ def equivalent(rows, nzw, nnz, F, i, j):
 def drop_equivalent(rows, nzw, nnz, F, order, n, valid):
     """Keep, of every class of features equivalent on ``rows`` among ``order[:n]``, the first in
     that order; clear ``valid`` of the others and compact ``order[:n]`` in place (rank order
-    kept). Returns the new count. Hashes find candidates; every drop is verified column by
-    column, so a hash collision costs time, never a wrong result. ``nzw[:nnz]`` lists the
-    non-empty words of ``rows`` (the set must not be empty)."""
+    kept). Returns the new count. ``nzw[:nnz]`` lists the non-empty words of ``rows`` (the set
+    must not be empty).
+
+    The features are walked in order; each is looked up by its `canonical_hash` in an
+    open-addressing table of the kept ones (linear probing, at most half full), and dropped
+    when it is equivalent to a kept one of the same hash: equivalent columns hash alike, and
+    every drop is verified column by column, so a hash collision costs time, never a wrong
+    result."""
     if n <= 1 or nnz == 0:
         return n
     w0 = nzw[0]
     r0 = rows[w0]
     bit0 = r0 & (~r0 + np.uint64(1))  # lowest row of the node
-    keys = np.empty(n, dtype=np.uint64)
-    for a in range(n):
-        keys[a] = canonical_hash(rows, nzw, nnz, F, order[a], w0, bit0)
-    pos = np.argsort(keys, kind="mergesort")  # equal keys stay in rank order
+    size = 16
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot = np.full(size, -1, dtype=np.int64)  # position in ``order`` of a kept feature
+    skey = np.empty(size, dtype=np.uint64)
     drop = np.zeros(n, dtype=np.bool_)
-    g = 0
-    while g < n:
-        e = g + 1
-        while e < n and keys[pos[e]] == keys[pos[g]]:
-            e += 1
-        for b in range(g + 1, e):  # each later member against the kept ones before it
-            pb = pos[b]
-            for a in range(g, b):
-                pa = pos[a]
-                if not drop[pa] and equivalent(rows, nzw, nnz, F, order[pa], order[pb]):
-                    drop[pb] = True
-                    break
-        g = e
+    for a in range(n):
+        j = order[a]
+        key = canonical_hash(rows, nzw, nnz, F, j, w0, bit0)
+        p = np.int64((key ^ (key >> np.uint64(32))) & mask)
+        while slot[p] >= 0:
+            if skey[p] == key and equivalent(rows, nzw, nnz, F, order[slot[p]], j):
+                drop[a] = True
+                break
+            p = (p + 1) & (size - 1)
+        if not drop[a]:
+            slot[p] = a
+            skey[p] = key
     dropped = np.empty(n, dtype=np.int64)
     m = 0
     nd = 0
