@@ -82,6 +82,14 @@ def test_pair_counts_at_compact_table_matches_naive(seed):
                 for c in range(nc):
                     assert P[c, a, b] == ref[c][vs[a]][vs[b]]
     assert (P[:, nv:, :] == -5).all() and (P[:, :, nv:] == -5).all()
+    # the upper triangle alone (the Top-k depth-2 solver's table): the same counts above the
+    # diagonal, nothing written on or below it
+    U = np.full((nc, d, d), -5, dtype=np.int32)
+    counts.pair_counts_upper(rows, nzw, nnz, F, C, vs, nv, U,
+                             np.zeros((d, F.shape[0]), dtype=np.uint64))
+    upper = np.triu(np.ones((d, d), dtype=bool), 1) & (np.arange(d)[:, None] < nv) \
+        & (np.arange(d)[None, :] < nv)
+    assert (U[:, upper] == P[:, upper]).all() and (U[:, ~upper] == -5).all()
 
 def _solve_depth2(X, y, nc, msl, regularized, M=8.0, nu=1.0, lam=0.0, ub=np.inf):
     n, d = X.shape
@@ -221,9 +229,9 @@ def test_depth2_root_values_keep_every_optimal_root(seed):
     valid = [j for j in range(d) if 1 <= rc1[j] <= n - 1]
     vs = np.zeros(d, dtype=np.int64)
     vs[: len(valid)] = valid
-    P = np.zeros((nc, d, d), dtype=np.int32)
-    counts.pair_counts_at(rows, nzw, nnz, F, C, vs, len(valid), P,
-                          np.zeros((d, F.shape[0]), dtype=np.uint64), np.arange(len(valid)))
+    P = np.full((nc, d, d), -5, dtype=np.int32)  # the upper triangle only is counted, and read
+    counts.pair_counts_upper(rows, nzw, nnz, F, C, vs, len(valid), P,
+                             np.zeros((d, F.shape[0]), dtype=np.uint64))
     # the roots: every valid feature, or (odd seeds) some of them, the table still holding all
     roots = list(rng.permutation(valid))
     if seed % 2 and len(roots) > 1:

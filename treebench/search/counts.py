@@ -145,7 +145,22 @@ def pair_counts_buf(rows, nzw, nnz, F, C, vs, nv, P, buf):
 def pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P, buf, at):
     """`pair_counts_buf` writing the count of the pair (``vs[a]``, ``vs[b]``) at
     ``P[c, at[a], at[b]]``: ``at = vs`` indexes by feature, ``at = arange(nv)`` gives a compact
-    table over the listed features (rows of length ``nv``, what the Top-k depth-2 solver reads)."""
+    table over the listed features (rows of length ``nv``)."""
+    _pair_counts(rows, nzw, nnz, F, C, vs, nv, P, buf, at)
+
+
+@njit(cache=True)
+def pair_counts_upper(rows, nzw, nnz, F, C, vs, nv, P, buf):
+    """The compact table's upper triangle only: the pair (``vs[a]``, ``vs[b]``), ``a < b``, at
+    ``P[c, a, b]`` (what the Top-k depth-2 solver reads, `depth2.depth2_root_values`). The
+    second triangle's stores go down a column, and cost a third of the counting."""
+    _pair_counts(rows, nzw, nnz, F, C, vs, nv, P, buf, None)
+
+
+@njit(cache=True, inline="always")
+def _pair_counts(rows, nzw, nnz, F, C, vs, nv, P, buf, at):
+    """The counting of `pair_counts_at` (``at`` an index array: both triangles) and of
+    `pair_counts_upper` (``at`` None: compact positions, upper triangle)."""
     nc = C.shape[0]
     for c in range(nc):
         m = 0
@@ -160,7 +175,7 @@ def pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P, buf, at):
             m += 1
         Pc = P[c]
         for a in range(nv):
-            i = at[a]
+            i = a if at is None else at[a]
             bi = buf[a]
             Pi = Pc[i]
             b = a + 1
@@ -179,25 +194,34 @@ def pair_counts_at(rows, nzw, nnz, F, C, vs, nv, P, buf, at):
                     s1 += popcount(x & b1[t])
                     s2 += popcount(x & b2[t])
                     s3 += popcount(x & b3[t])
-                j0 = at[b]
-                j1 = at[b + 1]
-                j2 = at[b + 2]
-                j3 = at[b + 3]
-                Pi[j0] = s0
-                Pi[j1] = s1
-                Pi[j2] = s2
-                Pi[j3] = s3
-                Pc[j0, i] = s0
-                Pc[j1, i] = s1
-                Pc[j2, i] = s2
-                Pc[j3, i] = s3
+                if at is None:
+                    Pi[b] = s0
+                    Pi[b + 1] = s1
+                    Pi[b + 2] = s2
+                    Pi[b + 3] = s3
+                else:
+                    j0 = at[b]
+                    j1 = at[b + 1]
+                    j2 = at[b + 2]
+                    j3 = at[b + 3]
+                    Pi[j0] = s0
+                    Pi[j1] = s1
+                    Pi[j2] = s2
+                    Pi[j3] = s3
+                    Pc[j0, i] = s0
+                    Pc[j1, i] = s1
+                    Pc[j2, i] = s2
+                    Pc[j3, i] = s3
                 b += 4
             while b < nv:
                 bj = buf[b]
                 s0 = 0
                 for t in range(m):
                     s0 += popcount(bi[t] & bj[t])
-                j0 = at[b]
-                Pi[j0] = s0
-                Pc[j0, i] = s0
+                if at is None:
+                    Pi[b] = s0
+                else:
+                    j0 = at[b]
+                    Pi[j0] = s0
+                    Pc[j0, i] = s0
                 b += 1

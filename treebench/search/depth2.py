@@ -369,8 +369,8 @@ def _pair_stump_errors(P, cntT, tc, root, msl, e1, e0):
 def depth2_root_values(node, msl, M, nu, vals, leaves):
     """The Top-k objective of the best depth-2 tree under each root feature ``order[a]``
     (a < ncand) of ``node`` into ``vals[a]``, the partners being the roots themselves, on a
-    compact pair table (``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``, `counts.pair_counts_at`;
-    every root is among ``vs[:nv]``); returns the smallest. The tree space is that of
+    compact pair table (``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``, read for ``a < b`` only,
+    `counts.pair_counts_upper`; every root is among ``vs[:nv]``); returns the smallest. The tree space is that of
     `depth2_best` (an impure child splits) or, with ``leaves`` (min_improvement 0), a child
     stays a leaf unless its best stump has fewer errors. Every value is exact, so the roots of
     the optimum are exactly those with ``vals[a]`` equal to the returned value.

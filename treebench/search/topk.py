@@ -67,7 +67,7 @@ from treebench.search.bounds import (
 )
 from treebench.search.cache import ANYTIME, EXACT, LOWER, cache_put
 from treebench.search.clock import check_time, now_seconds  # noqa: F401  (now_seconds: warm-up)
-from treebench.search.counts import count_node, node_summary, pair_counts_at
+from treebench.search.counts import count_node, node_summary, pair_counts_upper
 from treebench.search.criteria import (  # noqa: F401  (criterion codes re-exported)
     ENTROPY, ERROR, GINI, INF, KEARNS_MANSOUR, TIE_RTOL, child_impurity, rank_features,
     split_stats,
@@ -202,16 +202,17 @@ def _subset(m, sup):
 @njit(cache=True, inline="always")
 def _count_pairs(s, rows, nzw, nnz, vs, nv, P):
     """Compact pair counts of ``rows`` over the features ``vs[:nv]`` into ``P`` (`counts.
-    pair_counts_at`: ``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``), counted in the statistics."""
-    pair_counts_at(rows, nzw, nnz, s.data.F, s.data.C, vs, nv, P, s.scr.pbuf, np.arange(nv))
+    pair_counts_upper`: ``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``, ``a < b``), counted in the
+    statistics."""
+    pair_counts_upper(rows, nzw, nnz, s.data.F, s.data.C, vs, nv, P, s.scr.pbuf)
     s.stats[S_SCORED] += nv * (nv - 1) // 2
 
 
 @njit(cache=True, inline="always")
 def _pairs(s, rows, h, nnz):
     """Pair counts of the h = 2 node ``rows`` as (table, features, count): ``P[c, a, b]`` holds
-    the pair ``vs[a]``, ``vs[b]`` for a, b < nv, a compact table over a list of features that
-    holds every feature valid at the node.
+    the pair ``vs[a]``, ``vs[b]`` for a < b < nv (the upper triangle, all the depth-2 solver
+    reads), a compact table over a list of features that holds every feature valid at the node.
 
     Sibling derivation (incremental counting, after MurTree's idea of reusing the counts of a
     similar set): when ``rows`` is child 1 of the split the parent frame is exploring and the
@@ -255,12 +256,12 @@ def _pairs(s, rows, h, nnz):
                 np_ = partner_list(scr.pmask[0], scr.plist)
                 P = scr.pair
                 for c in range(P.shape[0]):
-                    for i in range(np_):
-                        Pi = P[c, i]
-                        Ppi = scr.p_par[c, i]
-                        Pli = scr.p_last[c, i]
-                        for j in range(np_):
-                            Pi[j] = Ppi[j] - Pli[j]
+                    for i in range(np_):  # the upper triangles (slices: unit stride)
+                        Pi = P[c, i, i + 1:np_]
+                        Ppi = scr.p_par[c, i, i + 1:np_]
+                        Pli = scr.p_last[c, i, i + 1:np_]
+                        for t in range(np_ - i - 1):
+                            Pi[t] = Ppi[t] - Pli[t]
                 return P, scr.plist, np_
         if _same(rows, c0) and _subset(valid, scr.valid[h + 1]):
             m = scr.valid[h + 1]
