@@ -52,8 +52,16 @@ def test_drop_equivalent_matches_naive(seed):
     head = order[:n].tolist()
     valid = np.zeros(d, dtype=np.bool_)
     valid[head] = True
+    order0, valid0 = order.copy(), valid.copy()
     m = equiv.drop_equivalent(rows, nzw, nnz, F, order, n, valid)
     kept, dropped = naive.naive_drop_equivalent(X.tolist(), np.flatnonzero(mask).tolist(), head)
+    # with ``rep``: the same answer, and each dropped feature's kept one, equivalent to it
+    rep = np.full(n, -1, dtype=np.int64)
+    assert equiv.drop_equivalent(rows, nzw, nnz, F, order0, n, valid0, rep) == m
+    assert np.array_equal(order0, order) and np.array_equal(valid0, valid)
+    for a in range(m, n):
+        assert 0 <= rep[a] < m
+        assert equiv.equivalent(rows, nzw, nnz, F, order[rep[a]], order[a])
     assert order[:m].tolist() == kept
     assert order[m:n].tolist() == dropped
     assert sorted(order.tolist()) == list(range(d))  # still a permutation

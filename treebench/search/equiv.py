@@ -58,11 +58,12 @@ def equivalent(rows, nzw, nnz, F, i, j):
 
 
 @njit(cache=True)
-def drop_equivalent(rows, nzw, nnz, F, order, n, valid):
+def drop_equivalent(rows, nzw, nnz, F, order, n, valid, rep=None):
     """Keep, of every class of features equivalent on ``rows`` among ``order[:n]``, the first in
     that order; clear ``valid`` of the others and compact ``order[:n]`` in place (rank order
-    kept). Returns the new count. ``nzw[:nnz]`` lists the non-empty words of ``rows`` (the set
-    must not be empty).
+    kept). Returns the new count ``m``. With ``rep`` (an int64 array of length >= n), each
+    dropped feature's kept one: ``order[rep[a]]`` (``rep[a] < m``) for ``m <= a < n``.
+    ``nzw[:nnz]`` lists the non-empty words of ``rows`` (the set must not be empty).
 
     The features are walked in order; each is looked up by its `canonical_hash` in an
     open-addressing table of the kept ones (linear probing, at most half full), and dropped
@@ -80,17 +81,19 @@ def drop_equivalent(rows, nzw, nnz, F, order, n, valid):
     mask = np.uint64(size - 1)
     slot = np.full(size, -1, dtype=np.int64)  # position in ``order`` of a kept feature
     skey = np.empty(size, dtype=np.uint64)
-    drop = np.zeros(n, dtype=np.bool_)
+    # of[a]: the position of feature a's kept one (itself when kept), then its new position
+    of = np.empty(n, dtype=np.int64)
     for a in range(n):
         j = order[a]
         key = canonical_hash(rows, nzw, nnz, F, j, w0, bit0)
         p = np.int64((key ^ (key >> np.uint64(32))) & mask)
+        of[a] = a
         while slot[p] >= 0:
             if skey[p] == key and equivalent(rows, nzw, nnz, F, order[slot[p]], j):
-                drop[a] = True
+                of[a] = slot[p]
                 break
             p = (p + 1) & (size - 1)
-        if not drop[a]:
+        if of[a] == a:
             slot[p] = a
             skey[p] = key
     dropped = np.empty(n, dtype=np.int64)
@@ -98,14 +101,19 @@ def drop_equivalent(rows, nzw, nnz, F, order, n, valid):
     nd = 0
     for a in range(n):
         j = order[a]
-        if drop[a]:
+        if of[a] != a:
             valid[j] = False
             dropped[nd] = j
+            if rep is not None:
+                rep[nd] = of[of[a]]  # its kept one's new position (set below: kept ones first)
             nd += 1
         else:
             order[m] = j
+            of[a] = m
             m += 1
     # the dropped features follow the kept ones (``order`` stays a permutation)
-    for a in range(nd):
+    for a in range(nd - 1, -1, -1):
         order[m + a] = dropped[a]
+        if rep is not None:
+            rep[m + a] = rep[a]
     return m

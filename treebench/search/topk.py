@@ -73,7 +73,7 @@ from treebench.search.criteria import (  # noqa: F401  (criterion codes re-expor
     split_stats,
 )
 from treebench.search.depth2 import Depth2Node, depth2_root_values, partner_list
-from treebench.search.equiv import drop_equivalent, equivalent
+from treebench.search.equiv import drop_equivalent
 from treebench.search.state import (  # noqa: F401  (stats slots re-exported)
     S_CAP_HIT, S_ENTRIES, S_EXPANDED, S_PEAK_BYTES, S_SCORED, S_TIMED_OUT, S_WIDTH, Node,
     closed_node,
@@ -297,27 +297,31 @@ def _parent_first(s, h):
 
 
 @njit(cache=True)
-def _optimal_members(s, rows, h, nnz, n, ncand, vals, best):
+def _optimal_members(s, h, total, n, ncand, vals, best, rep):
     """Mark the features whose class (`drop_equivalent`: kept ones ``order[h][:ncand]`` with
-    values ``vals``, dropped ones ``order[h][ncand:n]``) reaches the optimum ``best``."""
-    order = s.scr.order[h]
-    F = s.data.F
-    nzw = s.scr.nzw[h]
-    opt = np.zeros(F.shape[1], dtype=np.bool_)
+    values ``vals``, dropped ones ``order[h][ncand:n]``, each with its kept one ``rep``)
+    reaches the optimum ``best``, and put their split scores into ``gain[h]``: once per class,
+    since equivalent features score the same (equal columns have equal counts; a complement
+    swaps the two terms of `child_impurity`'s sum)."""
+    scr = s.scr
+    order = scr.order[h]
+    gains = scr.gain[h]
+    opt = np.zeros(s.data.F.shape[1], dtype=np.bool_)
     for a in range(ncand):
         if vals[a] == best:
-            opt[order[a]] = True
+            j = order[a]
+            opt[j] = True
+            gains[j] = child_impurity(scr.tot[h], scr.cnt[h][j], scr.tmp[h], total, s.crit)
     for a in range(ncand, n):
-        j = order[a]
-        for b in range(ncand):
-            if vals[b] == best and equivalent(rows, nzw, nnz, F, order[b], j):
-                opt[j] = True
-                break
+        if vals[rep[a]] == best:
+            j = order[a]
+            opt[j] = True
+            gains[j] = gains[order[rep[a]]]
     return opt
 
 
 @njit(cache=True, inline="always")
-def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
+def _first_optimal(s, h, total, n, ncand, vals, best, rep):
     """The root feature the ranked search returns: the first in rank order (`_rank`) among the
     optimal features (`_optimal_members`), found from their scores alone when it is certain.
 
@@ -332,27 +336,24 @@ def _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best):
     nopt = 0
     for a in range(ncand):
         if vals[a] == best:
-            r = order[a]
+            r = a
             nopt += 1
     if nopt == 1:
-        # one optimal class: equivalent features score the same (equal columns have equal
-        # counts; a complement swaps the two terms of `child_impurity`'s sum), so its lowest
-        # index comes first
+        # one optimal class: equivalent features score the same, so its lowest index comes
+        # first
+        f = order[r]
         for a in range(ncand, n):
-            j = order[a]
-            if j < r and equivalent(rows, scr.nzw[h], nnz, s.data.F, order[a], r):
-                r = j
-        return r
-    opt = _optimal_members(s, rows, h, nnz, n, ncand, vals, best)
+            if rep[a] == r and order[a] < f:
+                f = order[a]
+        return f
+    opt = _optimal_members(s, h, total, n, ncand, vals, best, rep)
     gains = scr.gain[h]
     first = -1
     s_first = INF
     for j in range(opt.shape[0]):
-        if opt[j]:
-            gains[j] = child_impurity(scr.tot[h], scr.cnt[h][j], scr.tmp[h], total, s.crit)
-            if gains[j] < s_first:
-                first = j
-                s_first = gains[j]
+        if opt[j] and gains[j] < s_first:
+            first = j
+            s_first = gains[j]
     tol = TIE_RTOL * max(1.0, abs(s_first))
     certain = True
     for j in range(first):
@@ -374,17 +375,19 @@ def _depth2(s, rows, h, nnz, total):
     """h = 2, k = all, unweighted: the specialised depth-2 solver, exact (no bound);
     (objective, root feature), the root being the first optimal one in rank order, as the
     ranked search would return. The roots are evaluated unranked, one per class of
-    equivalent features, ties kept (`depth2_root_values`); the features are ranked only when
-    optimal roots of two classes tie (`_first_optimal`): ranking (a score with logarithms per
-    feature, a sort) cost more than the whole depth-2 solve."""
+    equivalent features, each value exact (`depth2_root_values`); the features are ranked only
+    when optimal roots of two classes tie (`_first_optimal`): ranking (a score with logarithms
+    per feature, a sort) cost more than the whole depth-2 solve. A dropped feature's class is
+    its kept one's (``rep``, `drop_equivalent`), so no column is compared again here."""
     scr = s.scr
     n = _parent_first(s, h)
-    ncand = drop_equivalent(rows, scr.nzw[h], nnz, s.data.F, scr.order[h], n, scr.valid[h])
+    rep = np.empty(n, dtype=np.int64)
+    ncand = drop_equivalent(rows, scr.nzw[h], nnz, s.data.F, scr.order[h], n, scr.valid[h], rep)
     P, vs, nv = _pairs(s, rows, h, nnz)
     node = Depth2Node(scr.cnt[h], scr.tot[h], scr.order[h], ncand, vs, nv, P)
     vals = np.empty(ncand)
     best = depth2_root_values(node, s.msl, s.M, s.nu, vals, s.min_imp == 0.0)
-    return best, _first_optimal(s, rows, h, nnz, total, n, ncand, vals, best)
+    return best, _first_optimal(s, h, total, n, ncand, vals, best, rep)
 
 
 @njit(cache=True, inline="always")
