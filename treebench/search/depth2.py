@@ -275,15 +275,20 @@ def depth2_search(node, msl, regularized, M, nu, lam, ub, floor):
 
 
 @njit(cache=True, inline="always")
-def _pair_cells(P, cntT, i, lo, nv, tc, s11, m11, m10, m01, m00):
+def _pair_cells(P, cntT, i, lo, nv, tc, cells):
     """For the root position ``i`` and the partner positions ``lo + t`` (``t < nv - lo``) of a
-    compact pair table: the rows of the cell x_i = x_j = 1 (``s11[t]``) and the largest class
-    count of each of the four cells (``m11``, ``m10``: x_i = 1, x_j = 0; ``m01``; ``m00``), from
-    the pair counts ``P[c, i, j]``, the counts per feature ``cntT[c, j]`` and the class totals
+    compact pair table, into the rows of ``cells``: the rows of the cell x_i = x_j = 1 (row 0)
+    and the largest class count of each of the four cells (rows 1-4: 11, 10 (x_i = 1,
+    x_j = 0), 01, 00), from the pair counts ``P[c, i, j]``, the counts per feature ``cntT[c, j]`` and the class totals
     ``tc`` by inclusion-exclusion (MurTree, JMLR 2022, §4.3). The loops run from 0 over slices
     (unit stride): a loop over ``range(lo, nv)`` was not vectorised, and took five times as
     long."""
     L = nv - lo
+    s11 = cells[0]
+    m11 = cells[1]
+    m10 = cells[2]
+    m01 = cells[3]
+    m00 = cells[4]
     for t in range(L):
         s11[t] = 0
         m11[t] = 0
@@ -325,16 +330,17 @@ def _pair_stump_errors(P, cntT, tc, root, msl, e1, e0):
         for b in range(nv):
             ft[b] += cntT[c, b]
     big = np.int32(n + 1)
-    s11 = np.empty(nv, dtype=np.int32)
-    m11 = np.empty(nv, dtype=np.int32)
-    m10 = np.empty(nv, dtype=np.int32)
-    m01 = np.empty(nv, dtype=np.int32)
-    m00 = np.empty(nv, dtype=np.int32)
+    cells = np.empty((5, nv), dtype=np.int32)  # `_pair_cells`
+    s11 = cells[0]
+    m11 = cells[1]
+    m10 = cells[2]
+    m01 = cells[3]
+    m00 = cells[4]
     for i in range(nv - 1):
         if not root[i]:
             continue
         lo = i + 1
-        _pair_cells(P, cntT, i, lo, nv, tc, s11, m11, m10, m01, m00)
+        _pair_cells(P, cntT, i, lo, nv, tc, cells)
         fi = ft[i]
         ftj = ft[lo:nv]
         rootj = root[lo:nv]
