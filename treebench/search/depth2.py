@@ -279,10 +279,10 @@ def _pair_cells(P, cntT, i, lo, nv, tc, cells):
     """For the root position ``i`` and the partner positions ``lo + t`` (``t < nv - lo``) of a
     compact pair table, into the rows of ``cells``: the rows of the cell x_i = x_j = 1 (row 0)
     and the largest class count of each of the four cells (rows 1-4: 11, 10 (x_i = 1,
-    x_j = 0), 01, 00), from the pair counts ``P[c, i, j]``, the counts per feature ``cntT[c, j]`` and the class totals
-    ``tc`` by inclusion-exclusion (MurTree, JMLR 2022, §4.3). The loops run from 0 over slices
-    (unit stride): a loop over ``range(lo, nv)`` was not vectorised, and took five times as
-    long."""
+    x_j = 0), 01, 00), from the pair counts ``P[c, i, j]``, the counts per feature
+    ``cntT[c, j]`` and the class totals ``tc`` by inclusion-exclusion (MurTree, JMLR 2022,
+    §4.3). The loops run from 0 over slices (unit stride): a loop over ``range(lo, nv)`` was
+    not vectorised, and took five times as long."""
     L = nv - lo
     s11 = cells[0]
     m11 = cells[1]
@@ -311,12 +311,12 @@ def _pair_cells(P, cntT, i, lo, nv, tc, cells):
 
 
 @njit(cache=True)
-def _pair_stump_errors(P, cntT, tc, root, msl, e1, e0):
-    """Smallest stump error of each side of every root (``e1[b]``: the child x_b = 1, ``e0[b]``:
-    x_b = 0, of the feature at position ``b`` of a compact pair table with counts per feature
-    ``cntT`` and class totals ``tc``), the partners being the other roots (``root[b]``) that
-    leave at least ``msl`` rows on each side; a side with no such partner keeps the caller's
-    value (a sentinel above the node's rows).
+def _pair_stump_errors(P, cntT, tc, root, msl):
+    """(e1, e0, big): the smallest stump error of each side of every root (``e1[b]``: the child
+    x_b = 1, ``e0[b]``: x_b = 0, of the feature at position ``b`` of a compact pair table with
+    counts per feature ``cntT`` and class totals ``tc``), the partners being the other roots
+    (``root[b]``) that leave at least ``msl`` rows on each side; ``big`` (above the node's
+    rows) for a side with no such partner.
 
     One pass per unordered pair of roots ``i < j``: the four cells of the two features give the
     four stumps they make, side 1 of root i (cells 11 and 10), its side 0 (01 and 00), side 1
@@ -330,6 +330,8 @@ def _pair_stump_errors(P, cntT, tc, root, msl, e1, e0):
         for b in range(nv):
             ft[b] += cntT[c, b]
     big = np.int32(n + 1)
+    e1 = np.full(nv, big, dtype=np.int32)
+    e0 = np.full(nv, big, dtype=np.int32)
     cells = np.empty((5, nv), dtype=np.int32)  # `_pair_cells`
     s11 = cells[0]
     m11 = cells[1]
@@ -368,7 +370,7 @@ def _pair_stump_errors(P, cntT, tc, root, msl, e1, e0):
             e0j[t] = min(e0j[t], q10 + q00 if k10 & k00 else big)
         e1[i] = min(e1[i], r1)
         e0[i] = min(e0[i], r0)
-    return big
+    return e1, e0, big
 
 
 @njit(cache=True)
@@ -376,7 +378,8 @@ def depth2_root_values(node, msl, M, nu, vals, leaves):
     """The Top-k objective of the best depth-2 tree under each root feature ``order[a]``
     (a < ncand) of ``node`` into ``vals[a]``, the partners being the roots themselves, on a
     compact pair table (``P[c, a, b]`` the pair ``vs[a]``, ``vs[b]``, read for ``a < b`` only,
-    `counts.pair_counts_upper`; every root is among ``vs[:nv]``); returns the smallest. The tree space is that of
+    `counts.pair_counts_upper`; every root is among ``vs[:nv]``); returns the smallest. The tree
+    space is that of
     `depth2_best` (an impure child splits) or, with ``leaves`` (min_improvement 0), a child
     stays a leaf unless its best stump has fewer errors. Every value is exact, so the roots of
     the optimum are exactly those with ``vals[a]`` equal to the returned value.
@@ -387,35 +390,23 @@ def depth2_root_values(node, msl, M, nu, vals, leaves):
     nv = node.nv
     nc = tot.shape[0]
     pos = np.full(node.cnt1.shape[0], -1, dtype=np.int64)
-    cntT = np.empty((nc, nv), dtype=np.int32)
     for b in range(nv):
         pos[node.vs[b]] = b
-        for c in range(nc):
-            cntT[c, b] = np.int32(node.cnt1[node.vs[b], c])
+    cntT = int_counts(node.cnt1, node.vs[:nv])
     tc = np.empty(nc, dtype=np.int32)
     for c in range(nc):
         tc[c] = np.int32(tot[c])
     root = np.zeros(nv, dtype=np.bool_)
     for a in range(node.ncand):
         root[pos[node.order[a]]] = True
-    e1 = np.empty(nv, dtype=np.int32)
-    e1[:] = np.int32(2147483647)
-    e0 = e1.copy()
-    big = _pair_stump_errors(node.P, cntT, tc, root, msl, e1, e0)
+    e1, e0, big = _pair_stump_errors(node.P, cntT, tc, root, msl)
+    ch = np.empty(nc, dtype=np.int32)
     best = INF
     for a in range(node.ncand):
         i = pos[node.order[a]]
         o_i = nu
         for side in range(2):
-            chtot = np.int32(0)
-            chmax = np.int32(0)
-            npos = 0
-            for c in range(nc):
-                v = cntT[c, i] if side == 1 else tc[c] - cntT[c, i]
-                chtot += v
-                chmax = max(chmax, v)
-                if v > 0:
-                    npos += 1
+            chtot, chmax, npos = side_counts(cntT, tot, i, side, ch)
             leaf_err = float(chtot - chmax)
             cost = leaf_err * M + nu
             e = e1[i] if side == 1 else e0[i]
