@@ -211,18 +211,29 @@ def _sides_brute(X, y, n_classes, st, f, pos):
                  for r in (rows[:pos], rows[pos:]))
 
 
-@pytest.mark.parametrize("seed", range(6))
+def _two_class_floor(y_side, n_classes):
+    """The weight of all but the two heaviest classes: what any tree of two leaves
+    misclassifies at least (the class bound of a side of depth 1)."""
+    counts = np.sort(np.bincount(y_side, minlength=n_classes))[::-1]
+    return float(counts[2:].sum())
+
+
+@pytest.mark.parametrize("seed", range(9))
 def test_depth2_split_under_an_allowance_is_exact_or_bounds_it_out(seed):
-    # each side looks only below the allowance minus the other side's lower bound: either
-    # both costs are the brute force's, or they are lower bounds whose sum is over the
-    # allowance (so that the split can be pruned)
-    n_classes = 2 + seed % 2
+    # each side looks only below the allowance minus the other side's lower bound (the one
+    # given, raised by the class bound: with three classes or more two leaves misclassify
+    # the lighter classes): either both costs are the brute force's, or they are lower
+    # bounds whose sum is over the allowance (so that the split can be pruned)
+    n_classes = 2 + seed % 3
     _, X, y = _data(300 + seed, 24, 3, n_classes, 5)
     st = _state(X, y, n_classes, 2)
+    rows_of = st.ord[0] & 0xFFFFFFFF
     for f in range(3):
         for k in range(K.boundaries(st, 0, f)):
             pos = st.bpos[0, k]
             A, B = _sides_brute(X, y, n_classes, st, f, pos)
+            floor0 = _two_class_floor(y[rows_of[f, :pos]], n_classes)
+            floor1 = _two_class_floor(y[rows_of[f, pos:]], n_classes)
             for allow in (np.inf, A + B + 0.5, A + B - 0.5, A + B - 2.5, 1.5):
                 for lb0, lb1 in ((0.0, 0.0), (max(A - 1.0, 0.0), max(B - 2.0, 0.0))):
                     a, b, exact = K.solve_depth2_split(st, 0, f, pos, lb0, lb1, allow)
@@ -230,8 +241,39 @@ def test_depth2_split_under_an_allowance_is_exact_or_bounds_it_out(seed):
                         assert (a, b) == (A, B)
                     else:
                         assert a <= A and b <= B and a + b > allow
-                    assert exact == (A + lb1 < allow and B + lb0 < allow)
+                    low0, low1 = max(lb0, floor0), max(lb1, floor1)
+                    assert exact == (A + low1 < allow and B + low0 < allow)
             K.boundaries(st, 0, f)  # (the scans above do not change the boundaries)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_class_floor_is_the_weight_beyond_the_heaviest_classes_and_bounds_the_optimum(seed):
+    # the class bound: a tree of at most L leaves misclassifies at least the weight of all
+    # but the L heaviest classes; it is at most the optimal cost at each depth (brute force)
+    rng = np.random.default_rng(900 + seed)
+    n_classes = 3 + seed % 5
+    _, X, y = _data(900 + seed, 15, 3, n_classes, 4)
+    w = rng.integers(1, 4, size=len(y)).astype(float) if seed % 2 else np.ones(len(y))
+    t = np.bincount(y, weights=w, minlength=n_classes).astype(float)
+    t[rng.integers(0, n_classes)] = t.max()  # (a tie between the heaviest classes)
+    for leaves in range(1, n_classes + 2):
+        want = float(np.sort(t)[::-1][leaves:].sum()) + 0.25
+        stacked = np.concatenate([rng.random(3), t])  # (read at an offset)
+        assert K.class_floor(stacked, 3, n_classes, leaves, 0.25) == want
+    t = np.bincount(y, weights=w, minlength=n_classes).astype(float)
+    for depth in (1, 2, 3):
+        cost, _ = naive_numeric_optimal(X, y, n_classes, depth, w)
+        assert K.class_floor(t, 0, n_classes, 2 ** depth, 0.0) <= cost
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_many_classes_match_brute_force(seed):
+    # more classes than a depth-1 side or a depth-2 child has leaves: the class bound prunes
+    # (depth 3: its children's and its depth-1 sides'), the optimum and tree are unchanged
+    rng, X, y = _data(950 + seed, 16 + seed % 3, 3, 5 + seed % 3, 4)
+    _check(X, y, 5 + seed % 3, 3 if seed < 5 else 2)
+    _check(X, y, 5 + seed % 3, 2, rng.integers(1, 4, size=len(y)).astype(float))
+    _check(X, y, 5 + seed % 3, 2, lam=0.05)
 
 
 @pytest.mark.parametrize("seed", range(4))

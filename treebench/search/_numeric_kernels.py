@@ -375,26 +375,45 @@ def start_sides(st, lb0, lb1, allow):
     """Reset the two sides of a depth-1 scan: best = the leaf; ``lb0``, ``lb1``: lower bounds
     of the two sides' costs (a side whose best reaches its bound is done); ``allow``: the
     largest sum of the two costs worth finding, so a side looks only for a cost below
-    ``allow`` minus the other side's lower bound (inf: no cap)."""
+    ``allow`` minus the other side's lower bound (inf: no cap). The sides' lower bounds are
+    raised by the class bound (a split's two leaves classify at most two classes right) and
+    returned."""
     pen = st.par[P_PEN]
     eps = st.par[P_EPS]
     nc = st.tot.shape[1]
     stot = st.stot
     sb = st.sbest
+    low0, low1 = lb0, lb1  # lower bounds of the sides' costs
     for s in range(2):
         # (loops, not reductions of a slice: those may raise, and a kernel that may raise
         # keeps a reference on every array of the record)
-        W, top = 0.0, 0.0
+        W, top, second = 0.0, 0.0, 0.0
         for c in range(s * nc, (s + 1) * nc):
             W += stot[c]
-            top = max(top, stot[c])
+            if stot[c] > top:
+                second, top = top, stot[c]
+            elif stot[c] > second:
+                second = stot[c]
         sb[s, B_COST] = W - top + pen
         sb[s, B_FEAT] = -1.0
         sb[s, B_THR] = 0.0
-        sb[s, B_LB] = max(2.0 * pen, lb0 if s == 0 else lb1)
-        sb[s, B_CAP] = allow - (lb1 if s == 0 else lb0) + eps
+        # a split's two leaves classify at most two classes right (the class bound, more
+        # than 2 pen with three classes or more in the side)
+        split_lb = W - top - second + 2.0 * pen
+        sb[s, B_LB] = max(split_lb, lb0 if s == 0 else lb1)
+        low = min(sb[s, B_COST], split_lb)
+        if s == 0:
+            low0 = max(low0, low)
+        else:
+            low1 = max(low1, low)
         # a side with no weight, or a pure one, or one at its bound cannot be improved
         sb[s, B_DONE] = 1.0 if (W - top <= 0.0 or sb[s, B_COST] <= sb[s, B_LB] + eps) else 0.0
+    for s in range(2):
+        sb[s, B_CAP] = allow - (low1 if s == 0 else low0) + eps
+        # nor can one whose splits all cost at least its cap
+        if sb[s, B_CAP] <= sb[s, B_LB] + eps:
+            sb[s, B_DONE] = 1.0
+    return low0, low1
 
 
 @njit(cache=True)
@@ -520,7 +539,7 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     ``exact`` their costs (their tests in ``sbest``), else lower bounds of them (a side that
     cannot come under ``allow`` minus the other's lower bound is searched no further)."""
     set_side(st, lev, f, pos)
-    start_sides(st, lb0, lb1, allow)
+    lb0, lb1 = start_sides(st, lb0, lb1, allow)
     st.stats[S_SCORED] += 1
     # (no call under a condition, nor a loop left early: either makes numba keep a
     # reference on every array of the record for the call's duration)
@@ -718,11 +737,12 @@ def interval_reach(st, lev, k, lo, hi):
 
 
 @njit(cache=True)
-def deep_prepare(st, lev, f, k, lo, hi):
-    """Sides of boundary ``k`` of feature ``f`` before its children are solved; returns the
-    side solved first (the heavier) and the slack added to the second child's bound (the
-    weight between ``k`` and the far end of its interval, so that the second child's bound
-    is informative enough to prune that neighbourhood; ConTree's device)."""
+def deep_prepare(st, lev, h, f, k, lo, hi):
+    """Sides of boundary ``k`` of feature ``f`` before its children (``h - 1`` tests left)
+    are solved; returns the side solved first (the heavier), the slack added to the second
+    child's bound (the weight between ``k`` and the far end of its interval, so that the
+    second child's bound is informative enough to prune that neighbourhood; ConTree's
+    device) and the class bounds of the two children's costs (`class_floor`)."""
     set_side(st, lev, f, st.bpos[lev, k])
     nc = st.tot.shape[1]
     w0, w1 = 0.0, 0.0
@@ -730,7 +750,27 @@ def deep_prepare(st, lev, f, k, lo, hi):
         w0 += st.stot[c]
         w1 += st.stot[nc + c]
     first = 0 if w0 >= w1 else 1
-    return first, interval_reach(st, lev, k, lo, hi)
+    leaves, pen = 1 << (h - 1), st.par[P_PEN]
+    return (first, interval_reach(st, lev, k, lo, hi),
+            class_floor(st.stot, 0, nc, leaves, pen), class_floor(st.stot, nc, nc, leaves, pen))
+
+
+@njit(inline="always")
+def class_floor(t, off, nc, leaves, pen):
+    """A lower bound of the cost of every tree of at most ``leaves`` leaves on a node of class
+    weights ``t[off:off + nc]``: each leaf classifies one class right, so the weight of all
+    but the ``leaves`` heaviest classes is misclassified, plus the price of one leaf (the
+    class bound; above ``pen`` only when the node has more classes than leaves)."""
+    if leaves >= nc:
+        return pen
+    rest = 0.0
+    for c in range(nc):
+        above = 0  # classes heavier than c (ties: the lower index first)
+        for e in range(nc):
+            if t[off + e] > t[off + c] or (t[off + e] == t[off + c] and e < c):
+                above += 1
+        rest += t[off + c] if above >= leaves else 0.0
+    return rest + pen
 
 
 @njit(cache=True)
@@ -1200,8 +1240,8 @@ def solve_node(st, lev, h, ub, canon, known, lb):
                 a, b, exact = solve_depth2_split(st, lev, f, st.bpos[lev, k], lb0, lb1,
                                                  allow + interval_reach(st, lev, k, lo, hi))
             else:
-                first, slack = deep_prepare(st, lev, f, k, lo, hi)
-                lbv = np.array([lb0, lb1])
+                first, slack, floor0, floor1 = deep_prepare(st, lev, h, f, k, lo, hi)
+                lbv = np.array([max(lb0, floor0), max(lb1, floor1)])
                 val = lbv.copy()
                 ex = np.zeros(2, dtype=np.bool_)
                 for step in range(2):
