@@ -32,6 +32,10 @@ budget), in the spirit of ConTree (Brița, van der Linden, Demirović, AAAI 2025
 * children are solved under upper bounds passed down; a child that cannot reach its bound
   returns a lower bound instead of a tree. A child is also given the lower bound of its cost
   from the evaluated neighbours (`side_bounds`): a tree that reaches it ends its search;
+* the class bound (`class_floor`): a tree of at most L leaves misclassifies at least the
+  weight of all but the L heaviest classes of its node; with more classes than leaves it
+  raises a depth-1 side's bound on its splits and the two sides' lower bounds in
+  `start_sides`, and the lower bounds of a deeper candidate's children (`deep_prepare`);
 * a candidate's child keeps records of its evaluated splits (feature, rank of the left value,
   left / right cost or lower bound); the same side's child of a neighbouring candidate of the
   same feature has a subset or a superset of its rows, and each of its splits is bounded by
