@@ -463,13 +463,14 @@ def report(
     reference_solver: Annotated[str | None, typer.Option("--reference-solver", help="The solvers section's reference: an algorithm entry's label (overrides the config's report.reference_solver for this report).")] = None,
     rivals: Annotated[str | None, typer.Option("--rivals", help="Comma-separated entry labels the fastest-rival table measures against (overrides report.rivals).")] = None,
     min_reference_seconds: Annotated[float | None, typer.Option("--min-reference-seconds", help="Ratios whose reference fit took less than this many seconds stay out of the means (overrides report.min_reference_seconds).")] = None,
+    clock: Annotated[str | None, typer.Option("--clock", help="The fit times the solvers section compares: wall (fit_seconds) or cpu (fit_cpu_seconds) (overrides report.clock).")] = None,
 ) -> None:
     """Write tables (CSV, Markdown, LaTeX), figures and a self-contained index.html.
 
     Given a folder of experiments (``results/`` with ``results/<experiment>/``), write each
     experiment's report, a top-level index.html and, when datasets repeat across experiments,
-    a cross-experiment summary table. The solvers section's options (reference solver, rivals,
-    floor) are the config's as its run recorded them unless given here."""
+    a cross-experiment summary table. The solvers section's options (reference solver,
+    rivals, floor, clock) are the config's as its run recorded them unless given here."""
     with _user_errors():
         from treebench import api_light
 
@@ -482,7 +483,7 @@ def report(
         out = Path(out_text) if out_text is not None else None
         fmts = api_light.report_formats(format)  # `HTML`, `tex`: the names the stamp uses
         options = {"reference_solver": reference_solver, "rivals": _label_list(rivals),
-                   "min_reference_seconds": min_reference_seconds}
+                   "min_reference_seconds": min_reference_seconds, "clock": clock}
         if out is None and api_light.report_unchanged(
                 results_dir, api_light.stamp_formats(fmts, figures), options):
             typer.echo(f"report: {api_light.report_page(results_dir / 'report', fmts, False)} "

@@ -524,6 +524,8 @@ for _m in (
            per_split=False, greater_is_better=False),
     Metric("fit_seconds_spread", "largest minus smallest fit time over a cell's `repeat:` "
            "fits (recorded)", "recorded", per_split=False, greater_is_better=False),
+    Metric("fit_cpu_seconds", "CPU time of the fit's process without JIT compilation "
+           "(recorded)", "recorded", per_split=False, greater_is_better=False),
     Metric("compile_seconds", "JIT compilation inside the fit (recorded)", "recorded",
            per_split=False, greater_is_better=False),
     Metric("binarize_seconds", "binarizer fit and transform time (recorded)", "recorded",

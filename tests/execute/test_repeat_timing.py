@@ -1,12 +1,15 @@
 """`repeat: N` in a config: each cell's fit runs N times, warm, in one process; the row keeps
 every time (`fit_seconds_repeats`), their median (`fit_seconds`) and range
-(`fit_seconds_spread`), and the report's tables show the median and the spread."""
+(`fit_seconds_spread`), each fit's CPU time beside it (`fit_cpu_seconds`,
+`fit_cpu_seconds_repeats`), and the report's tables show the median and the spread."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -40,6 +43,9 @@ def test_each_fit_is_timed_repeat_times(tmp_path):
         assert len(times) == 3 and all(x >= 0 for x in times)
         assert row["fit_seconds"] == np.median(times)
         assert row["fit_seconds_spread"] == max(times) - min(times)
+        cpu = json.loads(row["fit_cpu_seconds_repeats"])
+        assert len(cpu) == 3 and all(x >= 0 for x in cpu)
+        assert row["fit_cpu_seconds"] == np.median(cpu)
     summary = (out / "report" / "tables" / "fit_seconds_spread.csv")
     assert summary.is_file(), sorted(p.name for p in summary.parent.iterdir())
     assert "spread over repeats" in (out / "report" / "index.html").read_text(encoding="utf-8")
@@ -50,7 +56,8 @@ def test_one_fit_by_default_and_a_bad_repeat_is_refused(tmp_path):
     assert r.exit_code == 0, r.output
     t = read_table(out / "results.parquet")
     assert t["fit_seconds_repeats"].isna().all() and t["fit_seconds_spread"].isna().all()
-    assert t["fit_seconds"].notna().all()
+    assert t["fit_cpu_seconds_repeats"].isna().all()
+    assert t["fit_seconds"].notna().all() and t["fit_cpu_seconds"].notna().all()
     r, _ = _run(tmp_path / "bad", "--dry-run", repeat=0)
     assert r.exit_code == 2 and "repeat" in r.output, r.output
 
@@ -60,3 +67,57 @@ def test_the_watcher_allows_the_time_limit_once_per_fit():
     three = Limits.of({"time": 10.0, "repeat": 3})
     assert three.hard == 3 * one.hard
     assert Limits.of({"repeat": 3}).hard is None
+
+
+#: how long each fit of the `waiting_learner` takes on the wall clock
+FIT_SECONDS = 0.25
+
+
+@pytest.fixture
+def waiting_learner():
+    """A registered learner whose fit takes `FIT_SECONDS`: asleep (``work=False``, as a fit
+    waiting for a core) or computing (``work=True``)."""
+    from treebench.algorithms.base import TreeClassifierBase
+    from treebench.registry import ALGORITHMS
+    from treebench.tree.arrays import TreeArrays
+
+    class Waits(TreeClassifierBase):
+        _parameter_constraints: dict = {}
+
+        def __init__(self, work=False, max_depth=1):
+            self.work = work
+            self.max_depth = max_depth
+
+        def _fit_tree(self, X, y_index, sample_weight):
+            end = time.perf_counter() + FIT_SECONDS
+            if not self.work:
+                time.sleep(FIT_SECONDS)
+            while time.perf_counter() < end:
+                pass
+            return TreeArrays.leaf(np.bincount(y_index, minlength=len(self.classes_))), {}
+
+    ALGORITHMS.register("test-waits", tags=("test",))(Waits)
+    yield "test-waits"
+    ALGORITHMS._entries.pop("test-waits", None)
+
+
+@pytest.mark.parametrize("backend", ["sequential", "fork"])
+def test_cpu_time_counts_the_fits_work_not_its_waiting(waiting_learner, tmp_path, backend):
+    cfg = tiny_config(algorithms=[{"name": waiting_learner, "params": {"work": [False, True]}}],
+                      split={"kind": "holdout", "seeds": [0]}, repeat=2,
+                      execution={"n_jobs": 1, "backend": backend})
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "-q", "--no-report"])
+    assert r.exit_code == 0, r.output
+    t = read_table(out / "results.parquet").set_index("param_work")
+    for work in (False, True):
+        wall = json.loads(t.loc[work, "fit_seconds_repeats"])
+        cpu = json.loads(t.loc[work, "fit_cpu_seconds_repeats"])
+        assert all(w >= FIT_SECONDS * 0.95 for w in wall), (work, wall)
+        assert all(c <= w + 0.02 for c, w in zip(cpu, wall, strict=True)), (work, cpu, wall)
+        if work:
+            assert all(c >= FIT_SECONDS * 0.6 for c in cpu), cpu
+        else:
+            assert all(c <= FIT_SECONDS * 0.2 for c in cpu), cpu

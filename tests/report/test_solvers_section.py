@@ -264,6 +264,48 @@ def test_a_fit_that_ends_past_its_time_limit_is_a_timeout():
     assert S.par2_display(p).rows[0][3] == "1"  # counted with the timeouts
 
 
+def _loaded_rows(**cpu):
+    """Two solvers on two instances, the first fit of ``ours`` slowed on the wall clock by
+    a wait for a core (its CPU time is a quarter of its wall time), one over its limit."""
+    return pd.DataFrame({
+        "algorithm_label": ["ours", "peer", "ours", "peer"], "dataset": ["d"] * 4,
+        "param_max_depth": [2, 2, 3, 3], "status": ["ok"] * 4, "optimal": [True] * 4,
+        "fit_seconds": [2.0, 1.0, 12.0, 4.0],
+        "fit_seconds_repeats": ["[2.0, 2.0, 3.0]", "[1.0, 1.0, 1.0]", "[12.0]", "[4.0]"],
+        "time_limit": [10.0] * 4, "algorithm_params": ["{}"] * 4, "problem_weight": [0.0] * 4,
+        "cell_id": ["a", "b", "c", "d"], "finished_at": [""] * 4,
+        "problem_objective": [5.0, 5.0, 3.0, 3.0], **cpu})
+
+
+def test_the_cpu_clock_compares_cpu_times_and_keeps_the_wall_limit():
+    rows = _loaded_rows(fit_cpu_seconds=[0.5, 1.0, 3.0, 4.0],
+                        fit_cpu_seconds_repeats=["[0.5, 0.5, 0.75]", "[1.0, 1.0, 1.0]", None,
+                                                 None])
+    wall, notes = S._clocked_fits(rows, "wall")
+    assert notes == [] and wall.set_index("solver").loc["ours", "time"].tolist()[0] == 2.0
+    fits, notes = S._clocked_fits(rows, "cpu")
+    assert "CPU seconds" in notes[0]
+    ours = fits[fits["solver"] == "ours"].set_index("label")
+    assert ours.loc["d · d2", "time"] == 0.5 and ours.loc["d · d2", "repeats"] == [0.5, 0.5, 0.75]
+    # 3 CPU seconds, but 12 s on the wall clock against a limit of 10: a timeout either way
+    assert not ours.loc["d · d3", "solved"] and ours.loc["d · d3", "status"] == "timeout"
+    p = S.Problem("min-errors", fits, ["ours", "peer"], "peer")
+    r = S.ratio(*[p.fits[(p.fits["solver"] == s) & (p.fits["label"] == "d · d2")].iloc[0]
+                  for s in ("ours", "peer")])
+    assert r.value == pytest.approx(0.5) and r.high == pytest.approx(0.75)
+    # wall clock: the same pair is 2.0 [2, 3]
+    w = S.ratio(*[wall[(wall["solver"] == s) & (wall["label"] == "d · d2")].iloc[0]
+                  for s in ("ours", "peer")])
+    assert w.value == pytest.approx(2.0)
+
+
+def test_the_cpu_clock_falls_back_to_wall_times_without_them():
+    for rows in (_loaded_rows(), _loaded_rows(fit_cpu_seconds=[0.5, None, 3.0, 4.0])):
+        fits, notes = S._clocked_fits(rows, "cpu")
+        assert "wall seconds" in notes[0] and "fit_cpu_seconds" in notes[0]
+        assert fits.set_index("solver").loc["ours", "time"].tolist()[0] == 2.0
+
+
 def test_ratio_spread_comes_from_the_repeats():
     r = S.ratio({"solved": True, "time": 2.0, "repeats": [1.0, 2.0, 3.0], "limit": None},
                 {"solved": True, "time": 1.0, "repeats": [1.0, 1.0, 1.0], "limit": None})
@@ -438,7 +480,8 @@ def refusing_pair(tmp_path_factory):
     (["--rivals", "a,,b"], "--rivals has an empty label"),
     (["--rivals", "a,bb"], "--rivals names `bb`, no algorithm entry's label (did you mean"),
     (["--min-reference-seconds", "-0.5"], "finite number of seconds >= 0"),
-    (["--min-reference-seconds", "inf"], "finite number of seconds >= 0")])
+    (["--min-reference-seconds", "inf"], "finite number of seconds >= 0"),
+    (["--clock", "user"], "--clock is `wall` or `cpu` (got 'user')")])
 def test_a_report_option_that_names_no_entry_is_refused(refusing_pair, flags, words):
     tmp_path, out = refusing_pair
     before = (out / "report" / "index.html").read_bytes()

@@ -520,6 +520,11 @@ class ReportSpec(_Strict):
         "every solver against: on each fit, the fastest of these other than the solver "
         "itself (e.g. the peers, when an experiment runs several solvers of its own). "
         "Default: every solver of the problem."))
+    clock: Literal["wall", "cpu"] = Field("wall", description=(
+        "The fit times the solvers section compares: `wall` (`fit_seconds`, elapsed time) or "
+        "`cpu` (`fit_cpu_seconds`, CPU time of the fitting process, which does not grow while "
+        "the fit waits for a core on a loaded machine). Either way a fit is solved only when "
+        "its wall time is within its time limit. Default `wall`."))
     figures: list[str] = Field(default_factory=lambda: ["*"], min_length=1, description=(
         "The figures the report draws, as shell-style patterns (`*`, `?`, `[...]`) on a "
         "figure's name: its file name without the dataset prefix and the extension, e.g. "

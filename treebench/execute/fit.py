@@ -129,12 +129,15 @@ def warnings_column(caught: list) -> str | None:
 def _fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
     est = make_estimator(cell)
     ctx = fit_context(cell, prep)
-    est, trace, fit_seconds = _fitted(est, cell, prep, ctx)
+    est, trace, fit_seconds, fit_cpu = _fitted(est, cell, prep, ctx)
     info = dict(getattr(est, "solve_info_", {}) or {})
     compile_s = float(info.pop("compile_seconds", 0.0) or 0.0)
     times = [max(fit_seconds - compile_s, 0.0)]
+    cpu = [max(fit_cpu - compile_s, 0.0)]
     if not info.get("timed_out"):
-        times += repeat_fits(cell, prep, ctx, int(cell.limits.get("repeat") or 1) - 1)
+        more = repeat_fits(cell, prep, ctx, int(cell.limits.get("repeat") or 1) - 1)
+        times += [t for t, _ in more]
+        cpu += [c for _, c in more]
     classes = getattr(est, "classes_", None)
     data = _fold_columns(prep, classes)
     data["binary_columns_per_feature"] = json.dumps(prep.binary_columns_per_feature or {})
@@ -150,34 +153,41 @@ def _fit_and_score(cell: Cell, prep: Prepared) -> dict[str, Any]:
         "metrics": metrics.score_cell(est, splits, costs=ctx.feature_costs,
                                       objective=_objective(cell, est)),
         "solver": solver,
-        "cost": {**fit_times(times), "compile_seconds": compile_s,
+        "cost": {**fit_times(times, cpu), "compile_seconds": compile_s,
                  "binarize_seconds": prep.binarize_seconds},
     }
     extra_info = {k: v for k, v in info.items() if SOLVE_INFO_COLUMN.get(k, k) not in solver}
     return _payload(est, parts, classes, prep, extra_info)
 
 
-def repeat_fits(cell: Cell, prep: Prepared, ctx, n: int) -> list[float]:
-    """The fit seconds of ``n`` more fits of the cell (``repeat:`` in the config), each with a
-    new estimator of the same parameters in this process, after the first: warm (the learner's
-    warm-up ran and its kernels are compiled), each with its own deadline. The trees they
-    return are not scored; the first fit's tree is the cell's."""
+def repeat_fits(cell: Cell, prep: Prepared, ctx, n: int) -> list[tuple[float, float]]:
+    """The (wall, CPU) seconds of ``n`` more fits of the cell (``repeat:`` in the config),
+    each with a new estimator of the same parameters in this process, after the first: warm
+    (the learner's warm-up ran and its kernels are compiled), each with its own deadline.
+    The trees they return are not scored; the first fit's tree is the cell's."""
     out = []
     for _ in range(max(n, 0)):
-        est, _, seconds = _fitted(make_estimator(cell), cell, prep, ctx)
+        est, _, seconds, cpu = _fitted(make_estimator(cell), cell, prep, ctx)
         info = getattr(est, "solve_info_", {}) or {}
-        out.append(max(seconds - float(info.get("compile_seconds", 0.0) or 0.0), 0.0))
+        compile_s = float(info.get("compile_seconds", 0.0) or 0.0)
+        out.append((max(seconds - compile_s, 0.0), max(cpu - compile_s, 0.0)))
     return out
 
 
-def fit_times(times: list[float]) -> dict[str, Any]:
-    """The row's fit-time columns of the fits ``times`` (seconds, first fit first):
-    ``fit_seconds`` is their median; with two or more, ``fit_seconds_repeats`` lists them all
-    (JSON) and ``fit_seconds_spread`` is their range (largest minus smallest)."""
+def fit_times(times: list[float], cpu: list[float] | None = None) -> dict[str, Any]:
+    """The row's fit-time columns of the fits ``times`` (wall seconds, first fit first) and
+    ``cpu`` (their CPU seconds, in the same order): ``fit_seconds`` and ``fit_cpu_seconds``
+    are their medians; with two or more fits, ``fit_seconds_repeats`` and
+    ``fit_cpu_seconds_repeats`` list them all (JSON) and ``fit_seconds_spread`` is the wall
+    times' range (largest minus smallest)."""
     out: dict[str, Any] = {"fit_seconds": float(np.median(times))}
+    if cpu:
+        out["fit_cpu_seconds"] = float(np.median(cpu))
     if len(times) > 1:
         out["fit_seconds_repeats"] = json.dumps([float(t) for t in times])
         out["fit_seconds_spread"] = float(max(times) - min(times))
+        if cpu:
+            out["fit_cpu_seconds_repeats"] = json.dumps([float(t) for t in cpu])
     return out
 
 
@@ -210,13 +220,19 @@ def _missing_columns(cell: Cell, prep: Prepared) -> dict[str, Any]:
     }
 
 
-def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, float]:
+def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, float, float]:
     """``est`` fitted (or tuned) on the training rows, with the context's deadline counted
-    from the start of the fit. Returns (estimator, tuning trace or None, seconds)."""
+    from the start of the fit. Returns (estimator, tuning trace or None, wall seconds, CPU
+    seconds). The CPU seconds are the process's (user and system time of all its threads,
+    `time.process_time`): a fit runs alone in its process (every backend fits a cell in a
+    process of its own, or in a worker that runs one cell at a time), so they are the fit's,
+    its solver's threads included, and unlike wall time they do not grow while the process
+    waits for a core on a loaded machine."""
     tl = cell.limits.get("time")
     fit_kw: dict[str, Any] = {}
     if _takes_context(est):
         fit_kw["context"] = ctx
+    c0 = time.process_time()
     t0 = time.perf_counter()
     if "context" in fit_kw:
         fit_kw["context"] = ctx.replace(deadline=None if not tl else t0 + float(tl))
@@ -225,7 +241,7 @@ def _fitted(est, cell: Cell, prep: Prepared, ctx) -> tuple[Any, list | None, flo
         est, trace = _tuned(est, cell, prep, fit_kw)
     else:
         est.fit(prep.X_train, prep.y_train, **fit_kw)
-    return est, trace, time.perf_counter() - t0
+    return est, trace, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _fold_columns(prep: Prepared, classes: Any) -> dict[str, Any]:

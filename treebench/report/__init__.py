@@ -21,7 +21,7 @@ FORMATS = ("html", "md", "csv", "latex")
 #: the report options `treebench report` can give over those the run recorded (the config's
 #: ``report:`` keys), with their flags (`treebench.report.aggregate.check_report_options`)
 OPTION_FLAGS = {"reference_solver": "--reference-solver", "rivals": "--rivals",
-                "min_reference_seconds": "--min-reference-seconds"}
+                "min_reference_seconds": "--min-reference-seconds", "clock": "--clock"}
 #: formats chosen only on request: figures are PNG, and also SVG when ``svg`` is asked for
 EXTRA_FORMATS = ("svg",)
 _ALIASES = {"tex": "latex", "markdown": "md", "htm": "html"}
@@ -67,7 +67,7 @@ def write_report(
     ``svg`` is among the formats). Files are written atomically; unchanged figures are kept.
     Return the written paths by kind: ``html``, ``md``, ``csv``, ``latex``, ``png``, ``svg``
     (kinds with no file are left out). ``options`` (``reference_solver``, ``rivals``,
-    ``min_reference_seconds``; None: not given) replace the report options the run recorded.
+    ``min_reference_seconds``, ``clock``; None: not given) replace the report options the run recorded.
     Raise `UserError` when ``results.parquet`` is missing or unreadable, a format is unknown or
     an option names no algorithm entry of the experiment.
     """

@@ -124,6 +124,9 @@ def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[s
         # a folder without a recorded config: the labels its rows carry
         labels = entry_labels(results) or [str(v) for v in dict.fromkeys(table.dropna())]
         check_entry_labels(named, labels)
+        if given.get("clock") not in (None, "wall", "cpu"):
+            raise ValueError(f"{OPTION_FLAGS['clock']} is `wall` or `cpu` (got "
+                             f"{given['clock']!r})")
         ReportSpec.model_validate({k: given[k] for k in ("min_reference_seconds",) if k in given})
     except ValidationError:
         raise UserError(f"{OPTION_FLAGS['min_reference_seconds']} must be a finite number of "

@@ -34,6 +34,10 @@ finished past its limit counts as a timeout:
   or ``<`` where one side did not solve the instance (censored at its time limit), and per
   solver the geometric mean of the uncensored ratios with a 95 % bootstrap interval
   (`scipy.stats.bootstrap`) and the largest of them;
+- the times are the cells' wall times (``fit_seconds``), or with ``report: {clock: cpu}``
+  the CPU times of their fitting processes (``fit_cpu_seconds``), which do not grow while a
+  fit waits for a core on a loaded machine; a fit is solved only when its wall time is
+  within its limit either way;
 - a per-fit ratio table of every solver against the fastest *other* solver of each instance
   (`fastest_other`), in the same form: what a claim "faster than the fastest peer" needs.
   ``report: {rivals: [LABEL, ...]}`` restricts the rivals to those entries (the peers, when
@@ -111,8 +115,8 @@ def _num(v: Any) -> float | None:
     return float(v) if math.isfinite(float(v)) else None
 
 
-def _repeats(row: dict[str, Any], time: float | None) -> list[float]:
-    text = row.get("fit_seconds_repeats")
+def _repeats(row: dict[str, Any], time: float | None, column: str) -> list[float]:
+    text = row.get(column)
     if isinstance(text, str):
         try:
             vals = [float(x) for x in json.loads(text)]
@@ -149,8 +153,12 @@ def _solver_names(df: pd.DataFrame, keys: list[str]) -> pd.Series:
     return out
 
 
-def _fits(rows: pd.DataFrame) -> pd.DataFrame:
+def _fits(rows: pd.DataFrame, clock: str = "wall") -> pd.DataFrame:
+    """One row per (solver, instance) of the problem's results ``rows`` (`Problem`'s
+    ``fits``), timed by ``clock``: ``wall`` (``fit_seconds``) or ``cpu``
+    (``fit_cpu_seconds``); whether a fit finished within its limit is its wall time's."""
     keys = [c for c in INSTANCE if c in rows.columns]
+    column = "fit_cpu_seconds" if clock == "cpu" else "fit_seconds"
     df = rows.copy()
     weights = {}  # a failed cell has no problem_weight: take its entry's from another cell
     for params, w in zip(df["algorithm_params"], df["problem_weight"], strict=True):
@@ -163,8 +171,9 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
     df["_solver"] = _solver_names(df, keys)
     out = []
     for r in df.to_dict("records"):
-        time, limit = _num(r.get("fit_seconds")), _num(r.get("time_limit"))
-        late = r.get("status") == "ok" and _over_limit(time, limit)
+        wall, limit = _num(r.get("fit_seconds")), _num(r.get("time_limit"))
+        time = _num(r.get(column))
+        late = r.get("status") == "ok" and _over_limit(wall, limit)
         solved = (r.get("status") == "ok" and r.get("optimal") is not False and time is not None
                   and not late)
         out.append({"solver": r["_solver"], "instance": r["_instance"],
@@ -172,7 +181,7 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                     "depth": normalize_value(r.get("param_max_depth")),
                     "time": max(time, MIN_SECONDS) if solved else None, "solved": solved,
                     "limit": limit, "status": "timeout" if late else str(r.get("status")),
-                    "repeats": _repeats(r, time) if solved else [],
+                    "repeats": _repeats(r, time, column + "_repeats") if solved else [],
                     "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id")),
                     "finished_at": str(r.get("finished_at")), "seconds": time,
                     "objective": _num(r.get("problem_objective"))
@@ -180,6 +189,23 @@ def _fits(rows: pd.DataFrame) -> pd.DataFrame:
                     "trace_unit": r.get("solver_objective_kind") is not None
                     and r.get("solver_objective_kind") == r.get("problem_objective_kind")})
     return pd.DataFrame(out).drop_duplicates(["solver", "instance"], keep="last")
+
+
+def _clocked_fits(rows: pd.DataFrame, clock: Any) -> tuple[pd.DataFrame, list[str]]:
+    """`_fits` of one problem's ``rows`` by the report's ``clock`` option, and the notes that
+    say so: with ``cpu``, CPU seconds, unless a finished cell has none (results written
+    before they were recorded), when every time is wall time, as a note says."""
+    if clock != "cpu":
+        return _fits(rows), []
+    done = rows[rows["status"] == "ok"] if "status" in rows.columns else rows
+    cpu = done.get("fit_cpu_seconds", pd.Series(index=done.index, dtype=float))
+    if len(done) and pd.to_numeric(cpu, errors="coerce").isna().any():
+        return _fits(rows), ["`clock: cpu` was asked for, but some finished cells have no CPU "
+                             "time (`fit_cpu_seconds`: written by a treebench that did not "
+                             "record it): the times here are wall seconds (`fit_seconds`)"]
+    return _fits(rows, "cpu"), ["times are CPU seconds of the fitting process "
+                                "(`fit_cpu_seconds`, `clock: cpu`); a fit counts as solved "
+                                "when its wall time is within its limit"]
 
 
 def _over_limit(time: float | None, limit: float | None) -> bool:
@@ -223,15 +249,16 @@ def _problems(results: Results) -> list[Problem]:
     floor = _num(report_option(results, "min_reference_seconds")) or 0.0
     rivals = report_option(results, "rivals")
     rivals = [str(r) for r in rivals] if isinstance(rivals, list) and rivals else None
+    clock = report_option(results, "clock")
     out = []
     for name in dict.fromkeys(str(p) for p in t["problem"].dropna()):
         if name not in PROBLEM_OBJECTIVES:
             continue
-        fits = _fits(t[t["problem"].astype(str) == name])
+        rows = t[t["problem"].astype(str) == name]
+        fits, notes = _clocked_fits(rows, clock)
         solvers = _in_config_order(list(dict.fromkeys(fits["solver"])), results)
         if len(solvers) < 2:
             continue
-        notes = []
         reference = solvers[0]
         if ref is not None:
             if ref in solvers:

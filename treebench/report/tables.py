@@ -44,6 +44,7 @@ METRIC_LABELS = {
     "expected_tests_test": "expected tests (test)",
     "fit_seconds": "fit time (s)",
     "fit_seconds_spread": "fit time spread over repeats (s, max - min)",
+    "fit_cpu_seconds": "fit CPU time (s)",
     "binarize_seconds": "binarize time (s)",
     "n_leaves_effective": "leaves (same-label siblings merged)",
     "prepare_seconds": "data preparation time (s)",

@@ -112,6 +112,11 @@ COST = declare(
      "seconds, first fit first (warm, in one process; the first fit's tree is scored)"),
     ("fit_seconds_spread", "Float64", "with `repeat: N` (N >= 2): the largest minus the "
      "smallest of the N fits' seconds"),
+    ("fit_cpu_seconds", "Float64", "CPU seconds of the fit (user and system time of the "
+     "fitting process, every thread; without JIT compilation): unlike `fit_seconds` it does "
+     "not grow while the fit waits for a core; with `repeat: N`, the median of the N fits"),
+    ("fit_cpu_seconds_repeats", "string", "with `repeat: N` (N >= 2): JSON list of the N "
+     "fits' CPU seconds, in the order of `fit_seconds_repeats`"),
     ("compile_seconds", "Float64", "JIT compilation inside the fit"),
     ("binarize_seconds", "Float64", "binarizer fit and transform"),
     ("prepare_seconds", "Float64", "load + split + binarize in the worker (0 when cached)"),
