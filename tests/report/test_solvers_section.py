@@ -293,6 +293,10 @@ def test_the_cpu_clock_compares_cpu_times_and_keeps_the_wall_limit():
     r = S.ratio(*[p.fits[(p.fits["solver"] == s) & (p.fits["label"] == "d · d2")].iloc[0]
                   for s in ("ours", "peer")])
     assert r.value == pytest.approx(0.5) and r.high == pytest.approx(0.75)
+    # the anytime measures keep the traces' clock: the fit ends at its wall time
+    assert ours.loc["d · d2", "wall"] == 2.0 and ours.loc["d · d2", "seconds"] == 2.0
+    curves = F.gap_curves(p, "d", np.array([1.0, 1.9, 2.5]))
+    assert curves["ours"][0].tolist() == [1.0, 1.0, 0.0]
     # wall clock: the same pair is 2.0 [2, 3]
     w = S.ratio(*[wall[(wall["solver"] == s) & (wall["label"] == "d · d2")].iloc[0]
                   for s in ("ours", "peer")])

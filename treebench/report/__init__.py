@@ -67,7 +67,8 @@ def write_report(
     ``svg`` is among the formats). Files are written atomically; unchanged figures are kept.
     Return the written paths by kind: ``html``, ``md``, ``csv``, ``latex``, ``png``, ``svg``
     (kinds with no file are left out). ``options`` (``reference_solver``, ``rivals``,
-    ``min_reference_seconds``, ``clock``; None: not given) replace the report options the run recorded.
+    ``min_reference_seconds``, ``clock``; None: not given) replace the report options the
+    run recorded.
     Raise `UserError` when ``results.parquet`` is missing or unreadable, a format is unknown or
     an option names no algorithm entry of the experiment.
     """

@@ -106,8 +106,9 @@ def gap_curves(p: Problem, dataset: str, grid: np.ndarray,
     traces = traces or {}
     for s in p.solvers:
         sub = f[f["solver"] == s]
+        wall = sub["wall"] if "wall" in sub.columns else sub["time"]  # the traces' clock
         ends = np.array([t if t is not None and t == t else (lim or np.inf)
-                         for t, lim in zip(sub["time"], sub["limit"], strict=True)], float)
+                         for t, lim in zip(wall, sub["limit"], strict=True)], float)
         final = sub["gap_final"].to_numpy(float)
         before = np.array([_trace_gap(traces[c], grid) if c in traces else np.ones_like(grid)
                            for c in sub["cell_id"]], float).reshape(len(sub), len(grid))

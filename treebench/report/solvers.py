@@ -155,8 +155,11 @@ def _solver_names(df: pd.DataFrame, keys: list[str]) -> pd.Series:
 
 def _fits(rows: pd.DataFrame, clock: str = "wall") -> pd.DataFrame:
     """One row per (solver, instance) of the problem's results ``rows`` (`Problem`'s
-    ``fits``), timed by ``clock``: ``wall`` (``fit_seconds``) or ``cpu``
-    (``fit_cpu_seconds``); whether a fit finished within its limit is its wall time's."""
+    ``fits``), timed (``time``, ``repeats``) by ``clock``: ``wall`` (``fit_seconds``) or
+    ``cpu`` (``fit_cpu_seconds``); whether a fit finished within its limit is its wall
+    time's, and ``wall`` and ``seconds`` (its wall time when solved, and in any case) place it
+    on the time axis of the anytime measures (the primal integral, gap over time), which the
+    traces give in wall time."""
     keys = [c for c in INSTANCE if c in rows.columns]
     column = "fit_cpu_seconds" if clock == "cpu" else "fit_seconds"
     df = rows.copy()
@@ -183,7 +186,8 @@ def _fits(rows: pd.DataFrame, clock: str = "wall") -> pd.DataFrame:
                     "limit": limit, "status": "timeout" if late else str(r.get("status")),
                     "repeats": _repeats(r, time, column + "_repeats") if solved else [],
                     "gap_final": _final_gap(r, solved), "cell_id": str(r.get("cell_id")),
-                    "finished_at": str(r.get("finished_at")), "seconds": time,
+                    "finished_at": str(r.get("finished_at")), "seconds": wall,
+                    "wall": max(wall, MIN_SECONDS) if solved and wall is not None else None,
                     "objective": _num(r.get("problem_objective"))
                     if r.get("status") in ("ok", "timeout") else None,
                     "trace_unit": r.get("solver_objective_kind") is not None
