@@ -412,7 +412,8 @@ METRICS = Registry(
     _names({
         "treebench.metrics": "accuracy balanced_accuracy log_loss roc_auc roc_auc_ovo r2 mse "
                              "expected_tests expected_cost n_leaves n_leaves_effective n_nodes "
-                             "depth fit_seconds fit_seconds_spread compile_seconds "
+                             "depth fit_seconds fit_seconds_spread fit_cpu_seconds "
+                             "compile_seconds "
                              "binarize_seconds prepare_seconds "
                              "peak_rss_mb cell_rss_mb",
     }),

@@ -75,8 +75,9 @@ FIT_SECONDS = 0.25
 
 @pytest.fixture
 def waiting_learner():
-    """A registered learner whose fit takes `FIT_SECONDS`: asleep (``work=False``, as a fit
-    waiting for a core) or computing (``work=True``)."""
+    """A registered learner whose fit sleeps `FIT_SECONDS` (``work=False``, as a fit waiting
+    for a core) or computes until its thread has used `FIT_SECONDS` of CPU (``work=True``,
+    however loaded the machine)."""
     from treebench.algorithms.base import TreeClassifierBase
     from treebench.registry import ALGORITHMS
     from treebench.tree.arrays import TreeArrays
@@ -89,11 +90,12 @@ def waiting_learner():
             self.max_depth = max_depth
 
         def _fit_tree(self, X, y_index, sample_weight):
-            end = time.perf_counter() + FIT_SECONDS
-            if not self.work:
+            if self.work:
+                end = time.thread_time() + FIT_SECONDS
+                while time.thread_time() < end:
+                    pass
+            else:
                 time.sleep(FIT_SECONDS)
-            while time.perf_counter() < end:
-                pass
             return TreeArrays.leaf(np.bincount(y_index, minlength=len(self.classes_))), {}
 
     ALGORITHMS.register("test-waits", tags=("test",))(Waits)
@@ -112,12 +114,15 @@ def test_cpu_time_counts_the_fits_work_not_its_waiting(waiting_learner, tmp_path
     r = CliRunner().invoke(app, ["run", str(path), "--out", str(out), "-q", "--no-report"])
     assert r.exit_code == 0, r.output
     t = read_table(out / "results.parquet").set_index("param_work")
+    # whatever else the fit costs (a forked child's first writes to shared pages, a garbage
+    # collection) is on both clocks; the sleep is on the wall clock only
     for work in (False, True):
         wall = json.loads(t.loc[work, "fit_seconds_repeats"])
         cpu = json.loads(t.loc[work, "fit_cpu_seconds_repeats"])
+        pairs = list(zip(wall, cpu, strict=True))
         assert all(w >= FIT_SECONDS * 0.95 for w in wall), (work, wall)
-        assert all(c <= w + 0.02 for c, w in zip(cpu, wall, strict=True)), (work, cpu, wall)
+        assert all(c <= w + 0.02 for w, c in pairs), (work, pairs)
         if work:
-            assert all(c >= FIT_SECONDS * 0.6 for c in cpu), cpu
+            assert all(c >= FIT_SECONDS * 0.95 for c in cpu), pairs
         else:
-            assert all(c <= FIT_SECONDS * 0.2 for c in cpu), cpu
+            assert all(w - c >= FIT_SECONDS * 0.8 for w, c in pairs), pairs
