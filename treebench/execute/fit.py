@@ -174,20 +174,18 @@ def repeat_fits(cell: Cell, prep: Prepared, ctx, n: int) -> list[tuple[float, fl
     return out
 
 
-def fit_times(times: list[float], cpu: list[float] | None = None) -> dict[str, Any]:
+def fit_times(times: list[float], cpu: list[float]) -> dict[str, Any]:
     """The row's fit-time columns of the fits ``times`` (wall seconds, first fit first) and
     ``cpu`` (their CPU seconds, in the same order): ``fit_seconds`` and ``fit_cpu_seconds``
     are their medians; with two or more fits, ``fit_seconds_repeats`` and
     ``fit_cpu_seconds_repeats`` list them all (JSON) and ``fit_seconds_spread`` is the wall
     times' range (largest minus smallest)."""
-    out: dict[str, Any] = {"fit_seconds": float(np.median(times))}
-    if cpu:
-        out["fit_cpu_seconds"] = float(np.median(cpu))
+    out: dict[str, Any] = {"fit_seconds": float(np.median(times)),
+                           "fit_cpu_seconds": float(np.median(cpu))}
     if len(times) > 1:
         out["fit_seconds_repeats"] = json.dumps([float(t) for t in times])
         out["fit_seconds_spread"] = float(max(times) - min(times))
-        if cpu:
-            out["fit_cpu_seconds_repeats"] = json.dumps([float(t) for t in cpu])
+        out["fit_cpu_seconds_repeats"] = json.dumps([float(t) for t in cpu])
     return out
 
 

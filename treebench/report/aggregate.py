@@ -110,7 +110,8 @@ def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[s
     """The report options ``options`` (keys of `treebench.report.OPTION_FLAGS`; None: not
     given) checked against the experiment by the config's own rules (`ReportSpec`,
     `check_entry_labels`): a reference solver and rivals must be labels of its algorithm
-    entries, the floor a finite number of seconds >= 0; a `UserError` naming the flag
+    entries, the floor a finite number of seconds >= 0, the clock `wall` or `cpu`; a
+    `UserError` naming the flag
     otherwise. Returns the options given."""
     given = {k: v for k, v in options.items() if v is not None}
     named = [(OPTION_FLAGS["reference_solver"], given["reference_solver"])] \
@@ -124,11 +125,13 @@ def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[s
         # a folder without a recorded config: the labels its rows carry
         labels = entry_labels(results) or [str(v) for v in dict.fromkeys(table.dropna())]
         check_entry_labels(named, labels)
-        if given.get("clock") not in (None, "wall", "cpu"):
-            raise ValueError(f"{OPTION_FLAGS['clock']} is `wall` or `cpu` (got "
-                             f"{given['clock']!r})")
-        ReportSpec.model_validate({k: given[k] for k in ("min_reference_seconds",) if k in given})
-    except ValidationError:
+        ReportSpec.model_validate({k: given[k] for k in ("min_reference_seconds", "clock")
+                                   if k in given})
+    except ValidationError as exc:
+        key = exc.errors()[0]["loc"][0]
+        if key == "clock":
+            raise UserError(f"{OPTION_FLAGS['clock']} is `wall` or `cpu` (got "
+                            f"{given['clock']!r}).") from None
         raise UserError(f"{OPTION_FLAGS['min_reference_seconds']} must be a finite number of "
                         f"seconds >= 0 (got {given['min_reference_seconds']}).") from None
     except ValueError as exc:

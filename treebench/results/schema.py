@@ -113,7 +113,8 @@ COST = declare(
     ("fit_seconds_spread", "Float64", "with `repeat: N` (N >= 2): the largest minus the "
      "smallest of the N fits' seconds"),
     ("fit_cpu_seconds", "Float64", "CPU seconds of the fit (user and system time of the "
-     "fitting process, every thread; without JIT compilation): unlike `fit_seconds` it does "
+     "fitting process, every thread; less the learner's JIT compilation time, a wall-clock "
+     "figure that single-threaded compilation makes close to its CPU time): unlike `fit_seconds` it does "
      "not grow while the fit waits for a core; with `repeat: N`, the median of the N fits"),
     ("fit_cpu_seconds_repeats", "string", "with `repeat: N` (N >= 2): JSON list of the N "
      "fits' CPU seconds, in the order of `fit_seconds_repeats`"),
