@@ -114,8 +114,9 @@ COST = declare(
      "smallest of the N fits' seconds"),
     ("fit_cpu_seconds", "Float64", "CPU seconds of the fit (user and system time of the "
      "fitting process, every thread; less the learner's JIT compilation time, a wall-clock "
-     "figure that single-threaded compilation makes close to its CPU time): unlike `fit_seconds` it does "
-     "not grow while the fit waits for a core; with `repeat: N`, the median of the N fits"),
+     "figure that single-threaded compilation makes close to its CPU time): unlike "
+     "`fit_seconds` it does not grow while the fit waits for a core; with `repeat: N`, the "
+     "median of the N fits"),
     ("fit_cpu_seconds_repeats", "string", "with `repeat: N` (N >= 2): JSON list of the N "
      "fits' CPU seconds, in the order of `fit_seconds_repeats`"),
     ("compile_seconds", "Float64", "JIT compilation inside the fit"),
