@@ -17,10 +17,19 @@ error then fewest nodes), ``k2`` (Top-k k = 2), ``glam`` (GOSDT λ = 0.01), ``gl
 ``--time-limit S`` gives the 0/1 learners that take one that time limit (Top-k at k = all then
 runs its anytime schedule, `treebench.search.anytime`: the way to measure what it costs).
 
+``--against DIR`` makes it a before/after: DIR is another checkout of treebench (a git work
+tree of the commit before a change, ``git worktree add ../before COMMIT``). Each round runs
+the fits once in a fresh interpreter on each version, the order alternating between rounds;
+the table gives each version's median of its round medians, the range of the round medians,
+their ratio, and whether both returned the same objective and tree. On a shared machine one
+version's round medians can differ by 15-30 % between rounds: a change is only shown by
+several alternated rounds (``--rounds``, 4 by default), never by one run after the other.
+
 Usage::
 
     TREEBENCH_DATA_DIR=path/to/datasets python benchmarks/search_cpu.py [--repeat 3] \\
-        [--time-limit 60] [--fits num:raisin:3,numa:raisin:3:0.01,anneal:4:topk,...]
+        [--time-limit 60] [--fits num:raisin:3,numa:raisin:3:0.01,anneal:4:topk,...] \\
+        [--against ../before --rounds 4]
 
 Times are never asserted.
 """
@@ -29,8 +38,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
+import pathlib
 import statistics
+import subprocess
 import sys
 import time
 
@@ -131,7 +143,7 @@ def run(fits: list[str], repeat: int, time_limit: float | None = None) -> list[d
             value, tree = fit()
             times.append(time.process_time() - t)
         rows.append({"fit": spec, "min": min(times), "median": statistics.median(times),
-                     "value": value, "tree": tree})
+                     "value": value, "tree": tree, "times": times})
         print(f"{spec}: {min(times):.4f} s", file=sys.stderr, flush=True)
     return rows
 
@@ -145,6 +157,45 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _version_rows(root: pathlib.Path, argv: list[str]) -> list[dict]:
+    """The rows of one run of this script in a fresh interpreter importing treebench from
+    ``root`` (first on the path)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root)] + [p for p in
+                                                        [env.get("PYTHONPATH", "")] if p])
+    out = subprocess.run([sys.executable, __file__, *argv, "--json", "--root", str(root)],
+                         env=env, stdout=subprocess.PIPE, check=True, text=True).stdout
+    return json.loads(out)
+
+
+def compare(this: pathlib.Path, other: pathlib.Path, argv: list[str], rounds: int) -> str:
+    """The before/after table: ``rounds`` alternated rounds of the fits on both versions."""
+    medians: dict = {}
+    answers: dict = {}
+    for r in range(rounds):
+        for name, root in (("this", this), ("other", other))[::(1 if r % 2 == 0 else -1)]:
+            for row in _version_rows(root, argv):
+                medians.setdefault((row["fit"], name), []).append(row["median"])
+                answers.setdefault(row["fit"], {})[name] = (row["value"], row["tree"])
+            print(f"round {r + 1}: {name} done", file=sys.stderr, flush=True)
+    out = [f"this: {this}; other: {other}; {rounds} alternated rounds, each fit's median CPU "
+           "seconds per round",
+           "",
+           "| fit | other: median of rounds [range] | this: median of rounds [range] | "
+           "this / other | same objective and tree |",
+           "|---|---|---|---|---|"]
+    for fit, ans in answers.items():
+        cells = []
+        for name in ("other", "this"):
+            m = medians[(fit, name)]
+            cells.append(f"{statistics.median(m):.4f} [{min(m):.4f}, {max(m):.4f}]")
+        ratio = statistics.median(medians[(fit, "this")]) / statistics.median(
+            medians[(fit, "other")])
+        same = "yes" if ans.get("this") == ans.get("other") else f"no: {ans}"
+        out.append(f"| {fit} | {cells[0]} | {cells[1]} | {ratio:.3f} | {same} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fits", default=DEFAULT_FITS)
@@ -152,10 +203,34 @@ def main(argv=None) -> None:
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds: the time_limit of the 0/1 learners that take one (Top-k at "
                          "k = all then runs its anytime schedule)")
+    ap.add_argument("--against", default=None,
+                    help="another checkout of treebench: time both, alternated in rounds")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds with --against")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.time_limit is not None and not args.time_limit > 0:
-        raise SystemExit("--time-limit must be a positive number of seconds")
-    print(table(run([f for f in args.fits.split(",") if f], args.repeat, args.time_limit)))
+        ap.error("--time-limit must be a positive number of seconds")
+    if args.repeat < 1 or args.rounds < 1:
+        ap.error("--repeat and --rounds must be at least 1")
+    own = ["--fits", args.fits, "--repeat", str(args.repeat)]
+    own += [] if args.time_limit is None else ["--time-limit", str(args.time_limit)]
+    if args.against is not None:
+        other = pathlib.Path(args.against).resolve()
+        if not (other / "treebench" / "__init__.py").is_file():
+            ap.error(f"--against {args.against}: not a checkout of treebench (no "
+                     "treebench/__init__.py there)")
+        this = pathlib.Path(__file__).resolve().parents[1]
+        print(compare(this, other, own, args.rounds))
+        return
+    if args.root is not None:
+        import treebench
+
+        here = pathlib.Path(treebench.__file__).resolve().parents[1]
+        if here != pathlib.Path(args.root).resolve():
+            raise SystemExit(f"treebench was imported from {here}, not from {args.root}")
+    rows = run([f for f in args.fits.split(",") if f], args.repeat, args.time_limit)
+    print(json.dumps(rows) if args.json else table(rows))
 
 
 if __name__ == "__main__":
