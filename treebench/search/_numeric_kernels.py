@@ -545,7 +545,8 @@ def solve_depth2_split(st, lev, f, pos, lb0, lb1, allow):
     set_side(st, lev, f, pos)
     start_sides(st, lb0, lb1, allow)
     # (read back, not returned: with `start_sides` returning the two bounds as a tuple, this
-    # kernel, compiled into `solve_node`, ran 12-15 % slower with the same work)
+    # kernel, compiled into `solve_node`, ran 10-15 % slower with the same work in one timing
+    # harness; within the noise in another)
     lb0, lb1 = side_low(st.sbest, 0, lb0), side_low(st.sbest, 1, lb1)
     st.stats[S_SCORED] += 1
     # (no call under a condition, nor a loop left early: either makes numba keep a
