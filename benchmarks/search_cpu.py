@@ -163,9 +163,12 @@ def _version_rows(root: pathlib.Path, argv: list[str]) -> list[dict]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(root)] + [p for p in
                                                         [env.get("PYTHONPATH", "")] if p])
-    out = subprocess.run([sys.executable, __file__, *argv, "--json", "--root", str(root)],
-                         env=env, stdout=subprocess.PIPE, check=True, text=True).stdout
-    return json.loads(out)
+    done = subprocess.run([sys.executable, __file__, *argv, "--json", "--root", str(root)],
+                          env=env, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the fits on {root} failed (exit code {done.returncode}); its "
+                         "messages are above")
+    return json.loads(done.stdout)
 
 
 def compare(this: pathlib.Path, other: pathlib.Path, argv: list[str], rounds: int) -> str:
