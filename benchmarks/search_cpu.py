@@ -143,7 +143,7 @@ def run(fits: list[str], repeat: int, time_limit: float | None = None) -> list[d
             value, tree = fit()
             times.append(time.process_time() - t)
         rows.append({"fit": spec, "min": min(times), "median": statistics.median(times),
-                     "value": value, "tree": tree, "times": times})
+                     "value": value, "tree": tree})
         print(f"{spec}: {min(times):.4f} s", file=sys.stderr, flush=True)
     return rows
 
@@ -161,8 +161,7 @@ def _version_rows(root: pathlib.Path, argv: list[str]) -> list[dict]:
     """The rows of one run of this script in a fresh interpreter importing treebench from
     ``root`` (first on the path)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(root)] + [p for p in
-                                                        [env.get("PYTHONPATH", "")] if p])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, __file__, *argv, "--json", "--root", str(root)],
                           env=env, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:

@@ -111,8 +111,7 @@ def check_report_options(results: Results, options: Mapping[str, Any]) -> dict[s
     given) checked against the experiment by the config's own rules (`ReportSpec`,
     `check_entry_labels`): a reference solver and rivals must be labels of its algorithm
     entries, the floor a finite number of seconds >= 0, the clock `wall` or `cpu`; a
-    `UserError` naming the flag
-    otherwise. Returns the options given."""
+    `UserError` naming the flag otherwise. Returns the options given."""
     given = {k: v for k, v in options.items() if v is not None}
     named = [(OPTION_FLAGS["reference_solver"], given["reference_solver"])] \
         if "reference_solver" in given else []
